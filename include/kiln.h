@@ -1,0 +1,259 @@
+/* kiln.h: the public C API of kiln.
+ *
+ * kiln turns the source text of a Python kernel function into target code
+ * (C with OpenMP for the CPU, CUDA C for NVIDIA GPUs), compiles it and loads
+ * it.  The API has three steps, so that a cache can sit between them:
+ *
+ *   kiln_translate()  source + argument types -> kiln_program (generated code)
+ *   kiln_cpu_build()  generated code -> binary blob (a shared object)
+ *   kiln_cpu_load()   blob -> kiln_cpu_module, whose entry is launched
+ *
+ * Everything hangs off a kiln_ctx; there is no global state.  Diagnostics go
+ * to the context's callback, never to stderr.  Functions that can fail return
+ * NULL or -1 and report why through the callback.
+ *
+ * The header is C99 and C++ compatible; it exposes no internals.
+ */
+#ifndef KILN_H
+#define KILN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_VERSION "0.1.0"
+#define KILN_MAX_NDIM 8
+#define KILN_MAX_PARAMS 256
+
+typedef struct kiln_ctx kiln_ctx;
+
+/* ---- types ---------------------------------------------------------------- */
+
+typedef enum kiln_dtype {
+    KILN_BOOL,
+    KILN_INT8,
+    KILN_INT16,
+    KILN_INT32,
+    KILN_INT64,
+    KILN_UINT8,
+    KILN_UINT16,
+    KILN_UINT32,
+    KILN_UINT64,
+    KILN_FLOAT16,
+    KILN_FLOAT32,
+    KILN_FLOAT64,
+    KILN_NDTYPES
+} kiln_dtype;
+
+/* Array layouts; the values are the characters used in type keys and names. */
+typedef enum kiln_layout {
+    KILN_LAYOUT_C = 'C', /* C-contiguous: the last index varies fastest */
+    KILN_LAYOUT_F = 'F', /* Fortran-contiguous */
+    KILN_LAYOUT_A = 'A'  /* any strides, negative and zero included */
+} kiln_layout;
+
+/* The type of one kernel argument.  Four bytes, so that a call's type key is
+ * the concatenation of its arguments' argtypes. */
+typedef struct kiln_argtype {
+    uint8_t is_array; /* 0: scalar of `dtype`; 1: array */
+    uint8_t dtype;    /* kiln_dtype */
+    uint8_t ndim;     /* arrays: 1..KILN_MAX_NDIM */
+    uint8_t layout;   /* arrays: kiln_layout */
+} kiln_argtype;
+
+const char *kiln_dtype_name(kiln_dtype t);  /* "float32" */
+int kiln_dtype_size(kiln_dtype t);          /* bytes per element */
+/* Writes the type as signature text ("float32[:, ::1]") into buf. */
+void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size);
+
+/* ---- diagnostics ---------------------------------------------------------- */
+
+typedef enum kiln_severity { KILN_ERROR, KILN_WARNING, KILN_NOTE } kiln_severity;
+
+typedef struct kiln_diag {
+    kiln_severity severity;
+    const char *filename;    /* the user's .py file, or "<signature>" */
+    int line, col;           /* 1-based; col counts characters */
+    int span;                /* characters to underline, >= 1 */
+    const char *message;     /* one line, no trailing period */
+    const char *hint;        /* what to write instead, or NULL */
+    const char *source_line; /* the line's text without its newline, or NULL */
+    const char *formatted;   /* all of the above as the user sees it */
+} kiln_diag;
+
+typedef void (*kiln_diag_fn)(void *userdata, const kiln_diag *d);
+
+/* ---- context -------------------------------------------------------------- */
+
+kiln_ctx *kiln_ctx_new(void);
+void kiln_ctx_free(kiln_ctx *ctx);
+/* Diagnostics of every later call go to fn(userdata, d).  The strings in d are
+ * valid only during the call. */
+void kiln_ctx_set_diag(kiln_ctx *ctx, kiln_diag_fn fn, void *userdata);
+
+/* ---- globals: how a kernel sees names it does not define ------------------ */
+
+typedef enum kiln_value_kind {
+    KILN_VAL_MISSING,   /* no such name */
+    KILN_VAL_INT,       /* Python int: a weak int64 constant (v.i) */
+    KILN_VAL_FLOAT,     /* Python float: a weak float64 constant (v.f) */
+    KILN_VAL_BOOL,      /* Python bool (v.i is 0 or 1) */
+    KILN_VAL_SCALAR,    /* typed scalar (NumPy scalar): dtype + v */
+    KILN_VAL_TUPLE,     /* tuple of values (tuple, ntuple) */
+    KILN_VAL_NAMESPACE, /* a module or intrinsic kiln knows by name ("math", "kiln.atomic.add") */
+    KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver */
+    KILN_VAL_DTYPE,     /* a scalar type object (np.float32, kiln.int64): dtype */
+    KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
+    KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */
+    KILN_VAL_OTHER      /* anything else; name is its Python type, for the error */
+} kiln_value_kind;
+
+typedef struct kiln_value {
+    kiln_value_kind kind;
+    kiln_dtype dtype;
+    union {
+        int64_t i;
+        uint64_t u;
+        double f;
+    } v;
+    const struct kiln_value *tuple; /* TUPLE: ntuple elements */
+    int ntuple;
+    const char *name; /* NAMESPACE: canonical dotted name; OTHER: type name */
+    /* FUNCTION */
+    void *scope;          /* resolver scope for the function's own globals */
+    const char *text;     /* source text starting at the function's first line */
+    size_t text_len;
+    const char *filename;
+    int first_line;
+    int is_device;        /* 1 for @jit(device=True) */
+    const char *signature; /* explicit signature text of a device function, or NULL */
+    /* ARRAY */
+    int ndim;
+    const int64_t *shape;
+    const void *data;     /* C-contiguous elements */
+} kiln_value;
+
+/* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function
+ * whose resolver scope is `scope`.  Fills *out and returns 0, or returns -1 if
+ * resolution itself failed (an exception in the host language).  Pointers in
+ * *out stay valid until the next call or the end of the translation. */
+typedef int (*kiln_resolve_fn)(void *userdata, void *scope, const char *dotted,
+                               kiln_value *out);
+
+/* ---- translation ---------------------------------------------------------- */
+
+typedef enum kiln_target { KILN_TARGET_CPU, KILN_TARGET_CUDA } kiln_target;
+
+typedef struct kiln_options {
+    kiln_target target;
+    int fastmath;      /* approximate transcendentals and division, flush denormals */
+    int debug;         /* bounds checks, assert, checked integer division */
+    int lineinfo;      /* source line info for profilers (CUDA) */
+    int max_registers; /* CUDA register limit, 0 for none */
+    int cuda_arch;     /* compute capability * 10, e.g. 90 for sm_90 */
+} kiln_options;
+
+typedef struct kiln_source {
+    const char *text;     /* from the first line of the function (its decorators) on */
+    size_t len;
+    const char *filename; /* for diagnostics and #line markers */
+    int first_line;       /* line number of text[0] in filename */
+    void *scope;          /* passed back to the resolver */
+} kiln_source;
+
+typedef struct kiln_program kiln_program;
+
+/* What a kernel does with a parameter, for the launch path. */
+enum {
+    KILN_PARAM_WRITTEN = 1, /* an array parameter the kernel (or a callee) may write */
+};
+
+/* Kinds of kernel a translation produces. */
+typedef enum kiln_kind {
+    KILN_KERNEL,  /* a SIMT kernel launched over a grid */
+    KILN_DEVICE   /* a device function: translated only to check it */
+} kiln_kind;
+
+/* Translates one function for the given argument types.  Returns NULL after
+ * reporting errors.  The caller frees the program with kiln_program_free. */
+kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
+                             int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
+                             void *resolve_userdata);
+void kiln_program_free(kiln_program *p);
+
+const char *kiln_program_source(const kiln_program *p, size_t *len); /* generated code */
+const char *kiln_program_entry(const kiln_program *p);               /* entry symbol */
+const char *kiln_program_name(const kiln_program *p);                /* Python name */
+const char *kiln_program_types(const kiln_program *p);   /* inspect_types text */
+int kiln_program_nparams(const kiln_program *p);
+const char *kiln_program_param_name(const kiln_program *p, int i);
+int kiln_program_param_flags(const kiln_program *p, int i); /* KILN_PARAM_* bits */
+/* 1 if the kernel uses a GPU-only feature; *what names it. */
+int kiln_program_gpu_only(const kiln_program *p, const char **what);
+
+/* ---- signatures ----------------------------------------------------------- */
+
+/* Parses "void(float32[::1], int64)" (Numba syntax).  *ret gets the return
+ * type (is_array 0 and dtype KILN_NDTYPES for void, or a scalar); args get up
+ * to max_args argument types.  Returns the argument count, or -1 after
+ * reporting an error. */
+int kiln_parse_signature(kiln_ctx *ctx, const char *text, kiln_argtype *ret,
+                         kiln_argtype *args, int max_args);
+
+/* ---- CPU target ----------------------------------------------------------- */
+
+/* Compiles generated C to a shared object with $KILN_CC (default "cc").
+ * Blocks for the compiler's run; call it without holding locks that other
+ * threads need.  On success *blob (malloc'd, the caller frees) holds the
+ * shared object's bytes. */
+int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size_t *blob_len);
+/* The compiler command line kiln_cpu_build uses, for cache keys and `kiln info`. */
+const char *kiln_cpu_compiler(kiln_ctx *ctx);
+
+typedef struct kiln_cpu_module kiln_cpu_module;
+
+/* Loads a shared object from memory without leaving a file behind. */
+kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry);
+void kiln_cpu_unload(kiln_cpu_module *m);
+
+/* A runtime error raised inside a kernel (bounds, assert, division).  The
+ * first error of a launch wins; the others are dropped. */
+typedef enum kiln_errcode {
+    KILN_ERR_NONE,
+    KILN_ERR_INDEX,    /* a = index, b = axis, c = size */
+    KILN_ERR_ASSERT,   /* assertion failed */
+    KILN_ERR_ZERODIV,  /* integer division or modulo by zero */
+    KILN_ERR_RANGE,    /* range() step is zero */
+    KILN_ERR_POW       /* integer to a negative power */
+} kiln_errcode;
+
+typedef struct kiln_kernel_error {
+    int32_t code; /* kiln_errcode; written last, with an atomic compare-and-swap */
+    int32_t line; /* line in the user's file */
+    int64_t a, b, c;
+} kiln_kernel_error;
+
+/* The launch record the generated entry reads; see src/emit/rt_cpu.h. */
+typedef struct kiln_cpu_launch {
+    int64_t grid[3];
+    int64_t block[3];
+    int64_t par_threshold; /* below this many threads in all, run on one thread */
+    kiln_kernel_error *err;
+} kiln_cpu_launch;
+
+/* Runs the kernel over the grid.  params: the packed 8-byte slots of the
+ * arguments (see docs/abi.md).  Blocks until all blocks have run. */
+void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
+                            const int64_t *params);
+
+/* ---- the library ---------------------------------------------------------- */
+
+const char *kiln_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

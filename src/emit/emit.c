@@ -1,0 +1,1645 @@
+/* emit.c: the typed IR as C (CPU) or CUDA C++ (GPU).
+ *
+ * The output is, in order: the target prelude and rt_common.h (embedded
+ * text), the struct types of the arrays and tuples the program uses, helper
+ * functions made for this program (array views, tuple accessors), the device
+ * functions (callees before callers; kiln has no recursion), the kernel, and
+ * the entry point.
+ *
+ * Conversions are where sema recorded them: each operation's operands are
+ * converted to its `opty`, assigned values to the variable's type, call
+ * arguments to the callee's parameter types.  All locals are declared at the
+ * top of their function with their single inferred type.  Values that Python
+ * evaluates once but C would evaluate twice (the middle of a chained
+ * comparison, the left of a non-boolean `or`) use a GNU statement expression,
+ * which both GCC and NVRTC accept.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+
+typedef struct LoopCtx {
+    int flag; /* temp number of the "left by break" flag, or -1 */
+} LoopCtx;
+
+typedef struct Emit {
+    Compiler *C;
+    const SemaResult *R;
+    bool cuda;
+    bool debug;
+    bool fastmath;
+    Buf types;          /* struct typedefs and their constructors */
+    Buf helpers;        /* per-program helper functions (views...) */
+    Buf funcs;          /* functions */
+    Buf *o;             /* where text goes now */
+    int ind;            /* indentation of statements */
+    PtrVec tynames;     /* registered struct keys (char *) */
+    FuncSpec *f;        /* the function being written */
+    int tmp;            /* temporaries in this function */
+    int line;           /* last #line written */
+    int nhelp;          /* helpers made */
+    LoopCtx loops[128];
+    int nloops;
+    const char *leave;  /* statement that leaves the function after a runtime error */
+    const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
+    const char *subst_text;
+} Emit;
+
+static void ex(Emit *E, Node *n);
+static void ex_as(Emit *E, Node *n, const Type *to);
+static const char *ctype(Emit *E, const Type *t);
+
+#define P(...) buf_printf(E->o, __VA_ARGS__)
+#define PS(s) buf_puts(E->o, s)
+
+static void indent(Emit *E) {
+    for (int i = 0; i < E->ind; i++) PS("    ");
+}
+
+static const char *cfile(Emit *E, const char *name) {
+    Buf b;
+    buf_init(&b);
+    for (const char *s = name; *s; s++) {
+        if (*s == '"' || *s == '\\') buf_putc(&b, '\\');
+        if ((unsigned char)*s < 32) continue;
+        buf_putc(&b, *s);
+    }
+    const char *r = arena_strdup(&E->C->arena, b.p ? b.p : "");
+    buf_free(&b);
+    return r;
+}
+
+static void line_marker(Emit *E, Span sp) {
+    if (!sp.file || sp.line == E->line) return;
+    E->line = sp.line;
+    P("#line %d \"%s\"\n", sp.line, cfile(E, sp.file->name));
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *sanitize(Emit *E, const char *s) {
+    Buf b;
+    buf_init(&b);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
+            buf_putc(&b, (char)c);
+        else
+            buf_printf(&b, "_x%02X", c);
+    }
+    const char *r = arena_strdup(&E->C->arena, b.p ? b.p : "");
+    buf_free(&b);
+    return r;
+}
+
+static const char *sym_name(Emit *E, const Sym *s) {
+    return arena_printf(&E->C->arena, "v%d_%s", s->id, sanitize(E, s->name));
+}
+
+static const char *func_name(Emit *E, const FuncSpec *f) {
+    return arena_printf(&E->C->arena, "kf%d_%s", f->id, sanitize(E, f->fi->name));
+}
+
+/* ---- types ------------------------------------------------------------------ */
+
+static const char *scalar_ctype(const Type *t) {
+    static const char *const names[KILN_NDTYPES] = {"kbool", "i8",  "i16", "i32", "i64", "u8",
+                                                    "u16",   "u32", "u64", "f32", "f32", "f64"};
+    return names[t->dtype];
+}
+
+static bool registered(Emit *E, const char *key) {
+    for (int i = 0; i < E->tynames.n; i++)
+        if (strcmp(E->tynames.v[i], key) == 0) return true;
+    vec_push(&E->C->arena, &E->tynames, (void *)key);
+    return false;
+}
+
+static const char *array_ctype(Emit *E, const Type *t) {
+    const char *el = scalar_ctype(t->elem);
+    const char *name = arena_printf(&E->C->arena, "KA_%s_%d", el, t->ndim);
+    if (registered(E, name)) return name;
+    Buf *b = &E->types;
+    int nd = t->ndim;
+    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el, nd,
+               nd, name);
+    /* constructor for local and shared storage: C-contiguous strides */
+    buf_printf(b, "KILN_FN %s %s_local(%s *d", name, name, el);
+    for (int i = 0; i < nd; i++) buf_printf(b, ", i64 s%d", i);
+    buf_printf(b, ") {\n    %s r;\n    r.data = d;\n", name);
+    for (int i = 0; i < nd; i++) buf_printf(b, "    r.shape[%d] = s%d;\n", i, i);
+    buf_printf(b, "    r.strides[%d] = 1;\n", nd - 1);
+    for (int i = nd - 2; i >= 0; i--)
+        buf_printf(b, "    r.strides[%d] = r.strides[%d] * s%d;\n", i, i + 1, i + 1);
+    buf_printf(b, "    return r;\n}\n");
+    return name;
+}
+
+static const char *tuple_ctype(Emit *E, const Type *t) {
+    Buf k;
+    buf_init(&k);
+    const char **el = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(t->n + 1));
+    for (int i = 0; i < t->n; i++) {
+        el[i] = ctype(E, t->elems[i]);
+        buf_printf(&k, "%s,", el[i]);
+    }
+    /* the key names the struct: KT_<hash> keeps names short and stable */
+    uint64_t h = hash_bytes(k.p ? k.p : "", k.len);
+    buf_free(&k);
+    const char *name = arena_printf(&E->C->arena, "KT%d_%08llx", t->n, (unsigned long long)(h & 0xffffffffu));
+    if (registered(E, name)) return name;
+    Buf *b = &E->types;
+    buf_printf(b, "typedef struct {");
+    for (int i = 0; i < t->n; i++) buf_printf(b, " %s f%d;", el[i], i);
+    if (t->n == 0) buf_printf(b, " char unused;");
+    buf_printf(b, " } %s;\n", name);
+    buf_printf(b, "KILN_FN %s %s_make(", name, name);
+    for (int i = 0; i < t->n; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", el[i], i);
+    if (t->n == 0) buf_printf(b, "void");
+    buf_printf(b, ") {\n    %s r;\n", name);
+    if (t->n == 0) buf_printf(b, "    r.unused = 0;\n");
+    for (int i = 0; i < t->n; i++) buf_printf(b, "    r.f%d = a%d;\n", i, i);
+    buf_printf(b, "    return r;\n}\n");
+    bool homo = t->n > 0;
+    for (int i = 1; i < t->n; i++) homo = homo && strcmp(el[i], el[0]) == 0;
+    if (homo && ty_is_scalar(t->elems[0])) {
+        buf_printf(b, "KILN_FN %s %s_get(%s t, i64 i) {\n    switch (i < 0 ? i + %d : i) {\n", el[0],
+                   name, name, t->n);
+        for (int i = 1; i < t->n; i++) buf_printf(b, "    case %d: return t.f%d;\n", i, i);
+        buf_printf(b, "    default: return t.f0;\n    }\n}\n");
+    }
+    return name;
+}
+
+static const char *ctype(Emit *E, const Type *t) {
+    switch ((TypeKind)t->kind) {
+    case TY_BOOL:
+    case TY_INT:
+    case TY_FLOAT: return t->weak ? (t->kind == TY_INT ? "i64" : "f64") : scalar_ctype(t);
+    case TY_ARRAY: return array_ctype(E, t);
+    case TY_TUPLE: return tuple_ctype(E, t);
+    case TY_NONE: return "void";
+    default: return "i64"; /* compile-time values never reach code */
+    }
+}
+
+static bool same_ctype(Emit *E, const Type *a, const Type *b) {
+    return strcmp(ctype(E, a), ctype(E, b)) == 0;
+}
+
+/* A converter between two tuple types of the same length. */
+static const char *tuple_conv(Emit *E, const Type *from, const Type *to) {
+    const char *fn = ctype(E, from), *tn = ctype(E, to);
+    const char *name = arena_printf(&E->C->arena, "%s_from_%s", tn, fn);
+    if (registered(E, name)) return name;
+    Buf *b = &E->helpers;
+    buf_printf(b, "KILN_FN %s %s(%s x) {\n    %s r;\n", tn, name, fn, tn);
+    for (int i = 0; i < to->n; i++) {
+        const Type *ft = from->elems[i], *tt = to->elems[i];
+        if (tt->kind == TY_TUPLE && !same_ctype(E, ft, tt))
+            buf_printf(b, "    r.f%d = %s(x.f%d);\n", i, tuple_conv(E, ft, tt), i);
+        else
+            buf_printf(b, "    r.f%d = (%s)x.f%d;\n", i, ctype(E, tt), i);
+    }
+    buf_printf(b, "    return r;\n}\n");
+    return name;
+}
+
+/* ---- constants ------------------------------------------------------------------ */
+
+static void emit_float(Emit *E, double v, bool f32) {
+    if (isnan(v)) {
+        PS(f32 ? "KILN_NANF" : "KILN_NAN");
+        return;
+    }
+    if (isinf(v)) {
+        PS(v < 0 ? "(-" : "(");
+        PS(f32 ? "KILN_INFF)" : "KILN_INF)");
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
+    if (f32) {
+        P("((f32)%s)", buf);
+    } else {
+        P("%s", buf);
+    }
+}
+
+static void emit_const(Emit *E, const Type *t, ConstVal v) {
+    switch ((TypeKind)t->kind) {
+    case TY_BOOL: PS(v.i ? "((kbool)1)" : "((kbool)0)"); return;
+    case TY_INT: {
+        const char *ct = ctype(E, t);
+        if (!ty_is_signed(t) && !t->weak) {
+            P("((%s)%lluULL)", ct, (unsigned long long)v.u);
+        } else if (v.i == INT64_MIN) {
+            P("((%s)(-9223372036854775807LL - 1))", ct);
+        } else if (strcmp(ct, "i64") == 0) {
+            P("%lldLL", (long long)v.i);
+        } else {
+            P("((%s)%lldLL)", ct, (long long)v.i);
+        }
+        return;
+    }
+    case TY_FLOAT: emit_float(E, v.f, !t->weak && t->dtype == KILN_FLOAT32); return;
+    default: UNREACHABLE();
+    }
+}
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+static bool pure(const Node *n) {
+    if (!n) return true;
+    switch ((NodeKind)n->kind) {
+    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: case E_NAME: case E_STR: return true;
+    case E_BINOP:
+    case E_BOOLOP: return pure(n->bin.l) && pure(n->bin.r);
+    case E_UNARY: return pure(n->un.x);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (!pure(n->cmp.operands.v[i])) return false;
+        return true;
+    case E_IFEXP: return pure(n->ifexp.cond) && pure(n->ifexp.then) && pure(n->ifexp.orelse);
+    case E_ATTR: return pure(n->attr.base);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (!pure(n->sub.idx.v[i])) return false;
+        return pure(n->sub.base);
+    case E_SLICE: return pure(n->slice.lo) && pure(n->slice.hi) && pure(n->slice.step);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (!pure(n->tuple.v[i])) return false;
+        return true;
+    case E_CALL:
+        if (n->callee) return false;
+        if (n->intr) {
+            switch ((IntrKind)n->intr->kind) {
+            case IK_ATOMIC: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_SYNCTHREADS:
+            case IK_THREADFENCE: case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: return false;
+            default: break;
+            }
+        }
+        for (int i = 0; i < n->call.bound.n; i++)
+            if (n->call.bound.v[i] && !pure(n->call.bound.v[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* Renders an expression to a string (for text used more than once). */
+static const char *ex_str(Emit *E, Node *n, const Type *as) {
+    Buf tmp, *saved = E->o;
+    buf_init(&tmp);
+    E->o = &tmp;
+    if (as) ex_as(E, n, as);
+    else ex(E, n);
+    E->o = saved;
+    const char *r = arena_strdup(&E->C->arena, tmp.p ? tmp.p : "");
+    buf_free(&tmp);
+    return r;
+}
+
+static void convert(Emit *E, const Type *from, const Type *to, const char *text) {
+    if (to->kind == TY_TUPLE && from->kind == TY_TUPLE && !same_ctype(E, from, to)) {
+        P("%s(%s)", tuple_conv(E, from, to), text);
+        return;
+    }
+    if (same_ctype(E, from, to) || !ty_is_scalar(to)) {
+        PS(text);
+        return;
+    }
+    if (to->kind == TY_BOOL) {
+        P("((%s) != 0)", text);
+        return;
+    }
+    P("((%s)%s)", ctype(E, to), text);
+}
+
+static void ex_as(Emit *E, Node *n, const Type *to) {
+    if (!to || !n->ty || ty_equal(n->ty, to) || same_ctype(E, n->ty, to)) {
+        ex(E, n);
+        return;
+    }
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty) && ty_is_scalar(to) && to->kind != TY_BOOL) {
+        /* constants: convert at compile time where exact */
+        if (n->ty->kind == TY_INT && to->kind == TY_FLOAT) {
+            ConstVal v;
+            v.f = ty_is_signed(n->ty) || n->ty->weak ? (double)n->cval.i : (double)n->cval.u;
+            emit_const(E, to, v);
+            return;
+        }
+        if (n->ty->kind == TY_INT && to->kind == TY_INT && ty_int_fits(to, n->cval.i, false) &&
+            (ty_is_signed(n->ty) || n->ty->weak || n->cval.i >= 0)) {
+            emit_const(E, to, n->cval);
+            return;
+        }
+    }
+    convert(E, n->ty, to, ex_str(E, n, NULL));
+}
+
+static void truthy(Emit *E, Node *n) {
+    if (n->ty->kind == TY_BOOL) {
+        ex(E, n);
+        return;
+    }
+    PS("(");
+    ex(E, n);
+    PS(" != 0)");
+}
+
+static const char *fsuffix(const Type *t) { return (t->dtype == KILN_FLOAT32 && !t->weak) ? "f" : ""; }
+static bool is_f32(const Type *t) { return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT32; }
+
+static void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
+                          const bool *nn, int line, Buf *out) {
+    const char *w[KILN_MAX_NDIM];
+    for (int k = 0; k < at->ndim; k++) {
+        if (E->debug)
+            w[k] = arena_printf(&E->C->arena, "kiln_chk(E_, %s, %s.shape[%d], %d, %d)", ix[k], b,
+                                k, k, line);
+        else if (nn[k])
+            w[k] = ix[k];
+        else
+            w[k] = arena_printf(&E->C->arena, "kiln_wrap(%s, %s.shape[%d])", ix[k], b, k);
+    }
+    int nd = at->ndim;
+    if (nd == 1) {
+        if (at->layout == 'A') buf_printf(out, "%s * %s.strides[0]", w[0], b);
+        else buf_printf(out, "%s", w[0]);
+        return;
+    }
+    if (at->layout == 'C') {
+        for (int k = 0; k < nd - 1; k++) buf_puts(out, "(");
+        buf_puts(out, w[0]);
+        for (int k = 1; k < nd; k++) buf_printf(out, " * %s.shape[%d] + %s)", b, k, w[k]);
+    } else if (at->layout == 'F') {
+        for (int k = 0; k < nd - 1; k++) buf_printf(out, "%s + %s.shape[%d] * (", w[k], b, k);
+        buf_puts(out, w[nd - 1]);
+        for (int k = 0; k < nd - 1; k++) buf_puts(out, ")");
+    } else {
+        for (int k = 0; k < nd; k++)
+            buf_printf(out, "%s%s * %s.strides[%d]", k ? " + " : "", w[k], b, k);
+    }
+}
+
+/* The indices of a full subscript as i64 strings, from index nodes or a tuple. */
+static int index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
+    if (idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE) {
+        Node *t = idx->v[0];
+        if (t->kind == E_TUPLE) {
+            for (int k = 0; k < t->tuple.n; k++) {
+                ix[k] = ex_str(E, t->tuple.v[k], ty_scalar(KILN_INT64));
+                nn[k] = (t->tuple.v[k]->flags & NF_NONNEG) != 0;
+            }
+            return t->tuple.n;
+        }
+        const char *ts = ex_str(E, t, NULL);
+        for (int k = 0; k < t->ty->n; k++) {
+            ix[k] = arena_printf(&E->C->arena, "((i64)(%s).f%d)", ts, k);
+            nn[k] = !ty_is_signed(t->ty->elems[k]) || sema_elem_nonneg(t, k);
+        }
+        return t->ty->n;
+    }
+    for (int k = 0; k < idx->n; k++) {
+        ix[k] = ex_str(E, idx->v[k], ty_scalar(KILN_INT64));
+        nn[k] = (idx->v[k]->flags & NF_NONNEG) != 0;
+    }
+    return idx->n;
+}
+
+/* "base.data[offset]" for a full subscript, as an lvalue. */
+static const char *element(Emit *E, Node *n) {
+    Node *base = n->sub.base;
+    const char *b = ex_str(E, base, NULL);
+    if (base->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);
+    const char *ix[KILN_MAX_NDIM];
+    bool nn[KILN_MAX_NDIM];
+    index_strings(E, &n->sub.idx, ix, nn);
+    Buf off;
+    buf_init(&off);
+    emit_index_of(E, b, base->ty, ix, nn, n->sp.line, &off);
+    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
+    buf_free(&off);
+    return r;
+}
+
+/* A view: a helper function per site computes the new array struct. */
+static void view(Emit *E, Node *n) {
+    Node *base = n->sub.base;
+    const Type *bt = base->ty, *rt = n->ty;
+    const char *bn = ctype(E, bt), *rn = ctype(E, rt);
+    int id = E->nhelp++;
+    Buf *h = &E->helpers;
+    NodeList *idx = &n->sub.idx;
+    bool from_tuple = idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE;
+    buf_printf(h, "KILN_FN %s kview%d(struct kiln_err *E_, %s a", rn, id, bn);
+    Buf args;
+    buf_init(&args);
+    int nargs = 0;
+    if (from_tuple) {
+        buf_printf(h, ", %s t", ctype(E, idx->v[0]->ty));
+        buf_printf(&args, ", %s", ex_str(E, idx->v[0], NULL));
+    } else {
+        for (int k = 0; k < idx->n; k++) {
+            Node *x = idx->v[k];
+            if (x->kind == E_SLICE) {
+                Node *parts[3] = {x->slice.lo, x->slice.hi, x->slice.step};
+                for (int j = 0; j < 3; j++)
+                    if (parts[j] && parts[j]->ty->kind != TY_NONE) {
+                        buf_printf(h, ", i64 x%d", nargs++);
+                        buf_printf(&args, ", %s", ex_str(E, parts[j], ty_scalar(KILN_INT64)));
+                    }
+            } else {
+                buf_printf(h, ", i64 x%d", nargs++);
+                buf_printf(&args, ", %s", ex_str(E, x, ty_scalar(KILN_INT64)));
+            }
+        }
+    }
+    buf_printf(h, ") {\n    %s r;\n    i64 off = 0, st, len;\n    (void)st; (void)len; (void)E_;\n", rn);
+    int j = 0, a = 0;
+    int line = n->sp.line;
+    for (int k = 0; k < bt->ndim; k++) {
+        Node *x = (!from_tuple && k < idx->n) ? idx->v[k] : NULL;
+        bool is_int = from_tuple ? k < idx->v[0]->ty->n : (x && x->kind != E_SLICE);
+        if (is_int) {
+            const char *v = from_tuple ? arena_printf(&E->C->arena, "(i64)t.f%d", k)
+                                       : arena_printf(&E->C->arena, "x%d", a++);
+            if (E->debug)
+                buf_printf(h, "    off += kiln_chk(E_, %s, a.shape[%d], %d, %d) * a.strides[%d];\n",
+                           v, k, k, line, k);
+            else
+                buf_printf(h, "    off += kiln_wrap(%s, a.shape[%d]) * a.strides[%d];\n", v, k, k);
+        } else if (x && x->kind == E_SLICE) {
+            bool hl = x->slice.lo && x->slice.lo->ty->kind != TY_NONE;
+            bool hh = x->slice.hi && x->slice.hi->ty->kind != TY_NONE;
+            bool hs = x->slice.step && x->slice.step->ty->kind != TY_NONE;
+            const char *lo = hl ? arena_printf(&E->C->arena, "x%d", a++) : "0";
+            const char *hi = hh ? arena_printf(&E->C->arena, "x%d", a++) : "0";
+            const char *sp = hs ? arena_printf(&E->C->arena, "x%d", a++) : "1";
+            buf_printf(h, "    kiln_slice(%s, %s, %s, %d, %d, a.shape[%d], &st, &len);\n", lo, hi,
+                       sp, hl, hh, k);
+            buf_printf(h, "    off += st * a.strides[%d];\n    r.shape[%d] = len;\n", k, j);
+            buf_printf(h, "    r.strides[%d] = (%s == 0 ? 1 : %s) * a.strides[%d];\n", j, sp, sp, k);
+            j++;
+        } else {
+            buf_printf(h, "    r.shape[%d] = a.shape[%d];\n    r.strides[%d] = a.strides[%d];\n", j,
+                       k, j, k);
+            j++;
+        }
+    }
+    buf_printf(h, "    r.data = a.data + off;\n    return r;\n}\n");
+    P("kview%d(E_, %s%s)", id, ex_str(E, base, NULL), args.p ? args.p : "");
+    buf_free(&args);
+}
+
+static int storage_index(Emit *E, const Node *n) {
+    for (int i = 0; i < E->f->storage.n; i++)
+        if (E->f->storage.v[i] == n) return i;
+    return -1;
+}
+
+static void emit_atomic(Emit *E, Node *n) {
+    NodeList *a = &n->call.bound;
+    Node *arr = a->v[0];
+    const Type *el = arr->ty->elem;
+    const char *ct = ctype(E, el);
+    static const char *const ops[] = {"add", "sub", "max", "min", "exch", "cas",
+                                      "and", "or",  "xor", "inc", "dec"};
+    int sub = n->intr->sub;
+    const char *b = ex_str(E, arr, NULL);
+    if (arr->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);
+    const char *addr;
+    int first_val;
+    if (sub == IA_CAS && a->n == 3) {
+        addr = arena_printf(&E->C->arena, "&%s.data[0]", b);
+        first_val = 1;
+    } else {
+        const char *ix[KILN_MAX_NDIM];
+        bool nn[KILN_MAX_NDIM];
+        NodeList one = {&a->v[1], 1};
+        index_strings(E, &one, ix, nn);
+        Buf off;
+        buf_init(&off);
+        emit_index_of(E, b, arr->ty, ix, nn, n->sp.line, &off);
+        addr = arena_printf(&E->C->arena, "&%s.data[%s]", b, off.p ? off.p : "0");
+        buf_free(&off);
+        first_val = 2;
+    }
+    P("kiln_atomic_%s_%s(%s", ops[sub], ct, addr);
+    for (int i = first_val; i < a->n; i++) {
+        PS(", ");
+        ex_as(E, a->v[i], el);
+    }
+    PS(")");
+}
+
+static const char *sreg(int s) {
+    static const char *const r[] = {"KILN_TID_X",  "KILN_TID_Y",  "KILN_TID_Z",  "KILN_BID_X",
+                                    "KILN_BID_Y",  "KILN_BID_Z",  "KILN_BDIM_X", "KILN_BDIM_Y",
+                                    "KILN_BDIM_Z", "KILN_GDIM_X", "KILN_GDIM_Y", "KILN_GDIM_Z"};
+    return r[s];
+}
+
+static void math_call(Emit *E, const char *name, const Type *t, Node **args, int nargs) {
+    bool f = is_f32(t);
+    const char *fast = NULL;
+    if (E->fastmath && E->cuda && f) {
+        if (strcmp(name, "exp") == 0) fast = "__expf";
+        else if (strcmp(name, "log") == 0) fast = "__logf";
+        else if (strcmp(name, "sin") == 0) fast = "__sinf";
+        else if (strcmp(name, "cos") == 0) fast = "__cosf";
+        else if (strcmp(name, "tan") == 0) fast = "__tanf";
+        else if (strcmp(name, "pow") == 0) fast = "__powf";
+        else if (strcmp(name, "log2") == 0) fast = "__log2f";
+        else if (strcmp(name, "log10") == 0) fast = "__log10f";
+        else if (strcmp(name, "exp2") == 0) fast = "exp2f";
+    }
+    if (fast) P("%s(", fast);
+    else P("%s%s(", name, f ? "f" : "");
+    for (int i = 0; i < nargs; i++) {
+        if (i) PS(", ");
+        ex_as(E, args[i], ty_strong(t));
+    }
+    PS(")");
+}
+
+static void call_intrinsic(Emit *E, Node *n) {
+    const Intrinsic *in = n->intr;
+    Node **a = n->call.bound.v;
+    int na = n->call.bound.n;
+    const Type *ot = n->opty;
+    switch ((IntrKind)in->kind) {
+    case IK_GRID:
+    case IK_GRIDSIZE: {
+        int64_t nd = 1;
+        sema_const_int(a[0], &nd);
+        const char *ax[3] = {"X", "Y", "Z"};
+        if (nd > 1) P("%s_make(", ctype(E, n->ty));
+        for (int i = 0; i < nd; i++) {
+            if (i) PS(", ");
+            if (in->kind == IK_GRID)
+                P("(KILN_BID_%s * KILN_BDIM_%s + KILN_TID_%s)", ax[i], ax[i], ax[i]);
+            else
+                P("(KILN_BDIM_%s * KILN_GDIM_%s)", ax[i], ax[i]);
+        }
+        if (nd > 1) PS(")");
+        return;
+    }
+    case IK_SYNCTHREADS:
+        if (in->sub) {
+            PS("__syncwarp(");
+            if (a[0]) ex_as(E, a[0], ty_scalar(KILN_UINT32));
+            else PS("0xffffffffu");
+            PS(")");
+        } else {
+            PS("__syncthreads()");
+        }
+        return;
+    case IK_THREADFENCE:
+        if (!E->cuda) PS("KILN_FENCE()");
+        else PS(in->sub == 0 ? "__threadfence()" : in->sub == 1 ? "__threadfence_block()" : "__threadfence_system()");
+        return;
+    case IK_SHARED_ARRAY:
+    case IK_LOCAL_ARRAY: {
+        int64_t dims[KILN_MAX_NDIM];
+        int nd = sema_shape(a[0], dims, KILN_MAX_NDIM);
+        const char *tn = ctype(E, n->ty);
+        int k = storage_index(E, n);
+        bool dyn = in->kind == IK_SHARED_ARRAY && nd == 1 && dims[0] == 0;
+        if (dyn) {
+            P("%s_local((%s *)kiln_dsmem, (i64)(KILN_DSMEM_BYTES / sizeof(%s)))", tn,
+              scalar_ctype(n->ty->elem), scalar_ctype(n->ty->elem));
+            return;
+        }
+        P("%s_local(%s%d", tn, in->kind == IK_SHARED_ARRAY ? "sst" : "lst", k);
+        for (int i = 0; i < nd; i++) P(", %lldLL", (long long)dims[i]);
+        PS(")");
+        return;
+    }
+    case IK_ATOMIC: emit_atomic(E, n); return;
+    case IK_SHFL: {
+        static const char *const f[] = {"__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync",
+                                        "__shfl_sync"};
+        P("%s(", f[in->sub]);
+        ex_as(E, a[0], ty_scalar(KILN_UINT32));
+        PS(", ");
+        ex_as(E, a[1], ot);
+        PS(", ");
+        ex_as(E, a[2], ty_scalar(KILN_INT32));
+        PS(")");
+        return;
+    }
+    case IK_VOTE: {
+        static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync"};
+        P("%s(", f[in->sub]);
+        ex_as(E, a[0], ty_scalar(KILN_UINT32));
+        PS(", ");
+        truthy(E, a[1]);
+        PS(in->sub ? ") != 0" : ")");
+        return;
+    }
+    case IK_ACTIVEMASK: PS("__activemask()"); return;
+    case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
+    case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
+    case IK_LOG:
+        if (!a[1]) {
+            math_call(E, "log", ot, a, 1);
+        } else {
+            PS("(");
+            math_call(E, "log", ot, a, 1);
+            PS(" / ");
+            math_call(E, "log", ot, a + 1, 1);
+            PS(")");
+        }
+        return;
+    case IK_ROUNDING: {
+        static const char *const f[] = {"floor", "ceil", "trunc"};
+        if (ot->kind != TY_FLOAT) {
+            if (in->flags & IF_NUMPY) {
+                P("%s((f64)", f[in->sub]);
+                ex(E, a[0]);
+                PS(")");
+            } else {
+                ex_as(E, a[0], ot);
+            }
+            return;
+        }
+        if (!(in->flags & IF_NUMPY)) P("((%s)", ctype(E, n->ty));
+        math_call(E, f[in->sub], ot, a, 1);
+        if (!(in->flags & IF_NUMPY)) PS(")");
+        return;
+    }
+    case IK_PRED: {
+        static const char *const f[] = {"isnan", "isinf", "isfinite"};
+        if (ot->kind != TY_FLOAT) {
+            PS(in->sub == 2 ? "((kbool)1)" : "((kbool)0)");
+            return;
+        }
+        P("((kbool)%s(", f[in->sub]);
+        ex(E, a[0]);
+        PS("))");
+        return;
+    }
+    case IK_ABS:
+        if (ot->kind == TY_FLOAT) {
+            math_call(E, "fabs", ot, a, 1);
+        } else if (!ty_is_signed(ot)) {
+            ex_as(E, a[0], ot);
+        } else {
+            P("((%s)kiln_abs_i64(", ctype(E, ot));
+            ex_as(E, a[0], ty_scalar(KILN_INT64));
+            PS("))");
+        }
+        return;
+    case IK_SIGN:
+        if (ot->kind == TY_FLOAT) {
+            P("kiln_sign_%s(", ctype(E, ot));
+            ex_as(E, a[0], ot);
+            PS(")");
+        } else {
+            P("((%s)kiln_sign_i64((i64)", ctype(E, ot));
+            ex(E, a[0]);
+            PS("))");
+        }
+        return;
+    case IK_MINMAX:
+    case IK_NPMINMAX: {
+        const char *ct = ctype(E, ot);
+        bool npf = in->kind == IK_NPMINMAX && ot->kind == TY_FLOAT;
+        const char *fn = npf ? (in->sub ? "kiln_npmax" : "kiln_npmin") : (in->sub ? "kiln_max" : "kiln_min");
+        for (int i = na - 1; i >= 1; i--) P("%s_%s(", fn, ct);
+        ex_as(E, a[0], ot);
+        for (int i = 1; i < na; i++) {
+            PS(", ");
+            ex_as(E, a[i], ot);
+            PS(")");
+        }
+        return;
+    }
+    case IK_POWER: break; /* handled as a binary operator below */
+    case IK_INT:
+    case IK_FLOAT:
+        if (!a[0]) {
+            emit_const(E, n->ty, n->cval);
+            return;
+        }
+        P("((%s)", ctype(E, n->ty));
+        ex(E, a[0]);
+        PS(")");
+        return;
+    case IK_BOOL:
+        if (!a[0]) PS("((kbool)0)");
+        else truthy(E, a[0]);
+        return;
+    case IK_ROUND:
+        if (ot->kind == TY_FLOAT) {
+            if (!a[1]) {
+                P("((%s)rint%s(", ctype(E, n->ty), fsuffix(ot));
+                ex_as(E, a[0], ot);
+                PS("))");
+            } else {
+                P("kiln_round_%s(", ctype(E, ot));
+                ex_as(E, a[0], ot);
+                PS(", ");
+                ex_as(E, a[1], ty_scalar(KILN_INT64));
+                PS(")");
+            }
+        } else if (a[1]) {
+            P("((%s)kiln_round_i64((i64)", ctype(E, ot));
+            ex(E, a[0]);
+            PS(", ");
+            ex_as(E, a[1], ty_scalar(KILN_INT64));
+            PS("))");
+        } else {
+            ex_as(E, a[0], ot);
+        }
+        return;
+    case IK_LEN: {
+        const char *b = ex_str(E, a[0], NULL);
+        P("(%s).shape[0]", b);
+        return;
+    }
+    default: break;
+    }
+    UNREACHABLE();
+}
+
+static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
+    const char *ct = ctype(E, t);
+    bool isint = t->kind == TY_INT || t->kind == TY_BOOL;
+    bool sgn = ty_is_signed(t) || t->weak;
+    bool narrow = isint && ty_bits(t) < 32 && !t->weak;
+    int bits = t->weak ? 64 : ty_bits(t);
+    switch (op) {
+    case B_ADD:
+    case B_SUB:
+    case B_MUL: {
+        static const char *const s[] = {" + ", " - ", " * "};
+        if (narrow) P("((%s)(", ct);
+        else PS("(");
+        ex_as(E, l, t);
+        PS(s[op]);
+        ex_as(E, r, t);
+        PS(narrow ? "))" : ")");
+        return;
+    }
+    case B_DIV:
+        if (E->fastmath && E->cuda && is_f32(t)) {
+            PS("__fdividef(");
+            ex_as(E, l, t);
+            PS(", ");
+            ex_as(E, r, t);
+            PS(")");
+            return;
+        }
+        PS("(");
+        ex_as(E, l, t);
+        PS(" / ");
+        ex_as(E, r, t);
+        PS(")");
+        return;
+    case B_FLOORDIV:
+    case B_MOD: {
+        const char *what = op == B_FLOORDIV ? "fdiv" : "mod";
+        if (t->kind == TY_FLOAT) {
+            P("kiln_%s_%s(", what, ct);
+            ex_as(E, l, t);
+            PS(", ");
+            ex_as(E, r, t);
+            PS(")");
+            return;
+        }
+        bool nn = (l->flags & NF_NONNEG) && (r->flags & NF_NONNEG) && sgn;
+        const char *wt = sgn ? "i64" : "u64";
+        const char *fn = nn ? arena_printf(&E->C->arena, "kiln_%s_nn", what)
+                            : arena_printf(&E->C->arena, "kiln_%s_%s", what, wt);
+        P("((%s)%s(", ct, fn);
+        ex_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(", ");
+        if (E->debug) P("kiln_zchk_%s(E_, %d, ", wt, at->sp.line);
+        ex_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(E->debug ? ")))" : "))");
+        return;
+    }
+    case B_POW: {
+        if (isint) {
+            if (sgn) {
+                if (E->debug) P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, at->sp.line);
+                else P("((%s)kiln_ipow_i64(", ct);
+                ex_as(E, l, ty_scalar(KILN_INT64));
+                PS(", ");
+                ex_as(E, r, ty_scalar(KILN_INT64));
+            } else {
+                P("((%s)kiln_ipow_u64(", ct);
+                ex_as(E, l, ty_scalar(KILN_UINT64));
+                PS(", ");
+                ex_as(E, r, ty_scalar(KILN_UINT64));
+            }
+            PS("))");
+            return;
+        }
+        int64_t k;
+        double kf = 0;
+        bool kconst = false;
+        if (sema_const_int(r, &k)) {
+            kconst = true;
+            kf = (double)k;
+        } else if ((r->flags & NF_CONST) && r->ty->kind == TY_FLOAT) {
+            kconst = true;
+            kf = r->cval.f;
+        }
+        const char *sfx = is_f32(t) ? "f32" : "f64";
+        if (kconst && kf == 2.0) {
+            P("kiln_sq_%s(", sfx);
+            ex_as(E, l, t);
+            PS(")");
+            return;
+        }
+        if (kconst && kf == 3.0) {
+            P("kiln_cube_%s(", sfx);
+            ex_as(E, l, t);
+            PS(")");
+            return;
+        }
+        if (kconst && kf == 1.0) {
+            ex_as(E, l, t);
+            return;
+        }
+        Node *args[2] = {l, r};
+        math_call(E, "pow", t, args, 2);
+        return;
+    }
+    case B_LSHIFT:
+    case B_RSHIFT: {
+        int64_t k;
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        if (sema_const_int(r, &k) && k >= 0 && k < bits) {
+            if (op == B_LSHIFT) {
+                P("((%s)((u64)", ct);
+                ex_as(E, l, t);
+                P(" << %lld))", (long long)k);
+            } else {
+                P("((%s)(", ct);
+                ex_as(E, l, t);
+                P(" >> %lld))", (long long)k);
+            }
+            return;
+        }
+        P("((%s)kiln_%s_%s(", ct, op == B_LSHIFT ? "shl" : "shr", sgn ? "i64" : "u64");
+        ex_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(", ");
+        ex_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        P(", %d))", bits);
+        return;
+    }
+    case B_AND:
+    case B_OR:
+    case B_XOR: {
+        static const char *const s[] = {" & ", " | ", " ^ "};
+        P("((%s)(", ct);
+        ex_as(E, l, t);
+        PS(s[op - B_AND]);
+        ex_as(E, r, t);
+        PS("))");
+        return;
+    }
+    }
+}
+
+static void compare_pair(Emit *E, const char *a, const Type *at, const char *b, const Type *bt,
+                         const Type *o, CmpOp op) {
+    static const char *const s[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    if (!o) {
+        /* exact signed/unsigned comparison */
+        if (ty_is_signed(at) || at->weak)
+            P("(kiln_cmp_iu((i64)%s, (u64)%s)%s0)", a, b, s[op]);
+        else
+            P("(0%skiln_cmp_iu((i64)%s, (u64)%s))", s[op], b, a);
+        return;
+    }
+    PS("(");
+    convert(E, at, o, a);
+    PS(s[op]);
+    convert(E, bt, o, b);
+    PS(")");
+}
+
+static void compare(Emit *E, Node *n) {
+    NodeList *ops = &n->cmp.operands;
+    int np = ops->n - 1;
+    bool needs_tmp = false;
+    for (int i = 1; i < np; i++)
+        if (!pure(ops->v[i])) needs_tmp = true;
+    if (!needs_tmp) {
+        if (np > 1) PS("(");
+        for (int i = 0; i < np; i++) {
+            if (i) PS(" && ");
+            compare_pair(E, ex_str(E, ops->v[i], NULL), ops->v[i]->ty,
+                         ex_str(E, ops->v[i + 1], NULL), ops->v[i + 1]->ty, n->cmp.optys[i],
+                         (CmpOp)n->cmp.ops[i]);
+        }
+        if (np > 1) PS(")");
+        return;
+    }
+    /* evaluate each operand once, left to right, stopping early */
+    PS("({ kbool r_ = 1; ");
+    int base = E->tmp;
+    E->tmp += ops->n;
+    P("%s t%d = ", ctype(E, ops->v[0]->ty), base);
+    ex(E, ops->v[0]);
+    PS("; ");
+    for (int i = 0; i < np; i++) {
+        P("%s t%d = ", ctype(E, ops->v[i + 1]->ty), base + i + 1);
+        ex(E, ops->v[i + 1]);
+        PS("; r_ = ");
+        compare_pair(E, arena_printf(&E->C->arena, "t%d", base + i), ops->v[i]->ty,
+                     arena_printf(&E->C->arena, "t%d", base + i + 1), ops->v[i + 1]->ty,
+                     n->cmp.optys[i], (CmpOp)n->cmp.ops[i]);
+        PS("; if (!r_) { ");
+        for (int j = i + 2; j <= np; j++) P("(void)0; ");
+        PS("} ");
+        if (i + 1 < np) PS("if (r_) { ");
+    }
+    for (int i = 0; i + 1 < np; i++) PS("} ");
+    PS("r_; })");
+}
+
+static void ex(Emit *E, Node *n) {
+    if (n == E->subst) {
+        PS(E->subst_text);
+        return;
+    }
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) {
+        emit_const(E, n->ty, n->cval);
+        return;
+    }
+    switch ((NodeKind)n->kind) {
+    case E_NAME:
+        if (n->sym) {
+            PS(sym_name(E, n->sym));
+            return;
+        }
+        if (n->intr && n->intr->kind == IK_SREG) {
+            P("((i64)%s)", sreg(n->intr->sub));
+            return;
+        }
+        if (n->intr && n->intr->kind == IK_LANEID) {
+            PS("KILN_LANEID");
+            return;
+        }
+        if (n->gv) goto tuple_const;
+        UNREACHABLE();
+    case E_ATTR: {
+        if (n->intr) {
+            if (n->intr->kind == IK_SREG) {
+                P("((i64)%s)", sreg(n->intr->sub));
+                return;
+            }
+            if (n->intr->kind == IK_LANEID) {
+                PS("KILN_LANEID");
+                return;
+            }
+        }
+        if (n->gv) goto tuple_const;
+        Node *b = n->attr.base;
+        const Type *bt = b->ty;
+        if (bt->kind == TY_ARRAY) {
+            const char *bs = ex_str(E, b, NULL);
+            const char *a = n->attr.attr;
+            if (strcmp(a, "size") == 0) {
+                PS("(");
+                for (int i = 0; i < bt->ndim; i++) P("%s(%s).shape[%d]", i ? " * " : "", bs, i);
+                PS(")");
+                return;
+            }
+            bool strides = strcmp(a, "strides") == 0;
+            P("%s_make(", ctype(E, n->ty));
+            for (int i = 0; i < bt->ndim; i++) {
+                if (strides)
+                    P("%s(%s).strides[%d] * %d", i ? ", " : "", bs, i,
+                      kiln_dtype_size((kiln_dtype)bt->elem->dtype));
+                else
+                    P("%s(%s).shape[%d]", i ? ", " : "", bs, i);
+            }
+            PS(")");
+            return;
+        }
+        UNREACHABLE();
+    }
+    tuple_const: {
+        const GVal *g = n->gv;
+        P("%s_make(", ctype(E, n->ty));
+        for (int i = 0; i < g->ntuple; i++) {
+            if (i) PS(", ");
+            if (g->tuple[i].ty->kind == TY_TUPLE) {
+                Node tmp;
+                memset(&tmp, 0, sizeof tmp);
+                tmp.kind = E_NAME;
+                tmp.ty = g->tuple[i].ty;
+                tmp.gv = &g->tuple[i];
+                ex(E, &tmp);
+            } else {
+                emit_const(E, g->tuple[i].ty, g->tuple[i].cv);
+            }
+        }
+        PS(")");
+        return;
+    }
+    case E_BINOP: binop_text(E, n, (BinOp)n->op, n->opty, n->bin.l, n->bin.r); return;
+    case E_UNARY: {
+        Node *x = n->un.x;
+        const Type *t = n->opty;
+        switch ((UnOp)n->op) {
+        case U_NOT:
+            PS("(!");
+            truthy(E, x);
+            PS(")");
+            return;
+        case U_NEG:
+            if (t->kind == TY_FLOAT) {
+                PS("(-");
+                ex_as(E, x, t);
+                PS(")");
+            } else {
+                P("((%s)(0 - ", ctype(E, t));
+                ex_as(E, x, t);
+                PS("))");
+            }
+            return;
+        case U_POS: ex_as(E, x, t); return;
+        case U_INVERT:
+            if (t->kind == TY_BOOL) {
+                PS("(!");
+                ex(E, x);
+                PS(")");
+            } else {
+                P("((%s)(~", ctype(E, t));
+                ex_as(E, x, t);
+                PS("))");
+            }
+            return;
+        }
+        return;
+    }
+    case E_BOOLOP: {
+        const Type *t = n->opty;
+        Node *l = n->bin.l, *r = n->bin.r;
+        if (t->kind == TY_BOOL) {
+            PS("(");
+            truthy(E, l);
+            PS(n->op == BO_AND ? " && " : " || ");
+            truthy(E, r);
+            PS(")");
+            return;
+        }
+        const char *ct = ctype(E, t);
+        if (pure(l)) {
+            const char *ls = ex_str(E, l, t);
+            P("((%s != 0) ? ", ls);
+            if (n->op == BO_OR) {
+                PS(ls);
+                PS(" : ");
+                ex_as(E, r, t);
+            } else {
+                ex_as(E, r, t);
+                PS(" : ");
+                PS(ls);
+            }
+            PS(")");
+            return;
+        }
+        int k = E->tmp++;
+        P("({ %s t%d = ", ct, k);
+        ex_as(E, l, t);
+        P("; (t%d != 0) ? ", k);
+        if (n->op == BO_OR) {
+            P("t%d : ", k);
+            ex_as(E, r, t);
+        } else {
+            ex_as(E, r, t);
+            P(" : t%d", k);
+        }
+        PS("; })");
+        return;
+    }
+    case E_COMPARE: compare(E, n); return;
+    case E_IFEXP:
+        PS("(");
+        truthy(E, n->ifexp.cond);
+        PS(" ? ");
+        ex_as(E, n->ifexp.then, n->opty);
+        PS(" : ");
+        ex_as(E, n->ifexp.orelse, n->opty);
+        PS(")");
+        return;
+    case E_CALL:
+        if (n->callee) {
+            FuncSpec *f = n->callee;
+            /* an explicit signature's return type wins over the inferred one */
+            bool cast = f->ret->kind != TY_NONE && !same_ctype(E, f->ret, n->ty);
+            if (cast) P("((%s)", ctype(E, n->ty));
+            P("%s(KILN_TA", func_name(E, f));
+            for (int i = 0; i < n->call.bound.n; i++) {
+                PS(", ");
+                ex_as(E, n->call.bound.v[i], f->params[i]);
+            }
+            PS(cast ? "))" : ")");
+            return;
+        }
+        if (n->intr) {
+            if (n->intr->kind == IK_POWER) {
+                binop_text(E, n, B_POW, n->opty, n->call.bound.v[0], n->call.bound.v[1]);
+                return;
+            }
+            call_intrinsic(E, n);
+            return;
+        }
+        /* dtype cast */
+        if (n->call.bound.n == 0) {
+            ConstVal z;
+            z.u = 0;
+            emit_const(E, n->ty, z);
+            return;
+        }
+        convert(E, n->call.bound.v[0]->ty, n->ty, ex_str(E, n->call.bound.v[0], NULL));
+        return;
+    case E_SUBSCRIPT: {
+        const Type *bt = n->sub.base->ty;
+        if (bt->kind == TY_TUPLE) {
+            int64_t k;
+            const char *b = ex_str(E, n->sub.base, NULL);
+            if (sema_const_int(n->sub.idx.v[0], &k)) {
+                if (k < 0) k += bt->n;
+                P("(%s).f%lld", b, (long long)k);
+            } else {
+                P("%s_get(%s, ", ctype(E, bt), b);
+                ex_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
+                PS(")");
+            }
+            return;
+        }
+        if (n->ty->kind == TY_ARRAY) {
+            view(E, n);
+            return;
+        }
+        PS(element(E, n));
+        return;
+    }
+    case E_TUPLE: {
+        P("%s_make(", ctype(E, n->ty));
+        for (int i = 0; i < n->tuple.n; i++) {
+            if (i) PS(", ");
+            ex(E, n->tuple.v[i]);
+        }
+        PS(")");
+        return;
+    }
+    case E_INT:
+    case E_FLOAT:
+    case E_BOOL: emit_const(E, n->ty, n->cval); return;
+    default: break;
+    }
+    UNREACHABLE();
+}
+
+/* ---- statements ------------------------------------------------------------------ */
+
+static void block(Emit *E, NodeList *l);
+
+static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
+    if (t->kind == E_NAME) {
+        indent(E);
+        P("%s = ", sym_name(E, t->sym));
+        convert(E, vt, t->sym->ty, val);
+        PS(";\n");
+    } else if (t->kind == E_SUBSCRIPT) {
+        indent(E);
+        P("%s = ", element(E, t));
+        convert(E, vt, t->ty, val);
+        PS(";\n");
+    } else if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++)
+            store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "(%s).f%d", val, i),
+                         vt->elems[i]);
+    }
+}
+
+static void assign_stmt(Emit *E, Node *n) {
+    Node *v = n->assign.value;
+    NodeList *ts = &n->assign.targets;
+    /* the common case: one simple target */
+    if (ts->n == 1 && ts->v[0]->kind != E_TUPLE) {
+        Node *t = ts->v[0];
+        indent(E);
+        if (t->kind == E_NAME) {
+            P("%s = ", sym_name(E, t->sym));
+            ex_as(E, v, t->sym->ty);
+        } else {
+            if (!pure(v)) {
+                /* Python evaluates the value before the target's index */
+                int k = E->tmp++;
+                P("{ %s t%d = ", ctype(E, v->ty), k);
+                ex(E, v);
+                P("; %s = ", element(E, t));
+                convert(E, v->ty, t->ty, arena_printf(&E->C->arena, "t%d", k));
+                PS("; }\n");
+                return;
+            }
+            P("%s = ", element(E, t));
+            ex_as(E, v, t->ty);
+        }
+        PS(";\n");
+        return;
+    }
+    /* a, b = b, a: every value first, then the targets left to right */
+    indent(E);
+    PS("{\n");
+    E->ind++;
+    if (v->kind == E_TUPLE && ts->n == 1) {
+        Node *t = ts->v[0];
+        int base = E->tmp;
+        E->tmp += v->tuple.n;
+        for (int i = 0; i < v->tuple.n; i++) {
+            indent(E);
+            P("%s t%d = ", ctype(E, v->tuple.v[i]->ty), base + i);
+            ex(E, v->tuple.v[i]);
+            PS(";\n");
+        }
+        for (int i = 0; i < t->tuple.n; i++)
+            store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "t%d", base + i),
+                         v->tuple.v[i]->ty);
+    } else {
+        int k = E->tmp++;
+        indent(E);
+        P("%s t%d = ", ctype(E, v->ty), k);
+        ex(E, v);
+        PS(";\n");
+        for (int i = 0; i < ts->n; i++)
+            store_target(E, ts->v[i], arena_printf(&E->C->arena, "t%d", k), v->ty);
+    }
+    E->ind--;
+    indent(E);
+    PS("}\n");
+}
+
+static void aug_stmt(Emit *E, Node *n) {
+    Node *t = n->aug.target;
+    Node *v = n->aug.value;
+    indent(E);
+    if (t->kind == E_NAME) {
+        P("%s = ", sym_name(E, t->sym));
+        Buf tmp, *saved = E->o;
+        buf_init(&tmp);
+        E->o = &tmp;
+        binop_text(E, n, (BinOp)n->op, n->opty, t, v);
+        E->o = saved;
+        convert(E, n->ty, t->sym->ty, tmp.p ? tmp.p : "0");
+        buf_free(&tmp);
+        PS(";\n");
+        return;
+    }
+    /* a[i] op= v: the element's address is computed once */
+    int k = E->tmp++;
+    P("{ %s *p%d = &%s; *p%d = ", ctype(E, t->ty), k, element(E, t), k);
+    Buf tmp, *saved = E->o;
+    buf_init(&tmp);
+    E->o = &tmp;
+    E->subst = t;
+    E->subst_text = arena_printf(&E->C->arena, "(*p%d)", k);
+    binop_text(E, n, (BinOp)n->op, n->opty, t, v);
+    E->subst = NULL;
+    E->o = saved;
+    convert(E, n->ty, t->ty, tmp.p ? tmp.p : "0");
+    buf_free(&tmp);
+    PS("; }\n");
+}
+
+static void for_stmt(Emit *E, Node *n) {
+    Node *iter = n->fors.iter;
+    NodeList *a = &iter->call.args;
+    const Type *lt = iter->opty;
+    const char *ct = ctype(E, lt);
+    int k = E->tmp++;
+    bool has_else = n->fors.orelse.n > 0;
+    indent(E);
+    PS("{\n");
+    E->ind++;
+    indent(E);
+    P("%s st%d = ", ct, k);
+    if (a->n == 1) PS("0");
+    else ex_as(E, a->v[0], lt);
+    P(", sp%d = ", k);
+    ex_as(E, a->n == 1 ? a->v[0] : a->v[1], lt);
+    PS(";\n");
+    int64_t step = 1;
+    bool const_step = true;
+    if (a->n == 3) {
+        const_step = sema_const_int(a->v[2], &step);
+        indent(E);
+        P("%s sd%d = ", ty_is_signed(lt) ? "i64" : "u64", k);
+        ex_as(E, a->v[2], ty_is_signed(lt) ? ty_scalar(KILN_INT64) : lt);
+        PS(";\n");
+        if (!const_step) {
+            indent(E);
+            P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, n->sp.line, E->leave);
+        }
+    }
+    if (has_else) {
+        indent(E);
+        P("kbool brk%d = 0;\n", k);
+    }
+    indent(E);
+    const char *sym = sym_name(E, n->sym);
+    const char *inc = a->n == 3 ? arena_printf(&E->C->arena, "it%d += sd%d", k, k)
+                                : arena_printf(&E->C->arena, "it%d++", k);
+    if (const_step)
+        P("for (%s it%d = st%d; it%d %s sp%d; %s) {\n", ct, k, k, k, step > 0 ? "<" : ">", k, inc);
+    else
+        P("for (%s it%d = st%d; sd%d > 0 ? it%d < sp%d : it%d > sp%d; %s) {\n", ct, k, k, k, k, k,
+          k, k, inc);
+    E->ind++;
+    indent(E);
+    P("%s = ", sym);
+    convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
+    PS(";\n");
+    E->loops[E->nloops++].flag = has_else ? k : -1;
+    block(E, &n->fors.body);
+    E->nloops--;
+    E->ind--;
+    indent(E);
+    PS("}\n");
+    if (has_else) {
+        indent(E);
+        P("if (!brk%d) {\n", k);
+        E->ind++;
+        block(E, &n->fors.orelse);
+        E->ind--;
+        indent(E);
+        PS("}\n");
+    }
+    E->ind--;
+    indent(E);
+    PS("}\n");
+}
+
+static void stmt(Emit *E, Node *n) {
+    line_marker(E, n->sp);
+    switch ((NodeKind)n->kind) {
+    case S_EXPR:
+        if (n->expr->kind == E_STR) return;
+        indent(E);
+        PS("(void)(");
+        ex(E, n->expr);
+        PS(");\n");
+        return;
+    case S_PASS: return;
+    case S_ASSIGN: assign_stmt(E, n); return;
+    case S_AUGASSIGN: aug_stmt(E, n); return;
+    case S_IF:
+        indent(E);
+        PS("if (");
+        truthy(E, n->ifs.cond);
+        PS(") {\n");
+        E->ind++;
+        block(E, &n->ifs.body);
+        E->ind--;
+        if (n->ifs.orelse.n) {
+            indent(E);
+            PS("} else {\n");
+            E->ind++;
+            block(E, &n->ifs.orelse);
+            E->ind--;
+        }
+        indent(E);
+        PS("}\n");
+        return;
+    case S_WHILE: {
+        bool has_else = n->ifs.orelse.n > 0;
+        int k = E->tmp++;
+        if (has_else) {
+            indent(E);
+            P("{ kbool brk%d = 0;\n", k);
+        }
+        indent(E);
+        PS("while (");
+        truthy(E, n->ifs.cond);
+        PS(") {\n");
+        E->ind++;
+        E->loops[E->nloops++].flag = has_else ? k : -1;
+        block(E, &n->ifs.body);
+        E->nloops--;
+        E->ind--;
+        indent(E);
+        PS("}\n");
+        if (has_else) {
+            indent(E);
+            P("if (!brk%d) {\n", k);
+            E->ind++;
+            block(E, &n->ifs.orelse);
+            E->ind--;
+            indent(E);
+            PS("} }\n");
+        }
+        return;
+    }
+    case S_FOR: for_stmt(E, n); return;
+    case S_BREAK: {
+        int flag = E->nloops ? E->loops[E->nloops - 1].flag : -1;
+        indent(E);
+        if (flag >= 0) P("{ brk%d = 1; break; }\n", flag);
+        else PS("break;\n");
+        return;
+    }
+    case S_CONTINUE:
+        indent(E);
+        PS("continue;\n");
+        return;
+    case S_RETURN:
+        indent(E);
+        if (E->f->is_kernel || E->f->ret->kind == TY_NONE) {
+            if (n->ret.value && n->ret.value->kind != E_NONE) {
+                PS("(void)(");
+                ex(E, n->ret.value);
+                PS(");\n");
+                indent(E);
+            }
+            PS("return;\n");
+            return;
+        }
+        PS("return ");
+        ex_as(E, n->ret.value, E->f->ret);
+        PS(";\n");
+        return;
+    case S_ASSERT:
+        if (!E->debug) return;
+        indent(E);
+        PS("if (!");
+        truthy(E, n->assrt.test);
+        P(") { kiln_fail(E_, 2, %d, 0, 0, 0); %s }\n", n->sp.line, E->leave);
+        return;
+    default: UNREACHABLE();
+    }
+}
+
+static void block(Emit *E, NodeList *l) {
+    for (int i = 0; i < l->n; i++) stmt(E, l->v[i]);
+}
+
+/* ---- functions --------------------------------------------------------------------- */
+
+static bool emittable(const Type *t) {
+    return ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_TUPLE;
+}
+
+static void function(Emit *E, FuncSpec *f) {
+    E->f = f;
+    E->tmp = 0;
+    E->nloops = 0;
+    E->line = -1;
+    E->o = &E->funcs;
+    bool value = !f->is_kernel && f->ret->kind != TY_NONE;
+    const char *rt = value ? ctype(E, f->ret) : "void";
+    if (f->is_kernel) {
+        if (E->cuda)
+            P("extern \"C\" __global__ void kiln_entry(struct kiln_err *E_");
+        else
+            P("KILN_BODY void kiln_body(KILN_TP");
+    } else {
+        P("KILN_FN %s %s(KILN_TP", rt, func_name(E, f));
+    }
+    for (int i = 0; i < f->nparams; i++) P(", %s p%d", ctype(E, f->params[i]), i);
+    PS(") {\n");
+    E->ind = 1;
+    /* locals, with the parameters copied into their variables */
+    for (int i = 0; i < f->nsyms; i++) {
+        Sym *s = f->syms[i];
+        if (!emittable(s->ty)) continue;
+        indent(E);
+        P("%s %s = ", ctype(E, s->ty), sym_name(E, s));
+        if (s->param >= 0)
+            convert(E, f->params[s->param], s->ty, arena_printf(&E->C->arena, "p%d", s->param));
+        else if (ty_is_scalar(s->ty))
+            PS("0");
+        else
+            PS("{0}");
+        PS(";\n");
+        if (s->param >= 0 || !s->read) {
+            indent(E);
+            P("(void)%s;\n", sym_name(E, s));
+        }
+    }
+    for (int i = 0; i < f->storage.n; i++) {
+        Node *c = f->storage.v[i];
+        int64_t dims[KILN_MAX_NDIM];
+        int nd = sema_shape(c->call.bound.v[0], dims, KILN_MAX_NDIM);
+        int64_t total = 1;
+        for (int d = 0; d < nd; d++) total *= dims[d];
+        bool shared = c->intr->kind == IK_SHARED_ARRAY;
+        if (shared && total == 0) continue; /* dynamic: kiln_dsmem */
+        indent(E);
+        P("%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", scalar_ctype(c->ty->elem),
+          shared ? "sst" : "lst", i, (long long)total);
+    }
+    if (value) {
+        indent(E);
+        P("%s r0_ = {0};\n", rt);
+        indent(E);
+        PS("(void)r0_;\n");
+        E->leave = "return r0_;";
+    } else {
+        E->leave = "return;";
+    }
+    block(E, &f->def->def.body);
+    if (value) PS("    return r0_;\n");
+    PS("}\n\n");
+}
+
+int emit_param_slots(const Type *t) { return t->kind == TY_ARRAY ? 1 + 2 * t->ndim : 1; }
+
+static void cpu_entry(Emit *E, FuncSpec *k) {
+    E->o = &E->funcs;
+    E->line = -1;
+    PS("#line 1 \"<kiln entry>\"\n");
+    PS("KILN_EXPORT void kiln_entry(const kiln_launch *L, const i64 *P) {\n");
+    int slot = 0;
+    for (int i = 0; i < k->nparams; i++) {
+        const Type *t = k->params[i];
+        const char *ct = ctype(E, t);
+        if (t->kind == TY_ARRAY) {
+            P("    %s p%d;\n    p%d.data = (%s *)(uintptr_t)P[%d];\n", ct, i, i,
+              scalar_ctype(t->elem), slot++);
+            for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = P[%d];\n", i, d, slot++);
+            for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = P[%d];\n", i, d, slot++);
+        } else {
+            P("    %s p%d;\n    memcpy(&p%d, &P[%d], sizeof p%d);\n", ct, i, i, slot++, i);
+        }
+    }
+    PS("    const i64 GX_ = L->grid[0], GY_ = L->grid[1], GZ_ = L->grid[2];\n"
+       "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
+       "    struct kiln_err *E_ = L->err;\n"
+       "    const i64 NB = GX_ * GY_ * GZ_;\n");
+    Buf args;
+    buf_init(&args);
+    for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
+    const char *simd = E->R->uses_atomics ? "" : "        _Pragma(\"omp simd\")\n";
+    for (int par = 1; par >= 0; par--) {
+        if (par)
+            PS("    if (NB > 1 && NB * BX_ * BY_ * BZ_ >= L->par_threshold) {\n"
+               "        _Pragma(\"omp parallel for schedule(static)\")\n");
+        else
+            PS("    } else {\n");
+        PS("        for (i64 b = 0; b < NB; b++) {\n"
+           "            const i64 bx_ = b % GX_, by_ = (b / GX_) % GY_, bz_ = b / (GX_ * GY_);\n"
+           "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
+           "            for (i64 ty_ = 0; ty_ < BY_; ty_++) {\n");
+        P("    %s", simd);
+        P("                for (i64 tx_ = 0; tx_ < BX_; tx_++)\n"
+          "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
+          "GZ_, E_%s);\n",
+          args.p ? args.p : "");
+        PS("            }\n        }\n");
+    }
+    PS("    }\n}\n");
+    buf_free(&args);
+}
+
+int emit_program(Compiler *C, const SemaResult *r, Buf *out) {
+    Emit EM;
+    memset(&EM, 0, sizeof EM);
+    Emit *E = &EM;
+    E->C = C;
+    E->R = r;
+    E->cuda = C->opts.target == KILN_TARGET_CUDA;
+    E->debug = C->opts.debug != 0;
+    E->fastmath = C->opts.fastmath != 0;
+    buf_init(&E->types);
+    buf_init(&E->helpers);
+    buf_init(&E->funcs);
+    for (int i = 0; i < r->order.n; i++) function(E, r->order.v[i]);
+    if (!E->cuda) cpu_entry(E, r->kernel);
+
+    buf_printf(out, "%s %s\n", KILN_CFLAGS_MARKER, (!E->cuda && E->fastmath) ? "-ffast-math" : "");
+    buf_printf(out, "/* generated by kiln %s from %s (%s) */\n", KILN_VERSION,
+               r->kernel->fi->name, E->cuda ? "cuda" : "cpu");
+    buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
+    buf_puts(out, kiln_rt_common_h);
+    buf_puts(out, "\n/* ---- types ---- */\n");
+    buf_put(out, E->types.p ? E->types.p : "", E->types.len);
+    buf_puts(out, "\n/* ---- helpers ---- */\n");
+    buf_put(out, E->helpers.p ? E->helpers.p : "", E->helpers.len);
+    buf_puts(out, "\n/* ---- functions ---- */\n");
+    buf_put(out, E->funcs.p ? E->funcs.p : "", E->funcs.len);
+    bool oom = E->types.oom || E->helpers.oom || E->funcs.oom || out->oom;
+    buf_free(&E->types);
+    buf_free(&E->helpers);
+    buf_free(&E->funcs);
+    if (oom) {
+        diag_plain(C->ctx, KILN_ERROR, NULL, "out of memory while generating code");
+        return -1;
+    }
+    return 0;
+}

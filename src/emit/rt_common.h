@@ -1,0 +1,226 @@
+/* rt_common.h: the helpers every generated kernel uses, for both targets.
+ *
+ * This text is embedded in kiln and pasted into each generated source after
+ * the target's own prelude (rt_cpu.h or rt_cuda.h), which defines KILN_FN,
+ * the scalar typedefs (i8..u64, f32, f64, kbool), kiln_fail and the math
+ * headers.  It must read as C99 and as CUDA C++.
+ * Because it is part of the generated source, it is part of every cache key.
+ *
+ * The helpers give kernels Python's and NumPy's meaning where C's differs:
+ * floor division and modulo round toward negative infinity, integer division
+ * by zero gives 0 as in NumPy (and an error with debug=True), shifts by more
+ * than the width give 0, mixed signed/unsigned comparisons are exact, and
+ * min/max compare as Python's builtins do.
+ */
+
+/* ---- indexing -------------------------------------------------------------------- */
+
+KILN_FN i64 kiln_wrap(i64 i, i64 n) { return i < 0 ? i + n : i; }
+
+/* Bounds check (debug=True): wraps negative indices as Python does, records
+ * an IndexError and returns a safe index. */
+KILN_FN i64 kiln_chk(struct kiln_err *E, i64 i, i64 n, int axis, int line) {
+    i64 j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) {
+        kiln_fail(E, 1, line, i, axis, n);
+        return 0;
+    }
+    return j;
+}
+
+/* Python's slice.indices(): start and length of lo:hi:step over n items. */
+KILN_FN void kiln_slice(i64 lo, i64 hi, i64 step, int has_lo, int has_hi, i64 n, i64 *start,
+                        i64 *len) {
+    if (step == 0) step = 1;
+    if (step > 0) {
+        if (!has_lo) lo = 0;
+        else if (lo < 0) { lo += n; if (lo < 0) lo = 0; }
+        else if (lo > n) lo = n;
+        if (!has_hi) hi = n;
+        else if (hi < 0) { hi += n; if (hi < 0) hi = 0; }
+        else if (hi > n) hi = n;
+        *len = hi > lo ? (hi - lo + step - 1) / step : 0;
+    } else {
+        if (!has_lo) lo = n - 1;
+        else if (lo < 0) { lo += n; if (lo < 0) lo = -1; }
+        else if (lo >= n) lo = n - 1;
+        if (!has_hi) hi = -1;
+        else if (hi < 0) { hi += n; if (hi < 0) hi = -1; }
+        else if (hi >= n) hi = n - 1;
+        *len = lo > hi ? (lo - hi - step - 1) / (-step) : 0;
+    }
+    *start = lo;
+}
+
+/* ---- integer arithmetic ---------------------------------------------------------------- */
+
+KILN_FN i64 kiln_fdiv_i64(i64 a, i64 b) {
+    if (b == 0) return 0;
+    if (b == -1) return (i64)(0ULL - (u64)a);
+    i64 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+KILN_FN i64 kiln_mod_i64(i64 a, i64 b) {
+    if (b == 0 || b == -1) return 0;
+    i64 r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+KILN_FN u64 kiln_fdiv_u64(u64 a, u64 b) { return b ? a / b : 0; }
+KILN_FN u64 kiln_mod_u64(u64 a, u64 b) { return b ? a % b : 0; }
+/* both operands known to be >= 0 */
+KILN_FN i64 kiln_fdiv_nn(i64 a, i64 b) { return b ? a / b : 0; }
+KILN_FN i64 kiln_mod_nn(i64 a, i64 b) { return b ? a % b : 0; }
+
+/* debug=True: division by zero is a ZeroDivisionError */
+KILN_FN i64 kiln_zchk_i64(struct kiln_err *E, int line, i64 b) {
+    if (b == 0) kiln_fail(E, 3, line, 0, 0, 0);
+    return b;
+}
+KILN_FN u64 kiln_zchk_u64(struct kiln_err *E, int line, u64 b) {
+    if (b == 0) kiln_fail(E, 3, line, 0, 0, 0);
+    return b;
+}
+
+KILN_FN i64 kiln_ipow_i64(i64 a, i64 b) {
+    if (b < 0) return 0;
+    u64 r = 1, x = (u64)a;
+    while (b) {
+        if (b & 1) r *= x;
+        x *= x;
+        b >>= 1;
+    }
+    return (i64)r;
+}
+KILN_FN i64 kiln_ipow_i64_chk(struct kiln_err *E, int line, i64 a, i64 b) {
+    if (b < 0) kiln_fail(E, 5, line, a, b, 0);
+    return kiln_ipow_i64(a, b);
+}
+KILN_FN u64 kiln_ipow_u64(u64 a, u64 b) {
+    u64 r = 1, x = a;
+    while (b) {
+        if (b & 1) r *= x;
+        x *= x;
+        b >>= 1;
+    }
+    return r;
+}
+
+KILN_FN i64 kiln_shl_i64(i64 a, i64 b, int bits) {
+    return (b < 0 || b >= bits) ? 0 : (i64)((u64)a << b);
+}
+KILN_FN i64 kiln_shr_i64(i64 a, i64 b, int bits) {
+    if (b < 0) return 0;
+    if (b >= bits) return a < 0 ? -1 : 0;
+    return a >> b;
+}
+KILN_FN u64 kiln_shl_u64(u64 a, u64 b, int bits) { return b >= (u64)bits ? 0 : a << b; }
+KILN_FN u64 kiln_shr_u64(u64 a, u64 b, int bits) { return b >= (u64)bits ? 0 : a >> b; }
+
+/* exact comparison of a signed and an unsigned 64-bit value: -1, 0, 1 */
+KILN_FN int kiln_cmp_iu(i64 a, u64 b) {
+    if (a < 0) return -1;
+    return (u64)a < b ? -1 : ((u64)a > b ? 1 : 0);
+}
+
+KILN_FN i64 kiln_abs_i64(i64 x) { return x < 0 ? (i64)(0ULL - (u64)x) : x; }
+
+/* Python's round(x, n) for integers: to a multiple of 10**-n, ties to even. */
+KILN_FN i64 kiln_round_i64(i64 x, i64 nd) {
+    if (nd >= 0) return x;
+    if (nd < -18) return 0;
+    i64 p = 1;
+    for (i64 i = 0; i < -nd; i++) p *= 10;
+    i64 q = kiln_fdiv_i64(x, p), r = x - q * p;
+    if (2 * r > p || (2 * r == p && (q & 1))) q++;
+    return q * p;
+}
+
+/* ---- floating point ---------------------------------------------------------------------- */
+
+/* NumPy's npy_divmod: Python's float // and % (with NumPy's inf/nan for zero) */
+KILN_FN f64 kiln_mod_f64(f64 a, f64 b) {
+    f64 m = fmod(a, b);
+    if (b == 0) return m;
+    if (m != 0) {
+        if ((b < 0) != (m < 0)) m += b;
+    } else {
+        m = copysign(0.0, b);
+    }
+    return m;
+}
+KILN_FN f64 kiln_fdiv_f64(f64 a, f64 b) {
+    if (b == 0) return a / b;
+    f64 m = fmod(a, b);
+    f64 d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1.0;
+    if (d != 0) {
+        f64 fl = floor(d);
+        if (d - fl > 0.5) fl += 1.0;
+        return fl;
+    }
+    return copysign(0.0, a / b);
+}
+KILN_FN f32 kiln_mod_f32(f32 a, f32 b) {
+    f32 m = fmodf(a, b);
+    if (b == 0) return m;
+    if (m != 0) {
+        if ((b < 0) != (m < 0)) m += b;
+    } else {
+        m = copysignf(0.0f, b);
+    }
+    return m;
+}
+KILN_FN f32 kiln_fdiv_f32(f32 a, f32 b) {
+    if (b == 0) return a / b;
+    f32 m = fmodf(a, b);
+    f32 d = (a - m) / b;
+    if (m != 0 && ((b < 0) != (m < 0))) d -= 1.0f;
+    if (d != 0) {
+        f32 fl = floorf(d);
+        if (d - fl > 0.5f) fl += 1.0f;
+        return fl;
+    }
+    return copysignf(0.0f, a / b);
+}
+
+KILN_FN f64 kiln_round_f64(f64 x, i64 nd) {
+    if (nd > 300 || nd < -300) return nd > 0 ? x : 0.0 * x;
+    f64 p = 1.0;
+    for (i64 i = 0; i < (nd < 0 ? -nd : nd); i++) p *= 10.0;
+    return nd >= 0 ? rint(x * p) / p : rint(x / p) * p;
+}
+KILN_FN f32 kiln_round_f32(f32 x, i64 nd) { return (f32)kiln_round_f64((f64)x, nd); }
+
+KILN_FN f32 kiln_sq_f32(f32 x) { return x * x; }
+KILN_FN f64 kiln_sq_f64(f64 x) { return x * x; }
+KILN_FN f32 kiln_cube_f32(f32 x) { return x * x * x; }
+KILN_FN f64 kiln_cube_f64(f64 x) { return x * x * x; }
+
+KILN_FN f32 kiln_sign_f32(f32 x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); }
+KILN_FN f64 kiln_sign_f64(f64 x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+KILN_FN i64 kiln_sign_i64(i64 x) { return (x > 0) - (x < 0); }
+
+/* NaN-propagating minimum/maximum (numpy.minimum/maximum) */
+KILN_FN f32 kiln_npmin_f32(f32 a, f32 b) { return (a < b || a != a) ? a : b; }
+KILN_FN f32 kiln_npmax_f32(f32 a, f32 b) { return (a > b || a != a) ? a : b; }
+KILN_FN f64 kiln_npmin_f64(f64 a, f64 b) { return (a < b || a != a) ? a : b; }
+KILN_FN f64 kiln_npmax_f64(f64 a, f64 b) { return (a > b || a != a) ? a : b; }
+
+/* Python's min/max of two values: the first of equal ones, and NaN only
+ * when it comes first, exactly as the builtins compare. */
+#define KILN_MINMAX(T)                                                 \
+    KILN_FN T kiln_min_##T(T a, T b) { return b < a ? b : a; }         \
+    KILN_FN T kiln_max_##T(T a, T b) { return b > a ? b : a; }
+KILN_MINMAX(kbool)
+KILN_MINMAX(i8)
+KILN_MINMAX(i16)
+KILN_MINMAX(i32)
+KILN_MINMAX(i64)
+KILN_MINMAX(u8)
+KILN_MINMAX(u16)
+KILN_MINMAX(u32)
+KILN_MINMAX(u64)
+KILN_MINMAX(f32)
+KILN_MINMAX(f64)

@@ -1,0 +1,155 @@
+/* rt_cpu.h: the CPU target's prelude, pasted at the top of each generated C
+ * source (see rt_common.h for how the preludes fit together).
+ *
+ * On the CPU a SIMT kernel is a loop: the blocks of the grid are spread over
+ * OpenMP threads and the threads of a block run one after another in the
+ * innermost loop, which the compiler vectorises.  The thread's coordinates are
+ * ordinary parameters of the kernel body (KILN_TP), so after inlining they
+ * are registers and the vectoriser sees the thread index as the induction
+ * variable.  Device functions take the same parameters, so kiln.grid() works
+ * in them too.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define KILN_FN static inline __attribute__((unused))
+#define KILN_BODY static inline __attribute__((always_inline, unused))
+#define KILN_EXPORT __attribute__((visibility("default")))
+typedef _Bool kbool;
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+
+/* Must match kiln_kernel_error in kiln.h. */
+struct kiln_err {
+    int code, line;
+    long long a, b, c;
+};
+
+/* Must match kiln_cpu_launch in kiln.h. */
+typedef struct kiln_launch {
+    long long grid[3];
+    long long block[3];
+    long long par_threshold;
+    struct kiln_err *err;
+} kiln_launch;
+
+KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long long b,
+                       long long c) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&E->code, &expected, -1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED)) {
+        E->line = line;
+        E->a = a;
+        E->b = b;
+        E->c = c;
+        __atomic_store_n(&E->code, code, __ATOMIC_RELEASE);
+    }
+}
+
+#define KILN_TP                                                                        \
+    long long tx_, long long ty_, long long tz_, long long bx_, long long by_,         \
+        long long bz_, long long BX_, long long BY_, long long BZ_, long long GX_,     \
+        long long GY_, long long GZ_, struct kiln_err *E_
+#define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_
+#define KILN_TID_X tx_
+#define KILN_TID_Y ty_
+#define KILN_TID_Z tz_
+#define KILN_BID_X bx_
+#define KILN_BID_Y by_
+#define KILN_BID_Z bz_
+#define KILN_BDIM_X BX_
+#define KILN_BDIM_Y BY_
+#define KILN_BDIM_Z BZ_
+#define KILN_GDIM_X GX_
+#define KILN_GDIM_Y GY_
+#define KILN_GDIM_Z GZ_
+#define KILN_INF (__builtin_inf())
+#define KILN_INFF (__builtin_inff())
+#define KILN_NAN (__builtin_nan(""))
+#define KILN_NANF (__builtin_nanf(""))
+#define KILN_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+/* ---- atomics: GCC builtins for integers, compare-and-swap loops for floats ---- */
+
+#define KILN_ATOMIC_INT(T)                                                                   \
+    KILN_FN T kiln_atomic_add_##T(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); } \
+    KILN_FN T kiln_atomic_sub_##T(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); } \
+    KILN_FN T kiln_atomic_and_##T(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); } \
+    KILN_FN T kiln_atomic_or_##T(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }   \
+    KILN_FN T kiln_atomic_xor_##T(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); } \
+    KILN_FN T kiln_atomic_exch_##T(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); } \
+    KILN_FN T kiln_atomic_cas_##T(T *p, T old, T v) {                                        \
+        __atomic_compare_exchange_n(p, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
+        return old;                                                                          \
+    }                                                                                        \
+    KILN_FN T kiln_atomic_max_##T(T *p, T v) {                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                        \
+        while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_SEQ_CST,       \
+                                                       __ATOMIC_RELAXED)) {}                 \
+        return old;                                                                          \
+    }                                                                                        \
+    KILN_FN T kiln_atomic_min_##T(T *p, T v) {                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                        \
+        while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_SEQ_CST,       \
+                                                       __ATOMIC_RELAXED)) {}                 \
+        return old;                                                                          \
+    }                                                                                        \
+    KILN_FN T kiln_atomic_inc_##T(T *p, T v) {                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                        \
+        while (!__atomic_compare_exchange_n(p, &old, old >= v ? 0 : old + 1, 1,               \
+                                            __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {}           \
+        return old;                                                                          \
+    }                                                                                        \
+    KILN_FN T kiln_atomic_dec_##T(T *p, T v) {                                               \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                        \
+        while (!__atomic_compare_exchange_n(p, &old, (old == 0 || old > v) ? v : old - 1, 1,  \
+                                            __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {}           \
+        return old;                                                                          \
+    }
+KILN_ATOMIC_INT(i32)
+KILN_ATOMIC_INT(i64)
+KILN_ATOMIC_INT(u32)
+KILN_ATOMIC_INT(u64)
+
+#define KILN_ATOMIC_FLOAT(T, U)                                                         \
+    KILN_FN T kiln_atomic_upd_##T(T *p, T v, int op) {                                  \
+        U *q = (U *)(void *)p;                                                          \
+        U oldb = __atomic_load_n(q, __ATOMIC_RELAXED);                                  \
+        for (;;) {                                                                      \
+            T old, nv;                                                                  \
+            memcpy(&old, &oldb, sizeof old);                                            \
+            switch (op) {                                                               \
+            case 0: nv = old + v; break;                                                \
+            case 1: nv = old - v; break;                                                \
+            case 2: if (!(v > old)) return old; nv = v; break;                          \
+            case 3: if (!(v < old)) return old; nv = v; break;                          \
+            default: nv = v; break;                                                     \
+            }                                                                           \
+            U nb;                                                                       \
+            memcpy(&nb, &nv, sizeof nb);                                                \
+            if (__atomic_compare_exchange_n(q, &oldb, nb, 1, __ATOMIC_SEQ_CST,           \
+                                            __ATOMIC_RELAXED))                          \
+                return old;                                                             \
+        }                                                                               \
+    }
+KILN_ATOMIC_FLOAT(f32, u32)
+KILN_ATOMIC_FLOAT(f64, u64)
+#define kiln_atomic_add_f32(p, v) kiln_atomic_upd_f32(p, v, 0)
+#define kiln_atomic_sub_f32(p, v) kiln_atomic_upd_f32(p, v, 1)
+#define kiln_atomic_max_f32(p, v) kiln_atomic_upd_f32(p, v, 2)
+#define kiln_atomic_min_f32(p, v) kiln_atomic_upd_f32(p, v, 3)
+#define kiln_atomic_exch_f32(p, v) kiln_atomic_upd_f32(p, v, 4)
+#define kiln_atomic_add_f64(p, v) kiln_atomic_upd_f64(p, v, 0)
+#define kiln_atomic_sub_f64(p, v) kiln_atomic_upd_f64(p, v, 1)
+#define kiln_atomic_max_f64(p, v) kiln_atomic_upd_f64(p, v, 2)
+#define kiln_atomic_min_f64(p, v) kiln_atomic_upd_f64(p, v, 3)
+#define kiln_atomic_exch_f64(p, v) kiln_atomic_upd_f64(p, v, 4)

@@ -1,0 +1,167 @@
+/* rt_cuda.h: the CUDA target's prelude, pasted at the top of each generated
+ * CUDA source (see rt_common.h).  NVRTC compiles it with no host headers: the
+ * math functions, atomics and warp intrinsics are CUDA's built-ins.
+ *
+ * The kernel's first parameter is the launch's error record (kiln_err); device
+ * functions get it as KILN_TP so bounds checks and asserts can report.
+ */
+#define KILN_FN static __device__ __forceinline__
+typedef bool kbool;
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+typedef unsigned long long uintptr_t;
+
+/* Must match kiln_kernel_error in kiln.h. */
+struct kiln_err {
+    int code, line;
+    long long a, b, c;
+};
+
+KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long long b,
+                       long long c) {
+    if (atomicCAS(&E->code, 0, -1) == 0) {
+        E->line = line;
+        E->a = a;
+        E->b = b;
+        E->c = c;
+        __threadfence();
+        atomicExch(&E->code, code);
+    }
+}
+
+#define KILN_TP struct kiln_err *E_
+#define KILN_TA E_
+#define KILN_TID_X ((i64)threadIdx.x)
+#define KILN_TID_Y ((i64)threadIdx.y)
+#define KILN_TID_Z ((i64)threadIdx.z)
+#define KILN_BID_X ((i64)blockIdx.x)
+#define KILN_BID_Y ((i64)blockIdx.y)
+#define KILN_BID_Z ((i64)blockIdx.z)
+#define KILN_BDIM_X ((i64)blockDim.x)
+#define KILN_BDIM_Y ((i64)blockDim.y)
+#define KILN_BDIM_Z ((i64)blockDim.z)
+#define KILN_GDIM_X ((i64)gridDim.x)
+#define KILN_GDIM_Y ((i64)gridDim.y)
+#define KILN_GDIM_Z ((i64)gridDim.z)
+#define KILN_INF __longlong_as_double(0x7ff0000000000000LL)
+#define KILN_INFF __int_as_float(0x7f800000)
+#define KILN_NAN __longlong_as_double(0x7ff8000000000000LL)
+#define KILN_NANF __int_as_float(0x7fc00000)
+#define KILN_FENCE() __threadfence()
+
+KILN_FN i64 kiln_laneid(void) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    return (i64)r;
+}
+#define KILN_LANEID kiln_laneid()
+
+KILN_FN u32 kiln_dsmem_bytes(void) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+    return r;
+}
+extern __shared__ __align__(16) unsigned char kiln_dsmem[];
+#define KILN_DSMEM_BYTES kiln_dsmem_bytes()
+
+/* ---- atomics ---------------------------------------------------------------- */
+
+#define KILN_ATOMIC_NATIVE(T, CT)                                                         \
+    KILN_FN T kiln_atomic_add_##T(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)v); }       \
+    KILN_FN T kiln_atomic_exch_##T(T *p, T v) { return (T)atomicExch((CT *)p, (CT)v); }     \
+    KILN_FN T kiln_atomic_cas_##T(T *p, T o, T v) { return (T)atomicCAS((CT *)p, (CT)o, (CT)v); }
+KILN_ATOMIC_NATIVE(i32, int)
+KILN_ATOMIC_NATIVE(u32, unsigned)
+KILN_ATOMIC_NATIVE(u64, unsigned long long)
+KILN_ATOMIC_NATIVE(i64, unsigned long long)
+
+#define KILN_ATOMIC_BITS(T, CT)                                                           \
+    KILN_FN T kiln_atomic_sub_##T(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)(0 - (CT)v)); } \
+    KILN_FN T kiln_atomic_and_##T(T *p, T v) { return (T)atomicAnd((CT *)p, (CT)v); }       \
+    KILN_FN T kiln_atomic_or_##T(T *p, T v) { return (T)atomicOr((CT *)p, (CT)v); }         \
+    KILN_FN T kiln_atomic_xor_##T(T *p, T v) { return (T)atomicXor((CT *)p, (CT)v); }
+KILN_ATOMIC_BITS(i32, int)
+KILN_ATOMIC_BITS(u32, unsigned)
+KILN_ATOMIC_BITS(u64, unsigned long long)
+KILN_ATOMIC_BITS(i64, unsigned long long)
+
+KILN_FN i32 kiln_atomic_max_i32(i32 *p, i32 v) { return atomicMax(p, v); }
+KILN_FN i32 kiln_atomic_min_i32(i32 *p, i32 v) { return atomicMin(p, v); }
+KILN_FN u32 kiln_atomic_max_u32(u32 *p, u32 v) { return atomicMax(p, v); }
+KILN_FN u32 kiln_atomic_min_u32(u32 *p, u32 v) { return atomicMin(p, v); }
+KILN_FN i64 kiln_atomic_max_i64(i64 *p, i64 v) { return atomicMax(p, v); }
+KILN_FN i64 kiln_atomic_min_i64(i64 *p, i64 v) { return atomicMin(p, v); }
+KILN_FN u64 kiln_atomic_max_u64(u64 *p, u64 v) { return atomicMax(p, v); }
+KILN_FN u64 kiln_atomic_min_u64(u64 *p, u64 v) { return atomicMin(p, v); }
+KILN_FN u32 kiln_atomic_inc_u32(u32 *p, u32 v) { return atomicInc(p, v); }
+KILN_FN u32 kiln_atomic_dec_u32(u32 *p, u32 v) { return atomicDec(p, v); }
+KILN_FN u64 kiln_atomic_inc_u64(u64 *p, u64 v) {
+    u64 old = *p, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(p, assumed, assumed >= v ? 0 : assumed + 1);
+    } while (old != assumed);
+    return old;
+}
+KILN_FN u64 kiln_atomic_dec_u64(u64 *p, u64 v) {
+    u64 old = *p, assumed;
+    do {
+        assumed = old;
+        old = atomicCAS(p, assumed, (assumed == 0 || assumed > v) ? v : assumed - 1);
+    } while (old != assumed);
+    return old;
+}
+
+KILN_FN f32 kiln_atomic_add_f32(f32 *p, f32 v) { return atomicAdd(p, v); }
+KILN_FN f64 kiln_atomic_add_f64(f64 *p, f64 v) { return atomicAdd(p, v); }
+KILN_FN f32 kiln_atomic_sub_f32(f32 *p, f32 v) { return atomicAdd(p, -v); }
+KILN_FN f64 kiln_atomic_sub_f64(f64 *p, f64 v) { return atomicAdd(p, -v); }
+KILN_FN f32 kiln_atomic_exch_f32(f32 *p, f32 v) { return atomicExch(p, v); }
+KILN_FN f64 kiln_atomic_exch_f64(f64 *p, f64 v) {
+    return __longlong_as_double((long long)atomicExch((unsigned long long *)p,
+                                                      (unsigned long long)__double_as_longlong(v)));
+}
+KILN_FN f32 kiln_atomic_max_f32(f32 *p, f32 v) {
+    int old = __float_as_int(*p), assumed;
+    while (v > __int_as_float(old)) {
+        assumed = old;
+        old = atomicCAS((int *)p, assumed, __float_as_int(v));
+        if (old == assumed) break;
+    }
+    return __int_as_float(old);
+}
+KILN_FN f32 kiln_atomic_min_f32(f32 *p, f32 v) {
+    int old = __float_as_int(*p), assumed;
+    while (v < __int_as_float(old)) {
+        assumed = old;
+        old = atomicCAS((int *)p, assumed, __float_as_int(v));
+        if (old == assumed) break;
+    }
+    return __int_as_float(old);
+}
+KILN_FN f64 kiln_atomic_max_f64(f64 *p, f64 v) {
+    unsigned long long old = (unsigned long long)__double_as_longlong(*p), assumed;
+    while (v > __longlong_as_double((long long)old)) {
+        assumed = old;
+        old = atomicCAS((unsigned long long *)p, assumed, (unsigned long long)__double_as_longlong(v));
+        if (old == assumed) break;
+    }
+    return __longlong_as_double((long long)old);
+}
+KILN_FN f64 kiln_atomic_min_f64(f64 *p, f64 v) {
+    unsigned long long old = (unsigned long long)__double_as_longlong(*p), assumed;
+    while (v < __longlong_as_double((long long)old)) {
+        assumed = old;
+        old = atomicCAS((unsigned long long *)p, assumed, (unsigned long long)__double_as_longlong(v));
+        if (old == assumed) break;
+    }
+    return __longlong_as_double((long long)old);
+}

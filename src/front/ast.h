@@ -1,0 +1,189 @@
+/* ast.h: tokens and the syntax tree of the kernel language.
+ *
+ * The tree mirrors Python's own (ast.Name, ast.BinOp, ...) for the subset
+ * LANGUAGE.md admits, with a source span on every node.  The front end builds
+ * it; sema annotates it in place (the fields under "sema"), which makes the
+ * annotated tree kiln's typed IR: every expression has a type, every operation
+ * the type its operands are converted to, every name its symbol.  The emitters
+ * only read it.
+ */
+#ifndef KILN_AST_H
+#define KILN_AST_H
+
+#include "compiler.h"
+
+/* ---- tokens ---------------------------------------------------------------- */
+
+typedef enum TokKind {
+    TK_EOF,
+    TK_NEWLINE,
+    TK_INDENT,
+    TK_DEDENT,
+    TK_NAME,
+    TK_KEYWORD,
+    TK_INT,
+    TK_FLOAT,
+    TK_IMAG,
+    TK_STRING,
+    TK_OP,
+    TK_ERROR /* the lexer reported an error; the parser stops */
+} TokKind;
+
+typedef enum Keyword {
+    KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_ASSERT, KW_ASYNC, KW_AWAIT, KW_BREAK,
+    KW_CLASS, KW_CONTINUE, KW_DEF, KW_DEL, KW_ELIF, KW_ELSE, KW_EXCEPT, KW_FINALLY, KW_FOR,
+    KW_FROM, KW_GLOBAL, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_LAMBDA, KW_NONLOCAL, KW_NOT,
+    KW_OR, KW_PASS, KW_RAISE, KW_RETURN, KW_TRY, KW_WHILE, KW_WITH, KW_YIELD, KW_COUNT
+} Keyword;
+
+typedef enum Op {
+    OP_LPAR, OP_RPAR, OP_LSQB, OP_RSQB, OP_LBRACE, OP_RBRACE, OP_COLON, OP_COMMA, OP_SEMI,
+    OP_DOT, OP_ELLIPSIS, OP_ARROW, OP_WALRUS, OP_ASSIGN, OP_AT,
+    /* binary operators, in the order of BinOp below */
+    OP_PLUS, OP_MINUS, OP_STAR, OP_SLASH, OP_DSLASH, OP_PERCENT, OP_DSTAR, OP_LSHIFT,
+    OP_RSHIFT, OP_AMP, OP_PIPE, OP_CARET,
+    /* augmented assignment, same order */
+    OP_PLUSEQ, OP_MINUSEQ, OP_STAREQ, OP_SLASHEQ, OP_DSLASHEQ, OP_PERCENTEQ, OP_DSTAREQ,
+    OP_LSHIFTEQ, OP_RSHIFTEQ, OP_AMPEQ, OP_PIPEEQ, OP_CARETEQ, OP_ATEQ,
+    OP_TILDE, OP_LT, OP_GT, OP_LE, OP_GE, OP_EQ, OP_NE, OP_COUNT
+} Op;
+
+typedef struct Token {
+    uint8_t kind; /* TokKind */
+    uint8_t op;   /* Op for TK_OP, Keyword for TK_KEYWORD */
+    bool big;     /* TK_INT: the value does not fit in int64 (it fits uint64) */
+    Span sp;
+    union {
+        uint64_t ival; /* TK_INT */
+        double fval;   /* TK_FLOAT */
+    };
+} Token;
+
+typedef struct Lexer Lexer;
+
+/* Starts lexing f at its beginning; the indentation of the first line is the
+ * base level, and a line indented less ends the input. */
+Lexer *lex_open(Compiler *C, const SrcFile *f);
+Token lex_next(Lexer *L);
+const char *tok_describe(Compiler *C, const Token *t); /* "name 'x'", "'+'" ... */
+extern const char *const kw_names[KW_COUNT];
+extern const char *const op_names[OP_COUNT];
+
+/* ---- the tree ------------------------------------------------------------- */
+
+typedef enum NodeKind {
+    /* expressions */
+    E_NAME, E_INT, E_FLOAT, E_BOOL, E_NONE, E_STR, E_BINOP, E_UNARY, E_BOOLOP, E_COMPARE,
+    E_IFEXP, E_CALL, E_SUBSCRIPT, E_ATTR, E_TUPLE, E_SLICE,
+    /* statements */
+    S_EXPR, S_ASSIGN, S_AUGASSIGN, S_IF, S_WHILE, S_FOR, S_BREAK, S_CONTINUE, S_RETURN, S_PASS,
+    S_ASSERT, S_DEF
+} NodeKind;
+
+typedef enum BinOp {
+    B_ADD, B_SUB, B_MUL, B_DIV, B_FLOORDIV, B_MOD, B_POW, B_LSHIFT, B_RSHIFT, B_AND, B_OR,
+    B_XOR
+} BinOp;
+typedef enum UnOp { U_NEG, U_POS, U_INVERT, U_NOT } UnOp;
+typedef enum BoolOp { BO_AND, BO_OR } BoolOp;
+typedef enum CmpOp { C_LT, C_LE, C_GT, C_GE, C_EQ, C_NE } CmpOp;
+
+typedef struct Node Node;
+typedef struct Type Type;
+typedef struct Sym Sym;
+typedef struct Intrinsic Intrinsic;
+typedef struct FuncSpec FuncSpec;
+struct GVal;
+
+typedef struct NodeList {
+    Node **v;
+    int n;
+} NodeList;
+
+typedef struct Param {
+    const char *name;
+    Span sp;
+    Node *deflt; /* default value expression, or NULL */
+} Param;
+
+/* A compile-time value (folded literal, frozen global). */
+typedef union ConstVal {
+    int64_t i;
+    uint64_t u;
+    double f;
+} ConstVal;
+
+enum NodeFlags {
+    NF_CONST = 1,     /* sema: cval holds the value */
+    NF_NONNEG = 2,    /* sema: an integer value known to be >= 0 */
+    NF_PAREN = 4,     /* parser: written in parentheses */
+    NF_DOCSTRING = 8  /* parser: a string statement that is a docstring */
+};
+
+struct Node {
+    uint8_t kind;   /* NodeKind */
+    uint8_t op;     /* BinOp, UnOp, BoolOp; for S_AUGASSIGN the BinOp */
+    uint16_t flags; /* NodeFlags */
+    Span sp;
+    union {
+        struct { const char *id; } name;                           /* E_NAME */
+        struct { uint64_t v; bool big; } ilit;                     /* E_INT */
+        double flit;                                               /* E_FLOAT */
+        bool blit;                                                 /* E_BOOL */
+        struct { Node *l, *r; } bin;                               /* E_BINOP, E_BOOLOP */
+        struct { Node *x; } un;                                    /* E_UNARY */
+        struct {
+            NodeList operands;
+            uint8_t *ops;
+            const Type **optys; /* sema: per comparison; NULL entry: exact mixed-sign */
+        } cmp;                                                     /* E_COMPARE: n-1 ops */
+        struct { Node *cond, *then, *orelse; } ifexp;             /* E_IFEXP */
+        struct {
+            Node *fn;
+            NodeList args;
+            NodeList kwvals;
+            const char **kwnames;
+            NodeList bound; /* sema: arguments in parameter order, defaults filled in */
+        } call;                                                    /* E_CALL */
+        struct { Node *base; NodeList idx; } sub;                  /* E_SUBSCRIPT */
+        struct { Node *base; const char *attr; Span attr_sp; } attr; /* E_ATTR */
+        NodeList tuple;                                            /* E_TUPLE */
+        struct { Node *lo, *hi, *step; } slice;                    /* E_SLICE */
+        Node *expr;                                                /* S_EXPR */
+        struct { NodeList targets; Node *value; } assign;          /* S_ASSIGN: t1 = t2 = v */
+        struct { Node *target; Node *value; } aug;                 /* S_AUGASSIGN */
+        struct { Node *cond; NodeList body, orelse; } ifs;        /* S_IF, S_WHILE */
+        struct { Node *target, *iter; NodeList body, orelse; } fors; /* S_FOR */
+        struct { Node *value; } ret;                               /* S_RETURN */
+        struct { Node *test, *msg; } assrt;                        /* S_ASSERT */
+        struct {
+            const char *name;
+            Param *params;
+            int nparams;
+            NodeList body;
+            Span name_sp;
+        } def;                                                     /* S_DEF */
+    };
+    /* ---- sema ---- */
+    const Type *ty;         /* the expression's type */
+    const Type *opty;       /* operands are converted to this for the operation */
+    Sym *sym;               /* E_NAME, S_FOR target: the local variable */
+    const Intrinsic *intr;  /* E_CALL/E_ATTR/E_NAME: the builtin or intrinsic */
+    FuncSpec *callee;       /* E_CALL: the device function specialisation */
+    ConstVal cval;          /* with NF_CONST */
+    const struct GVal *gv;  /* E_NAME/E_ATTR of a frozen tuple global */
+    int id;                 /* sema: a number unique in the function (temporaries) */
+};
+
+Node *node_new(Compiler *C, NodeKind k, Span sp);
+void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap);
+
+/* Parses the function that starts at the first line of f (decorators, then
+ * `def`).  Returns the S_DEF node, or NULL after reporting errors. */
+Node *parse_function(Compiler *C, const SrcFile *f);
+
+/* Parses a signature "ret(arg, ...)" into types; see kiln_parse_signature. */
+int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argtype *args,
+                    int max_args);
+
+#endif

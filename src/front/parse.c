@@ -1,0 +1,1196 @@
+/* parse.c: a recursive-descent parser for the kernel subset of Python.
+ *
+ * The grammar is Python's own (the reference's "Full Grammar specification"),
+ * trimmed to what LANGUAGE.md admits.  What it does not admit is still
+ * recognised, so that the user gets "try statements are not supported in
+ * kernels" with a hint at the right column rather than "invalid syntax":
+ * try/with/class/nested def/lambda/yield/global/import/del/raise, list, dict
+ * and set displays, comprehensions, starred and keyword-splat arguments,
+ * walrus, `is`, `in`, the matrix operator and complex literals.
+ *
+ * Errors inside a statement abandon that statement (parse functions return
+ * NULL, and the statement loop skips to the next line), so one run reports
+ * every bad statement of a kernel, as Wren and c2mir do.
+ *
+ * Precedence, lowest first: if-else, or, and, not, comparisons, |, ^, &,
+ * shifts, + -, * / // %, unary + - ~, **, then calls, subscripts, attributes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ast.h"
+
+typedef struct Parser {
+    Compiler *C;
+    Lexer *L;
+    Token tok;      /* current token */
+    Token ahead;    /* the one after, when have_ahead */
+    bool have_ahead;
+    bool lex_failed;
+} Parser;
+
+Node *node_new(Compiler *C, NodeKind k, Span sp) {
+    Node *n = arena_alloc(&C->arena, sizeof *n);
+    n->kind = (uint8_t)k;
+    n->sp = sp;
+    return n;
+}
+
+void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap) {
+    l->v = arena_grow(&C->arena, l->v, cap, l->n + 1, sizeof(Node *));
+    l->v[l->n++] = n;
+}
+
+static void advance(Parser *p) {
+    if (p->have_ahead) {
+        p->tok = p->ahead;
+        p->have_ahead = false;
+    } else {
+        p->tok = lex_next(p->L);
+    }
+    if (p->tok.kind == TK_ERROR) p->lex_failed = true;
+}
+
+static const Token *peek(Parser *p) {
+    if (!p->have_ahead) {
+        p->ahead = lex_next(p->L);
+        p->have_ahead = true;
+    }
+    return &p->ahead;
+}
+
+static bool is_op(const Parser *p, Op op) { return p->tok.kind == TK_OP && p->tok.op == op; }
+static bool is_kw(const Parser *p, Keyword k) {
+    return p->tok.kind == TK_KEYWORD && p->tok.op == k;
+}
+static bool accept_op(Parser *p, Op op) {
+    if (!is_op(p, op)) return false;
+    advance(p);
+    return true;
+}
+
+static const char *tok_text(Parser *p, const Token *t) {
+    return arena_strndup(&p->C->arena, t->sp.file->text + t->sp.off, t->sp.len);
+}
+
+static Span tok_span(const Token *t) {
+    Span s = t->sp;
+    if (s.len == 0) s.len = 1;
+    return s;
+}
+
+/* Reports an unexpected token (unless the lexer already reported). */
+static void *unexpected(Parser *p, const char *expected) {
+    if (p->tok.kind == TK_ERROR) return NULL;
+    if (p->tok.kind == TK_INDENT)
+        error_at(p->C, tok_span(&p->tok), NULL, "unexpected indent");
+    else if (expected)
+        error_at(p->C, tok_span(&p->tok), NULL, "invalid syntax: expected %s, found %s", expected,
+                 tok_describe(p->C, &p->tok));
+    else
+        error_at(p->C, tok_span(&p->tok), NULL, "invalid syntax: unexpected %s",
+                 tok_describe(p->C, &p->tok));
+    return NULL;
+}
+
+static bool expect_op(Parser *p, Op op) {
+    if (accept_op(p, op)) return true;
+    char what[16];
+    snprintf(what, sizeof what, "'%s'", op_names[op]);
+    unexpected(p, what);
+    return false;
+}
+
+static void *reject(Parser *p, Span sp, const char *hint, const char *msg) {
+    error_at(p->C, sp, hint, "%s", msg);
+    return NULL;
+}
+
+#define TRY(x)                 \
+    do {                       \
+        if (!(x)) return NULL; \
+    } while (0)
+
+static Node *parse_test(Parser *p);
+static Node *parse_expr(Parser *p);
+static Node *parse_or_test(Parser *p);
+static bool parse_block(Parser *p, NodeList *out);
+
+/* ---- expressions ------------------------------------------------------------ */
+
+static bool starts_expr(const Parser *p) {
+    switch ((TokKind)p->tok.kind) {
+    case TK_NAME: case TK_INT: case TK_FLOAT: case TK_IMAG: case TK_STRING: return true;
+    case TK_KEYWORD:
+        return p->tok.op == KW_TRUE || p->tok.op == KW_FALSE || p->tok.op == KW_NONE ||
+               p->tok.op == KW_NOT || p->tok.op == KW_LAMBDA || p->tok.op == KW_AWAIT ||
+               p->tok.op == KW_YIELD;
+    case TK_OP:
+        return p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE ||
+               p->tok.op == OP_MINUS || p->tok.op == OP_PLUS || p->tok.op == OP_TILDE ||
+               p->tok.op == OP_ELLIPSIS || p->tok.op == OP_STAR;
+    default: return false;
+    }
+}
+
+/* Skips a bracketed construct we reject, so parsing can go on after it. */
+static void skip_brackets(Parser *p) {
+    int depth = 0;
+    for (;;) {
+        if (p->tok.kind == TK_EOF || p->tok.kind == TK_ERROR) return;
+        if (p->tok.kind == TK_NEWLINE && depth == 0) return;
+        if (p->tok.kind == TK_OP) {
+            if (p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE) depth++;
+            if (p->tok.op == OP_RPAR || p->tok.op == OP_RSQB || p->tok.op == OP_RBRACE) {
+                depth--;
+                if (depth <= 0) {
+                    advance(p);
+                    return;
+                }
+            }
+        }
+        advance(p);
+    }
+}
+
+/* testlist_comp inside ( ... ): a parenthesised expression or a tuple. */
+static Node *parse_paren(Parser *p) {
+    Span open = tok_span(&p->tok);
+    advance(p); /* ( */
+    if (is_op(p, OP_RPAR)) {
+        Node *t = node_new(p->C, E_TUPLE, span_join(open, tok_span(&p->tok)));
+        advance(p);
+        return t;
+    }
+    if (is_kw(p, KW_YIELD))
+        return reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+    Node *first = parse_test(p);
+    TRY(first);
+    if (is_kw(p, KW_FOR))
+        return reject(p, tok_span(&p->tok),
+                      "write the loop out with `for i in range(...)`",
+                      "generator expressions are not supported in kernels");
+    if (is_op(p, OP_WALRUS))
+        return reject(p, tok_span(&p->tok), "assign on a line of its own",
+                      "assignment expressions (:=) are not supported in kernels");
+    if (!is_op(p, OP_COMMA)) {
+        Span close = tok_span(&p->tok);
+        TRY(expect_op(p, OP_RPAR));
+        first->flags |= NF_PAREN;
+        (void)close;
+        return first;
+    }
+    Node *t = node_new(p->C, E_TUPLE, open);
+    int cap = 0;
+    nodelist_push(p->C, &t->tuple, first, &cap);
+    while (accept_op(p, OP_COMMA)) {
+        if (is_op(p, OP_RPAR)) break;
+        Node *e = parse_test(p);
+        TRY(e);
+        nodelist_push(p->C, &t->tuple, e, &cap);
+    }
+    t->sp = span_join(open, tok_span(&p->tok));
+    TRY(expect_op(p, OP_RPAR));
+    return t;
+}
+
+static Node *parse_atom(Parser *p) {
+    Token t = p->tok;
+    Span sp = tok_span(&t);
+    switch ((TokKind)t.kind) {
+    case TK_NAME: {
+        Node *n = node_new(p->C, E_NAME, sp);
+        n->name.id = tok_text(p, &t);
+        advance(p);
+        return n;
+    }
+    case TK_INT: {
+        Node *n = node_new(p->C, E_INT, sp);
+        n->ilit.v = t.ival;
+        n->ilit.big = t.big;
+        advance(p);
+        return n;
+    }
+    case TK_FLOAT: {
+        Node *n = node_new(p->C, E_FLOAT, sp);
+        n->flit = t.fval;
+        advance(p);
+        return n;
+    }
+    case TK_IMAG:
+        advance(p);
+        return reject(p, sp, "kernels compute with real numbers",
+                      "complex numbers are not supported in kernels");
+    case TK_STRING: {
+        Node *n = node_new(p->C, E_STR, sp);
+        advance(p);
+        while (p->tok.kind == TK_STRING) { /* implicit concatenation */
+            n->sp = span_join(n->sp, tok_span(&p->tok));
+            advance(p);
+        }
+        return n;
+    }
+    case TK_KEYWORD:
+        switch (t.op) {
+        case KW_TRUE:
+        case KW_FALSE: {
+            Node *n = node_new(p->C, E_BOOL, sp);
+            n->blit = t.op == KW_TRUE;
+            advance(p);
+            return n;
+        }
+        case KW_NONE: {
+            Node *n = node_new(p->C, E_NONE, sp);
+            advance(p);
+            return n;
+        }
+        case KW_LAMBDA:
+            return reject(p, sp,
+                          "define a device function with @kiln.jit(device=True) and call it",
+                          "lambda is not supported in kernels");
+        case KW_AWAIT:
+            return reject(p, sp, NULL, "await is not supported in kernels");
+        case KW_YIELD:
+            return reject(p, sp, NULL, "yield is not supported in kernels");
+        default:
+            return unexpected(p, "an expression");
+        }
+    case TK_OP:
+        switch (t.op) {
+        case OP_LPAR: return parse_paren(p);
+        case OP_LSQB:
+            skip_brackets(p);
+            return reject(p, sp,
+                          "preallocate an array: kiln.local.array(n, kiln.float32)",
+                          "lists are not supported in kernels");
+        case OP_LBRACE:
+            skip_brackets(p);
+            return reject(p, sp, "use arrays or scalar variables",
+                          "dicts and sets are not supported in kernels");
+        case OP_ELLIPSIS:
+            advance(p);
+            return reject(p, sp, NULL, "'...' is not supported in kernel expressions");
+        case OP_STAR:
+            return reject(p, sp, "pass the arguments one by one",
+                          "starred expressions are not supported in kernels");
+        default: return unexpected(p, "an expression");
+        }
+    default: return unexpected(p, "an expression");
+    }
+}
+
+/* One element of a subscript: an expression or a slice lo:hi:step. */
+static Node *parse_subscript_elem(Parser *p) {
+    Span start = tok_span(&p->tok);
+    Node *lo = NULL;
+    if (!is_op(p, OP_COLON)) {
+        lo = parse_test(p);
+        TRY(lo);
+        if (!is_op(p, OP_COLON)) return lo;
+    }
+    Node *s = node_new(p->C, E_SLICE, start);
+    s->slice.lo = lo;
+    advance(p); /* : */
+    if (!is_op(p, OP_COLON) && !is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
+        s->slice.hi = parse_test(p);
+        TRY(s->slice.hi);
+    }
+    if (accept_op(p, OP_COLON)) {
+        if (!is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
+            s->slice.step = parse_test(p);
+            TRY(s->slice.step);
+        }
+    }
+    s->sp = span_join(start, tok_span(&p->tok));
+    if (s->sp.len > 1 && (is_op(p, OP_COMMA) || is_op(p, OP_RSQB))) s->sp.len--;
+    return s;
+}
+
+static Node *parse_trailers(Parser *p, Node *e) {
+    for (;;) {
+        if (is_op(p, OP_LPAR)) {
+            Node *c = node_new(p->C, E_CALL, e->sp);
+            c->call.fn = e;
+            advance(p);
+            int acap = 0, kcap = 0, ncap = 0;
+            while (!is_op(p, OP_RPAR)) {
+                if (is_op(p, OP_STAR) || is_op(p, OP_DSTAR))
+                    return reject(p, tok_span(&p->tok), "pass the arguments one by one",
+                                  "*args and **kwargs are not supported in kernels");
+                if (p->tok.kind == TK_NAME && peek(p)->kind == TK_OP &&
+                    peek(p)->op == OP_ASSIGN) {
+                    const char *kw = tok_text(p, &p->tok);
+                    Span ksp = tok_span(&p->tok);
+                    advance(p);
+                    advance(p);
+                    Node *v = parse_test(p);
+                    TRY(v);
+                    for (int i = 0; i < c->call.kwvals.n; i++)
+                        if (strcmp(c->call.kwnames[i], kw) == 0)
+                            return reject(p, ksp, NULL, "keyword argument repeated");
+                    nodelist_push(p->C, &c->call.kwvals, v, &kcap);
+                    c->call.kwnames =
+                        arena_grow(&p->C->arena, c->call.kwnames, &ncap, c->call.kwvals.n,
+                                   sizeof(char *));
+                    c->call.kwnames[c->call.kwvals.n - 1] = kw;
+                } else {
+                    if (c->call.kwvals.n > 0)
+                        return reject(p, tok_span(&p->tok), NULL,
+                                      "positional argument follows keyword argument");
+                    Node *a = parse_test(p);
+                    TRY(a);
+                    if (is_kw(p, KW_FOR))
+                        return reject(p, tok_span(&p->tok),
+                                      "write the loop out with `for i in range(...)`",
+                                      "generator expressions are not supported in kernels");
+                    nodelist_push(p->C, &c->call.args, a, &acap);
+                }
+                if (!accept_op(p, OP_COMMA)) break;
+            }
+            c->sp = span_join(e->sp, tok_span(&p->tok));
+            TRY(expect_op(p, OP_RPAR));
+            e = c;
+        } else if (is_op(p, OP_LSQB)) {
+            Node *s = node_new(p->C, E_SUBSCRIPT, e->sp);
+            s->sub.base = e;
+            advance(p);
+            int cap = 0;
+            if (is_op(p, OP_RSQB)) return unexpected(p, "an index");
+            for (;;) {
+                Node *x = parse_subscript_elem(p);
+                TRY(x);
+                nodelist_push(p->C, &s->sub.idx, x, &cap);
+                if (!accept_op(p, OP_COMMA)) break;
+                if (is_op(p, OP_RSQB)) break;
+            }
+            /* a[(i, j)] indexes like a[i, j] */
+            if (s->sub.idx.n == 1 && s->sub.idx.v[0]->kind == E_TUPLE &&
+                s->sub.idx.v[0]->tuple.n > 0)
+                s->sub.idx = s->sub.idx.v[0]->tuple;
+            s->sp = span_join(e->sp, tok_span(&p->tok));
+            TRY(expect_op(p, OP_RSQB));
+            e = s;
+        } else if (is_op(p, OP_DOT)) {
+            advance(p);
+            if (p->tok.kind != TK_NAME) return unexpected(p, "an attribute name");
+            Node *a = node_new(p->C, E_ATTR, span_join(e->sp, tok_span(&p->tok)));
+            a->attr.base = e;
+            a->attr.attr = tok_text(p, &p->tok);
+            a->attr.attr_sp = tok_span(&p->tok);
+            advance(p);
+            e = a;
+        } else {
+            return e;
+        }
+    }
+}
+
+static Node *parse_unary(Parser *p);
+
+static Node *parse_power(Parser *p) {
+    Node *e = parse_atom(p);
+    TRY(e);
+    e = parse_trailers(p, e);
+    TRY(e);
+    if (is_op(p, OP_DSTAR)) {
+        Span opsp = tok_span(&p->tok);
+        advance(p);
+        Node *r = parse_unary(p); /* right-associative, binds tighter than unary on the left */
+        TRY(r);
+        Node *b = node_new(p->C, E_BINOP, span_join(e->sp, r->sp));
+        b->op = B_POW;
+        b->bin.l = e;
+        b->bin.r = r;
+        (void)opsp;
+        return b;
+    }
+    return e;
+}
+
+static Node *parse_unary(Parser *p) {
+    if (is_op(p, OP_MINUS) || is_op(p, OP_PLUS) || is_op(p, OP_TILDE)) {
+        Span sp = tok_span(&p->tok);
+        UnOp op = is_op(p, OP_MINUS) ? U_NEG : is_op(p, OP_PLUS) ? U_POS : U_INVERT;
+        advance(p);
+        Node *x = parse_unary(p);
+        TRY(x);
+        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
+        u->op = (uint8_t)op;
+        u->un.x = x;
+        return u;
+    }
+    return parse_power(p);
+}
+
+static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
+    Node *b = node_new(p->C, E_BINOP, span_join(l->sp, r->sp));
+    b->op = (uint8_t)op;
+    b->bin.l = l;
+    b->bin.r = r;
+    return b;
+}
+
+static Node *parse_term(Parser *p) {
+    Node *e = parse_unary(p);
+    TRY(e);
+    for (;;) {
+        BinOp op;
+        if (is_op(p, OP_STAR)) op = B_MUL;
+        else if (is_op(p, OP_SLASH)) op = B_DIV;
+        else if (is_op(p, OP_DSLASH)) op = B_FLOORDIV;
+        else if (is_op(p, OP_PERCENT)) op = B_MOD;
+        else if (is_op(p, OP_AT))
+            return reject(p, tok_span(&p->tok), "write the product as loops",
+                          "the matrix operator @ is not supported in kernels");
+        else return e;
+        advance(p);
+        Node *r = parse_unary(p);
+        TRY(r);
+        e = binop(p, op, e, r);
+    }
+}
+
+static Node *parse_arith(Parser *p) {
+    Node *e = parse_term(p);
+    TRY(e);
+    while (is_op(p, OP_PLUS) || is_op(p, OP_MINUS)) {
+        BinOp op = is_op(p, OP_PLUS) ? B_ADD : B_SUB;
+        advance(p);
+        Node *r = parse_term(p);
+        TRY(r);
+        e = binop(p, op, e, r);
+    }
+    return e;
+}
+
+static Node *parse_shift(Parser *p) {
+    Node *e = parse_arith(p);
+    TRY(e);
+    while (is_op(p, OP_LSHIFT) || is_op(p, OP_RSHIFT)) {
+        BinOp op = is_op(p, OP_LSHIFT) ? B_LSHIFT : B_RSHIFT;
+        advance(p);
+        Node *r = parse_arith(p);
+        TRY(r);
+        e = binop(p, op, e, r);
+    }
+    return e;
+}
+
+static Node *parse_band(Parser *p) {
+    Node *e = parse_shift(p);
+    TRY(e);
+    while (accept_op(p, OP_AMP)) {
+        Node *r = parse_shift(p);
+        TRY(r);
+        e = binop(p, B_AND, e, r);
+    }
+    return e;
+}
+
+static Node *parse_bxor(Parser *p) {
+    Node *e = parse_band(p);
+    TRY(e);
+    while (accept_op(p, OP_CARET)) {
+        Node *r = parse_band(p);
+        TRY(r);
+        e = binop(p, B_XOR, e, r);
+    }
+    return e;
+}
+
+static Node *parse_expr(Parser *p) {
+    Node *e = parse_bxor(p);
+    TRY(e);
+    while (accept_op(p, OP_PIPE)) {
+        Node *r = parse_bxor(p);
+        TRY(r);
+        e = binop(p, B_OR, e, r);
+    }
+    return e;
+}
+
+static int comp_op(Parser *p) {
+    if (p->tok.kind == TK_OP) {
+        switch (p->tok.op) {
+        case OP_LT: return C_LT;
+        case OP_LE: return C_LE;
+        case OP_GT: return C_GT;
+        case OP_GE: return C_GE;
+        case OP_EQ: return C_EQ;
+        case OP_NE: return C_NE;
+        default: return -1;
+        }
+    }
+    if (is_kw(p, KW_IN) || is_kw(p, KW_IS)) return -2;
+    if (is_kw(p, KW_NOT) && peek(p)->kind == TK_KEYWORD && peek(p)->op == KW_IN) return -2;
+    return -1;
+}
+
+static Node *parse_comparison(Parser *p) {
+    Node *e = parse_expr(p);
+    TRY(e);
+    int op = comp_op(p);
+    if (op == -1) return e;
+    Node *c = node_new(p->C, E_COMPARE, e->sp);
+    int cap = 0, ocap = 0;
+    nodelist_push(p->C, &c->cmp.operands, e, &cap);
+    while ((op = comp_op(p)) != -1) {
+        if (op == -2) {
+            if (is_kw(p, KW_IS))
+                return reject(p, tok_span(&p->tok), "compare values with == or !=",
+                              "'is' is not supported in kernels");
+            return reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
+                          "'in' is not supported in kernels");
+        }
+        advance(p);
+        Node *r = parse_expr(p);
+        TRY(r);
+        c->cmp.ops = arena_grow(&p->C->arena, c->cmp.ops, &ocap, c->cmp.operands.n, 1);
+        c->cmp.ops[c->cmp.operands.n - 1] = (uint8_t)op;
+        nodelist_push(p->C, &c->cmp.operands, r, &cap);
+        c->sp = span_join(c->sp, r->sp);
+    }
+    return c;
+}
+
+static Node *parse_not(Parser *p) {
+    if (is_kw(p, KW_NOT)) {
+        Span sp = tok_span(&p->tok);
+        advance(p);
+        Node *x = parse_not(p);
+        TRY(x);
+        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
+        u->op = U_NOT;
+        u->un.x = x;
+        return u;
+    }
+    return parse_comparison(p);
+}
+
+static Node *parse_and(Parser *p) {
+    Node *e = parse_not(p);
+    TRY(e);
+    while (is_kw(p, KW_AND)) {
+        advance(p);
+        Node *r = parse_not(p);
+        TRY(r);
+        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
+        b->op = BO_AND;
+        b->bin.l = e;
+        b->bin.r = r;
+        e = b;
+    }
+    return e;
+}
+
+static Node *parse_or_test(Parser *p) {
+    Node *e = parse_and(p);
+    TRY(e);
+    while (is_kw(p, KW_OR)) {
+        advance(p);
+        Node *r = parse_and(p);
+        TRY(r);
+        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
+        b->op = BO_OR;
+        b->bin.l = e;
+        b->bin.r = r;
+        e = b;
+    }
+    return e;
+}
+
+static Node *parse_test(Parser *p) {
+    if (is_kw(p, KW_LAMBDA)) return parse_atom(p);
+    Node *e = parse_or_test(p);
+    TRY(e);
+    if (is_kw(p, KW_IF)) {
+        advance(p);
+        Node *cond = parse_or_test(p);
+        TRY(cond);
+        if (!is_kw(p, KW_ELSE)) return unexpected(p, "'else'");
+        advance(p);
+        Node *orelse = parse_test(p);
+        TRY(orelse);
+        Node *n = node_new(p->C, E_IFEXP, span_join(e->sp, orelse->sp));
+        n->ifexp.cond = cond;
+        n->ifexp.then = e;
+        n->ifexp.orelse = orelse;
+        return n;
+    }
+    if (is_op(p, OP_WALRUS))
+        return reject(p, tok_span(&p->tok), "assign on a line of its own",
+                      "assignment expressions (:=) are not supported in kernels");
+    return e;
+}
+
+/* testlist: test (',' test)* [','] -- a bare tuple when there is a comma. */
+static Node *parse_testlist(Parser *p) {
+    Node *first = parse_test(p);
+    TRY(first);
+    if (!is_op(p, OP_COMMA)) return first;
+    Node *t = node_new(p->C, E_TUPLE, first->sp);
+    int cap = 0;
+    nodelist_push(p->C, &t->tuple, first, &cap);
+    while (accept_op(p, OP_COMMA)) {
+        if (!starts_expr(p)) break;
+        Node *e = parse_test(p);
+        TRY(e);
+        nodelist_push(p->C, &t->tuple, e, &cap);
+        t->sp = span_join(t->sp, e->sp);
+    }
+    return t;
+}
+
+/* ---- statements ------------------------------------------------------------- */
+
+/* Skips the rest of a statement: to the end of its line and, if a block
+ * follows, over the block. */
+static void skip_statement(Parser *p) {
+    while (p->tok.kind != TK_NEWLINE && p->tok.kind != TK_EOF && p->tok.kind != TK_ERROR &&
+           p->tok.kind != TK_DEDENT)
+        advance(p);
+    if (p->tok.kind == TK_NEWLINE) advance(p);
+    if (p->tok.kind == TK_INDENT) {
+        int depth = 0;
+        do {
+            if (p->tok.kind == TK_INDENT) depth++;
+            if (p->tok.kind == TK_DEDENT) depth--;
+            if (p->tok.kind == TK_EOF || p->tok.kind == TK_ERROR) return;
+            advance(p);
+        } while (depth > 0);
+    }
+}
+
+static bool end_simple(Parser *p) {
+    if (accept_op(p, OP_SEMI)) return true;
+    if (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_EOF) return true;
+    unexpected(p, "end of line");
+    return false;
+}
+
+static bool is_target(Node *e) {
+    switch (e->kind) {
+    case E_NAME:
+    case E_SUBSCRIPT: return true;
+    case E_ATTR: return true; /* sema says why it cannot be assigned */
+    case E_TUPLE:
+        for (int i = 0; i < e->tuple.n; i++)
+            if (!is_target(e->tuple.v[i])) return false;
+        return e->tuple.n > 0;
+    default: return false;
+    }
+}
+
+static Node *parse_small_stmt(Parser *p) {
+    Token t = p->tok;
+    Span sp = tok_span(&t);
+    if (t.kind == TK_KEYWORD) {
+        switch (t.op) {
+        case KW_PASS: advance(p); return node_new(p->C, S_PASS, sp);
+        case KW_BREAK: advance(p); return node_new(p->C, S_BREAK, sp);
+        case KW_CONTINUE: advance(p); return node_new(p->C, S_CONTINUE, sp);
+        case KW_RETURN: {
+            advance(p);
+            Node *r = node_new(p->C, S_RETURN, sp);
+            if (starts_expr(p)) {
+                r->ret.value = parse_testlist(p);
+                TRY(r->ret.value);
+                r->sp = span_join(sp, r->ret.value->sp);
+            }
+            return r;
+        }
+        case KW_ASSERT: {
+            advance(p);
+            Node *a = node_new(p->C, S_ASSERT, sp);
+            a->assrt.test = parse_test(p);
+            TRY(a->assrt.test);
+            if (accept_op(p, OP_COMMA)) {
+                a->assrt.msg = parse_test(p);
+                TRY(a->assrt.msg);
+            }
+            return a;
+        }
+        case KW_GLOBAL:
+        case KW_NONLOCAL:
+            return reject(p, sp, "kernels read globals but cannot assign them; pass an array",
+                          "global and nonlocal are not supported in kernels");
+        case KW_IMPORT:
+        case KW_FROM:
+            return reject(p, sp, "import at module level; kernels see the module's globals",
+                          "import is not supported in kernels");
+        case KW_DEL:
+            return reject(p, sp, NULL, "del is not supported in kernels");
+        case KW_RAISE:
+            return reject(p, sp,
+                          "use `assert` (checked with debug=True) or write an error flag to an array",
+                          "raise is not supported in kernels");
+        case KW_YIELD:
+            return reject(p, sp, NULL, "yield is not supported in kernels");
+        default: break;
+        }
+    }
+    if (is_op(p, OP_ELLIPSIS)) {
+        advance(p);
+        return node_new(p->C, S_PASS, sp);
+    }
+    Node *e = parse_testlist(p);
+    TRY(e);
+    if (is_op(p, OP_ASSIGN)) {
+        Node *a = node_new(p->C, S_ASSIGN, e->sp);
+        int cap = 0;
+        Node *last = e;
+        while (accept_op(p, OP_ASSIGN)) {
+            if (!is_target(last))
+                return reject(p, last->sp, NULL, "cannot assign to this expression");
+            nodelist_push(p->C, &a->assign.targets, last, &cap);
+            if (is_kw(p, KW_YIELD))
+                return reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+            last = parse_testlist(p);
+            TRY(last);
+        }
+        a->assign.value = last;
+        a->sp = span_join(e->sp, last->sp);
+        return a;
+    }
+    if (p->tok.kind == TK_OP && p->tok.op >= OP_PLUSEQ && p->tok.op <= OP_ATEQ) {
+        if (p->tok.op == OP_ATEQ)
+            return reject(p, tok_span(&p->tok), "write the product as loops",
+                          "the matrix operator @ is not supported in kernels");
+        BinOp op = (BinOp)(p->tok.op - OP_PLUSEQ);
+        if (e->kind != E_NAME && e->kind != E_SUBSCRIPT && e->kind != E_ATTR)
+            return reject(p, e->sp, NULL,
+                          "augmented assignment needs a variable or an array element");
+        advance(p);
+        Node *v = parse_testlist(p);
+        TRY(v);
+        Node *a = node_new(p->C, S_AUGASSIGN, span_join(e->sp, v->sp));
+        a->op = (uint8_t)op;
+        a->aug.target = e;
+        a->aug.value = v;
+        return a;
+    }
+    if (is_op(p, OP_COLON)) {
+        /* annotated assignment: x: float32 = 0.0 -- the annotation is ignored */
+        advance(p);
+        Node *ann = parse_test(p);
+        TRY(ann);
+        if (!accept_op(p, OP_ASSIGN)) return node_new(p->C, S_PASS, sp);
+        Node *v = parse_testlist(p);
+        TRY(v);
+        if (e->kind != E_NAME && e->kind != E_SUBSCRIPT)
+            return reject(p, e->sp, NULL, "cannot assign to this expression");
+        Node *a = node_new(p->C, S_ASSIGN, span_join(e->sp, v->sp));
+        int cap = 0;
+        nodelist_push(p->C, &a->assign.targets, e, &cap);
+        a->assign.value = v;
+        return a;
+    }
+    Node *s = node_new(p->C, S_EXPR, e->sp);
+    s->expr = e;
+    return s;
+}
+
+/* Parses one line of simple statements into out. */
+static bool parse_simple_stmts(Parser *p, NodeList *out, int *cap) {
+    for (;;) {
+        Node *s = parse_small_stmt(p);
+        if (!s) {
+            skip_statement(p);
+            return true; /* reported; keep going with the next statement */
+        }
+        nodelist_push(p->C, out, s, cap);
+        if (!end_simple(p)) {
+            skip_statement(p);
+            return true;
+        }
+        if (p->tok.kind == TK_NEWLINE) {
+            advance(p);
+            return true;
+        }
+        if (p->tok.kind == TK_EOF) return true;
+    }
+}
+
+static bool parse_stmt(Parser *p, NodeList *out, int *cap);
+
+static Node *parse_if(Parser *p, Span sp) {
+    /* at 'if' or 'elif' */
+    advance(p);
+    Node *n = node_new(p->C, S_IF, sp);
+    n->ifs.cond = parse_test(p);
+    TRY(n->ifs.cond);
+    TRY(expect_op(p, OP_COLON));
+    if (!parse_block(p, &n->ifs.body)) return NULL;
+    if (is_kw(p, KW_ELIF)) {
+        Node *e = parse_if(p, tok_span(&p->tok));
+        TRY(e);
+        int cap = 0;
+        nodelist_push(p->C, &n->ifs.orelse, e, &cap);
+    } else if (is_kw(p, KW_ELSE)) {
+        advance(p);
+        TRY(expect_op(p, OP_COLON));
+        if (!parse_block(p, &n->ifs.orelse)) return NULL;
+    }
+    return n;
+}
+
+static bool reject_compound(Parser *p, Span sp, const char *hint, const char *msg) {
+    error_at(p->C, sp, hint, "%s", msg);
+    skip_statement(p);
+    /* the clauses that belong to it */
+    while (is_kw(p, KW_EXCEPT) || is_kw(p, KW_FINALLY) || is_kw(p, KW_ELSE) || is_kw(p, KW_ELIF))
+        skip_statement(p);
+    return true;
+}
+
+static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
+    Span sp = tok_span(&p->tok);
+    if (p->tok.kind == TK_KEYWORD) {
+        switch (p->tok.op) {
+        case KW_IF: {
+            Node *n = parse_if(p, sp);
+            if (!n) {
+                skip_statement(p);
+                return true;
+            }
+            nodelist_push(p->C, out, n, cap);
+            return true;
+        }
+        case KW_WHILE:
+        case KW_FOR: {
+            bool is_for = p->tok.op == KW_FOR;
+            advance(p);
+            Node *n = node_new(p->C, is_for ? S_FOR : S_WHILE, sp);
+            if (is_for) {
+                Node *target = parse_expr(p);
+                if (target && is_op(p, OP_COMMA)) {
+                    Node *t = node_new(p->C, E_TUPLE, target->sp);
+                    int tcap = 0;
+                    nodelist_push(p->C, &t->tuple, target, &tcap);
+                    while (accept_op(p, OP_COMMA)) {
+                        Node *x = parse_expr(p);
+                        if (!x) break;
+                        nodelist_push(p->C, &t->tuple, x, &tcap);
+                    }
+                    target = t;
+                }
+                if (!target || !is_kw(p, KW_IN)) {
+                    if (target) unexpected(p, "'in'");
+                    skip_statement(p);
+                    return true;
+                }
+                advance(p);
+                n->fors.target = target;
+                n->fors.iter = parse_testlist(p);
+                if (!n->fors.iter || !expect_op(p, OP_COLON)) {
+                    skip_statement(p);
+                    return true;
+                }
+                if (!parse_block(p, &n->fors.body)) return false;
+                if (is_kw(p, KW_ELSE)) {
+                    advance(p);
+                    if (!expect_op(p, OP_COLON)) return false;
+                    if (!parse_block(p, &n->fors.orelse)) return false;
+                }
+            } else {
+                n->ifs.cond = parse_test(p);
+                if (!n->ifs.cond || !expect_op(p, OP_COLON)) {
+                    skip_statement(p);
+                    return true;
+                }
+                if (!parse_block(p, &n->ifs.body)) return false;
+                if (is_kw(p, KW_ELSE)) {
+                    advance(p);
+                    if (!expect_op(p, OP_COLON)) return false;
+                    if (!parse_block(p, &n->ifs.orelse)) return false;
+                }
+            }
+            nodelist_push(p->C, out, n, cap);
+            return true;
+        }
+        case KW_DEF:
+            return reject_compound(
+                p, sp, "define it at module level with @kiln.jit(device=True) and call it",
+                "nested functions are not supported in kernels");
+        case KW_CLASS:
+            return reject_compound(p, sp, "pass arrays and scalars instead",
+                                   "classes are not supported in kernels");
+        case KW_TRY:
+            return reject_compound(p, sp,
+                                   "kernels cannot catch exceptions; check values with if",
+                                   "try statements are not supported in kernels");
+        case KW_WITH:
+            return reject_compound(p, sp, NULL, "with statements are not supported in kernels");
+        case KW_ASYNC:
+            return reject_compound(p, sp, NULL, "async is not supported in kernels");
+        case KW_ELSE:
+        case KW_ELIF:
+        case KW_EXCEPT:
+        case KW_FINALLY:
+            unexpected(p, NULL);
+            skip_statement(p);
+            return true;
+        default: break;
+        }
+    }
+    if (is_op(p, OP_AT))
+        return reject_compound(p, sp, "decorate functions at module level",
+                               "decorators inside kernels are not supported");
+    if (p->tok.kind == TK_INDENT) {
+        unexpected(p, NULL);
+        skip_statement(p);
+        return true;
+    }
+    return parse_simple_stmts(p, out, cap);
+}
+
+/* block: NEWLINE INDENT stmt+ DEDENT | simple_stmts on the same line */
+static bool parse_block(Parser *p, NodeList *out) {
+    int cap = 0;
+    if (p->tok.kind != TK_NEWLINE) {
+        parse_simple_stmts(p, out, &cap);
+        return !p->lex_failed;
+    }
+    advance(p);
+    if (p->tok.kind != TK_INDENT) {
+        if (p->tok.kind != TK_ERROR)
+            error_at(p->C, tok_span(&p->tok), NULL, "expected an indented block");
+        return false;
+    }
+    advance(p);
+    while (p->tok.kind != TK_DEDENT && p->tok.kind != TK_EOF) {
+        if (p->lex_failed) return false;
+        if (!parse_stmt(p, out, &cap)) return false;
+    }
+    if (p->tok.kind == TK_DEDENT) advance(p);
+    return !p->lex_failed;
+}
+
+static void mark_docstring(NodeList *body) {
+    if (body->n > 0 && body->v[0]->kind == S_EXPR && body->v[0]->expr->kind == E_STR)
+        body->v[0]->flags |= NF_DOCSTRING;
+}
+
+Node *parse_function(Compiler *C, const SrcFile *f) {
+    Parser P;
+    memset(&P, 0, sizeof P);
+    Parser *p = &P;
+    p->C = C;
+    p->L = lex_open(C, f);
+    advance(p);
+    int errors_before = C->nerrors;
+
+    /* Decorators: their arguments are the host's business. */
+    while (is_op(p, OP_AT)) {
+        while (p->tok.kind != TK_NEWLINE && p->tok.kind != TK_EOF && p->tok.kind != TK_ERROR)
+            advance(p);
+        if (p->tok.kind != TK_NEWLINE) break;
+        advance(p);
+    }
+    if (p->lex_failed) return NULL;
+    if (is_kw(p, KW_ASYNC)) {
+        error_at(C, tok_span(&p->tok), NULL, "async functions cannot be kernels");
+        return NULL;
+    }
+    if (!is_kw(p, KW_DEF)) {
+        if (is_kw(p, KW_LAMBDA))
+            error_at(C, tok_span(&p->tok), "write the kernel with def",
+                     "lambda functions cannot be compiled by kiln");
+        else if (p->tok.kind != TK_ERROR)
+            error_at(C, tok_span(&p->tok), NULL,
+                     "expected a function definition here, found %s", tok_describe(C, &p->tok));
+        return NULL;
+    }
+    Span defsp = tok_span(&p->tok);
+    advance(p);
+    if (p->tok.kind != TK_NAME) return unexpected(p, "the function name");
+    Node *fn = node_new(C, S_DEF, defsp);
+    fn->def.name = tok_text(p, &p->tok);
+    fn->def.name_sp = tok_span(&p->tok);
+    advance(p);
+    if (!expect_op(p, OP_LPAR)) return NULL;
+    int pcap = 0;
+    while (!is_op(p, OP_RPAR)) {
+        if (is_op(p, OP_STAR) || is_op(p, OP_DSTAR)) {
+            error_at(C, tok_span(&p->tok), "list the parameters one by one",
+                     "*args and **kwargs parameters are not supported in kernels");
+            return NULL;
+        }
+        if (is_op(p, OP_SLASH)) { /* positional-only marker: harmless */
+            advance(p);
+            if (!accept_op(p, OP_COMMA)) break;
+            continue;
+        }
+        if (p->tok.kind != TK_NAME) return unexpected(p, "a parameter name");
+        fn->def.params = arena_grow(&C->arena, fn->def.params, &pcap, fn->def.nparams + 1,
+                                    sizeof(Param));
+        Param *pa = &fn->def.params[fn->def.nparams++];
+        pa->name = tok_text(p, &p->tok);
+        pa->sp = tok_span(&p->tok);
+        for (int i = 0; i < fn->def.nparams - 1; i++)
+            if (strcmp(fn->def.params[i].name, pa->name) == 0) {
+                error_at(C, pa->sp, NULL, "duplicate parameter '%s'", pa->name);
+                return NULL;
+            }
+        advance(p);
+        if (accept_op(p, OP_COLON)) { /* annotation: ignored */
+            if (!parse_test(p)) return NULL;
+        }
+        if (accept_op(p, OP_ASSIGN)) {
+            pa->deflt = parse_test(p);
+            if (!pa->deflt) return NULL;
+        }
+        if (!accept_op(p, OP_COMMA)) break;
+    }
+    if (!expect_op(p, OP_RPAR)) return NULL;
+    if (accept_op(p, OP_ARROW)) {
+        if (!parse_test(p)) return NULL;
+    }
+    if (!expect_op(p, OP_COLON)) return NULL;
+    if (!parse_block(p, &fn->def.body)) return NULL;
+    mark_docstring(&fn->def.body);
+    if (C->nerrors > errors_before || p->lex_failed) return NULL;
+    fn->sp = span_join(defsp, fn->def.name_sp);
+    return fn;
+}
+
+/* ---- signatures ------------------------------------------------------------- */
+
+typedef struct DtypeAlias {
+    const char *name;
+    kiln_dtype t;
+} DtypeAlias;
+
+static const DtypeAlias dtype_aliases[] = {
+    {"bool", KILN_BOOL},       {"bool_", KILN_BOOL},       {"boolean", KILN_BOOL},
+    {"b1", KILN_BOOL},         {"int8", KILN_INT8},        {"i1", KILN_INT8},
+    {"int16", KILN_INT16},     {"i2", KILN_INT16},         {"int32", KILN_INT32},
+    {"i4", KILN_INT32},        {"int64", KILN_INT64},      {"i8", KILN_INT64},
+    {"int", KILN_INT64},       {"intp", KILN_INT64},       {"intc", KILN_INT32},
+    {"uint8", KILN_UINT8},     {"u1", KILN_UINT8},         {"byte", KILN_INT8},
+    {"uint16", KILN_UINT16},   {"u2", KILN_UINT16},        {"uint32", KILN_UINT32},
+    {"u4", KILN_UINT32},       {"uint64", KILN_UINT64},    {"u8", KILN_UINT64},
+    {"uintp", KILN_UINT64},    {"uintc", KILN_UINT32},     {"float16", KILN_FLOAT16},
+    {"f2", KILN_FLOAT16},      {"half", KILN_FLOAT16},     {"float32", KILN_FLOAT32},
+    {"f4", KILN_FLOAT32},      {"single", KILN_FLOAT32},   {"float64", KILN_FLOAT64},
+    {"f8", KILN_FLOAT64},      {"double", KILN_FLOAT64},   {"float", KILN_FLOAT64},
+    {"float_", KILN_FLOAT64},
+};
+
+static int lookup_dtype(const char *name) {
+    for (size_t i = 0; i < COUNTOF(dtype_aliases); i++)
+        if (strcmp(dtype_aliases[i].name, name) == 0) return (int)dtype_aliases[i].t;
+    return -1;
+}
+
+/* type: name ['[' dim (',' dim)* ']'] where dim is ':' or '::1' */
+static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is_void) {
+    if (p->tok.kind != TK_NAME) {
+        unexpected(p, "a type name");
+        return false;
+    }
+    const char *name = tok_text(p, &p->tok);
+    Span sp = tok_span(&p->tok);
+    advance(p);
+    memset(t, 0, sizeof *t);
+    if (is_void) *is_void = false;
+    if (strcmp(name, "void") == 0 || strcmp(name, "none") == 0) {
+        if (!allow_void) {
+            error_at(p->C, sp, NULL, "void is only valid as a return type");
+            return false;
+        }
+        *is_void = true;
+        t->dtype = KILN_NDTYPES;
+        return true;
+    }
+    int d = lookup_dtype(name);
+    if (d < 0) {
+        error_at(p->C, sp, "write a dtype like float32, int64, uint8 or bool",
+                 "unknown type '%s' in signature", name);
+        return false;
+    }
+    if (d == KILN_FLOAT16) {
+        error_at(p->C, sp, "use float32", "float16 is not supported yet");
+        return false;
+    }
+    t->dtype = (uint8_t)d;
+    if (!accept_op(p, OP_LSQB)) return true;
+    t->is_array = 1;
+    int contig_at = -1;
+    for (;;) {
+        Span dsp = tok_span(&p->tok);
+        if (!expect_op(p, OP_COLON)) return false;
+        if (accept_op(p, OP_COLON)) {
+            if (p->tok.kind != TK_INT || p->tok.ival != 1) {
+                unexpected(p, "1 (as in ::1)");
+                return false;
+            }
+            advance(p);
+            if (contig_at >= 0) {
+                error_at(p->C, dsp, NULL, "only one dimension can be marked contiguous (::1)");
+                return false;
+            }
+            contig_at = t->ndim;
+        }
+        t->ndim++;
+        if (t->ndim > KILN_MAX_NDIM) {
+            error_at(p->C, dsp, NULL, "arrays have at most %d dimensions", KILN_MAX_NDIM);
+            return false;
+        }
+        if (!accept_op(p, OP_COMMA)) break;
+    }
+    if (!expect_op(p, OP_RSQB)) return false;
+    if (contig_at < 0)
+        t->layout = KILN_LAYOUT_A;
+    else if (contig_at == t->ndim - 1)
+        t->layout = KILN_LAYOUT_C;
+    else if (contig_at == 0)
+        t->layout = KILN_LAYOUT_F;
+    else {
+        error_at(p->C, sp, "mark the first (F) or the last (C) dimension with ::1",
+                 "::1 must be on the first or the last dimension");
+        return false;
+    }
+    return true;
+}
+
+int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argtype *args,
+                    int max_args) {
+    Parser P;
+    memset(&P, 0, sizeof P);
+    Parser *p = &P;
+    p->C = C;
+    p->L = lex_open(C, f);
+    advance(p);
+    bool is_void = true;
+    memset(ret, 0, sizeof *ret);
+    ret->dtype = KILN_NDTYPES;
+    if (!is_op(p, OP_LPAR)) {
+        Span rsp = tok_span(&p->tok);
+        if (!parse_sig_type(p, ret, true, &is_void)) return -1;
+        if (ret->is_array) {
+            error_at(C, rsp, "return scalars; write arrays through arguments",
+                     "functions cannot return arrays");
+            return -1;
+        }
+    }
+    if (!expect_op(p, OP_LPAR)) return -1;
+    int n = 0;
+    while (!is_op(p, OP_RPAR)) {
+        kiln_argtype t;
+        if (!parse_sig_type(p, &t, false, NULL)) return -1;
+        if (n >= max_args) {
+            error_at(C, tok_span(&p->tok), NULL, "too many arguments in signature");
+            return -1;
+        }
+        args[n++] = t;
+        if (!accept_op(p, OP_COMMA)) break;
+    }
+    if (!expect_op(p, OP_RPAR)) return -1;
+    if (p->tok.kind == TK_NEWLINE) advance(p);
+    if (p->tok.kind != TK_EOF) {
+        unexpected(p, "the end of the signature");
+        return -1;
+    }
+    return n;
+}

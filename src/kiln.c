@@ -1,0 +1,161 @@
+/* kiln.c: the public API: contexts, translation and signatures.
+ *
+ * kiln_translate runs one compilation: a Compiler with its arena is made,
+ * the front end parses the function, sema types it for the argument types,
+ * the emitter writes the target source; what outlives the arena (the source,
+ * the inspect_types text, parameter names and flags) is copied into the
+ * kiln_program, and the arena is freed as a whole.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+#include "emit/emit.h"
+#include "sema/sema.h"
+
+struct kiln_program {
+    char *source;      /* generated code */
+    size_t source_len;
+    char *types;       /* inspect_types text */
+    char *name;        /* the kernel's Python name */
+    int nparams;
+    char **pnames;
+    int *pflags;
+    char *gpu_only;    /* first GPU-only feature, or NULL */
+};
+
+const char *kiln_version(void) { return KILN_VERSION; }
+
+kiln_ctx *kiln_ctx_new(void) { return calloc(1, sizeof(kiln_ctx)); }
+
+void kiln_ctx_free(kiln_ctx *ctx) {
+    if (!ctx) return;
+    free(ctx->cc);
+    free(ctx->cc_id);
+    free(ctx);
+}
+
+void kiln_ctx_set_diag(kiln_ctx *ctx, kiln_diag_fn fn, void *userdata) {
+    ctx->diag = fn;
+    ctx->diag_ud = userdata;
+}
+
+static bool argtype_valid(const kiln_argtype *a) {
+    if (a->dtype >= KILN_NDTYPES || a->dtype == KILN_FLOAT16) return false;
+    if (!a->is_array) return true;
+    if (a->ndim < 1 || a->ndim > KILN_MAX_NDIM) return false;
+    return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+void kiln_program_free(kiln_program *p) {
+    if (!p) return;
+    free(p->source);
+    free(p->types);
+    free(p->name);
+    for (int i = 0; i < p->nparams; i++) free(p->pnames[i]);
+    free(p->pnames);
+    free(p->pflags);
+    free(p->gpu_only);
+    free(p);
+}
+
+kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
+                             int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
+                             void *resolve_userdata) {
+    if (nargs < 0 || nargs > KILN_MAX_PARAMS) {
+        diag_plain(ctx, KILN_ERROR, NULL, "kernels take at most %d arguments", KILN_MAX_PARAMS);
+        return NULL;
+    }
+    for (int i = 0; i < nargs; i++)
+        if (!argtype_valid(&args[i])) {
+            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
+            return NULL;
+        }
+    Compiler C;
+    compiler_init(&C, ctx);
+    C.opts = *opts;
+    C.resolve = resolve;
+    C.resolve_ud = resolve_userdata;
+    kiln_program *p = NULL;
+    Buf out, types;
+    buf_init(&out);
+    buf_init(&types);
+
+    FuncInfo *fi = sema_funcinfo(&C, src->scope, src->text, src->len, src->filename,
+                                 src->first_line);
+    if (fi->parse_failed) goto done;
+    const Type **tys = arena_alloc(&C.arena, sizeof(Type *) * (size_t)(nargs + 1));
+    for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(&C, &args[i]);
+    SemaResult R;
+    if (sema_run(&C, fi, tys, nargs, true, &R) < 0) goto done;
+    if (emit_program(&C, &R, &out) < 0) goto done;
+    sema_dump_types(&C, &R, &types);
+
+    p = calloc(1, sizeof *p);
+    if (!p) goto done;
+    p->source = buf_take(&out, &p->source_len);
+    p->types = buf_take(&types, NULL);
+    p->name = strdup(fi->name);
+    p->gpu_only = dup_or_null(R.gpu_only);
+    p->nparams = nargs;
+    p->pnames = calloc((size_t)nargs + 1, sizeof(char *));
+    p->pflags = calloc((size_t)nargs + 1, sizeof(int));
+    if (!p->source || !p->types || !p->name || !p->pnames || !p->pflags) {
+        kiln_program_free(p);
+        p = NULL;
+        diag_plain(ctx, KILN_ERROR, NULL, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < nargs; i++) {
+        p->pnames[i] = strdup(R.kernel->psyms[i]->name);
+        if (R.kernel->written & (UINT64_C(1) << (i & 63))) p->pflags[i] |= KILN_PARAM_WRITTEN;
+    }
+done:
+    buf_free(&out);
+    buf_free(&types);
+    compiler_free(&C);
+    return p;
+}
+
+const char *kiln_program_source(const kiln_program *p, size_t *len) {
+    if (len) *len = p->source_len;
+    return p->source;
+}
+const char *kiln_program_entry(const kiln_program *p) {
+    (void)p;
+    return "kiln_entry";
+}
+const char *kiln_program_name(const kiln_program *p) { return p->name; }
+const char *kiln_program_types(const kiln_program *p) { return p->types; }
+int kiln_program_nparams(const kiln_program *p) { return p->nparams; }
+const char *kiln_program_param_name(const kiln_program *p, int i) {
+    return i >= 0 && i < p->nparams ? p->pnames[i] : NULL;
+}
+int kiln_program_param_flags(const kiln_program *p, int i) {
+    return i >= 0 && i < p->nparams ? p->pflags[i] : 0;
+}
+int kiln_program_gpu_only(const kiln_program *p, const char **what) {
+    if (what) *what = p->gpu_only;
+    return p->gpu_only != NULL;
+}
+
+int kiln_parse_signature(kiln_ctx *ctx, const char *text, kiln_argtype *ret, kiln_argtype *args,
+                         int max_args) {
+    Compiler C;
+    compiler_init(&C, ctx);
+    SrcFile f;
+    f.name = "<signature>";
+    f.text = arena_strdup(&C.arena, text ? text : "");
+    f.len = strlen(f.text);
+    f.first_line = 1;
+    int n = -1;
+    if (memchr(f.text, '\n', f.len)) {
+        diag_plain(ctx, KILN_ERROR, NULL, "a signature is one line of text");
+    } else {
+        n = parse_signature(&C, &f, ret, args, max_args);
+    }
+    compiler_free(&C);
+    return n;
+}

@@ -1,0 +1,161 @@
+/* intrinsics.c: every name kiln knows inside a kernel.
+ *
+ * Names are canonical dotted paths: the resolver maps the user's objects to
+ * them (`import kiln as cuda` makes `cuda` the namespace "kiln"; `from math
+ * import sqrt` makes `sqrt` the intrinsic "math.sqrt"), and sema looks the
+ * path up here.  The same table answers for `math.*`, `numpy.*`, the Python
+ * builtins and kiln's SIMT intrinsics, whose names follow Numba's CUDA
+ * dialect so that Numba kernel files run unchanged.
+ */
+#include <string.h>
+
+#include "sema.h"
+
+const char *const math1_names[] = {
+    "sqrt", "exp",  "expm1", "log",   "log1p", "log2",  "log10", "sin",    "cos",
+    "tan",  "asin", "acos",  "atan",  "sinh",  "cosh",  "tanh",  "asinh",  "acosh",
+    "atanh", "erf", "erfc",  "tgamma", "lgamma", "fabs", "cbrt", "exp2",   "rint"};
+enum {
+    M_SQRT, M_EXP, M_EXPM1, M_LOG, M_LOG1P, M_LOG2, M_LOG10, M_SIN, M_COS, M_TAN, M_ASIN,
+    M_ACOS, M_ATAN, M_SINH, M_COSH, M_TANH, M_ASINH, M_ACOSH, M_ATANH, M_ERF, M_ERFC,
+    M_GAMMA, M_LGAMMA, M_FABS, M_CBRT, M_EXP2, M_RINT
+};
+int math1_count(void) { return (int)COUNTOF(math1_names); }
+
+const char *const math2_names[] = {"pow", "atan2", "hypot", "copysign", "fmod"};
+enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD };
+
+#define NS(n) {n, IK_NS, 0, 0, NULL}
+#define M1(n, s) {n, IK_MATH1, s, 0, NULL}
+#define M2(n, s) {n, IK_MATH2, s, 0, NULL}
+#define DT(n, d) {n, IK_DTYPE, d, 0, NULL}
+#define SREG(n, s) {n, IK_SREG, s, IF_VALUE, NULL}
+
+static const Intrinsic table[] = {
+    /* namespaces */
+    NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
+    NS("kiln.local"),
+    /* builtins */
+    {"builtins.abs", IK_ABS, 0, 0, NULL},
+    {"builtins.min", IK_MINMAX, 0, 0, NULL},
+    {"builtins.max", IK_MINMAX, 1, 0, NULL},
+    {"builtins.int", IK_INT, 0, 0, NULL},
+    {"builtins.float", IK_FLOAT, 0, 0, NULL},
+    {"builtins.bool", IK_BOOL, 0, 0, NULL},
+    {"builtins.round", IK_ROUND, 0, 0, "number,ndigits"},
+    {"builtins.range", IK_RANGE, 0, 0, NULL},
+    {"builtins.len", IK_LEN, 0, 0, NULL},
+    /* math */
+    M1("math.sqrt", M_SQRT), M1("math.exp", M_EXP), M1("math.expm1", M_EXPM1),
+    {"math.log", IK_LOG, 0, 0, NULL},
+    M1("math.log1p", M_LOG1P), M1("math.log2", M_LOG2), M1("math.log10", M_LOG10),
+    M1("math.sin", M_SIN), M1("math.cos", M_COS), M1("math.tan", M_TAN),
+    M1("math.asin", M_ASIN), M1("math.acos", M_ACOS), M1("math.atan", M_ATAN),
+    M1("math.sinh", M_SINH), M1("math.cosh", M_COSH), M1("math.tanh", M_TANH),
+    M1("math.asinh", M_ASINH), M1("math.acosh", M_ACOSH), M1("math.atanh", M_ATANH),
+    M1("math.erf", M_ERF), M1("math.erfc", M_ERFC), M1("math.gamma", M_GAMMA),
+    M1("math.lgamma", M_LGAMMA), M1("math.fabs", M_FABS), M1("math.cbrt", M_CBRT),
+    M1("math.exp2", M_EXP2),
+    M2("math.pow", M2_POW), M2("math.atan2", M2_ATAN2), M2("math.hypot", M2_HYPOT),
+    M2("math.copysign", M2_COPYSIGN), M2("math.fmod", M2_FMOD),
+    {"math.floor", IK_ROUNDING, 0, 0, NULL},
+    {"math.ceil", IK_ROUNDING, 1, 0, NULL},
+    {"math.trunc", IK_ROUNDING, 2, 0, NULL},
+    {"math.isnan", IK_PRED, 0, 0, NULL},
+    {"math.isinf", IK_PRED, 1, 0, NULL},
+    {"math.isfinite", IK_PRED, 2, 0, NULL},
+    {"math.pi", IK_CONST, IC_PI, IF_VALUE, NULL},
+    {"math.e", IK_CONST, IC_E, IF_VALUE, NULL},
+    {"math.tau", IK_CONST, IC_TAU, IF_VALUE, NULL},
+    {"math.inf", IK_CONST, IC_INF, IF_VALUE, NULL},
+    {"math.nan", IK_CONST, IC_NAN, IF_VALUE, NULL},
+    /* numpy (scalar functions) */
+    M1("numpy.sqrt", M_SQRT), M1("numpy.exp", M_EXP), M1("numpy.expm1", M_EXPM1),
+    M1("numpy.log", M_LOG), M1("numpy.log1p", M_LOG1P), M1("numpy.log2", M_LOG2),
+    M1("numpy.log10", M_LOG10), M1("numpy.sin", M_SIN), M1("numpy.cos", M_COS),
+    M1("numpy.tan", M_TAN), M1("numpy.arcsin", M_ASIN), M1("numpy.arccos", M_ACOS),
+    M1("numpy.arctan", M_ATAN), M1("numpy.sinh", M_SINH), M1("numpy.cosh", M_COSH),
+    M1("numpy.tanh", M_TANH), M1("numpy.arcsinh", M_ASINH), M1("numpy.arccosh", M_ACOSH),
+    M1("numpy.arctanh", M_ATANH), M1("numpy.fabs", M_FABS), M1("numpy.cbrt", M_CBRT),
+    M1("numpy.exp2", M_EXP2), M1("numpy.rint", M_RINT),
+    M2("numpy.arctan2", M2_ATAN2), M2("numpy.hypot", M2_HYPOT),
+    M2("numpy.copysign", M2_COPYSIGN), M2("numpy.fmod", M2_FMOD),
+    {"numpy.power", IK_POWER, 0, 0, NULL},
+    {"numpy.floor", IK_ROUNDING, 0, IF_NUMPY, NULL},
+    {"numpy.ceil", IK_ROUNDING, 1, IF_NUMPY, NULL},
+    {"numpy.trunc", IK_ROUNDING, 2, IF_NUMPY, NULL},
+    {"numpy.isnan", IK_PRED, 0, 0, NULL},
+    {"numpy.isinf", IK_PRED, 1, 0, NULL},
+    {"numpy.isfinite", IK_PRED, 2, 0, NULL},
+    {"numpy.abs", IK_ABS, 0, 0, NULL},
+    {"numpy.absolute", IK_ABS, 0, 0, NULL},
+    {"numpy.minimum", IK_NPMINMAX, 0, 0, NULL},
+    {"numpy.maximum", IK_NPMINMAX, 1, 0, NULL},
+    {"numpy.sign", IK_SIGN, 0, 0, NULL},
+    {"numpy.pi", IK_CONST, IC_PI, IF_VALUE, NULL},
+    {"numpy.e", IK_CONST, IC_E, IF_VALUE, NULL},
+    {"numpy.inf", IK_CONST, IC_INF, IF_VALUE, NULL},
+    {"numpy.nan", IK_CONST, IC_NAN, IF_VALUE, NULL},
+    DT("numpy.bool_", KILN_BOOL), DT("numpy.int8", KILN_INT8), DT("numpy.int16", KILN_INT16),
+    DT("numpy.int32", KILN_INT32), DT("numpy.int64", KILN_INT64),
+    DT("numpy.intp", KILN_INT64), DT("numpy.uint8", KILN_UINT8),
+    DT("numpy.uint16", KILN_UINT16), DT("numpy.uint32", KILN_UINT32),
+    DT("numpy.uint64", KILN_UINT64), DT("numpy.uintp", KILN_UINT64),
+    DT("numpy.float32", KILN_FLOAT32), DT("numpy.float64", KILN_FLOAT64),
+    DT("numpy.single", KILN_FLOAT32), DT("numpy.double", KILN_FLOAT64),
+    /* kiln: types */
+    DT("kiln.bool_", KILN_BOOL), DT("kiln.boolean", KILN_BOOL), DT("kiln.int8", KILN_INT8),
+    DT("kiln.int16", KILN_INT16), DT("kiln.int32", KILN_INT32), DT("kiln.int64", KILN_INT64),
+    DT("kiln.intp", KILN_INT64), DT("kiln.uint8", KILN_UINT8), DT("kiln.uint16", KILN_UINT16),
+    DT("kiln.uint32", KILN_UINT32), DT("kiln.uint64", KILN_UINT64),
+    DT("kiln.float32", KILN_FLOAT32), DT("kiln.float64", KILN_FLOAT64),
+    DT("kiln.double", KILN_FLOAT64), DT("kiln.f4", KILN_FLOAT32), DT("kiln.f8", KILN_FLOAT64),
+    DT("kiln.i4", KILN_INT32), DT("kiln.i8", KILN_INT64), DT("kiln.u4", KILN_UINT32),
+    DT("kiln.u8", KILN_UINT64),
+    /* kiln: SIMT */
+    {"kiln.threadIdx", IK_DIM3, 0, IF_VALUE, NULL},
+    {"kiln.blockIdx", IK_DIM3, 1, IF_VALUE, NULL},
+    {"kiln.blockDim", IK_DIM3, 2, IF_VALUE, NULL},
+    {"kiln.gridDim", IK_DIM3, 3, IF_VALUE, NULL},
+    SREG("kiln.threadIdx.x", 0), SREG("kiln.threadIdx.y", 1), SREG("kiln.threadIdx.z", 2),
+    SREG("kiln.blockIdx.x", 3), SREG("kiln.blockIdx.y", 4), SREG("kiln.blockIdx.z", 5),
+    SREG("kiln.blockDim.x", 6), SREG("kiln.blockDim.y", 7), SREG("kiln.blockDim.z", 8),
+    SREG("kiln.gridDim.x", 9), SREG("kiln.gridDim.y", 10), SREG("kiln.gridDim.z", 11),
+    {"kiln.warpsize", IK_WARPSIZE, 0, IF_VALUE, NULL},
+    {"kiln.laneid", IK_LANEID, 0, IF_VALUE | IF_GPU_ONLY, NULL},
+    {"kiln.grid", IK_GRID, 0, 0, "ndim"},
+    {"kiln.gridsize", IK_GRIDSIZE, 0, 0, "ndim"},
+    {"kiln.syncthreads", IK_SYNCTHREADS, 0, IF_GPU_ONLY, NULL},
+    {"kiln.syncwarp", IK_SYNCTHREADS, 1, IF_GPU_ONLY, "mask"},
+    {"kiln.threadfence", IK_THREADFENCE, 0, 0, NULL},
+    {"kiln.threadfence_block", IK_THREADFENCE, 1, 0, NULL},
+    {"kiln.threadfence_system", IK_THREADFENCE, 2, 0, NULL},
+    {"kiln.shared.array", IK_SHARED_ARRAY, 0, IF_GPU_ONLY, "shape,dtype"},
+    {"kiln.local.array", IK_LOCAL_ARRAY, 0, 0, "shape,dtype"},
+    {"kiln.atomic.add", IK_ATOMIC, IA_ADD, 0, "ary,idx,val"},
+    {"kiln.atomic.sub", IK_ATOMIC, IA_SUB, 0, "ary,idx,val"},
+    {"kiln.atomic.max", IK_ATOMIC, IA_MAX, 0, "ary,idx,val"},
+    {"kiln.atomic.min", IK_ATOMIC, IA_MIN, 0, "ary,idx,val"},
+    {"kiln.atomic.exch", IK_ATOMIC, IA_EXCH, 0, "ary,idx,val"},
+    {"kiln.atomic.compare_and_swap", IK_ATOMIC, IA_CAS, 0, NULL},
+    {"kiln.atomic.cas", IK_ATOMIC, IA_CAS, 0, NULL},
+    {"kiln.atomic.and_", IK_ATOMIC, IA_AND, 0, "ary,idx,val"},
+    {"kiln.atomic.or_", IK_ATOMIC, IA_OR, 0, "ary,idx,val"},
+    {"kiln.atomic.xor", IK_ATOMIC, IA_XOR, 0, "ary,idx,val"},
+    {"kiln.atomic.inc", IK_ATOMIC, IA_INC, 0, "ary,idx,val"},
+    {"kiln.atomic.dec", IK_ATOMIC, IA_DEC, 0, "ary,idx,val"},
+    {"kiln.shfl_sync", IK_SHFL, IS_IDX, IF_GPU_ONLY, NULL},
+    {"kiln.shfl_down_sync", IK_SHFL, IS_DOWN, IF_GPU_ONLY, NULL},
+    {"kiln.shfl_up_sync", IK_SHFL, IS_UP, IF_GPU_ONLY, NULL},
+    {"kiln.shfl_xor_sync", IK_SHFL, IS_XOR, IF_GPU_ONLY, NULL},
+    {"kiln.ballot_sync", IK_VOTE, 0, IF_GPU_ONLY, NULL},
+    {"kiln.all_sync", IK_VOTE, 1, IF_GPU_ONLY, NULL},
+    {"kiln.any_sync", IK_VOTE, 2, IF_GPU_ONLY, NULL},
+    {"kiln.activemask", IK_ACTIVEMASK, 0, IF_GPU_ONLY, NULL},
+};
+
+const Intrinsic *intrinsic_lookup(const char *name) {
+    for (size_t i = 0; i < COUNTOF(table); i++)
+        if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0) return &table[i];
+    return NULL;
+}

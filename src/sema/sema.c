@@ -1,0 +1,911 @@
+/* sema.c: functions, specialisations, statements and names.
+ *
+ * See sema.h for the design: one FuncSpec per function and argument types,
+ * typed to a fixed point with diagnostics muted, then once more with
+ * diagnostics on.  This file drives that, types statements, and turns the
+ * resolver's answers into frozen globals.  Expressions are in sema_expr.c.
+ */
+#include <string.h>
+
+#include "sema_int.h"
+
+/* ---- symbols ------------------------------------------------------------------- */
+
+static Sym *sym_find(FuncSpec *f, const char *name) {
+    for (int i = 0; i < f->nsyms; i++)
+        if (strcmp(f->syms[i]->name, name) == 0) return f->syms[i];
+    return NULL;
+}
+
+static Sym *sym_add(Sema *S, FuncSpec *f, const char *name) {
+    Sym *s = arena_alloc(&S->C->arena, sizeof *s);
+    s->name = name;
+    s->ty = &ty_unknown;
+    s->param = -1;
+    s->id = f->nsyms;
+    f->syms = arena_grow(&S->C->arena, f->syms, &f->capsyms, f->nsyms + 1, sizeof(Sym *));
+    f->syms[f->nsyms++] = s;
+    return s;
+}
+
+Sym *sema_local(Sema *S, const char *name) {
+    Sym *s = sym_find(S->cur, name);
+    return s && (s->is_local || s->param >= 0) ? s : NULL;
+}
+
+static void collect_target(Sema *S, FuncSpec *f, Node *t) {
+    if (t->kind == E_NAME) {
+        Sym *s = sym_find(f, t->name.id);
+        if (!s) {
+            s = sym_add(S, f, t->name.id);
+            s->first_assign = UINT32_MAX;
+        }
+        s->is_local = true;
+        if (s->param < 0 && t->sp.off < s->first_assign) s->first_assign = t->sp.off;
+    } else if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++) collect_target(S, f, t->tuple.v[i]);
+    }
+}
+
+static void collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
+    for (int i = 0; i < body->n; i++) {
+        Node *n = body->v[i];
+        switch (n->kind) {
+        case S_ASSIGN:
+            for (int j = 0; j < n->assign.targets.n; j++)
+                collect_target(S, f, n->assign.targets.v[j]);
+            break;
+        case S_AUGASSIGN: collect_target(S, f, n->aug.target); break;
+        case S_FOR:
+            collect_target(S, f, n->fors.target);
+            collect_locals(S, f, &n->fors.body);
+            collect_locals(S, f, &n->fors.orelse);
+            break;
+        case S_IF:
+        case S_WHILE:
+            collect_locals(S, f, &n->ifs.body);
+            collect_locals(S, f, &n->ifs.orelse);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* ---- globals ----------------------------------------------------------------- */
+
+const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope) {
+    NsRef *r = arena_alloc(&S->C->arena, sizeof *r);
+    r->name = arena_strdup(&S->C->arena, name);
+    r->intr = in;
+    r->scope = scope;
+    return r;
+}
+
+static const Type *ns_type(Sema *S, const NsRef *ns) {
+    Type *t = arena_alloc(&S->C->arena, sizeof *t);
+    t->kind = TY_NS;
+    t->ns = ns;
+    return t;
+}
+
+static FuncInfo *funcinfo_for(Sema *S, const kiln_value *kv) {
+    for (FuncInfo *fi = S->funcs; fi; fi = fi->next)
+        if (fi->scope == kv->scope) return fi;
+    FuncInfo *fi = sema_funcinfo(S->C, kv->scope, kv->text, kv->text_len, kv->filename,
+                                 kv->first_line);
+    fi->is_device = kv->is_device != 0;
+    fi->next = S->funcs;
+    S->funcs = fi;
+    if (kv->signature && *kv->signature) {
+        SrcFile *sf = arena_alloc(&S->C->arena, sizeof *sf);
+        sf->name = arena_printf(&S->C->arena, "<signature of %s>", fi->name ? fi->name : "?");
+        sf->text = arena_strdup(&S->C->arena, kv->signature);
+        sf->len = strlen(sf->text);
+        sf->first_line = 1;
+        kiln_argtype args[KILN_MAX_PARAMS];
+        int saved = S->C->muted;
+        S->C->muted = 0;
+        int n = parse_signature(S->C, sf, &fi->sig_ret, args, KILN_MAX_PARAMS);
+        S->C->muted = saved;
+        if (n < 0) {
+            fi->parse_failed = true;
+        } else {
+            fi->has_sig = true;
+            fi->sig_nargs = n;
+            fi->sig_args = arena_alloc(&S->C->arena, sizeof(kiln_argtype) * (size_t)(n + 1));
+            memcpy(fi->sig_args, args, sizeof(kiln_argtype) * (size_t)n);
+        }
+    }
+    return fi;
+}
+
+static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, void *scope) {
+    Compiler *C = S->C;
+    GVal *g = arena_alloc(&C->arena, sizeof *g);
+    g->kind = kv->kind;
+    switch (kv->kind) {
+    case KILN_VAL_MISSING: g->ty = &ty_error; break;
+    case KILN_VAL_INT:
+        g->ty = &ty_weak_int;
+        g->cv.i = kv->v.i;
+        break;
+    case KILN_VAL_FLOAT:
+        g->ty = &ty_weak_float;
+        g->cv.f = kv->v.f;
+        break;
+    case KILN_VAL_BOOL:
+        g->ty = ty_scalar(KILN_BOOL);
+        g->cv.i = kv->v.i != 0;
+        break;
+    case KILN_VAL_SCALAR:
+        if ((unsigned)kv->dtype >= KILN_NDTYPES || kv->dtype == KILN_FLOAT16) {
+            g->kind = KILN_VAL_OTHER;
+            g->other = "a float16 scalar";
+            g->ty = &ty_error;
+            break;
+        }
+        g->ty = ty_scalar(kv->dtype);
+        g->cv.u = kv->v.u;
+        if (kv->dtype == KILN_FLOAT32 || kv->dtype == KILN_FLOAT64) g->cv.f = kv->v.f;
+        break;
+    case KILN_VAL_TUPLE: {
+        g->ntuple = kv->ntuple;
+        g->tuple = arena_alloc(&C->arena, sizeof(GVal) * (size_t)(kv->ntuple + 1));
+        const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(kv->ntuple + 1));
+        for (int i = 0; i < kv->ntuple; i++) {
+            GVal *e = convert_value(S, &kv->tuple[i], dotted, scope);
+            if (!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE) {
+                g->kind = KILN_VAL_OTHER;
+                g->other = "a tuple holding something other than numbers";
+                g->ty = &ty_error;
+                return g;
+            }
+            g->tuple[i] = *e;
+            el[i] = e->ty;
+        }
+        g->ty = ty_tuple(C, kv->ntuple, el);
+        break;
+    }
+    case KILN_VAL_NAMESPACE: {
+        const Intrinsic *in = kv->name ? intrinsic_lookup(kv->name) : NULL;
+        if (!in) {
+            g->kind = KILN_VAL_OTHER;
+            g->other = arena_printf(&C->arena, "'%s'", kv->name ? kv->name : "?");
+            g->ty = &ty_error;
+            break;
+        }
+        g->ns = sema_ns(S, kv->name, in, scope);
+        g->ty = in->kind == IK_DTYPE ? ty_dtype(C, (kiln_dtype)in->sub) : ns_type(S, g->ns);
+        break;
+    }
+    case KILN_VAL_MODULE:
+        g->ns = sema_ns(S, dotted, NULL, scope);
+        g->ty = ns_type(S, g->ns);
+        break;
+    case KILN_VAL_DTYPE:
+        if ((unsigned)kv->dtype >= KILN_NDTYPES || kv->dtype == KILN_FLOAT16) {
+            g->kind = KILN_VAL_OTHER;
+            g->other = "the float16 type (not supported yet)";
+            g->ty = &ty_error;
+            break;
+        }
+        g->ty = ty_dtype(C, kv->dtype);
+        break;
+    case KILN_VAL_FUNCTION: {
+        g->fn = funcinfo_for(S, kv);
+        Type *t = arena_alloc(&C->arena, sizeof *t);
+        t->kind = TY_FUNC;
+        t->fn = g->fn;
+        g->ty = t;
+        break;
+    }
+    case KILN_VAL_ARRAY:
+        g->kind = KILN_VAL_OTHER;
+        g->other = "a NumPy array";
+        g->ty = &ty_error;
+        break;
+    case KILN_VAL_OTHER:
+        g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
+        g->ty = &ty_error;
+        break;
+    }
+    return g;
+}
+
+GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp) {
+    for (int i = 0; i < S->nrc; i++)
+        if (S->rc[i].scope == scope && strcmp(S->rc[i].name, dotted) == 0) return S->rc[i].v;
+    kiln_value kv;
+    memset(&kv, 0, sizeof kv);
+    GVal *g;
+    if (!S->C->resolve || S->C->resolve(S->C->resolve_ud, scope, dotted, &kv) != 0) {
+        int saved = S->C->muted;
+        S->C->muted = 0;
+        error_at(S->C, sp, NULL, "looking up '%s' failed", dotted);
+        S->C->muted = saved;
+        g = arena_alloc(&S->C->arena, sizeof *g);
+        g->kind = KILN_VAL_OTHER;
+        g->other = "an object whose lookup failed";
+        g->ty = &ty_error;
+    } else {
+        g = convert_value(S, &kv, dotted, scope);
+    }
+    S->rc = arena_grow(&S->C->arena, S->rc, &S->caprc, S->nrc + 1, sizeof(RCacheEntry));
+    S->rc[S->nrc].scope = scope;
+    S->rc[S->nrc].name = arena_strdup(&S->C->arena, dotted);
+    S->rc[S->nrc].v = g;
+    S->nrc++;
+    return g;
+}
+
+const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
+    Compiler *C = S->C;
+    switch (g->kind) {
+    case KILN_VAL_MISSING:
+        if (strcmp(what, "print") == 0)
+            error_at(C, n->sp, "write results to an array and print them on the host",
+                     "print() is not supported in kernels");
+        else
+            error_at(C, n->sp, NULL, "name '%s' is not defined", what);
+        return &ty_error;
+    case KILN_VAL_INT:
+    case KILN_VAL_FLOAT:
+    case KILN_VAL_BOOL:
+    case KILN_VAL_SCALAR:
+        n->flags |= NF_CONST;
+        n->cval = g->cv;
+        if (ty_is_int(g->ty) && (!ty_is_signed(g->ty) || g->cv.i >= 0)) n->flags |= NF_NONNEG;
+        return g->ty;
+    case KILN_VAL_TUPLE: n->gv = g; return g->ty;
+    case KILN_VAL_NAMESPACE:
+    case KILN_VAL_MODULE:
+    case KILN_VAL_DTYPE:
+    case KILN_VAL_FUNCTION: return g->ty;
+    case KILN_VAL_ARRAY:
+    case KILN_VAL_OTHER:
+        error_at(C, n->sp,
+                 "kernels can read ints, floats, bools, NumPy scalars, tuples of them and kiln "
+                 "functions; pass arrays as arguments",
+                 "global '%s' is %s, which kernels cannot use", what, g->other);
+        return &ty_error;
+    }
+    return &ty_error;
+}
+
+void sema_gpu_only(Sema *S, Span sp, const char *what) {
+    if (!S->res->gpu_only) {
+        S->res->gpu_only = what;
+        S->res->gpu_only_sp = sp;
+    }
+    if (S->C->opts.target == KILN_TARGET_CPU)
+        error_at(S->C, sp,
+                 "launch the kernel with GPU arrays (or target='cuda') on a machine with a CUDA "
+                 "GPU",
+                 "%s is GPU-only in v1, and this kernel is being compiled for the CPU", what);
+}
+
+/* ---- statements ------------------------------------------------------------------ */
+
+static bool storable(const Type *t) {
+    if (ty_is_scalar(t) || t->kind == TY_ARRAY) return true;
+    if (t->kind == TY_TUPLE) {
+        for (int i = 0; i < t->n; i++)
+            if (!storable(t->elems[i])) return false;
+        return true;
+    }
+    return false;
+}
+
+static const char *not_storable_hint(const Type *t) {
+    switch (t->kind) {
+    case TY_NONE: return "give the variable a value of its type, such as 0 or 0.0";
+    case TY_RANGE: return "use range() directly in a for loop";
+    case TY_STR: return "kernels have no strings";
+    default: return "use the module, function or type directly where it is needed";
+    }
+}
+
+static void widen(Sema *S, Sym *s, const Type *t, Span sp) {
+    if (IS_UNKNOWN(t)) return;
+    if (IS_ERR(t)) return;
+    const Type *u = ty_unify(S->C, s->ty, t);
+    if (!u) {
+        error_at(S->C, sp, "use a different variable for the new value",
+                 "variable '%s' is %s (assigned at line %d) and cannot also hold %s", s->name,
+                 ty_name(S->C, s->ty), s->def_sp.line, ty_name(S->C, t));
+        return;
+    }
+    if (!ty_equal(u, s->ty)) {
+        if (IS_UNKNOWN(s->ty)) s->def_sp = sp;
+        s->ty = u;
+        s->change_sp = sp;
+        S->changed = true;
+    }
+}
+
+static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t origins);
+
+static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t origins) {
+    Sym *s = sema_local(S, t->name.id);
+    ASSERT(s);
+    t->sym = s;
+    if (!IS_UNKNOWN(vt) && !IS_ERR(vt) && !storable(vt)) {
+        error_at(S->C, t->sp, not_storable_hint(vt), "cannot store %s in variable '%s'",
+                 ty_name(S->C, vt), s->name);
+        t->ty = &ty_error;
+        return;
+    }
+    widen(S, s, vt, t->sp);
+    if (!nonneg && !s->maybe_neg && ty_is_int(vt)) {
+        s->maybe_neg = true;
+        S->changed = true;
+    }
+    if ((s->origins | origins) != s->origins) {
+        s->origins |= origins;
+        S->changed = true;
+    }
+    t->ty = s->ty;
+}
+
+static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t origins) {
+    switch (t->kind) {
+    case E_NAME: assign_name(S, t, vt, nonneg, origins); return;
+    case E_SUBSCRIPT: {
+        const Type *et = sema_subscript(S, t, true);
+        if (IS_ERR(et) || IS_UNKNOWN(et) || IS_ERR(vt) || IS_UNKNOWN(vt)) return;
+        sema_check_store(S, et, vt, v, v ? v->sp : t->sp);
+        return;
+    }
+    case E_TUPLE: {
+        if (IS_ERR(vt) || IS_UNKNOWN(vt)) {
+            for (int i = 0; i < t->tuple.n; i++) assign(S, t->tuple.v[i], NULL, vt, false, 0);
+            return;
+        }
+        if (vt->kind != TY_TUPLE) {
+            error_at(S->C, v ? v->sp : t->sp, NULL, "cannot unpack %s into %d variables",
+                     ty_name(S->C, vt), t->tuple.n);
+            return;
+        }
+        if (vt->n != t->tuple.n) {
+            error_at(S->C, v ? v->sp : t->sp, NULL,
+                     "cannot unpack a tuple of %d values into %d variables", vt->n,
+                     t->tuple.n);
+            return;
+        }
+        t->ty = vt;
+        for (int i = 0; i < t->tuple.n; i++) {
+            Node *ev = v && v->kind == E_TUPLE ? v->tuple.v[i] : NULL;
+            bool nn = ev ? (ev->flags & NF_NONNEG) != 0 : sema_elem_nonneg(v, i);
+            uint64_t o = ev ? sema_origins(S, ev) : (v ? sema_origins(S, v) : 0);
+            assign(S, t->tuple.v[i], ev, vt->elems[i], nn, o);
+        }
+        return;
+    }
+    case E_ATTR:
+        error_at(S->C, t->sp, "write to an array element instead",
+                 "cannot assign to an attribute in a kernel");
+        return;
+    default: error_at(S->C, t->sp, NULL, "cannot assign to this expression"); return;
+    }
+}
+
+static bool always_returns(const NodeList *l) {
+    if (l->n == 0) return false;
+    const Node *last = l->v[l->n - 1];
+    if (last->kind == S_RETURN) return true;
+    if (last->kind == S_IF) return always_returns(&last->ifs.body) && always_returns(&last->ifs.orelse);
+    if (last->kind == S_WHILE && last->ifs.cond->kind == E_BOOL && last->ifs.cond->blit)
+        return true; /* while True: leaves only by return (or break, which we accept) */
+    return false;
+}
+
+static void block(Sema *S, NodeList *l);
+
+static const Type *range_type(Sema *S, Node *n) {
+    /* n: the call range(...) in a for statement */
+    Node *iter = n->fors.iter;
+    if (iter->kind != E_CALL) goto bad;
+    const Type *ft = sema_expr(S, iter->call.fn);
+    if (IS_ERR(ft)) return &ty_error;
+    if (ft->kind != TY_NS || !ft->ns->intr || ft->ns->intr->kind != IK_RANGE) goto bad;
+    iter->intr = ft->ns->intr;
+    iter->ty = &ty_range;
+    if (iter->call.kwvals.n > 0) {
+        error_at(S->C, iter->sp, NULL, "range() takes no keyword arguments");
+        return &ty_error;
+    }
+    int na = iter->call.args.n;
+    if (na < 1 || na > 3) {
+        error_at(S->C, iter->sp, NULL, "range expected 1 to 3 arguments, got %d", na);
+        return &ty_error;
+    }
+    const Type *lt = &ty_weak_int;
+    bool any_u64 = false;
+    for (int i = 0; i < na; i++) {
+        Node *a = iter->call.args.v[i];
+        const Type *at = sema_expr(S, a);
+        if (IS_ERR(at)) return &ty_error;
+        if (IS_UNKNOWN(at)) return &ty_unknown;
+        if (!(at->kind == TY_INT || at->kind == TY_BOOL)) {
+            error_at(S->C, a->sp, "convert it with int(...)",
+                     "range() arguments must be integers, not %s", ty_name(S->C, at));
+            return &ty_error;
+        }
+        if (at->dtype == KILN_UINT64 && !at->weak) any_u64 = true;
+    }
+    if (na == 3) {
+        int64_t step;
+        if (sema_const_int(iter->call.args.v[2], &step) && step == 0) {
+            error_at(S->C, iter->call.args.v[2]->sp, NULL, "range() arg 3 must not be zero");
+            return &ty_error;
+        }
+    }
+    lt = any_u64 ? ty_scalar(KILN_UINT64) : ty_scalar(KILN_INT64);
+    iter->opty = lt;
+    return lt;
+bad:
+    error_at(S->C, iter->sp, "loop over indices: for i in range(len(a)):",
+             "kernels can only loop over range(...)");
+    return &ty_error;
+}
+
+static bool range_nonneg(Node *iter) {
+    NodeList *a = &iter->call.args;
+    if (a->n == 1) return true;
+    bool start_nn = (a->v[0]->flags & NF_NONNEG) != 0;
+    if (a->n == 2) return start_nn;
+    int64_t step, stop;
+    if (sema_const_int(a->v[2], &step)) {
+        if (step > 0) return start_nn;
+        return (sema_const_int(a->v[1], &stop) && stop >= -1) ||
+               (a->v[1]->flags & NF_NONNEG);
+    }
+    return start_nn && (a->v[1]->flags & NF_NONNEG);
+}
+
+static void stmt(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    FuncSpec *f = S->cur;
+    switch ((NodeKind)n->kind) {
+    case S_EXPR:
+        if (n->expr->kind == E_STR) return; /* docstrings and string comments */
+        sema_expr(S, n->expr);
+        return;
+    case S_PASS: return;
+    case S_ASSIGN: {
+        Node *v = n->assign.value;
+        const Type *vt = sema_expr(S, v);
+        bool nn = (v->flags & NF_NONNEG) != 0;
+        uint64_t o = sema_origins(S, v);
+        for (int i = 0; i < n->assign.targets.n; i++)
+            assign(S, n->assign.targets.v[i], v, vt, nn, o);
+        return;
+    }
+    case S_AUGASSIGN: {
+        Node *t = n->aug.target;
+        if (t->kind == E_ATTR) {
+            error_at(C, t->sp, "write to an array element instead",
+                     "cannot assign to an attribute in a kernel");
+            return;
+        }
+        const Type *tt = t->kind == E_NAME ? sema_expr(S, t) : sema_subscript(S, t, true);
+        const Type *vt = sema_expr(S, n->aug.value);
+        const Type *opty = NULL;
+        const Type *rt = sema_binop(S, n, (BinOp)n->op, t, n->aug.value, tt, vt, &opty);
+        n->ty = rt;
+        n->opty = opty;
+        if (t->kind == E_NAME) {
+            bool nn = (n->flags & NF_NONNEG) != 0;
+            assign_name(S, t, rt, nn, 0);
+        } else if (!IS_ERR(rt) && !IS_UNKNOWN(rt) && !IS_ERR(tt) && !IS_UNKNOWN(tt)) {
+            sema_check_store(S, tt, rt, NULL, n->sp);
+        }
+        return;
+    }
+    case S_IF:
+        sema_cond(S, n->ifs.cond);
+        block(S, &n->ifs.body);
+        block(S, &n->ifs.orelse);
+        return;
+    case S_WHILE:
+        sema_cond(S, n->ifs.cond);
+        S->loop_depth++;
+        block(S, &n->ifs.body);
+        S->loop_depth--;
+        block(S, &n->ifs.orelse);
+        return;
+    case S_FOR: {
+        const Type *lt = range_type(S, n);
+        Node *t = n->fors.target;
+        if (t->kind != E_NAME) {
+            error_at(C, t->sp, "unpack inside the loop body",
+                     "a for loop over range() needs a single variable");
+        } else {
+            bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && range_nonneg(n->fors.iter);
+            if (!IS_ERR(lt)) assign_name(S, t, lt, nn, 0);
+            n->sym = t->sym;
+        }
+        S->loop_depth++;
+        block(S, &n->fors.body);
+        S->loop_depth--;
+        block(S, &n->fors.orelse);
+        return;
+    }
+    case S_BREAK:
+    case S_CONTINUE:
+        if (S->loop_depth == 0)
+            error_at(C, n->sp, NULL, "'%s' outside loop", n->kind == S_BREAK ? "break" : "continue");
+        return;
+    case S_RETURN: {
+        Node *v = n->ret.value;
+        const Type *vt = v ? sema_expr(S, v) : &ty_none;
+        if (f->is_kernel) {
+            if (vt->kind != TY_NONE && !IS_ERR(vt))
+                error_at(C, v->sp, "write results to an array argument",
+                         "kernels cannot return a value");
+            return;
+        }
+        if (IS_ERR(vt) || IS_UNKNOWN(vt)) return;
+        if (vt->kind == TY_ARRAY || (vt->kind != TY_NONE && !storable(vt))) {
+            error_at(C, v->sp, "write results to an array argument",
+                     "device functions can return scalars and tuples of scalars, not %s",
+                     ty_name(C, vt));
+            return;
+        }
+        if (vt->kind == TY_TUPLE)
+            for (int i = 0; i < vt->n; i++)
+                if (!ty_is_scalar(vt->elems[i])) {
+                    error_at(C, v->sp, NULL,
+                             "device functions can return tuples of scalars, not %s",
+                             ty_name(C, vt));
+                    return;
+                }
+        if (IS_UNKNOWN(f->ret)) {
+            f->ret = vt;
+            f->ret_sp = n->sp;
+            S->changed = true;
+            return;
+        }
+        if (vt->kind == TY_NONE || f->ret->kind == TY_NONE) {
+            if (vt->kind != f->ret->kind)
+                error_at(C, n->sp, "return a value on every path",
+                         "function '%s' returns a value at line %d but nothing here",
+                         f->fi->name, f->ret_sp.line);
+            return;
+        }
+        const Type *u = ty_unify(C, f->ret, vt);
+        if (!u) {
+            error_at(C, n->sp, NULL, "function '%s' returns %s at line %d but %s here",
+                     f->fi->name, ty_name(C, f->ret), f->ret_sp.line, ty_name(C, vt));
+            return;
+        }
+        if (!ty_equal(u, f->ret)) {
+            f->ret = u;
+            S->changed = true;
+        }
+        return;
+    }
+    case S_ASSERT:
+        sema_cond(S, n->assrt.test);
+        if (n->assrt.msg && n->assrt.msg->kind != E_STR) sema_expr(S, n->assrt.msg);
+        return;
+    case S_DEF:
+        error_at(C, n->sp, NULL, "nested functions are not supported in kernels");
+        return;
+    default: UNREACHABLE();
+    }
+}
+
+static void block(Sema *S, NodeList *l) {
+    for (int i = 0; i < l->n; i++) stmt(S, l->v[i]);
+}
+
+/* ---- passes and specialisations ------------------------------------------------------ */
+
+static void run_pass(Sema *S, FuncSpec *f) {
+    FuncSpec *saved_cur = S->cur;
+    int saved_depth = S->loop_depth;
+    S->cur = f;
+    S->loop_depth = 0;
+    f->storage.n = 0;
+    f->ntemps = 0;
+    block(S, &f->def->def.body);
+    if (S->final && !f->is_kernel && f->ret->kind != TY_NONE && !IS_UNKNOWN(f->ret) &&
+        !always_returns(&f->def->def.body))
+        error_at(S->C, f->def->def.name_sp, "end the function with a return statement",
+                 "function '%s' returns a value on some paths but can reach its end without one",
+                 f->fi->name);
+    S->cur = saved_cur;
+    S->loop_depth = saved_depth;
+}
+
+static void analyse(Sema *S, FuncSpec *f) {
+    bool saved_changed = S->changed, saved_final = S->final;
+    f->in_progress = true;
+    vec_push(&S->C->arena, &S->stack, f);
+    S->final = false;
+    S->C->muted++;
+    for (int iter = 0; iter < 100; iter++) {
+        S->changed = false;
+        run_pass(S, f);
+        if (!S->changed) break;
+    }
+    S->C->muted--;
+    if (IS_UNKNOWN(f->ret)) f->ret = &ty_none;
+    S->stack.n--;
+    f->in_progress = false;
+    f->analysed = true;
+    S->changed = saved_changed;
+    S->final = saved_final;
+}
+
+static void finalise(Sema *S, FuncSpec *f) {
+    if (f->finalised || S->C->muted) return;
+    f->finalised = true;
+    bool saved_final = S->final, saved_changed = S->changed;
+    int before = S->C->nerrors;
+    vec_push(&S->C->arena, &S->stack, f);
+    S->final = true;
+    run_pass(S, f);
+    S->stack.n--;
+    f->failed = S->C->nerrors > before;
+    S->final = saved_final;
+    S->changed = saved_changed;
+    vec_push(&S->C->arena, &S->res->order, f);
+}
+
+static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool is_kernel) {
+    for (FuncSpec *sp = fi->specs; sp; sp = sp->next) {
+        if (sp->nparams != n || sp->is_kernel != is_kernel) continue;
+        bool same = true;
+        for (int i = 0; i < n && same; i++) same = ty_equal(sp->params[i], types[i]);
+        if (same) return sp;
+    }
+    Compiler *C = S->C;
+    FuncSpec *f = arena_alloc(&C->arena, sizeof *f);
+    f->fi = fi;
+    f->id = S->nspecs++;
+    f->is_kernel = is_kernel;
+    f->def = parse_function(C, &fi->file);
+    if (!f->def) return NULL;
+    f->nparams = n;
+    f->params = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n + 1));
+    f->psyms = arena_alloc(&C->arena, sizeof(Sym *) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+        f->params[i] = types[i];
+        Sym *s = sym_add(S, f, f->def->def.params[i].name);
+        s->param = i;
+        s->ty = types[i];
+        s->def_sp = f->def->def.params[i].sp;
+        s->maybe_neg = ty_is_int(types[i]) && ty_is_signed(types[i]);
+        if (types[i]->kind == TY_ARRAY) s->origins = i < 64 ? UINT64_C(1) << i : ~UINT64_C(0);
+        f->psyms[i] = s;
+    }
+    collect_locals(S, f, &f->def->def.body);
+    f->ret = &ty_unknown;
+    f->next = fi->specs;
+    fi->specs = f;
+    fi->nspecs++;
+    analyse(S, f);
+    return f;
+}
+
+/* Types a default parameter value: literal numbers and booleans only. */
+static bool type_default(Sema *S, Node *d) {
+    Node *x = d;
+    bool neg = false;
+    if (x->kind == E_UNARY && (x->op == U_NEG || x->op == U_POS)) {
+        neg = x->op == U_NEG;
+        x = x->un.x;
+    }
+    switch (x->kind) {
+    case E_INT:
+        d->ty = x->ilit.big ? ty_scalar(KILN_UINT64) : &ty_weak_int;
+        d->cval.i = neg ? -(int64_t)x->ilit.v : (int64_t)x->ilit.v;
+        d->flags |= NF_CONST | (d->cval.i >= 0 ? NF_NONNEG : 0);
+        return true;
+    case E_FLOAT:
+        d->ty = &ty_weak_float;
+        d->cval.f = neg ? -x->flit : x->flit;
+        d->flags |= NF_CONST;
+        return true;
+    case E_BOOL:
+        if (neg) break;
+        d->ty = ty_scalar(KILN_BOOL);
+        d->cval.i = x->blit;
+        d->flags |= NF_CONST;
+        return true;
+    default: break;
+    }
+    error_at(S->C, d->sp, "pass the value explicitly at the call",
+             "default values of device functions must be literal numbers or booleans");
+    return false;
+}
+
+static bool sig_accepts(const kiln_argtype *s, const Type *t) {
+    if (s->is_array) {
+        if (t->kind != TY_ARRAY) return false;
+        if (t->elem->dtype != s->dtype || t->ndim != s->ndim) return false;
+        return s->layout == KILN_LAYOUT_A || s->layout == (uint8_t)t->layout;
+    }
+    return ty_is_scalar(t);
+}
+
+FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret) {
+    Compiler *C = S->C;
+    *ret = &ty_error;
+    if (fi->parse_failed || !fi->proto) return NULL;
+    if (!fi->is_device) {
+        error_at(C, call->call.fn->sp,
+                 "decorate the callee with @kiln.jit(device=True) to call it from kernels",
+                 "'%s' is a kernel; kernels cannot be called from kernels", fi->name);
+        return NULL;
+    }
+    Node *proto = fi->proto;
+    int np = proto->def.nparams;
+    Node **bound = arena_alloc(&C->arena, sizeof(Node *) * (size_t)(np + 1));
+    if (call->call.args.n > np) {
+        error_at(C, call->sp, NULL, "%s() takes %d positional argument%s but %d were given",
+                 fi->name, np, np == 1 ? "" : "s", call->call.args.n);
+        return NULL;
+    }
+    for (int i = 0; i < call->call.args.n; i++) bound[i] = call->call.args.v[i];
+    for (int k = 0; k < call->call.kwvals.n; k++) {
+        const char *kw = call->call.kwnames[k];
+        int idx = -1;
+        for (int i = 0; i < np; i++)
+            if (strcmp(proto->def.params[i].name, kw) == 0) idx = i;
+        if (idx < 0) {
+            error_at(C, call->call.kwvals.v[k]->sp, NULL,
+                     "%s() got an unexpected keyword argument '%s'", fi->name, kw);
+            return NULL;
+        }
+        if (bound[idx]) {
+            error_at(C, call->call.kwvals.v[k]->sp, NULL,
+                     "%s() got multiple values for argument '%s'", fi->name, kw);
+            return NULL;
+        }
+        bound[idx] = call->call.kwvals.v[k];
+    }
+    const Type **types = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(np + 1));
+    bool unknown = false;
+    for (int i = 0; i < np; i++) {
+        if (!bound[i]) {
+            Node *d = proto->def.params[i].deflt;
+            if (!d) {
+                error_at(C, call->sp, NULL, "%s() missing required argument '%s'", fi->name,
+                         proto->def.params[i].name);
+                return NULL;
+            }
+            if (!d->ty && !type_default(S, d)) return NULL;
+            bound[i] = d;
+            types[i] = d->ty;
+            continue;
+        }
+        const Type *t = sema_expr(S, bound[i]);
+        if (IS_ERR(t)) return NULL;
+        if (IS_UNKNOWN(t)) unknown = true;
+        else if (!storable(t)) {
+            error_at(C, bound[i]->sp, NULL, "cannot pass %s to device function '%s'",
+                     ty_name(C, t), fi->name);
+            return NULL;
+        }
+        types[i] = t;
+    }
+    call->call.bound.v = bound;
+    call->call.bound.n = np;
+    if (fi->has_sig) {
+        if (fi->sig_nargs != np) {
+            error_at(C, call->sp, NULL, "the signature of '%s' has %d arguments but it takes %d",
+                     fi->name, fi->sig_nargs, np);
+            return NULL;
+        }
+        for (int i = 0; i < np && !unknown; i++) {
+            if (!sig_accepts(&fi->sig_args[i], types[i])) {
+                char want[64];
+                kiln_argtype_format(&fi->sig_args[i], want, sizeof want);
+                error_at(C, bound[i]->sp, NULL,
+                         "argument %d of '%s' is %s, which its signature's %s does not accept",
+                         i + 1, fi->name, ty_name(C, types[i]), want);
+                return NULL;
+            }
+            types[i] = ty_from_argtype(C, &fi->sig_args[i]);
+        }
+    }
+    if (unknown) {
+        *ret = &ty_unknown;
+        return NULL;
+    }
+    for (int i = 0; i < S->stack.n; i++) {
+        FuncSpec *on = S->stack.v[i];
+        if (on->fi == fi) {
+            error_at(C, call->sp, "rewrite the recursion as a loop",
+                     "recursive call of '%s' is not supported in kernels", fi->name);
+            return NULL;
+        }
+    }
+    FuncSpec *spec = spec_get(S, fi, types, np, false);
+    if (!spec) return NULL;
+    if (S->final && !C->muted) {
+        finalise(S, spec);
+        if (spec->failed) note_at(C, call->sp, "in the call of '%s' from here", fi->name);
+    }
+    for (int i = 0; i < np; i++)
+        if (spec->written & (UINT64_C(1) << (i & 63)) && types[i]->kind == TY_ARRAY)
+            sema_mark_written(S, bound[i]);
+    call->callee = spec;
+    if (fi->has_sig && fi->sig_ret.dtype != KILN_NDTYPES)
+        *ret = ty_scalar((kiln_dtype)fi->sig_ret.dtype);
+    else
+        *ret = spec->ret;
+    return spec;
+}
+
+FuncInfo *sema_funcinfo(Compiler *C, void *scope, const char *text, size_t len,
+                        const char *filename, int first_line) {
+    FuncInfo *fi = arena_alloc(&C->arena, sizeof *fi);
+    fi->scope = scope;
+    fi->file.name = arena_strdup(&C->arena, filename ? filename : "<unknown>");
+    fi->file.text = arena_strndup(&C->arena, text ? text : "", text ? len : 0);
+    fi->file.len = text ? len : 0;
+    fi->file.first_line = first_line > 0 ? first_line : 1;
+    fi->sig_ret.dtype = KILN_NDTYPES;
+    int saved = C->muted;
+    C->muted = 0;
+    fi->proto = parse_function(C, &fi->file);
+    C->muted = saved;
+    if (!fi->proto) {
+        fi->parse_failed = true;
+        fi->name = "?";
+    } else {
+        fi->name = fi->proto->def.name;
+    }
+    return fi;
+}
+
+int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_kernel,
+             SemaResult *out) {
+    memset(out, 0, sizeof *out);
+    if (fi->parse_failed || !fi->proto) return -1;
+    Sema *S = arena_alloc(&C->arena, sizeof *S);
+    S->C = C;
+    S->res = out;
+    S->funcs = fi;
+    C->sema = S;
+    Node *proto = fi->proto;
+    if (proto->def.nparams != nargs) {
+        error_at(C, proto->def.name_sp, NULL, "'%s' takes %d argument%s but %d were given",
+                 fi->name, proto->def.nparams, proto->def.nparams == 1 ? "" : "s", nargs);
+        return -1;
+    }
+    if (is_kernel)
+        for (int i = 0; i < nargs; i++)
+            if (proto->def.params[i].deflt) {
+                error_at(C, proto->def.params[i].deflt->sp, "pass every argument at launch",
+                         "kernel parameters cannot have default values");
+                return -1;
+            }
+    FuncSpec *k = spec_get(S, fi, args, nargs, is_kernel);
+    if (!k) return -1;
+    finalise(S, k);
+    out->kernel = k;
+    return C->nerrors ? -1 : 0;
+}
+
+/* ---- inspect_types -------------------------------------------------------------------- */
+
+void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out) {
+    for (int i = r->order.n - 1; i >= 0; i--) {
+        const FuncSpec *f = r->order.v[i];
+        buf_printf(out, "%s %s(", f->is_kernel ? "kernel" : "device function", f->fi->name);
+        for (int p = 0; p < f->nparams; p++)
+            buf_printf(out, "%s%s: %s", p ? ", " : "", f->psyms[p]->name,
+                       ty_name(C, f->params[p]));
+        buf_printf(out, ") -> %s\n", ty_name(C, f->ret));
+        for (int s = 0; s < f->nsyms; s++) {
+            const Sym *y = f->syms[s];
+            if (y->param >= 0 && !y->is_local) continue;
+            buf_printf(out, "    %s: %s\n", y->name, ty_name(C, y->ty));
+        }
+    }
+}

@@ -1,0 +1,198 @@
+/* sema.h: semantic analysis, from the AST and argument types to the typed IR.
+ *
+ * sema types one kernel for one tuple of argument types.  Every function the
+ * kernel calls is typed per call site: a FuncSpec is one function for one
+ * tuple of argument types, with its own copy of the AST (the function's
+ * source is parsed again for each), so the annotations of different
+ * specialisations never mix.
+ *
+ * Inference is a fixed point.  A variable has one type in a function: the
+ * unification (NumPy promotion) of every value assigned to it.  A pass types
+ * every statement in order with the variables' current types and widens them
+ * with what it sees; passes repeat until nothing changes, then a final pass
+ * runs with diagnostics on and leaves the annotations the emitters read.  The
+ * same pass computes which integer variables are never negative (indices from
+ * kiln.grid, range loops...), so indexing and `//` can skip Python's negative
+ * cases, and which array parameters each function may write.
+ *
+ * Names follow Python's scoping: a name assigned anywhere in a function is a
+ * local for all of it; any other name is a global, looked up through the
+ * resolver once per translation and frozen.
+ */
+#ifndef KILN_SEMA_H
+#define KILN_SEMA_H
+
+#include "types.h"
+
+/* ---- intrinsics: what kiln knows by name ------------------------------------ */
+
+typedef enum IntrKind {
+    IK_NS,          /* a namespace: math, numpy, kiln, kiln.atomic ... */
+    IK_SREG,        /* threadIdx.x ...: sub = 3 * which + axis */
+    IK_DIM3,        /* threadIdx ...: sub = which (0 tid, 1 bid, 2 bdim, 3 gdim) */
+    IK_WARPSIZE,
+    IK_LANEID,
+    IK_CONST,       /* math.pi ...: sub = IC_* */
+    IK_DTYPE,       /* a dtype object (kiln.float32, np.int8): sub = kiln_dtype */
+    IK_GRID,        /* kiln.grid(n) */
+    IK_GRIDSIZE,    /* kiln.gridsize(n) */
+    IK_SYNCTHREADS, /* sub: 0 syncthreads, 1 syncwarp */
+    IK_THREADFENCE, /* sub: 0 device, 1 block, 2 system */
+    IK_SHARED_ARRAY,
+    IK_LOCAL_ARRAY,
+    IK_ATOMIC,      /* sub = IA_* */
+    IK_SHFL,        /* sub = IS_* */
+    IK_VOTE,        /* sub: 0 ballot, 1 all, 2 any */
+    IK_ACTIVEMASK,
+    IK_MATH1,       /* one float argument: sub indexes math1_names */
+    IK_MATH2,       /* two float arguments: sub indexes math2_names */
+    IK_LOG,         /* math.log(x[, base]) */
+    IK_ROUNDING,    /* floor/ceil/trunc: sub 0/1/2; flags & IF_NUMPY: float result */
+    IK_PRED,        /* isnan/isinf/isfinite: sub 0/1/2 */
+    IK_ABS,
+    IK_MINMAX,      /* builtins min/max: sub 0/1 (Python's comparisons) */
+    IK_NPMINMAX,    /* numpy.minimum/maximum: sub 0/1 (NaN propagates) */
+    IK_POWER,       /* numpy.power: NumPy typing, integer powers stay integers */
+    IK_SIGN,        /* numpy.sign */
+    IK_INT,         /* builtins int() */
+    IK_FLOAT,       /* builtins float() */
+    IK_BOOL,        /* builtins bool() */
+    IK_ROUND,       /* builtins round() */
+    IK_RANGE,
+    IK_LEN
+} IntrKind;
+
+enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
+enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC };
+enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
+
+enum IntrFlags {
+    IF_GPU_ONLY = 1, /* rejected on the CPU target in v1 */
+    IF_NUMPY = 2,    /* the numpy flavour (float results for floor/ceil/trunc) */
+    IF_VALUE = 4     /* a value, not a callable (threadIdx.x, math.pi) */
+};
+
+struct Intrinsic {
+    const char *name;   /* canonical dotted name */
+    uint8_t kind;       /* IntrKind */
+    uint8_t sub;
+    uint8_t flags;      /* IntrFlags */
+    const char *params; /* keyword names for binding, comma separated, or NULL */
+};
+
+/* Looks up a canonical dotted name ("math.sqrt"); NULL if kiln does not know it. */
+const Intrinsic *intrinsic_lookup(const char *name);
+
+/* C names of the one- and two-argument math functions (float64 names; the
+ * float32 name adds an 'f'). */
+extern const char *const math1_names[];
+extern const char *const math2_names[];
+int math1_count(void);
+
+/* A compile-time namespace value: a known module/intrinsic, or a foreign
+ * module whose attributes are asked of the resolver. */
+struct NsRef {
+    const char *name;       /* canonical name, or the user's dotted path if foreign */
+    const Intrinsic *intr;  /* the entry, NULL if foreign */
+    void *scope;            /* foreign: the resolver scope to ask in */
+};
+
+/* ---- globals ----------------------------------------------------------------- */
+
+/* A resolved global, frozen for the translation. */
+typedef struct GVal {
+    kiln_value_kind kind;
+    const Type *ty;        /* its type (weak for Python scalars) */
+    ConstVal cv;           /* scalars */
+    bool big;              /* an int above INT64_MAX */
+    int ntuple;
+    struct GVal *tuple;    /* TUPLE elements */
+    const NsRef *ns;       /* NAMESPACE/MODULE */
+    FuncInfo *fn;          /* FUNCTION */
+    const char *other;     /* OTHER: the Python type name */
+} GVal;
+
+/* ---- functions ---------------------------------------------------------------- */
+
+struct FuncInfo {
+    FuncInfo *next;
+    void *scope;          /* the resolver scope of the function's globals */
+    const char *name;     /* the def's name */
+    SrcFile file;         /* its source text */
+    bool is_device;
+    bool has_sig;         /* an explicit signature converts the arguments */
+    kiln_argtype *sig_args;
+    int sig_nargs;
+    kiln_argtype sig_ret; /* dtype KILN_NDTYPES: void */
+    Node *proto;          /* one parse of the def, for parameter names */
+    FuncSpec *specs;      /* specialisations made so far */
+    int nspecs;
+    bool parse_failed;
+};
+
+struct Sym {
+    const char *name;
+    const Type *ty;      /* the unified type so far */
+    Span def_sp;         /* the assignment that set the type first */
+    Span change_sp;      /* the assignment that changed it last */
+    int param;           /* parameter index, or -1 */
+    bool maybe_neg;      /* may hold a negative integer (monotone: only turns true) */
+    uint64_t origins;    /* arrays: bit p set if parameter p may flow here */
+    bool is_local;       /* assigned in the body */
+    bool read;           /* read somewhere (for warnings) */
+    uint32_t first_assign; /* source offset of the first assignment in the text */
+    int id;              /* unique in the function, for emitted names */
+};
+
+struct FuncSpec {
+    FuncSpec *next;       /* next spec of the same FuncInfo */
+    FuncInfo *fi;
+    Node *def;            /* this spec's own AST */
+    const Type **params;  /* argument types (after the signature's conversion) */
+    int nparams;
+    Sym **psyms;          /* parameter symbols */
+    const Type *ret;      /* return type (TY_NONE for none) */
+    Span ret_sp;          /* the return that set it */
+    Sym **syms;           /* all symbols, parameters first */
+    int nsyms, capsyms;
+    bool is_kernel;
+    bool in_progress;     /* being analysed: a call back into it is recursion */
+    bool analysed;        /* reached its fixed point */
+    bool finalised;       /* ran its final pass with diagnostics on */
+    bool failed;          /* finalisation reported errors */
+    uint64_t written;     /* bit p: array parameter p may be written */
+    int id;               /* unique in the translation */
+    PtrVec storage;       /* E_CALL nodes of local.array/shared.array */
+    int ntemps;           /* node ids handed out (for emitted temporaries) */
+};
+
+typedef struct SemaResult {
+    FuncSpec *kernel;
+    PtrVec order;          /* finalised specs, callees before callers, kernel last */
+    const char *gpu_only;  /* first GPU-only feature used, or NULL */
+    Span gpu_only_sp;
+    bool uses_atomics;
+} SemaResult;
+
+/* Types fi as a kernel (or, with !is_kernel, as a device function) for the
+ * given argument types.  Returns 0, or -1 after reporting errors. */
+int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_kernel,
+             SemaResult *out);
+
+/* Creates the FuncInfo for a function whose source text is given. */
+FuncInfo *sema_funcinfo(Compiler *C, void *scope, const char *text, size_t len,
+                        const char *filename, int first_line);
+
+/* The value of a compile-time integer (NF_CONST int or bool). */
+bool sema_const_int(const Node *n, int64_t *v);
+/* Whether element i of a tuple-valued expression is known to be >= 0. */
+bool sema_elem_nonneg(const Node *value, int i);
+
+/* The dimensions of a constant shape (an int, a tuple of ints, or a frozen
+ * tuple); returns the number of dimensions or -1. */
+int sema_shape(const Node *shape, int64_t *dims, int max);
+
+/* Writes "name: type" lines for every variable of every spec (inspect_types). */
+void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out);
+
+#endif

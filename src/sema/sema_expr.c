@@ -1,0 +1,1256 @@
+/* sema_expr.c: types of expressions.
+ *
+ * Each expression gets its type (Node.ty), the type its operands are
+ * converted to (Node.opty), and flags: NF_CONST with the folded value for
+ * compile-time integers and floats (literals, frozen globals, and arithmetic
+ * on them), NF_NONNEG for integers known never to be negative.  Operators
+ * follow NumPy 2 for typed values and Python for the meaning of `/`, `//`,
+ * `%`, `**` and comparisons; see types.h for promotion and LANGUAGE.md for the
+ * contract.  Errors name the operator and both types, and hint at the fix.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sema_int.h"
+
+static const char *const binop_sym[] = {"+", "-", "*", "/", "//", "%", "**",
+                                        "<<", ">>", "&", "|", "^"};
+
+bool sema_const_int(const Node *n, int64_t *v) {
+    if (!(n->flags & NF_CONST) || !n->ty) return false;
+    if (n->ty->kind != TY_INT && n->ty->kind != TY_BOOL) return false;
+    *v = n->cval.i;
+    return true;
+}
+
+static bool is_weak_int_const(const Node *n, const Type *t) {
+    return t->weak && t->kind == TY_INT && (n->flags & NF_CONST);
+}
+
+/* NumPy 2 raises when a Python int meets a typed integer it does not fit. */
+static bool check_weak_fits(Sema *S, Node *c, const Type *ct, const Type *other) {
+    if (!is_weak_int_const(c, ct) || other->weak || other->kind != TY_INT) return true;
+    if (ty_int_fits(other, c->cval.i, false)) return true;
+    error_at(S->C, c->sp, "convert one side explicitly, e.g. kiln.int64(x)",
+             "Python integer %lld out of bounds for %s", (long long)c->cval.i,
+             ty_name(S->C, other));
+    return false;
+}
+
+static void set_const_int(Node *n, int64_t v) {
+    n->flags |= NF_CONST;
+    n->cval.i = v;
+    if (v >= 0) n->flags |= NF_NONNEG;
+}
+
+static int64_t py_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static int64_t py_mod(int64_t a, int64_t b) {
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+
+/* Folds an operation on two weak integer constants, Python-exactly; leaves
+ * the node unfolded where the result does not fit in 64 bits. */
+static void fold_int(Sema *S, Node *at, BinOp op, int64_t a, int64_t b) {
+    int64_t r = 0;
+    switch (op) {
+    case B_ADD:
+        if (__builtin_add_overflow(a, b, &r)) return;
+        break;
+    case B_SUB:
+        if (__builtin_sub_overflow(a, b, &r)) return;
+        break;
+    case B_MUL:
+        if (__builtin_mul_overflow(a, b, &r)) return;
+        break;
+    case B_FLOORDIV:
+    case B_MOD:
+        if (b == 0) {
+            error_at(S->C, at->sp, NULL, "integer division or modulo by zero");
+            return;
+        }
+        if (a == INT64_MIN && b == -1) return;
+        r = op == B_FLOORDIV ? py_floordiv(a, b) : py_mod(a, b);
+        break;
+    case B_POW:
+        if (b < 0) return;
+        r = 1;
+        for (int64_t i = 0; i < b; i++)
+            if (__builtin_mul_overflow(r, a, &r)) return;
+        break;
+    case B_LSHIFT:
+        if (b < 0 || b > 62 || (a != 0 && (a > (INT64_MAX >> b) || a < (INT64_MIN >> b)))) return;
+        r = (int64_t)((uint64_t)a << b);
+        break;
+    case B_RSHIFT:
+        if (b < 0) return;
+        r = b > 63 ? (a < 0 ? -1 : 0) : a >> b;
+        break;
+    case B_AND: r = a & b; break;
+    case B_OR: r = a | b; break;
+    case B_XOR: r = a ^ b; break;
+    default: return;
+    }
+    set_const_int(at, r);
+}
+
+static void fold_float(Node *at, BinOp op, double a, double b) {
+    double r;
+    switch (op) {
+    case B_ADD: r = a + b; break;
+    case B_SUB: r = a - b; break;
+    case B_MUL: r = a * b; break;
+    case B_DIV:
+        if (b == 0) return;
+        r = a / b;
+        break;
+    default: return;
+    }
+    at->flags |= NF_CONST;
+    at->cval.f = r;
+}
+
+static double const_as_double(const Node *n) {
+    return n->ty->kind == TY_FLOAT ? n->cval.f : (double)n->cval.i;
+}
+
+const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type *lt,
+                       const Type *rt, const Type **opty) {
+    Compiler *C = S->C;
+    *opty = NULL;
+    if (IS_ERR(lt) || IS_ERR(rt)) return &ty_error;
+    if (IS_UNKNOWN(lt) || IS_UNKNOWN(rt)) return &ty_unknown;
+    if (!ty_is_scalar(lt) || !ty_is_scalar(rt)) {
+        if (lt->kind == TY_ARRAY || rt->kind == TY_ARRAY)
+            error_at(C, at->sp, "index the elements: a[i] + b[i]",
+                     "arithmetic on whole arrays is not supported in kernels");
+        else
+            error_at(C, at->sp, NULL, "unsupported operand types for %s: %s and %s",
+                     binop_sym[op], ty_name(C, lt), ty_name(C, rt));
+        return &ty_error;
+    }
+    if (!check_weak_fits(S, l, lt, rt) || !check_weak_fits(S, r, rt, lt)) return &ty_error;
+    const Type *t = ty_promote(lt, rt);
+    bool lnn = (l->flags & NF_NONNEG) || (ty_is_int(lt) && !ty_is_signed(lt)) ||
+               lt->kind == TY_BOOL;
+    bool rnn = (r->flags & NF_NONNEG) || (ty_is_int(rt) && !ty_is_signed(rt)) ||
+               rt->kind == TY_BOOL;
+    bool nonneg = false;
+    switch (op) {
+    case B_ADD:
+    case B_MUL:
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        nonneg = lnn && rnn;
+        break;
+    case B_SUB:
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        break;
+    case B_DIV:
+        if (t->kind != TY_FLOAT) t = (lt->weak && rt->weak) ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
+        break;
+    case B_FLOORDIV:
+    case B_MOD:
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        nonneg = lnn && rnn;
+        break;
+    case B_POW: {
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        int64_t e;
+        if (t->kind == TY_INT && sema_const_int(r, &e) && e < 0) {
+            error_at(C, at->sp, "use a float base, e.g. 1.0 / x**n or float(x)**n",
+                     "integers to negative integer powers are not allowed");
+            return &ty_error;
+        }
+        nonneg = lnn || (sema_const_int(r, &e) && e % 2 == 0);
+        break;
+    }
+    case B_LSHIFT:
+    case B_RSHIFT:
+    case B_AND:
+    case B_OR:
+    case B_XOR:
+        if (lt->kind == TY_FLOAT || rt->kind == TY_FLOAT) {
+            error_at(C, at->sp, "convert with int(...) first",
+                     "unsupported operand types for %s: %s and %s", binop_sym[op],
+                     ty_name(C, lt), ty_name(C, rt));
+            return &ty_error;
+        }
+        if (t->kind == TY_FLOAT) {
+            error_at(C, at->sp, "cast one side, e.g. kiln.int64(x) or kiln.uint64(x)",
+                     "no integer type holds both %s and %s for %s", ty_name(C, lt),
+                     ty_name(C, rt), binop_sym[op]);
+            return &ty_error;
+        }
+        if (t->kind == TY_BOOL && (op == B_LSHIFT || op == B_RSHIFT)) t = ty_scalar(KILN_INT64);
+        if (op == B_RSHIFT) nonneg = lnn;
+        else if (op == B_LSHIFT) nonneg = lnn;
+        else if (op == B_AND) nonneg = lnn || rnn;
+        else nonneg = lnn && rnn;
+        break;
+    }
+    *opty = t;
+    at->flags &= (uint16_t)~(NF_CONST | NF_NONNEG);
+    if (nonneg || (ty_is_int(t) && !ty_is_signed(t))) at->flags |= NF_NONNEG;
+    if ((l->flags & NF_CONST) && (r->flags & NF_CONST) && lt->weak && rt->weak) {
+        if (t->kind == TY_INT)
+            fold_int(S, at, op, l->cval.i, r->cval.i);
+        else
+            fold_float(at, op, const_as_double(l), const_as_double(r));
+    }
+    return t;
+}
+
+static bool check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what) {
+    if (ty_is_scalar(t)) return true;
+    if (t->kind == TY_ARRAY)
+        error_at(S->C, n->sp, "use an element, e.g. a[i]",
+                 "the truth value of an array is ambiguous (%s)", what);
+    else if (t->kind == TY_TUPLE)
+        error_at(S->C, n->sp, "test an element of the tuple",
+                 "a tuple is not a number or a condition (%s)", what);
+    else
+        error_at(S->C, n->sp, NULL, "%s is not a number or a condition (%s)", ty_name(S->C, t),
+                 what);
+    return false;
+}
+
+void sema_cond(Sema *S, Node *n) {
+    const Type *t = sema_expr(S, n);
+    if (IS_ERR(t) || IS_UNKNOWN(t)) return;
+    check_scalar_operand(S, n, t, "used as a condition");
+}
+
+uint64_t sema_origins(Sema *S, Node *n) {
+    switch (n->kind) {
+    case E_NAME: {
+        Sym *s = sema_local(S, n->name.id);
+        return s ? s->origins : 0;
+    }
+    case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
+    case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
+    default: return 0;
+    }
+}
+
+void sema_mark_written(Sema *S, Node *array) { S->cur->written |= sema_origins(S, array); }
+
+bool sema_elem_nonneg(const Node *v, int i) {
+    (void)i;
+    if (!v) return false;
+    if (v->kind == E_CALL && v->intr &&
+        (v->intr->kind == IK_GRID || v->intr->kind == IK_GRIDSIZE))
+        return true;
+    if (v->kind == E_ATTR && v->ty && v->ty->kind == TY_TUPLE && v->attr.base->ty &&
+        v->attr.base->ty->kind == TY_ARRAY)
+        return true; /* a.shape, a.strides */
+    return false;
+}
+
+bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp) {
+    if (!ty_is_scalar(vt)) {
+        error_at(S->C, sp, NULL, "cannot store %s in an element of type %s", ty_name(S->C, vt),
+                 ty_name(S->C, dst));
+        return false;
+    }
+    if (v && !check_weak_fits(S, v, vt, dst)) return false;
+    return true;
+}
+
+/* ---- subscripts ------------------------------------------------------------------ */
+
+static bool index_type_ok(Sema *S, Node *ix, const Type *t) {
+    if (IS_ERR(t) || IS_UNKNOWN(t)) return false;
+    if (t->kind == TY_INT) return true;
+    if (t->kind == TY_BOOL) {
+        error_at(S->C, ix->sp, "convert with int(...)",
+                 "boolean indices (masks) are not supported in kernels");
+        return false;
+    }
+    error_at(S->C, ix->sp, t->kind == TY_FLOAT ? "convert with int(...)" : NULL,
+             "array indices must be integers, not %s", ty_name(S->C, t));
+    return false;
+}
+
+static bool slice_part_ok(Sema *S, Node *p) {
+    if (!p) return true;
+    const Type *t = sema_expr(S, p);
+    if (t->kind == TY_NONE) return true;
+    return index_type_ok(S, p, t);
+}
+
+static char view_layout(const Type *bt, Node **idx, int nidx) {
+    /* C stays C when ints lead, then at most one stepless slice, then full
+     * slices; F mirrors that from the end.  Anything else is A. */
+    int nd = bt->ndim;
+    bool is_slice[KILN_MAX_NDIM], full[KILN_MAX_NDIM], stepless[KILN_MAX_NDIM];
+    for (int i = 0; i < nd; i++) {
+        Node *x = i < nidx ? idx[i] : NULL;
+        is_slice[i] = !x || x->kind == E_SLICE;
+        full[i] = !x || (x->kind == E_SLICE && !x->slice.lo && !x->slice.hi && !x->slice.step);
+        stepless[i] = !x || (x->kind == E_SLICE && !x->slice.step);
+    }
+    if (bt->layout == 'C') {
+        int i = 0;
+        while (i < nd && !is_slice[i]) i++;
+        if (i < nd && stepless[i]) i++;
+        while (i < nd && full[i]) i++;
+        if (i == nd) return 'C';
+    } else if (bt->layout == 'F') {
+        int i = nd - 1;
+        while (i >= 0 && !is_slice[i]) i--;
+        if (i >= 0 && stepless[i]) i--;
+        while (i >= 0 && full[i]) i--;
+        if (i < 0) return 'F';
+    }
+    return 'A';
+}
+
+const Type *sema_subscript(Sema *S, Node *n, bool store) {
+    Compiler *C = S->C;
+    const Type *bt = sema_expr(S, n->sub.base);
+    if (IS_ERR(bt) || IS_UNKNOWN(bt)) {
+        n->ty = bt;
+        return bt;
+    }
+    NodeList *ix = &n->sub.idx;
+    if (bt->kind == TY_TUPLE) {
+        if (store) {
+            error_at(C, n->sp, NULL, "'tuple' object does not support item assignment");
+            return n->ty = &ty_error;
+        }
+        if (ix->n != 1 || ix->v[0]->kind == E_SLICE) {
+            error_at(C, n->sp, NULL, "tuples take one integer index in kernels");
+            return n->ty = &ty_error;
+        }
+        const Type *it = sema_expr(S, ix->v[0]);
+        if (!index_type_ok(S, ix->v[0], it)) return n->ty = &ty_error;
+        int64_t k;
+        if (sema_const_int(ix->v[0], &k)) {
+            if (k < 0) k += bt->n;
+            if (k < 0 || k >= bt->n) {
+                error_at(C, ix->v[0]->sp, NULL, "tuple index out of range");
+                return n->ty = &ty_error;
+            }
+            n->flags |= sema_elem_nonneg(n->sub.base, (int)k) ? NF_NONNEG : 0;
+            return n->ty = bt->elems[k];
+        }
+        for (int i = 1; i < bt->n; i++)
+            if (!ty_equal(bt->elems[i], bt->elems[0]) || !ty_is_scalar(bt->elems[0])) {
+                error_at(C, ix->v[0]->sp, "index it with a constant",
+                         "a tuple of mixed types needs a constant index");
+                return n->ty = &ty_error;
+            }
+        if (bt->n == 0) {
+            error_at(C, n->sp, NULL, "tuple index out of range");
+            return n->ty = &ty_error;
+        }
+        if (sema_elem_nonneg(n->sub.base, 0)) n->flags |= NF_NONNEG;
+        return n->ty = bt->elems[0];
+    }
+    if (bt->kind != TY_ARRAY) {
+        error_at(C, n->sub.base->sp, NULL, "%s is not subscriptable", ty_name(C, bt));
+        return n->ty = &ty_error;
+    }
+    int nint = 0, nslice = 0;
+    bool ok = true;
+    Node **idx = ix->v;
+    int nidx = ix->n;
+    for (int i = 0; i < nidx; i++) {
+        Node *x = idx[i];
+        if (x->kind == E_SLICE) {
+            nslice++;
+            x->ty = &ty_none;
+            if (!slice_part_ok(S, x->slice.lo) || !slice_part_ok(S, x->slice.hi) ||
+                !slice_part_ok(S, x->slice.step))
+                ok = false;
+            int64_t st;
+            if (x->slice.step && sema_const_int(x->slice.step, &st) && st == 0) {
+                error_at(C, x->slice.step->sp, NULL, "slice step cannot be zero");
+                ok = false;
+            }
+            continue;
+        }
+        const Type *t = sema_expr(S, x);
+        if (t->kind == TY_TUPLE && nidx == 1) {
+            /* a[idx] with idx a tuple of integers */
+            for (int k = 0; k < t->n; k++)
+                if (!ty_is_int(t->elems[k])) {
+                    error_at(C, x->sp, NULL, "array indices must be integers, not %s",
+                             ty_name(C, t->elems[k]));
+                    return n->ty = &ty_error;
+                }
+            nint = t->n;
+            continue;
+        }
+        if (IS_UNKNOWN(t)) return n->ty = &ty_unknown;
+        if (!index_type_ok(S, x, t)) ok = false;
+        nint++;
+    }
+    if (!ok) return n->ty = &ty_error;
+    if (nint + nslice > bt->ndim) {
+        error_at(C, n->sp, NULL,
+                 "too many indices for array: array is %d-dimensional, but %d were indexed",
+                 bt->ndim, nint + nslice);
+        return n->ty = &ty_error;
+    }
+    if (nslice == 0 && nint == bt->ndim) {
+        if (store) sema_mark_written(S, n->sub.base);
+        return n->ty = bt->elem;
+    }
+    if (store) {
+        error_at(C, n->sp, "assign element by element in a loop",
+                 "assigning to a slice or a partly indexed array is not supported in kernels");
+        return n->ty = &ty_error;
+    }
+    if (nidx == 1 && idx[0]->kind != E_SLICE && idx[0]->ty->kind == TY_TUPLE) {
+        return n->ty = ty_array(C, bt->elem, bt->ndim - nint, bt->layout == 'C' ? 'C' : 'A');
+    }
+    char lay = view_layout(bt, idx, nidx);
+    return n->ty = ty_array(C, bt->elem, bt->ndim - nint, lay);
+}
+
+/* ---- intrinsics as values ------------------------------------------------------------- */
+
+static const Type *intrinsic_value(Sema *S, Node *n, const NsRef *ns) {
+    const Intrinsic *in = ns->intr;
+    n->intr = in;
+    switch ((IntrKind)in->kind) {
+    case IK_SREG:
+        n->flags |= NF_NONNEG;
+        return ty_scalar(KILN_INT64);
+    case IK_WARPSIZE:
+        set_const_int(n, 32);
+        return &ty_weak_int;
+    case IK_LANEID:
+        sema_gpu_only(S, n->sp, "kiln.laneid");
+        n->flags |= NF_NONNEG;
+        return ty_scalar(KILN_INT64);
+    case IK_CONST: {
+        static const double v[] = {3.141592653589793, 2.718281828459045, INFINITY, NAN,
+                                   6.283185307179586};
+        n->flags |= NF_CONST;
+        n->cval.f = v[in->sub];
+        return &ty_weak_float;
+    }
+    case IK_DTYPE: return ty_dtype(S->C, (kiln_dtype)in->sub);
+    default: {
+        Type *t = arena_alloc(&S->C->arena, sizeof *t);
+        t->kind = TY_NS;
+        t->ns = ns;
+        return t;
+    }
+    }
+}
+
+static const Type *attribute(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    const Type *bt = sema_expr(S, n->attr.base);
+    const char *a = n->attr.attr;
+    if (IS_ERR(bt) || IS_UNKNOWN(bt)) return bt;
+    if (bt->kind == TY_NS) {
+        const NsRef *ns = bt->ns;
+        const char *full = arena_printf(&C->arena, "%s.%s", ns->name, a);
+        if (!ns->intr) {
+            GVal *g = sema_resolve(S, ns->scope, full, n->sp);
+            if (g->kind == KILN_VAL_NAMESPACE && g->ns && g->ns->intr)
+                return intrinsic_value(S, n, g->ns);
+            return sema_global(S, n, g, full);
+        }
+        const Intrinsic *in = intrinsic_lookup(full);
+        if (!in) {
+            if (strcmp(ns->name, "kiln") == 0)
+                error_at(C, n->attr.attr_sp, "see LANGUAGE.md for the kernel intrinsics",
+                         "kiln.%s is not available in kernels", a);
+            else
+                error_at(C, n->attr.attr_sp, NULL, "%s is not supported in kernels", full);
+            return &ty_error;
+        }
+        return intrinsic_value(S, n, sema_ns(S, full, in, NULL));
+    }
+    if (bt->kind == TY_ARRAY) {
+        if (strcmp(a, "shape") == 0 || strcmp(a, "strides") == 0) {
+            const Type *el[KILN_MAX_NDIM];
+            for (int i = 0; i < bt->ndim; i++) el[i] = ty_scalar(KILN_INT64);
+            n->flags |= NF_NONNEG;
+            return ty_tuple(C, bt->ndim, el);
+        }
+        if (strcmp(a, "size") == 0) {
+            n->flags |= NF_NONNEG;
+            return ty_scalar(KILN_INT64);
+        }
+        if (strcmp(a, "ndim") == 0) {
+            set_const_int(n, bt->ndim);
+            return &ty_weak_int;
+        }
+        if (strcmp(a, "itemsize") == 0) {
+            set_const_int(n, kiln_dtype_size((kiln_dtype)bt->elem->dtype));
+            return &ty_weak_int;
+        }
+        if (strcmp(a, "dtype") == 0) return ty_dtype(C, (kiln_dtype)bt->elem->dtype);
+        error_at(C, n->attr.attr_sp, "kernels can use a.shape, a.size, a.ndim and a.dtype",
+                 "arrays have no attribute '%s' in kernels", a);
+        return &ty_error;
+    }
+    error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);
+    return &ty_error;
+}
+
+/* ---- calls of intrinsics ----------------------------------------------------------------- */
+
+/* Binds a call's arguments to up to max parameters (names from `params`,
+ * comma separated).  Missing optional ones stay NULL. */
+static bool bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **out) {
+    Compiler *C = S->C;
+    NodeList *a = &n->call.args;
+    const char *fname = in->name;
+    for (int i = 0; i < max; i++) out[i] = NULL;
+    if (a->n > max) {
+        error_at(C, n->sp, NULL, "%s() takes at most %d argument%s (%d given)", fname, max,
+                 max == 1 ? "" : "s", a->n);
+        return false;
+    }
+    for (int i = 0; i < a->n; i++) out[i] = a->v[i];
+    for (int k = 0; k < n->call.kwvals.n; k++) {
+        const char *kw = n->call.kwnames[k];
+        int idx = -1, pos = 0;
+        if (in->params) {
+            const char *p = in->params;
+            while (*p) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                if (strlen(kw) == len && memcmp(kw, p, len) == 0) idx = pos;
+                pos++;
+                if (!e) break;
+                p = e + 1;
+            }
+        }
+        if (idx < 0 || idx >= max) {
+            error_at(C, n->call.kwvals.v[k]->sp, NULL,
+                     "%s() got an unexpected keyword argument '%s'", fname, kw);
+            return false;
+        }
+        if (out[idx]) {
+            error_at(C, n->call.kwvals.v[k]->sp, NULL,
+                     "%s() got multiple values for argument '%s'", fname, kw);
+            return false;
+        }
+        out[idx] = n->call.kwvals.v[k];
+    }
+    for (int i = 0; i < min; i++)
+        if (!out[i]) {
+            error_at(C, n->sp, NULL, "%s() takes at least %d argument%s", fname, min,
+                     min == 1 ? "" : "s");
+            return false;
+        }
+    n->call.bound.v = arena_alloc(&C->arena, sizeof(Node *) * (size_t)(max + 1));
+    n->call.bound.n = max;
+    for (int i = 0; i < max; i++) n->call.bound.v[i] = out[i];
+    return true;
+}
+
+/* Types the arguments; returns false if one is an error or not a scalar. */
+static bool scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown) {
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        if (!a[i]) {
+            t[i] = NULL;
+            continue;
+        }
+        t[i] = sema_expr(S, a[i]);
+        if (IS_ERR(t[i])) ok = false;
+        else if (IS_UNKNOWN(t[i])) *unknown = true;
+        else if (!check_scalar_operand(S, a[i], t[i], "a function argument")) ok = false;
+    }
+    return ok;
+}
+
+/* Float type of a math function's result for an argument of type t. */
+static const Type *float_of(const Type *t) {
+    if (t->kind == TY_FLOAT) return t->weak ? &ty_weak_float : t;
+    return t->weak ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
+}
+
+int sema_shape(const Node *shape, int64_t *dims, int max) {
+    int64_t v;
+    if (sema_const_int(shape, &v)) {
+        dims[0] = v;
+        return 1;
+    }
+    if (shape->kind == E_TUPLE) {
+        if (shape->tuple.n > max || shape->tuple.n == 0) return -1;
+        for (int i = 0; i < shape->tuple.n; i++)
+            if (!sema_const_int(shape->tuple.v[i], &dims[i])) return -1;
+        return shape->tuple.n;
+    }
+    if (shape->gv && shape->gv->kind == KILN_VAL_TUPLE) {
+        const GVal *g = shape->gv;
+        if (g->ntuple > max || g->ntuple == 0) return -1;
+        for (int i = 0; i < g->ntuple; i++) {
+            if (g->tuple[i].ty->kind != TY_INT) return -1;
+            dims[i] = g->tuple[i].cv.i;
+        }
+        return g->ntuple;
+    }
+    return -1;
+}
+
+static int dtype_from_string(Sema *S, Node *n) {
+    const char *s = n->sp.file->text + n->sp.off;
+    size_t len = n->sp.len;
+    while (len && (*s == 'b' || *s == 'u' || *s == 'r')) s++, len--;
+    if (len < 2) return -1;
+    char q = s[0];
+    s++;
+    len -= 2;
+    if (s[len] != q) return -1;
+    const char *name = arena_strndup(&S->C->arena, s, len);
+    for (int d = 0; d < KILN_NDTYPES; d++)
+        if (strcmp(kiln_dtype_name((kiln_dtype)d), name) == 0) return d;
+    return -1;
+}
+
+static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
+    Compiler *C = S->C;
+    bool shared = in->kind == IK_SHARED_ARRAY;
+    Node *a[2];
+    if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+    if (shared) sema_gpu_only(S, n->sp, "kiln.shared.array");
+    const Type *st = sema_expr(S, a[0]);
+    const Type *dt = sema_expr(S, a[1]);
+    if (IS_ERR(st) || IS_ERR(dt)) return &ty_error;
+    int64_t dims[KILN_MAX_NDIM];
+    int nd = sema_shape(a[0], dims, KILN_MAX_NDIM);
+    if (nd < 0) {
+        error_at(C, a[0]->sp, "use literals or module-level constants, e.g. (16, 16)",
+                 "the shape of %s must be a constant integer or a tuple of them", in->name);
+        return &ty_error;
+    }
+    int d;
+    if (dt->kind == TY_DTYPE) d = dt->dtype;
+    else if (a[1]->kind == E_STR) d = dtype_from_string(S, a[1]);
+    else d = -1;
+    if (d < 0 || d == KILN_FLOAT16) {
+        error_at(C, a[1]->sp, "pass a type such as kiln.float32 or np.int32",
+                 "the dtype of %s must be a scalar type", in->name);
+        return &ty_error;
+    }
+    int64_t total = 1;
+    for (int i = 0; i < nd; i++) {
+        if (dims[i] < 0 || (dims[i] == 0 && !(shared && nd == 1))) {
+            error_at(C, a[0]->sp, NULL, "array dimensions must be positive (got %lld)",
+                     (long long)dims[i]);
+            return &ty_error;
+        }
+        if (__builtin_mul_overflow(total, dims[i], &total) || total > (1 << 26)) {
+            error_at(C, a[0]->sp, NULL, "%s is too large", in->name);
+            return &ty_error;
+        }
+    }
+    int64_t bytes = total * kiln_dtype_size((kiln_dtype)d);
+    if (!shared && bytes > 256 * 1024) {
+        error_at(C, a[0]->sp, "use a global array passed as an argument",
+                 "local arrays are limited to 256 KiB per thread (this one is %lld bytes)",
+                 (long long)bytes);
+        return &ty_error;
+    }
+    if (shared && bytes > 48 * 1024) {
+        error_at(C, a[0]->sp, "use dynamic shared memory: shape 0 and the launch's 4th value",
+                 "static shared memory is limited to 48 KiB (this array is %lld bytes)",
+                 (long long)bytes);
+        return &ty_error;
+    }
+    vec_push(&C->arena, &S->cur->storage, n);
+    return ty_array(C, ty_scalar((kiln_dtype)d), nd, 'C');
+}
+
+static bool atomic_dtype_ok(int sub, kiln_dtype d) {
+    switch (sub) {
+    case IA_ADD:
+    case IA_SUB:
+    case IA_MAX:
+    case IA_MIN:
+    case IA_EXCH:
+        return d == KILN_INT32 || d == KILN_UINT32 || d == KILN_INT64 || d == KILN_UINT64 ||
+               d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    case IA_AND:
+    case IA_OR:
+    case IA_XOR:
+    case IA_CAS:
+        return d == KILN_INT32 || d == KILN_UINT32 || d == KILN_INT64 || d == KILN_UINT64;
+    case IA_INC:
+    case IA_DEC: return d == KILN_UINT32 || d == KILN_UINT64;
+    }
+    return false;
+}
+
+static const Type *atomic(Sema *S, Node *n, const Intrinsic *in) {
+    Compiler *C = S->C;
+    NodeList *args = &n->call.args;
+    if (n->call.kwvals.n) {
+        error_at(C, n->sp, NULL, "%s() takes positional arguments only", in->name);
+        return &ty_error;
+    }
+    int want = in->sub == IA_CAS ? (args->n == 3 ? 3 : 4) : 3;
+    if (args->n != want) {
+        error_at(C, n->sp, in->sub == IA_CAS ? "compare_and_swap(ary, old, new) or cas(ary, idx, old, new)" : NULL,
+                 "%s() takes %d arguments (%d given)", in->name, want, args->n);
+        return &ty_error;
+    }
+    n->call.bound = *args;
+    Node *arr = args->v[0];
+    const Type *at = sema_expr(S, arr);
+    if (IS_ERR(at)) return &ty_error;
+    if (IS_UNKNOWN(at)) return &ty_unknown;
+    if (at->kind != TY_ARRAY) {
+        error_at(C, arr->sp, NULL, "the first argument of %s() must be an array, not %s",
+                 in->name, ty_name(C, at));
+        return &ty_error;
+    }
+    kiln_dtype d = (kiln_dtype)at->elem->dtype;
+    if (!atomic_dtype_ok(in->sub, d)) {
+        error_at(C, arr->sp, "use an int32, int64, uint32, uint64, float32 or float64 array",
+                 "%s() does not support %s arrays", in->name, kiln_dtype_name(d));
+        return &ty_error;
+    }
+    int first_val = 1;
+    if (!(in->sub == IA_CAS && want == 3)) {
+        Node *ix = args->v[1];
+        first_val = 2;
+        const Type *it = sema_expr(S, ix);
+        if (IS_ERR(it)) return &ty_error;
+        if (IS_UNKNOWN(it)) return &ty_unknown;
+        int nidx = 1;
+        if (it->kind == TY_TUPLE) {
+            nidx = it->n;
+            for (int i = 0; i < it->n; i++)
+                if (!ty_is_int(it->elems[i])) {
+                    error_at(C, ix->sp, NULL, "array indices must be integers");
+                    return &ty_error;
+                }
+        } else if (!index_type_ok(S, ix, it)) {
+            return &ty_error;
+        }
+        if (nidx != at->ndim) {
+            error_at(C, ix->sp, NULL, "%s() needs %d indices for a %d-dimensional array, got %d",
+                     in->name, at->ndim, at->ndim, nidx);
+            return &ty_error;
+        }
+    } else if (at->ndim != 1) {
+        error_at(C, arr->sp, "use cas(ary, idx, old, new)",
+                 "compare_and_swap(ary, old, new) works on 1-dimensional arrays");
+        return &ty_error;
+    }
+    for (int i = first_val; i < args->n; i++) {
+        const Type *vt = sema_expr(S, args->v[i]);
+        if (IS_ERR(vt)) return &ty_error;
+        if (IS_UNKNOWN(vt)) return &ty_unknown;
+        if (!sema_check_store(S, at->elem, vt, args->v[i], args->v[i]->sp)) return &ty_error;
+    }
+    sema_mark_written(S, arr);
+    S->res->uses_atomics = true;
+    return at->elem;
+}
+
+static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
+    Compiler *C = S->C;
+    Node *a[4];
+    const Type *t[4];
+    bool unk = false;
+    n->intr = in;
+    switch ((IntrKind)in->kind) {
+    case IK_GRID:
+    case IK_GRIDSIZE: {
+        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        sema_expr(S, a[0]);
+        int64_t nd;
+        if (!sema_const_int(a[0], &nd) || nd < 1 || nd > 3) {
+            error_at(C, a[0]->sp, NULL, "%s() takes a constant 1, 2 or 3", in->name);
+            return &ty_error;
+        }
+        n->flags |= NF_NONNEG;
+        if (nd == 1) return ty_scalar(KILN_INT64);
+        const Type *el[3] = {ty_scalar(KILN_INT64), ty_scalar(KILN_INT64), ty_scalar(KILN_INT64)};
+        return ty_tuple(C, (int)nd, el);
+    }
+    case IK_SYNCTHREADS:
+        if (!bind(S, n, in, 0, in->sub ? 1 : 0, a)) return &ty_error;
+        if (in->sub && a[0]) {
+            const Type *mt = sema_expr(S, a[0]);
+            if (!IS_ERR(mt) && !ty_is_int(mt))
+                error_at(C, a[0]->sp, NULL, "the mask must be an integer");
+        }
+        sema_gpu_only(S, n->sp, in->sub ? "kiln.syncwarp()" : "kiln.syncthreads()");
+        return &ty_none;
+    case IK_THREADFENCE:
+        if (!bind(S, n, in, 0, 0, a)) return &ty_error;
+        return &ty_none;
+    case IK_SHARED_ARRAY:
+    case IK_LOCAL_ARRAY: return array_storage(S, n, in);
+    case IK_ATOMIC: return atomic(S, n, in);
+    case IK_SHFL: {
+        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
+        sema_gpu_only(S, n->sp, in->name);
+        if (!scalar_args(S, a, 3, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        const Type *vt = ty_strong(t[1]);
+        if (vt->kind == TY_BOOL || ty_bits(vt) < 32) vt = ty_scalar(KILN_INT32);
+        n->opty = vt;
+        return vt;
+    }
+    case IK_VOTE:
+        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        sema_gpu_only(S, n->sp, in->name);
+        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        return in->sub == 0 ? ty_scalar(KILN_UINT32) : ty_scalar(KILN_BOOL);
+    case IK_ACTIVEMASK:
+        if (!bind(S, n, in, 0, 0, a)) return &ty_error;
+        sema_gpu_only(S, n->sp, in->name);
+        return ty_scalar(KILN_UINT32);
+    case IK_MATH1:
+    case IK_PRED:
+    case IK_ABS:
+    case IK_SIGN:
+    case IK_ROUNDING: {
+        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        const Type *x = t[0];
+        bool nn = (a[0]->flags & NF_NONNEG) != 0;
+        switch ((IntrKind)in->kind) {
+        case IK_MATH1: n->opty = float_of(x); return n->opty;
+        case IK_PRED: n->opty = x; return ty_scalar(KILN_BOOL);
+        case IK_ABS:
+            n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            if (ty_is_int(n->opty)) n->flags |= NF_NONNEG;
+            return n->opty;
+        case IK_SIGN:
+            n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            return n->opty;
+        default: /* rounding */
+            if (in->flags & IF_NUMPY) {
+                n->opty = float_of(x);
+                return n->opty;
+            }
+            if (x->kind == TY_FLOAT) {
+                n->opty = x;
+                return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
+            }
+            n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            if (nn) n->flags |= NF_NONNEG;
+            return n->opty;
+        }
+    }
+    case IK_MATH2:
+    case IK_NPMINMAX: {
+        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (in->kind == IK_MATH2) {
+            n->opty = ty_promote(float_of(t[0]), float_of(t[1]));
+        } else {
+            n->opty = ty_promote(t[0], t[1]);
+            if ((a[0]->flags & NF_NONNEG) && (a[1]->flags & NF_NONNEG)) n->flags |= NF_NONNEG;
+        }
+        return n->opty;
+    }
+    case IK_POWER: {
+        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        const Type *lt = sema_expr(S, a[0]), *rt = sema_expr(S, a[1]);
+        const Type *opty = NULL;
+        const Type *r = sema_binop(S, n, B_POW, a[0], a[1], lt, rt, &opty);
+        n->opty = opty;
+        n->flags &= (uint16_t)~NF_CONST;
+        return r;
+    }
+    case IK_LOG: {
+        if (!bind(S, n, in, 1, 2, a)) return &ty_error;
+        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        n->opty = a[1] ? ty_promote(float_of(t[0]), float_of(t[1])) : float_of(t[0]);
+        return n->opty;
+    }
+    case IK_MINMAX: {
+        NodeList *args = &n->call.args;
+        if (n->call.kwvals.n) {
+            error_at(C, n->sp, NULL, "%s() takes no keyword arguments in kernels", in->name);
+            return &ty_error;
+        }
+        if (args->n < 2) {
+            error_at(C, n->sp, "pass two or more values: min(a, b)",
+                     "%s() with one argument needs an iterable, which kernels do not have",
+                     in->sub ? "max" : "min");
+            return &ty_error;
+        }
+        n->call.bound = *args;
+        const Type *r = NULL;
+        bool all_nn = true, any_nn = false;
+        for (int i = 0; i < args->n; i++) {
+            const Type *x = sema_expr(S, args->v[i]);
+            if (IS_ERR(x)) return &ty_error;
+            if (IS_UNKNOWN(x)) return &ty_unknown;
+            if (!check_scalar_operand(S, args->v[i], x, "an argument of min/max"))
+                return &ty_error;
+            r = r ? ty_promote(r, x) : x;
+            bool nn = (args->v[i]->flags & NF_NONNEG) != 0;
+            all_nn = all_nn && nn;
+            any_nn = any_nn || nn;
+        }
+        if ((in->sub == 0 && all_nn) || (in->sub == 1 && any_nn)) n->flags |= NF_NONNEG;
+        n->opty = r;
+        return r;
+    }
+    case IK_INT:
+    case IK_FLOAT:
+    case IK_BOOL: {
+        if (!bind(S, n, in, 0, 1, a)) return &ty_error;
+        if (a[0] && a[0]->kind == E_STR) {
+            error_at(C, a[0]->sp, NULL, "kernels have no strings to convert");
+            return &ty_error;
+        }
+        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        const Type *x = a[0] ? t[0] : NULL;
+        n->opty = x;
+        bool c = a[0] && (a[0]->flags & NF_CONST);
+        if (in->kind == IK_BOOL) {
+            if (!a[0]) set_const_int(n, 0);
+            return ty_scalar(KILN_BOOL);
+        }
+        if (in->kind == IK_INT) {
+            if (!a[0]) {
+                set_const_int(n, 0);
+                return &ty_weak_int;
+            }
+            if (a[0]->flags & NF_NONNEG) n->flags |= NF_NONNEG;
+            if (c && x->weak) {
+                double v = x->kind == TY_FLOAT ? a[0]->cval.f : (double)a[0]->cval.i;
+                if (x->kind != TY_FLOAT) set_const_int(n, a[0]->cval.i);
+                else if (v > -9.2e18 && v < 9.2e18) set_const_int(n, (int64_t)v);
+            }
+            return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
+        }
+        if (!a[0]) {
+            n->flags |= NF_CONST;
+            n->cval.f = 0;
+            return &ty_weak_float;
+        }
+        if (c && x->weak) {
+            n->flags |= NF_CONST;
+            n->cval.f = const_as_double(a[0]);
+        }
+        return x->weak ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
+    }
+    case IK_ROUND: {
+        if (!bind(S, n, in, 1, 2, a)) return &ty_error;
+        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (a[1] && !ty_is_int(t[1])) {
+            error_at(C, a[1]->sp, NULL, "ndigits must be an integer");
+            return &ty_error;
+        }
+        const Type *x = t[0];
+        n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+        if (x->kind == TY_FLOAT && !a[1]) return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
+        return n->opty;
+    }
+    case IK_RANGE:
+        error_at(C, n->sp, "write for i in range(...):",
+                 "range() can only be used as the iterable of a for loop in kernels");
+        return &ty_error;
+    case IK_LEN: {
+        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        const Type *x = sema_expr(S, a[0]);
+        if (IS_ERR(x) || IS_UNKNOWN(x)) return x;
+        if (x->kind == TY_ARRAY) {
+            n->flags |= NF_NONNEG;
+            return ty_scalar(KILN_INT64);
+        }
+        if (x->kind == TY_TUPLE) {
+            set_const_int(n, x->n);
+            return &ty_weak_int;
+        }
+        error_at(C, a[0]->sp, NULL, "object of type %s has no len()", ty_name(C, x));
+        return &ty_error;
+    }
+    case IK_NS:
+    case IK_SREG:
+    case IK_DIM3:
+    case IK_WARPSIZE:
+    case IK_LANEID:
+    case IK_CONST:
+    case IK_DTYPE: break;
+    }
+    error_at(C, n->call.fn->sp, NULL, "'%s' is not callable", in->name);
+    return &ty_error;
+}
+
+static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
+    Compiler *C = S->C;
+    const Type *rt = ty_scalar(d);
+    NodeList *args = &n->call.args;
+    if (n->call.kwvals.n || args->n > 1) {
+        error_at(C, n->sp, NULL, "%s() takes one positional argument in kernels",
+                 kiln_dtype_name(d));
+        return &ty_error;
+    }
+    n->call.bound = *args;
+    if (args->n == 0) {
+        n->flags |= NF_CONST;
+        n->cval.u = 0;
+        n->opty = rt;
+        return rt;
+    }
+    Node *x = args->v[0];
+    const Type *xt = sema_expr(S, x);
+    if (IS_ERR(xt) || IS_UNKNOWN(xt)) return xt;
+    if (!ty_is_scalar(xt)) {
+        error_at(C, x->sp, "index an element first: a[i]", "cannot convert %s to %s",
+                 ty_name(C, xt), kiln_dtype_name(d));
+        return &ty_error;
+    }
+    n->opty = xt;
+    if (is_weak_int_const(x, xt) && rt->kind == TY_INT && !ty_int_fits(rt, x->cval.i, false)) {
+        error_at(C, x->sp, NULL, "Python integer %lld out of bounds for %s",
+                 (long long)x->cval.i, kiln_dtype_name(d));
+        return &ty_error;
+    }
+    if ((x->flags & NF_NONNEG) && ty_is_int(rt)) n->flags |= NF_NONNEG;
+    return rt;
+}
+
+/* ---- expressions -------------------------------------------------------------------- */
+
+static const Type *compare(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    NodeList *ops = &n->cmp.operands;
+    const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)ops->n);
+    bool unk = false;
+    for (int i = 0; i < ops->n; i++) {
+        tys[i] = sema_expr(S, ops->v[i]);
+        if (IS_ERR(tys[i])) return &ty_error;
+        if (IS_UNKNOWN(tys[i])) unk = true;
+        else if (!ty_is_scalar(tys[i])) {
+            if (tys[i]->kind == TY_NONE)
+                error_at(C, ops->v[i]->sp, "keep a flag variable instead of None",
+                         "comparisons with None are not supported in kernels");
+            else
+                error_at(C, ops->v[i]->sp, tys[i]->kind == TY_ARRAY ? "compare elements: a[i] < b[i]" : NULL,
+                         "cannot compare %s", ty_name(C, tys[i]));
+            return &ty_error;
+        }
+    }
+    if (unk) return &ty_unknown;
+    n->cmp.optys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)ops->n);
+    for (int i = 0; i + 1 < ops->n; i++) {
+        const Type *a = tys[i], *b = tys[i + 1];
+        Node *na = ops->v[i], *nb = ops->v[i + 1];
+        const Type *o;
+        bool ai = a->kind != TY_FLOAT, bi = b->kind != TY_FLOAT;
+        if (ai && bi && !a->weak && !b->weak && ty_is_signed(a) != ty_is_signed(b) &&
+            a->kind != TY_BOOL && b->kind != TY_BOOL) {
+            o = ty_promote(a, b);
+            if (o->kind == TY_FLOAT) o = NULL; /* int64 vs uint64: exact comparison */
+        } else if (is_weak_int_const(na, a) && b->kind == TY_INT && !b->weak &&
+                   !ty_int_fits(b, na->cval.i, false)) {
+            o = (na->cval.i < 0 && !ty_is_signed(b)) ? NULL : ty_scalar(KILN_INT64);
+        } else if (is_weak_int_const(nb, b) && a->kind == TY_INT && !a->weak &&
+                   !ty_int_fits(a, nb->cval.i, false)) {
+            o = (nb->cval.i < 0 && !ty_is_signed(a)) ? NULL : ty_scalar(KILN_INT64);
+        } else {
+            o = ty_promote(a, b);
+        }
+        n->cmp.optys[i] = o;
+    }
+    return ty_scalar(KILN_BOOL);
+}
+
+static const Type *expr_inner(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    switch ((NodeKind)n->kind) {
+    case E_INT:
+        if (n->ilit.big) {
+            n->flags |= NF_CONST | NF_NONNEG;
+            n->cval.u = n->ilit.v;
+            return ty_scalar(KILN_UINT64);
+        }
+        set_const_int(n, (int64_t)n->ilit.v);
+        return &ty_weak_int;
+    case E_FLOAT:
+        n->flags |= NF_CONST;
+        n->cval.f = n->flit;
+        return &ty_weak_float;
+    case E_BOOL:
+        set_const_int(n, n->blit);
+        return ty_scalar(KILN_BOOL);
+    case E_NONE: return &ty_none;
+    case E_STR:
+        error_at(C, n->sp, "kernels have no strings; use numbers as codes",
+                 "strings are not supported in kernels");
+        return &ty_error;
+    case E_NAME: {
+        Sym *s = sema_local(S, n->name.id);
+        if (s) {
+            n->sym = s;
+            s->read = true;
+            if (S->final && s->param < 0 && S->loop_depth == 0 && n->sp.off < s->first_assign) {
+                error_at(C, n->sp, "assign it before this line",
+                         "local variable '%s' is used before it is assigned", s->name);
+                return &ty_error;
+            }
+            if (IS_UNKNOWN(s->ty)) {
+                if (S->final) {
+                    error_at(C, n->sp, NULL, "local variable '%s' is used before it is assigned",
+                             s->name);
+                    return &ty_error;
+                }
+                return &ty_unknown;
+            }
+            if (ty_is_int(s->ty) && (!s->maybe_neg || !ty_is_signed(s->ty)))
+                n->flags |= NF_NONNEG;
+            return s->ty;
+        }
+        GVal *g = sema_resolve(S, S->cur->fi->scope, n->name.id, n->sp);
+        if (g->kind == KILN_VAL_NAMESPACE && g->ns && g->ns->intr)
+            return intrinsic_value(S, n, g->ns);
+        return sema_global(S, n, g, n->name.id);
+    }
+    case E_BINOP: {
+        const Type *lt = sema_expr(S, n->bin.l);
+        const Type *rt = sema_expr(S, n->bin.r);
+        return sema_binop(S, n, (BinOp)n->op, n->bin.l, n->bin.r, lt, rt, &n->opty);
+    }
+    case E_UNARY: {
+        Node *x = n->un.x;
+        const Type *t = sema_expr(S, x);
+        if (IS_ERR(t) || IS_UNKNOWN(t)) return t;
+        if (n->op == U_NOT) {
+            if (!check_scalar_operand(S, x, t, "the operand of not")) return &ty_error;
+            n->opty = t;
+            return ty_scalar(KILN_BOOL);
+        }
+        if (!ty_is_scalar(t)) {
+            error_at(C, n->sp, t->kind == TY_ARRAY ? "index the elements: -a[i]" : NULL,
+                     "bad operand type for unary %s: %s",
+                     n->op == U_NEG ? "-" : n->op == U_POS ? "+" : "~", ty_name(C, t));
+            return &ty_error;
+        }
+        bool c = (x->flags & NF_CONST) != 0;
+        switch ((UnOp)n->op) {
+        case U_NEG:
+            n->opty = t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
+            if (c && t->weak) {
+                if (t->kind == TY_INT && x->cval.i != INT64_MIN) set_const_int(n, -x->cval.i);
+                else if (t->kind == TY_FLOAT) {
+                    n->flags |= NF_CONST;
+                    n->cval.f = -x->cval.f;
+                }
+            }
+            return n->opty;
+        case U_POS:
+            n->opty = t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
+            n->flags |= x->flags & (NF_CONST | NF_NONNEG);
+            n->cval = x->cval;
+            return n->opty;
+        case U_INVERT:
+            if (t->kind == TY_FLOAT) {
+                error_at(C, n->sp, "convert with int(...) first",
+                         "bad operand type for unary ~: %s", ty_name(C, t));
+                return &ty_error;
+            }
+            n->opty = t;
+            if (c && t->weak) set_const_int(n, ~x->cval.i);
+            if (ty_is_int(t) && !ty_is_signed(t)) n->flags |= NF_NONNEG;
+            return t;
+        default: UNREACHABLE();
+        }
+    }
+    case E_BOOLOP: {
+        const Type *lt = sema_expr(S, n->bin.l), *rt = sema_expr(S, n->bin.r);
+        if (IS_ERR(lt) || IS_ERR(rt)) return &ty_error;
+        if (IS_UNKNOWN(lt) || IS_UNKNOWN(rt)) return &ty_unknown;
+        const char *w = n->op == BO_AND ? "an operand of and" : "an operand of or";
+        if (!check_scalar_operand(S, n->bin.l, lt, w) || !check_scalar_operand(S, n->bin.r, rt, w))
+            return &ty_error;
+        const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
+        n->opty = t;
+        if ((n->bin.l->flags & NF_NONNEG) && (n->bin.r->flags & NF_NONNEG)) n->flags |= NF_NONNEG;
+        return t;
+    }
+    case E_COMPARE: return compare(S, n);
+    case E_IFEXP: {
+        sema_cond(S, n->ifexp.cond);
+        const Type *a = sema_expr(S, n->ifexp.then), *b = sema_expr(S, n->ifexp.orelse);
+        if (IS_ERR(a) || IS_ERR(b)) return &ty_error;
+        if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return IS_UNKNOWN(a) ? b : a;
+        const Type *u = ty_unify(C, a, b);
+        if (!u || !(ty_is_scalar(u) || u->kind == TY_ARRAY || u->kind == TY_TUPLE)) {
+            error_at(C, n->sp, NULL,
+                     "the branches of this conditional expression have types %s and %s",
+                     ty_name(C, a), ty_name(C, b));
+            return &ty_error;
+        }
+        n->opty = u;
+        if ((n->ifexp.then->flags & NF_NONNEG) && (n->ifexp.orelse->flags & NF_NONNEG))
+            n->flags |= NF_NONNEG;
+        return u;
+    }
+    case E_CALL: {
+        const Type *ft = sema_expr(S, n->call.fn);
+        if (IS_ERR(ft)) return &ty_error;
+        if (IS_UNKNOWN(ft)) return &ty_unknown;
+        if (ft->kind == TY_NS && ft->ns->intr) return call_intrinsic(S, n, ft->ns->intr);
+        if (ft->kind == TY_DTYPE) return dtype_cast(S, n, (kiln_dtype)ft->dtype);
+        if (ft->kind == TY_FUNC) {
+            const Type *rt;
+            sema_call_function(S, n, ft->fn, &rt);
+            return rt;
+        }
+        if (ft->kind == TY_NS)
+            error_at(C, n->call.fn->sp, NULL, "module '%s' is not callable", ft->ns->name);
+        else
+            error_at(C, n->call.fn->sp, NULL, "%s is not callable", ty_name(C, ft));
+        return &ty_error;
+    }
+    case E_SUBSCRIPT: return sema_subscript(S, n, false);
+    case E_ATTR: return attribute(S, n);
+    case E_TUPLE: {
+        const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n->tuple.n + 1));
+        bool unk = false;
+        for (int i = 0; i < n->tuple.n; i++) {
+            el[i] = sema_expr(S, n->tuple.v[i]);
+            if (IS_ERR(el[i])) return &ty_error;
+            if (IS_UNKNOWN(el[i])) unk = true;
+        }
+        if (unk) return &ty_unknown;
+        return ty_tuple(C, n->tuple.n, el);
+    }
+    case E_SLICE:
+        error_at(C, n->sp, NULL, "a slice can only appear inside [...]");
+        return &ty_error;
+    default: UNREACHABLE();
+    }
+}
+
+const Type *sema_expr(Sema *S, Node *n) {
+    n->flags &= (uint16_t)~(NF_CONST | NF_NONNEG);
+    const Type *t = expr_inner(S, n);
+    n->ty = t;
+    if (ty_is_int(t) && !ty_is_signed(t)) n->flags |= NF_NONNEG;
+    if (t->kind == TY_BOOL) n->flags |= NF_NONNEG;
+    return t;
+}
+
+const char *sema_dotted(Sema *S, Node *n) {
+    if (n->kind == E_NAME) return n->name.id;
+    if (n->kind == E_ATTR) {
+        const char *b = sema_dotted(S, n->attr.base);
+        return b ? arena_printf(&S->C->arena, "%s.%s", b, n->attr.attr) : NULL;
+    }
+    return NULL;
+}

@@ -1,0 +1,52 @@
+/* sema_int.h: what sema.c (functions, statements, names) and sema_expr.c
+ * (expressions, operators, intrinsics) share.  Not for other layers. */
+#ifndef KILN_SEMA_INT_H
+#define KILN_SEMA_INT_H
+
+#include "sema.h"
+
+typedef struct RCacheEntry {
+    void *scope;
+    const char *name;
+    GVal *v;
+} RCacheEntry;
+
+struct Sema {
+    Compiler *C;
+    FuncInfo *funcs;      /* every function met in this translation */
+    int nspecs;
+    FuncSpec *cur;        /* the function being typed */
+    bool changed;         /* this pass widened a symbol */
+    bool final;           /* the pass whose annotations stay */
+    int loop_depth;
+    SemaResult *res;
+    PtrVec stack;         /* specs being analysed (recursion check) */
+    RCacheEntry *rc;      /* resolved globals */
+    int nrc, caprc;
+};
+
+/* sema.c */
+Sym *sema_local(Sema *S, const char *name);
+GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp);
+const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what);
+FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);
+void sema_gpu_only(Sema *S, Span sp, const char *what);
+const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope);
+
+/* sema_expr.c */
+const Type *sema_expr(Sema *S, Node *n);
+const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type *lt,
+                       const Type *rt, const Type **opty);
+void sema_cond(Sema *S, Node *n);            /* a condition: truthiness of a scalar */
+const Type *sema_subscript(Sema *S, Node *n, bool store);
+void sema_mark_written(Sema *S, Node *array);
+uint64_t sema_origins(Sema *S, Node *n);
+/* Checks that a value of type vt (node v, may be NULL) can be stored in a
+ * place of type dst; reports at sp. */
+bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp);
+const char *sema_dotted(Sema *S, Node *n); /* "a.b.c" for a name/attribute chain */
+
+#define IS_ERR(t) ((t)->kind == TY_ERROR)
+#define IS_UNKNOWN(t) ((t)->kind == TY_UNKNOWN)
+
+#endif

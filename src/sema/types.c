@@ -1,0 +1,253 @@
+/* types.c: type construction, names and NumPy 2 promotion (see types.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "types.h"
+
+const Type ty_unknown = {.kind = TY_UNKNOWN};
+const Type ty_error = {.kind = TY_ERROR};
+const Type ty_none = {.kind = TY_NONE};
+const Type ty_range = {.kind = TY_RANGE};
+const Type ty_str = {.kind = TY_STR};
+const Type ty_weak_int = {.kind = TY_INT, .dtype = KILN_INT64, .weak = true};
+const Type ty_weak_float = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64, .weak = true};
+
+static const Type scalar_types[KILN_NDTYPES] = {
+    [KILN_BOOL] = {.kind = TY_BOOL, .dtype = KILN_BOOL},
+    [KILN_INT8] = {.kind = TY_INT, .dtype = KILN_INT8},
+    [KILN_INT16] = {.kind = TY_INT, .dtype = KILN_INT16},
+    [KILN_INT32] = {.kind = TY_INT, .dtype = KILN_INT32},
+    [KILN_INT64] = {.kind = TY_INT, .dtype = KILN_INT64},
+    [KILN_UINT8] = {.kind = TY_INT, .dtype = KILN_UINT8},
+    [KILN_UINT16] = {.kind = TY_INT, .dtype = KILN_UINT16},
+    [KILN_UINT32] = {.kind = TY_INT, .dtype = KILN_UINT32},
+    [KILN_UINT64] = {.kind = TY_INT, .dtype = KILN_UINT64},
+    [KILN_FLOAT16] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT16},
+    [KILN_FLOAT32] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT32},
+    [KILN_FLOAT64] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64},
+};
+
+static const char *const dtype_names[KILN_NDTYPES] = {
+    "bool",   "int8",   "int16",  "int32",   "int64",   "uint8",
+    "uint16", "uint32", "uint64", "float16", "float32", "float64"};
+static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
+
+const char *kiln_dtype_name(kiln_dtype t) {
+    return (unsigned)t < KILN_NDTYPES ? dtype_names[t] : "void";
+}
+
+int kiln_dtype_size(kiln_dtype t) { return (unsigned)t < KILN_NDTYPES ? dtype_sizes[t] : 0; }
+
+void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size) {
+    if (!t->is_array) {
+        snprintf(buf, size, "%s", kiln_dtype_name((kiln_dtype)t->dtype));
+        return;
+    }
+    size_t n = (size_t)snprintf(buf, size, "%s[", kiln_dtype_name((kiln_dtype)t->dtype));
+    for (int i = 0; i < t->ndim && n < size; i++) {
+        bool contig = (t->layout == 'C' && i == t->ndim - 1) || (t->layout == 'F' && i == 0);
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", contig ? "::1" : ":");
+    }
+    if (n < size) snprintf(buf + n, size - n, "]");
+}
+
+const Type *ty_scalar(kiln_dtype d) {
+    ASSERT((unsigned)d < KILN_NDTYPES);
+    return &scalar_types[d];
+}
+
+const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout) {
+    Type *t = arena_alloc(&C->arena, sizeof *t);
+    t->kind = TY_ARRAY;
+    t->elem = ty_strong(elem);
+    t->ndim = ndim;
+    /* One-dimensional contiguous arrays are both C and F: call them C. */
+    t->layout = (ndim == 1 && layout == 'F') ? 'C' : layout;
+    return t;
+}
+
+const Type *ty_tuple(Compiler *C, int n, const Type **elems) {
+    Type *t = arena_alloc(&C->arena, sizeof *t);
+    t->kind = TY_TUPLE;
+    t->n = n;
+    t->elems = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) t->elems[i] = elems[i];
+    return t;
+}
+
+const Type *ty_dtype(Compiler *C, kiln_dtype d) {
+    Type *t = arena_alloc(&C->arena, sizeof *t);
+    t->kind = TY_DTYPE;
+    t->dtype = (uint8_t)d;
+    return t;
+}
+
+const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a) {
+    if (a->is_array) return ty_array(C, ty_scalar((kiln_dtype)a->dtype), a->ndim, (char)a->layout);
+    return ty_scalar((kiln_dtype)a->dtype);
+}
+
+const Type *ty_strong(const Type *t) {
+    if (t->weak) return ty_scalar((kiln_dtype)t->dtype);
+    return t;
+}
+
+bool ty_is_scalar(const Type *t) {
+    return t->kind == TY_BOOL || t->kind == TY_INT || t->kind == TY_FLOAT;
+}
+bool ty_is_numeric(const Type *t) { return ty_is_scalar(t); }
+bool ty_is_int(const Type *t) { return t->kind == TY_INT; }
+bool ty_is_float(const Type *t) { return t->kind == TY_FLOAT; }
+bool ty_is_signed(const Type *t) {
+    return t->kind == TY_FLOAT || (t->kind == TY_INT && t->dtype <= KILN_INT64);
+}
+int ty_bits(const Type *t) { return ty_is_scalar(t) ? dtype_sizes[t->dtype] * 8 : 0; }
+
+kiln_dtype ty_int_dtype(bool is_signed, int bits) {
+    switch (bits) {
+    case 8: return is_signed ? KILN_INT8 : KILN_UINT8;
+    case 16: return is_signed ? KILN_INT16 : KILN_UINT16;
+    case 32: return is_signed ? KILN_INT32 : KILN_UINT32;
+    default: return is_signed ? KILN_INT64 : KILN_UINT64;
+    }
+}
+
+static kiln_dtype float_dtype(int bits) {
+    return bits <= 16 ? KILN_FLOAT16 : bits <= 32 ? KILN_FLOAT32 : KILN_FLOAT64;
+}
+
+bool ty_equal(const Type *a, const Type *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind) return false;
+    switch ((TypeKind)a->kind) {
+    case TY_BOOL:
+    case TY_INT:
+    case TY_FLOAT: return a->dtype == b->dtype && a->weak == b->weak;
+    case TY_DTYPE: return a->dtype == b->dtype;
+    case TY_ARRAY:
+        return a->ndim == b->ndim && a->layout == b->layout && ty_equal(a->elem, b->elem);
+    case TY_TUPLE:
+        if (a->n != b->n) return false;
+        for (int i = 0; i < a->n; i++)
+            if (!ty_equal(a->elems[i], b->elems[i])) return false;
+        return true;
+    case TY_NS: return a->ns == b->ns;
+    case TY_FUNC: return a->fn == b->fn;
+    default: return true;
+    }
+}
+
+const char *ty_name(Compiler *C, const Type *t) {
+    switch ((TypeKind)t->kind) {
+    case TY_UNKNOWN: return "unknown";
+    case TY_ERROR: return "<error>";
+    case TY_NONE: return "None";
+    case TY_BOOL:
+    case TY_INT:
+    case TY_FLOAT:
+        if (t->weak) return t->kind == TY_INT ? "Python int" : "Python float";
+        return dtype_names[t->dtype];
+    case TY_ARRAY:
+        return arena_printf(&C->arena, "array(%s, %dd, %c)", dtype_names[t->elem->dtype],
+                            t->ndim, t->layout);
+    case TY_TUPLE: {
+        Buf b;
+        buf_init(&b);
+        buf_puts(&b, "tuple(");
+        for (int i = 0; i < t->n; i++) {
+            if (i) buf_puts(&b, ", ");
+            buf_puts(&b, ty_name(C, t->elems[i]));
+        }
+        buf_puts(&b, ")");
+        const char *s = arena_strdup(&C->arena, b.p ? b.p : "tuple()");
+        buf_free(&b);
+        return s;
+    }
+    case TY_NS: return "module or intrinsic";
+    case TY_DTYPE: return arena_printf(&C->arena, "dtype %s", dtype_names[t->dtype]);
+    case TY_FUNC: return "function";
+    case TY_RANGE: return "range";
+    case TY_STR: return "str";
+    }
+    return "?";
+}
+
+/* Bits a float needs to hold every value of an integer type exactly. */
+static int float_bits_for_int(const Type *i) {
+    int b = ty_bits(i);
+    return b <= 8 ? 16 : b <= 16 ? 32 : 64;
+}
+
+static const Type *promote_typed(const Type *a, const Type *b) {
+    if (a->dtype == b->dtype) return ty_scalar((kiln_dtype)a->dtype);
+    if (a->kind == TY_BOOL) return ty_scalar((kiln_dtype)b->dtype);
+    if (b->kind == TY_BOOL) return ty_scalar((kiln_dtype)a->dtype);
+    if (a->kind == TY_FLOAT && b->kind == TY_FLOAT)
+        return ty_scalar(float_dtype(MAX(ty_bits(a), ty_bits(b))));
+    if (a->kind == TY_FLOAT || b->kind == TY_FLOAT) {
+        const Type *f = a->kind == TY_FLOAT ? a : b;
+        const Type *i = a->kind == TY_FLOAT ? b : a;
+        return ty_scalar(float_dtype(MAX(ty_bits(f), float_bits_for_int(i))));
+    }
+    /* two integers */
+    bool sa = ty_is_signed(a), sb = ty_is_signed(b);
+    if (sa == sb) return ty_scalar(ty_int_dtype(sa, MAX(ty_bits(a), ty_bits(b))));
+    const Type *s = sa ? a : b;
+    const Type *u = sa ? b : a;
+    if (ty_bits(s) > ty_bits(u)) return s;
+    if (ty_bits(u) < 64) return ty_scalar(ty_int_dtype(true, ty_bits(u) * 2));
+    return ty_scalar(KILN_FLOAT64); /* uint64 with a signed integer, as NumPy does */
+}
+
+const Type *ty_promote(const Type *a, const Type *b) {
+    ASSERT(ty_is_scalar(a) && ty_is_scalar(b));
+    if (a->weak && b->weak) {
+        if (a->kind == TY_FLOAT || b->kind == TY_FLOAT) return &ty_weak_float;
+        return &ty_weak_int;
+    }
+    if (a->weak || b->weak) {
+        const Type *w = a->weak ? a : b;
+        const Type *t = a->weak ? b : a;
+        if (w->kind == TY_INT) return t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
+        /* weak float */
+        return t->kind == TY_FLOAT ? t : ty_scalar(KILN_FLOAT64);
+    }
+    return promote_typed(a, b);
+}
+
+const Type *ty_unify(Compiler *C, const Type *a, const Type *b) {
+    if (a->kind == TY_UNKNOWN) return b;
+    if (b->kind == TY_UNKNOWN) return a;
+    if (a->kind == TY_ERROR || b->kind == TY_ERROR) return &ty_error;
+    if (ty_equal(a, b)) return a;
+    if (ty_is_scalar(a) && ty_is_scalar(b)) return ty_promote(a, b);
+    if (a->kind == TY_ARRAY && b->kind == TY_ARRAY) {
+        if (a->ndim != b->ndim || a->elem->dtype != b->elem->dtype) return NULL;
+        return ty_array(C, a->elem, a->ndim, a->layout == b->layout ? a->layout : 'A');
+    }
+    if (a->kind == TY_TUPLE && b->kind == TY_TUPLE) {
+        if (a->n != b->n) return NULL;
+        const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(a->n ? a->n : 1));
+        for (int i = 0; i < a->n; i++) {
+            el[i] = ty_unify(C, a->elems[i], b->elems[i]);
+            if (!el[i]) return NULL;
+        }
+        return ty_tuple(C, a->n, el);
+    }
+    return NULL;
+}
+
+bool ty_int_fits(const Type *t, int64_t v, bool big) {
+    if (t->kind == TY_BOOL) return true;
+    if (t->kind != TY_INT || t->weak) return true;
+    int bits = ty_bits(t);
+    if (big) return t->dtype == KILN_UINT64;
+    if (ty_is_signed(t)) {
+        if (bits == 64) return true;
+        int64_t lo = -((int64_t)1 << (bits - 1)), hi = ((int64_t)1 << (bits - 1)) - 1;
+        return v >= lo && v <= hi;
+    }
+    if (v < 0) return false;
+    if (bits == 64) return true;
+    return v <= (int64_t)((UINT64_C(1) << bits) - 1);
+}

@@ -1,0 +1,92 @@
+/* types.h: the types of kernel values and NumPy 2 promotion.
+ *
+ * Scalars are NumPy's (bool, int8..uint64, float16..float64).  A scalar type
+ * can be *weak*: the type of a Python int or float (a literal, a frozen
+ * global, or a variable only ever assigned such values).  Following NEP 50, a
+ * weak operand takes the type of the typed operand it meets, so `x[i] * 2.0`
+ * stays float32 for a float32 array; two weak operands stay weak, and a weak
+ * value that reaches the generated code is int64 or float64.
+ *
+ * Arrays are dtype x ndim x layout (C, F or A).  Every array value in
+ * generated code carries its data pointer, shape and element strides; the
+ * layout only chooses the indexing formula (a C array's last index has stride
+ * one, which the C compiler can vectorise on).
+ *
+ * Besides values, sema types the compile-time things a kernel names: modules
+ * and intrinsics (TY_NS), dtype objects (TY_DTYPE), kiln functions (TY_FUNC),
+ * range objects and strings.  TY_UNKNOWN is the bottom of inference;
+ * TY_ERROR marks an expression already reported, to stop cascades.
+ */
+#ifndef KILN_TYPES_H
+#define KILN_TYPES_H
+
+#include "front/ast.h"
+
+typedef enum TypeKind {
+    TY_UNKNOWN,
+    TY_ERROR,
+    TY_NONE,
+    TY_BOOL,
+    TY_INT,
+    TY_FLOAT,
+    TY_ARRAY,
+    TY_TUPLE,
+    TY_NS,    /* a module or intrinsic: ns */
+    TY_DTYPE, /* a scalar type object: dtype */
+    TY_FUNC,  /* a kiln function: fn */
+    TY_RANGE, /* the value of range(...) */
+    TY_STR
+} TypeKind;
+
+typedef struct FuncInfo FuncInfo;
+typedef struct NsRef NsRef;
+
+struct Type {
+    uint8_t kind;      /* TypeKind */
+    uint8_t dtype;     /* scalars and TY_DTYPE: kiln_dtype */
+    bool weak;         /* a Python scalar (see above) */
+    /* TY_ARRAY */
+    const Type *elem;  /* scalar element type */
+    int ndim;
+    char layout;       /* 'C', 'F', 'A' */
+    /* TY_TUPLE */
+    int n;
+    const Type **elems;
+    /* TY_NS */
+    const NsRef *ns;
+    /* TY_FUNC */
+    FuncInfo *fn;
+};
+
+extern const Type ty_unknown, ty_error, ty_none, ty_range, ty_str;
+extern const Type ty_weak_int, ty_weak_float;
+
+const Type *ty_scalar(kiln_dtype d);
+const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
+const Type *ty_tuple(Compiler *C, int n, const Type **elems);
+const Type *ty_dtype(Compiler *C, kiln_dtype d);
+const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a);
+/* The same scalar without the weak flag (weak int -> int64, weak float -> float64). */
+const Type *ty_strong(const Type *t);
+
+bool ty_equal(const Type *a, const Type *b);
+bool ty_is_scalar(const Type *t); /* bool, int or float */
+bool ty_is_int(const Type *t);    /* int (not bool) */
+bool ty_is_signed(const Type *t);
+bool ty_is_float(const Type *t);
+bool ty_is_numeric(const Type *t); /* bool, int, float */
+int ty_bits(const Type *t);
+/* Names for messages: "float32", "Python int", "array(float32, 2d, C)". */
+const char *ty_name(Compiler *C, const Type *t);
+
+/* NumPy 2 (NEP 50) promotion of two scalar types; both must be scalars. */
+const Type *ty_promote(const Type *a, const Type *b);
+/* The type of a variable assigned values of both types, or NULL if they do
+ * not unify (array with scalar, tuples of different lengths...). */
+const Type *ty_unify(Compiler *C, const Type *a, const Type *b);
+/* Whether a weak int constant v fits the typed integer type t. */
+bool ty_int_fits(const Type *t, int64_t v, bool big);
+
+kiln_dtype ty_int_dtype(bool is_signed, int bits);
+
+#endif

@@ -1,0 +1,288 @@
+/* cpu.c: the CPU target: compile generated C with the system compiler, load
+ * the shared object from memory, launch its entry.
+ *
+ * The compiler is $KILN_CC (default "cc", split on spaces so "ccache gcc"
+ * works), run with -O3 -march=native -fopenmp -shared -fPIC, plus -fwrapv
+ * (Python's integers wrap in kernels, they do not overflow into undefined
+ * behaviour) and -fno-math-errno (so libm calls vectorise through libmvec).
+ * It runs in a private temporary directory that is removed afterwards; the
+ * caller releases the GIL around the whole call.
+ *
+ * Loading uses memfd_create and dlopen("/proc/self/fd/N"), so no file is left
+ * behind.  The memfd stays open while the module is loaded: glibc finds
+ * already-loaded objects by path name, and an open descriptor's number cannot
+ * be handed to another module meanwhile.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compiler.h"
+#include "emit/emit.h"
+
+extern char **environ;
+
+struct kiln_cpu_module {
+    void *handle; /* from dlopen */
+    int fd;       /* the memfd holding the object, open while loaded */
+    void (*entry)(const kiln_cpu_launch *, const int64_t *);
+};
+
+static const char *cc_command(kiln_ctx *ctx) {
+    if (!ctx->cc) {
+        const char *env = getenv("KILN_CC");
+        ctx->cc = strdup(env && *env ? env : "cc");
+    }
+    return ctx->cc;
+}
+
+const char *kiln_cpu_compiler(kiln_ctx *ctx) { return cc_command(ctx); }
+
+/* Splits s on spaces into argv (at most max-1 words); the words live in buf. */
+static int split_words(char *buf, char **argv, int max) {
+    int n = 0;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, " \t", &save); w && n < max - 1; w = strtok_r(NULL, " \t", &save))
+        argv[n++] = w;
+    argv[n] = NULL;
+    return n;
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+    const char *s = p;
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_file(const char *path, void **data, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+        close(fd);
+        return -1;
+    }
+    char *p = malloc((size_t)st.st_size);
+    if (!p) {
+        close(fd);
+        return -1;
+    }
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, p + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            free(p);
+            close(fd);
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *data = p;
+    *len = got;
+    return 0;
+}
+
+static void remove_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Runs argv, collecting stdout and stderr into out.  Returns the exit status,
+ * or -1 if it could not run (errno set). */
+static int run_capture(char **argv, Buf *out) {
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (rc != 0) {
+        close(pipefd[0]);
+        errno = rc;
+        return -1;
+    }
+    char buf[4096];
+    for (;;) {
+        ssize_t r = read(pipefd[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        if (out->len < 64 * 1024) buf_put(out, buf, (size_t)r);
+    }
+    close(pipefd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size_t *blob_len) {
+    *blob = NULL;
+    *blob_len = 0;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/kiln-XXXXXX", tmp);
+    if (!mkdtemp(dir)) {
+        diag_plain(ctx, KILN_ERROR, "set TMPDIR to a writable directory",
+                   "cannot create a temporary directory in %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    char cpath[4200], sopath[4200];
+    snprintf(cpath, sizeof cpath, "%s/kernel.c", dir);
+    snprintf(sopath, sizeof sopath, "%s/kernel.so", dir);
+    int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || write_all(fd, src, len) < 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "cannot write %s: %s", cpath, strerror(errno));
+        if (fd >= 0) close(fd);
+        remove_dir(dir);
+        return -1;
+    }
+    close(fd);
+
+    /* the command: $KILN_CC, the fixed flags, the source's own flags */
+    char ccbuf[1024], flagbuf[256] = "";
+    snprintf(ccbuf, sizeof ccbuf, "%s", cc_command(ctx));
+    size_t mlen = strlen(KILN_CFLAGS_MARKER);
+    if (len > mlen && memcmp(src, KILN_CFLAGS_MARKER, mlen) == 0) {
+        const char *e = memchr(src, '\n', len);
+        size_t n = e ? (size_t)(e - src) - mlen : 0;
+        if (n >= sizeof flagbuf) n = sizeof flagbuf - 1;
+        memcpy(flagbuf, src + mlen, n);
+        flagbuf[n] = 0;
+    }
+    char *argv[96];
+    int n = split_words(ccbuf, argv, 32);
+    if (n == 0) {
+        diag_plain(ctx, KILN_ERROR, "set KILN_CC to a C compiler, e.g. gcc", "KILN_CC is empty");
+        remove_dir(dir);
+        return -1;
+    }
+    static const char *const fixed[] = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+                                        "-fwrapv", "-fno-math-errno", "-w", "-std=gnu11"};
+    for (size_t i = 0; i < COUNTOF(fixed); i++) argv[n++] = (char *)fixed[i];
+    n += split_words(flagbuf, argv + n, 16);
+    argv[n++] = (char *)"-o";
+    argv[n++] = sopath;
+    argv[n++] = cpath;
+    argv[n++] = (char *)"-lm";
+    argv[n] = NULL;
+
+    Buf out;
+    buf_init(&out);
+    int rc = run_capture(argv, &out);
+    if (rc < 0) {
+        diag_plain(ctx, KILN_ERROR,
+                   "install a C compiler with OpenMP (gcc) or point KILN_CC at one",
+                   "cannot run the C compiler '%s': %s", argv[0], strerror(errno));
+        buf_free(&out);
+        remove_dir(dir);
+        return -1;
+    }
+    if (rc != 0) {
+        diag_plain(ctx, KILN_ERROR,
+                   "this is a bug in kiln's code generation; please report it with the kernel",
+                   "the C compiler '%s' rejected the generated code (exit %d):\n%s", argv[0], rc,
+                   out.p ? out.p : "");
+        buf_free(&out);
+        remove_dir(dir);
+        return -1;
+    }
+    buf_free(&out);
+    if (read_file(sopath, blob, blob_len) < 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "cannot read the compiled kernel %s", sopath);
+        remove_dir(dir);
+        return -1;
+    }
+    remove_dir(dir);
+    return 0;
+}
+
+kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry) {
+    int fd = memfd_create("kiln-kernel", MFD_CLOEXEC);
+    if (fd < 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "memfd_create failed: %s", strerror(errno));
+        return NULL;
+    }
+    if (write_all(fd, blob, len) < 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "cannot write the kernel to memory: %s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        diag_plain(ctx, KILN_ERROR, NULL, "cannot load the compiled kernel: %s", e ? e : "?");
+        close(fd);
+        return NULL;
+    }
+    void *sym = dlsym(h, entry);
+    if (!sym) {
+        diag_plain(ctx, KILN_ERROR, NULL, "the compiled kernel has no symbol '%s'", entry);
+        dlclose(h);
+        close(fd);
+        return NULL;
+    }
+    kiln_cpu_module *m = calloc(1, sizeof *m);
+    if (!m) {
+        dlclose(h);
+        close(fd);
+        return NULL;
+    }
+    m->handle = h;
+    m->fd = fd;
+    /* dlsym returns an object pointer; POSIX guarantees it converts to a function pointer */
+    memcpy(&m->entry, &sym, sizeof sym);
+    return m;
+}
+
+void kiln_cpu_unload(kiln_cpu_module *m) {
+    if (!m) return;
+    dlclose(m->handle);
+    close(m->fd);
+    free(m);
+}
+
+void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
+                            const int64_t *params) {
+    m->entry(launch, params);
+}

@@ -1,0 +1,272 @@
+/* test_front.c: lexer, parser and signature tests. */
+#include <stdlib.h>
+
+#include "front/ast.h"
+#include "test.h"
+#include "util.h"
+
+static Compiler *new_compiler(kiln_ctx **ctx) {
+    *ctx = kiln_ctx_new();
+    Compiler *C = calloc(1, sizeof *C);
+    compiler_init(C, *ctx);
+    return C;
+}
+
+static void free_compiler(Compiler *C, kiln_ctx *ctx) {
+    compiler_free(C);
+    free(C);
+    kiln_ctx_free(ctx);
+}
+
+static SrcFile *src(Compiler *C, const char *text) {
+    SrcFile *f = arena_alloc(&C->arena, sizeof *f);
+    f->name = "t.py";
+    f->text = arena_strdup(&C->arena, text);
+    f->len = strlen(text);
+    f->first_line = 1;
+    return f;
+}
+
+static char diag_text[8192];
+static void collect(void *ud, const kiln_diag *d) {
+    (void)ud;
+    strncat(diag_text, d->formatted, sizeof diag_text - strlen(diag_text) - 2);
+    strcat(diag_text, "\n");
+}
+
+TEST(lex_numbers) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    Lexer *L = lex_open(C, src(C, "0x1F 0o17 0b101 1_000 2.5e3 .5 7. 1e-2 3j 18446744073709551615\n"));
+    Token t = lex_next(L);
+    CHECK(t.kind == TK_INT && t.ival == 31);
+    t = lex_next(L);
+    CHECK(t.kind == TK_INT && t.ival == 15);
+    t = lex_next(L);
+    CHECK(t.kind == TK_INT && t.ival == 5);
+    t = lex_next(L);
+    CHECK(t.kind == TK_INT && t.ival == 1000);
+    t = lex_next(L);
+    CHECK(t.kind == TK_FLOAT && t.fval == 2500.0);
+    t = lex_next(L);
+    CHECK(t.kind == TK_FLOAT && t.fval == 0.5);
+    t = lex_next(L);
+    CHECK(t.kind == TK_FLOAT && t.fval == 7.0);
+    t = lex_next(L);
+    CHECK(t.kind == TK_FLOAT && t.fval == 0.01);
+    t = lex_next(L);
+    CHECK(t.kind == TK_IMAG);
+    t = lex_next(L);
+    CHECK(t.kind == TK_INT && t.big && t.ival == UINT64_MAX);
+    t = lex_next(L);
+    CHECK(t.kind == TK_NEWLINE);
+    free_compiler(C, ctx);
+}
+
+TEST(lex_indent_and_joining) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    const char *text = "def f(a,\n      b):\n    x = (1 +\n  2)  # c\n\n    y = \\\n 3\n";
+    Lexer *L = lex_open(C, src(C, text));
+    int kinds[64], n = 0;
+    for (;;) {
+        Token t = lex_next(L);
+        kinds[n++] = t.kind;
+        if (t.kind == TK_EOF || n == 63) break;
+    }
+    /* def f ( a , b ) : NL INDENT x = ( 1 + 2 ) NL y = 3 NL DEDENT EOF */
+    int want[] = {TK_KEYWORD, TK_NAME, TK_OP, TK_NAME, TK_OP, TK_NAME, TK_OP, TK_OP, TK_NEWLINE,
+                  TK_INDENT, TK_NAME, TK_OP, TK_OP, TK_INT, TK_OP, TK_INT, TK_OP, TK_NEWLINE,
+                  TK_NAME, TK_OP, TK_INT, TK_NEWLINE, TK_DEDENT, TK_EOF};
+    CHECK(n == (int)(sizeof want / sizeof *want));
+    for (int i = 0; i < n && i < (int)(sizeof want / sizeof *want); i++) CHECK(kinds[i] == want[i]);
+    free_compiler(C, ctx);
+}
+
+TEST(lex_strings_and_errors) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    diag_text[0] = 0;
+    Lexer *L = lex_open(C, src(C, "'''doc\nstring''' r'\\d' b\"x\" f'{a}'\n"));
+    for (int i = 0; i < 4; i++) CHECK(lex_next(L).kind == TK_STRING);
+    CHECK(lex_next(L).kind == TK_NEWLINE);
+    L = lex_open(C, src(C, "x = 'abc\n"));
+    lex_next(L);
+    lex_next(L);
+    CHECK(lex_next(L).kind == TK_ERROR);
+    CHECK_CONTAINS(diag_text, "t.py:1:5: error: unterminated string literal");
+    diag_text[0] = 0;
+    L = lex_open(C, src(C, "x = 007\n"));
+    lex_next(L);
+    lex_next(L);
+    CHECK(lex_next(L).kind == TK_ERROR);
+    CHECK_CONTAINS(diag_text, "leading zeros");
+    free_compiler(C, ctx);
+}
+
+TEST(lex_stops_at_dedent_below_base) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    /* a nested def: the function ends where the enclosing block resumes */
+    const char *text = "    def k(a):\n        a[0] = 1\n    x = $$$ not python\n";
+    SrcFile *f = src(C, text);
+    Node *fn = parse_function(C, f);
+    CHECK(fn != NULL);
+    CHECK(fn && fn->def.body.n == 1);
+    const char *text2 = "    def k(a):\n        a[0] = 1\nx = $$$\n";
+    fn = parse_function(C, src(C, text2));
+    CHECK(fn != NULL);
+    free_compiler(C, ctx);
+}
+
+static Node *parse1(Compiler *C, const char *text) { return parse_function(C, src(C, text)); }
+
+TEST(parse_precedence) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    Node *fn = parse1(C, "def f(a, b):\n    return -a ** 2 + b * 3 << 1 | 2 & 3\n");
+    CHECK(fn != NULL);
+    Node *r = fn->def.body.v[0]->ret.value;
+    /* | is lowest: (((-(a**2)) + (b*3)) << 1) | (2 & 3) */
+    CHECK(r->kind == E_BINOP && r->op == B_OR);
+    CHECK(r->bin.r->kind == E_BINOP && r->bin.r->op == B_AND);
+    Node *sh = r->bin.l;
+    CHECK(sh->kind == E_BINOP && sh->op == B_LSHIFT);
+    Node *add = sh->bin.l;
+    CHECK(add->kind == E_BINOP && add->op == B_ADD);
+    CHECK(add->bin.l->kind == E_UNARY && add->bin.l->op == U_NEG);
+    CHECK(add->bin.l->un.x->kind == E_BINOP && add->bin.l->un.x->op == B_POW);
+    fn = parse1(C, "def f(a, b, c):\n    return a < b <= c and not a or b if c else a\n");
+    r = fn->def.body.v[0]->ret.value;
+    CHECK(r->kind == E_IFEXP);
+    CHECK(r->ifexp.then->kind == E_BOOLOP && r->ifexp.then->op == BO_OR);
+    Node *andn = r->ifexp.then->bin.l;
+    CHECK(andn->kind == E_BOOLOP && andn->op == BO_AND);
+    CHECK(andn->bin.l->kind == E_COMPARE && andn->bin.l->cmp.operands.n == 3);
+    free_compiler(C, ctx);
+}
+
+TEST(parse_statements) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    const char *text =
+        "@kiln.jit('void(float32[:])',\n"
+        "          fastmath=True)\n"
+        "def k(a):\n"
+        "    \"\"\"doc\"\"\"\n"
+        "    i, j = kiln.grid(2)\n"
+        "    x: float = 1.0\n"
+        "    a[i, j] += x; a[i][j] = 2\n"
+        "    for t in range(0, 10, 2):\n"
+        "        if t > 4: break\n"
+        "        elif t: continue\n"
+        "        else:\n"
+        "            pass\n"
+        "    else:\n"
+        "        x = 3\n"
+        "    while x < 10: x *= 2\n"
+        "    assert x, 'msg'\n"
+        "    s = a[1:, ::2]\n"
+        "    return\n";
+    Node *fn = parse1(C, text);
+    CHECK(fn != NULL);
+    if (!fn) {
+        free_compiler(C, ctx);
+        return;
+    }
+    CHECK_STR(fn->def.name, "k");
+    NodeList *b = &fn->def.body;
+    CHECK(b->n == 10);
+    CHECK(b->v[0]->flags & NF_DOCSTRING);
+    CHECK(b->v[1]->kind == S_ASSIGN && b->v[1]->assign.targets.v[0]->kind == E_TUPLE);
+    CHECK(b->v[2]->kind == S_ASSIGN);
+    CHECK(b->v[3]->kind == S_AUGASSIGN && b->v[3]->aug.target->sub.idx.n == 2);
+    CHECK(b->v[5]->kind == S_FOR && b->v[5]->fors.orelse.n == 1);
+    CHECK(b->v[8]->kind == S_ASSIGN && b->v[8]->assign.value->sub.idx.v[1]->kind == E_SLICE);
+    CHECK(b->v[5]->sp.line == 8);
+    free_compiler(C, ctx);
+}
+
+TEST(parse_rejects_with_hints) {
+    static const struct {
+        const char *body;
+        const char *msg;
+    } cases[] = {
+        {"    x = [1, 2]\n", "t.py:2:9: error: lists are not supported in kernels"},
+        {"    x = {1: 2}\n", "dicts and sets are not supported"},
+        {"    try:\n        pass\n    except E:\n        pass\n", "try statements are not supported"},
+        {"    with a:\n        pass\n", "with statements are not supported"},
+        {"    def g():\n        pass\n", "nested functions are not supported"},
+        {"    f = lambda x: x\n", "lambda is not supported"},
+        {"    global n\n", "global and nonlocal are not supported"},
+        {"    import math\n", "import is not supported"},
+        {"    raise ValueError\n", "raise is not supported"},
+        {"    x = 1j\n", "complex numbers are not supported"},
+        {"    if a is None:\n        pass\n", "'is' is not supported"},
+        {"    x = [i for i in range(3)]\n", "lists are not supported"},
+        {"    yield 1\n", "yield is not supported"},
+        {"    del a\n", "del is not supported"},
+        {"    if (n := 3):\n        pass\n", "assignment expressions"},
+        {"    a @ a\n", "the matrix operator"},
+        {"    class C:\n        pass\n", "classes are not supported"},
+        {"    f(*a)\n", "*args and **kwargs"},
+    };
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        diag_text[0] = 0;
+        char text[512];
+        snprintf(text, sizeof text, "def k(a):\n%s", cases[i].body);
+        Node *fn = parse1(C, text);
+        CHECK(fn == NULL);
+        CHECK_CONTAINS(diag_text, cases[i].msg);
+        CHECK_CONTAINS(diag_text, "^");
+    }
+    diag_text[0] = 0;
+    parse1(C, "def k(a):\n    x = [1, 2]\n");
+    CHECK_CONTAINS(diag_text, "hint: preallocate an array: kiln.local.array(n, kiln.float32)");
+    CHECK_CONTAINS(diag_text, "    x = [1, 2]\n            ^");
+    free_compiler(C, ctx);
+}
+
+TEST(parse_reports_several_errors) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    diag_text[0] = 0;
+    Node *fn = parse1(C, "def k(a):\n    x = [1]\n    y = {}\n    z = 1 +\n    return\n");
+    CHECK(fn == NULL);
+    CHECK_CONTAINS(diag_text, "t.py:2:");
+    CHECK_CONTAINS(diag_text, "t.py:3:");
+    CHECK_CONTAINS(diag_text, "t.py:4:");
+    free_compiler(C, ctx);
+}
+
+TEST(signature_parse) {
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_argtype ret, a[8];
+    int n = kiln_parse_signature(ctx, "void(float32[::1], f8[:, :], int64, uint8[::1, :], float32[:, ::1])",
+                                 &ret, a, 8);
+    CHECK(n == 5);
+    CHECK(ret.dtype == KILN_NDTYPES);
+    CHECK(a[0].is_array && a[0].dtype == KILN_FLOAT32 && a[0].ndim == 1 && a[0].layout == 'C');
+    CHECK(a[1].is_array && a[1].dtype == KILN_FLOAT64 && a[1].ndim == 2 && a[1].layout == 'A');
+    CHECK(!a[2].is_array && a[2].dtype == KILN_INT64);
+    CHECK(a[3].layout == 'F' && a[4].layout == 'C');
+    n = kiln_parse_signature(ctx, "float32(float32, float32)", &ret, a, 8);
+    CHECK(n == 2 && ret.dtype == KILN_FLOAT32 && !ret.is_array);
+    n = kiln_parse_signature(ctx, "(int32[:],)", &ret, a, 8);
+    CHECK(n == 1);
+    diag_text[0] = 0;
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    CHECK(kiln_parse_signature(ctx, "void(floot32[:])", &ret, a, 8) < 0);
+    CHECK_CONTAINS(diag_text, "<signature>:1:6: error: unknown type 'floot32'");
+    CHECK(kiln_parse_signature(ctx, "void(float32[:, ::1, :])", &ret, a, 8) < 0);
+    char buf[64];
+    kiln_argtype t = {1, KILN_INT16, 2, 'F'};
+    kiln_argtype_format(&t, buf, sizeof buf);
+    CHECK_STR(buf, "int16[::1, :]");
+    kiln_ctx_free(ctx);
+}

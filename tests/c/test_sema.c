@@ -1,0 +1,288 @@
+/* test_sema.c: typing, promotion, diagnostics and code generation. */
+#include <stdlib.h>
+
+#include "sema/types.h"
+#include "test.h"
+#include "util.h"
+
+static void collect(void *ud, const kiln_diag *d) {
+    TResult *r = ud;
+    strncat(r->diags, d->formatted, sizeof r->diags - strlen(r->diags) - 2);
+    strcat(r->diags, "\n");
+    if (d->severity == KILN_ERROR) r->nerrors++;
+}
+
+static int resolve(void *ud, void *scope, const char *name, kiln_value *out) {
+    (void)ud;
+    (void)scope;
+    static const char *const builtins[] = {"abs", "min", "max", "int", "float", "bool",
+                                           "round", "range", "len"};
+    static char buf[64];
+    memset(out, 0, sizeof *out);
+    out->kind = KILN_VAL_MISSING;
+    if (strcmp(name, "math") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "math";
+    } else if (strcmp(name, "np") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "numpy";
+    } else if (strcmp(name, "kiln") == 0 || strcmp(name, "cuda") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "kiln";
+    } else if (strcmp(name, "N") == 0) {
+        out->kind = KILN_VAL_INT;
+        out->v.i = 16;
+    } else if (strcmp(name, "SCALE") == 0) {
+        out->kind = KILN_VAL_FLOAT;
+        out->v.f = 0.5;
+    } else if (strcmp(name, "obj") == 0) {
+        out->kind = KILN_VAL_OTHER;
+        out->name = "dict";
+    } else {
+        for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+            if (strcmp(name, builtins[i]) == 0) {
+                snprintf(buf, sizeof buf, "builtins.%s", name);
+                out->kind = KILN_VAL_NAMESPACE;
+                out->name = buf;
+            }
+    }
+    return 0;
+}
+
+TResult *tr(const char *src, const char *sig, kiln_target target) {
+    TResult *r = calloc(1, sizeof *r);
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, collect, r);
+    kiln_argtype ret, args[32];
+    int n = kiln_parse_signature(ctx, sig, &ret, args, 32);
+    if (n >= 0) {
+        kiln_options o;
+        memset(&o, 0, sizeof o);
+        o.target = target;
+        o.cuda_arch = 90;
+        kiln_source s = {src, strlen(src), "k.py", 1, NULL};
+        r->prog = kiln_translate(ctx, &s, args, n, &o, resolve, NULL);
+    }
+    kiln_ctx_free(ctx);
+    return r;
+}
+
+void tr_free(TResult *r) {
+    if (r->prog) kiln_program_free(r->prog);
+    free(r);
+}
+
+TEST(types_promotion_nep50) {
+    const Type *f32 = ty_scalar(KILN_FLOAT32), *f64 = ty_scalar(KILN_FLOAT64);
+    const Type *i8 = ty_scalar(KILN_INT8), *u8 = ty_scalar(KILN_UINT8);
+    const Type *i16 = ty_scalar(KILN_INT16), *i32 = ty_scalar(KILN_INT32);
+    const Type *i64 = ty_scalar(KILN_INT64), *u64 = ty_scalar(KILN_UINT64);
+    const Type *u32 = ty_scalar(KILN_UINT32), *b = ty_scalar(KILN_BOOL);
+    CHECK(ty_promote(f32, &ty_weak_float) == f32);
+    CHECK(ty_promote(&ty_weak_int, f32) == f32);
+    CHECK(ty_promote(i8, &ty_weak_int) == i8);
+    CHECK(ty_promote(i32, &ty_weak_float) == f64);
+    CHECK(ty_promote(b, &ty_weak_int) == i64);
+    CHECK(ty_promote(&ty_weak_int, &ty_weak_float) == &ty_weak_float);
+    CHECK(ty_promote(i8, u8) == i16);
+    CHECK(ty_promote(u32, i32) == i64);
+    CHECK(ty_promote(u64, i64) == f64);
+    CHECK(ty_promote(i16, f32) == f32);
+    CHECK(ty_promote(i32, f32) == f64);
+    CHECK(ty_promote(i64, f32) == f64);
+    CHECK(ty_promote(b, f32) == f32);
+    CHECK(ty_promote(u8, i64) == i64);
+    CHECK(ty_int_fits(u8, 255, false) && !ty_int_fits(u8, 256, false) && !ty_int_fits(u8, -1, false));
+    CHECK(ty_int_fits(i8, -128, false) && !ty_int_fits(i8, 128, false));
+}
+
+TEST(sema_infers_types) {
+    TResult *r = tr("def k(x, y, n):\n"
+                    "    i = kiln.grid(1)\n"
+                    "    if i < n:\n"
+                    "        t = x[i] * 2\n"
+                    "        q = i // 2\n"
+                    "        d = i / 2\n"
+                    "        c = x[i] > 0 and y[i] < 0\n"
+                    "        y[i] = t + math.sqrt(d)\n",
+                    "void(float32[::1], float64[::1], int64)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        const char *t = kiln_program_types(r->prog);
+        CHECK_CONTAINS(t, "kernel k(x: array(float32, 1d, C), y: array(float64, 1d, C), n: int64)");
+        CHECK_CONTAINS(t, "    i: int64\n");
+        CHECK_CONTAINS(t, "    t: float32\n");
+        CHECK_CONTAINS(t, "    q: int64\n");
+        CHECK_CONTAINS(t, "    d: float64\n");
+        CHECK_CONTAINS(t, "    c: bool\n");
+    } else {
+        fprintf(stderr, "%s", r->diags);
+    }
+    tr_free(r);
+}
+
+TEST(sema_weak_literals_keep_float32) {
+    TResult *r = tr("def k(x):\n"
+                    "    acc = 0\n"
+                    "    s = 1.5\n"
+                    "    for j in range(len(x)):\n"
+                    "        acc += x[j] * 2.0 + SCALE\n"
+                    "    x[0] = acc * s\n",
+                    "void(float32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        const char *t = kiln_program_types(r->prog);
+        CHECK_CONTAINS(t, "    acc: float32\n");
+        CHECK_CONTAINS(t, "    s: Python float\n");
+        CHECK_CONTAINS(t, "    j: int64\n");
+    } else {
+        fprintf(stderr, "%s", r->diags);
+    }
+    tr_free(r);
+}
+
+TEST(sema_unifies_variables) {
+    TResult *r = tr("def k(a, n):\n"
+                    "    v = 0\n"
+                    "    if n > 2:\n"
+                    "        v = n\n"
+                    "    w = v\n"
+                    "    a[0] = w\n",
+                    "void(int32[:], int16)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) CHECK_CONTAINS(kiln_program_types(r->prog), "    v: int16\n");
+    tr_free(r);
+    r = tr("def k(a):\n    v = 1\n    v = (1, 2)\n    a[0] = 1\n", "void(int32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog == NULL);
+    CHECK_CONTAINS(r->diags, "k.py:3:5: error: variable 'v' is Python int (assigned at line 2) and cannot also hold tuple(Python int, Python int)");
+    tr_free(r);
+}
+
+TEST(sema_errors_carry_place_and_hint) {
+    static const struct {
+        const char *src;
+        const char *sig;
+        const char *msg;
+    } cases[] = {
+        {"def k(a):\n    a[0] = a + 1\n", "void(float32[:])", "k.py:2:12: error: arithmetic on whole arrays"},
+        {"def k(a):\n    a[0.5] = 1\n", "void(float32[:])", "array indices must be integers, not Python float"},
+        {"def k(a):\n    a[0, 1] = 1\n", "void(float32[:])", "too many indices for array"},
+        {"def k(a):\n    a[0] = undefined_name\n", "void(float32[:])", "name 'undefined_name' is not defined"},
+        {"def k(a):\n    print(a[0])\n", "void(float32[:])", "print() is not supported"},
+        {"def k(a):\n    a[0] = obj\n", "void(float32[:])", "global 'obj' is a 'dict', which kernels cannot use"},
+        {"def k(a):\n    return 1\n", "void(float32[:])", "kernels cannot return a value"},
+        {"def k(a):\n    a[0] = a[1] << 1.5\n", "void(int32[:])", "unsupported operand types for <<"},
+        {"def k(a):\n    a[0] = a[1] + 300\n", "void(uint8[:])", "Python integer 300 out of bounds for uint8"},
+        {"def k(a):\n    a[0] = 2 ** -1\n", "void(int32[:])", "integers to negative integer powers"},
+        {"def k(a):\n    for x in a:\n        pass\n", "void(int32[:])", "kernels can only loop over range(...)"},
+        {"def k(a):\n    if a:\n        pass\n", "void(int32[:])", "truth value of an array is ambiguous"},
+        {"def k(a):\n    x = math.foo(1.0)\n", "void(int32[:])", "math.foo is not supported in kernels"},
+        {"def k(a):\n    x = kiln.nonexistent\n", "void(int32[:])", "kiln.nonexistent is not available in kernels"},
+        {"def k(a):\n    x = min(a[0])\n", "void(int32[:])", "needs an iterable"},
+        {"def k(a):\n    break\n", "void(int32[:])", "'break' outside loop"},
+        {"def k(a):\n    x = y\n    y = 1\n", "void(int32[:])", "local variable 'y' is used before it is assigned"},
+        {"def k(a):\n    n = 3\n    x = kiln.local.array(n, kiln.float32)\n", "void(int32[:])", "must be a constant integer"},
+        {"def k(a):\n    x = 'abc'\n", "void(int32[:])", "strings are not supported in kernels"},
+        {"def k(a):\n    x = None\n", "void(int32[:])", "cannot store None in variable 'x'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        TResult *r = tr(cases[i].src, cases[i].sig, KILN_TARGET_CPU);
+        CHECK(r->prog == NULL);
+        CHECK_CONTAINS(r->diags, cases[i].msg);
+        if (!strstr(r->diags, cases[i].msg)) fprintf(stderr, "  case %zu\n", i);
+        CHECK_CONTAINS(r->diags, "k.py:");
+        tr_free(r);
+    }
+}
+
+TEST(sema_gpu_only_on_cpu) {
+    const char *src = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
+                      "    s[kiln.threadIdx.x] = a[0]\n    kiln.syncthreads()\n";
+    TResult *r = tr(src, "void(float32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog == NULL);
+    CHECK_CONTAINS(r->diags, "k.py:2:9: error: kiln.shared.array is GPU-only in v1");
+    CHECK_CONTAINS(r->diags, "kiln.syncthreads() is GPU-only");
+    tr_free(r);
+    r = tr(src, "void(float32[:])", KILN_TARGET_CUDA);
+    CHECK(r->prog != NULL);
+    tr_free(r);
+}
+
+TEST(sema_written_params) {
+    TResult *r = tr("def k(a, b, c):\n    v = b\n    v[0] = a[0]\n    kiln.atomic.add(c, 0, 1)\n",
+                    "void(float32[:], float32[:], int32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        CHECK(!(kiln_program_param_flags(r->prog, 0) & KILN_PARAM_WRITTEN));
+        CHECK(kiln_program_param_flags(r->prog, 1) & KILN_PARAM_WRITTEN);
+        CHECK(kiln_program_param_flags(r->prog, 2) & KILN_PARAM_WRITTEN);
+    }
+    tr_free(r);
+}
+
+TEST(emit_cpu_compiles) {
+    TResult *r = tr("def k(x, y, a, n):\n"
+                    "    i = kiln.grid(1)\n"
+                    "    if i < n:\n"
+                    "        y[i] = a * x[i] + y[i]\n",
+                    "void(float32[::1], float32[::1], float32, int64)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        size_t len;
+        const char *s = kiln_program_source(r->prog, &len);
+        kiln_ctx *ctx = kiln_ctx_new();
+        void *blob = NULL;
+        size_t blen = 0;
+        CHECK(kiln_cpu_build(ctx, s, len, &blob, &blen) == 0);
+        CHECK(blen > 1000);
+        if (blob) {
+            kiln_cpu_module *m = kiln_cpu_load(ctx, blob, blen, "kiln_entry");
+            CHECK(m != NULL);
+            if (m) {
+                float x[100], y[100];
+                for (int i = 0; i < 100; i++) {
+                    x[i] = (float)i;
+                    y[i] = 1.0f;
+                }
+                float a = 2.0f;
+                int64_t P[7];
+                P[0] = (int64_t)(uintptr_t)x;
+                P[1] = 100;
+                P[2] = 1;
+                P[3] = (int64_t)(uintptr_t)y;
+                P[4] = 100;
+                P[5] = 1;
+                memset(&P[6], 0, 8);
+                memcpy(&P[6], &a, sizeof a);
+                int64_t n = 100;
+                int64_t P2[8];
+                memcpy(P2, P, sizeof P);
+                P2[7] = n;
+                kiln_kernel_error err = {0};
+                kiln_cpu_launch L = {{4, 1, 1}, {32, 1, 1}, 1 << 30, &err};
+                kiln_cpu_launch_kernel(m, &L, P2);
+                int ok = 1;
+                for (int i = 0; i < 100; i++) ok &= y[i] == 2.0f * (float)i + 1.0f;
+                CHECK(ok);
+                CHECK(err.code == 0);
+                kiln_cpu_unload(m);
+            }
+            free(blob);
+        }
+        kiln_ctx_free(ctx);
+    } else {
+        fprintf(stderr, "%s", r->diags);
+    }
+    tr_free(r);
+}
+
+TEST(emit_has_line_markers) {
+    TResult *r = tr("def k(a):\n    a[0] = 1\n\n    a[1] = 2\n", "void(int32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        const char *s = kiln_program_source(r->prog, NULL);
+        CHECK_CONTAINS(s, "#line 2 \"k.py\"");
+        CHECK_CONTAINS(s, "#line 4 \"k.py\"");
+    }
+    tr_free(r);
+}
