@@ -191,8 +191,18 @@ const char *kiln_program_types(const kiln_program *p);   /* inspect_types text *
 int kiln_program_nparams(const kiln_program *p);
 const char *kiln_program_param_name(const kiln_program *p, int i);
 int kiln_program_param_flags(const kiln_program *p, int i); /* KILN_PARAM_* bits */
+/* The name of source file i, for kernel error locations (see kiln_kernel_error). */
+const char *kiln_program_file(const kiln_program *p, int i);
 /* 1 if the kernel uses a GPU-only feature; *what names it. */
 int kiln_program_gpu_only(const kiln_program *p, const char **what);
+
+/* Types the function in src as a device function for the given argument
+ * types and stores its return type in *ret: a scalar, or dtype KILN_NDTYPES
+ * for None.  A function returning anything else is reported.  Returns 0 or -1
+ * after reporting errors. */
+int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
+                      int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
+                      void *resolve_userdata, kiln_argtype *ret);
 
 /* ---- signatures ----------------------------------------------------------- */
 
@@ -232,7 +242,7 @@ typedef enum kiln_errcode {
 
 typedef struct kiln_kernel_error {
     int32_t code; /* kiln_errcode; written last, with an atomic compare-and-swap */
-    int32_t line; /* line in the user's file */
+    int32_t line; /* (file index << 20) | line; the index is kiln_program_file's */
     int64_t a, b, c;
 } kiln_kernel_error;
 

@@ -22,6 +22,8 @@ struct kiln_program {
     char **pnames;
     int *pflags;
     char *gpu_only;    /* first GPU-only feature, or NULL */
+    int nfiles;
+    char **files;      /* source files that runtime error locations index */
 };
 
 const char *kiln_version(void) { return KILN_VERSION; }
@@ -58,6 +60,8 @@ void kiln_program_free(kiln_program *p) {
     free(p->pnames);
     free(p->pflags);
     free(p->gpu_only);
+    for (int i = 0; i < p->nfiles; i++) free(p->files[i]);
+    free(p->files);
     free(p);
 }
 
@@ -89,8 +93,9 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
     const Type **tys = arena_alloc(&C.arena, sizeof(Type *) * (size_t)(nargs + 1));
     for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(&C, &args[i]);
     SemaResult R;
+    PtrVec files = {0};
     if (sema_run(&C, fi, tys, nargs, true, &R) < 0) goto done;
-    if (emit_program(&C, &R, &out) < 0) goto done;
+    if (emit_program(&C, &R, &out, &files) < 0) goto done;
     sema_dump_types(&C, &R, &types);
 
     p = calloc(1, sizeof *p);
@@ -108,6 +113,9 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
         diag_plain(ctx, KILN_ERROR, NULL, "out of memory");
         goto done;
     }
+    p->files = calloc((size_t)files.n + 1, sizeof(char *));
+    if (p->files)
+        for (int i = 0; i < files.n; i++) p->files[p->nfiles++] = strdup(files.v[i]);
     for (int i = 0; i < nargs; i++) {
         p->pnames[i] = strdup(R.kernel->psyms[i]->name);
         if (R.kernel->written & (UINT64_C(1) << (i & 63))) p->pflags[i] |= KILN_PARAM_WRITTEN;
@@ -117,6 +125,47 @@ done:
     buf_free(&types);
     compiler_free(&C);
     return p;
+}
+
+int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
+                      int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
+                      void *resolve_userdata, kiln_argtype *ret) {
+    memset(ret, 0, sizeof *ret);
+    if (nargs < 0 || nargs > KILN_MAX_PARAMS) return -1;
+    for (int i = 0; i < nargs; i++)
+        if (!argtype_valid(&args[i])) {
+            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
+            return -1;
+        }
+    Compiler C;
+    compiler_init(&C, ctx);
+    C.opts = *opts;
+    C.resolve = resolve;
+    C.resolve_ud = resolve_userdata;
+    int rc = -1;
+    FuncInfo *fi = sema_funcinfo(&C, src->scope, src->text, src->len, src->filename,
+                                 src->first_line);
+    if (!fi->parse_failed) {
+        fi->is_device = true;
+        const Type **tys = arena_alloc(&C.arena, sizeof(Type *) * (size_t)(nargs + 1));
+        for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(&C, &args[i]);
+        SemaResult R;
+        if (sema_run(&C, fi, tys, nargs, false, &R) == 0) {
+            const Type *t = R.kernel->ret;
+            if (t->kind == TY_NONE) {
+                ret->dtype = KILN_NDTYPES;
+                rc = 0;
+            } else if (ty_is_scalar(t)) {
+                ret->dtype = ty_strong(t)->dtype;
+                rc = 0;
+            } else {
+                error_at(&C, R.kernel->def->def.name_sp, "return one scalar",
+                         "'%s' returns %s where a scalar is needed", fi->name, ty_name(&C, t));
+            }
+        }
+    }
+    compiler_free(&C);
+    return rc;
 }
 
 const char *kiln_program_source(const kiln_program *p, size_t *len) {
@@ -135,6 +184,9 @@ const char *kiln_program_param_name(const kiln_program *p, int i) {
 }
 int kiln_program_param_flags(const kiln_program *p, int i) {
     return i >= 0 && i < p->nparams ? p->pflags[i] : 0;
+}
+const char *kiln_program_file(const kiln_program *p, int i) {
+    return i >= 0 && i < p->nfiles ? p->files[i] : NULL;
 }
 int kiln_program_gpu_only(const kiln_program *p, const char **what) {
     if (what) *what = p->gpu_only;

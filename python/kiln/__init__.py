@@ -1,0 +1,92 @@
+"""kiln: a just-in-time compiler for Python kernels, with its core in C.
+
+    import kiln
+
+    @kiln.jit
+    def saxpy(x, y, a):
+        i = kiln.grid(1)
+        if i < x.size:
+            y[i] = a * x[i] + y[i]
+
+    saxpy[blocks, threads](x, y, 2.0)
+
+The kernel language and the API follow Numba's CUDA dialect, so a Numba
+kernel file runs after ``import kiln as cuda``.  See LANGUAGE.md and the docs.
+
+Importing kiln is cheap on purpose: NumPy and the compiler machinery are
+imported when the first kernel is compiled, not here.
+"""
+
+from ._kiln import CompileError, version as __version__
+from ._types import (  # noqa: F401  (re-exported)
+    Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
+    int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
+    float32, f4, single, float64, f8, double, float_,
+)
+from ._dispatch import jit, Dispatcher, vectorize, reduce, is_available, synchronize  # noqa: F401
+
+
+class PerformanceWarning(UserWarning):
+    """A launch ran slower than it could (host arrays copied for a GPU launch, ...)."""
+
+
+class _Intrinsic:
+    """A name that only has a meaning inside kernels (kiln.grid, kiln.syncthreads...).
+
+    The compiler recognises it by its ``_kiln_name``; calling it from the host
+    is an error that says so."""
+
+    __slots__ = ("_kiln_name",)
+
+    def __init__(self, name):
+        self._kiln_name = name
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self._kiln_name}() can only be used inside a kiln kernel")
+
+    def __repr__(self):
+        return f"<kiln intrinsic {self._kiln_name}>"
+
+
+class _Namespace(_Intrinsic):
+    __slots__ = ("_members",)
+
+    def __init__(self, name, members):
+        super().__init__(name)
+        self._members = {m: _Intrinsic(f"{name}.{m}") for m in members}
+
+    def __getattr__(self, attr):
+        try:
+            return self._members[attr]
+        except KeyError:
+            raise AttributeError(f"{self._kiln_name} has no attribute '{attr}'") from None
+
+    def __dir__(self):
+        return list(self._members)
+
+
+threadIdx = _Namespace("kiln.threadIdx", ("x", "y", "z"))
+blockIdx = _Namespace("kiln.blockIdx", ("x", "y", "z"))
+blockDim = _Namespace("kiln.blockDim", ("x", "y", "z"))
+gridDim = _Namespace("kiln.gridDim", ("x", "y", "z"))
+laneid = _Intrinsic("kiln.laneid")
+warpsize = 32
+grid = _Intrinsic("kiln.grid")
+gridsize = _Intrinsic("kiln.gridsize")
+syncthreads = _Intrinsic("kiln.syncthreads")
+syncwarp = _Intrinsic("kiln.syncwarp")
+threadfence = _Intrinsic("kiln.threadfence")
+threadfence_block = _Intrinsic("kiln.threadfence_block")
+threadfence_system = _Intrinsic("kiln.threadfence_system")
+shared = _Namespace("kiln.shared", ("array",))
+local = _Namespace("kiln.local", ("array",))
+atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
+                                    "and_", "or_", "xor", "inc", "dec"))
+shfl_sync = _Intrinsic("kiln.shfl_sync")
+shfl_down_sync = _Intrinsic("kiln.shfl_down_sync")
+shfl_up_sync = _Intrinsic("kiln.shfl_up_sync")
+shfl_xor_sync = _Intrinsic("kiln.shfl_xor_sync")
+ballot_sync = _Intrinsic("kiln.ballot_sync")
+all_sync = _Intrinsic("kiln.all_sync")
+any_sync = _Intrinsic("kiln.any_sync")
+activemask = _Intrinsic("kiln.activemask")

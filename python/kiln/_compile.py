@@ -1,0 +1,242 @@
+"""The compile path: source text, frozen globals, translate, build, load.
+
+Imported at the first compilation, not at ``import kiln``.  The work itself is
+the C core's (kiln._kiln.translate, cpu_build, cpu_entry); this module only
+finds a function's source text, answers the core's questions about global
+names, and decides which specialisation a call needs.
+"""
+
+import builtins
+import linecache
+import sys
+import types
+
+from . import _kiln
+from ._dispatch import Dispatcher, target_of
+from ._types import DTYPE_NAMES, Scalar, dtype_code
+
+CompileError = _kiln.CompileError
+
+_BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len"}
+_BUILTIN_OBJECTS = {id(getattr(builtins, n)): n for n in _BUILTINS}
+_TARGET_CODE = {"cpu": 0, "cuda": 1}
+
+
+# ---- source ----------------------------------------------------------------------
+
+def source_of(fn):
+    """(text from the function's first line on, file name, first line)."""
+    code = fn.__code__
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
+    first = code.co_firstlineno
+    if not lines or first > len(lines):
+        raise CompileError(
+            f"{filename}:{first}: error: cannot read the source of '{fn.__qualname__}'\n"
+            "hint: kiln compiles functions defined in files, notebooks or linecache-registered text")
+    return "".join(lines[first - 1:]), filename, first
+
+
+def dispatcher_source(disp):
+    if disp._source is None:
+        disp._source = source_of(disp.py_func)
+    return disp._source
+
+
+# ---- globals ------------------------------------------------------------------------
+
+def _numpy():
+    return sys.modules.get("numpy")
+
+
+def describe(v):
+    """What the C core needs to know about a global value (see kiln_value)."""
+    if isinstance(v, bool):
+        return ("bool", v)
+    if isinstance(v, int):
+        if -(1 << 63) <= v < (1 << 63):
+            return ("int", v)
+        return ("other", "int too large for 64 bits")
+    if isinstance(v, float):
+        return ("float", v)
+    if isinstance(v, tuple):
+        return ("tuple", tuple(describe(x) for x in v))
+    if isinstance(v, types.ModuleType):
+        name = v.__name__
+        if name in ("math", "numpy", "builtins"):
+            return ("ns", name)
+        if name in ("kiln", "numba.cuda"):
+            return ("ns", "kiln")
+        return ("module",)
+    if isinstance(v, Dispatcher):
+        text, filename, line = dispatcher_source(v)
+        return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)
+    name = getattr(v, "_kiln_name", None)
+    if isinstance(name, str):
+        return ("ns", name)
+    if isinstance(v, types.FunctionType):
+        # a plain Python function called from a kernel is compiled as a device function
+        text, filename, line = source_of(v)
+        return ("function", v, text, filename, line, True, None)
+    if isinstance(v, types.BuiltinFunctionType):
+        mod = getattr(v, "__module__", None)
+        if mod == "math":
+            return ("ns", "math." + v.__name__)
+        if id(v) in _BUILTIN_OBJECTS:
+            return ("ns", "builtins." + _BUILTIN_OBJECTS[id(v)])
+    if id(v) in _BUILTIN_OBJECTS:
+        return ("ns", "builtins." + _BUILTIN_OBJECTS[id(v)])
+    np = _numpy()
+    if np is not None:
+        if isinstance(v, np.ufunc):
+            return ("ns", "numpy." + v.__name__)
+        if isinstance(v, np.generic):
+            code = dtype_code(v.dtype.name)
+            if code is None:
+                return ("other", f"numpy.{type(v).__name__}")
+            return ("scalar", code, v.item())
+        if isinstance(v, type) and issubclass(v, np.generic):
+            code = dtype_code(np.dtype(v).name)
+            return ("dtype", code) if code is not None else ("other", v.__name__)
+        if isinstance(v, np.dtype):
+            code = dtype_code(v.name)
+            return ("dtype", code) if code is not None else ("other", str(v))
+    mod = type(v).__module__ or ""
+    if mod.startswith("numba"):
+        code = dtype_code(str(v))
+        if code is not None:
+            return ("dtype", code)
+    return ("other", type(v).__qualname__)
+
+
+def resolve(fn, dotted):
+    """The value of a dotted global name as seen by function fn, described."""
+    parts = dotted.split(".")
+    head = parts[0]
+    code = fn.__code__
+    found = False
+    value = None
+    if code.co_freevars and fn.__closure__:
+        try:
+            i = code.co_freevars.index(head)
+        except ValueError:
+            i = -1
+        if i >= 0:
+            try:
+                value = fn.__closure__[i].cell_contents
+                found = True
+            except ValueError:
+                return ("missing",)
+    if not found:
+        g = fn.__globals__
+        if head in g:
+            value = g[head]
+            found = True
+        else:
+            b = g.get("__builtins__", builtins)
+            bd = b if isinstance(b, dict) else vars(b)
+            if head in bd:
+                value = bd[head]
+                found = True
+    if not found:
+        return ("missing",)
+    for p in parts[1:]:
+        try:
+            value = getattr(value, p)
+        except AttributeError:
+            return ("missing",)
+    return describe(value)
+
+
+# ---- targets --------------------------------------------------------------------------
+
+def cuda_available():
+    return False
+
+
+def cuda_unavailable_reason():
+    return "this build of kiln has no CUDA runtime layer"
+
+
+def _target(disp):
+    t = target_of(disp.options)
+    if t == "auto":
+        t = "cuda" if cuda_available() else "cpu"
+    if t == "cuda" and not cuda_available():
+        raise CompileError(f"kernel '{disp.__name__}' asks for target 'cuda', but no CUDA GPU can be "
+                           f"used: {cuda_unavailable_reason()}")
+    return t
+
+
+# ---- compilation ---------------------------------------------------------------------
+
+def build(disp, key):
+    """Translates, builds and loads the kernel for a type key; returns the Entry."""
+    target = _target(disp)
+    text, filename, first = dispatcher_source(disp)
+    o = disp.options
+    opts = (_TARGET_CODE[target], o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], 0)
+    prog = _kiln.translate(text, filename, first, key, opts, resolve, disp.py_func)
+    blob = _kiln.cpu_build(prog.source)
+    return _kiln.cpu_entry(prog, blob, key, "(" + _kiln.argtype_str(key) + ")")
+
+
+def _compatible(call, sig):
+    """Whether a call with argument types `call` may use a specialisation compiled for `sig`
+    (both 4-byte argtypes)."""
+    c_arr, c_dt, c_nd, c_lay = call
+    s_arr, s_dt, s_nd, s_lay = sig
+    if c_arr != s_arr:
+        return False
+    if c_arr:
+        return c_dt == s_dt and c_nd == s_nd and (s_lay == ord("A") or s_lay == c_lay)
+    kind = lambda d: 0 if d == 0 else (1 if d <= 8 else 2)  # bool, int, float
+    return kind(c_dt) <= kind(s_dt)
+
+
+def entry_for_key(disp, key):
+    """The Entry a call with this type key runs (C calls this on a miss)."""
+    if disp._sigs:
+        n = len(key) // 4
+        for text, skey in disp._sigs:
+            if len(skey) == len(key) and all(
+                    _compatible(key[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)):
+                return disp._lookup(skey)
+        listed = "\n  ".join(t for t, _ in disp._sigs)
+        raise TypeError(f"kernel '{disp.__name__}' was compiled for\n  {listed}\n"
+                        f"and cannot take ({_kiln.argtype_str(key)})")
+    return build(disp, key)
+
+
+def compile_signature(disp, text):
+    ret, key = _kiln.parse_signature(text)
+    if len(key) // 4 != disp._nparams:
+        raise TypeError(f"signature '{text}' has {len(key) // 4} arguments but "
+                        f"'{disp.__name__}' takes {disp._nparams}")
+    if ret and not disp._is_device:
+        raise TypeError(f"kernel '{disp.__name__}' returns nothing, but signature '{text}' "
+                        "has a return type; write void(...)")
+    entry = disp._lookup(key)
+    if entry is None:
+        entry = build(disp, key)
+        disp._insert(key, entry)
+    if all(k != key for _, k in disp._sigs):
+        disp._sigs.append((text, key))
+    return entry
+
+
+def entry_for_signature(disp, text):
+    _, key = _kiln.parse_signature(text)
+    entry = disp._lookup(key)
+    if entry is None:
+        raise ValueError(f"'{disp.__name__}' has no specialisation for {text}; "
+                         f"compiled: {', '.join(disp.signatures) or 'none'}")
+    return entry
+
+
+def dtype_name(code):
+    return DTYPE_NAMES[code]
+
+
+__all__ = ["source_of", "resolve", "describe", "build", "Scalar"]

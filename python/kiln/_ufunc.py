@@ -1,0 +1,336 @@
+"""kiln.vectorize and kiln.reduce, built from ordinary kiln kernels.
+
+A vectorized function becomes an elementwise kernel whose source is generated
+here and registered with linecache, so it goes through the same front end,
+cache and launch path as a user's kernel; the user's scalar function is its
+device function, and errors in it point at the user's lines.  Broadcasting,
+output allocation and NEP 50 typing of Python scalars happen here with NumPy.
+
+A reduction is a kernel in which each block folds a contiguous chunk of the
+array sequentially (the CPU's per-thread partials), then the partials are
+folded by the same kernel.
+"""
+
+import linecache
+import math
+import os
+
+from . import _kiln
+from ._dispatch import Dispatcher
+from ._types import signature_text
+
+_counter = [0]
+
+
+def _register_source(name, text):
+    """Makes generated kernel text visible to kiln's source reader."""
+    _counter[0] += 1
+    filename = f"<kiln {name} #{_counter[0]}>"
+    lines = text.splitlines(keepends=True)
+    linecache.cache[filename] = (len(text), None, lines, filename)
+    return filename
+
+
+def _make_kernel(name, text, namespace, **options):
+    filename = _register_source(name, text)
+    code = compile(text, filename, "exec")
+    exec(code, namespace)
+    fn = namespace[name]
+    return Dispatcher(fn, **options)
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _device(fn, options):
+    if isinstance(fn, Dispatcher):
+        return fn
+    return Dispatcher(fn, device=True, **{k: v for k, v in options.items() if k in ("fastmath", "debug")})
+
+
+def _infer(dev, dtypes):
+    """The NumPy dtype the scalar function returns for these argument dtypes."""
+    from . import _compile
+
+    np = _np()
+    key = b"".join(bytes([0, _kiln_code(np.dtype(d)), 0, 0]) for d in dtypes)
+    text, filename, line = _compile.dispatcher_source(dev)
+    ret = _kiln.infer_return(text, filename, line, key, _compile.resolve, dev.py_func)
+    if not ret:
+        raise _kiln.CompileError(f"{filename}:{line}: error: '{dev.__name__}' returns nothing; "
+                                 "a vectorized or reduced function must return a value")
+    from ._types import DTYPE_NAMES
+
+    return np.dtype(DTYPE_NAMES[ret[1]])
+
+
+def _kiln_code(dt):
+    from ._types import dtype_code
+
+    code = dtype_code(dt.name)
+    if code is None or dt.name == "float16":
+        raise TypeError(f"kiln kernels do not support dtype {dt}")
+    return code
+
+
+class Vectorized:
+    """The object ``@kiln.vectorize`` returns: call it like a NumPy ufunc."""
+
+    def __init__(self, func, signatures=(), **options):
+        bad = [k for k in options if k not in ("fastmath", "debug", "target", "cache", "identity",
+                                                "nopython", "lineinfo")]
+        if bad:
+            raise TypeError(f"kiln.vectorize got unknown option(s) {', '.join(bad)}")
+        self.py_func = func
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self._options = {k: v for k, v in options.items() if k in ("fastmath", "debug", "lineinfo")}
+        target = options.get("target", "auto")
+        if target == "parallel":
+            target = "cpu"
+        self._options["target"] = target
+        self._dev = _device(func, self._options)
+        self._kernels = {}
+        if isinstance(signatures, str):
+            signatures = [signatures]
+        self._sigs = []
+        for s in signatures:
+            text = signature_text(s)
+            ret, key = _kiln.parse_signature(text)
+            if not ret:
+                raise TypeError(f"vectorize signature '{text}' needs a return type")
+            self._sigs.append((text, ret, key))
+        if self._sigs:
+            np = _np()
+            from ._types import DTYPE_NAMES
+
+            for text, ret, key in self._sigs:  # compile the common contiguous case now
+                ins = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
+                self._kernel("flat", ("a",) * len(ins), 1).compile(
+                    self._flat_signature(np.dtype(DTYPE_NAMES[ret[1]]), ins))
+
+    def _flat_signature(self, out, ins):
+        args = [f"{out.name}[::1]"] + [f"{d.name}[::1]" for d in ins] + ["int64"]
+        return "void(" + ", ".join(args) + ")"
+
+    def _kernel(self, mode, roles, ndim):
+        """The elementwise kernel for a mode ('flat' or 'nd'), the role of each input
+        ('a' array, 's' scalar) and the number of dimensions."""
+        k = self._kernels.get((mode, roles, ndim))
+        if k is not None:
+            return k
+        name = f"__kiln_vectorize_{self.__name__}"
+        params = ", ".join(f"a{i}" for i in range(len(roles)))
+        if mode == "flat":
+            args = ", ".join(f"a{i}[i]" if r == "a" else f"a{i}" for i, r in enumerate(roles))
+            body = (f"    i = kiln.grid(1)\n"
+                    f"    if i < n:\n"
+                    f"        out[i] = __kiln_f({args})\n")
+        else:
+            idx = ", ".join(f"i{d}" for d in range(ndim))
+            lines = ["    i = kiln.grid(1)", "    if i < n:", "        r = i"]
+            for d in range(ndim - 1, 0, -1):
+                lines.append(f"        i{d} = r % out.shape[{d}]")
+                lines.append(f"        r = r // out.shape[{d}]")
+            lines.append("        i0 = r")
+            args = ", ".join(f"a{i}[{idx}]" if r == "a" else f"a{i}" for i, r in enumerate(roles))
+            lines.append(f"        out[{idx}] = __kiln_f({args})")
+            body = "\n".join(lines) + "\n"
+        sep = ", " if params else ""
+        text = f"def {name}(out{sep}{params}, n):\n{body}"
+        import kiln
+
+        ns = {"kiln": kiln, "__kiln_f": self._dev}
+        k = _make_kernel(name, text, ns, **self._options)
+        self._kernels[(mode, roles, ndim)] = k
+        return k
+
+    def _input_dtypes(self, args):
+        """Arrays and scalars of the call, with the dtypes NEP 50 gives them."""
+        np = _np()
+        conv = []
+        array_dtypes = []
+        for a in args:
+            if isinstance(a, (bool, int, float)):
+                conv.append(a)
+            elif isinstance(a, np.generic):
+                conv.append(a)
+                array_dtypes.append(a.dtype)
+            else:
+                arr = np.asarray(a)
+                conv.append(arr)
+                array_dtypes.append(arr.dtype)
+        out = []
+        for c in conv:
+            if isinstance(c, (bool, int, float)):
+                # a Python scalar is weak: it takes the kind of the arrays it meets
+                dt = np.result_type(*array_dtypes, c) if array_dtypes else np.asarray(c).dtype
+                out.append(dt.type(c))
+            else:
+                out.append(c)
+        return out
+
+    def _choose_signature(self, ins):
+        np = _np()
+        from ._types import DTYPE_NAMES
+
+        for text, ret, key in self._sigs:
+            want = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
+            if len(want) == len(ins) and all(np.can_cast(x.dtype, w, "same_kind")
+                                             for x, w in zip(ins, want)):
+                return want, np.dtype(DTYPE_NAMES[ret[1]])
+        have = ", ".join(str(x.dtype) for x in ins)
+        listed = "\n  ".join(t for t, _, _ in self._sigs)
+        raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")
+
+    def __call__(self, *args, out=None, stream=0):
+        np = _np()
+        ins = self._input_dtypes(args)
+        if len(ins) != self._dev._nparams:
+            raise TypeError(f"'{self.__name__}' takes {self._dev._nparams} arguments but "
+                            f"{len(ins)} were given")
+        if self._sigs:
+            want, out_dtype = self._choose_signature(ins)
+            ins = [x.astype(w, copy=False) if isinstance(x, np.ndarray) else w.type(x)
+                   for x, w in zip(ins, want)]
+        else:
+            out_dtype = _infer(self._dev, [x.dtype for x in ins])
+        shapes = [x.shape for x in ins if isinstance(x, np.ndarray)]
+        shape = np.broadcast_shapes(*shapes) if shapes else ()
+        scalar_result = not shapes and out is None
+        if out is None:
+            result = np.empty(shape, out_dtype)
+        else:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("out= must be a NumPy array")
+            if out.shape != shape:
+                raise ValueError(f"out= has shape {out.shape}, but the result has shape {shape}")
+            result = out if out.dtype == out_dtype else np.empty(shape, out_dtype)
+        n = result.size
+        if n:
+            self._launch(result, ins, shape, n)
+        if out is not None and result is not out:
+            np.copyto(out, result, casting="same_kind")
+            result = out
+        if scalar_result:
+            return result[()]
+        return result
+
+    def _launch(self, result, ins, shape, n):
+        np = _np()
+        threads = 256
+        blocks = (n + threads - 1) // threads
+        flat = result.flags.c_contiguous and all(
+            not isinstance(x, np.ndarray) or (x.shape == shape and x.flags.c_contiguous) for x in ins)
+        roles = tuple("a" if isinstance(x, np.ndarray) else "s" for x in ins)
+        if flat:
+            k = self._kernel("flat", roles, 1)
+            args = [x.reshape(-1) if isinstance(x, np.ndarray) else x for x in ins]
+            k[blocks, threads](result.reshape(-1), *args, n)
+        else:
+            nd = max(len(shape), 1)
+            k = self._kernel("nd", roles, nd)
+            res = result if result.ndim else result.reshape(1)
+            args = [np.broadcast_to(x, shape) if isinstance(x, np.ndarray) else x for x in ins]
+            args = [a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args]
+            k[blocks, threads](res, *args, n)
+
+    def __repr__(self):
+        return f"<kiln vectorized {self.__name__}>"
+
+
+class Reduction:
+    """The object ``@kiln.reduce`` returns: ``r(array, init=None)``."""
+
+    def __init__(self, func, **options):
+        bad = [k for k in options if k not in ("fastmath", "debug", "target")]
+        if bad:
+            raise TypeError(f"kiln.reduce got unknown option(s) {', '.join(bad)}")
+        self.py_func = func
+        self.__name__ = func.__name__
+        self.__doc__ = func.__doc__
+        self._options = {k: v for k, v in options.items() if k in ("fastmath", "debug", "target")}
+        self._dev = _device(func, self._options)
+        if self._dev._nparams != 2:
+            raise TypeError(f"kiln.reduce needs a function of two arguments; "
+                            f"'{self.__name__}' takes {self._dev._nparams}")
+        self._kernel = None
+        self._acc = {}
+
+    def _get_kernel(self):
+        if self._kernel is None:
+            name = f"__kiln_reduce_{self.__name__}"
+            text = (f"def {name}(a, part, n, chunk):\n"
+                    f"    b = kiln.blockIdx.x\n"
+                    f"    lo = b * chunk\n"
+                    f"    hi = min(lo + chunk, n)\n"
+                    f"    if lo < hi:\n"
+                    f"        acc = a[lo]\n"
+                    f"        for j in range(lo + 1, hi):\n"
+                    f"            acc = __kiln_f(acc, a[j])\n"
+                    f"        part[b] = acc\n")
+            import kiln
+
+            self._kernel = _make_kernel(name, text, {"kiln": kiln, "__kiln_f": self._dev},
+                                        **self._options)
+            self._kernel._par_threshold = 1
+        return self._kernel
+
+    def _accumulator(self, dt):
+        """The dtype of the running value: the array's dtype widened by what f returns."""
+        np = _np()
+        acc = self._acc.get(dt)
+        if acc is None:
+            acc = dt
+            for _ in range(4):
+                r = _infer(self._dev, [acc, dt])
+                nxt = np.promote_types(acc, r)
+                if nxt == acc:
+                    break
+                acc = nxt
+            self._acc[dt] = acc
+        return acc
+
+    def __call__(self, arr, size=None, res=None, init=None, stream=0):
+        np = _np()
+        a = np.asarray(arr)
+        if a.ndim != 1 or not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a).reshape(-1)
+        if size is not None:
+            if not isinstance(size, int) or size < 0:
+                raise ValueError("size must be a non-negative int")
+            a = a[:size]
+        n = a.size
+        if n == 0:
+            if init is None:
+                raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
+            return init
+        acc = self._accumulator(a.dtype)
+        k = self._get_kernel()
+        chunks = min(n, max(1, (os.cpu_count() or 1) * 8))
+        chunk = (n + chunks - 1) // chunks
+        chunks = (n + chunk - 1) // chunk
+        part = np.empty(chunks, acc)
+        k[chunks, 1](a, part, n, chunk)
+        if chunks > 1:
+            total = np.empty(1, acc)
+            k[1, 1](part, total, chunks, chunks)
+            part = total
+        if init is not None:
+            pair = np.array([acc.type(init), part[0]], acc)
+            total = np.empty(1, acc)
+            k[1, 1](pair, total, 2, 2)
+            part = total
+        result = part[0]
+        if res is not None:
+            res[0] = result
+        return result
+
+    def __repr__(self):
+        return f"<kiln reduction {self.__name__}>"
+
+
+__all__ = ["Vectorized", "Reduction", "math"]

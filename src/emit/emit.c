@@ -43,6 +43,7 @@ typedef struct Emit {
     LoopCtx loops[128];
     int nloops;
     const char *leave;  /* statement that leaves the function after a runtime error */
+    PtrVec files;       /* source file names; runtime errors carry an index */
     const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
     const char *subst_text;
 } Emit;
@@ -75,6 +76,19 @@ static void line_marker(Emit *E, Span sp) {
     if (!sp.file || sp.line == E->line) return;
     E->line = sp.line;
     P("#line %d \"%s\"\n", sp.line, cfile(E, sp.file->name));
+}
+
+/* Where a runtime error happened: (file index << 20) | line, as kiln.h says. */
+static int loc(Emit *E, Span sp) {
+    int idx = -1;
+    const char *name = sp.file ? sp.file->name : "?";
+    for (int i = 0; i < E->files.n; i++)
+        if (strcmp(E->files.v[i], name) == 0) idx = i;
+    if (idx < 0) {
+        idx = E->files.n;
+        vec_push(&E->C->arena, &E->files, (void *)name);
+    }
+    return (idx << 20) | (sp.line & 0xFFFFF);
 }
 
 /* ---- names ------------------------------------------------------------------ */
@@ -356,6 +370,7 @@ static bool is_f32(const Type *t) { return t->kind == TY_FLOAT && !t->weak && t-
 
 static void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
                           const bool *nn, int line, Buf *out) {
+    /* line: an error location from loc() */
     const char *w[KILN_MAX_NDIM];
     for (int k = 0; k < at->ndim; k++) {
         if (E->debug)
@@ -421,7 +436,7 @@ static const char *element(Emit *E, Node *n) {
     index_strings(E, &n->sub.idx, ix, nn);
     Buf off;
     buf_init(&off);
-    emit_index_of(E, b, base->ty, ix, nn, n->sp.line, &off);
+    emit_index_of(E, b, base->ty, ix, nn, loc(E, n->sp), &off);
     const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
     buf_free(&off);
     return r;
@@ -461,7 +476,7 @@ static void view(Emit *E, Node *n) {
     }
     buf_printf(h, ") {\n    %s r;\n    i64 off = 0, st, len;\n    (void)st; (void)len; (void)E_;\n", rn);
     int j = 0, a = 0;
-    int line = n->sp.line;
+    int line = loc(E, n->sp);
     for (int k = 0; k < bt->ndim; k++) {
         Node *x = (!from_tuple && k < idx->n) ? idx->v[k] : NULL;
         bool is_int = from_tuple ? k < idx->v[0]->ty->n : (x && x->kind != E_SLICE);
@@ -524,7 +539,7 @@ static void emit_atomic(Emit *E, Node *n) {
         index_strings(E, &one, ix, nn);
         Buf off;
         buf_init(&off);
-        emit_index_of(E, b, arr->ty, ix, nn, n->sp.line, &off);
+        emit_index_of(E, b, arr->ty, ix, nn, loc(E, n->sp), &off);
         addr = arena_printf(&E->C->arena, "&%s.data[%s]", b, off.p ? off.p : "0");
         buf_free(&off);
         first_val = 2;
@@ -820,7 +835,7 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
         P("((%s)%s(", ct, fn);
         ex_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
         PS(", ");
-        if (E->debug) P("kiln_zchk_%s(E_, %d, ", wt, at->sp.line);
+        if (E->debug) P("kiln_zchk_%s(E_, %d, ", wt, loc(E, at->sp));
         ex_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
         PS(E->debug ? ")))" : "))");
         return;
@@ -828,7 +843,7 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
     case B_POW: {
         if (isint) {
             if (sgn) {
-                if (E->debug) P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, at->sp.line);
+                if (E->debug) P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, loc(E, at->sp));
                 else P("((%s)kiln_ipow_i64(", ct);
                 ex_as(E, l, ty_scalar(KILN_INT64));
                 PS(", ");
@@ -1345,7 +1360,7 @@ static void for_stmt(Emit *E, Node *n) {
         PS(";\n");
         if (!const_step) {
             indent(E);
-            P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, n->sp.line, E->leave);
+            P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, loc(E, n->sp), E->leave);
         }
     }
     if (has_else) {
@@ -1479,7 +1494,7 @@ static void stmt(Emit *E, Node *n) {
         indent(E);
         PS("if (!");
         truthy(E, n->assrt.test);
-        P(") { kiln_fail(E_, 2, %d, 0, 0, 0); %s }\n", n->sp.line, E->leave);
+        P(") { kiln_fail(E_, 2, %d, 0, 0, 0); %s }\n", loc(E, n->sp), E->leave);
         return;
     default: UNREACHABLE();
     }
@@ -1607,7 +1622,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_free(&args);
 }
 
-int emit_program(Compiler *C, const SemaResult *r, Buf *out) {
+int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     Emit EM;
     memset(&EM, 0, sizeof EM);
     Emit *E = &EM;
@@ -1633,6 +1648,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out) {
     buf_put(out, E->helpers.p ? E->helpers.p : "", E->helpers.len);
     buf_puts(out, "\n/* ---- functions ---- */\n");
     buf_put(out, E->funcs.p ? E->funcs.p : "", E->funcs.len);
+    *files = E->files;
     bool oom = E->types.oom || E->helpers.oom || E->funcs.oom || out->oom;
     buf_free(&E->types);
     buf_free(&E->helpers);

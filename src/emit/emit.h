@@ -21,8 +21,9 @@
  * 1 + 2 * ndim slots (data pointer, shape, element strides). */
 int emit_param_slots(const Type *t);
 
-/* Emits the program for r.  Returns 0 with the source in *out, or -1 after
- * reporting an error. */
-int emit_program(Compiler *C, const SemaResult *r, Buf *out);
+/* Emits the program for r.  Returns 0 with the source in *out and the names
+ * of the source files that runtime errors refer to in *files (arena
+ * strings), or -1 after reporting an error. */
+int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files);
 
 #endif

@@ -1,0 +1,54 @@
+# kiln's front door.  `make demo` and `make test` set up everything they need:
+# a virtual environment with meson, ninja, NumPy and pytest, a release build,
+# and an ASan+UBSan build of the C tests.
+
+PY      ?= python3
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+MESON   := $(VENV)/bin/meson
+NINJA   := $(VENV)/bin/ninja
+BUILD   := build
+SAN     := build-san
+MESONFLAGS ?=
+
+.PHONY: all build demo test test-c test-py test-san clean bench
+
+all: build
+
+$(VENV)/.stamp:
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q meson ninja meson-python numpy pytest
+	touch $@
+
+$(BUILD)/build.ninja: $(VENV)/.stamp
+	$(MESON) setup $(BUILD) --buildtype=release $(MESONFLAGS)
+
+build: $(BUILD)/build.ninja
+	$(NINJA) -C $(BUILD)
+	cp $(BUILD)/_kiln*.so python/kiln/
+
+demo: build
+	PYTHONPATH=python $(VPY) examples/demo.py
+
+$(SAN)/build.ninja: $(VENV)/.stamp
+	$(MESON) setup $(SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false $(MESONFLAGS)
+
+test-c: build
+	$(BUILD)/kiln-ctest
+
+test-san: $(SAN)/build.ninja
+	$(NINJA) -C $(SAN) kiln-ctest
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 $(SAN)/kiln-ctest
+
+test-py: build
+	PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
+
+test: test-c test-san test-py
+
+bench: build
+	$(VENV)/bin/pip install -q numba
+	PYTHONPATH=python $(VPY) bench/cpu.py
+
+clean:
+	rm -rf $(BUILD) $(SAN) python/kiln/_kiln*.so

@@ -1,0 +1,185 @@
+"""The decorators and the Dispatcher: what ``@kiln.jit`` returns.
+
+A Dispatcher is a C object underneath (kiln._kiln.DispatcherBase): indexing
+it with a launch configuration and calling the result runs entirely in C on a
+specialisation that exists.  Python runs only on a miss, in ``_compile_key``,
+which hands the work to kiln._compile (imported then, not at ``import kiln``).
+"""
+
+import os
+
+from . import _kiln
+from ._types import signature_text
+
+_JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
+                "inline", "opt")
+
+
+def _check_target(target):
+    if target not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"target must be 'auto', 'cpu' or 'cuda', not {target!r}")
+    return target
+
+
+class Dispatcher(_kiln.DispatcherBase):
+    """A kiln kernel or device function.
+
+    ``k[griddim, blockdim](*args)`` launches a kernel; ``k.signatures`` lists
+    what was compiled; ``k.inspect_types()`` and ``k.inspect_source()`` show
+    the types of every variable and the generated code."""
+
+    def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
+                 lineinfo=False, cache=True, target="auto", max_registers=None, inline=None,
+                 opt=None):
+        code = getattr(py_func, "__code__", None)
+        if code is None:
+            raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        super().__init__(tuple(names), py_func.__name__, bool(device))
+        self.py_func = py_func
+        self.__name__ = py_func.__name__
+        self.__qualname__ = getattr(py_func, "__qualname__", py_func.__name__)
+        self.__doc__ = py_func.__doc__
+        self.__module__ = py_func.__module__
+        self.__wrapped__ = py_func
+        if max_registers is not None and (not isinstance(max_registers, int) or max_registers <= 0):
+            raise ValueError("max_registers must be a positive int")
+        self.options = {
+            "fastmath": bool(fastmath), "debug": bool(debug), "lineinfo": bool(lineinfo),
+            "cache": bool(cache), "target": _check_target(target),
+            "max_registers": max_registers or 0,
+        }
+        self._sigs = []        # explicit signatures: [(text, key)]
+        self._source = None    # (text, filename, first_line), read at first use
+        self._device_sig = None
+        if isinstance(signatures, (str,)) or not isinstance(signatures, (list, tuple)):
+            signatures = [signatures]
+        elif signatures and all(not isinstance(s, (str, list, tuple)) and "(" not in str(s)
+                                for s in signatures):
+            signatures = [tuple(signatures)]
+        texts = [signature_text(s) for s in signatures if s is not None]
+        if device:
+            if len(texts) > 1:
+                raise TypeError("a device function takes at most one signature")
+            if texts:
+                _kiln.parse_signature(texts[0])  # report a bad signature now
+                self._device_sig = texts[0]
+        else:
+            for t in texts:
+                self.compile(t)
+
+    def _compile_key(self, key):
+        from . import _compile
+
+        return _compile.entry_for_key(self, key)
+
+    def compile(self, signature):
+        """Compiles the kernel for an explicit signature now; returns its Entry."""
+        from . import _compile
+
+        return _compile.compile_signature(self, signature_text(signature))
+
+    @property
+    def signatures(self):
+        """The argument types of every compiled specialisation, as signature text."""
+        seen = []
+        for _, entry in self._entries():
+            if entry.signature not in seen:
+                seen.append(entry.signature)
+        return seen
+
+    def _entry_for(self, signature):
+        entries = self._entries()
+        if signature is None:
+            if not entries:
+                raise ValueError(f"'{self.__name__}' has not been compiled yet; call it or pass a signature")
+            return entries[-1][1]
+        from . import _compile
+
+        return _compile.entry_for_signature(self, signature_text(signature))
+
+    def inspect_types(self, signature=None, file=None):
+        """Prints (or returns, with file=False) each variable's type."""
+        text = self._entry_for(signature).program.types
+        if file is False:
+            return text
+        print(text, end="", file=file)
+        return None
+
+    def inspect_source(self, signature=None):
+        """The generated C (CPU) or CUDA C (GPU) source of a specialisation."""
+        return self._entry_for(signature).program.source
+
+    def inspect_ptx(self, signature=None):
+        entry = self._entry_for(signature)
+        raise ValueError(f"'{self.__name__}' {entry.signature} was compiled for the CPU; PTX exists only "
+                         "for CUDA specialisations")
+
+    def __repr__(self):
+        kind = "device function" if self._is_device else "kernel"
+        return f"<kiln {kind} {self.__qualname__}>"
+
+
+def jit(func_or_sig=None, *args, **options):
+    """``@kiln.jit``, ``@kiln.jit(device=True)``, ``@kiln.jit("void(float32[::1])")``.
+
+    Options: device, fastmath, debug, lineinfo, cache, target ('auto', 'cpu',
+    'cuda'), max_registers."""
+    bad = [k for k in options if k not in _JIT_OPTIONS]
+    if bad:
+        raise TypeError(f"kiln.jit got unknown option(s) {', '.join(bad)}; "
+                        f"it takes {', '.join(_JIT_OPTIONS[:7])}")
+    if args:
+        raise TypeError("kiln.jit takes the signatures as its one positional argument")
+    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
+        return Dispatcher(func_or_sig, **options)
+    sigs = func_or_sig if func_or_sig is not None else ()
+
+    def decorate(fn):
+        return Dispatcher(fn, sigs, **options)
+
+    return decorate
+
+
+def vectorize(func_or_sigs=None, **options):
+    """``@kiln.vectorize`` or ``@kiln.vectorize(["float32(float32, float32)"])``."""
+    from ._ufunc import Vectorized
+
+    if callable(func_or_sigs) and hasattr(func_or_sigs, "__code__"):
+        return Vectorized(func_or_sigs, (), **options)
+
+    def decorate(fn):
+        return Vectorized(fn, func_or_sigs or (), **options)
+
+    return decorate
+
+
+def reduce(func=None, **options):
+    """``@kiln.reduce``: a binary associative function becomes a parallel reduction."""
+    from ._ufunc import Reduction
+
+    if func is not None:
+        return Reduction(func, **options)
+    return lambda fn: Reduction(fn, **options)
+
+
+def is_available():
+    """Whether a CUDA GPU can be used; see kiln.cuda_unavailable_reason() for why not."""
+    from . import _compile
+
+    return _compile.cuda_available()
+
+
+def synchronize():
+    """Waits for all launched work (CPU launches are synchronous)."""
+    return None
+
+
+def target_of(options):
+    """The target a launch of host arrays uses: the option, else $KILN_TARGET, else auto."""
+    t = options["target"]
+    if t == "auto":
+        t = os.environ.get("KILN_TARGET", "auto") or "auto"
+        if t not in ("auto", "cpu", "cuda"):
+            raise ValueError(f"KILN_TARGET must be 'cpu', 'cuda' or 'auto', not {t!r}")
+    return t
