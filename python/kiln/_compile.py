@@ -179,7 +179,10 @@ def build(disp, key):
     opts = (_TARGET_CODE[target], o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], 0)
     prog = _kiln.translate(text, filename, first, key, opts, resolve, disp.py_func)
     blob = _kiln.cpu_build(prog.source)
-    return _kiln.cpu_entry(prog, blob, key, "(" + _kiln.argtype_str(key) + ")")
+    sig = "(" + _kiln.argtype_str(key) + ")"
+    entry = _kiln.cpu_entry(prog, blob, key, sig)
+    disp._compiled.append((sig, key))
+    return entry
 
 
 def _compatible(call, sig):

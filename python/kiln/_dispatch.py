@@ -50,6 +50,7 @@ class Dispatcher(_kiln.DispatcherBase):
             "max_registers": max_registers or 0,
         }
         self._sigs = []        # explicit signatures: [(text, key)]
+        self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = None    # (text, filename, first_line), read at first use
         self._device_sig = None
         if isinstance(signatures, (str,)) or not isinstance(signatures, (list, tuple)):
@@ -82,18 +83,13 @@ class Dispatcher(_kiln.DispatcherBase):
     @property
     def signatures(self):
         """The argument types of every compiled specialisation, as signature text."""
-        seen = []
-        for _, entry in self._entries():
-            if entry.signature not in seen:
-                seen.append(entry.signature)
-        return seen
+        return [text for text, _ in self._compiled]
 
     def _entry_for(self, signature):
-        entries = self._entries()
         if signature is None:
-            if not entries:
+            if not self._compiled:
                 raise ValueError(f"'{self.__name__}' has not been compiled yet; call it or pass a signature")
-            return entries[-1][1]
+            return self._lookup(self._compiled[-1][1])
         from . import _compile
 
         return _compile.entry_for_signature(self, signature_text(signature))

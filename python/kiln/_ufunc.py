@@ -177,11 +177,12 @@ class Vectorized:
         np = _np()
         from ._types import DTYPE_NAMES
 
-        for text, ret, key in self._sigs:
-            want = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
-            if len(want) == len(ins) and all(np.can_cast(x.dtype, w, "same_kind")
-                                             for x, w in zip(ins, want)):
-                return want, np.dtype(DTYPE_NAMES[ret[1]])
+        for casting in ("no", "safe", "same_kind"):  # an exact match first, as NumPy does
+            for text, ret, key in self._sigs:
+                want = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
+                if len(want) == len(ins) and all(np.can_cast(x.dtype, w, casting)
+                                                 for x, w in zip(ins, want)):
+                    return want, np.dtype(DTYPE_NAMES[ret[1]])
         have = ", ".join(str(x.dtype) for x in ins)
         listed = "\n  ".join(t for t, _, _ in self._sigs)
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")

@@ -1,0 +1,42 @@
+import os
+import sys
+
+import numpy as np
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+
+@pytest.fixture
+def rng():
+    """Fresh random inputs on every run; the seed is printed on failure."""
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"random seed: {seed}")
+    return np.random.default_rng(seed)
+
+
+INT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+FLOAT_DTYPES = [np.float32, np.float64]
+ALL_DTYPES = [np.bool_] + INT_DTYPES + FLOAT_DTYPES
+
+
+def random_array(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind == "f":
+        return rng.uniform(-100, 100, shape).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -1000), min(info.max, 1000)
+    return rng.integers(lo, hi, shape, endpoint=True).astype(dtype)
+
+
+def layouts(a):
+    """The same values as C, F, strided and negatively strided arrays (2-d a)."""
+    big = np.empty((a.shape[0] * 2, a.shape[1] * 3), a.dtype)
+    strided = big[::2, ::3]
+    strided[...] = a
+    neg = np.ascontiguousarray(a[::-1, ::-1])[::-1, ::-1]
+    return {"C": np.ascontiguousarray(a), "F": np.asfortranarray(a), "strided": strided,
+            "negative": neg}

@@ -1,0 +1,312 @@
+"""Bad kernels, bad calls and bad launch configurations: clear exceptions, never a crash."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+
+HERE = os.path.basename(__file__)
+
+
+def test_compile_error_has_place_line_caret_and_hint():
+    @kiln.jit
+    def bad(a):
+        x = [1, 2, 3]
+        a[0] = x
+    with pytest.raises(kiln.CompileError) as e:
+        bad[1, 1](np.zeros(3))
+    msg = str(e.value)
+    assert f"{HERE}:" in msg and ": error: lists are not supported in kernels" in msg
+    assert "        x = [1, 2, 3]\n" in msg
+    assert "^" in msg
+    assert "hint: preallocate an array" in msg
+
+
+def test_compile_error_line_numbers_are_the_files():
+    @kiln.jit
+    def bad(a):
+        a[0] = undefined_thing  # noqa: F821
+    with pytest.raises(kiln.CompileError) as e:
+        bad[1, 1](np.zeros(3))
+    import inspect
+    line = inspect.getsourcelines(bad.py_func)[1] + 2
+    assert f"{HERE}:{line}:16: error: name 'undefined_thing' is not defined" in str(e.value)
+
+
+def test_several_errors_reported_at_once():
+    @kiln.jit
+    def bad(a):
+        x = {}
+        y = [1]
+        a[0] = 1
+    with pytest.raises(kiln.CompileError) as e:
+        bad[1, 1](np.zeros(3))
+    assert str(e.value).count("error:") == 2
+
+
+def test_type_error_names_both_lines():
+    @kiln.jit
+    def bad(a):
+        v = 1.0
+        v = (1, 2)
+        a[0] = 1
+    with pytest.raises(kiln.CompileError, match=r"variable 'v' is Python float \(assigned at line \d+\)"):
+        bad[1, 1](np.zeros(3))
+
+
+def test_wrong_argument_count():
+    @kiln.jit
+    def k(a, b):
+        pass
+    with pytest.raises(TypeError, match=r"kernel 'k' takes 2 arguments but 1 were given"):
+        k[1, 1](np.zeros(3))
+
+
+def test_unsupported_argument_names_it():
+    @kiln.jit
+    def k(a, b):
+        pass
+    with pytest.raises(TypeError, match=r"argument 'b' of kernel 'k' is a str"):
+        k[1, 1](np.zeros(3), "hello")
+    with pytest.raises(TypeError, match=r"argument 'a' of kernel 'k' has element format"):
+        k[1, 1](np.zeros(3, np.complex128), 1)
+    with pytest.raises(TypeError, match=r"argument 'a' of kernel 'k' has element format"):
+        k[1, 1](np.zeros(3, np.float16), 1)
+    with pytest.raises(OverflowError, match=r"argument 'b' of kernel 'k' is an int too large"):
+        k[1, 1](np.zeros(3), 2**70)
+
+
+def test_keyword_arguments_rejected():
+    @kiln.jit
+    def k(a):
+        pass
+    with pytest.raises(TypeError, match="positional arguments only"):
+        k[1, 1](a=np.zeros(3))
+
+
+def test_read_only_array_written():
+    @kiln.jit
+    def k(a):
+        a[0] = 1
+    a = np.zeros(3)
+    a.setflags(write=False)
+    with pytest.raises(ValueError, match=r"argument 'a' of kernel 'k' is read-only"):
+        k[1, 1](a)
+    # reading a read-only array is fine
+    @kiln.jit
+    def r(a, out):
+        out[0] = a[0]
+    out = np.zeros(1)
+    r[1, 1](a, out)
+
+
+@pytest.mark.parametrize("cfg,exc,msg", [
+    ((0, 1), ValueError, "griddim must be positive"),
+    ((1, 0), ValueError, "blockdim must be positive"),
+    ((1, 2048), ValueError, "exceeds the limits of 1024 threads"),
+    ((1, (32, 32, 2)), ValueError, "exceeds the limits"),
+    ((1.5, 1), TypeError, "griddim must be a positive int"),
+    (((1, 2, 3, 4), 1), ValueError, "griddim must have 1 to 3 dimensions"),
+    ((1,), TypeError, "launch configuration"),
+    ((1, 1, None, -1), ValueError, "dynamic_shared_bytes must be >= 0"),
+    ((2**40, 1), ValueError, "exceeds the limits"),
+    (("a", 1), TypeError, "griddim must be a positive int"),
+])
+def test_bad_launch_configurations(cfg, exc, msg):
+    @kiln.jit
+    def k(a):
+        pass
+    with pytest.raises(exc, match=msg):
+        k[cfg]
+
+
+def test_launch_without_configuration():
+    @kiln.jit
+    def k(a):
+        pass
+    with pytest.raises(TypeError, match=r"needs a launch configuration"):
+        k(np.zeros(3))
+
+
+def test_device_function_from_host():
+    @kiln.jit(device=True)
+    def f(x):
+        return x
+    with pytest.raises(TypeError, match="can only be called from kernels"):
+        f(1)
+    with pytest.raises(TypeError, match="cannot be launched"):
+        f[1, 1]
+
+
+def test_launcher_is_cached_per_configuration():
+    @kiln.jit
+    def k(a):
+        pass
+    assert k[1, 32] is k[1, 32]
+    assert k[1, 32] is not k[2, 32]
+
+
+def test_debug_bounds_check_names_file_line_index_shape():
+    @kiln.jit(debug=True)
+    def k(a, n):
+        i = kiln.grid(1)
+        if i < n:
+            a[i] = 1.0
+    a = np.zeros(10)
+    import inspect
+    line = inspect.getsourcelines(k.py_func)[1] + 4
+    with pytest.raises(IndexError, match=rf"{HERE}:{line}: index 10 is out of bounds for axis 0 with size 10"):
+        k[1, 16](a, 11)
+
+
+def test_debug_assert_and_zero_division():
+    @kiln.jit(debug=True)
+    def k(a, b):
+        i = kiln.grid(1)
+        assert a[i] >= 0
+        a[i] = a[i] // b[i]
+    with pytest.raises(AssertionError, match=rf"{HERE}:\d+: assertion failed"):
+        k[1, 4](np.array([1, 2, -3, 4]), np.ones(4, np.int64))
+    with pytest.raises(ZeroDivisionError, match=rf"{HERE}:\d+: integer division or modulo by zero"):
+        k[1, 4](np.array([1, 2, 3, 4]), np.array([1, 0, 1, 1]))
+
+
+def test_no_debug_division_by_zero_gives_numpy_zero():
+    @kiln.jit
+    def k(a, b):
+        i = kiln.grid(1)
+        a[i] = a[i] // b[i] + a[i] % b[i]
+    a = np.array([7, 8])
+    k[1, 2](a, np.array([0, 3]))
+    assert list(a) == [0, 4]
+
+
+def test_gpu_only_features_on_cpu_say_so():
+    @kiln.jit
+    def k(a):
+        s = kiln.shared.array(32, kiln.float32)
+        s[kiln.threadIdx.x] = a[0]
+        kiln.syncthreads()
+    with pytest.raises(kiln.CompileError, match=r"kiln.shared.array is GPU-only in v1, and this kernel is being compiled for the CPU"):
+        k[1, 32](np.zeros(3, np.float32))
+
+
+def test_negative_power_of_integers_is_an_error():
+    @kiln.jit
+    def k(a):
+        a[0] = a[1] ** -2
+    with pytest.raises(kiln.CompileError, match="integers to negative integer powers are not allowed"):
+        k[1, 1](np.zeros(3, np.int64))
+
+
+def test_literal_out_of_range_for_dtype():
+    @kiln.jit
+    def k(a):
+        a[0] = a[1] + 300
+    with pytest.raises(kiln.CompileError, match="Python integer 300 out of bounds for uint8"):
+        k[1, 1](np.zeros(3, np.uint8))
+
+
+def test_bad_signature_string():
+    with pytest.raises(kiln.CompileError, match=r"<signature>:1:6: error: unknown type 'floot32'"):
+        @kiln.jit("void(floot32[:])")
+        def k(a):
+            pass
+
+
+def test_unknown_jit_option():
+    with pytest.raises(TypeError, match="unknown option"):
+        kiln.jit(nonsense=True)
+
+
+def test_recursion_is_rejected():
+    @kiln.jit(device=True)
+    def fact(n):
+        if n <= 1:
+            return 1
+        return n * fact(n - 1)
+    @kiln.jit
+    def k(a):
+        a[0] = fact(5)
+    with pytest.raises(kiln.CompileError, match="recursive call of 'fact' is not supported"):
+        k[1, 1](np.zeros(1, np.int64))
+
+
+def test_errors_in_device_function_point_into_it():
+    @kiln.jit(device=True)
+    def helper(x):
+        return x + "oops"
+    @kiln.jit
+    def k(a):
+        a[0] = helper(a[0])
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 1](np.zeros(1))
+    msg = str(e.value)
+    assert "strings are not supported in kernels" in msg
+    assert "note: in the call of 'helper' from here" in msg
+
+
+def test_source_unavailable():
+    ns = {}
+    exec("def k(a):\n    a[0] = 1\n", ns)
+    k = kiln.jit(ns["k"])
+    with pytest.raises(kiln.CompileError, match="cannot read the source"):
+        k[1, 1](np.zeros(1))
+
+
+def test_fuzzed_garbage_kernels_never_crash():
+    """Random mutations of a valid kernel: a CompileError or success, never a crash."""
+    import random
+    base = ("def k(a, b, n):\n    i = kiln.grid(1)\n    if i < n:\n"
+            "        b[i] = a[i] * 2.0 + math.sqrt(abs(a[i]))\n")
+    alphabet = list("()[]{}:=+-*/%<>!.,'\" \n\t#\\0123456789abcxyzijnk") + [
+        "if ", "for ", "while ", "return ", "lambda", "kiln.", "range(", "**", "//", "and", "not"]
+    r = random.Random()
+    seed = r.randrange(1 << 30)
+    r.seed(seed)
+    script = f"""
+import numpy as np, kiln, math, linecache, random
+from kiln import _compile
+random.seed({seed})
+def scope(a, b, n):
+    pass
+key = kiln._kiln.key_of(np.ones(4), np.zeros(4), 4)
+base = {base!r}
+alphabet = {alphabet!r}
+for t in range(400):
+    s = list(base)
+    for _ in range(random.randint(1, 6)):
+        p = random.randrange(len(s))
+        op = random.random()
+        if op < 0.4: s[p] = random.choice(alphabet)
+        elif op < 0.7: s.insert(p, random.choice(alphabet))
+        else: del s[p]
+    src = ''.join(s)
+    fname = '<fuzz %d>' % t
+    # the C front end sees the text directly, valid Python or not
+    try:
+        kiln._kiln.translate(src, fname, 1, key, (0, 0, 0, 0, 0, 0), _compile.resolve, scope)
+    except kiln.CompileError:
+        pass
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = {{'kiln': kiln, 'math': math}}
+    try:
+        exec(compile(src, fname, 'exec'), ns)
+    except Exception:
+        continue
+    if 'k' not in ns: continue
+    try:
+        k = kiln.jit(ns['k'])
+        k[1, 4](np.ones(4), np.zeros(4), 4)
+    except (kiln.CompileError, TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError):
+        pass
+print('ok')
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert out.returncode == 0, f"seed {seed}: {out.stderr[-3000:]}"
+    assert "ok" in out.stdout

@@ -1,0 +1,118 @@
+"""kiln.vectorize and kiln.reduce on the CPU target."""
+import math
+
+import numpy as np
+import pytest
+
+import kiln
+from conftest import random_array
+
+
+@kiln.vectorize
+def rel_diff(a, b):
+    return (a - b) / (abs(a) + abs(b) + 1.0)
+
+
+def test_vectorize_same_shape(rng):
+    a, b = rng.random(1000), rng.random(1000)
+    np.testing.assert_allclose(rel_diff(a, b), (a - b) / (np.abs(a) + np.abs(b) + 1))
+
+
+def test_vectorize_broadcasting_and_layouts(rng):
+    a = rng.random((7, 1, 5))
+    b = rng.random((4, 1))[::-1]
+    out = rel_diff(a, b)
+    assert out.shape == (7, 4, 5)
+    np.testing.assert_allclose(out, (a - b) / (np.abs(a) + np.abs(b) + 1))
+    f = np.asfortranarray(rng.random((6, 9)))
+    np.testing.assert_allclose(rel_diff(f, 0.5), (f - 0.5) / (np.abs(f) + 0.5 + 1))
+
+
+def test_vectorize_python_scalars_are_weak(rng):
+    a = rng.random(100).astype(np.float32)
+    out = rel_diff(a, 2.0)
+    assert out.dtype == np.float32        # NEP 50: the Python float takes float32
+    out = rel_diff(a.astype(np.int32), 2.0)
+    assert out.dtype == np.float64
+
+
+def test_vectorize_scalars_only():
+    r = rel_diff(3.0, 1.0)
+    assert isinstance(r, np.floating)
+    assert abs(r - 2.0 / 5.0) < 1e-15
+
+
+def test_vectorize_out(rng):
+    a, b = rng.random(50), rng.random(50)
+    out = np.empty(50)
+    r = rel_diff(a, b, out=out)
+    assert r is out
+    np.testing.assert_allclose(out, (a - b) / (np.abs(a) + np.abs(b) + 1))
+    with pytest.raises(ValueError, match="out= has shape"):
+        rel_diff(a, b, out=np.empty(3))
+
+
+@kiln.vectorize(["float32(float32, float32)", "int64(int64, int64)"])
+def addmul(a, b):
+    return a * 2 + b
+
+
+def test_vectorize_signatures(rng):
+    a = rng.random(10).astype(np.float32)
+    r = addmul(a, a)
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r, a * 3, rtol=1e-6)
+    i = np.arange(10)
+    assert addmul(i, i).dtype == np.int64
+    with pytest.raises(TypeError, match="was compiled for"):
+        addmul(np.zeros(3, np.complex64), np.zeros(3, np.complex64))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64])
+def test_vectorize_dtypes(rng, dtype):
+    a = random_array(rng, 300, dtype)
+    b = random_array(rng, 300, dtype)
+    np.testing.assert_array_equal(twice_plus(a, b), a * 2 + b)
+
+
+@kiln.vectorize
+def twice_plus(a, b):
+    return a * 2 + b
+
+
+@kiln.reduce
+def add(a, b):
+    return a + b
+
+
+@kiln.reduce
+def biggest(a, b):
+    return max(a, b)
+
+
+def test_reduce_sum(rng):
+    a = rng.random(100003)
+    np.testing.assert_allclose(add(a), a.sum(), rtol=1e-12)
+    i = rng.integers(-1000, 1000, 5000)
+    assert add(i) == i.sum()
+
+
+def test_reduce_max_init_and_multid(rng):
+    a = rng.random((30, 40))
+    assert biggest(a) == a.max()
+    assert biggest(a, init=5.0) == 5.0
+    assert add(a, init=1.0) == pytest.approx(a.sum() + 1.0)
+    assert add(np.arange(10), size=4) == 6
+
+
+def test_reduce_empty():
+    assert add(np.zeros(0), init=7.0) == 7.0
+    with pytest.raises(ValueError, match="empty array"):
+        add(np.zeros(0))
+
+
+def test_reduce_float32_stays_float32(rng):
+    a = rng.random(1000).astype(np.float32)
+    r = add(a)
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r, a.astype(np.float64).sum(), rtol=1e-4)
