@@ -39,7 +39,7 @@ test-c: build
 
 test-san: $(SAN)/build.ninja
 	$(NINJA) -C $(SAN) kiln-ctest
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 $(SAN)/kiln-ctest
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(SAN)/kiln-ctest
 
 test-py: build
 	PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
