@@ -11,7 +11,7 @@ BUILD   := build
 SAN     := build-san
 MESONFLAGS ?=
 
-.PHONY: all build demo test test-c test-py test-san clean bench
+.PHONY: all build demo test test-c test-py test-san clean bench regen-lang
 
 all: build
 
@@ -49,6 +49,9 @@ test: test-c test-san test-py
 bench: build
 	$(VENV)/bin/pip install -q numba
 	PYTHONPATH=python $(VPY) bench/cpu.py
+
+regen-lang: build
+	PYTHONPATH=python $(VPY) tests/test_lang.py --regen
 
 clean:
 	rm -rf $(BUILD) $(SAN) python/kiln/_kiln*.so

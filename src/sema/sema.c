@@ -263,6 +263,11 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     case KILN_VAL_FUNCTION: return g->ty;
     case KILN_VAL_ARRAY:
     case KILN_VAL_OTHER:
+        if (strcmp(what, "print") == 0) {
+            error_at(C, n->sp, "write results to an array and print them on the host",
+                     "print() is not supported in kernels");
+            return &ty_error;
+        }
         error_at(C, n->sp,
                  "kernels can read ints, floats, bools, NumPy scalars, tuples of them and kiln "
                  "functions; pass arrays as arguments",
@@ -329,6 +334,7 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
     Sym *s = sema_local(S, t->name.id);
     ASSERT(s);
     t->sym = s;
+    if (IS_ERR(vt)) s->poisoned = true;
     if (!IS_UNKNOWN(vt) && !IS_ERR(vt) && !storable(vt)) {
         error_at(S->C, t->sp, not_storable_hint(vt), "cannot store %s in variable '%s'",
                  ty_name(S->C, vt), s->name);
@@ -522,7 +528,7 @@ static void stmt(Sema *S, Node *n) {
                      "a for loop over range() needs a single variable");
         } else {
             bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && range_nonneg(n->fors.iter);
-            if (!IS_ERR(lt)) assign_name(S, t, lt, nn, 0);
+            assign_name(S, t, lt, nn, 0);
             n->sym = t->sym;
         }
         S->loop_depth++;
@@ -545,6 +551,7 @@ static void stmt(Sema *S, Node *n) {
                          "kernels cannot return a value");
             return;
         }
+        if (IS_ERR(vt)) f->ret_error = true;
         if (IS_ERR(vt) || IS_UNKNOWN(vt)) return;
         if (vt->kind == TY_ARRAY || (vt->kind != TY_NONE && !storable(vt))) {
             error_at(C, v->sp, "write results to an array argument",
@@ -631,7 +638,7 @@ static void analyse(Sema *S, FuncSpec *f) {
         if (!S->changed) break;
     }
     S->C->muted--;
-    if (IS_UNKNOWN(f->ret)) f->ret = &ty_none;
+    if (IS_UNKNOWN(f->ret)) f->ret = f->ret_error ? &ty_error : &ty_none;
     S->stack.n--;
     f->in_progress = false;
     f->analysed = true;

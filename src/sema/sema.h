@@ -141,6 +141,7 @@ struct Sym {
     bool is_local;       /* assigned in the body */
     bool read;           /* read somewhere (for warnings) */
     uint32_t first_assign; /* source offset of the first assignment in the text */
+    bool poisoned;       /* an assignment to it failed: uses stay silent */
     int id;              /* unique in the function, for emitted names */
 };
 
@@ -153,6 +154,7 @@ struct FuncSpec {
     Sym **psyms;          /* parameter symbols */
     const Type *ret;      /* return type (TY_NONE for none) */
     Span ret_sp;          /* the return that set it */
+    bool ret_error;       /* a returned value had an error: callers see an error too */
     Sym **syms;           /* all symbols, parameters first */
     int nsyms, capsyms;
     bool is_kernel;

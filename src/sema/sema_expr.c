@@ -1103,6 +1103,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
                          "local variable '%s' is used before it is assigned", s->name);
                 return &ty_error;
             }
+            if (IS_UNKNOWN(s->ty) && s->poisoned) return &ty_error;
             if (IS_UNKNOWN(s->ty)) {
                 if (S->final) {
                     error_at(C, n->sp, NULL, "local variable '%s' is used before it is assigned",

@@ -1,0 +1,12 @@
+# rejected: too many indices
+import numpy as np
+import kiln
+
+
+@kiln.jit
+def k(a):
+    a[0, 1] = 1
+
+
+def main():
+    k[1, 1](np.zeros(4))

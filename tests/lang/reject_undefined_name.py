@@ -1,0 +1,12 @@
+# rejected: undefined names
+import numpy as np
+import kiln
+
+
+@kiln.jit
+def k(a):
+    a[0] = undefined_name
+
+
+def main():
+    k[1, 1](np.zeros(4))

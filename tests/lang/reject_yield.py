@@ -1,0 +1,12 @@
+# rejected: yield
+import numpy as np
+import kiln
+
+
+@kiln.jit
+def k(a):
+    yield a[0]
+
+
+def main():
+    k[1, 1](np.zeros(4))
