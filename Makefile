@@ -49,6 +49,7 @@ test: test-c test-san test-py
 bench: build
 	$(VENV)/bin/pip install -q numba
 	PYTHONPATH=python $(VPY) bench/cpu.py
+	PYTHONPATH=python $(VPY) bench/launch_cpu.py
 
 regen-lang: build
 	PYTHONPATH=python $(VPY) tests/test_lang.py --regen

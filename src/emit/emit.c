@@ -24,6 +24,29 @@ typedef struct LoopCtx {
     int flag; /* temp number of the "left by break" flag, or -1 */
 } LoopCtx;
 
+/* The CPU thread loop can skip the threads a kernel's guard excludes:
+ * `i = kiln.grid(1)` followed by `if i < n: ...` becomes a loop over the
+ * threads with i < n and an unguarded body, which the compiler vectorises.
+ * A Bound is one conjunct `x OP e` of the guard, x the thread's first grid
+ * coordinate and e the same for all threads of the launch. */
+typedef struct Bound {
+    Node *e;      /* the invariant side */
+    bool lower;   /* x >= e + adj (lower) or x < e + adj (upper) */
+    int adj;
+} Bound;
+
+typedef struct GuardPlan {
+    Node *stmt;          /* the guarding S_IF, or NULL when there is no plan */
+    Bound b[8];
+    int nb;
+    Node *keep[16];      /* conjuncts that stay in the body: whole nodes... */
+    Node *keep_l[16];    /* ...or one pair of a chained comparison */
+    Node *keep_r[16];
+    int keep_op[16];
+    const Type *keep_ty[16];
+    int nkeep;
+} GuardPlan;
+
 typedef struct Emit {
     Compiler *C;
     const SemaResult *R;
@@ -44,6 +67,8 @@ typedef struct Emit {
     int nloops;
     const char *leave;  /* statement that leaves the function after a runtime error */
     PtrVec files;       /* source file names; runtime errors carry an index */
+    GuardPlan guard;    /* CPU: the kernel guard folded into the thread loop */
+    bool in_entry;      /* writing the entry: parameters are p0, p1... */
     const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
     const char *subst_text;
 } Emit;
@@ -109,6 +134,7 @@ static const char *sanitize(Emit *E, const char *s) {
 }
 
 static const char *sym_name(Emit *E, const Sym *s) {
+    if (E->in_entry && s->param >= 0) return arena_printf(&E->C->arena, "p%d", s->param);
     return arena_printf(&E->C->arena, "v%d_%s", s->id, sanitize(E, s->name));
 }
 
@@ -1186,6 +1212,14 @@ static void ex(Emit *E, Node *n) {
         const Type *bt = n->sub.base->ty;
         if (bt->kind == TY_TUPLE) {
             int64_t k;
+            Node *base = n->sub.base;
+            if (base->kind == E_ATTR && base->attr.base->ty->kind == TY_ARRAY && !base->gv &&
+                strcmp(base->attr.attr, "shape") == 0 && sema_const_int(n->sub.idx.v[0], &k)) {
+                /* a.shape[k]: the extent itself */
+                if (k < 0) k += bt->n;
+                P("(%s).shape[%lld]", ex_str(E, base->attr.base, NULL), (long long)k);
+                return;
+            }
             const char *b = ex_str(E, n->sub.base, NULL);
             if (sema_const_int(n->sub.idx.v[0], &k)) {
                 if (k < 0) k += bt->n;
@@ -1224,6 +1258,7 @@ static void ex(Emit *E, Node *n) {
 /* ---- statements ------------------------------------------------------------------ */
 
 static void block(Emit *E, NodeList *l);
+static void guard_stmt(Emit *E, Node *n);
 
 static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
     if (t->kind == E_NAME) {
@@ -1415,6 +1450,10 @@ static void stmt(Emit *E, Node *n) {
     case S_ASSIGN: assign_stmt(E, n); return;
     case S_AUGASSIGN: aug_stmt(E, n); return;
     case S_IF:
+        if (n == E->guard.stmt && E->f->is_kernel) {
+            guard_stmt(E, n);
+            return;
+        }
         indent(E);
         PS("if (");
         truthy(E, n->ifs.cond);
@@ -1504,6 +1543,175 @@ static void block(Emit *E, NodeList *l) {
     for (int i = 0; i < l->n; i++) stmt(E, l->v[i]);
 }
 
+/* ---- the guard plan (CPU) ----------------------------------------------------------- */
+
+static bool invariant(const Node *n) {
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return n->sym && n->sym->param >= 0 && !n->sym->is_local;
+    case E_ATTR:
+        return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
+               (strcmp(n->attr.attr, "size") == 0) && invariant(n->attr.base);
+    case E_SUBSCRIPT: {
+        int64_t k;
+        Node *b = n->sub.base;
+        return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
+               b->attr.base->ty->kind == TY_ARRAY && invariant(b->attr.base) &&
+               n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
+    }
+    case E_BINOP:
+        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
+               invariant(n->bin.l) && invariant(n->bin.r);
+    case E_CALL:
+        return n->intr && n->intr->kind == IK_LEN && invariant(n->call.bound.v[0]);
+    default: return false;
+    }
+}
+
+static bool simple_prefix(const Node *st) {
+    if (st->kind == S_PASS) return true;
+    if (st->kind == S_EXPR) return st->expr->kind == E_STR;
+    if (st->kind != S_ASSIGN) return false;
+    for (int i = 0; i < st->assign.targets.n; i++) {
+        const Node *t = st->assign.targets.v[i];
+        if (t->kind == E_TUPLE) {
+            for (int j = 0; j < t->tuple.n; j++)
+                if (t->tuple.v[j]->kind != E_NAME) return false;
+        } else if (t->kind != E_NAME) {
+            return false;
+        }
+    }
+    return pure(st->assign.value);
+}
+
+/* The sym holding the x grid coordinate, assigned once in the prefix. */
+static const Sym *grid_x(const NodeList *body, int nprefix) {
+    for (int i = 0; i < nprefix; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *v = st->assign.value, *t = st->assign.targets.v[0];
+        if (v->kind != E_CALL || !v->intr || v->intr->kind != IK_GRID) continue;
+        const Node *x = t->kind == E_TUPLE ? t->tuple.v[0] : t;
+        if (x->kind == E_NAME && x->sym && x->sym->nassign == 1 && x->sym->param < 0)
+            return x->sym;
+    }
+    return NULL;
+}
+
+static void plan_pair(GuardPlan *g, const Sym *x, Node *l, int op, Node *r, const Type *o,
+                      Node *whole) {
+    bool lx = l->kind == E_NAME && l->sym == x, rx = r->kind == E_NAME && r->sym == x;
+    bool ok = o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && g->nb < 8 &&
+              ((lx && invariant(r)) || (rx && invariant(l)));
+    if (ok) {
+        if (rx) { /* e OP x  ->  x OP' e */
+            static const int flip[] = {C_GT, C_GE, C_LT, C_LE, C_EQ, C_NE};
+            op = flip[op];
+            Node *t = l;
+            l = r;
+            r = t;
+        }
+        switch (op) {
+        case C_LT: g->b[g->nb++] = (Bound){r, false, 0}; return;
+        case C_LE: g->b[g->nb++] = (Bound){r, false, 1}; return;
+        case C_GT: g->b[g->nb++] = (Bound){r, true, 1}; return;
+        case C_GE: g->b[g->nb++] = (Bound){r, true, 0}; return;
+        case C_EQ:
+            if (g->nb < 7) {
+                g->b[g->nb++] = (Bound){r, true, 0};
+                g->b[g->nb++] = (Bound){r, false, 1};
+                return;
+            }
+            break;
+        default: break;
+        }
+    }
+    if (g->nkeep < 16) {
+        int k = g->nkeep++;
+        g->keep[k] = whole;
+        g->keep_l[k] = l;
+        g->keep_r[k] = r;
+        g->keep_op[k] = op;
+        g->keep_ty[k] = o;
+    } else {
+        g->nb = -100; /* too complex: no plan */
+    }
+}
+
+static void plan_conjuncts(GuardPlan *g, const Sym *x, Node *c) {
+    if (c->kind == E_BOOLOP && c->op == BO_AND && c->opty->kind == TY_BOOL) {
+        plan_conjuncts(g, x, c->bin.l);
+        plan_conjuncts(g, x, c->bin.r);
+        return;
+    }
+    if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
+        plan_pair(g, x, c->cmp.operands.v[0], c->cmp.ops[0], c->cmp.operands.v[1],
+                  c->cmp.optys[0], NULL);
+        return;
+    }
+    if (c->kind == E_COMPARE) {
+        for (int i = 0; i < c->cmp.operands.n; i++)
+            if (!pure(c->cmp.operands.v[i])) goto whole;
+        for (int i = 0; i + 1 < c->cmp.operands.n; i++)
+            plan_pair(g, x, c->cmp.operands.v[i], c->cmp.ops[i], c->cmp.operands.v[i + 1],
+                      c->cmp.optys[i], NULL);
+        return;
+    }
+whole:
+    if (g->nkeep < 16) g->keep[g->nkeep++] = c;
+    else g->nb = -100;
+}
+
+static void plan_guard(Emit *E, FuncSpec *k) {
+    memset(&E->guard, 0, sizeof E->guard);
+    if (E->cuda || E->debug) return;
+    NodeList *body = &k->def->def.body;
+    int last = body->n - 1;
+    while (last >= 0 && (body->v[last]->kind == S_PASS ||
+                         (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))
+        last--;
+    if (last < 1) return;
+    Node *st = body->v[last];
+    if (st->kind != S_IF || st->ifs.orelse.n != 0) return;
+    for (int i = 0; i < last; i++)
+        if (!simple_prefix(body->v[i])) return;
+    const Sym *x = grid_x(body, last);
+    if (!x) return;
+    GuardPlan g;
+    memset(&g, 0, sizeof g);
+    plan_conjuncts(&g, x, st->ifs.cond);
+    if (g.nb <= 0) return;
+    g.stmt = st;
+    E->guard = g;
+}
+
+/* The guard statement with the planned conjuncts left out. */
+static void guard_stmt(Emit *E, Node *n) {
+    GuardPlan *g = &E->guard;
+    if (g->nkeep) {
+        indent(E);
+        PS("if (");
+        for (int i = 0; i < g->nkeep; i++) {
+            if (i) PS(" && ");
+            if (g->keep[i]) {
+                truthy(E, g->keep[i]);
+            } else {
+                compare_pair(E, ex_str(E, g->keep_l[i], NULL), g->keep_l[i]->ty,
+                             ex_str(E, g->keep_r[i], NULL), g->keep_r[i]->ty, g->keep_ty[i],
+                             (CmpOp)g->keep_op[i]);
+            }
+        }
+        PS(") {\n");
+        E->ind++;
+    }
+    block(E, &n->ifs.body);
+    if (g->nkeep) {
+        E->ind--;
+        indent(E);
+        PS("}\n");
+    }
+}
+
 /* ---- functions --------------------------------------------------------------------- */
 
 static bool emittable(const Type *t) {
@@ -1524,7 +1732,7 @@ static void function(Emit *E, FuncSpec *f) {
         else
             P("KILN_BODY void kiln_body(KILN_TP");
     } else {
-        P("KILN_FN %s %s(KILN_TP", rt, func_name(E, f));
+        P("KILN_DEVFN %s %s(KILN_TP", rt, func_name(E, f));
     }
     for (int i = 0; i < f->nparams; i++) P(", %s p%d", ctype(E, f->params[i]), i);
     PS(") {\n");
@@ -1597,29 +1805,85 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
        "    struct kiln_err *E_ = L->err;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
-    Buf args;
+    /* the guard's bounds on x = bx * BX + tx, the same for the whole launch */
+    GuardPlan *g = &E->guard;
+    PS("    i64 xlo_ = -9223372036854775807LL - 1, xhi_ = 9223372036854775807LL;\n");
+    E->in_entry = true;
+    for (int i = 0; i < (g->stmt ? g->nb : 0); i++) {
+        P("    { const i64 e_ = (i64)(%s)", ex_str(E, g->b[i].e, ty_scalar(KILN_INT64)));
+        if (g->b[i].adj) P(" + %d", g->b[i].adj);
+        P("; if (e_ %s %s) %s = e_; }\n", g->b[i].lower ? ">" : "<", g->b[i].lower ? "xlo_" : "xhi_",
+          g->b[i].lower ? "xlo_" : "xhi_");
+    }
+    E->in_entry = false;
+    Buf args, fp;
     buf_init(&args);
+    buf_init(&fp);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
-    const char *simd = E->R->uses_atomics ? "" : "        _Pragma(\"omp simd\")\n";
+    /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
+    buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, xlo_, xhi_");
+    for (int i = 0; i < k->nparams; i++) buf_printf(&fp, ", p%d", i);
+    buf_puts(&fp, ")");
+    const char *a = args.p ? args.p : "";
+    const char *simd = E->R->uses_atomics ? "" : "omp simd";
+    if (!E->R->uses_sregs) {
+        /* The kernel sees its position only through kiln.grid()/gridsize(): run the
+         * whole grid as one block per row, x innermost, so each row is one loop. */
+        PS("    const i64 NX_ = GX_ * BX_, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n"
+           "    const i64 x0_ = xlo_ > 0 ? xlo_ : 0, x1_ = xhi_ < NX_ ? xhi_ : NX_;\n"
+           "    if (x1_ <= x0_) return;\n"
+           "    const int par_ = (x1_ - x0_) * NY_ * NZ_ >= L->par_threshold && NB > 1;\n"
+           "    if (NY_ * NZ_ == 1) {\n");
+        P("        if (par_) {\n"
+          "            _Pragma(\"omp parallel for %s schedule(%sstatic) %s\")\n"
+          "            for (i64 x = x0_; x < x1_; x++)\n"
+          "                kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
+          "        } else {\n"
+          "            _Pragma(\"%s\")\n"
+          "            for (i64 x = x0_; x < x1_; x++)\n"
+          "                kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
+          "        }\n",
+          E->R->uses_atomics ? "" : "simd", E->R->uses_atomics ? "" : "simd:", fp.p, a, simd, a);
+        PS("    } else {\n");
+        for (int par = 1; par >= 0; par--) {
+            if (par) P("        if (par_) {\n            _Pragma(\"omp parallel for collapse(2) schedule(static) %s\")\n", fp.p);
+            else PS("        } else {\n");
+            P("            for (i64 z = 0; z < NZ_; z++)\n"
+              "            for (i64 y = 0; y < NY_; y++) {\n"
+              "                _Pragma(\"%s\")\n"
+              "                for (i64 x = x0_; x < x1_; x++)\n"
+              "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
+              "            }\n",
+              simd, a);
+        }
+        PS("        }\n    }\n}\n");
+        buf_free(&args);
+        buf_free(&fp);
+        return;
+    }
     for (int par = 1; par >= 0; par--) {
         if (par)
-            PS("    if (NB > 1 && NB * BX_ * BY_ * BZ_ >= L->par_threshold) {\n"
-               "        _Pragma(\"omp parallel for schedule(static)\")\n");
+            P("    if (NB > 1 && NB * BX_ * BY_ * BZ_ >= L->par_threshold) {\n"
+              "        _Pragma(\"omp parallel for schedule(static) %s\")\n", fp.p);
         else
             PS("    } else {\n");
         PS("        for (i64 b = 0; b < NB; b++) {\n"
            "            const i64 bx_ = b % GX_, by_ = (b / GX_) % GY_, bz_ = b / (GX_ * GY_);\n"
+           "            const i64 base_ = bx_ * BX_;\n"
+           "            const i64 tlo_ = xlo_ > base_ ? (xlo_ - base_ < BX_ ? xlo_ - base_ : BX_) : 0;\n"
+           "            const i64 thi_ = xhi_ - base_ < BX_ ? xhi_ - base_ : BX_;\n"
            "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
            "            for (i64 ty_ = 0; ty_ < BY_; ty_++) {\n");
-        P("    %s", simd);
-        P("                for (i64 tx_ = 0; tx_ < BX_; tx_++)\n"
+        P("                _Pragma(\"%s\")\n", simd);
+        P("                for (i64 tx_ = tlo_; tx_ < thi_; tx_++)\n"
           "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
           "GZ_, E_%s);\n",
-          args.p ? args.p : "");
+          a);
         PS("            }\n        }\n");
     }
     PS("    }\n}\n");
     buf_free(&args);
+    buf_free(&fp);
 }
 
 int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
@@ -1634,6 +1898,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_init(&E->types);
     buf_init(&E->helpers);
     buf_init(&E->funcs);
+    plan_guard(E, r->kernel);
     for (int i = 0; i < r->order.n; i++) function(E, r->order.v[i]);
     if (!E->cuda) cpu_entry(E, r->kernel);
 

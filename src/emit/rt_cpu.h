@@ -13,8 +13,28 @@
 #include <stdint.h>
 #include <string.h>
 
+/* glibc's libmvec has vector versions of the common math functions, but
+ * <math.h> declares them only under -ffast-math.  Declaring them here lets the
+ * vectoriser call them (about 4 ulp, against 1 for the scalar functions) in
+ * the thread loop; -fno-math-errno makes them const.  The first set has been
+ * in libmvec since glibc 2.22, the rest since 2.35. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
+#define KILN_VEC __attribute__((__simd__("notinbranch")))
+#define KILN_VEC1(fn) extern double fn(double) KILN_VEC; extern float fn##f(float) KILN_VEC;
+#define KILN_VEC2(fn) extern double fn(double, double) KILN_VEC; extern float fn##f(float, float) KILN_VEC;
+KILN_VEC1(exp) KILN_VEC1(log) KILN_VEC1(sin) KILN_VEC1(cos) KILN_VEC2(pow)
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35)
+KILN_VEC1(acos) KILN_VEC1(asin) KILN_VEC1(atan) KILN_VEC1(exp2) KILN_VEC1(cosh) KILN_VEC1(expm1)
+KILN_VEC1(sinh) KILN_VEC1(cbrt) KILN_VEC1(log10) KILN_VEC1(log2) KILN_VEC1(log1p)
+KILN_VEC1(atanh) KILN_VEC1(acosh) KILN_VEC1(erf) KILN_VEC1(tanh) KILN_VEC1(asinh) KILN_VEC1(erfc)
+KILN_VEC1(tan) KILN_VEC2(hypot) KILN_VEC2(atan2)
+#endif
+#endif
+
 #define KILN_FN static inline __attribute__((unused))
 #define KILN_BODY static inline __attribute__((always_inline, unused))
+/* device functions are inlined into the thread loop so it can vectorise */
+#define KILN_DEVFN static inline __attribute__((always_inline, unused))
 #define KILN_EXPORT __attribute__((visibility("default")))
 typedef _Bool kbool;
 typedef signed char i8;

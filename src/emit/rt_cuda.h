@@ -6,6 +6,7 @@
  * functions get it as KILN_TP so bounds checks and asserts can report.
  */
 #define KILN_FN static __device__ __forceinline__
+#define KILN_DEVFN static __device__ __forceinline__
 typedef bool kbool;
 typedef signed char i8;
 typedef short i16;

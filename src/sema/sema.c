@@ -41,6 +41,7 @@ static void collect_target(Sema *S, FuncSpec *f, Node *t) {
             s->first_assign = UINT32_MAX;
         }
         s->is_local = true;
+        s->nassign++;
         if (s->param < 0 && t->sp.off < s->first_assign) s->first_assign = t->sp.off;
     } else if (t->kind == E_TUPLE) {
         for (int i = 0; i < t->tuple.n; i++) collect_target(S, f, t->tuple.v[i]);
@@ -469,6 +470,57 @@ static bool range_nonneg(Node *iter) {
     return start_nn && (a->v[1]->flags & NF_NONNEG);
 }
 
+/* A variable whose value cannot change inside the if's body: a local assigned
+ * once, or a parameter never assigned. */
+static const Sym *fact_sym(Sema *S, const Node *n) {
+    if (n->kind != E_NAME || !n->sym) return NULL;
+    const Sym *s = n->sym;
+    if (!ty_is_int(s->ty) || !ty_is_signed(s->ty)) return NULL;
+    if (s->param >= 0 ? s->is_local : s->nassign != 1) return NULL;
+    return s;
+}
+
+static void add_fact(Sema *S, const Sym *s, int64_t lo) {
+    if (S->nfacts < (int)COUNTOF(S->facts)) {
+        S->facts[S->nfacts].sym = s;
+        S->facts[S->nfacts].lo = lo;
+        S->nfacts++;
+    }
+}
+
+static void fact_pair(Sema *S, Node *l, int op, Node *r) {
+    int64_t c;
+    const Sym *s;
+    if ((s = fact_sym(S, l)) && sema_const_int(r, &c) && c > INT64_MIN + 1 && c < INT64_MAX) {
+        if (op == C_GT) add_fact(S, s, c + 1);
+        else if (op == C_GE || op == C_EQ) add_fact(S, s, c);
+    } else if ((s = fact_sym(S, r)) && sema_const_int(l, &c) && c < INT64_MAX) {
+        if (op == C_LT) add_fact(S, s, c + 1);
+        else if (op == C_LE || op == C_EQ) add_fact(S, s, c);
+    }
+}
+
+static void add_facts(Sema *S, Node *c) {
+    if (c->kind == E_BOOLOP && c->op == BO_AND) {
+        add_facts(S, c->bin.l);
+        add_facts(S, c->bin.r);
+    } else if (c->kind == E_COMPARE) {
+        for (int i = 0; i + 1 < c->cmp.operands.n; i++)
+            fact_pair(S, c->cmp.operands.v[i], c->cmp.ops[i], c->cmp.operands.v[i + 1]);
+    }
+}
+
+bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
+    if (n->kind != E_NAME || !n->sym) return false;
+    bool found = false;
+    for (int i = 0; i < S->nfacts; i++)
+        if (S->facts[i].sym == n->sym && (!found || S->facts[i].lo > *lo)) {
+            *lo = S->facts[i].lo;
+            found = true;
+        }
+    return found;
+}
+
 static void stmt(Sema *S, Node *n) {
     Compiler *C = S->C;
     FuncSpec *f = S->cur;
@@ -508,11 +560,15 @@ static void stmt(Sema *S, Node *n) {
         }
         return;
     }
-    case S_IF:
+    case S_IF: {
         sema_cond(S, n->ifs.cond);
+        int saved = S->nfacts;
+        add_facts(S, n->ifs.cond);
         block(S, &n->ifs.body);
+        S->nfacts = saved;
         block(S, &n->ifs.orelse);
         return;
+    }
     case S_WHILE:
         sema_cond(S, n->ifs.cond);
         S->loop_depth++;

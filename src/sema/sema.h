@@ -142,6 +142,7 @@ struct Sym {
     bool read;           /* read somewhere (for warnings) */
     uint32_t first_assign; /* source offset of the first assignment in the text */
     bool poisoned;       /* an assignment to it failed: uses stay silent */
+    int nassign;         /* assignments in the text (targets, for loops) */
     int id;              /* unique in the function, for emitted names */
 };
 
@@ -174,6 +175,7 @@ typedef struct SemaResult {
     const char *gpu_only;  /* first GPU-only feature used, or NULL */
     Span gpu_only_sp;
     bool uses_atomics;
+    bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -148,9 +148,12 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
         nonneg = lnn && rnn;
         break;
-    case B_SUB:
+    case B_SUB: {
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        int64_t lo, c;
+        if (sema_fact_lo(S, l, &lo) && sema_const_int(r, &c) && c <= lo) nonneg = true;
         break;
+    }
     case B_DIV:
         if (t->kind != TY_FLOAT) t = (lt->weak && rt->weak) ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
         break;
@@ -423,11 +426,13 @@ static const Type *intrinsic_value(Sema *S, Node *n, const NsRef *ns) {
     switch ((IntrKind)in->kind) {
     case IK_SREG:
         n->flags |= NF_NONNEG;
+        S->res->uses_sregs = true;
         return ty_scalar(KILN_INT64);
     case IK_WARPSIZE:
         set_const_int(n, 32);
         return &ty_weak_int;
     case IK_LANEID:
+        S->res->uses_sregs = true;
         sema_gpu_only(S, n->sp, "kiln.laneid");
         n->flags |= NF_NONNEG;
         return ty_scalar(KILN_INT64);
@@ -1112,7 +1117,10 @@ static const Type *expr_inner(Sema *S, Node *n) {
                 }
                 return &ty_unknown;
             }
+            int64_t lo;
             if (ty_is_int(s->ty) && (!s->maybe_neg || !ty_is_signed(s->ty)))
+                n->flags |= NF_NONNEG;
+            else if (sema_fact_lo(S, n, &lo) && lo >= 0)
                 n->flags |= NF_NONNEG;
             return s->ty;
         }

@@ -5,6 +5,13 @@
 
 #include "sema.h"
 
+/* Inside `if c:` a conjunct of c like `0 < j` is a fact `j >= 1`, for a
+ * variable assigned once (so the fact holds through the body). */
+typedef struct Fact {
+    const Sym *sym;
+    int64_t lo; /* sym >= lo */
+} Fact;
+
 typedef struct RCacheEntry {
     void *scope;
     const char *name;
@@ -21,6 +28,8 @@ struct Sema {
     int loop_depth;
     SemaResult *res;
     PtrVec stack;         /* specs being analysed (recursion check) */
+    Fact facts[32];       /* facts of the enclosing if conditions */
+    int nfacts;
     RCacheEntry *rc;      /* resolved globals */
     int nrc, caprc;
 };
@@ -43,6 +52,7 @@ void sema_mark_written(Sema *S, Node *array);
 uint64_t sema_origins(Sema *S, Node *n);
 /* Checks that a value of type vt (node v, may be NULL) can be stored in a
  * place of type dst; reports at sp. */
+bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo); /* n is a fact variable >= *lo */
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp);
 const char *sema_dotted(Sema *S, Node *n); /* "a.b.c" for a name/attribute chain */
 

@@ -3,8 +3,12 @@
  *
  * The compiler is $KILN_CC (default "cc", split on spaces so "ccache gcc"
  * works), run with -O3 -march=native -fopenmp -shared -fPIC, plus -fwrapv
- * (Python's integers wrap in kernels, they do not overflow into undefined
- * behaviour) and -fno-math-errno (so libm calls vectorise through libmvec).
+ * (integers wrap in kernels, they do not overflow into undefined behaviour),
+ * -fno-math-errno (libm calls are const and vectorise through libmvec),
+ * -fno-trapping-math (kernels never rely on FP traps, and without it GCC will
+ * not if-convert a guarded float operation, so the thread loop would not
+ * vectorise) and -funroll-loops (data-dependent while loops, as in
+ * mandelbrot, run about 10% faster unrolled).
  * It runs in a private temporary directory that is removed afterwards; the
  * caller releases the GIL around the whole call.
  *
@@ -196,7 +200,8 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         return -1;
     }
     static const char *const fixed[] = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                                        "-fwrapv", "-fno-math-errno", "-w", "-std=gnu11"};
+                                        "-fwrapv", "-fno-math-errno", "-fno-trapping-math", "-funroll-loops", "-w",
+                                        "-std=gnu11"};
     for (size_t i = 0; i < COUNTOF(fixed); i++) argv[n++] = (char *)fixed[i];
     n += split_words(flagbuf, argv + n, 16);
     argv[n++] = (char *)"-o";
