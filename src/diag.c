@@ -78,6 +78,16 @@ static void emit_diag(kiln_ctx *ctx, kiln_diag *d) {
     buf_free(&b);
 }
 
+/* A diagnostic with no place yet: severity, message and hint. */
+static kiln_diag diag_new(kiln_severity sev, const char *msg, const char *hint) {
+    kiln_diag d = {0};
+    d.severity = sev;
+    d.message = msg;
+    d.hint = hint;
+    d.span = 1;
+    return d;
+}
+
 void diag_at(Compiler *C, kiln_severity sev, Span sp, const char *hint, const char *fmt, ...) {
     if (C->muted) return;
     if (sev == KILN_ERROR) {
@@ -92,11 +102,7 @@ void diag_at(Compiler *C, kiln_severity sev, Span sp, const char *hint, const ch
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
 
-    kiln_diag d = {0};
-    d.severity = sev;
-    d.message = msg;
-    d.hint = hint;
-    d.span = 1;
+    kiln_diag d = diag_new(sev, msg, hint);
     if (sp.file) {
         size_t lo, hi;
         line_bounds(sp.file, sp.off, &lo, &hi);
@@ -118,10 +124,6 @@ void diag_plain(kiln_ctx *ctx, kiln_severity sev, const char *hint, const char *
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    kiln_diag d = {0};
-    d.severity = sev;
-    d.message = msg;
-    d.hint = hint;
-    d.span = 1;
+    kiln_diag d = diag_new(sev, msg, hint);
     emit_diag(ctx, &d);
 }

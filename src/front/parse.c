@@ -430,84 +430,39 @@ static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
     return b;
 }
 
-static Node *parse_term(Parser *p) {
-    Node *e = parse_unary(p);
+/* The binary operators from | (level 0) to * / // % (level 5), parsed by
+ * precedence climbing: each level is a left-associative chain of the next. */
+static const struct {
+    Op tok;
+    BinOp op;
+    int level;
+} binops[] = {
+    {OP_PIPE, B_OR, 0},       {OP_CARET, B_XOR, 1},     {OP_AMP, B_AND, 2},
+    {OP_LSHIFT, B_LSHIFT, 3}, {OP_RSHIFT, B_RSHIFT, 3}, {OP_PLUS, B_ADD, 4},
+    {OP_MINUS, B_SUB, 4},     {OP_STAR, B_MUL, 5},      {OP_SLASH, B_DIV, 5},
+    {OP_DSLASH, B_FLOORDIV, 5}, {OP_PERCENT, B_MOD, 5},
+};
+
+static Node *parse_binary(Parser *p, int level) {
+    if (level > 5) return parse_unary(p);
+    Node *e = parse_binary(p, level + 1);
     TRY(e);
     for (;;) {
-        BinOp op;
-        if (is_op(p, OP_STAR)) op = B_MUL;
-        else if (is_op(p, OP_SLASH)) op = B_DIV;
-        else if (is_op(p, OP_DSLASH)) op = B_FLOORDIV;
-        else if (is_op(p, OP_PERCENT)) op = B_MOD;
-        else if (is_op(p, OP_AT))
+        if (level == 5 && is_op(p, OP_AT))
             return reject(p, tok_span(&p->tok), "write the product as loops",
                           "the matrix operator @ is not supported in kernels");
-        else return e;
+        int found = -1;
+        for (size_t i = 0; i < COUNTOF(binops); i++)
+            if (binops[i].level == level && is_op(p, binops[i].tok)) found = (int)i;
+        if (found < 0) return e;
         advance(p);
-        Node *r = parse_unary(p);
+        Node *r = parse_binary(p, level + 1);
         TRY(r);
-        e = binop(p, op, e, r);
+        e = binop(p, binops[found].op, e, r);
     }
 }
 
-static Node *parse_arith(Parser *p) {
-    Node *e = parse_term(p);
-    TRY(e);
-    while (is_op(p, OP_PLUS) || is_op(p, OP_MINUS)) {
-        BinOp op = is_op(p, OP_PLUS) ? B_ADD : B_SUB;
-        advance(p);
-        Node *r = parse_term(p);
-        TRY(r);
-        e = binop(p, op, e, r);
-    }
-    return e;
-}
-
-static Node *parse_shift(Parser *p) {
-    Node *e = parse_arith(p);
-    TRY(e);
-    while (is_op(p, OP_LSHIFT) || is_op(p, OP_RSHIFT)) {
-        BinOp op = is_op(p, OP_LSHIFT) ? B_LSHIFT : B_RSHIFT;
-        advance(p);
-        Node *r = parse_arith(p);
-        TRY(r);
-        e = binop(p, op, e, r);
-    }
-    return e;
-}
-
-static Node *parse_band(Parser *p) {
-    Node *e = parse_shift(p);
-    TRY(e);
-    while (accept_op(p, OP_AMP)) {
-        Node *r = parse_shift(p);
-        TRY(r);
-        e = binop(p, B_AND, e, r);
-    }
-    return e;
-}
-
-static Node *parse_bxor(Parser *p) {
-    Node *e = parse_band(p);
-    TRY(e);
-    while (accept_op(p, OP_CARET)) {
-        Node *r = parse_band(p);
-        TRY(r);
-        e = binop(p, B_XOR, e, r);
-    }
-    return e;
-}
-
-static Node *parse_expr(Parser *p) {
-    Node *e = parse_bxor(p);
-    TRY(e);
-    while (accept_op(p, OP_PIPE)) {
-        Node *r = parse_bxor(p);
-        TRY(r);
-        e = binop(p, B_OR, e, r);
-    }
-    return e;
-}
+static Node *parse_expr(Parser *p) { return parse_binary(p, 0); }
 
 static int comp_op(Parser *p) {
     if (p->tok.kind == TK_OP) {

@@ -1244,6 +1244,36 @@ static int c_resolve(void *ud, void *scope, const char *dotted, kiln_value *out)
 
 /* ---- module functions ------------------------------------------------------------------------ */
 
+/* What a call into the core with Python globals needs: a context whose
+ * diagnostics go to a sink, and the resolver bridge. */
+typedef struct {
+    kiln_ctx *ctx;
+    Sink sink;
+    Resolve R;
+} CoreCall;
+
+static int core_open(CoreCall *c, PyObject *resolver) {
+    c->sink.list = PyList_New(0);
+    c->sink.nerrors = 0;
+    c->R.resolver = resolver;
+    c->R.keep = PyList_New(0);
+    c->R.mem = PyList_New(0);
+    c->ctx = kiln_ctx_new();
+    if (!c->sink.list || !c->R.keep || !c->R.mem || !c->ctx) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    kiln_ctx_set_diag(c->ctx, sink_diag, &c->sink);
+    return 0;
+}
+
+static void core_close(CoreCall *c) {
+    kiln_ctx_free(c->ctx);
+    Py_XDECREF(c->sink.list);
+    Py_XDECREF(c->R.keep);
+    Py_XDECREF(c->R.mem);
+}
+
 static int key_to_argtypes(PyObject *key, kiln_argtype *out, int max) {
     if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) % 4 != 0 || PyBytes_GET_SIZE(key) / 4 > max) {
         PyErr_SetString(PyExc_ValueError, "a type key is bytes of 4 per argument");
@@ -1274,21 +1304,13 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     kiln_argtype at[KILN_MAX_PARAMS];
     int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
     if (n < 0) return NULL;
-    Sink sink = {PyList_New(0), 0};
-    Resolve R = {resolver, PyList_New(0), PyList_New(0)};
+    CoreCall c;
     PyObject *result = NULL;
-    if (!sink.list || !R.keep || !R.mem) goto done;
-    kiln_ctx *ctx = kiln_ctx_new();
-    if (!ctx) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    kiln_ctx_set_diag(ctx, sink_diag, &sink);
+    if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
-    kiln_program *p = kiln_translate(ctx, &src, at, n, &o, c_resolve, &R);
-    kiln_ctx_free(ctx);
+    kiln_program *p = kiln_translate(c.ctx, &src, at, n, &o, c_resolve, &c.R);
     if (!p) {
-        raise_compile_error(st, &sink, "kiln: compilation failed");
+        raise_compile_error(st, &c.sink, "kiln: compilation failed");
         goto done;
     }
     ProgramObject *po = PyObject_New(ProgramObject, st->ProgramType);
@@ -1299,9 +1321,7 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     po->p = p;
     result = (PyObject *)po;
 done:
-    Py_XDECREF(sink.list);
-    Py_XDECREF(R.keep);
-    Py_XDECREF(R.mem);
+    core_close(&c);
     return result;
 }
 
@@ -1320,29 +1340,18 @@ static PyObject *mod_infer_return(PyObject *module, PyObject *args) {
     if (n < 0) return NULL;
     kiln_options o;
     memset(&o, 0, sizeof o);
-    Sink sink = {PyList_New(0), 0};
-    Resolve R = {resolver, PyList_New(0), PyList_New(0)};
+    CoreCall c;
     PyObject *result = NULL;
-    if (!sink.list || !R.keep || !R.mem) goto done;
-    kiln_ctx *ctx = kiln_ctx_new();
-    if (!ctx) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    kiln_ctx_set_diag(ctx, sink_diag, &sink);
+    if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
-    int rc = kiln_infer_return(ctx, &src, at, n, &o, c_resolve, &R, &ret);
-    kiln_ctx_free(ctx);
-    if (rc < 0) {
-        raise_compile_error(st, &sink, "kiln: typing failed");
+    if (kiln_infer_return(c.ctx, &src, at, n, &o, c_resolve, &c.R, &ret) < 0) {
+        raise_compile_error(st, &c.sink, "kiln: typing failed");
         goto done;
     }
     if (ret.dtype == KILN_NDTYPES) result = PyBytes_FromStringAndSize("", 0);
     else result = PyBytes_FromStringAndSize((const char *)&ret, 4);
 done:
-    Py_XDECREF(sink.list);
-    Py_XDECREF(R.keep);
-    Py_XDECREF(R.mem);
+    core_close(&c);
     return result;
 }
 
