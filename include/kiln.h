@@ -259,6 +259,67 @@ typedef struct kiln_cpu_launch {
 void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
                             const int64_t *params);
 
+/* ---- CUDA target -----------------------------------------------------------
+ * The driver (libcuda.so.1) and NVRTC are loaded with dlopen on first use, so
+ * kiln builds, imports and runs on machines without them.  NVRTC alone is
+ * enough to compile: it cross-compiles for any sm_XY without a GPU. */
+
+typedef struct kiln_nvrtc kiln_nvrtc;
+typedef struct kiln_cuda kiln_cuda;
+typedef struct kiln_cuda_module kiln_cuda_module;
+
+/* Loads NVRTC ($KILN_NVRTC, else the usual library names).  NULL after
+ * reporting why. */
+kiln_nvrtc *kiln_nvrtc_open(kiln_ctx *ctx);
+void kiln_nvrtc_close(kiln_nvrtc *n);
+/* NVRTC's version as major * 1000 + minor * 10. */
+int kiln_nvrtc_version(kiln_nvrtc *n);
+/* Compiles generated CUDA C for compute capability `arch` (90 for sm_90): a
+ * cubin when NVRTC knows the architecture, else PTX for the newest one it
+ * knows (*is_ptx = 1).  *blob is malloc'd; the caller frees it.  Thread-safe;
+ * call it without holding locks that other threads need. */
+int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
+                       const kiln_options *opts, int arch, void **blob, size_t *blob_len,
+                       int *is_ptx);
+
+/* Loads the driver and initialises it.  NULL, with *why set to a static
+ * explanation, when no CUDA GPU can be used. */
+kiln_cuda *kiln_cuda_open(const char **why);
+void kiln_cuda_close(kiln_cuda *c);
+int kiln_cuda_device_count(kiln_cuda *c);
+/* Compute capability * 10 of device dev, or -1. */
+int kiln_cuda_arch(kiln_cuda *c, int dev);
+/* Name and driver version for `kiln info`; the name is written into buf. */
+int kiln_cuda_device_name(kiln_cuda *c, int dev, char *buf, int size);
+int kiln_cuda_driver_version(kiln_cuda *c);
+/* Makes device dev's primary context current on the calling thread.  The
+ * functions below act on the current context.  Returns a CUresult. */
+int kiln_cuda_use(kiln_cuda *c, int dev);
+/* The driver's name and text for a CUresult. */
+const char *kiln_cuda_error_name(kiln_cuda *c, int rc);
+const char *kiln_cuda_error_text(kiln_cuda *c, int rc);
+
+int kiln_cuda_load(kiln_cuda *c, const void *image, const char *entry, kiln_cuda_module **out);
+void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
+/* Launches the module's entry; params[0] points at the device pointer of the
+ * error record, params[1 + i] at parameter i's slots.  Returns a CUresult. */
+int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
+                     const int64_t block[3], unsigned shmem, void *stream, void **params);
+
+/* Memory and streams; every function returns a CUresult. */
+int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream);
+int kiln_cuda_free(kiln_cuda *c, uint64_t ptr, void *stream);
+int kiln_cuda_copy_htod(kiln_cuda *c, uint64_t dst, const void *src, size_t n, void *stream);
+int kiln_cuda_copy_dtoh(kiln_cuda *c, void *dst, uint64_t src, size_t n, void *stream);
+int kiln_cuda_copy_dtod(kiln_cuda *c, uint64_t dst, uint64_t src, size_t n, void *stream);
+int kiln_cuda_memset(kiln_cuda *c, uint64_t dst, unsigned char v, size_t n, void *stream);
+int kiln_cuda_stream_new(kiln_cuda *c, void **stream);
+int kiln_cuda_stream_free(kiln_cuda *c, void *stream);
+int kiln_cuda_stream_sync(kiln_cuda *c, void *stream);
+int kiln_cuda_sync(kiln_cuda *c);
+/* The device of a device pointer, or -1. */
+int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr);
+
 /* ---- the library ---------------------------------------------------------- */
 
 const char *kiln_version(void);

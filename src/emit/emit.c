@@ -951,6 +951,19 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
     }
 }
 
+/* Opens and closes an expression that runs statements: a GNU statement
+ * expression in C, an immediately invoked lambda in CUDA C++ (NVRTC has no
+ * statement expressions).  `value` is the expression's result. */
+static void sx_open(Emit *E, const Type *t) {
+    if (E->cuda) P("([&]() -> %s { ", ctype(E, t));
+    else PS("({ ");
+}
+
+static void sx_close(Emit *E, const char *value) {
+    if (E->cuda) P("return %s; })()", value);
+    else P("%s; })", value);
+}
+
 static void compare_pair(Emit *E, const char *a, const Type *at, const char *b, const Type *bt,
                          const Type *o, CmpOp op) {
     static const char *const s[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
@@ -987,7 +1000,8 @@ static void compare(Emit *E, Node *n) {
         return;
     }
     /* evaluate each operand once, left to right, stopping early */
-    PS("({ kbool r_ = 1; ");
+    sx_open(E, ty_scalar(KILN_BOOL));
+    PS("kbool r_ = 1; ");
     int base = E->tmp;
     E->tmp += ops->n;
     P("%s t%d = ", ctype(E, ops->v[0]->ty), base);
@@ -1006,7 +1020,7 @@ static void compare(Emit *E, Node *n) {
         if (i + 1 < np) PS("if (r_) { ");
     }
     for (int i = 0; i + 1 < np; i++) PS("} ");
-    PS("r_; })");
+    sx_close(E, "r_");
 }
 
 static void ex(Emit *E, Node *n) {
@@ -1154,17 +1168,13 @@ static void ex(Emit *E, Node *n) {
             return;
         }
         int k = E->tmp++;
-        P("({ %s t%d = ", ct, k);
+        sx_open(E, t);
+        P("%s t%d = ", ct, k);
         ex_as(E, l, t);
-        P("; (t%d != 0) ? ", k);
-        if (n->op == BO_OR) {
-            P("t%d : ", k);
-            ex_as(E, r, t);
-        } else {
-            ex_as(E, r, t);
-            P(" : t%d", k);
-        }
-        PS("; })");
+        PS("; ");
+        const char *rs = ex_str(E, r, t);
+        sx_close(E, n->op == BO_OR ? arena_printf(&E->C->arena, "(t%d != 0) ? t%d : %s", k, k, rs)
+                                   : arena_printf(&E->C->arena, "(t%d != 0) ? %s : t%d", k, rs, k));
         return;
     }
     case E_COMPARE: compare(E, n); return;

@@ -286,3 +286,66 @@ TEST(emit_has_line_markers) {
     }
     tr_free(r);
 }
+
+/* Every CUDA kernel is compiled by NVRTC for sm_80 and sm_90 (no GPU needed). */
+static int nvrtc_compiles(const char *src, const char *sig, int arch, char *log, size_t logsz) {
+    TResult *r = tr(src, sig, KILN_TARGET_CUDA);
+    int ok = 0;
+    if (r->prog) {
+        kiln_ctx *ctx = kiln_ctx_new();
+        kiln_nvrtc *n = kiln_nvrtc_open(ctx);
+        if (n) {
+            size_t len;
+            const char *s = kiln_program_source(r->prog, &len);
+            kiln_options o;
+            memset(&o, 0, sizeof o);
+            o.target = KILN_TARGET_CUDA;
+            void *blob = NULL;
+            size_t blen = 0;
+            int is_ptx = 0;
+            ok = kiln_nvrtc_compile(ctx, n, s, len, &o, arch, &blob, &blen, &is_ptx) == 0 &&
+                 blen > 100;
+            free(blob);
+            kiln_nvrtc_close(n);
+        }
+        kiln_ctx_free(ctx);
+    } else {
+        strncpy(log, r->diags, logsz - 1);
+        log[logsz - 1] = 0;
+    }
+    tr_free(r);
+    return ok;
+}
+
+TEST(nvrtc_compiles_cuda_kernels) {
+    static const struct {
+        const char *src, *sig;
+    } cases[] = {
+        {"def k(x, y, a, n):\n    i = kiln.grid(1)\n    if i < n:\n        y[i] = a * x[i] + y[i]\n",
+         "void(float32[::1], float32[::1], float32, int64)"},
+        {"def k(a, out):\n    s = kiln.shared.array(256, kiln.float32)\n    t = kiln.threadIdx.x\n"
+         "    s[t] = a[kiln.grid(1)]\n    kiln.syncthreads()\n    if t == 0:\n"
+         "        acc = 0.0\n        for j in range(256):\n            acc += s[j]\n"
+         "        kiln.atomic.add(out, 0, acc)\n",
+         "void(float32[::1], float32[::1])"},
+        {"def k(a):\n    v = a[kiln.grid(1)]\n    v += kiln.shfl_down_sync(0xffffffff, v, 16)\n"
+         "    m = kiln.ballot_sync(kiln.activemask(), v > 0)\n    a[kiln.grid(1)] = v + m + kiln.laneid\n"
+         "    d = kiln.shared.array(0, kiln.float64)\n    d[0] = v\n",
+         "void(float64[:])"},
+        {"def k(a, b):\n    i, j = kiln.grid(2)\n    if i < a.shape[0] and j < a.shape[1]:\n"
+         "        a[i, j] = math.exp(b[j, i]) // 2 % 3 ** 2 + max(i, j) - (1 if i < j else 0)\n"
+         "        kiln.atomic.max(a, (i, j), 1.0)\n        r = a[i]\n        r[j] += r[0:2][1]\n",
+         "void(float64[:, :], float32[::1, :])"},
+        {"def k(a, c):\n    i = kiln.grid(1)\n"
+         "    x = 0 < kiln.atomic.add(c, 0, 1) < 3 < kiln.atomic.add(c, 1, 1)\n"
+         "    y = kiln.atomic.add(c, 2, 1) or 7\n    a[i] = x + y\n",
+         "void(int64[:], int64[:])"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int arch = 80; arch <= 90; arch += 10) {
+            char log[4096] = "";
+            int ok = nvrtc_compiles(cases[i].src, cases[i].sig, arch, log, sizeof log);
+            CHECK(ok);
+            if (!ok) fprintf(stderr, "  case %zu sm_%d: %s\n", i, arch, log);
+        }
+}

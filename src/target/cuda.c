@@ -1,0 +1,483 @@
+/* cuda.c: the CUDA target: NVRTC to compile, the driver API to load, launch
+ * and move memory.
+ *
+ * Both libraries are opened with dlopen and called through function pointers
+ * declared here (the few types they need are plain integers and opaque
+ * pointers), so there is no build- or link-time dependency on CUDA: kiln runs
+ * on machines without it, and NVRTC alone cross-compiles for any sm_XY, which
+ * is how CI checks every generated kernel without a GPU.
+ *
+ * One primary context per device, made current on the calling thread by
+ * kiln_cuda_use.  Launch and copy functions return the driver's CUresult so
+ * the caller can raise kiln.CudaError with the driver's own name and text.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler.h"
+
+/* ---- NVRTC --------------------------------------------------------------------- */
+
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+struct kiln_nvrtc {
+    void *lib;
+    int version;
+    const char *(*GetErrorString)(nvrtcResult);
+    nvrtcResult (*Version)(int *, int *);
+    nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int,
+                                 const char *const *, const char *const *);
+    nvrtcResult (*DestroyProgram)(nvrtcProgram *);
+    nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
+    nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
+    nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetPTX)(nvrtcProgram, char *);
+    nvrtcResult (*GetNumSupportedArchs)(int *);
+    nvrtcResult (*GetSupportedArchs)(int *);
+    int archs[64];
+    int narchs;
+};
+
+static void *sym(void *lib, const char *name, bool *ok) {
+    void *p = dlsym(lib, name);
+    if (!p) *ok = false;
+    return p;
+}
+
+#define LOAD(obj, lib, field, name, ok) memcpy(&(obj)->field, (void *[]){sym(lib, name, ok)}, sizeof(void *))
+
+kiln_nvrtc *kiln_nvrtc_open(kiln_ctx *ctx) {
+    static const char *const names[] = {"libnvrtc.so",    "libnvrtc.so.13", "libnvrtc.so.12",
+                                        "libnvrtc.so.11.2", "/usr/local/cuda/lib64/libnvrtc.so"};
+    const char *env = getenv("KILN_NVRTC");
+    void *lib = NULL;
+    if (env && *env) {
+        lib = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            diag_plain(ctx, KILN_ERROR, "point KILN_NVRTC at libnvrtc.so or unset it",
+                       "cannot load NVRTC from KILN_NVRTC=%s: %s", env, dlerror());
+            return NULL;
+        }
+    }
+    for (size_t i = 0; !lib && i < COUNTOF(names); i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        diag_plain(ctx, KILN_ERROR,
+                   "install the CUDA toolkit's NVRTC (or pip install nvidia-cuda-nvrtc) and set "
+                   "KILN_NVRTC to libnvrtc.so if it is not on the library path",
+                   "NVRTC (libnvrtc.so) was not found");
+        return NULL;
+    }
+    kiln_nvrtc *n = calloc(1, sizeof *n);
+    if (!n) {
+        dlclose(lib);
+        return NULL;
+    }
+    n->lib = lib;
+    bool ok = true;
+    LOAD(n, lib, GetErrorString, "nvrtcGetErrorString", &ok);
+    LOAD(n, lib, Version, "nvrtcVersion", &ok);
+    LOAD(n, lib, CreateProgram, "nvrtcCreateProgram", &ok);
+    LOAD(n, lib, DestroyProgram, "nvrtcDestroyProgram", &ok);
+    LOAD(n, lib, CompileProgram, "nvrtcCompileProgram", &ok);
+    LOAD(n, lib, GetProgramLogSize, "nvrtcGetProgramLogSize", &ok);
+    LOAD(n, lib, GetProgramLog, "nvrtcGetProgramLog", &ok);
+    LOAD(n, lib, GetPTXSize, "nvrtcGetPTXSize", &ok);
+    LOAD(n, lib, GetPTX, "nvrtcGetPTX", &ok);
+    LOAD(n, lib, GetCUBINSize, "nvrtcGetCUBINSize", &ok);
+    LOAD(n, lib, GetCUBIN, "nvrtcGetCUBIN", &ok);
+    if (!ok) {
+        diag_plain(ctx, KILN_ERROR, "kiln needs NVRTC 11.2 or newer",
+                   "the NVRTC library found lacks functions kiln needs");
+        kiln_nvrtc_close(n);
+        return NULL;
+    }
+    bool has_archs = true;
+    LOAD(n, lib, GetNumSupportedArchs, "nvrtcGetNumSupportedArchs", &has_archs);
+    LOAD(n, lib, GetSupportedArchs, "nvrtcGetSupportedArchs", &has_archs);
+    int major = 0, minor = 0;
+    n->Version(&major, &minor);
+    n->version = major * 1000 + minor * 10;
+    if (has_archs && n->GetNumSupportedArchs(&n->narchs) == 0 && n->narchs > 0 &&
+        n->narchs <= (int)COUNTOF(n->archs)) {
+        n->GetSupportedArchs(n->archs);
+    } else {
+        n->narchs = 0;
+    }
+    return n;
+}
+
+void kiln_nvrtc_close(kiln_nvrtc *n) {
+    if (!n) return;
+    dlclose(n->lib);
+    free(n);
+}
+
+int kiln_nvrtc_version(kiln_nvrtc *n) { return n->version; }
+
+int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
+                       const kiln_options *opts, int arch, void **blob, size_t *blob_len,
+                       int *is_ptx) {
+    (void)len;
+    *blob = NULL;
+    *blob_len = 0;
+    *is_ptx = 0;
+    /* a cubin for the exact architecture when NVRTC knows it */
+    int use = arch;
+    if (n->narchs > 0) {
+        bool known = false;
+        int best = 0;
+        for (int i = 0; i < n->narchs; i++) {
+            if (n->archs[i] == arch) known = true;
+            if (n->archs[i] <= arch && n->archs[i] > best) best = n->archs[i];
+        }
+        if (!known) {
+            if (!best) {
+                diag_plain(ctx, KILN_ERROR, "use a newer CUDA toolkit's NVRTC",
+                           "NVRTC %d.%d cannot compile for sm_%d", n->version / 1000,
+                           n->version % 1000 / 10, arch);
+                return -1;
+            }
+            *is_ptx = 1;
+            use = best;
+        }
+    }
+    char archopt[64], regopt[64];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", *is_ptx ? "compute" : "sm", use);
+    const char *argv[16];
+    int argc = 0;
+    argv[argc++] = archopt;
+    argv[argc++] = "--std=c++17";
+    argv[argc++] = "--diag-suppress=177,550"; /* unused prelude functions and variables */
+    if (opts->fastmath) argv[argc++] = "--use_fast_math";
+    if (opts->lineinfo) argv[argc++] = "--generate-line-info";
+    if (opts->max_registers > 0) {
+        snprintf(regopt, sizeof regopt, "--maxrregcount=%d", opts->max_registers);
+        argv[argc++] = regopt;
+    }
+    nvrtcProgram prog;
+    nvrtcResult rc = n->CreateProgram(&prog, src, "kiln_kernel.cu", 0, NULL, NULL);
+    if (rc != 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "NVRTC could not create a program: %s",
+                   n->GetErrorString(rc));
+        return -1;
+    }
+    rc = n->CompileProgram(prog, argc, argv);
+    if (rc != 0) {
+        size_t lsz = 0;
+        n->GetProgramLogSize(prog, &lsz);
+        char *log = malloc(lsz + 1);
+        if (log) {
+            log[0] = 0;
+            n->GetProgramLog(prog, log);
+            log[lsz] = 0;
+        }
+        diag_plain(ctx, KILN_ERROR,
+                   "this is a bug in kiln's CUDA code generation; please report it with the kernel",
+                   "NVRTC rejected the generated code for sm_%d:\n%s", use, log ? log : "");
+        free(log);
+        n->DestroyProgram(&prog);
+        return -1;
+    }
+    size_t sz = 0;
+    rc = *is_ptx ? n->GetPTXSize(prog, &sz) : n->GetCUBINSize(prog, &sz);
+    char *out = rc == 0 ? malloc(sz ? sz : 1) : NULL;
+    if (out) rc = *is_ptx ? n->GetPTX(prog, out) : n->GetCUBIN(prog, out);
+    n->DestroyProgram(&prog);
+    if (!out || rc != 0) {
+        free(out);
+        diag_plain(ctx, KILN_ERROR, NULL, "NVRTC produced no %s", *is_ptx ? "PTX" : "cubin");
+        return -1;
+    }
+    *blob = out;
+    *blob_len = sz;
+    return 0;
+}
+
+/* ---- the driver --------------------------------------------------------------------- */
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+};
+
+enum { MAX_DEVICES = 64 };
+
+struct kiln_cuda {
+    void *lib;
+    int ndev;
+    int driver;
+    CUcontext ctx[MAX_DEVICES];  /* retained primary contexts, NULL until used */
+    int arch[MAX_DEVICES];
+    bool async_alloc;            /* cuMemAllocAsync works */
+    CUresult (*Init)(unsigned);
+    CUresult (*DriverGetVersion)(int *);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(CUdevice *, int);
+    CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+    CUresult (*DeviceGetName)(char *, int, CUdevice);
+    CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+    CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+    CUresult (*CtxSetCurrent)(CUcontext);
+    CUresult (*CtxGetCurrent)(CUcontext *);
+    CUresult (*CtxSynchronize)(void);
+    CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    CUresult (*ModuleUnload)(CUmodule);
+    CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+    CUresult (*FuncSetAttribute)(CUfunction, int, int);
+    CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+    CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+    CUresult (*MemFree)(CUdeviceptr);
+    CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+    CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+    CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+    CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*StreamCreate)(CUstream *, unsigned);
+    CUresult (*StreamDestroy)(CUstream);
+    CUresult (*StreamSynchronize)(CUstream);
+    CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*GetErrorName)(CUresult, const char **);
+    CUresult (*GetErrorString)(CUresult, const char **);
+};
+
+struct kiln_cuda_module {
+    CUmodule mod;
+    CUfunction fn;
+    int dyn_smem_max; /* the dynamic shared memory the function is set up for */
+};
+
+kiln_cuda *kiln_cuda_open(const char **why) {
+    const char *env = getenv("KILN_CUDA_DRIVER");
+    void *lib = dlopen(env && *env ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        *why = "the CUDA driver (libcuda.so.1) was not found";
+        return NULL;
+    }
+    kiln_cuda *c = calloc(1, sizeof *c);
+    if (!c) {
+        dlclose(lib);
+        *why = "out of memory";
+        return NULL;
+    }
+    c->lib = lib;
+    bool ok = true;
+    LOAD(c, lib, Init, "cuInit", &ok);
+    LOAD(c, lib, DriverGetVersion, "cuDriverGetVersion", &ok);
+    LOAD(c, lib, DeviceGetCount, "cuDeviceGetCount", &ok);
+    LOAD(c, lib, DeviceGet, "cuDeviceGet", &ok);
+    LOAD(c, lib, DeviceGetAttribute, "cuDeviceGetAttribute", &ok);
+    LOAD(c, lib, DeviceGetName, "cuDeviceGetName", &ok);
+    LOAD(c, lib, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", &ok);
+    LOAD(c, lib, DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", &ok);
+    LOAD(c, lib, CtxSetCurrent, "cuCtxSetCurrent", &ok);
+    LOAD(c, lib, CtxGetCurrent, "cuCtxGetCurrent", &ok);
+    LOAD(c, lib, CtxSynchronize, "cuCtxSynchronize", &ok);
+    LOAD(c, lib, ModuleLoadData, "cuModuleLoadData", &ok);
+    LOAD(c, lib, ModuleUnload, "cuModuleUnload", &ok);
+    LOAD(c, lib, ModuleGetFunction, "cuModuleGetFunction", &ok);
+    LOAD(c, lib, FuncSetAttribute, "cuFuncSetAttribute", &ok);
+    LOAD(c, lib, LaunchKernel, "cuLaunchKernel", &ok);
+    LOAD(c, lib, MemAlloc, "cuMemAlloc_v2", &ok);
+    LOAD(c, lib, MemFree, "cuMemFree_v2", &ok);
+    LOAD(c, lib, MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", &ok);
+    LOAD(c, lib, MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", &ok);
+    LOAD(c, lib, MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", &ok);
+    LOAD(c, lib, MemsetD8Async, "cuMemsetD8Async", &ok);
+    LOAD(c, lib, StreamCreate, "cuStreamCreate", &ok);
+    LOAD(c, lib, StreamDestroy, "cuStreamDestroy_v2", &ok);
+    LOAD(c, lib, StreamSynchronize, "cuStreamSynchronize", &ok);
+    LOAD(c, lib, PointerGetAttribute, "cuPointerGetAttribute", &ok);
+    LOAD(c, lib, GetErrorName, "cuGetErrorName", &ok);
+    LOAD(c, lib, GetErrorString, "cuGetErrorString", &ok);
+    if (!ok) {
+        *why = "the CUDA driver is too old (kiln needs CUDA 11.2 or newer)";
+        kiln_cuda_close(c);
+        return NULL;
+    }
+    bool has_async = true;
+    LOAD(c, lib, MemAllocAsync, "cuMemAllocAsync", &has_async);
+    LOAD(c, lib, MemFreeAsync, "cuMemFreeAsync", &has_async);
+    c->async_alloc = has_async;
+    if (c->Init(0) != 0) {
+        *why = "the CUDA driver failed to initialise (cuInit): no usable GPU or driver";
+        kiln_cuda_close(c);
+        return NULL;
+    }
+    c->DriverGetVersion(&c->driver);
+    if (c->DeviceGetCount(&c->ndev) != 0 || c->ndev <= 0) {
+        *why = "the CUDA driver reports no GPU";
+        kiln_cuda_close(c);
+        return NULL;
+    }
+    if (c->ndev > MAX_DEVICES) c->ndev = MAX_DEVICES;
+    for (int d = 0; d < c->ndev; d++) {
+        CUdevice dev;
+        int ma = 0, mi = 0;
+        c->arch[d] = -1;
+        if (c->DeviceGet(&dev, d) == 0 &&
+            c->DeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == 0 &&
+            c->DeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == 0)
+            c->arch[d] = ma * 10 + mi;
+    }
+    return c;
+}
+
+void kiln_cuda_close(kiln_cuda *c) {
+    if (!c) return;
+    /* Primary contexts are left to the driver at exit: releasing them here
+     * would pull memory from under arrays still alive in other libraries. */
+    dlclose(c->lib);
+    free(c);
+}
+
+int kiln_cuda_device_count(kiln_cuda *c) { return c->ndev; }
+int kiln_cuda_arch(kiln_cuda *c, int dev) { return dev >= 0 && dev < c->ndev ? c->arch[dev] : -1; }
+int kiln_cuda_driver_version(kiln_cuda *c) { return c->driver; }
+
+int kiln_cuda_device_name(kiln_cuda *c, int dev, char *buf, int size) {
+    CUdevice d;
+    int rc = c->DeviceGet(&d, dev);
+    if (rc == 0) rc = c->DeviceGetName(buf, size, d);
+    return rc;
+}
+
+int kiln_cuda_use(kiln_cuda *c, int dev) {
+    if (dev < 0 || dev >= c->ndev) return 101; /* CUDA_ERROR_INVALID_DEVICE */
+    if (!c->ctx[dev]) {
+        CUdevice d;
+        int rc = c->DeviceGet(&d, dev);
+        if (rc == 0) rc = c->DevicePrimaryCtxRetain(&c->ctx[dev], d);
+        if (rc != 0) return rc;
+    }
+    CUcontext cur = NULL;
+    c->CtxGetCurrent(&cur);
+    if (cur == c->ctx[dev]) return 0;
+    return c->CtxSetCurrent(c->ctx[dev]);
+}
+
+const char *kiln_cuda_error_name(kiln_cuda *c, int rc) {
+    const char *s = NULL;
+    if (!c || c->GetErrorName(rc, &s) != 0 || !s) return "CUDA_ERROR_UNKNOWN";
+    return s;
+}
+
+const char *kiln_cuda_error_text(kiln_cuda *c, int rc) {
+    const char *s = NULL;
+    if (!c || c->GetErrorString(rc, &s) != 0 || !s) return "unknown error";
+    return s;
+}
+
+int kiln_cuda_load(kiln_cuda *c, const void *image, const char *entry, kiln_cuda_module **out) {
+    *out = NULL;
+    kiln_cuda_module *m = calloc(1, sizeof *m);
+    if (!m) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    int rc = c->ModuleLoadData(&m->mod, image);
+    if (rc == 0) rc = c->ModuleGetFunction(&m->fn, m->mod, entry);
+    if (rc != 0) {
+        if (m->mod) c->ModuleUnload(m->mod);
+        free(m);
+        return rc;
+    }
+    m->dyn_smem_max = 48 * 1024;
+    *out = m;
+    return 0;
+}
+
+void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m) {
+    if (!m) return;
+    c->ModuleUnload(m->mod);
+    free(m);
+}
+
+int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
+                     const int64_t block[3], unsigned shmem, void *stream, void **params) {
+    if ((int)shmem > m->dyn_smem_max) {
+        int rc = c->FuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     (int)shmem);
+        if (rc != 0) return rc;
+        m->dyn_smem_max = (int)shmem;
+    }
+    return c->LaunchKernel(m->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
+                           (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], shmem,
+                           stream, params, NULL);
+}
+
+int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream) {
+    CUdeviceptr p = 0;
+    if (size == 0) size = 1;
+    int rc;
+    if (c->async_alloc) {
+        rc = c->MemAllocAsync(&p, size, stream);
+        if (rc == CUDA_ERROR_NOT_SUPPORTED) {
+            c->async_alloc = false;
+            rc = c->MemAlloc(&p, size);
+        }
+    } else {
+        rc = c->MemAlloc(&p, size);
+    }
+    *ptr = p;
+    return rc;
+}
+
+int kiln_cuda_free(kiln_cuda *c, uint64_t ptr, void *stream) {
+    if (c->async_alloc) return c->MemFreeAsync(ptr, stream);
+    return c->MemFree(ptr);
+}
+
+int kiln_cuda_copy_htod(kiln_cuda *c, uint64_t dst, const void *src, size_t n, void *stream) {
+    if (!n) return 0;
+    return c->MemcpyHtoDAsync(dst, src, n, stream);
+}
+
+int kiln_cuda_copy_dtoh(kiln_cuda *c, void *dst, uint64_t src, size_t n, void *stream) {
+    if (!n) return 0;
+    int rc = c->MemcpyDtoHAsync(dst, src, n, stream);
+    /* the host buffer is the caller's as soon as this returns */
+    if (rc == 0) rc = c->StreamSynchronize(stream);
+    return rc;
+}
+
+int kiln_cuda_copy_dtod(kiln_cuda *c, uint64_t dst, uint64_t src, size_t n, void *stream) {
+    if (!n) return 0;
+    return c->MemcpyDtoDAsync(dst, src, n, stream);
+}
+
+int kiln_cuda_memset(kiln_cuda *c, uint64_t dst, unsigned char v, size_t n, void *stream) {
+    if (!n) return 0;
+    return c->MemsetD8Async(dst, v, n, stream);
+}
+
+int kiln_cuda_stream_new(kiln_cuda *c, void **stream) {
+    return c->StreamCreate((CUstream *)stream, 1 /* CU_STREAM_NON_BLOCKING */);
+}
+int kiln_cuda_stream_free(kiln_cuda *c, void *stream) { return c->StreamDestroy(stream); }
+int kiln_cuda_stream_sync(kiln_cuda *c, void *stream) { return c->StreamSynchronize(stream); }
+int kiln_cuda_sync(kiln_cuda *c) { return c->CtxSynchronize(); }
+
+int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr) {
+    int dev = -1;
+    if (c->PointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) != 0) return -1;
+    return dev;
+}
