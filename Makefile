@@ -42,7 +42,7 @@ test-san: $(SAN)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(SAN)/kiln-ctest
 
 test-py: build
-	PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
+	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
 
 test: test-c test-san test-py
 

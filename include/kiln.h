@@ -276,7 +276,8 @@ void kiln_nvrtc_close(kiln_nvrtc *n);
 int kiln_nvrtc_version(kiln_nvrtc *n);
 /* Compiles generated CUDA C for compute capability `arch` (90 for sm_90): a
  * cubin when NVRTC knows the architecture, else PTX for the newest one it
- * knows (*is_ptx = 1).  *blob is malloc'd; the caller frees it.  Thread-safe;
+ * knows (*is_ptx = 1).  Set *is_ptx to 1 before the call to ask for PTX.
+ * *blob is malloc'd; the caller frees it.  Thread-safe;
  * call it without holding locks that other threads need. */
 int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
                        const kiln_options *opts, int arch, void **blob, size_t *blob_len,

@@ -17,17 +17,21 @@ Importing kiln is cheap on purpose: NumPy and the compiler machinery are
 imported when the first kernel is compiled, not here.
 """
 
-from ._kiln import CompileError, version as __version__
+from ._kiln import CompileError, CudaError, PerformanceWarning, version as __version__
 from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
     float32, f4, single, float64, f8, double, float_,
 )
-from ._dispatch import jit, Dispatcher, vectorize, reduce, is_available, synchronize  # noqa: F401
-
-
-class PerformanceWarning(UserWarning):
-    """A launch ran slower than it could (host arrays copied for a GPU launch, ...)."""
+from ._dispatch import (  # noqa: F401
+    jit, Dispatcher, vectorize, reduce, is_available, cuda_unavailable_reason, synchronize,
+    select_device,
+)
+from ._cuda import (  # noqa: F401
+    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
+    default_stream,
+)
+from ._kiln import Stream  # noqa: F401
 
 
 class _Intrinsic:

@@ -8,6 +8,7 @@ names, and decides which specialisation a call needs.
 
 import builtins
 import linecache
+import os
 import sys
 import types
 
@@ -151,38 +152,71 @@ def resolve(fn, dotted):
 
 # ---- targets --------------------------------------------------------------------------
 
+_OPTS_TARGET = {"cpu": 0, "cuda": 1}
+_CHECK_ARCHS = (80, 90)
+
+
 def cuda_available():
-    return False
+    return _kiln.cuda_available()[0]
 
 
 def cuda_unavailable_reason():
-    return "this build of kiln has no CUDA runtime layer"
+    return _kiln.cuda_available()[1]
 
 
-def _target(disp):
-    t = target_of(disp.options)
-    if t == "auto":
-        t = "cuda" if cuda_available() else "cpu"
-    if t == "cuda" and not cuda_available():
-        raise CompileError(f"kernel '{disp.__name__}' asks for target 'cuda', but no CUDA GPU can be "
-                           f"used: {cuda_unavailable_reason()}")
-    return t
+def _arch_of(device):
+    return _kiln.cuda_info()["devices"][device][1]
 
 
 # ---- compilation ---------------------------------------------------------------------
 
-def build(disp, key):
-    """Translates, builds and loads the kernel for a type key; returns the Entry."""
-    target = _target(disp)
+def _translate(disp, argkey, target, arch=0):
     text, filename, first = dispatcher_source(disp)
     o = disp.options
-    opts = (_TARGET_CODE[target], o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], 0)
-    prog = _kiln.translate(text, filename, first, key, opts, resolve, disp.py_func)
-    blob = _kiln.cpu_build(prog.source)
-    sig = "(" + _kiln.argtype_str(key) + ")"
-    entry = _kiln.cpu_entry(prog, blob, key, sig)
+    opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch)
+    return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
+
+
+def check_cuda(disp, argkey, archs=_CHECK_ARCHS):
+    """Translates for CUDA and compiles with NVRTC for each arch (no GPU needed);
+    raises CompileError on any NVRTC error."""
+    o = disp.options
+    for arch in archs:
+        prog = _translate(disp, argkey, 1, arch)
+        _kiln.nvrtc_compile(prog.source, (o["fastmath"], o["lineinfo"], o["max_registers"]), arch)
+
+
+def build(disp, key):
+    """Translates, builds and loads the kernel for a type key (argument types, then the
+    target and the device); returns the Entry."""
+    argkey, target, device = key[:-2], key[-2], key[-1]
+    sig = "(" + _kiln.argtype_str(argkey) + ")"
+    o = disp.options
+    if target == 1:
+        arch = _arch_of(device)
+        prog = _translate(disp, argkey, 1, arch)
+        image, _ = _kiln.nvrtc_compile(prog.source, (o["fastmath"], o["lineinfo"],
+                                                     o["max_registers"]), arch)
+        entry = _kiln.cuda_entry(prog, image, key, sig, device, o["debug"])
+    else:
+        prog = _translate(disp, argkey, 0)
+        blob = _kiln.cpu_build(prog.source)
+        entry = _kiln.cpu_entry(prog, blob, key, sig)
+        if os.environ.get("KILN_CHECK_CUDA") == "1":
+            check_cuda(disp, argkey)
     disp._compiled.append((sig, key))
     return entry
+
+
+def ptx_of(disp, entry):
+    key = next(k for _, k in disp._compiled if disp._lookup(k) is entry)
+    if key[-2] != 1:
+        raise ValueError(f"'{disp.__name__}' {entry.signature} was compiled for the CPU; PTX exists "
+                         "only for CUDA specialisations")
+    o = disp.options
+    ptx, _ = _kiln.nvrtc_compile(entry.program.source, (o["fastmath"], o["lineinfo"],
+                                                       o["max_registers"]), _arch_of(key[-1]), True)
+    return ptx.rstrip(b"\0").decode()
 
 
 def _compatible(call, sig):
@@ -201,41 +235,49 @@ def _compatible(call, sig):
 def entry_for_key(disp, key):
     """The Entry a call with this type key runs (C calls this on a miss)."""
     if disp._sigs:
-        n = len(key) // 4
+        argkey, tail = key[:-2], key[-2:]
+        n = len(argkey) // 4
         for text, skey in disp._sigs:
-            if len(skey) == len(key) and all(
-                    _compatible(key[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)):
-                return disp._lookup(skey)
+            if len(skey) == len(argkey) and all(
+                    _compatible(argkey[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)):
+                full = skey + tail
+                entry = disp._lookup(full)
+                if entry is None:
+                    entry = build(disp, full)
+                    disp._insert(full, entry)
+                return entry
         listed = "\n  ".join(t for t, _ in disp._sigs)
         raise TypeError(f"kernel '{disp.__name__}' was compiled for\n  {listed}\n"
-                        f"and cannot take ({_kiln.argtype_str(key)})")
+                        f"and cannot take ({_kiln.argtype_str(argkey)})")
     return build(disp, key)
 
 
 def compile_signature(disp, text):
-    ret, key = _kiln.parse_signature(text)
-    if len(key) // 4 != disp._nparams:
-        raise TypeError(f"signature '{text}' has {len(key) // 4} arguments but "
+    ret, argkey = _kiln.parse_signature(text)
+    if len(argkey) // 4 != disp._nparams:
+        raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
                         f"'{disp.__name__}' takes {disp._nparams}")
     if ret and not disp._is_device:
         raise TypeError(f"kernel '{disp.__name__}' returns nothing, but signature '{text}' "
                         "has a return type; write void(...)")
+    target = disp._resolve_target()
+    key = argkey + bytes([target, _kiln.current_device() if target else 0])
     entry = disp._lookup(key)
     if entry is None:
         entry = build(disp, key)
         disp._insert(key, entry)
-    if all(k != key for _, k in disp._sigs):
-        disp._sigs.append((text, key))
+    if all(k != argkey for _, k in disp._sigs):
+        disp._sigs.append((text, argkey))
     return entry
 
 
 def entry_for_signature(disp, text):
-    _, key = _kiln.parse_signature(text)
-    entry = disp._lookup(key)
-    if entry is None:
-        raise ValueError(f"'{disp.__name__}' has no specialisation for {text}; "
-                         f"compiled: {', '.join(disp.signatures) or 'none'}")
-    return entry
+    _, argkey = _kiln.parse_signature(text)
+    for _, key in reversed(disp._compiled):
+        if key[:-2] == argkey:
+            return disp._lookup(key)
+    raise ValueError(f"'{disp.__name__}' has no specialisation for {text}; "
+                     f"compiled: {', '.join(disp.signatures) or 'none'}")
 
 
 def dtype_name(code):

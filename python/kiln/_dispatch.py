@@ -49,7 +49,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "cache": bool(cache), "target": _check_target(target),
             "max_registers": max_registers or 0,
         }
-        self._sigs = []        # explicit signatures: [(text, key)]
+        self._explicit_cpu = target == "cpu"
+        self._sigs = []        # explicit signatures: [(text, argument key)]
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = None    # (text, filename, first_line), read at first use
         self._device_sig = None
@@ -73,6 +74,16 @@ class Dispatcher(_kiln.DispatcherBase):
         from . import _compile
 
         return _compile.entry_for_key(self, key)
+
+    def _resolve_target(self):
+        """The target of launches whose arguments are all on the host: 0 CPU, 1 CUDA."""
+        t = target_of(self.options)
+        if t == "auto":
+            t = "cuda" if is_available() else "cpu"
+        if t == "cuda" and not is_available():
+            raise _kiln.CudaError(f"kernel '{self.__name__}' asks for target 'cuda', but no CUDA "
+                                  f"GPU can be used: {_kiln.cuda_available()[1]}")
+        return 1 if t == "cuda" else 0
 
     def compile(self, signature):
         """Compiles the kernel for an explicit signature now; returns its Entry."""
@@ -107,9 +118,10 @@ class Dispatcher(_kiln.DispatcherBase):
         return self._entry_for(signature).program.source
 
     def inspect_ptx(self, signature=None):
-        entry = self._entry_for(signature)
-        raise ValueError(f"'{self.__name__}' {entry.signature} was compiled for the CPU; PTX exists only "
-                         "for CUDA specialisations")
+        """The PTX of a CUDA specialisation (NVRTC compiles it again, to PTX)."""
+        from . import _compile
+
+        return _compile.ptx_of(self, self._entry_for(signature))
 
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
@@ -160,15 +172,24 @@ def reduce(func=None, **options):
 
 
 def is_available():
-    """Whether a CUDA GPU can be used; see kiln.cuda_unavailable_reason() for why not."""
-    from . import _compile
+    """Whether a CUDA GPU can be used; kiln.cuda_unavailable_reason() says why not."""
+    return _kiln.cuda_available()[0]
 
-    return _compile.cuda_available()
+
+def cuda_unavailable_reason():
+    """Why no CUDA GPU can be used ('' when one can)."""
+    return _kiln.cuda_available()[1]
 
 
 def synchronize():
-    """Waits for all launched work (CPU launches are synchronous)."""
-    return None
+    """Waits for all GPU work and reports errors recorded by kernels (CPU launches are
+    synchronous)."""
+    _kiln.synchronize()
+
+
+def select_device(n):
+    """Makes GPU n the device for new arrays and for launches with host arguments."""
+    _kiln.select_device(n)
 
 
 def target_of(options):

@@ -117,7 +117,8 @@ kiln_nvrtc *kiln_nvrtc_open(kiln_ctx *ctx) {
 
 void kiln_nvrtc_close(kiln_nvrtc *n) {
     if (!n) return;
-    dlclose(n->lib);
+    /* The library stays loaded: NVRTC and its C++ runtime keep static state
+     * that is not meant to be unloaded, and the next open finds it again. */
     free(n);
 }
 
@@ -129,7 +130,8 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
     (void)len;
     *blob = NULL;
     *blob_len = 0;
-    *is_ptx = 0;
+    bool force_ptx = *is_ptx != 0;
+    *is_ptx = force_ptx;
     /* a cubin for the exact architecture when NVRTC knows it */
     int use = arch;
     if (n->narchs > 0) {
@@ -139,7 +141,7 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
             if (n->archs[i] == arch) known = true;
             if (n->archs[i] <= arch && n->archs[i] > best) best = n->archs[i];
         }
-        if (!known) {
+        if (!known || force_ptx) {
             if (!best) {
                 diag_plain(ctx, KILN_ERROR, "use a newer CUDA toolkit's NVRTC",
                            "NVRTC %d.%d cannot compile for sm_%d", n->version / 1000,
@@ -147,7 +149,7 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
                 return -1;
             }
             *is_ptx = 1;
-            use = best;
+            use = known ? arch : best;
         }
     }
     char archopt[64], regopt[64];
@@ -347,8 +349,8 @@ kiln_cuda *kiln_cuda_open(const char **why) {
 void kiln_cuda_close(kiln_cuda *c) {
     if (!c) return;
     /* Primary contexts are left to the driver at exit: releasing them here
-     * would pull memory from under arrays still alive in other libraries. */
-    dlclose(c->lib);
+     * would pull memory from under arrays still alive in other libraries; the
+     * driver library stays loaded for the same reason. */
     free(c);
 }
 

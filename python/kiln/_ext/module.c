@@ -21,28 +21,16 @@
  *
  * Multi-phase init, module state and heap types, as CPython's _json.c does.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "ext.h"
+
 #include <float.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 #include <structmember.h>
 
-#include "kiln.h"
-
-typedef struct {
-    PyObject *CompileError;
-    PyTypeObject *ProgramType;
-    PyTypeObject *EntryType;
-    PyTypeObject *DispatcherType;
-    PyTypeObject *LauncherType;
-    PyObject *str_compile_key;
-} ModState;
-
-static ModState *state_of(PyObject *module) { return (ModState *)PyModule_GetState(module); }
+ModState *ext_state(PyObject *module) { return (ModState *)PyModule_GetState(module); }
+static ModState *state_of(PyObject *module) { return ext_state(module); }
 
 /* ---- diagnostics ------------------------------------------------------------ */
 
@@ -136,10 +124,20 @@ typedef union {
 typedef struct {
     kiln_argtype t;
     Scalar v;          /* scalars: the value (i for bool and signed, u, f) */
-    Py_buffer view;    /* arrays: the buffer, released after the launch */
+    Py_buffer view;    /* host arrays: the buffer, released after the launch */
     bool has_view;
     int64_t shape[KILN_MAX_NDIM];
     int64_t strides[KILN_MAX_NDIM]; /* in elements */
+    /* GPU */
+    bool on_gpu;       /* a device array: dptr is the address of element 0 */
+    uint64_t dptr;
+    int device;
+    bool readonly;
+    ForeignArray fa;   /* a foreign array's borrowed reference (DLPack) */
+    bool has_foreign;
+    uint64_t tmp;      /* GPU launch with a host array: the device copy */
+    int64_t tmp_lo;    /* byte offset of the copy's start from element 0 (<= 0) */
+    size_t tmp_size;
 } Arg;
 
 static PyObject *param_name(PyObject *names, int i) {
@@ -201,8 +199,33 @@ static char layout_of(int nd, const int64_t *shape, const int64_t *st) {
 }
 
 /* Classifies argument i.  Returns 0, or -1 with an exception set. */
-static int classify(PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i) {
+static char layout_of(int nd, const int64_t *shape, const int64_t *st);
+static void contiguous_strides(Arg *a);
+
+/* A device array's byte strides as element strides, and its layout. */
+static int device_layout(Arg *a, const int64_t *bstrides, int isz, PyObject *names,
+                         PyObject *kname, int i) {
+    for (int k = 0; k < a->t.ndim; k++) {
+        if (bstrides[k] % isz != 0) {
+            char d[256];
+            arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_ValueError,
+                         "%s has strides that are not a multiple of its element size", d);
+            return -1;
+        }
+        a->strides[k] = bstrides[k] / isz;
+    }
+    a->t.layout = (uint8_t)layout_of(a->t.ndim, a->shape, a->strides);
+    if (a->t.layout != 'A') contiguous_strides(a);
+    return 0;
+}
+
+static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
+                    void *stream) {
     a->has_view = false;
+    a->on_gpu = false;
+    a->has_foreign = false;
+    a->tmp = 0;
     a->t.is_array = 0;
     a->t.ndim = 0;
     a->t.layout = 0;
@@ -243,6 +266,24 @@ static int classify(PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i
         a->t.dtype = KILN_FLOAT64;
         a->v.f = PyFloat_AsDouble(o);
         return 0;
+    }
+    if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
+        DeviceArrayObject *d = (DeviceArrayObject *)o;
+        a->on_gpu = true;
+        a->dptr = d->ptr;
+        a->device = d->device;
+        a->readonly = false;
+        a->t.is_array = 1;
+        a->t.dtype = d->dtype;
+        a->t.ndim = (uint8_t)d->ndim;
+        if (d->ndim == 0) {
+            char desc[256];
+            arg_desc(desc, sizeof desc, names, kname, i);
+            PyErr_Format(PyExc_TypeError, "%s is a 0-d device array; pass a scalar", desc);
+            return -1;
+        }
+        memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
+        return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
@@ -326,38 +367,74 @@ static int classify(PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i
         }
         a->t.is_array = 1;
         a->t.ndim = (uint8_t)v->ndim;
+        a->readonly = v->readonly != 0;
         a->t.layout = (uint8_t)layout_of(v->ndim, a->shape, a->strides);
-        if (a->t.layout != 'A') {
-            /* dims of size 1 can have any stride: use the contiguous ones */
-            int64_t e = 1;
-            if (a->t.layout == 'C') {
-                for (int k = v->ndim - 1; k >= 0; k--) {
-                    a->strides[k] = e;
-                    e *= a->shape[k];
-                }
-            } else {
-                for (int k = 0; k < v->ndim; k++) {
-                    a->strides[k] = e;
-                    e *= a->shape[k];
-                }
-            }
-        }
+        if (a->t.layout != 'A') contiguous_strides(a);
         return 0;
+    }
+    if (st) {
+        int rc = ext_foreign_array(st, o, stream, &a->fa);
+        if (rc < 0) {
+            char d[256];
+            arg_desc(d, sizeof d, names, kname, i);
+            PyObject *t, *ev, *tb;
+            PyErr_Fetch(&t, &ev, &tb);
+            PyErr_NormalizeException(&t, &ev, &tb);
+            PyErr_Format(t ? t : PyExc_TypeError, "%s: %S", d, ev ? ev : Py_None);
+            Py_XDECREF(t);
+            Py_XDECREF(ev);
+            Py_XDECREF(tb);
+            return -1;
+        }
+        if (rc == 1) {
+            a->has_foreign = true;
+            a->on_gpu = true;
+            a->dptr = a->fa.ptr;
+            a->device = a->fa.device;
+            a->readonly = a->fa.readonly;
+            a->t.is_array = 1;
+            a->t.dtype = (uint8_t)a->fa.dtype;
+            a->t.ndim = (uint8_t)a->fa.ndim;
+            if (a->fa.ndim == 0) {
+                char d[256];
+                arg_desc(d, sizeof d, names, kname, i);
+                PyErr_Format(PyExc_TypeError, "%s is a 0-d GPU array; pass a scalar", d);
+                return -1;
+            }
+            memcpy(a->shape, a->fa.shape, sizeof(int64_t) * (size_t)a->fa.ndim);
+            return device_layout(a, a->fa.strides, ext_dtype_size(a->fa.dtype), names, kname, i);
+        }
     }
     char d[256];
     arg_desc(d, sizeof d, names, kname, i);
-    if (PyObject_HasAttrString(o, "__cuda_array_interface__")) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s is a GPU array, but this kernel runs on the CPU (no usable CUDA device: see "
-                     "kiln.is_available())",
-                     d);
-        return -1;
-    }
     PyErr_Format(PyExc_TypeError,
                  "%s is a %.100s; kernels take NumPy arrays (or other buffers), ints, floats, bools "
                  "and NumPy scalars",
                  d, Py_TYPE(o)->tp_name);
     return -1;
+}
+
+/* dims of size 1 can have any stride: C and F arrays use the contiguous ones */
+static void contiguous_strides(Arg *a) {
+    int64_t e = 1;
+    if (a->t.layout == 'C') {
+        for (int k = a->t.ndim - 1; k >= 0; k--) {
+            a->strides[k] = e;
+            e *= a->shape[k];
+        }
+    } else {
+        for (int k = 0; k < a->t.ndim; k++) {
+            a->strides[k] = e;
+            e *= a->shape[k];
+        }
+    }
+}
+
+static void release_arg(Arg *a) {
+    if (a->has_view) PyBuffer_Release(&a->view);
+    a->has_view = false;
+    if (a->has_foreign) ext_foreign_release(&a->fa);
+    a->has_foreign = false;
 }
 
 /* Stores a scalar argument converted to dtype d into an 8-byte slot. */
@@ -499,7 +576,13 @@ static PyType_Spec program_spec = {"kiln._kiln.Program", sizeof(ProgramObject), 
 
 typedef struct {
     PyObject_HEAD
+    int target;           /* 0 CPU, 1 CUDA */
     kiln_cpu_module *cpu;
+    kiln_cuda_module *cu;
+    int device;           /* CUDA: the device the module is loaded on */
+    bool can_fail;        /* it may record a kernel error */
+    bool debug;           /* compiled with debug=True: checked after each launch */
+    ModState *st;
     int nparams;
     kiln_argtype *ptypes; /* the types it was compiled for */
     uint8_t *written;     /* per parameter */
@@ -512,6 +595,8 @@ typedef struct {
 static void entry_dealloc(EntryObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     kiln_cpu_unload(self->cpu);
+    if (self->cu && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)
+        kiln_cuda_unload(self->st->cuda, self->cu);
     PyMem_Free(self->ptypes);
     PyMem_Free(self->written);
     Py_XDECREF(self->program);
@@ -646,6 +731,9 @@ typedef struct {
     int lnext;
     ModState *st;
     int64_t par_threshold;
+    int target;        /* for host-only arguments: 0 CPU, 1 CUDA, -1 not resolved yet */
+    bool explicit_cpu; /* target='cpu' was asked for: GPU arrays are an error */
+    bool warned;       /* the host-array PerformanceWarning was given */
 } DispatcherObject;
 
 struct LauncherObject {
@@ -654,6 +742,7 @@ struct LauncherObject {
     DispatcherObject *disp;
     int64_t grid[3], block[3];
     PyObject *stream;
+    void *stream_handle; /* its CUstream */
     int64_t shmem;
 };
 
@@ -675,6 +764,7 @@ static int disp_init(DispatcherObject *self, PyObject *args, PyObject *kw) {
     self->nparams = (int)PyTuple_GET_SIZE(names);
     self->is_device = is_device;
     self->par_threshold = 16384;
+    self->target = -1;
     PyObject *mod = PyType_GetModuleByDef(Py_TYPE(self), &kiln_module);
     if (!mod) return -1;
     self->st = state_of(mod);
@@ -782,10 +872,12 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
         return NULL;
     }
     PyObject *stream = Py_None;
+    void *handle = NULL;
     if (PyTuple_GET_SIZE(cfg) >= 3) {
         stream = PyTuple_GET_ITEM(cfg, 2);
         if (PyLong_Check(stream) && PyLong_AsLongLong(stream) == 0) stream = Py_None;
         if (PyErr_Occurred()) return NULL;
+        if (ext_stream_handle(self->st, stream, &handle) < 0) return NULL;
     }
     if (PyTuple_GET_SIZE(cfg) == 4) {
         PyObject *s = PyTuple_GET_ITEM(cfg, 3);
@@ -819,6 +911,7 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     memcpy(l->block, b, sizeof b);
     Py_INCREF(stream);
     l->stream = stream;
+    l->stream_handle = handle;
     l->shmem = shmem;
     PyObject_GC_Track(l);
     Py_INCREF(l);
@@ -907,6 +1000,10 @@ static PyMemberDef disp_members[] = {
     {"_is_device", T_INT, offsetof(DispatcherObject, is_device), READONLY, NULL},
     {"_par_threshold", T_LONGLONG, offsetof(DispatcherObject, par_threshold), 0,
      "CPU target: launches with fewer threads in all run on one core"},
+    {"_target", T_INT, offsetof(DispatcherObject, target), 0,
+     "target of launches with host arguments: 0 CPU, 1 CUDA, -1 unresolved"},
+    {"_explicit_cpu", T_BOOL, offsetof(DispatcherObject, explicit_cpu), 0,
+     "target='cpu' was given"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot disp_slots[] = {
@@ -949,40 +1046,105 @@ static void launcher_dealloc(LauncherObject *self) {
     Py_DECREF(tp);
 }
 
-static void raise_kernel_error(EntryObject *e, const kiln_kernel_error *err) {
-    int fidx = err->line >> 20, line = err->line & 0xFFFFF;
-    const char *file = "?";
-    if (e->files && fidx < PyTuple_GET_SIZE(e->files)) {
-        file = PyUnicode_AsUTF8(PyTuple_GET_ITEM(e->files, fidx));
-        if (!file) {
-            PyErr_Clear();
-            file = "?";
+enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
+
+/* Packs the arguments into 8-byte slots (docs/abi.md); device addresses for
+ * a GPU launch.  Sets the slot offset of each parameter in off. */
+static int pack(DispatcherObject *d, EntryObject *e, Arg *a, int n, int64_t *slots, int *off,
+                bool gpu) {
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        off[i] = s;
+        if (pt->is_array) {
+            if (e->written[i] && a[i].readonly) {
+                char desc[256];
+                arg_desc(desc, sizeof desc, d->names, d->kname, i);
+                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
+                return -1;
+            }
+            if (gpu)
+                slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
+            else
+                slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
+        } else if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], d->names, d->kname, i) < 0) {
+            return -1;
         }
     }
-    switch (err->code) {
-    case KILN_ERR_INDEX:
-        PyErr_Format(PyExc_IndexError, "%s:%d: index %lld is out of bounds for axis %lld with size %lld",
-                     file, line, (long long)err->a, (long long)err->b, (long long)err->c);
-        break;
-    case KILN_ERR_ASSERT: PyErr_Format(PyExc_AssertionError, "%s:%d: assertion failed", file, line); break;
-    case KILN_ERR_ZERODIV:
-        PyErr_Format(PyExc_ZeroDivisionError, "%s:%d: integer division or modulo by zero", file, line);
-        break;
-    case KILN_ERR_RANGE: PyErr_Format(PyExc_ValueError, "%s:%d: range() arg 3 must not be zero", file, line); break;
-    case KILN_ERR_POW:
-        PyErr_Format(PyExc_ValueError, "%s:%d: integers to negative integer powers are not allowed (%lld ** %lld)",
-                     file, line, (long long)err->a, (long long)err->b);
-        break;
-    default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
+    return 0;
+}
+
+/* The byte span [lo, hi) of a host array's elements around element 0. */
+static void host_span(const Arg *a, int64_t *lo, int64_t *hi) {
+    int isz = (int)a->view.itemsize;
+    *lo = 0;
+    *hi = isz;
+    for (int k = 0; k < a->t.ndim; k++) {
+        if (a->shape[k] == 0) {
+            *hi = 0;
+            return;
+        }
+        int64_t ext = (a->shape[k] - 1) * a->strides[k] * isz;
+        if (ext < 0) *lo += ext;
+        else *hi += ext;
     }
 }
 
-enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
+/* Host arrays in a GPU launch: copied in before and back after (if written). */
+static int stage_host_arrays(ModState *st, DispatcherObject *d, Arg *a, int n, void *stream) {
+    for (int i = 0; i < n; i++) {
+        if (!a[i].t.is_array || a[i].on_gpu) continue;
+        if (!d->warned) {
+            d->warned = true;
+            char desc[256];
+            arg_desc(desc, sizeof desc, d->names, d->kname, i);
+            if (PyErr_WarnFormat(st->PerformanceWarning, 1,
+                                 "%s is a host array, so kernel '%U' copies its host arrays to the "
+                                 "GPU and back at every launch; pass kiln.to_device() arrays",
+                                 desc, d->kname) < 0)
+                return -1;
+        }
+        int64_t lo, hi;
+        host_span(&a[i], &lo, &hi);
+        a[i].tmp_lo = lo;
+        a[i].tmp_size = (size_t)(hi - lo);
+        int rc = kiln_cuda_alloc(st->cuda, &a[i].tmp, a[i].tmp_size, stream);
+        if (rc == 0)
+            rc = kiln_cuda_copy_htod(st->cuda, a[i].tmp, (char *)a[i].view.buf + lo, a[i].tmp_size,
+                                     stream);
+        if (rc != 0) {
+            ext_cuda_error(st, rc, "copying a host array to the GPU");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int unstage_host_arrays(ModState *st, EntryObject *e, Arg *a, int n, void *stream) {
+    int err = 0;
+    for (int i = 0; i < n; i++) {
+        if (!a[i].tmp) continue;
+        int rc = 0;
+        if (e && e->written[i] && !err)
+            rc = kiln_cuda_copy_dtoh(st->cuda, (char *)a[i].view.buf + a[i].tmp_lo, a[i].tmp,
+                                     a[i].tmp_size, stream);
+        kiln_cuda_free(st->cuda, a[i].tmp, stream);
+        a[i].tmp = 0;
+        if (rc != 0 && !err) {
+            ext_cuda_error(st, rc, "copying an array back from the GPU");
+            err = -1;
+        }
+    }
+    return err;
+}
 
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
     DispatcherObject *d = self->disp;
+    ModState *st = d->st;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (kwnames && PyTuple_GET_SIZE(kwnames)) {
         PyErr_Format(PyExc_TypeError, "kernel '%U' takes positional arguments only", d->kname);
@@ -995,31 +1157,77 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     }
     Arg stack_args[STACK_ARGS];
     Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
-    uint8_t keybuf[4 * STACK_ARGS];
-    uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 1);
+    uint8_t keybuf[4 * STACK_ARGS + 2];
+    uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 2);
     int64_t stack_slots[STACK_SLOTS];
     int64_t *slots = stack_slots;
+    int stack_off[STACK_ARGS + 1];
+    int *off = n <= STACK_ARGS ? stack_off : PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
+    void *stack_pp[STACK_ARGS + 1];
+    void **pp = n <= STACK_ARGS ? stack_pp : PyMem_Malloc(sizeof(void *) * (size_t)(n + 1));
     PyObject *ret = NULL;
+    EntryObject *e = NULL;
     int classified = 0;
-    if (!a || !key) {
+    bool staged = false;
+    if (!a || !key || !off || !pp) {
         PyErr_NoMemory();
         goto done;
     }
+    int gpu_dev = -1, gpu_arg = -1;
     for (int i = 0; i < n; i++) {
-        if (classify(args[i], &a[i], d->names, d->kname, i) < 0) goto done;
         classified = i + 1;
+        if (classify(st, args[i], &a[i], d->names, d->kname, i, self->stream_handle) < 0) goto done;
         memcpy(key + 4 * i, &a[i].t, 4);
+        if (!a[i].on_gpu) continue;
+        if (gpu_dev < 0) {
+            gpu_dev = a[i].device;
+            gpu_arg = i;
+        } else if (a[i].device != gpu_dev) {
+            char d1[256], d2[256];
+            arg_desc(d1, sizeof d1, d->names, d->kname, gpu_arg);
+            arg_desc(d2, sizeof d2, d->names, d->kname, i);
+            PyErr_Format(PyExc_ValueError, "%s is on GPU %d but %s is on GPU %d; copy one of them",
+                         d1, gpu_dev, d2, a[i].device);
+            goto done;
+        }
     }
-    int klen = 4 * (int)n;
+    int target, device = 0;
+    if (gpu_dev >= 0) {
+        if (d->explicit_cpu) {
+            char desc[256];
+            arg_desc(desc, sizeof desc, d->names, d->kname, gpu_arg);
+            PyErr_Format(PyExc_TypeError,
+                         "%s is a GPU array, but the kernel was asked to run on the CPU "
+                         "(target='cpu'); copy it with .copy_to_host()",
+                         desc);
+            goto done;
+        }
+        target = 1;
+        device = gpu_dev;
+    } else {
+        if (d->target < 0) {
+            PyObject *t = PyObject_CallMethodNoArgs((PyObject *)d, st->str_resolve_target);
+            if (!t) goto done;
+            long v = PyLong_AsLong(t);
+            Py_DECREF(t);
+            if (v == -1 && PyErr_Occurred()) goto done;
+            d->target = v ? 1 : 0;
+        }
+        target = d->target;
+        if (target) device = st->current_device;
+    }
+    key[4 * n] = (uint8_t)target;
+    key[4 * n + 1] = (uint8_t)device;
+    int klen = 4 * (int)n + 2;
     uint64_t h = key_hash(key, klen);
     PyObject *entry = table_get(&d->tab, key, klen, h);
     if (!entry) {
         PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
         if (!kb) goto done;
-        entry = PyObject_CallMethodOneArg((PyObject *)d, d->st->str_compile_key, kb);
+        entry = PyObject_CallMethodOneArg((PyObject *)d, st->str_compile_key, kb);
         Py_DECREF(kb);
         if (!entry) goto done;
-        if (!Py_IS_TYPE(entry, d->st->EntryType)) {
+        if (!Py_IS_TYPE(entry, st->EntryType)) {
             Py_DECREF(entry);
             PyErr_SetString(PyExc_TypeError, "_compile_key must return an Entry");
             goto done;
@@ -1028,7 +1236,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         Py_DECREF(entry); /* the table holds it */
         if (rc < 0) goto done;
     }
-    EntryObject *e = (EntryObject *)entry;
+    e = (EntryObject *)entry;
     if (e->nslots > STACK_SLOTS) {
         slots = PyMem_Malloc(sizeof(int64_t) * (size_t)e->nslots);
         if (!slots) {
@@ -1036,48 +1244,63 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             goto done;
         }
     }
-    int s = 0;
-    for (int i = 0; i < n; i++) {
-        const kiln_argtype *pt = &e->ptypes[i];
-        if (pt->is_array) {
-            if (e->written[i] && a[i].view.readonly) {
-                char desc[256];
-                arg_desc(desc, sizeof desc, d->names, d->kname, i);
-                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
-                goto done;
-            }
-            slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
-            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
-            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
-        } else {
-            if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], d->names, d->kname, i) < 0)
-                goto done;
+    if (e->target == 0) {
+        if (pack(d, e, a, (int)n, slots, off, false) < 0) goto done;
+        kiln_kernel_error err;
+        memset(&err, 0, sizeof err);
+        kiln_cpu_launch L;
+        memcpy(L.grid, self->grid, sizeof L.grid);
+        memcpy(L.block, self->block, sizeof L.block);
+        L.par_threshold = d->par_threshold;
+        L.err = &err;
+        Py_BEGIN_ALLOW_THREADS
+        kiln_cpu_launch_kernel(e->cpu, &L, slots);
+        Py_END_ALLOW_THREADS
+        if (err.code != 0) {
+            ext_raise_kernel_error(&err, e->files);
+            goto done;
         }
-    }
-    kiln_kernel_error err;
-    memset(&err, 0, sizeof err);
-    kiln_cpu_launch L;
-    memcpy(L.grid, self->grid, sizeof L.grid);
-    memcpy(L.block, self->block, sizeof L.block);
-    L.par_threshold = d->par_threshold;
-    L.err = &err;
-    Py_BEGIN_ALLOW_THREADS
-    kiln_cpu_launch_kernel(e->cpu, &L, slots);
-    Py_END_ALLOW_THREADS
-    if (err.code != 0) {
-        raise_kernel_error(e, &err);
-        goto done;
+    } else {
+        if (ext_use_device(st, e->device) < 0) goto done;
+        uint64_t errp;
+        if (ext_errbuf(st, e->device, &errp) < 0) goto done;
+        staged = true;
+        if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
+        if (pack(d, e, a, (int)n, slots, off, true) < 0) goto done;
+        pp[0] = &errp;
+        for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
+                              self->stream_handle, pp);
+        Py_END_ALLOW_THREADS
+        if (rc != 0) {
+            ext_cuda_error(st, rc, "launching the kernel");
+            goto done;
+        }
+        if (e->can_fail) {
+            st->err_pending[e->device] = true;
+            Py_INCREF(e->files);
+            Py_XSETREF(st->err_files[e->device], e->files);
+        }
+        staged = false;
+        if (unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0) goto done;
+        if (e->debug && ext_check_kernel_error(st, e->device) < 0) goto done;
     }
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    for (int i = 0; i < classified; i++)
-        if (a[i].has_view) PyBuffer_Release(&a[i].view);
-    if (a && a != stack_args) {
-        /* a failed classify may have left a view of its own */
-        PyMem_Free(a);
+    if (staged) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        unstage_host_arrays(st, NULL, a, (int)n, self->stream_handle);
+        PyErr_Restore(t, v, tb);
     }
+    for (int i = 0; i < classified; i++) release_arg(&a[i]);
+    if (a && a != stack_args) PyMem_Free(a);
     if (key && key != keybuf) PyMem_Free(key);
+    if (off && off != stack_off) PyMem_Free(off);
+    if (pp && pp != stack_pp) PyMem_Free(pp);
     if (slots != stack_slots) PyMem_Free(slots);
     return ret;
 }
@@ -1274,9 +1497,12 @@ static void core_close(CoreCall *c) {
     Py_XDECREF(c->R.mem);
 }
 
+/* A type key is 4 bytes per argument, followed (in the dispatcher's table) by
+ * 2 bytes: the target and the device. */
 static int key_to_argtypes(PyObject *key, kiln_argtype *out, int max) {
-    if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) % 4 != 0 || PyBytes_GET_SIZE(key) / 4 > max) {
-        PyErr_SetString(PyExc_ValueError, "a type key is bytes of 4 per argument");
+    if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) % 4 > 2 || PyBytes_GET_SIZE(key) % 4 == 1 ||
+        PyBytes_GET_SIZE(key) / 4 > max) {
+        PyErr_SetString(PyExc_ValueError, "a type key is bytes of 4 per argument (and 2 more)");
         return -1;
     }
     int n = (int)(PyBytes_GET_SIZE(key) / 4);
@@ -1355,14 +1581,7 @@ done:
     return result;
 }
 
-/* Diagnostics that arrive while the GIL is released are collected as text. */
-typedef struct {
-    char *buf; /* PyMem_Raw-owned */
-    size_t n, cap;
-    int nerrors;
-} TextSink;
-
-static void text_diag(void *ud, const kiln_diag *d) {
+void ext_text_diag(void *ud, const kiln_diag *d) {
     TextSink *t = ud;
     if (d->severity == KILN_ERROR) t->nerrors++;
     size_t len = strlen(d->formatted);
@@ -1379,7 +1598,7 @@ static void text_diag(void *ud, const kiln_diag *d) {
     t->buf[t->n] = 0;
 }
 
-static void raise_text(ModState *st, TextSink *t, const char *fallback) {
+void ext_raise_text(ModState *st, TextSink *t, const char *fallback) {
     PyObject *msg = t->n ? PyUnicode_DecodeUTF8(t->buf, (Py_ssize_t)t->n, "replace")
                          : PyUnicode_FromString(fallback);
     if (msg) {
@@ -1403,7 +1622,7 @@ static PyObject *mod_cpu_build(PyObject *module, PyObject *arg) {
         return PyErr_NoMemory();
     }
     TextSink t = {NULL, 0, 0, 0};
-    kiln_ctx_set_diag(ctx, text_diag, &t);
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
     void *blob = NULL;
     size_t blen = 0;
     int rc;
@@ -1414,7 +1633,7 @@ static PyObject *mod_cpu_build(PyObject *module, PyObject *arg) {
     PyMem_RawFree(copy);
     PyObject *result = NULL;
     if (rc < 0) {
-        raise_text(st, &t, "kiln: the C compiler failed");
+        ext_raise_text(st, &t, "kiln: the C compiler failed");
     } else {
         result = PyBytes_FromStringAndSize(blob, (Py_ssize_t)blen);
     }
@@ -1423,44 +1642,24 @@ static PyObject *mod_cpu_build(PyObject *module, PyObject *arg) {
     return result;
 }
 
-/* cpu_entry(program, blob, key, signature) -> Entry: loads a built kernel */
-static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
-    ModState *st = state_of(module);
-    PyObject *prog, *key, *sig;
-    Py_buffer blob;
-    if (!PyArg_ParseTuple(args, "O!y*O!U", st->ProgramType, &prog, &blob, &PyBytes_Type, &key,
-                          &sig))
-        return NULL;
+/* A new Entry for a program and key, without its loaded code. */
+static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObject *sig) {
     kiln_argtype at[KILN_MAX_PARAMS];
     int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
-    if (n < 0) {
-        PyBuffer_Release(&blob);
-        return NULL;
-    }
+    if (n < 0) return NULL;
     ProgramObject *po = (ProgramObject *)prog;
     if (n != kiln_program_nparams(po->p)) {
-        PyBuffer_Release(&blob);
         PyErr_SetString(PyExc_ValueError, "the key does not match the program's parameters");
         return NULL;
     }
-    kiln_ctx *ctx = kiln_ctx_new();
-    TextSink t = {NULL, 0, 0, 0};
-    kiln_ctx_set_diag(ctx, text_diag, &t);
-    kiln_cpu_module *m = kiln_cpu_load(ctx, blob.buf, (size_t)blob.len, kiln_program_entry(po->p));
-    kiln_ctx_free(ctx);
-    PyBuffer_Release(&blob);
-    if (!m) {
-        raise_text(st, &t, "kiln: cannot load the kernel");
-        PyMem_RawFree(t.buf);
-        return NULL;
-    }
-    PyMem_RawFree(t.buf);
     EntryObject *e = PyObject_New(EntryObject, st->EntryType);
-    if (!e) {
-        kiln_cpu_unload(m);
-        return NULL;
-    }
-    e->cpu = m;
+    if (!e) return NULL;
+    e->target = 0;
+    e->cpu = NULL;
+    e->cu = NULL;
+    e->device = 0;
+    e->st = st;
+    e->debug = false;
     e->nparams = n;
     e->ptypes = PyMem_Malloc(sizeof(kiln_argtype) * (size_t)(n + 1));
     e->written = PyMem_Malloc((size_t)(n + 1));
@@ -1469,7 +1668,8 @@ static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
     e->signature = NULL;
     if (!e->ptypes || !e->written) {
         Py_DECREF(e);
-        return PyErr_NoMemory();
+        PyErr_NoMemory();
+        return NULL;
     }
     memcpy(e->ptypes, at, sizeof(kiln_argtype) * (size_t)n);
     e->nslots = 0;
@@ -1480,11 +1680,65 @@ static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
     Py_INCREF(prog);
     e->program = prog;
     e->files = program_files(po, NULL);
+    e->can_fail = kiln_program_file(po->p, 0) != NULL; /* error sites name their file */
     Py_INCREF(sig);
     e->signature = sig;
     if (!e->files) {
         Py_DECREF(e);
         return NULL;
+    }
+    return e;
+}
+
+/* cpu_entry(program, blob, key, signature) -> Entry: loads a built kernel */
+static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
+    ModState *st = state_of(module);
+    PyObject *prog, *key, *sig;
+    Py_buffer blob;
+    if (!PyArg_ParseTuple(args, "O!y*O!U", st->ProgramType, &prog, &blob, &PyBytes_Type, &key,
+                          &sig))
+        return NULL;
+    EntryObject *e = entry_new(st, prog, key, sig);
+    if (!e) {
+        PyBuffer_Release(&blob);
+        return NULL;
+    }
+    kiln_ctx *ctx = kiln_ctx_new();
+    TextSink t = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    e->cpu = kiln_cpu_load(ctx, blob.buf, (size_t)blob.len,
+                           kiln_program_entry(((ProgramObject *)prog)->p));
+    kiln_ctx_free(ctx);
+    PyBuffer_Release(&blob);
+    if (!e->cpu) {
+        ext_raise_text(st, &t, "kiln: cannot load the kernel");
+        PyMem_RawFree(t.buf);
+        Py_DECREF(e);
+        return NULL;
+    }
+    PyMem_RawFree(t.buf);
+    return (PyObject *)e;
+}
+
+/* cuda_entry(program, image, key, signature, device, debug) -> Entry: loads a cubin or PTX */
+static PyObject *mod_cuda_entry(PyObject *module, PyObject *args) {
+    ModState *st = state_of(module);
+    PyObject *prog, *image, *key, *sig;
+    int device, debug;
+    if (!PyArg_ParseTuple(args, "O!O!O!Uip", st->ProgramType, &prog, &PyBytes_Type, &image,
+                          &PyBytes_Type, &key, &sig, &device, &debug))
+        return NULL;
+    if (ext_use_device(st, device) < 0) return NULL;
+    EntryObject *e = entry_new(st, prog, key, sig);
+    if (!e) return NULL;
+    e->target = 1;
+    e->device = device;
+    e->debug = debug != 0;
+    int rc = kiln_cuda_load(st->cuda, PyBytes_AS_STRING(image),
+                            kiln_program_entry(((ProgramObject *)prog)->p), &e->cu);
+    if (rc != 0) {
+        Py_DECREF(e);
+        return ext_cuda_error(st, rc, "loading the compiled kernel");
     }
     return (PyObject *)e;
 }
@@ -1549,8 +1803,9 @@ static PyObject *mod_key_of(PyObject *module, PyObject *const *args, Py_ssize_t 
     uint8_t key[4 * KILN_MAX_PARAMS];
     for (Py_ssize_t i = 0; i < n; i++) {
         Arg a;
-        if (classify(args[i], &a, NULL, NULL, (int)i) < 0) return NULL;
-        if (a.has_view) PyBuffer_Release(&a.view);
+        int rc = classify(ext_state(module), args[i], &a, NULL, NULL, (int)i, NULL);
+        release_arg(&a);
+        if (rc < 0) return NULL;
         memcpy(key + 4 * i, &a.t, 4);
     }
     return PyBytes_FromStringAndSize((const char *)key, 4 * n);
@@ -1571,6 +1826,8 @@ static PyMethodDef mod_methods[] = {
      "infer_return(text, filename, first_line, key, resolver, scope) -> bytes"},
     {"cpu_build", mod_cpu_build, METH_O, "cpu_build(source) -> bytes (a shared object)"},
     {"cpu_entry", mod_cpu_entry, METH_VARARGS, "cpu_entry(program, blob, key, signature) -> Entry"},
+    {"cuda_entry", mod_cuda_entry, METH_VARARGS,
+     "cuda_entry(program, image, key, signature, device, debug) -> Entry"},
     {"parse_signature", mod_parse_signature, METH_O, "parse_signature(text) -> (ret, args)"},
     {"argtype_str", mod_argtype_str, METH_O, "argtype_str(key) -> str"},
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
@@ -1588,6 +1845,20 @@ static int mod_exec(PyObject *m) {
         PyExc_Exception, NULL);
     if (!st->CompileError || PyModule_AddObjectRef(m, "CompileError", st->CompileError) < 0)
         return -1;
+    st->CudaError = PyErr_NewExceptionWithDoc(
+        "kiln.CudaError", "The CUDA driver reported an error; the message has its name and text.",
+        PyExc_RuntimeError, NULL);
+    if (!st->CudaError || PyModule_AddObjectRef(m, "CudaError", st->CudaError) < 0) return -1;
+    st->PerformanceWarning = PyErr_NewExceptionWithDoc(
+        "kiln.PerformanceWarning",
+        "A launch ran slower than it could (host arrays copied for a GPU launch, ...).",
+        PyExc_UserWarning, NULL);
+    if (!st->PerformanceWarning ||
+        PyModule_AddObjectRef(m, "PerformanceWarning", st->PerformanceWarning) < 0)
+        return -1;
+    if (ext_devarray_types(m, st) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_gpu_functions) < 0) return -1;
     st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &program_spec, NULL);
     st->EntryType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &entry_spec, NULL);
     st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &disp_spec, NULL);
@@ -1597,13 +1868,26 @@ static int mod_exec(PyObject *m) {
         PyModule_AddType(m, st->DispatcherType) < 0 || PyModule_AddType(m, st->LauncherType) < 0)
         return -1;
     st->str_compile_key = PyUnicode_InternFromString("_compile_key");
-    if (!st->str_compile_key) return -1;
+    st->str_resolve_target = PyUnicode_InternFromString("_resolve_target");
+    st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    st->str_dlpack = PyUnicode_InternFromString("__dlpack__");
+    st->str_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
+    if (!st->str_compile_key || !st->str_resolve_target || !st->str_cai || !st->str_dlpack ||
+        !st->str_dlpack_device)
+        return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }
 
 static int mod_traverse(PyObject *m, visitproc visit, void *arg) {
     ModState *st = state_of(m);
+    Py_VISIT(st->CudaError);
+    Py_VISIT(st->PerformanceWarning);
+    Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->AllocType);
+    Py_VISIT(st->StreamType);
+    Py_VISIT(st->device_array_class);
+    for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_VISIT(st->err_files[i]);
     Py_VISIT(st->CompileError);
     Py_VISIT(st->ProgramType);
     Py_VISIT(st->EntryType);
@@ -1614,6 +1898,17 @@ static int mod_traverse(PyObject *m, visitproc visit, void *arg) {
 
 static int mod_clear(PyObject *m) {
     ModState *st = state_of(m);
+    Py_CLEAR(st->CudaError);
+    Py_CLEAR(st->PerformanceWarning);
+    Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->AllocType);
+    Py_CLEAR(st->StreamType);
+    Py_CLEAR(st->device_array_class);
+    for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_CLEAR(st->err_files[i]);
+    Py_CLEAR(st->str_resolve_target);
+    Py_CLEAR(st->str_cai);
+    Py_CLEAR(st->str_dlpack);
+    Py_CLEAR(st->str_dlpack_device);
     Py_CLEAR(st->CompileError);
     Py_CLEAR(st->ProgramType);
     Py_CLEAR(st->EntryType);

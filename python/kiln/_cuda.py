@@ -1,0 +1,273 @@
+"""GPU memory for Python: kiln.DeviceArray and the host-side API.
+
+The memory itself, the launch path's view of it and the copies are C (see
+_ext/devarray.c); this module gives the arrays their NumPy-facing methods
+(dtype, copy_to_host, slicing, __cuda_array_interface__, __dlpack__) with
+Numba's names.  NumPy is imported when a method needs it.
+"""
+
+from . import _kiln
+from ._types import DTYPE_NAMES, dtype_code
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _code(dtype):
+    np = _np()
+    dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, np.dtype) else dtype)
+    code = dtype_code(dt.name)
+    if code is None or dt.name == "float16":
+        raise TypeError(f"kiln device arrays do not support dtype {dt}")
+    return code
+
+
+def _typestr(code):
+    name = DTYPE_NAMES[code]
+    return _np().dtype(name).str
+
+
+class DeviceArray(_kiln.DeviceArrayBase):
+    """An array in GPU memory (Numba's DeviceNDArray).
+
+    ``kiln.to_device(a)`` makes one from a host array; ``.copy_to_host()`` brings it
+    back.  It exposes ``__cuda_array_interface__`` and ``__dlpack__``, so CuPy,
+    PyTorch and JAX take it without a copy."""
+
+    @property
+    def dtype(self):
+        return _np().dtype(DTYPE_NAMES[self._dtype_code])
+
+    @property
+    def device(self):
+        return self._device
+
+    def is_c_contiguous(self):
+        s = self.itemsize
+        for n, st in zip(reversed(self.shape), reversed(self.strides)):
+            if n != 1 and st != s:
+                return False
+            s *= n
+        return True
+
+    def is_f_contiguous(self):
+        s = self.itemsize
+        for n, st in zip(self.shape, self.strides):
+            if n != 1 and st != s:
+                return False
+            s *= n
+        return True
+
+    @property
+    def __cuda_array_interface__(self):
+        return {
+            "shape": self.shape,
+            "strides": None if self.is_c_contiguous() else self.strides,
+            "typestr": _typestr(self._dtype_code),
+            "data": (self._ptr, False),
+            "version": 3,
+            "stream": 1,  # work is ordered on the legacy default stream
+        }
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if stream not in (None, 1, 2, -1):
+            _kiln.synchronize()  # the consumer's stream must see our finished work
+        return _kiln.dlpack_capsule(self)
+
+    def __dlpack_device__(self):
+        return (2, self._device)
+
+    def copy_to_host(self, ary=None, stream=0):
+        """A NumPy array with the contents (or the contents copied into `ary`)."""
+        np = _np()
+        if self.is_c_contiguous() or self.is_f_contiguous():
+            order = "C" if self.is_c_contiguous() else "F"
+            out = np.empty(self.shape, self.dtype, order=order)
+            _kiln.copy("d2h", self._device, out, self._ptr, self.nbytes, stream)
+        else:
+            lo, hi = self._span
+            raw = np.empty(hi - lo, np.uint8)
+            _kiln.copy("d2h", self._device, raw, self._ptr + lo, hi - lo, stream)
+            view = np.lib.stride_tricks.as_strided(raw[-lo:].view(self.dtype), self.shape, self.strides)
+            out = np.ascontiguousarray(view)
+        if ary is None:
+            return out
+        if ary.shape != self.shape:
+            raise ValueError(f"copy_to_host: ary has shape {ary.shape}, the array {self.shape}")
+        ary[...] = out
+        return ary
+
+    def copy_to_device(self, ary, stream=0):
+        """Copies a host array (of the same shape) into this array."""
+        np = _np()
+        src = np.asarray(ary, dtype=self.dtype)
+        if src.shape != self.shape:
+            raise ValueError(f"copy_to_device: ary has shape {src.shape}, the array {self.shape}")
+        if self.is_c_contiguous():
+            src = np.ascontiguousarray(src)
+        elif self.is_f_contiguous():
+            src = np.asfortranarray(src)
+        else:
+            raise ValueError("copy_to_device needs a contiguous device array")
+        _kiln.copy("h2d", self._device, self._ptr, src, self.nbytes, stream)
+
+    def __getitem__(self, idx):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if any(i is Ellipsis for i in idx):
+            k = idx.index(Ellipsis)
+            fill = self.ndim - (len(idx) - 1)
+            idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+        if len(idx) > self.ndim:
+            raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional, "
+                             f"but {len(idx)} were indexed")
+        offset, shape, strides = 0, [], []
+        for k, (n, st) in enumerate(zip(self.shape, self.strides)):
+            i = idx[k] if k < len(idx) else slice(None)
+            if isinstance(i, slice):
+                start, stop, step = i.indices(n)
+                length = len(range(start, stop, step))
+                offset += start * st
+                shape.append(length)
+                strides.append(st * step)
+            else:
+                i = int(i)
+                if i < 0:
+                    i += n
+                if not 0 <= i < n:
+                    raise IndexError(f"index {idx[k]} is out of bounds for axis {k} with size {n}")
+                offset += i * st
+        view = _kiln.device_view(self, offset, tuple(shape), tuple(strides))
+        if not shape:  # every axis indexed: a scalar, as NumPy gives
+            return view.copy_to_host()[()]
+        return view
+
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        size = 1
+        unknown = [i for i, s in enumerate(shape) if s == -1]
+        for s in shape:
+            if s != -1:
+                size *= s
+        if unknown:
+            shape = list(shape)
+            shape[unknown[0]] = self.size // size if size else 0
+            shape = tuple(shape)
+            size = self.size
+        if size != self.size:
+            raise ValueError(f"cannot reshape an array of size {self.size} into shape {shape}")
+        if order == "C" and not self.is_c_contiguous() or order == "F" and not self.is_f_contiguous():
+            raise ValueError("reshape needs an array contiguous in that order; copy it first")
+        strides, s = [0] * len(shape), self.itemsize
+        dims = range(len(shape) - 1, -1, -1) if order == "C" else range(len(shape))
+        for i in dims:
+            strides[i] = s
+            s *= shape[i]
+        return _kiln.device_view(self, 0, tuple(shape), tuple(strides))
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size, order=order)
+
+    @property
+    def T(self):
+        return _kiln.device_view(self, 0, self.shape[::-1], self.strides[::-1])
+
+    def __repr__(self):
+        return f"<kiln.DeviceArray shape={self.shape} dtype={self.dtype} device={self._device}>"
+
+
+_kiln.set_device_array_class(DeviceArray)
+
+
+def _is_gpu_array(obj):
+    if isinstance(obj, DeviceArray):
+        return True
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is not None:
+        try:
+            return dev()[0] == 2
+        except Exception:
+            return False
+    return False
+
+
+def as_cuda_array(obj):
+    """A DeviceArray viewing another library's GPU array without a copy."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        np = _np()
+        code = _code(np.dtype(cai["typestr"]))
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            isz = np.dtype(cai["typestr"]).itemsize
+            strides, s = [0] * len(shape), isz
+            for i in range(len(shape) - 1, -1, -1):
+                strides[i] = s
+                s *= shape[i]
+        ptr = cai["data"][0]
+        return _kiln.wrap(ptr, shape, tuple(strides), code, _device_of(obj), obj)
+    raise TypeError(f"{type(obj).__name__} is not a GPU array (no __cuda_array_interface__)")
+
+
+def _device_of(obj):
+    dev = getattr(obj, "device", None)
+    for attr in ("id", "index"):
+        v = getattr(dev, attr, None)
+        if isinstance(v, int):
+            return v
+    if isinstance(dev, int):
+        return dev
+    return _kiln.current_device()
+
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """Copies a host array to the GPU; returns a DeviceArray."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    np = _np()
+    a = np.asarray(obj)
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        a = np.ascontiguousarray(a)
+    order = "C" if a.flags.c_contiguous else "F"
+    d = _kiln.device_empty(a.shape, _code(a.dtype), order, _kiln.current_device(), stream)
+    if to is not None:
+        d = to
+    _kiln.copy("h2d", d._device, d._ptr, a, a.nbytes, stream)
+    return d
+
+
+def device_array(shape, dtype=None, strides=None, order="C", stream=0):
+    """An uninitialised DeviceArray (Numba's cuda.device_array)."""
+    np = _np()
+    if isinstance(shape, int):
+        shape = (shape,)
+    d = _kiln.device_empty(tuple(shape), _code(np.dtype(dtype if dtype is not None else np.float64)),
+                           order, _kiln.current_device(), stream)
+    if strides is not None and tuple(strides) != d.strides:
+        raise ValueError("custom strides are not supported; use order='C' or 'F'")
+    return d
+
+
+def device_array_like(ary, stream=0):
+    """A DeviceArray of the shape, dtype and order of another array."""
+    order = "F" if getattr(getattr(ary, "flags", None), "f_contiguous", False) and not \
+        getattr(ary.flags, "c_contiguous", True) else "C"
+    return device_array(ary.shape, ary.dtype, order=order, stream=stream)
+
+
+def stream():
+    """A new CUDA stream on the current device."""
+    return _kiln.stream(_kiln.current_device())
+
+
+def default_stream():
+    return _kiln.default_stream(_kiln.current_device())

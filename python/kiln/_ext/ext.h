@@ -1,0 +1,131 @@
+/* ext.h: what the files of kiln's Python extension share.
+ *
+ * module.c      the module, translation wrappers, Dispatcher and Launcher
+ * devarray.c    DeviceArray, device allocations, streams, DLPack
+ * gpu.c         the CUDA state of the module, foreign GPU arrays, GPU launches
+ */
+#ifndef KILN_EXT_H
+#define KILN_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+enum { EXT_MAX_DEVICES = 64 };
+
+typedef struct {
+    PyObject *CompileError;
+    PyObject *CudaError;
+    PyObject *PerformanceWarning;
+    PyTypeObject *ProgramType;
+    PyTypeObject *EntryType;
+    PyTypeObject *DispatcherType;
+    PyTypeObject *LauncherType;
+    PyTypeObject *DeviceArrayType;  /* the C base */
+    PyTypeObject *AllocType;
+    PyTypeObject *StreamType;
+    PyObject *device_array_class;   /* kiln.DeviceArray, the Python subclass */
+    PyObject *str_compile_key;
+    PyObject *str_resolve_target;
+    PyObject *str_cai;              /* "__cuda_array_interface__" */
+    PyObject *str_dlpack;
+    PyObject *str_dlpack_device;
+    /* CUDA, opened at first use */
+    kiln_cuda *cuda;
+    const char *cuda_why;           /* why not, when cuda is NULL after trying */
+    bool cuda_tried;
+    kiln_nvrtc *nvrtc;
+    int current_device;             /* kiln.select_device */
+    uint64_t errbuf[EXT_MAX_DEVICES];    /* per device: the kernels' error record */
+    bool err_pending[EXT_MAX_DEVICES];   /* a kernel that may fail ran since the last check */
+    PyObject *err_files[EXT_MAX_DEVICES];/* its source files, to name the place */
+} ModState;
+
+/* module.c */
+ModState *ext_state(PyObject *module);
+
+/* Diagnostics that arrive while the GIL is released, collected as text. */
+typedef struct {
+    char *buf; /* PyMem_Raw-owned */
+    size_t n, cap;
+    int nerrors;
+} TextSink;
+void ext_text_diag(void *ud, const kiln_diag *d);
+/* Raises kiln.CompileError with the sink's text (or fallback). */
+void ext_raise_text(ModState *st, TextSink *t, const char *fallback);
+
+/* gpu.c */
+/* Opens CUDA if needed; NULL with CudaError set when no GPU can be used. */
+kiln_cuda *ext_cuda(ModState *st);
+/* Raises kiln.CudaError for a CUresult; returns NULL. */
+PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
+/* Makes device dev current on this thread; -1 with an exception set. */
+int ext_use_device(ModState *st, int dev);
+/* Reports (and clears) an error that a kernel recorded on device dev: -1 with
+ * the exception set, 0 when there was none.  Synchronises the device. */
+int ext_check_kernel_error(ModState *st, int dev);
+/* The device pointer of device dev's error record, allocating it at first use. */
+int ext_errbuf(ModState *st, int dev, uint64_t *ptr);
+PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files);
+
+/* devarray.c */
+typedef struct {
+    PyObject_HEAD
+    uint64_t ptr;                    /* address of element (0, ..., 0) */
+    int ndim;
+    int64_t shape[KILN_MAX_NDIM];
+    int64_t strides[KILN_MAX_NDIM];  /* bytes */
+    uint8_t dtype;                   /* kiln_dtype */
+    int device;
+    PyObject *owner;                 /* what keeps the memory alive */
+    PyObject *weakrefs;
+    PyObject *dict;
+} DeviceArrayObject;
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t ptr;
+    size_t size;
+    int device;
+    ModState *st;
+} AllocObject;
+
+typedef struct {
+    PyObject_HEAD
+    void *handle;  /* CUstream; NULL for the default stream */
+    int device;
+    bool owned;    /* created by kiln.stream(): destroyed with the object */
+    ModState *st;
+} StreamObject;
+
+int ext_devarray_types(PyObject *module, ModState *st);
+extern PyMethodDef ext_devarray_functions[];
+/* A new DeviceArray of class st->device_array_class (or the base). */
+DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const int64_t *shape,
+                                    const int64_t *strides, int dtype, int device,
+                                    PyObject *owner);
+int ext_dtype_size(int dtype);
+/* The CUstream a launch configuration's stream object names; -1 with an
+ * exception for objects that are not streams. */
+int ext_stream_handle(ModState *st, PyObject *obj, void **handle);
+
+/* gpu.c: foreign GPU arrays (__cuda_array_interface__, DLPack) */
+typedef struct {
+    uint64_t ptr;
+    int ndim;
+    int64_t shape[KILN_MAX_NDIM];
+    int64_t strides[KILN_MAX_NDIM]; /* bytes */
+    int dtype;
+    int device;
+    bool readonly;
+    PyObject *keep;                 /* a reference to hold during the launch (DLPack) */
+} ForeignArray;
+/* 1 if o is a GPU array (filled in), 0 if it is not one, -1 with an exception. */
+int ext_foreign_array(ModState *st, PyObject *o, void *launch_stream, ForeignArray *fa);
+void ext_foreign_release(ForeignArray *fa);
+extern PyMethodDef ext_gpu_functions[];
+
+#endif

@@ -1,0 +1,118 @@
+"""Every kernel the CPU tests compile is also compiled by NVRTC for sm_80 and sm_90
+(make test sets KILN_CHECK_CUDA=1).  These are the GPU-only kernels, which the CPU
+target refuses: they are translated for CUDA and compiled by NVRTC here, without a GPU."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _compile, _kiln
+
+TPB = 128
+
+
+@kiln.jit
+def block_sum(a, out):
+    s = kiln.shared.array(TPB, kiln.float32)
+    t = kiln.threadIdx.x
+    i = kiln.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    kiln.syncthreads()
+    stride = TPB // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        kiln.syncthreads()
+        stride //= 2
+    if t == 0:
+        kiln.atomic.add(out, 0, s[0])
+
+
+@kiln.jit
+def warp_ops(a, out):
+    i = kiln.grid(1)
+    v = a[i]
+    off = 16
+    while off > 0:
+        v += kiln.shfl_down_sync(0xffffffff, v, off)
+        off //= 2
+    m = kiln.ballot_sync(kiln.activemask(), v > 0)
+    w = kiln.shfl_xor_sync(0xffffffff, v, 1) + kiln.shfl_sync(0xffffffff, v, 0)
+    u = kiln.shfl_up_sync(0xffffffff, v, 1)
+    if kiln.laneid == 0:
+        out[i // 32] = v + m + w + u + kiln.all_sync(0xffffffff, v > 0) + kiln.any_sync(0xffffffff, v > 0)
+    kiln.syncwarp()
+
+
+@kiln.jit
+def dynamic_shared(a):
+    s = kiln.shared.array(0, kiln.float64)
+    t = kiln.threadIdx.x
+    s[t] = a[t]
+    kiln.syncthreads()
+    a[t] = s[kiln.blockDim.x - 1 - t]
+
+
+@kiln.jit
+def tiled_matmul(A, B, C):
+    sA = kiln.shared.array((16, 16), kiln.float32)
+    sB = kiln.shared.array((16, 16), kiln.float32)
+    x, y = kiln.grid(2)
+    tx, ty = kiln.threadIdx.x, kiln.threadIdx.y
+    acc = kiln.float32(0.0)
+    for i in range((A.shape[1] + 15) // 16):
+        sA[ty, tx] = A[y, tx + i * 16] if y < A.shape[0] and tx + i * 16 < A.shape[1] else 0
+        sB[ty, tx] = B[ty + i * 16, x] if x < B.shape[1] and ty + i * 16 < B.shape[0] else 0
+        kiln.syncthreads()
+        for j in range(16):
+            acc += sA[ty, j] * sB[j, tx]
+        kiln.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = acc
+
+
+@kiln.jit(fastmath=True, lineinfo=True, max_registers=64)
+def fast_math(a):
+    i = kiln.grid(1)
+    if i < a.size:
+        a[i] = kiln.float32(1) / (1 + kiln.float32(2.5) ** a[i]) + a[i] / 3 + abs(a[i]) ** 0.5
+
+
+CASES = [
+    (block_sum, "void(float32[::1], float32[::1])"),
+    (warp_ops, "void(int32[::1], int64[::1])"),
+    (warp_ops, "void(float64[:], float64[:])"),
+    (dynamic_shared, "void(float64[::1])"),
+    (tiled_matmul, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
+    (fast_math, "void(float32[::1])"),
+]
+
+
+@pytest.mark.parametrize("kernel,sig", CASES, ids=lambda c: getattr(c, "__name__", str(c)))
+def test_gpu_kernels_compile_with_nvrtc(kernel, sig):
+    _, argkey = _kiln.parse_signature(sig)
+    _compile.check_cuda(kernel, argkey)
+
+
+def test_cuda_source_has_line_markers_and_entry():
+    _, argkey = _kiln.parse_signature("void(float32[::1], float32[::1])")
+    prog = _compile._translate(block_sum, argkey, 1, 90)
+    assert 'extern "C" __global__ void kiln_entry' in prog.source
+    assert "__shared__ f32 sst0[128]" in prog.source
+    assert "#line" in prog.source and "test_cuda_codegen.py" in prog.source
+
+
+def test_nvrtc_errors_point_at_the_python_line():
+    # NVRTC never sees user errors (sema catches them), but its log is the user's file:
+    # feed it a broken source with a #line marker to see that the message keeps it.
+    bad = '#line 7 "user_kernel.py"\nextern "C" __global__ void kiln_entry() { undefined_fn(); }\n'
+    with pytest.raises(kiln.CompileError, match=r"user_kernel\.py\(7\)"):
+        _kiln.nvrtc_compile(bad, (0, 0, 0), 90)
+
+
+def test_ptx_when_asked():
+    _, argkey = _kiln.parse_signature("void(float32[::1])")
+    prog = _compile._translate(fast_math, argkey, 1, 90)
+    ptx, is_ptx = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90, True)
+    assert is_ptx == 1 and b".entry kiln_entry" in ptx
+    cubin, is_ptx = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90)
+    assert is_ptx == 0 and cubin[:4] == b"\x7fELF"
