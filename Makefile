@@ -1,3 +1,4 @@
+SHELL := /bin/bash
 # kiln's front door.  `make demo` and `make test` set up everything they need:
 # a virtual environment with meson, ninja, NumPy and pytest, a release build,
 # and an ASan+UBSan build of the C tests.
@@ -11,7 +12,7 @@ BUILD   := build
 SAN     := build-san
 MESONFLAGS ?=
 
-.PHONY: all build demo test test-c test-py test-san clean bench regen-lang
+.PHONY: all build demo test test-c test-py test-san clean bench regen-lang gpu-test
 
 all: build
 
@@ -56,3 +57,12 @@ regen-lang: build
 
 clean:
 	rm -rf $(BUILD) $(SAN) python/kiln/_kiln*.so
+
+# On a machine with a CUDA GPU and no network (the device machine): build with the
+# system's meson and ninja, then run the GPU tests.  Logs go to $(GPU_LOG)/.
+GPU_PY ?= python3
+GPU_LOG ?= build-gpu/logs
+gpu-test:
+	sh tools/gpu-build.sh $(GPU_PY)
+	mkdir -p $(GPU_LOG)
+	PYTHONPATH=python $(GPU_PY) -m pytest -q -m gpu tests -p no:cacheprovider 2>&1 | tee $(GPU_LOG)/gpu-test.log; exit $${PIPESTATUS[0]}

@@ -20,6 +20,8 @@ from ._dispatch import Dispatcher
 from ._types import signature_text
 
 _counter = [0]
+_BLOCK = 256          # threads per block of the GPU reduction
+_MAX_BLOCKS = 1024    # its first pass: enough blocks to fill any GPU kiln targets
 
 
 def _register_source(name, text):
@@ -188,6 +190,10 @@ class Vectorized:
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")
 
     def __call__(self, *args, out=None, stream=0):
+        from ._cuda import _is_gpu_array
+
+        if any(_is_gpu_array(a) for a in args) or (out is not None and _is_gpu_array(out)):
+            return self._call_gpu(args, out, stream)
         np = _np()
         ins = self._input_dtypes(args)
         if len(ins) != self._dev._nparams:
@@ -220,6 +226,82 @@ class Vectorized:
             return result[()]
         return result
 
+    def _types_and_output(self, ins):
+        """The inputs cast to a matching signature (if any) and the output dtype."""
+        np = _np()
+        if self._sigs:
+            want, out_dtype = self._choose_signature(ins)
+            return want, out_dtype
+        return None, _infer(self._dev, [x.dtype for x in ins])
+
+    def _call_gpu(self, args, out, stream):
+        """Device arrays in: the kernel runs on the GPU; the result is an array of the kind
+        of the first array argument (CuPy, PyTorch or kiln.DeviceArray)."""
+        from . import _kiln
+        from ._cuda import DeviceArray, _is_gpu_array, as_cuda_array, device_array, to_device
+
+        np = _np()
+        first = next((a for a in args if _is_gpu_array(a)), out)
+        conv, dtypes = [], []
+        for a in args:
+            if _is_gpu_array(a):
+                d = as_cuda_array(a)
+                conv.append(d)
+                dtypes.append(d.dtype)
+            elif isinstance(a, (bool, int, float)):
+                conv.append(a)
+            elif isinstance(a, np.generic):
+                conv.append(a)
+                dtypes.append(a.dtype)
+            else:
+                d = to_device(np.asarray(a))
+                conv.append(d)
+                dtypes.append(d.dtype)
+        ins = [x if not isinstance(x, (bool, int, float)) else
+               (np.result_type(*dtypes, x) if dtypes else np.asarray(x).dtype).type(x) for x in conv]
+        if len(ins) != self._dev._nparams:
+            raise TypeError(f"'{self.__name__}' takes {self._dev._nparams} arguments but "
+                            f"{len(ins)} were given")
+        want, out_dtype = self._types_and_output(ins)
+        if want is not None:
+            for i, (x, w) in enumerate(zip(ins, want)):
+                if isinstance(x, DeviceArray) and x.dtype != w:
+                    raise TypeError(f"'{self.__name__}' needs {w} for argument {i + 1} on the GPU, "
+                                    f"not {x.dtype}; convert it first")
+                if not isinstance(x, DeviceArray):
+                    ins[i] = w.type(x)
+        shapes = [x.shape for x in ins if isinstance(x, DeviceArray)]
+        shape = np.broadcast_shapes(*shapes)
+        if out is not None:
+            res_obj = out
+            res = as_cuda_array(out)
+            if res.shape != shape or res.dtype != out_dtype:
+                raise ValueError(f"out= must have shape {shape} and dtype {out_dtype}, "
+                                 f"not {res.shape} and {res.dtype}")
+        else:
+            res_obj = _allocate_like(first, shape, out_dtype)
+            res = as_cuda_array(res_obj)
+        n = res.size
+        if n == 0:
+            return res_obj
+        threads = 256
+        blocks = (n + threads - 1) // threads
+        roles = tuple("a" if isinstance(x, DeviceArray) else "s" for x in ins)
+        if res.is_c_contiguous() and all(not isinstance(x, DeviceArray) or
+                                         (x.shape == shape and x.is_c_contiguous()) for x in ins):
+            k = self._kernel("flat", roles, 1)
+            args2 = [x.reshape(n) if isinstance(x, DeviceArray) else x for x in ins]
+            k[blocks, threads, stream](res.reshape(n), *args2, n)
+        else:
+            nd = max(len(shape), 1)
+            shape1 = shape if shape else (1,)
+            k = self._kernel("nd", roles, nd)
+            args2 = [_broadcast_view(_kiln, x, shape1) if isinstance(x, DeviceArray) else x
+                     for x in ins]
+            res1 = res if shape else _kiln.device_view(res, 0, (1,), (res.itemsize,))
+            k[blocks, threads, stream](res1, *args2, n)
+        return res_obj
+
     def _launch(self, result, ins, shape, n):
         np = _np()
         threads = 256
@@ -243,6 +325,33 @@ class Vectorized:
         return f"<kiln vectorized {self.__name__}>"
 
 
+def _allocate_like(first, shape, dtype):
+    """A new GPU array of the library `first` comes from."""
+    from ._cuda import device_array
+
+    lib = type(first).__module__.split(".")[0]
+    if lib == "cupy":
+        import cupy
+
+        return cupy.empty(shape, dtype)
+    if lib == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, "bool" if dtype.name == "bool" else dtype.name),
+                           device=first.device)
+    return device_array(shape, dtype)
+
+
+def _broadcast_view(_kiln, x, shape):
+    """x seen with the broadcast shape: zero strides where it is broadcast."""
+    if x.shape == shape:
+        return x
+    lead = len(shape) - x.ndim
+    strides = [0] * lead + [0 if n == 1 and s != 1 else st
+                            for n, s, st in zip(x.shape, shape[lead:], x.strides)]
+    return _kiln.device_view(x, 0, tuple(shape), tuple(strides))
+
+
 class Reduction:
     """The object ``@kiln.reduce`` returns: ``r(array, init=None)``."""
 
@@ -259,6 +368,7 @@ class Reduction:
             raise TypeError(f"kiln.reduce needs a function of two arguments; "
                             f"'{self.__name__}' takes {self._dev._nparams}")
         self._kernel = None
+        self._gpu_kernels = {}
         self._acc = {}
 
     def _get_kernel(self):
@@ -295,7 +405,87 @@ class Reduction:
             self._acc[dt] = acc
         return acc
 
+    def _get_gpu_kernel(self, acc):
+        k = self._gpu_kernels.get(acc.name)
+        if k is None:
+            name = f"__kiln_reduce_gpu_{self.__name__}"
+            text = (f"def {name}(a, part, n):\n"
+                    f"    sm = kiln.shared.array({_BLOCK}, kiln.{acc.name})\n"
+                    f"    tid = kiln.threadIdx.x\n"
+                    f"    i = kiln.grid(1)\n"
+                    f"    stride = kiln.gridsize(1)\n"
+                    f"    acc = a[i] if i < n else a[0]\n"
+                    f"    j = i + stride\n"
+                    f"    while j < n:\n"
+                    f"        acc = __kiln_f(acc, a[j])\n"
+                    f"        j += stride\n"
+                    f"    sm[tid] = acc\n"
+                    f"    kiln.syncthreads()\n"
+                    f"    cnt = min({_BLOCK}, n - kiln.blockIdx.x * {_BLOCK})\n"
+                    f"    s = {_BLOCK // 2}\n"
+                    f"    while s > 0:\n"
+                    f"        if tid < s and tid + s < cnt:\n"
+                    f"            sm[tid] = __kiln_f(sm[tid], sm[tid + s])\n"
+                    f"        kiln.syncthreads()\n"
+                    f"        cnt = min(cnt, s)\n"
+                    f"        s //= 2\n"
+                    f"    if tid == 0:\n"
+                    f"        part[kiln.blockIdx.x] = sm[0]\n")
+            import kiln
+
+            k = _make_kernel(name, text, {"kiln": kiln, "__kiln_f": self._dev},
+                             **{o: v for o, v in self._options.items() if o != "target"})
+            self._gpu_kernels[acc.name] = k
+        return k
+
+    def _call_gpu(self, arr, size, res, init, stream):
+        """A tree reduction: per-thread partials over a grid-stride loop, folded in shared
+        memory per block, then the blocks' partials the same way in one block."""
+        from . import _kiln
+        from ._cuda import as_cuda_array, device_array
+
+        np = _np()
+        a = as_cuda_array(arr)
+        if a.ndim != 1:
+            if not a.is_c_contiguous():
+                raise ValueError("reduce of a non-contiguous multi-dimensional GPU array: "
+                                 "make it contiguous first")
+            a = a.reshape(a.size)
+        if size is not None:
+            if not isinstance(size, int) or size < 0:
+                raise ValueError("size must be a non-negative int")
+            a = a[:size]
+        n = a.size
+        if n == 0:
+            if init is None:
+                raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
+            return init
+        acc = self._accumulator(a.dtype)
+        k = self._get_gpu_kernel(acc)
+        blocks = min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS)
+        part = device_array(blocks, acc)
+        k[blocks, _BLOCK, stream](a, part, n)
+        if blocks > 1:
+            total = device_array(1, acc)
+            k[1, _BLOCK, stream](part, total, blocks)
+            part = total
+        if init is not None:
+            pair = device_array(2, acc)
+            pair[:1].copy_to_device(np.array([init], acc), stream)
+            _kiln.copy("d2d", pair._device, pair._ptr + acc.itemsize, part._ptr, acc.itemsize, stream)
+            total = device_array(1, acc)
+            k[1, _BLOCK, stream](pair, total, 2)
+            part = total
+        if res is not None:
+            r = as_cuda_array(res)
+            _kiln.copy("d2d", r._device, r._ptr, part._ptr, acc.itemsize, stream)
+        return part[0]
+
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
+        from ._cuda import _is_gpu_array
+
+        if _is_gpu_array(arr):
+            return self._call_gpu(arr, size, res, init, stream)
         np = _np()
         a = np.asarray(arr)
         if a.ndim != 1 or not a.flags.c_contiguous:

@@ -434,7 +434,9 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
         bool h2d = kind[0] == 'h';
         PyObject *hostobj = h2d ? src : dst;
         PyObject *devobj = h2d ? dst : src;
-        if (PyObject_GetBuffer(hostobj, &buf, h2d ? PyBUF_SIMPLE : PyBUF_WRITABLE) < 0) return NULL;
+        /* C or Fortran order: the bytes are one block either way */
+        int flags = PyBUF_ANY_CONTIGUOUS | (h2d ? 0 : PyBUF_WRITABLE);
+        if (PyObject_GetBuffer(hostobj, &buf, flags) < 0) return NULL;
         if (buf.len < nbytes) {
             PyBuffer_Release(&buf);
             PyErr_SetString(PyExc_ValueError, "the host buffer is smaller than the copy");

@@ -1,0 +1,348 @@
+"""GPU execution tests (pytest -m gpu; `make gpu-test` on a machine with a CUDA GPU).
+
+The same kernels as the CPU tests run on the GPU, diffed against the CPU target and
+NumPy float64 references on fresh random inputs; then the GPU-only surface: shared
+memory, barriers, warp intrinsics, atomics, streams, device arrays and the other
+libraries' arrays, vectorize and reduce."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, random_array
+
+pytestmark = pytest.mark.gpu
+
+import test_kernels as K  # noqa: E402  (the CPU tests' kernels)
+import test_cuda_codegen as G  # noqa: E402
+
+
+def test_gpu_is_available():
+    assert kiln.is_available(), kiln.cuda_unavailable_reason()
+
+
+def gpu_layouts(a):
+    """The same values as device arrays in C, F, strided and negatively strided layouts."""
+    big = np.zeros((a.shape[0] * 2, a.shape[1] * 3), a.dtype)
+    big[::2, ::3] = a
+    rev = np.ascontiguousarray(a[::-1, ::-1])
+    return {
+        "C": kiln.to_device(np.ascontiguousarray(a)),
+        "F": kiln.to_device(np.asfortranarray(a)),
+        "strided": kiln.to_device(big)[::2, ::3],
+        "negative": kiln.to_device(rev)[::-1, ::-1],
+    }
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES + INT_DTYPES)
+def test_axpy_gpu_matches_cpu(rng, dtype):
+    n = 5000
+    x, y = random_array(rng, n, dtype), random_array(rng, n, dtype)
+    a = dtype(3)
+    cpu = np.zeros(n, dtype)
+    kc = kiln.jit(K.axpy.py_func, target="cpu")  # the same kernel on the other target
+    kc[(n + 127) // 128, 128](cpu, x, y, a)
+    d = kiln.device_array(n, dtype)
+    K.axpy[(n + 127) // 128, 128](d, kiln.to_device(x), kiln.to_device(y), a)
+    gpu = d.copy_to_host()
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(gpu, 3 * x.astype(np.float64) + y, rtol=1e-6)
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+    else:
+        np.testing.assert_array_equal(gpu, cpu)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "negative"])
+def test_2d_every_layout_gpu(rng, dtype, layout):
+    shape = (37, 53)
+    a, b = random_array(rng, shape, dtype), random_array(rng, shape, dtype)
+    A, B = gpu_layouts(a)[layout], gpu_layouts(b)[layout]
+    out = gpu_layouts(np.zeros(shape))[layout]
+    K.add2d[(3, 4), (16, 16)](out, A, B)
+    np.testing.assert_allclose(out.copy_to_host(), (a * 2 + b).astype(np.float64), rtol=1e-6)
+
+
+def test_3d_grid_and_nd_arrays_gpu(rng):
+    out = kiln.device_array((5, 7, 9), np.int64)
+    K.grid3[(2, 2, 2), (4, 4, 8)](out)
+    i, j, k = np.indices((5, 7, 9))
+    np.testing.assert_array_equal(out.copy_to_host(), i * 10000 + j * 100 + k)
+    a = rng.random((6, 3, 4, 5))
+    o = kiln.device_array(6)
+    K.nd_sum[1, 32](o, kiln.to_device(a)[:, ::-1, :, ::2])
+    np.testing.assert_allclose(o.copy_to_host(), a[:, ::-1, :, ::2].sum(axis=(1, 2, 3)))
+
+
+def test_device_functions_gpu(rng):
+    n = 300
+    x = rng.uniform(-1, 2, n)
+    a = rng.integers(-50, 50, n)
+    b = rng.integers(1, 9, n) * rng.choice([-1, 1], n)
+    out, q, r = (kiln.device_array(n, t) for t in (np.float64, np.int64, np.int64))
+    K.use_devices[3, 128](out, q, r, *(kiln.to_device(v) for v in (x, a, b)))
+    np.testing.assert_allclose(out.copy_to_host(), np.clip(x, 0, 0.5))
+    np.testing.assert_array_equal(q.copy_to_host(), a // b)
+    np.testing.assert_array_equal(r.copy_to_host(), a % b)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_semantics_gpu(rng, dtype):
+    n = 500
+    a, b = random_array(rng, n, dtype), random_array(rng, n, dtype)
+    b[b == 0] = 1
+    out = kiln.device_array((n, 13), dtype)
+    K.int_ops[4, 128](out, kiln.to_device(a), kiln.to_device(b))
+    cpu = np.zeros((n, 13), dtype)
+    kiln.jit(K.int_ops.py_func, target="cpu")[4, 128](cpu, a, b)
+    np.testing.assert_array_equal(out.copy_to_host(), cpu)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_float_semantics_gpu(rng, dtype):
+    n = 400
+    a = rng.uniform(-50, 50, n).astype(dtype)
+    b = rng.uniform(-7, 7, n).astype(dtype)
+    b[np.abs(b) < 0.1] = 0.5
+    out = kiln.device_array((n, 12), dtype)
+    K.float_ops[4, 128](out, kiln.to_device(a), kiln.to_device(b))
+    cpu = np.zeros((n, 12), dtype)
+    kiln.jit(K.float_ops.py_func, target="cpu")[4, 128](cpu, a, b)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out.copy_to_host(), cpu, rtol=tol, atol=tol)
+
+
+def test_math_functions_gpu(rng):
+    x = rng.uniform(0.1, 0.9, 256)
+    for name in ["sqrt", "exp", "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                 "cosh", "tanh", "erf", "erfc", "gamma", "lgamma", "log1p", "expm1"]:
+        @kiln.jit
+        def k(out, x):
+            i = kiln.grid(1)
+            if i < x.size:
+                out[i] = FN(x[i])  # noqa: F821
+        k.py_func.__globals__["FN"] = getattr(math, name)
+        out = kiln.device_array(256)
+        k[2, 128](out, kiln.to_device(x))
+        np.testing.assert_allclose(out.copy_to_host(), [getattr(math, name)(v) for v in x],
+                                   rtol=1e-12, err_msg=name)
+        del k.py_func.__globals__["FN"]
+
+
+def test_control_local_arrays_atomics_views_gpu(rng):
+    out = kiln.device_array(8, np.int64)
+    K.control[1, 8](out, 20)
+    host = np.zeros(8, np.int64)
+    kiln.jit(K.control.py_func, target="cpu")[1, 8](host, 20)
+    np.testing.assert_array_equal(out.copy_to_host(), host)
+    x = rng.random((50, 4))
+    o = kiln.device_array(50)
+    K.local_arrays[1, 64](o, kiln.to_device(x))
+    np.testing.assert_allclose(o.copy_to_host(), x @ np.arange(1, 5))
+    xs = rng.integers(0, 10, 100000).astype(np.int32)
+    counts = kiln.to_device(np.zeros(11, np.int32))
+    total = kiln.to_device(np.zeros(1))
+    K.histogram[(100000 + 255) // 256, 256](counts, kiln.to_device(xs), total)
+    c = counts.copy_to_host()
+    np.testing.assert_array_equal(c[:10], np.bincount(xs, minlength=10))
+    assert c[10] == xs.max() and total.copy_to_host()[0] == 50000.0
+    a = rng.random((20, 7))
+    v = kiln.device_array((20, 5))
+    K.views[1, 32](v, kiln.to_device(a))
+    np.testing.assert_allclose(v.copy_to_host()[:, 2], a[:, 1:4].sum(axis=1))
+
+
+def test_shared_memory_barriers_and_atomics():
+    a = np.arange(1000, dtype=np.float32)
+    out = kiln.to_device(np.zeros(1, np.float32))
+    G.block_sum[(1000 + G.TPB - 1) // G.TPB, G.TPB](kiln.to_device(a), out)
+    assert out.copy_to_host()[0] == a.sum()
+
+
+def emulate_warp_ops(lanes):
+    """What G.warp_ops computes in lane 0 of a warp, step by step."""
+    v = [int(x) for x in lanes]
+    off = 16
+    while off > 0:  # shfl_down: a lane past the end keeps its own value
+        v = [v[l] + (v[l + off] if l + off < 32 else v[l]) for l in range(32)]
+        off //= 2
+    m = sum(1 << l for l in range(32) if v[l] > 0)
+    w = v[1] + v[0]          # shfl_xor(v, 1) + shfl(v, 0) in lane 0
+    u = v[0]                 # shfl_up(v, 1): lane 0 keeps its own
+    return v[0] + m + w + u + all(x > 0 for x in v) + any(x > 0 for x in v)
+
+
+def test_warp_intrinsics(rng):
+    a = rng.integers(-20, 40, 64).astype(np.int32)
+    out = kiln.to_device(np.zeros(2, np.int64))
+    G.warp_ops[1, 64](kiln.to_device(a), out)
+    assert out.copy_to_host().tolist() == [emulate_warp_ops(a[:32]), emulate_warp_ops(a[32:])]
+
+
+def test_dynamic_shared_memory():
+    a = np.arange(64, dtype=np.float64)
+    d = kiln.to_device(a)
+    G.dynamic_shared[1, 64, 0, 64 * 8](d)
+    np.testing.assert_array_equal(d.copy_to_host(), a[::-1])
+
+
+def test_tiled_matmul(rng):
+    A = rng.random((70, 45), np.float32)
+    B = rng.random((45, 33), np.float32)
+    C = kiln.device_array((70, 33), np.float32)
+    G.tiled_matmul[((33 + 15) // 16, (70 + 15) // 16), (16, 16)](kiln.to_device(A), kiln.to_device(B), C)
+    np.testing.assert_allclose(C.copy_to_host(), A @ B, rtol=1e-4)
+
+
+def test_streams_and_async_copies(rng):
+    s = kiln.stream()
+    x = rng.random(1 << 20)
+    d = kiln.to_device(x, stream=s)
+    out = kiln.device_array_like(d)
+    K.axpy[(x.size + 255) // 256, 256, s](out, d, d, 2.0)
+    s.synchronize()
+    np.testing.assert_allclose(out.copy_to_host(stream=s), 3 * x)
+
+
+def test_host_arrays_in_a_gpu_launch_are_copied_with_one_warning(rng):
+    @kiln.jit(target="cuda")
+    def k(out, x):
+        i = kiln.grid(1)
+        if i < x.size:
+            out[i] = x[i] * 2
+    x = rng.random(1000)
+    out = np.zeros(1000)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        k[4, 256](out, x)
+        k[4, 256](out, x)
+    assert sum(issubclass(i.category, kiln.PerformanceWarning) for i in w) == 1
+    np.testing.assert_allclose(out, 2 * x)
+
+
+def test_debug_index_error_on_gpu():
+    @kiln.jit(debug=True)
+    def k(a, n):
+        i = kiln.grid(1)
+        if i < n:
+            a[i] = 1.0
+    with pytest.raises(IndexError, match=r"test_gpu.py:\d+: index 10 is out of bounds for axis 0 with size 10"):
+        k[1, 16](kiln.device_array(10), 11)
+    k[1, 16](kiln.device_array(10), 10)  # the error record was cleared
+
+
+def test_device_array_api(rng):
+    a = rng.random((6, 8))
+    d = kiln.to_device(a)
+    assert d.shape == (6, 8) and d.dtype == np.float64 and d.size == 48 and d.ndim == 2
+    np.testing.assert_array_equal(d[1:5:2, ::-3].copy_to_host(), a[1:5:2, ::-3])
+    assert d[2, 3] == a[2, 3]
+    np.testing.assert_array_equal(d.T.copy_to_host(), a.T)
+    np.testing.assert_array_equal(d.reshape(48).copy_to_host(), a.reshape(48))
+    cai = d.__cuda_array_interface__
+    assert cai["shape"] == (6, 8) and cai["typestr"] == "<f8" and cai["version"] == 3
+    host = np.zeros_like(a)
+    d.copy_to_host(host)
+    np.testing.assert_array_equal(host, a)
+    e = kiln.device_array_like(d)
+    e.copy_to_device(a * 2)
+    np.testing.assert_array_equal(e.copy_to_host(), a * 2)
+
+
+def test_cupy_interop(rng):
+    cp = pytest.importorskip("cupy")
+    x = cp.asarray(rng.random(1000))
+    out = cp.zeros(1000)
+    K.axpy[4, 256](out, x, x, 3.0)
+    np.testing.assert_allclose(cp.asnumpy(out), 4 * cp.asnumpy(x))
+    d = kiln.to_device(np.arange(10.0))
+    c = cp.asarray(d)  # CuPy reads our __cuda_array_interface__ without a copy
+    c *= 2
+    np.testing.assert_array_equal(d.copy_to_host(), np.arange(10.0) * 2)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        y = cp.arange(1000, dtype=cp.float64)
+    out2 = cp.zeros(1000)
+    K.axpy[4, 256, s](out2, y, y, 1.0)
+    s.synchronize()
+    np.testing.assert_array_equal(cp.asnumpy(out2), 2 * np.arange(1000.0))
+
+
+def test_torch_interop(rng):
+    torch = pytest.importorskip("torch")
+    x = torch.rand(1000, device="cuda", dtype=torch.float32)
+    out = torch.zeros(1000, device="cuda", dtype=torch.float32)
+    K.axpy[4, 256](out, x, x, np.float32(1.0))
+    torch.testing.assert_close(out, 2 * x)
+    d = kiln.to_device(np.arange(5.0))
+    t = torch.from_dlpack(d)
+    assert t.device.type == "cuda" and t.tolist() == [0, 1, 2, 3, 4]
+    t2 = torch.as_tensor(d, device="cuda")
+    t2 += 1
+    assert d.copy_to_host().tolist() == [1, 2, 3, 4, 5]
+
+
+def test_jax_dlpack_interop():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    try:
+        x = jnp.arange(16, dtype=jnp.float32)
+        if x.devices().pop().platform != "gpu":
+            pytest.skip("jax has no GPU backend here")
+    except Exception as e:  # pragma: no cover
+        pytest.skip(f"jax unusable: {e}")
+    out = kiln.device_array(16, np.float32)
+    K.axpy[1, 32](out, x, x, np.float32(1.0))
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(16, dtype=np.float32))
+
+
+def test_vectorize_on_gpu_returns_the_input_kind(rng):
+    from test_ufunc import rel_diff
+
+    a, b = rng.random(1000), rng.random(1000)
+    ref = (a - b) / (np.abs(a) + np.abs(b) + 1)
+    r = rel_diff(kiln.to_device(a), kiln.to_device(b))
+    assert isinstance(r, kiln.DeviceArray)
+    np.testing.assert_allclose(r.copy_to_host(), ref)
+    rb = rel_diff(kiln.to_device(rng.random((5, 1, 7))), kiln.to_device(rng.random((3, 1))))
+    assert rb.shape == (5, 3, 7)
+    cp = pytest.importorskip("cupy")
+    rc = rel_diff(cp.asarray(a), b)
+    assert isinstance(rc, cp.ndarray)
+    np.testing.assert_allclose(cp.asnumpy(rc), ref)
+    torch = pytest.importorskip("torch")
+    rt = rel_diff(torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda"))
+    assert isinstance(rt, torch.Tensor) and rt.is_cuda
+    np.testing.assert_allclose(rt.cpu().numpy(), ref)
+
+
+def test_reduce_on_gpu(rng):
+    from test_ufunc import add, biggest
+
+    for n in [1, 7, 256, 257, 100003, 1 << 22]:
+        a = rng.random(n)
+        np.testing.assert_allclose(add(kiln.to_device(a)), a.sum(), rtol=1e-9)
+    i = rng.integers(-1000, 1000, 50001)
+    assert add(kiln.to_device(i)) == i.sum()
+    f = rng.random(77777).astype(np.float32)
+    assert biggest(kiln.to_device(f)) == f.max()
+    assert add(kiln.to_device(f), init=1.5) == pytest.approx(f.astype(np.float64).sum() + 1.5, rel=1e-4)
+
+
+def test_inspect_ptx():
+    src = K.axpy.inspect_ptx()
+    assert ".entry kiln_entry" in src
+
+
+def test_synchronize_reports_pending_kernel_errors():
+    @kiln.jit
+    def k(a, step):
+        for i in range(0, 10, step):
+            a[i] = 1
+    k[1, 1](kiln.device_array(10), 1)
+    k[1, 1](kiln.device_array(10), 0)
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+        kiln.synchronize()
+    kiln.synchronize()  # reported once
