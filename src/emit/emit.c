@@ -676,11 +676,11 @@ static void call_intrinsic(Emit *E, Node *n) {
     }
     case IK_VOTE: {
         static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync"};
-        P("%s(", f[in->sub]);
+        P("(%s(", f[in->sub]);
         ex_as(E, a[0], ty_scalar(KILN_UINT32));
         PS(", ");
         truthy(E, a[1]);
-        PS(in->sub ? ") != 0" : ")");
+        PS(in->sub ? ") != 0)" : "))");
         return;
     }
     case IK_ACTIVEMASK: PS("__activemask()"); return;

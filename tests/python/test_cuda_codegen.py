@@ -38,9 +38,11 @@ def warp_ops(a, out):
     m = kiln.ballot_sync(kiln.activemask(), v > 0)
     w = kiln.shfl_xor_sync(0xffffffff, v, 1) + kiln.shfl_sync(0xffffffff, v, 0)
     u = kiln.shfl_up_sync(0xffffffff, v, 1)
-    if kiln.laneid == 0:
-        out[i // 32] = v + m + w + u + kiln.all_sync(0xffffffff, v > 0) + kiln.any_sync(0xffffffff, v > 0)
+    al = kiln.all_sync(0xffffffff, v > 0)   # every lane takes part: no *_sync under a branch
+    an = kiln.any_sync(0xffffffff, v > 0)
     kiln.syncwarp()
+    if kiln.laneid == 0:
+        out[i // 32] = v + m + w + u + al + an
 
 
 @kiln.jit
