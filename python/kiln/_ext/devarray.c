@@ -81,6 +81,43 @@ DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const 
     }
     d->dtype = (uint8_t)dtype;
     d->device = device;
+    /* the launch path's view: element strides and layout, computed once */
+    int isz = ext_dtype_size(dtype);
+    d->layout = 0;
+    bool ok = isz > 0 && ndim > 0;
+    for (int i = 0; ok && i < ndim; i++) {
+        if (strides[i] % isz) ok = false;
+        else d->estrides[i] = strides[i] / isz;
+    }
+    if (ok) {
+        int64_t size = 1, e = 1;
+        for (int i = 0; i < ndim; i++) size *= shape[i];
+        bool c = true, f = true;
+        for (int i = ndim - 1; i >= 0; i--) {
+            if (shape[i] != 1 && d->estrides[i] != e) c = false;
+            e *= shape[i];
+        }
+        e = 1;
+        for (int i = 0; i < ndim; i++) {
+            if (shape[i] != 1 && d->estrides[i] != e) f = false;
+            e *= shape[i];
+        }
+        if (size == 0) c = true;
+        d->layout = c ? 'C' : (f && ndim > 1) ? 'F' : 'A';
+        if (d->layout != 'A') {
+            e = 1;
+            if (d->layout == 'C')
+                for (int i = ndim - 1; i >= 0; i--) {
+                    d->estrides[i] = e;
+                    e *= shape[i];
+                }
+            else
+                for (int i = 0; i < ndim; i++) {
+                    d->estrides[i] = e;
+                    e *= shape[i];
+                }
+        }
+    }
     Py_XINCREF(owner);
     d->owner = owner;
     return d;

@@ -79,6 +79,8 @@ typedef struct {
     int64_t shape[KILN_MAX_NDIM];
     int64_t strides[KILN_MAX_NDIM];  /* bytes */
     uint8_t dtype;                   /* kiln_dtype */
+    uint8_t layout;                  /* 'C', 'F', 'A', or 0 if strides are not element multiples */
+    int64_t estrides[KILN_MAX_NDIM]; /* element strides (contiguous ones for C and F) */
     int device;
     PyObject *owner;                 /* what keeps the memory alive */
     PyObject *weakrefs;

@@ -24,6 +24,7 @@
 #include "ext.h"
 
 #include <float.h>
+#include <time.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -283,11 +284,35 @@ static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject
             return -1;
         }
         memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
+        if (d->layout) { /* computed when the array was made */
+            a->t.layout = d->layout;
+            memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
+            return 0;
+        }
         return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
         if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) < 0) {
+            /* GPU arrays (CuPy, JAX) may claim the buffer protocol and refuse it */
+            if (st) {
+                PyObject *bt, *bv, *btb;
+                PyErr_Fetch(&bt, &bv, &btb);
+                int rc = ext_foreign_array(st, o, stream, &a->fa);
+                if (rc == 1) {
+                    Py_XDECREF(bt);
+                    Py_XDECREF(bv);
+                    Py_XDECREF(btb);
+                    goto foreign;
+                }
+                if (rc < 0) {
+                    Py_XDECREF(bt);
+                    Py_XDECREF(bv);
+                    Py_XDECREF(btb);
+                    goto foreign_error;
+                }
+                PyErr_Restore(bt, bv, btb);
+            }
             char d[256];
             arg_desc(d, sizeof d, names, kname, i);
             PyObject *t, *ev, *tb, *t2, *v2, *tb2;
@@ -375,6 +400,7 @@ static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject
     if (st) {
         int rc = ext_foreign_array(st, o, stream, &a->fa);
         if (rc < 0) {
+        foreign_error:;
             char d[256];
             arg_desc(d, sizeof d, names, kname, i);
             PyObject *t, *ev, *tb;
@@ -387,6 +413,7 @@ static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject
             return -1;
         }
         if (rc == 1) {
+        foreign:
             a->has_foreign = true;
             a->on_gpu = true;
             a->dptr = a->fa.ptr;
@@ -744,6 +771,8 @@ struct LauncherObject {
     PyObject *stream;
     void *stream_handle; /* its CUstream */
     int64_t shmem;
+    long repeat;         /* bench hook: launch this many times back to back in C */
+    double repeat_s;     /* ... and the seconds per launch it took */
 };
 
 static int disp_init(DispatcherObject *self, PyObject *args, PyObject *kw) {
@@ -913,6 +942,8 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     l->stream = stream;
     l->stream_handle = handle;
     l->shmem = shmem;
+    l->repeat = 0;
+    l->repeat_s = 0;
     PyObject_GC_Track(l);
     Py_INCREF(l);
     Py_XSETREF(self->lc[self->lnext], l);
@@ -1270,10 +1301,22 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         pp[0] = &errp;
         for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
         int rc;
-        Py_BEGIN_ALLOW_THREADS
-        rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
-                              self->stream_handle, pp);
-        Py_END_ALLOW_THREADS
+        if (self->repeat > 1) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            rc = 0;
+            for (long r = 0; r < self->repeat && rc == 0; r++)
+                rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block,
+                                      (unsigned)self->shmem, self->stream_handle, pp);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            self->repeat_s = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
+                             (double)self->repeat;
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
+                                  self->stream_handle, pp);
+            Py_END_ALLOW_THREADS
+        }
         if (rc != 0) {
             ext_cuda_error(st, rc, "launching the kernel");
             goto done;
@@ -1317,6 +1360,33 @@ static PyObject *launcher_config(LauncherObject *self, void *c) {
                          (long long)self->shmem);
 }
 
+/* _raw_launches(count, *args): launches count times from a C loop with the
+ * arguments packed once; returns the seconds per launch (the driver's floor). */
+static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
+    LauncherObject *self = (LauncherObject *)selfobj;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "_raw_launches(count, *args)");
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[0]);
+    if (count < 1) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
+        return NULL;
+    }
+    self->repeat = count;
+    self->repeat_s = 0;
+    PyObject *r = launcher_call(selfobj, args + 1, (size_t)(nargs - 1), NULL);
+    self->repeat = 0;
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return PyFloat_FromDouble(self->repeat_s);
+}
+
+static PyMethodDef launcher_methods[] = {
+    {"_raw_launches", (PyCFunction)(void (*)(void))launcher_raw, METH_FASTCALL,
+     "benchmark hook: the driver's own cost per launch"},
+    {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef launcher_getset[] = {
     {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -1327,6 +1397,7 @@ static PyType_Slot launcher_slots[] = {
     {Py_tp_clear, launcher_clear},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_members, launcher_members},
+    {Py_tp_methods, launcher_methods},
     {Py_tp_getset, launcher_getset},
     {Py_tp_doc, (void *)"A kernel with its launch configuration; call it with the arguments."},
     {0, NULL}};
