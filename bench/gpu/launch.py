@@ -144,31 +144,11 @@ def driver_floor():
     rows.append(("cuLaunchKernel alone (C loop, the floor)", statistics.median(meds)))
 
 
-def cuda_bindings():
-    from cuda.bindings import driver as drv
-    from kiln import _compile, _kiln
-
-    a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
-    k5[N // 256, 256](a, b, c, 1.5, N)
-    src = r'''extern "C" __global__ void f(const float *a, const float *b, float *c, float x, long long n) {
-        long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i] * x; }'''
-    image, _ = _kiln.nvrtc_compile(src, (0, 0, 0), _compile._arch_of(0))
-    err, mod = drv.cuModuleLoadData(image)
-    err, fn = drv.cuModuleGetFunction(mod, b"f")
-    vals = [ctypes.c_uint64(a._ptr), ctypes.c_uint64(b._ptr), ctypes.c_uint64(c._ptr),
-            ctypes.c_float(1.5), ctypes.c_int64(N)]
-    params = (ctypes.c_void_p * 5)(*[ctypes.addressof(v) for v in vals])
-    addr = ctypes.addressof(params)
-    g, t = N // 256, 256
-    return (lambda: drv.cuLaunchKernel(fn, g, 1, 1, t, 1, 1, 0, 0, addr, 0)), kiln.synchronize
-
-
 def main():
     try:
         driver_floor()
     except Exception as e:
         rows.append(("cuLaunchKernel alone (C loop, the floor)", f"n/a ({e})"))
-    bench("raw cuLaunchKernel (cuda.bindings)", cuda_bindings)
     bench("raw cuLaunchKernel (ctypes)", raw_driver)
     bench("kiln k[g, b](...) (launcher reused)", kiln_reused)
     bench("kiln k[g, b](...) (written out each call)", kiln_each)

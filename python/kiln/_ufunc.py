@@ -416,6 +416,14 @@ class Reduction:
                     f"    stride = kiln.gridsize(1)\n"
                     f"    acc = a[i] if i < n else a[0]\n"
                     f"    j = i + stride\n"
+                    # four loads in flight per thread: memory, not latency, limits the pass
+                    f"    while j + 3 * stride < n:\n"
+                    f"        v0 = a[j]\n"
+                    f"        v1 = a[j + stride]\n"
+                    f"        v2 = a[j + 2 * stride]\n"
+                    f"        v3 = a[j + 3 * stride]\n"
+                    f"        acc = __kiln_f(__kiln_f(__kiln_f(__kiln_f(acc, v0), v1), v2), v3)\n"
+                    f"        j += 4 * stride\n"
                     f"    while j < n:\n"
                     f"        acc = __kiln_f(acc, a[j])\n"
                     f"        j += stride\n"
@@ -440,7 +448,9 @@ class Reduction:
 
     def _call_gpu(self, arr, size, res, init, stream):
         """A tree reduction: per-thread partials over a grid-stride loop, folded in shared
-        memory per block, then the blocks' partials the same way in one block."""
+        memory per block, then the blocks' partials the same way in one block.  The
+        grid-stride order assumes the function is commutative as well as associative, as
+        Numba's cuda.reduce does (the CPU reduction keeps the array's order)."""
         from . import _kiln
         from ._cuda import as_cuda_array, device_array
 

@@ -1312,10 +1312,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             self->repeat_s = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
                              (double)self->repeat;
         } else {
-            Py_BEGIN_ALLOW_THREADS
+            /* cuLaunchKernel queues the work and returns; releasing the GIL around it
+             * would cost more than the call saves (CuPy and Numba keep it too) */
             rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
                                   self->stream_handle, pp);
-            Py_END_ALLOW_THREADS
         }
         if (rc != 0) {
             ext_cuda_error(st, rc, "launching the kernel");
