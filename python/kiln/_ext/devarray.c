@@ -570,27 +570,6 @@ static PyObject *f_set_device_array_class(PyObject *m, PyObject *cls) {
 
 /* ---- DLPack export ---------------------------------------------------------------------------- */
 
-typedef struct {
-    int32_t device_type, device_id;
-} DLDevice;
-typedef struct {
-    uint8_t code, bits;
-    uint16_t lanes;
-} DLDataType;
-typedef struct {
-    void *data;
-    DLDevice device;
-    int32_t ndim;
-    DLDataType dtype;
-    int64_t *shape;
-    int64_t *strides;
-    uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-    DLTensor dl_tensor;
-    void *manager_ctx;
-    void (*deleter)(struct DLManagedTensor *);
-} DLManagedTensor;
 
 typedef struct {
     DLManagedTensor t;

@@ -114,6 +114,29 @@ int ext_dtype_size(int dtype);
  * exception for objects that are not streams. */
 int ext_stream_handle(ModState *st, PyObject *obj, void **handle);
 
+/* DLPack's structs (dlpack.h, ABI version 0.8): the exchange format of GPU tensors */
+typedef struct {
+    int32_t device_type, device_id;
+} DLDevice;
+typedef struct {
+    uint8_t code, bits;
+    uint16_t lanes;
+} DLDataType;
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *);
+} DLManagedTensor;
+
 /* gpu.c: foreign GPU arrays (__cuda_array_interface__, DLPack) */
 typedef struct {
     uint64_t ptr;

@@ -212,27 +212,6 @@ static int cai_array(ModState *st, PyObject *o, PyObject *cai, void *launch_stre
     return 1;
 }
 
-typedef struct {
-    int32_t device_type, device_id;
-} DLDevice;
-typedef struct {
-    uint8_t code, bits;
-    uint16_t lanes;
-} DLDataType;
-typedef struct {
-    void *data;
-    DLDevice device;
-    int32_t ndim;
-    DLDataType dtype;
-    int64_t *shape;
-    int64_t *strides;
-    uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-    DLTensor dl_tensor;
-    void *manager_ctx;
-    void (*deleter)(struct DLManagedTensor *);
-} DLManagedTensor;
 
 static int dlpack_array(ModState *st, PyObject *o, void *launch_stream, ForeignArray *fa) {
     /* ask for the tensor on the launch's stream (1 is CUDA's legacy default stream) */
