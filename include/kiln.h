@@ -220,8 +220,15 @@ int kiln_parse_signature(kiln_ctx *ctx, const char *text, kiln_argtype *ret,
  * threads need.  On success *blob (malloc'd, the caller frees) holds the
  * shared object's bytes. */
 int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size_t *blob_len);
-/* The compiler command line kiln_cpu_build uses, for cache keys and `kiln info`. */
+/* The compiler command line kiln_cpu_build uses, for `kiln info`. */
 const char *kiln_cpu_compiler(kiln_ctx *ctx);
+/* Everything besides the source that decides what kiln_cpu_build makes: the
+ * compiler's identity (resolved path, size, time, inode of each program of
+ * the command), the processor -march=native sees, the fixed flags and kiln's
+ * version.  Part of the cache key; computed once per context. */
+const char *kiln_cpu_target(kiln_ctx *ctx);
+/* "cpu:x86_64": what bundles and `kiln cache ls` call this target. */
+const char *kiln_cpu_target_name(void);
 
 typedef struct kiln_cpu_module kiln_cpu_module;
 
@@ -283,6 +290,14 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
                        const kiln_options *opts, int arch, void **blob, size_t *blob_len,
                        int *is_ptx);
 
+/* The cache key's target text for a compile of the same arguments: the
+ * architecture, cubin or PTX, NVRTC's version, its options, kiln's version.
+ * The driver's version is not in it: no stored artifact depends on it (PTX is
+ * compiled by the driver at load, and a cubin it cannot load is an error
+ * then).  0, or -1 after reporting that NVRTC cannot compile for arch. */
+int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
+                      int want_ptx, char *buf, size_t size);
+
 /* Loads the driver and initialises it.  NULL, with *why set to a static
  * explanation, when no CUDA GPU can be used. */
 kiln_cuda *kiln_cuda_open(const char **why);
@@ -320,6 +335,112 @@ int kiln_cuda_stream_sync(kiln_cuda *c, void *stream);
 int kiln_cuda_sync(kiln_cuda *c);
 /* The device of a device pointer, or -1. */
 int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr);
+
+/* ---- the artifact cache ------------------------------------------------------
+ * Content-addressed: the key is XXH3-128 of the generated source and a text
+ * describing the target (compiler identity, architecture, options that are not
+ * in the source, kiln's version), so callees, frozen globals and kiln's own
+ * runtime text are in it by construction.  Tiers: memory (per process,
+ * bounded), one SQLite database in WAL mode, and Redis when configured; a hit
+ * in a lower tier fills the upper ones.  Every problem with a tier (an
+ * unwritable or unsafe directory, a corrupt database, a server that fails)
+ * turns that tier off with one warning through the context's diagnostics;
+ * nothing is fatal, and an entry that fails its checks is a miss. */
+
+typedef struct kiln_cache kiln_cache;
+
+typedef struct kiln_cache_key {
+    uint8_t b[16];
+} kiln_cache_key;
+
+void kiln_cache_key_of(const char *source, size_t len, const char *target, kiln_cache_key *out);
+/* 32 hex digits and a NUL */
+void kiln_cache_key_hex(const kiln_cache_key *k, char out[33]);
+/* Parses 32 hex digits; 0 or -1. */
+int kiln_cache_key_parse(const char *hex, kiln_cache_key *out);
+
+typedef struct kiln_cache_config {
+    const char *dir;        /* NULL: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else
+                               ~/.cache/kiln; "" turns the disk tier off */
+    int64_t max_bytes;      /* disk tier size; 0: $KILN_CACHE_SIZE, else 1 GiB */
+    int64_t memory_bytes;   /* memory tier size; 0: 256 MiB */
+    const char *remote;     /* NULL: $KILN_REMOTE_CACHE; "" off; redis://host:port/db */
+    const char *remote_key; /* NULL: $KILN_REMOTE_KEY; HMAC-SHA256 key of remote records */
+    int remote_timeout_ms;  /* 0: $KILN_REMOTE_TIMEOUT_MS, else 500 */
+} kiln_cache_config;
+
+/* Never NULL unless out of memory: a cache whose tiers failed still caches in
+ * memory. */
+kiln_cache *kiln_cache_open(kiln_ctx *ctx, const kiln_cache_config *cfg);
+void kiln_cache_close(kiln_cache *c);
+/* The disk tier's database path, or NULL when it is off. */
+const char *kiln_cache_path(kiln_cache *c);
+/* The remote tier's address, or NULL when it is off. */
+const char *kiln_cache_remote(kiln_cache *c);
+
+/* Looks the key up, tier by tier; on a hit *blob (malloc'd, the caller frees)
+ * holds the artifact and *kind (when not NULL) its kind.  1 hit, 0 miss. */
+int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                   char kind[16]);
+/* Stores a freshly built artifact in every tier and ends this process's claim
+ * on it.  kind: "so", "cubin", "ptx"; name: the kernel, shown by `kiln cache
+ * ls`; target: a short text such as "cpu:x86_64" or "cuda:sm_90" that export
+ * filters on.  compile_ms goes into the stats.  0, or -1 when no persistent
+ * tier took it. */
+int kiln_cache_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const char *name,
+                   const char *target, const void *blob, size_t len, double compile_ms);
+
+/* Single flight across processes and machines.  Returns 1 when the caller
+ * should build the key now (it holds the claim until kiln_cache_put or
+ * kiln_cache_release, or lease_ms passes), 0 when another process is building
+ * it: then call kiln_cache_wait. */
+int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms);
+void kiln_cache_release(kiln_cache *c, const kiln_cache_key *k);
+/* Waits for another process's build: 1 with *blob filled when it arrives, 0
+ * when that process ended, released its claim or let it expire without a
+ * result (build it yourself). */
+int kiln_cache_wait(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                    char kind[16]);
+
+typedef struct kiln_cache_stats {
+    /* this process */
+    int64_t mem_hits, mem_misses, disk_hits, disk_misses, remote_hits, remote_misses;
+    int64_t remote_rejected;   /* records that failed authentication or checks */
+    int64_t compiles, waits, verify_failures;
+    double compile_ms;
+    int64_t mem_entries, mem_bytes;
+    /* the disk tier, all processes together (zero when it is off) */
+    int64_t entries, bytes, max_bytes;
+    int64_t total_compiles, total_evictions, total_verify_failures;
+    double total_compile_ms;
+} kiln_cache_stats;
+
+void kiln_cache_get_stats(kiln_cache *c, kiln_cache_stats *s);
+
+typedef struct kiln_cache_entry {
+    kiln_cache_key key;
+    const char *kind, *name, *target;
+    int64_t size, created_ms, last_used_ms;
+} kiln_cache_entry;
+
+/* Calls fn for every entry of the disk tier, most recently used first;
+ * returns how many. */
+int kiln_cache_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), void *ud);
+/* Removes every entry from the memory and disk tiers; returns how many disk
+ * entries went. */
+int64_t kiln_cache_clear(kiln_cache *c);
+/* Evicts least recently used entries until the disk tier holds at most
+ * max_bytes (negative: its configured size); returns how many went. */
+int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes);
+
+/* A bundle is an SQLite file holding entries, to move them between machines.
+ * Export writes the disk tier's entries whose target starts with one of the
+ * prefixes (all when there are none) to path, replacing it; import verifies
+ * every entry of a bundle and stores the good ones.  Both return how many
+ * entries they moved, or -1 after reporting an error through the context. */
+int64_t kiln_cache_export(kiln_cache *c, const char *path, const char *const *targets,
+                          int ntargets);
+int64_t kiln_cache_import(kiln_cache *c, const char *path);
 
 /* ---- the library ---------------------------------------------------------- */
 

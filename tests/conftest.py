@@ -1,11 +1,20 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+
+# Every run starts with an empty kernel cache of its own (and never touches ~/.cache).
+_CACHE = tempfile.mkdtemp(prefix="kiln-test-cache-")
+os.environ["KILN_CACHE_DIR"] = _CACHE
+os.environ.pop("KILN_REMOTE_CACHE", None)
+atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture

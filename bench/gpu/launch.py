@@ -70,7 +70,7 @@ def raw_driver():
     cuda = ctypes.CDLL("libcuda.so.1")
     src = r'''extern "C" __global__ void f(const float *a, const float *b, float *c, float x, long long n) {
         long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i] * x; }'''
-    image, _ = _kiln.nvrtc_compile(src, (0, 0, 0), _compile._arch_of(0))
+    image = _kiln.nvrtc_compile(src, (0, 0, 0), _compile._arch_of(0))[0]
     mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
     assert cuda.cuModuleLoadData(ctypes.byref(mod), image) == 0
     assert cuda.cuModuleGetFunction(ctypes.byref(fn), mod, b"f") == 0

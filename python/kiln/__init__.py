@@ -18,6 +18,8 @@ imported when the first kernel is compiled, not here.
 """
 
 from ._kiln import CompileError, CudaError, PerformanceWarning, version as __version__
+from ._kiln import CacheWarning, CacheError  # noqa: F401
+from . import cache  # noqa: F401  (kiln.cache.stats(), kiln.cache.clear())
 from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,

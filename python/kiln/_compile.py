@@ -7,7 +7,6 @@ names, and decides which specialisation a call needs.
 """
 
 import builtins
-import linecache
 import os
 import sys
 import types
@@ -25,12 +24,38 @@ _TARGET_CODE = {"cpu": 0, "cuda": 1}
 
 # ---- source ----------------------------------------------------------------------
 
+def _file_lines(filename):
+    """A source file's lines, read directly (UTF-8, PEP 3120); None when linecache
+    must do it: text it holds (notebook cells, registered sources), another
+    encoding, or no such file.  linecache imports tokenize and re, about 15 ms
+    that a warm start need not pay."""
+    lc = sys.modules.get("linecache")
+    if lc is not None and filename in lc.cache:
+        return None
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    head = data[:400].split(b"\n", 2)[:2]
+    if any(b"coding" in line and line.lstrip().startswith(b"#") for line in head):
+        return None
+    try:
+        return data.decode("utf-8").splitlines(True)
+    except UnicodeDecodeError:
+        return None
+
+
 def source_of(fn):
     """(text from the function's first line on, file name, first line)."""
     code = fn.__code__
     filename = code.co_filename
-    linecache.checkcache(filename)
-    lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
+    lines = _file_lines(filename)
+    if lines is None:
+        import linecache
+
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
     first = code.co_firstlineno
     if not lines or first > len(lines):
         raise CompileError(
@@ -177,30 +202,50 @@ def _translate(disp, argkey, target, arch=0):
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 
+def _nvrtc_options(disp):
+    o = disp.options
+    return (o["fastmath"], o["lineinfo"], o["max_registers"])
+
+
+def _cache_name(disp, argkey):
+    """What `kiln cache ls` shows for a specialisation."""
+    return f"{disp.__module__}.{disp.__qualname__}({_kiln.argtype_str(argkey)})"
+
+
 def check_cuda(disp, argkey, archs=_CHECK_ARCHS):
     """Translates for CUDA and compiles with NVRTC for each arch (no GPU needed);
-    raises CompileError on any NVRTC error."""
-    o = disp.options
+    raises CompileError on any NVRTC error.  Returns [(arch, cache key, hit)]."""
+    done = []
     for arch in archs:
         prog = _translate(disp, argkey, 1, arch)
-        _kiln.nvrtc_compile(prog.source, (o["fastmath"], o["lineinfo"], o["max_registers"]), arch)
+        _, _, ckey, hit = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
+                                              _cache_name(disp, argkey), disp.options["cache"])
+        done.append((arch, ckey, hit))
+    return done
+
+
+def build_cpu(disp, argkey):
+    """Translates for the CPU and builds (or finds in the cache) the shared object;
+    returns (program, blob, cache key, hit)."""
+    prog = _translate(disp, argkey, 0)
+    blob, ckey, hit = _kiln.cpu_build(prog.source, _cache_name(disp, argkey),
+                                      disp.options["cache"])
+    return prog, blob, ckey, hit
 
 
 def build(disp, key):
-    """Translates, builds and loads the kernel for a type key (argument types, then the
-    target and the device); returns the Entry."""
+    """Translates, builds (or finds in the cache) and loads the kernel for a type key
+    (argument types, then the target and the device); returns the Entry."""
     argkey, target, device = key[:-2], key[-2], key[-1]
     sig = "(" + _kiln.argtype_str(argkey) + ")"
-    o = disp.options
     if target == 1:
         arch = _arch_of(device)
         prog = _translate(disp, argkey, 1, arch)
-        image, _ = _kiln.nvrtc_compile(prog.source, (o["fastmath"], o["lineinfo"],
-                                                     o["max_registers"]), arch)
-        entry = _kiln.cuda_entry(prog, image, key, sig, device, o["debug"])
+        image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
+                                             _cache_name(disp, argkey), disp.options["cache"])
+        entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
     else:
-        prog = _translate(disp, argkey, 0)
-        blob = _kiln.cpu_build(prog.source)
+        prog, blob, _, _ = build_cpu(disp, argkey)
         entry = _kiln.cpu_entry(prog, blob, key, sig)
         if os.environ.get("KILN_CHECK_CUDA") == "1":
             check_cuda(disp, argkey)
@@ -213,9 +258,9 @@ def ptx_of(disp, entry):
     if key[-2] != 1:
         raise ValueError(f"'{disp.__name__}' {entry.signature} was compiled for the CPU; PTX exists "
                          "only for CUDA specialisations")
-    o = disp.options
-    ptx, _ = _kiln.nvrtc_compile(entry.program.source, (o["fastmath"], o["lineinfo"],
-                                                       o["max_registers"]), _arch_of(key[-1]), True)
+    ptx, _, _, _ = _kiln.nvrtc_compile(entry.program.source, _nvrtc_options(disp),
+                                       _arch_of(key[-1]), True, _cache_name(disp, key[:-2]),
+                                       disp.options["cache"])
     return ptx.rstrip(b"\0").decode()
 
 

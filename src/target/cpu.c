@@ -32,6 +32,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "compiler.h"
 #include "emit/emit.h"
@@ -62,6 +65,100 @@ static int split_words(char *buf, char **argv, int max) {
         argv[n++] = w;
     argv[n] = NULL;
     return n;
+}
+
+#if defined(__x86_64__)
+#define CPU_NAME "x86_64"
+#elif defined(__aarch64__)
+#define CPU_NAME "aarch64"
+#elif defined(__powerpc64__)
+#define CPU_NAME "ppc64"
+#elif defined(__riscv)
+#define CPU_NAME "riscv64"
+#else
+#define CPU_NAME "other"
+#endif
+
+const char *kiln_cpu_target_name(void) { return "cpu:" CPU_NAME; }
+
+static const char *const fixed[] = {"-O3",           "-march=native",      "-fopenmp",
+                                    "-shared",       "-fPIC",              "-fwrapv",
+                                    "-fno-math-errno", "-fno-trapping-math", "-funroll-loops",
+                                    "-w",            "-std=gnu11"};
+
+/* Appends what identifies the program `word` runs: its resolved path, size,
+ * modification time and inode (an upgraded compiler is a new file). */
+static void describe_program(Buf *b, const char *word) {
+    char found[4096] = "";
+    if (strchr(word, '/')) {
+        snprintf(found, sizeof found, "%s", word);
+    } else {
+        const char *path = getenv("PATH");
+        if (!path) path = "/usr/bin:/bin";
+        while (*path && !*found) {
+            size_t n = strcspn(path, ":");
+            char cand[4096];
+            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, n ? path : ".", word);
+            if (access(cand, X_OK) == 0) snprintf(found, sizeof found, "%s", cand);
+            path += n + (path[n] == ':');
+        }
+    }
+    char real[4096];
+    struct stat st;
+    if (*found && realpath(found, real) && stat(real, &st) == 0)
+        buf_printf(b, " %s=%s:%lld:%lld.%09ld:%llu", word, real, (long long)st.st_size,
+                   (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                   (unsigned long long)st.st_ino);
+    else
+        buf_printf(b, " %s=?", word);
+}
+
+/* What -march=native sees: the processor's identification and feature bits. */
+static void describe_isa(Buf *b) {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned r[4], max = __get_cpuid_max(0, NULL), xmax = __get_cpuid_max(0x80000000u, NULL);
+    static const unsigned leaves[] = {0, 1, 7, 0xd, 0x80000001u, 0x80000002u, 0x80000003u,
+                                      0x80000004u};
+    buf_printf(b, " isa=x86");
+    for (size_t i = 0; i < COUNTOF(leaves); i++) {
+        unsigned leaf = leaves[i];
+        if (leaf < 0x80000000u ? leaf > max : leaf > xmax) continue;
+        __cpuid_count(leaf, 0, r[0], r[1], r[2], r[3]);
+        if (leaf == 1) r[1] &= 0x0000ffffu; /* drop the APIC id and processor count */
+        buf_printf(b, ":%x.%x.%x.%x", r[0], r[1], r[2], r[3]);
+    }
+#else
+    /* elsewhere the kernel's description of the first processor */
+    int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+    char text[4096];
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0) close(fd);
+    text[n > 0 ? n : 0] = 0;
+    char *end = strstr(text, "\n\n");
+    if (end) *end = 0;
+    for (char *p = text; *p; p++)
+        if (*p == '\n') *p = ';';
+    buf_printf(b, " isa=%s", text);
+#endif
+}
+
+const char *kiln_cpu_target(kiln_ctx *ctx) {
+    if (ctx->cc_id) return ctx->cc_id;
+    Buf b;
+    buf_init(&b);
+    buf_printf(&b, "cpu:%s kiln=%s cc=%s", CPU_NAME, kiln_version(), cc_command(ctx));
+    char words[1024];
+    snprintf(words, sizeof words, "%s", cc_command(ctx));
+    char *argv[32];
+    int n = split_words(words, argv, 32);
+    for (int i = 0; i < n; i++)
+        if (argv[i][0] != '-') describe_program(&b, argv[i]);
+    describe_isa(&b);
+    buf_printf(&b, " flags=");
+    for (size_t i = 0; i < COUNTOF(fixed); i++) buf_printf(&b, "%s ", fixed[i]);
+    ctx->cc_id = b.p ? strdup(b.p) : NULL;
+    buf_free(&b);
+    return ctx->cc_id ? ctx->cc_id : "cpu";
 }
 
 static int write_all(int fd, const void *p, size_t n) {
@@ -201,9 +298,6 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         remove_dir(dir);
         return -1;
     }
-    static const char *const fixed[] = {"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                                        "-fwrapv", "-fno-math-errno", "-fno-trapping-math", "-funroll-loops", "-w",
-                                        "-std=gnu11"};
     for (size_t i = 0; i < COUNTOF(fixed); i++) argv[n++] = (char *)fixed[i];
     n += split_words(flagbuf, argv + n, 16);
     argv[n++] = (char *)"-o";

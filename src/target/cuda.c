@@ -124,16 +124,22 @@ void kiln_nvrtc_close(kiln_nvrtc *n) {
 
 int kiln_nvrtc_version(kiln_nvrtc *n) { return n->version; }
 
-int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
-                       const kiln_options *opts, int arch, void **blob, size_t *blob_len,
-                       int *is_ptx) {
-    (void)len;
-    *blob = NULL;
-    *blob_len = 0;
-    bool force_ptx = *is_ptx != 0;
-    *is_ptx = force_ptx;
+/* What NVRTC is asked: the architecture it compiles for, cubin or PTX, and its
+ * options.  One place, so the cache key (kiln_nvrtc_target) and the compile
+ * cannot disagree. */
+typedef struct NvrtcPlan {
+    int use;     /* the architecture compiled for */
+    int is_ptx;
+    int argc;
+    const char *argv[16];
+    char archopt[64], regopt[64];
+} NvrtcPlan;
+
+static int nvrtc_plan(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
+                      bool force_ptx, NvrtcPlan *p) {
+    p->use = arch;
+    p->is_ptx = force_ptx;
     /* a cubin for the exact architecture when NVRTC knows it */
-    int use = arch;
     if (n->narchs > 0) {
         bool known = false;
         int best = 0;
@@ -148,23 +154,47 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
                            n->version % 1000 / 10, arch);
                 return -1;
             }
-            *is_ptx = 1;
-            use = known ? arch : best;
+            p->is_ptx = 1;
+            p->use = known ? arch : best;
         }
     }
-    char archopt[64], regopt[64];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", *is_ptx ? "compute" : "sm", use);
-    const char *argv[16];
-    int argc = 0;
-    argv[argc++] = archopt;
-    argv[argc++] = "--std=c++17";
-    argv[argc++] = "--diag-suppress=177,550"; /* unused prelude functions and variables */
-    if (opts->fastmath) argv[argc++] = "--use_fast_math";
-    if (opts->lineinfo) argv[argc++] = "--generate-line-info";
+    snprintf(p->archopt, sizeof p->archopt, "--gpu-architecture=%s_%d",
+             p->is_ptx ? "compute" : "sm", p->use);
+    p->argc = 0;
+    p->argv[p->argc++] = p->archopt;
+    p->argv[p->argc++] = "--std=c++17";
+    p->argv[p->argc++] = "--diag-suppress=177,550"; /* unused prelude functions and variables */
+    if (opts->fastmath) p->argv[p->argc++] = "--use_fast_math";
+    if (opts->lineinfo) p->argv[p->argc++] = "--generate-line-info";
     if (opts->max_registers > 0) {
-        snprintf(regopt, sizeof regopt, "--maxrregcount=%d", opts->max_registers);
-        argv[argc++] = regopt;
+        snprintf(p->regopt, sizeof p->regopt, "--maxrregcount=%d", opts->max_registers);
+        p->argv[p->argc++] = p->regopt;
     }
+    return 0;
+}
+
+int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
+                      int want_ptx, char *buf, size_t size) {
+    NvrtcPlan p;
+    if (nvrtc_plan(ctx, n, opts, arch, want_ptx != 0, &p) < 0) return -1;
+    int w = snprintf(buf, size, "cuda:sm_%d %s nvrtc=%d kiln=%s", arch,
+                     p.is_ptx ? "ptx" : "cubin", n->version, kiln_version());
+    for (int i = 0; i < p.argc && w >= 0 && (size_t)w < size; i++)
+        w += snprintf(buf + w, size - (size_t)w, " %s", p.argv[i]);
+    return w >= 0 && (size_t)w < size ? 0 : -1;
+}
+
+int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
+                       const kiln_options *opts, int arch, void **blob, size_t *blob_len,
+                       int *is_ptx) {
+    (void)len;
+    *blob = NULL;
+    *blob_len = 0;
+    NvrtcPlan p;
+    if (nvrtc_plan(ctx, n, opts, arch, *is_ptx != 0, &p) < 0) return -1;
+    *is_ptx = p.is_ptx;
+    int use = p.use, argc = p.argc;
+    const char **argv = p.argv;
     nvrtcProgram prog;
     nvrtcResult rc = n->CreateProgram(&prog, src, "kiln_kernel.cu", 0, NULL, NULL);
     if (rc != 0) {

@@ -114,7 +114,7 @@ def test_nvrtc_errors_point_at_the_python_line():
 def test_ptx_when_asked():
     _, argkey = _kiln.parse_signature("void(float32[::1])")
     prog = _compile._translate(fast_math, argkey, 1, 90)
-    ptx, is_ptx = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90, True)
+    ptx, is_ptx, _, _ = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90, True)
     assert is_ptx == 1 and b".entry kiln_entry" in ptx
-    cubin, is_ptx = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90)
+    cubin, is_ptx, _, _ = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90)
     assert is_ptx == 0 and cubin[:4] == b"\x7fELF"

@@ -3,12 +3,14 @@
  * module.c      the module, translation wrappers, Dispatcher and Launcher
  * devarray.c    DeviceArray, device allocations, streams, DLPack
  * gpu.c         the CUDA state of the module, foreign GPU arrays, GPU launches
+ * cache.c       the artifact cache: cached builds, kiln.cache's functions
  */
 #ifndef KILN_EXT_H
 #define KILN_EXT_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,10 +18,19 @@
 
 enum { EXT_MAX_DEVICES = 64 };
 
+/* Diagnostics that arrive while the GIL is released, collected as text. */
+typedef struct {
+    char *buf; /* PyMem_Raw-owned */
+    size_t n, cap;
+    int nerrors;
+} TextSink;
+
 typedef struct {
     PyObject *CompileError;
     PyObject *CudaError;
     PyObject *PerformanceWarning;
+    PyObject *CacheWarning;
+    PyObject *CacheError;
     PyTypeObject *ProgramType;
     PyTypeObject *EntryType;
     PyTypeObject *DispatcherType;
@@ -42,17 +53,16 @@ typedef struct {
     uint64_t errbuf[EXT_MAX_DEVICES];    /* per device: the kernels' error record */
     bool err_pending[EXT_MAX_DEVICES];   /* a kernel that may fail ran since the last check */
     PyObject *err_files[EXT_MAX_DEVICES];/* its source files, to name the place */
+    /* the artifact cache, opened at the first build */
+    kiln_cache *cache;
+    kiln_ctx *cache_ctx;            /* its diagnostics go to cache_warn */
+    pthread_mutex_t cache_warn_mu;
+    TextSink cache_warn;            /* warnings waiting for the GIL */
 } ModState;
 
 /* module.c */
 ModState *ext_state(PyObject *module);
 
-/* Diagnostics that arrive while the GIL is released, collected as text. */
-typedef struct {
-    char *buf; /* PyMem_Raw-owned */
-    size_t n, cap;
-    int nerrors;
-} TextSink;
 void ext_text_diag(void *ud, const kiln_diag *d);
 /* Raises kiln.CompileError with the sink's text (or fallback). */
 void ext_raise_text(ModState *st, TextSink *t, const char *fallback);
@@ -70,6 +80,26 @@ int ext_check_kernel_error(ModState *st, int dev);
 /* The device pointer of device dev's error record, allocating it at first use. */
 int ext_errbuf(ModState *st, int dev, uint64_t *ptr);
 PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files);
+
+/* cache.c */
+/* An artifact from the cache or a build. */
+typedef struct {
+    void *blob; /* malloc'd; the caller frees it */
+    size_t len;
+    char kind[16];
+    char key[33];
+    int hit;
+} ExtArtifact;
+/* Builds blob from what ud describes; runs without the GIL; reports through ctx. */
+typedef int (*ext_build_fn)(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]);
+/* The artifact for source built for target: from the cache's tiers, else built
+ * once across processes (single flight) and stored.  target NULL skips the
+ * cache.  0, or -1 with kiln.CompileError set (a failed build is not cached). */
+int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
+                     const char *short_target, const char *name, ext_build_fn build, void *ud,
+                     ExtArtifact *out);
+void ext_cache_free(ModState *st);
+extern PyMethodDef ext_cache_functions[];
 
 /* devarray.c */
 typedef struct {

@@ -361,61 +361,79 @@ static PyObject *f_synchronize(PyObject *m, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx) -> (image, is_ptx) */
+typedef struct {
+    ModState *st;
+    const char *src;
+    size_t len;
+    kiln_options o;
+    int arch, want_ptx;
+} NvrtcBuild;
+
+static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
+    NvrtcBuild *b = ud;
+    int is_ptx = b->want_ptx;
+    int rc = kiln_nvrtc_compile(ctx, b->st->nvrtc, b->src, b->len, &b->o, b->arch, blob, len,
+                                &is_ptx);
+    snprintf(kind, 16, "%s", is_ptx ? "ptx" : "cubin");
+    return rc;
+}
+
+/* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
+ *               cache=True) -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
-    PyObject *src;
-    int fastmath, lineinfo, maxreg, arch, want_ptx = 0;
-    if (!PyArg_ParseTuple(args, "U(iii)i|p", &src, &fastmath, &lineinfo, &maxreg, &arch, &want_ptx))
-        return NULL;
+    const char *src, *name = "";
     Py_ssize_t len;
-    const char *s = PyUnicode_AsUTF8AndSize(src, &len);
-    if (!s) return NULL;
-    kiln_ctx *ctx = kiln_ctx_new();
-    if (!ctx) return PyErr_NoMemory();
-    TextSink txt = {NULL, 0, 0, 0};
-    PyObject *result = NULL;
-    if (!st->nvrtc) st->nvrtc = kiln_nvrtc_open(ctx);
-    if (!st->nvrtc) {
-        PyErr_SetString(st->CompileError,
-                        "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC or "
-                        "set KILN_NVRTC to its path");
-        kiln_ctx_free(ctx);
+    int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1;
+    if (!PyArg_ParseTuple(args, "s#(iii)i|psp", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
+                          &want_ptx, &name, &use_cache))
         return NULL;
-    }
-    char *copy = PyMem_RawMalloc((size_t)len + 1);
-    if (!copy) {
+    if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
+    if (!st->nvrtc) {
+        kiln_ctx *ctx = kiln_ctx_new();
+        if (!ctx) return PyErr_NoMemory();
+        TextSink txt = {NULL, 0, 0, 0};
+        kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+        st->nvrtc = kiln_nvrtc_open(ctx);
         kiln_ctx_free(ctx);
-        return PyErr_NoMemory();
-    }
-    memcpy(copy, s, (size_t)len + 1);
-    kiln_options o;
-    memset(&o, 0, sizeof o);
-    o.target = KILN_TARGET_CUDA;
-    o.fastmath = fastmath;
-    o.lineinfo = lineinfo;
-    o.max_registers = maxreg;
-    void *blob = NULL;
-    size_t blen = 0;
-    int is_ptx = want_ptx, rc;
-    kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
-    Py_BEGIN_ALLOW_THREADS
-    rc = kiln_nvrtc_compile(ctx, st->nvrtc, copy, (size_t)len, &o, arch, &blob, &blen, &is_ptx);
-    Py_END_ALLOW_THREADS
-    PyMem_RawFree(copy);
-    kiln_ctx_free(ctx);
-    if (rc < 0) {
-        ext_raise_text(st, &txt, "NVRTC failed");
-    } else {
-        PyObject *b = PyBytes_FromStringAndSize(blob, (Py_ssize_t)blen);
-        if (b) {
-            result = Py_BuildValue("(Oi)", b, is_ptx);
-            Py_DECREF(b);
+        if (!st->nvrtc) {
+            ext_raise_text(st, &txt,
+                           "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC "
+                           "or set KILN_NVRTC to its path");
+            PyMem_RawFree(txt.buf);
+            return NULL;
         }
+        PyMem_RawFree(txt.buf);
     }
-    free(blob);
-    PyMem_RawFree(txt.buf);
-    return result;
+    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
+    b.o.target = KILN_TARGET_CUDA;
+    b.o.fastmath = fastmath;
+    b.o.lineinfo = lineinfo;
+    b.o.max_registers = maxreg;
+    char target[512], short_target[32];
+    if (use_cache) {
+        kiln_ctx *ctx = kiln_ctx_new();
+        if (!ctx) return PyErr_NoMemory();
+        TextSink txt = {NULL, 0, 0, 0};
+        kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+        int rc = kiln_nvrtc_target(ctx, st->nvrtc, &b.o, arch, want_ptx, target, sizeof target);
+        kiln_ctx_free(ctx);
+        if (rc < 0) {
+            ext_raise_text(st, &txt, "NVRTC cannot compile for this architecture");
+            PyMem_RawFree(txt.buf);
+            return NULL;
+        }
+        PyMem_RawFree(txt.buf);
+    }
+    snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
+    ExtArtifact art;
+    if (ext_cached_build(st, src, (size_t)len, use_cache ? target : NULL, short_target, name,
+                         build_cuda, &b, &art) < 0)
+        return NULL;
+    PyObject *r = Py_BuildValue("(y#isi)", (const char *)art.blob, (Py_ssize_t)art.len,
+                                strcmp(art.kind, "ptx") == 0, art.key, art.hit);
+    free(art.blob);
+    return r;
 }
 
 static PyObject *f_nvrtc_version(PyObject *m, PyObject *unused) {
@@ -436,6 +454,7 @@ PyMethodDef ext_gpu_functions[] = {
     {"current_device", f_current_device, METH_NOARGS, "the selected device"},
     {"synchronize", f_synchronize, METH_NOARGS, "wait for all GPU work; report kernel errors"},
     {"nvrtc_compile", f_nvrtc_compile, METH_VARARGS,
-     "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch) -> (image, is_ptx)"},
+     "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
+     "cache=True) -> (image, is_ptx, cache key, hit)"},
     {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
     {NULL, NULL, 0, NULL}};

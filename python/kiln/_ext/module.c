@@ -1678,39 +1678,44 @@ void ext_raise_text(ModState *st, TextSink *t, const char *fallback) {
     }
 }
 
-/* cpu_build(source: str) -> bytes; runs the C compiler with the GIL released */
-static PyObject *mod_cpu_build(PyObject *module, PyObject *arg) {
+typedef struct {
+    const char *src;
+    size_t len;
+} CpuBuild;
+
+static int build_cpu(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
+    CpuBuild *b = ud;
+    snprintf(kind, 16, "so");
+    return kiln_cpu_build(ctx, b->src, b->len, blob, len);
+}
+
+/* cpu_build(source, name='', cache=True) -> (shared object bytes, cache key or '', hit) */
+static PyObject *mod_cpu_build(PyObject *module, PyObject *args) {
     ModState *st = state_of(module);
+    const char *src, *name = "";
     Py_ssize_t len;
-    const char *src = PyUnicode_AsUTF8AndSize(arg, &len);
-    if (!src) return NULL;
-    char *copy = PyMem_RawMalloc((size_t)len + 1);
-    if (!copy) return PyErr_NoMemory();
-    memcpy(copy, src, (size_t)len + 1);
+    int use_cache = 1;
+    if (!PyArg_ParseTuple(args, "s#|sp", &src, &len, &name, &use_cache)) return NULL;
+    /* the C compiler's identity, once per build: KILN_CC may change between builds */
     kiln_ctx *ctx = kiln_ctx_new();
-    if (!ctx) {
-        PyMem_RawFree(copy);
-        return PyErr_NoMemory();
+    if (!ctx) return PyErr_NoMemory();
+    char *target = NULL;
+    if (use_cache) {
+        Py_BEGIN_ALLOW_THREADS
+        target = strdup(kiln_cpu_target(ctx));
+        Py_END_ALLOW_THREADS
     }
-    TextSink t = {NULL, 0, 0, 0};
-    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
-    void *blob = NULL;
-    size_t blen = 0;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = kiln_cpu_build(ctx, copy, (size_t)len, &blob, &blen);
-    Py_END_ALLOW_THREADS
     kiln_ctx_free(ctx);
-    PyMem_RawFree(copy);
-    PyObject *result = NULL;
-    if (rc < 0) {
-        ext_raise_text(st, &t, "kiln: the C compiler failed");
-    } else {
-        result = PyBytes_FromStringAndSize(blob, (Py_ssize_t)blen);
-    }
-    free(blob);
-    PyMem_RawFree(t.buf);
-    return result;
+    CpuBuild b = {src, (size_t)len};
+    ExtArtifact art;
+    int rc = ext_cached_build(st, src, (size_t)len, target, kiln_cpu_target_name(), name,
+                              build_cpu, &b, &art);
+    free(target);
+    if (rc < 0) return NULL;
+    PyObject *r = Py_BuildValue("(y#si)", (const char *)art.blob, (Py_ssize_t)art.len, art.key,
+                                art.hit);
+    free(art.blob);
+    return r;
 }
 
 /* A new Entry for a program and key, without its loaded code. */
@@ -1895,7 +1900,8 @@ static PyMethodDef mod_methods[] = {
      "translate(text, filename, first_line, key, options, resolver, scope) -> Program"},
     {"infer_return", mod_infer_return, METH_VARARGS,
      "infer_return(text, filename, first_line, key, resolver, scope) -> bytes"},
-    {"cpu_build", mod_cpu_build, METH_O, "cpu_build(source) -> bytes (a shared object)"},
+    {"cpu_build", mod_cpu_build, METH_VARARGS,
+     "cpu_build(source, name='', cache=True) -> (shared object, cache key, hit)"},
     {"cpu_entry", mod_cpu_entry, METH_VARARGS, "cpu_entry(program, blob, key, signature) -> Entry"},
     {"cuda_entry", mod_cuda_entry, METH_VARARGS,
      "cuda_entry(program, image, key, signature, device, debug) -> Entry"},
@@ -1930,6 +1936,20 @@ static int mod_exec(PyObject *m) {
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_gpu_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_cache_functions) < 0) return -1;
+    pthread_mutex_init(&st->cache_warn_mu, NULL);
+    st->CacheWarning = PyErr_NewExceptionWithDoc(
+        "kiln.CacheWarning",
+        "A cache tier could not be used (and is off for this process), or an entry failed its "
+        "checks and is rebuilt.",
+        PyExc_UserWarning, NULL);
+    if (!st->CacheWarning || PyModule_AddObjectRef(m, "CacheWarning", st->CacheWarning) < 0)
+        return -1;
+    st->CacheError = PyErr_NewExceptionWithDoc(
+        "kiln.CacheError", "A cache bundle could not be exported or imported.",
+        PyExc_RuntimeError, NULL);
+    if (!st->CacheError || PyModule_AddObjectRef(m, "CacheError", st->CacheError) < 0)
+        return -1;
     st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &program_spec, NULL);
     st->EntryType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &entry_spec, NULL);
     st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(m, &disp_spec, NULL);
@@ -1954,6 +1974,8 @@ static int mod_traverse(PyObject *m, visitproc visit, void *arg) {
     ModState *st = state_of(m);
     Py_VISIT(st->CudaError);
     Py_VISIT(st->PerformanceWarning);
+    Py_VISIT(st->CacheWarning);
+    Py_VISIT(st->CacheError);
     Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->AllocType);
     Py_VISIT(st->StreamType);
@@ -1971,6 +1993,8 @@ static int mod_clear(PyObject *m) {
     ModState *st = state_of(m);
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->PerformanceWarning);
+    Py_CLEAR(st->CacheWarning);
+    Py_CLEAR(st->CacheError);
     Py_CLEAR(st->DeviceArrayType);
     Py_CLEAR(st->AllocType);
     Py_CLEAR(st->StreamType);
@@ -1989,7 +2013,10 @@ static int mod_clear(PyObject *m) {
     return 0;
 }
 
-static void mod_free(void *m) { mod_clear((PyObject *)m); }
+static void mod_free(void *m) {
+    mod_clear((PyObject *)m);
+    ext_cache_free(state_of((PyObject *)m));
+}
 
 static PyModuleDef_Slot mod_slots[] = {{Py_mod_exec, mod_exec}, {0, NULL}};
 

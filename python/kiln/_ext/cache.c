@@ -1,0 +1,324 @@
+/* cache.c: the artifact cache as the extension uses it.
+ *
+ * The module opens one kiln_cache at its first build (not at import: SQLite
+ * is not touched by `import kiln`).  ext_cached_build is the path every CPU
+ * and CUDA build takes: key, lookup through the tiers, single flight across
+ * processes, the build itself, the store.  All of it runs with the GIL
+ * released; the cache's warnings are collected under a lock meanwhile and
+ * given to Python's warnings module (kiln.CacheWarning) once the GIL is back.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "ext.h"
+
+enum { LEASE_MS = 60000 };
+
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER; /* guards the lazy open */
+
+static void cache_diag(void *ud, const kiln_diag *d) {
+    ModState *st = ud;
+    pthread_mutex_lock(&st->cache_warn_mu);
+    ext_text_diag(&st->cache_warn, d);
+    pthread_mutex_unlock(&st->cache_warn_mu);
+}
+
+/* The cache, opened at first use; called with or without the GIL. */
+static kiln_cache *get_cache(ModState *st) {
+    pthread_mutex_lock(&open_mu);
+    if (!st->cache) {
+        if (!st->cache_ctx) st->cache_ctx = kiln_ctx_new();
+        if (st->cache_ctx) {
+            kiln_ctx_set_diag(st->cache_ctx, cache_diag, st);
+            st->cache = kiln_cache_open(st->cache_ctx, NULL);
+        }
+    }
+    kiln_cache *c = st->cache;
+    pthread_mutex_unlock(&open_mu);
+    return c;
+}
+
+/* Gives the collected warnings to Python, one warning per line group.  With
+ * the GIL.  Returns -1 when a warning filter turned one into an exception. */
+static int flush_warnings(ModState *st) {
+    pthread_mutex_lock(&st->cache_warn_mu);
+    TextSink t = st->cache_warn;
+    memset(&st->cache_warn, 0, sizeof st->cache_warn);
+    pthread_mutex_unlock(&st->cache_warn_mu);
+    int rc = 0;
+    if (t.n) {
+        PyObject *msg = PyUnicode_DecodeUTF8(t.buf, (Py_ssize_t)t.n, "replace");
+        if (!msg || PyErr_WarnEx(st->CacheWarning, PyUnicode_AsUTF8(msg), 1) < 0) rc = -1;
+        Py_XDECREF(msg);
+    }
+    PyMem_RawFree(t.buf);
+    return rc;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
+                     const char *short_target, const char *name, ext_build_fn build, void *ud,
+                     ExtArtifact *out) {
+    memset(out, 0, sizeof *out);
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    TextSink t = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    int rc = 0;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = target ? get_cache(st) : NULL;
+    kiln_cache_key k;
+    if (c) {
+        kiln_cache_key_of(src, len, target, &k);
+        kiln_cache_key_hex(&k, out->key);
+        out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
+        if (!out->hit && !kiln_cache_claim(c, &k, LEASE_MS))
+            out->hit = kiln_cache_wait(c, &k, &out->blob, &out->len, out->kind);
+    }
+    if (!out->hit) {
+        double t0 = now_ms();
+        rc = build(ud, ctx, &out->blob, &out->len, out->kind);
+        double ms = now_ms() - t0;
+        if (c && rc == 0)
+            kiln_cache_put(c, &k, out->kind, name, short_target, out->blob, out->len, ms);
+        else if (c)
+            kiln_cache_release(c, &k); /* a failed build is never cached */
+    }
+    Py_END_ALLOW_THREADS
+    kiln_ctx_free(ctx);
+    if (rc < 0) {
+        ext_raise_text(st, &t, "kiln: the build failed");
+        PyMem_RawFree(t.buf);
+        free(out->blob);
+        out->blob = NULL;
+        /* the failure is the error to show; warnings still go out */
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        if (flush_warnings(st) < 0) PyErr_Clear();
+        PyErr_Restore(et, ev, tb);
+        return -1;
+    }
+    PyMem_RawFree(t.buf);
+    if (flush_warnings(st) < 0) {
+        free(out->blob);
+        out->blob = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- kiln._kiln.cache_* --------------------------------------------------------- */
+
+static PyObject *f_cache_stats(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    kiln_cache_stats s;
+    const char *path = NULL, *remote = NULL;
+    kiln_cache *c;
+    memset(&s, 0, sizeof s);
+    Py_BEGIN_ALLOW_THREADS
+    c = get_cache(st);
+    if (c) {
+        kiln_cache_get_stats(c, &s);
+        path = kiln_cache_path(c);
+        remote = kiln_cache_remote(c);
+    }
+    Py_END_ALLOW_THREADS
+    if (!c) return PyErr_NoMemory();
+    if (flush_warnings(st) < 0) return NULL;
+    return Py_BuildValue(
+        "{s:{s:L,s:L,s:L,s:L},"
+        "s:{s:z,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d},"
+        "s:{s:z,s:L,s:L,s:L},"
+        "s:L,s:d,s:L,s:L}",
+        "memory", "hits", (long long)s.mem_hits, "misses", (long long)s.mem_misses, "entries",
+        (long long)s.mem_entries, "bytes", (long long)s.mem_bytes,
+        "disk", "path", path, "hits", (long long)s.disk_hits, "misses",
+        (long long)s.disk_misses, "entries", (long long)s.entries, "bytes", (long long)s.bytes,
+        "max_bytes", (long long)s.max_bytes, "evictions", (long long)s.total_evictions,
+        "verify_failures", (long long)s.verify_failures, "all_compiles", (long long)s.total_compiles,
+        "all_verify_failures", (long long)s.total_verify_failures, "all_compile_ms",
+        s.total_compile_ms,
+        "remote", "url", remote, "hits", (long long)s.remote_hits, "misses",
+        (long long)s.remote_misses, "rejected", (long long)s.remote_rejected,
+        "compiles", (long long)s.compiles, "compile_ms", s.compile_ms, "waits",
+        (long long)s.waits, "verify_failures", (long long)s.verify_failures);
+}
+
+static PyObject *f_cache_clear(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    int64_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = get_cache(st);
+    if (c) n = kiln_cache_clear(c);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    return PyLong_FromLongLong(n);
+}
+
+static PyObject *f_cache_prune(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    long long max = PyLong_AsLongLong(arg);
+    if (max == -1 && PyErr_Occurred()) return NULL;
+    int64_t n = 0;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = get_cache(st);
+    if (c) n = kiln_cache_prune(c, max);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    return PyLong_FromLongLong(n);
+}
+
+static void list_one(void *ud, const kiln_cache_entry *e) {
+    PyObject *list = ud;
+    char hex[33];
+    kiln_cache_key_hex(&e->key, hex);
+    PyObject *t = Py_BuildValue("(ssssLLL)", hex, e->kind ? e->kind : "", e->name ? e->name : "",
+                                e->target ? e->target : "", (long long)e->size,
+                                (long long)e->created_ms, (long long)e->last_used_ms);
+    if (t) {
+        PyList_Append(list, t);
+        Py_DECREF(t);
+    }
+}
+
+/* [(key, kind, name, target, size, created_ms, last_used_ms)], newest use first */
+static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    kiln_cache *c = get_cache(st);
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    if (c) kiln_cache_list(c, list_one, list); /* with the GIL: it builds Python objects */
+    if (PyErr_Occurred() || flush_warnings(st) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    return list;
+}
+
+static PyObject *f_cache_where(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    kiln_cache *c = get_cache(st);
+    if (flush_warnings(st) < 0) return NULL;
+    if (!c) return PyErr_NoMemory();
+    return Py_BuildValue("(zz)", kiln_cache_path(c), kiln_cache_remote(c));
+}
+
+/* Bundles: errors come through the cache's context as text; raise them. */
+static PyObject *bundle_result(ModState *st, int64_t n) {
+    pthread_mutex_lock(&st->cache_warn_mu);
+    TextSink t = st->cache_warn;
+    memset(&st->cache_warn, 0, sizeof st->cache_warn);
+    pthread_mutex_unlock(&st->cache_warn_mu);
+    PyObject *r = NULL;
+    if (n < 0) {
+        PyObject *msg = t.n ? PyUnicode_DecodeUTF8(t.buf, (Py_ssize_t)t.n, "replace")
+                            : PyUnicode_FromString("the bundle could not be moved");
+        if (msg) {
+            PyErr_SetObject(st->CacheError, msg);
+            Py_DECREF(msg);
+        }
+    } else {
+        if (t.n && PyErr_WarnEx(st->CacheWarning, t.buf, 1) < 0) {
+            PyMem_RawFree(t.buf);
+            return NULL;
+        }
+        r = PyLong_FromLongLong(n);
+    }
+    PyMem_RawFree(t.buf);
+    return r;
+}
+
+/* cache_export(path, [target prefixes]) -> int */
+static PyObject *f_cache_export(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    PyObject *pathobj, *targets;
+    if (!PyArg_ParseTuple(args, "O&O", PyUnicode_FSConverter, &pathobj, &targets)) return NULL;
+    PyObject *seq = PySequence_Fast(targets, "targets must be a list of strings");
+    if (!seq) {
+        Py_DECREF(pathobj);
+        return NULL;
+    }
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(seq);
+    const char **tv = PyMem_Malloc(sizeof(char *) * (size_t)(nt + 1));
+    for (Py_ssize_t i = 0; tv && i < nt; i++) {
+        tv[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+        if (!tv[i]) {
+            PyMem_Free(tv);
+            Py_DECREF(seq);
+            Py_DECREF(pathobj);
+            return NULL;
+        }
+    }
+    if (!tv) {
+        Py_DECREF(seq);
+        Py_DECREF(pathobj);
+        return PyErr_NoMemory();
+    }
+    const char *path = PyBytes_AS_STRING(pathobj);
+    int64_t n = -1;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = get_cache(st);
+    if (c) n = kiln_cache_export(c, path, tv, (int)nt);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(tv);
+    Py_DECREF(seq);
+    Py_DECREF(pathobj);
+    return bundle_result(st, n);
+}
+
+static PyObject *f_cache_import(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    PyObject *pathobj;
+    if (!PyUnicode_FSConverter(arg, &pathobj)) return NULL;
+    const char *path = PyBytes_AS_STRING(pathobj);
+    int64_t n = -1;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = get_cache(st);
+    if (c) n = kiln_cache_import(c, path);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(pathobj);
+    return bundle_result(st, n);
+}
+
+/* Closes the cache; the next use opens it again from the environment. */
+static PyObject *f_cache_reopen(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    pthread_mutex_lock(&open_mu);
+    kiln_cache *c = st->cache;
+    st->cache = NULL;
+    pthread_mutex_unlock(&open_mu);
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache_close(c);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+void ext_cache_free(ModState *st) {
+    kiln_cache_close(st->cache);
+    st->cache = NULL;
+    kiln_ctx_free(st->cache_ctx);
+    st->cache_ctx = NULL;
+    PyMem_RawFree(st->cache_warn.buf);
+    memset(&st->cache_warn, 0, sizeof st->cache_warn);
+}
+
+PyMethodDef ext_cache_functions[] = {
+    {"cache_stats", f_cache_stats, METH_NOARGS, "the cache's statistics, per tier"},
+    {"cache_clear", f_cache_clear, METH_NOARGS, "empty the memory and disk tiers"},
+    {"cache_prune", f_cache_prune, METH_O, "cache_prune(max_bytes or -1) -> entries evicted"},
+    {"cache_entries", f_cache_entries, METH_NOARGS, "the disk tier's entries"},
+    {"cache_where", f_cache_where, METH_NOARGS, "(database path or None, remote or None)"},
+    {"cache_export", f_cache_export, METH_VARARGS, "cache_export(path, targets) -> count"},
+    {"cache_import", f_cache_import, METH_O, "cache_import(path) -> count"},
+    {"cache_reopen", f_cache_reopen, METH_NOARGS, "close the cache; reopen at next use"},
+    {NULL, NULL, 0, NULL}};

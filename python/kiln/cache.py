@@ -1,0 +1,71 @@
+"""kiln.cache: the compiled-kernel cache (memory, disk, and Redis when configured).
+
+Every kernel kiln builds is stored under a key that hashes the generated source
+and the target (compiler identity, architecture, options, kiln's version), so
+an edited kernel, callee or frozen global is a new key and a stale hit cannot
+happen.  The disk tier is one SQLite database under ``$KILN_CACHE_DIR``
+(default ``$XDG_CACHE_HOME/kiln``, else ``~/.cache/kiln``), bounded by
+``KILN_CACHE_SIZE`` (default 1 GiB); ``KILN_REMOTE_CACHE=redis://host:port/db``
+adds a shared tier.  See docs/cache.md.
+"""
+
+import os
+
+from . import _kiln
+
+CacheWarning = _kiln.CacheWarning
+CacheError = _kiln.CacheError
+
+
+def stats():
+    """Per tier hits, misses, entries and bytes; this process's compiles and their
+    milliseconds; the disk tier's totals over all processes (``all_*``)."""
+    return _kiln.cache_stats()
+
+
+def clear():
+    """Removes every entry from the memory and disk tiers; returns how many disk
+    entries went.  Kernels already loaded in this process keep running."""
+    return _kiln.cache_clear()
+
+
+def prune(max_bytes=None):
+    """Evicts the least recently used disk entries until the tier holds at most
+    max_bytes (default: its configured size); returns how many went."""
+    if max_bytes is None:
+        max_bytes = -1
+    elif not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
+        raise ValueError(f"max_bytes must be a non-negative int, not {max_bytes!r}")
+    return _kiln.cache_prune(max_bytes)
+
+
+def entries():
+    """The disk tier's entries, most recently used first, as dicts."""
+    fields = ("key", "kind", "name", "target", "size", "created_ms", "last_used_ms")
+    return [dict(zip(fields, e)) for e in _kiln.cache_entries()]
+
+
+def path():
+    """The disk tier's database file, or None when that tier is off."""
+    return _kiln.cache_where()[0]
+
+
+def export(file, targets=()):
+    """Writes the disk tier's entries (those whose target starts with one of
+    ``targets``, such as "cuda:sm_90" or "cpu", when given) to a bundle file;
+    returns how many."""
+    if isinstance(targets, str):
+        targets = [targets]
+    return _kiln.cache_export(os.fspath(file), list(targets))
+
+
+def import_(file):
+    """Verifies the entries of a bundle and stores the good ones; returns how many."""
+    return _kiln.cache_import(os.fspath(file))
+
+
+
+
+def _reopen():
+    """Closes the cache; the next build opens it again from the environment (tests)."""
+    _kiln.cache_reopen()

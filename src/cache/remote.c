@@ -1,0 +1,335 @@
+/* remote.c: the Redis tier (see remote.h), through hiredis.
+ *
+ * A record, as stored under "kiln:a:<32 hex digits>":
+ *
+ *     0   "KILNREC1"
+ *     8   HMAC-SHA256 of the body under KILN_REMOTE_KEY (zeros without a key)
+ *     40  body: the cache key (16), XXH3-128 of the blob (16), the metadata
+ *         length (u32 LE), the blob length (u64 LE), the metadata
+ *         ("kind\0name\0target\0") and the blob
+ *
+ * Claims for single flight are "kiln:c:<hex>" set with NX and PX to the
+ * owner's name.  The server is asked with short timeouts; any failure turns
+ * the tier off for the process after one warning (the local tiers carry on).
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#define XXH_INLINE_ALL /* header-only: no library to link */
+#include <xxhash.h>
+
+#include "cache/remote.h"
+#include "compiler.h"
+
+enum { HEAD = 40, BODY_FIXED = 16 + 16 + 4 + 8 };
+
+static const char magic[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '1'};
+
+struct Remote {
+    kiln_ctx *ctx;
+    redisContext *rc;
+    char *url;
+    char *key; /* HMAC key or NULL */
+    size_t keylen;
+    Hmac hmac;
+    char owner[96];
+    bool ok;
+};
+
+/* ---- the connection -------------------------------------------------------------- */
+
+static void fail(Remote *r, const char *what) {
+    if (!r->ok) return;
+    r->ok = false;
+    diag_plain(r->ctx, KILN_WARNING, "check KILN_REMOTE_CACHE, or unset it",
+               "kiln's remote cache %s failed (%s); using the local cache only", r->url, what);
+}
+
+static void key_name(char *out, size_t size, const char *space, const kiln_cache_key *k) {
+    char hex[33];
+    kiln_cache_key_hex(k, hex);
+    snprintf(out, size, "kiln:%s:%s", space, hex);
+}
+
+/* Runs a command; NULL after turning the tier off. */
+static redisReply *command(Remote *r, const char *fmt, ...) {
+    if (!r->ok) return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *rep = redisvCommand(r->rc, fmt, ap);
+    va_end(ap);
+    if (!rep) {
+        fail(r, r->rc->err ? r->rc->errstr : "no reply");
+        return NULL;
+    }
+    if (rep->type == REDIS_REPLY_ERROR) {
+        char why[160];
+        snprintf(why, sizeof why, "%.150s", rep->str ? rep->str : "error reply");
+        freeReplyObject(rep);
+        fail(r, why);
+        return NULL;
+    }
+    return rep;
+}
+
+/* Parses redis://[:password@]host[:port][/db]. */
+static bool parse_url(const char *url, char *host, size_t hostsize, int *port, char *pass,
+                      size_t passsize, int *db) {
+    const char *p = url;
+    if (strncmp(p, "redis://", 8) != 0) return false;
+    p += 8;
+    *pass = 0;
+    const char *at = strchr(p, '@');
+    if (at) {
+        const char *colon = memchr(p, ':', (size_t)(at - p));
+        const char *pw = colon ? colon + 1 : p;
+        size_t n = (size_t)(at - pw);
+        if (n >= passsize) return false;
+        memcpy(pass, pw, n);
+        pass[n] = 0;
+        p = at + 1;
+    }
+    size_t n = strcspn(p, ":/");
+    if (n == 0 || n >= hostsize) return false;
+    memcpy(host, p, n);
+    host[n] = 0;
+    p += n;
+    *port = 6379;
+    *db = 0;
+    if (*p == ':') {
+        char *end;
+        long v = strtol(p + 1, &end, 10);
+        if (end == p + 1 || v <= 0 || v > 65535) return false;
+        *port = (int)v;
+        p = end;
+    }
+    if (*p == '/') {
+        if (p[1]) {
+            char *end;
+            long v = strtol(p + 1, &end, 10);
+            if (end == p + 1 || *end || v < 0 || v > 1 << 20) return false;
+            *db = (int)v;
+        }
+        p += strlen(p);
+    }
+    return *p == 0;
+}
+
+Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int timeout_ms,
+                    const char *owner) {
+    char host[256], pass[256];
+    int port, db;
+    if (!parse_url(url, host, sizeof host, &port, pass, sizeof pass, &db)) {
+        diag_plain(ctx, KILN_WARNING, "write it as redis://host:port/db",
+                   "KILN_REMOTE_CACHE=%s is not a redis:// address; using the local cache only",
+                   url);
+        return NULL;
+    }
+    Hmac h;
+    if (hmac_key && *hmac_key) {
+        if (!hmac_load(&h)) {
+            diag_plain(ctx, KILN_WARNING, "install OpenSSL's libcrypto, or unset KILN_REMOTE_KEY",
+                       "KILN_REMOTE_KEY is set but libcrypto (for HMAC-SHA256) cannot be "
+                       "loaded%s; using the local cache only", "");
+            return NULL;
+        }
+    }
+    Remote *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->ctx = ctx;
+    r->url = strdup(url);
+    r->ok = true;
+    snprintf(r->owner, sizeof r->owner, "%s", owner);
+    if (hmac_key && *hmac_key) {
+        r->key = strdup(hmac_key);
+        r->keylen = strlen(hmac_key);
+        r->hmac = h;
+    }
+    struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    r->rc = redisConnectWithTimeout(host, port, tv);
+    if (!r->rc || r->rc->err) {
+        fail(r, r->rc ? r->rc->errstr : "out of memory");
+        remote_close(r);
+        return NULL;
+    }
+    redisSetTimeout(r->rc, tv);
+    redisReply *rep;
+    if (*pass && !(rep = command(r, "AUTH %s", pass))) goto failed;
+    if (*pass) freeReplyObject(rep);
+    if (db && !(rep = command(r, "SELECT %d", db))) goto failed;
+    if (db) freeReplyObject(rep);
+    return r;
+failed:
+    remote_close(r);
+    return NULL;
+}
+
+void remote_close(Remote *r) {
+    if (!r) return;
+    if (r->rc) redisFree(r->rc);
+    free(r->url);
+    free(r->key);
+    free(r);
+}
+
+bool remote_ok(const Remote *r) { return r && r->ok; }
+
+/* ---- records ---------------------------------------------------------------------- */
+
+static void put_le(uint8_t *p, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void blob_sum(const void *blob, size_t len, uint8_t out[16]) {
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(blob, len));
+    memcpy(out, c.digest, 16);
+}
+
+static bool sign(Remote *r, const uint8_t *body, size_t n, uint8_t out[32]) {
+    if (!r->key) {
+        memset(out, 0, 32);
+        return true;
+    }
+    return hmac_sha256(&r->hmac, r->key, r->keylen, body, n, out) == 0;
+}
+
+/* Constant-time comparison, for the MAC. */
+static bool same(const uint8_t *a, const uint8_t *b, size_t n) {
+    uint8_t d = 0;
+    for (size_t i = 0; i < n; i++) d |= (uint8_t)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+static bool copy_field(char *dst, size_t size, const char **p, const char *end) {
+    const char *z = memchr(*p, 0, (size_t)(end - *p));
+    if (!z || (size_t)(z - *p) >= size) return false;
+    memcpy(dst, *p, (size_t)(z - *p) + 1);
+    *p = z + 1;
+    return true;
+}
+
+/* Checks a record read for key k; fills rec. */
+static bool parse_record(Remote *r, const kiln_cache_key *k, const uint8_t *v, size_t n,
+                         RemoteRecord *rec) {
+    if (n < HEAD + BODY_FIXED || memcmp(v, magic, 8) != 0) return false;
+    const uint8_t *body = v + HEAD;
+    uint8_t mac[32];
+    if (!sign(r, body, n - HEAD, mac) || !same(mac, v + 8, 32)) return false;
+    if (memcmp(body, k->b, 16) != 0) return false;
+    uint64_t metalen = get_le(body + 32, 4), bloblen = get_le(body + 36, 8);
+    size_t rest = n - HEAD - BODY_FIXED;
+    if (metalen > rest || bloblen != rest - metalen) return false;
+    const char *meta = (const char *)body + BODY_FIXED, *mend = meta + metalen;
+    if (!copy_field(rec->kind, sizeof rec->kind, &meta, mend) ||
+        !copy_field(rec->name, sizeof rec->name, &meta, mend) ||
+        !copy_field(rec->target, sizeof rec->target, &meta, mend))
+        return false;
+    const uint8_t *blob = body + BODY_FIXED + metalen;
+    uint8_t sum[16];
+    blob_sum(blob, bloblen, sum);
+    if (memcmp(sum, body + 16, 16) != 0) return false;
+    rec->blob = malloc(bloblen ? bloblen : 1);
+    if (!rec->blob) return false;
+    memcpy(rec->blob, blob, bloblen);
+    rec->len = bloblen;
+    return true;
+}
+
+int remote_get(Remote *r, const kiln_cache_key *k, RemoteRecord *rec, bool *rejected) {
+    *rejected = false;
+    char name[64];
+    key_name(name, sizeof name, "a", k);
+    redisReply *rep = command(r, "GET %s", name);
+    if (!rep) return -1;
+    int hit = 0;
+    if (rep->type == REDIS_REPLY_STRING) {
+        if (parse_record(r, k, (const uint8_t *)rep->str, (size_t)rep->len, rec))
+            hit = 1;
+        else
+            *rejected = true;
+    } else if (rep->type != REDIS_REPLY_NIL) {
+        *rejected = true;
+    }
+    freeReplyObject(rep);
+    return hit;
+}
+
+int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char *name,
+               const char *target, const void *blob, size_t len) {
+    if (!r->ok) return -1;
+    /* the fields as a reader's RemoteRecord holds them, cut to fit */
+    RemoteRecord fit;
+    size_t lk = strnlen(kind, sizeof fit.kind - 1), ln = strnlen(name, sizeof fit.name - 1),
+           lt = strnlen(target, sizeof fit.target - 1);
+    size_t metalen = lk + ln + lt + 3, n = HEAD + BODY_FIXED + metalen + len;
+    uint8_t *v = malloc(n);
+    if (!v) return -1;
+    uint8_t *body = v + HEAD;
+    memcpy(v, magic, 8);
+    memcpy(body, k->b, 16);
+    blob_sum(blob, len, body + 16);
+    put_le(body + 32, metalen, 4);
+    put_le(body + 36, len, 8);
+    char *meta = (char *)body + BODY_FIXED;
+    memcpy(meta, kind, lk);
+    meta[lk] = 0;
+    memcpy(meta + lk + 1, name, ln);
+    meta[lk + 1 + ln] = 0;
+    memcpy(meta + lk + ln + 2, target, lt);
+    meta[lk + ln + 2 + lt] = 0;
+    memcpy(body + BODY_FIXED + metalen, blob, len);
+    int rc = -1;
+    if (sign(r, body, n - HEAD, v + 8)) {
+        char key[64];
+        key_name(key, sizeof key, "a", k);
+        redisReply *rep = command(r, "SET %s %b", key, (const char *)v, n);
+        if (rep) {
+            rc = 0;
+            freeReplyObject(rep);
+        }
+    }
+    free(v);
+    return rc;
+}
+
+int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms) {
+    char name[64];
+    key_name(name, sizeof name, "c", k);
+    redisReply *rep = command(r, "SET %s %s NX PX %d", name, r->owner, lease_ms);
+    if (!rep) return 1;
+    int claimed = rep->type == REDIS_REPLY_STATUS;
+    freeReplyObject(rep);
+    return claimed;
+}
+
+bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k) {
+    char name[64];
+    key_name(name, sizeof name, "c", k);
+    redisReply *rep = command(r, "GET %s", name);
+    if (!rep) return false;
+    bool other = rep->type == REDIS_REPLY_STRING && strcmp(rep->str, r->owner) != 0;
+    freeReplyObject(rep);
+    return other;
+}
+
+void remote_release(Remote *r, const kiln_cache_key *k) {
+    char name[64];
+    key_name(name, sizeof name, "c", k);
+    redisReply *rep = command(r,
+                              "EVAL %s 1 %s %s",
+                              "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                              "return redis.call('del', KEYS[1]) else return 0 end",
+                              name, r->owner);
+    if (rep) freeReplyObject(rep);
+}

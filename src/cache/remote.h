@@ -1,0 +1,55 @@
+/* remote.h: the Redis tier of the artifact cache (cache.c's only caller).
+ *
+ * Values are self-describing records: a magic, an HMAC-SHA256 (zeros when no
+ * key is set), an XXH3-128 checksum of the blob, the metadata and the blob.
+ * The HMAC covers the cache key and everything after it, so a record cannot
+ * be replayed under another key.  Every failure of the server (refused,
+ * timed out, an error reply) turns the tier off for the rest of the process
+ * after one warning; records that fail the checks are misses, counted.
+ */
+#ifndef KILN_CACHE_REMOTE_H
+#define KILN_CACHE_REMOTE_H
+
+#include <stdbool.h>
+
+#include "kiln.h"
+
+typedef struct Remote Remote;
+
+typedef struct RemoteRecord {
+    char kind[16], name[128], target[64];
+    void *blob; /* malloc'd */
+    size_t len;
+} RemoteRecord;
+
+/* Connects to url (redis://[:password@]host[:port][/db]); NULL after one
+ * warning through ctx when it cannot.  hmac_key may be NULL. */
+Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int timeout_ms,
+                    const char *owner);
+void remote_close(Remote *r);
+/* false once a failure has turned the tier off */
+bool remote_ok(const Remote *r);
+
+/* 1 hit (rec filled), 0 miss, -1 the tier failed (now off).  *rejected is set
+ * when a record was there but failed authentication or its checks. */
+int remote_get(Remote *r, const kiln_cache_key *k, RemoteRecord *rec, bool *rejected);
+int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char *name,
+               const char *target, const void *blob, size_t len);
+/* SET NX with expiry: 1 claimed (or the tier is off), 0 another holds it. */
+int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms);
+/* Whether another process holds an unexpired claim. */
+bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k);
+void remote_release(Remote *r, const kiln_cache_key *k);
+
+/* HMAC-SHA256 through libcrypto, loaded with dlopen when a key is set (no
+ * build dependency; OpenSSL 1.1 and 3 export the same two functions). */
+typedef struct Hmac {
+    const void *(*sha256)(void);
+    unsigned char *(*hmac)(const void *md, const void *key, int keylen, const unsigned char *d,
+                           size_t n, unsigned char *out, unsigned int *outlen);
+} Hmac;
+bool hmac_load(Hmac *h);
+int hmac_sha256(const Hmac *h, const void *key, size_t keylen, const void *msg, size_t len,
+                uint8_t out[32]);
+
+#endif
