@@ -1,8 +1,15 @@
 /* main.c: the `kiln` command.
  *
- *   kiln info                          version, C compiler, targets
+ *   kiln info                          version, C compiler, targets, the cache
  *   kiln compile FILE.py FUNC SIG      type a kernel and print its code
  *        [--target cpu|cuda] [--arch 90] [--types] [--build] [--fastmath] [--debug]
+ *   kiln cache stats|ls|verify|clear   the kernel cache (KILN_CACHE_DIR, KILN_REMOTE_CACHE)
+ *   kiln cache prune [SIZE]            evict least recently used entries down to SIZE
+ *   kiln cache export FILE [--target T]...   write entries to a bundle
+ *   kiln cache import FILE             verify and store a bundle's entries
+ *   kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu
+ *                                      build every kernel with explicit signatures (runs
+ *                                      Python: globals need the module imported)
  *
  * The CLI has no Python interpreter, so `compile` resolves globals the way a
  * kernel file that imports its modules conventionally would: math, numpy/np,
@@ -10,9 +17,13 @@
  * exists to check kernels and read generated code from a shell; the Python
  * package is the full front door.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "kiln.h"
 
@@ -199,13 +210,190 @@ static int cmd_compile(int argc, char **argv) {
     return rc;
 }
 
+/* ---- kiln cache ---------------------------------------------------------------------- */
+
+static int64_t parse_bytes(const char *s) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0)) return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 0: break;
+    default: return -1;
+    }
+    if (*end == 'i') end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || v * mul > 9e18) return -1;
+    return (int64_t)(v * mul);
+}
+
+static void human(char *buf, size_t size, double bytes) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+static void print_entry(void *ud, const kiln_cache_entry *e) {
+    (void)ud;
+    char hex[33], size[32], when[32];
+    kiln_cache_key_hex(&e->key, hex);
+    human(size, sizeof size, (double)e->size);
+    time_t t = (time_t)(e->last_used_ms / 1000);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
+    printf("%s  %-5s  %-12s  %10s  %s  %s\n", hex, e->kind ? e->kind : "?",
+           e->target ? e->target : "?", size, when, e->name ? e->name : "");
+}
+
+static int cmd_cache(int argc, char **argv) {
+    static const char usage[] =
+        "usage: kiln cache stats | ls | verify | clear | prune [SIZE] | "
+        "export FILE [--target T]... | import FILE\n";
+    if (argc < 1) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *sub = argv[0];
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, on_diag, NULL);
+    kiln_cache *c = kiln_cache_open(ctx, NULL);
+    int rc = 0;
+    if (!c) {
+        fprintf(stderr, "kiln: out of memory\n");
+        rc = 1;
+    } else if (strcmp(sub, "stats") == 0 && argc == 1) {
+        kiln_cache_stats st;
+        kiln_cache_get_stats(c, &st);
+        const char *path = kiln_cache_path(c), *remote = kiln_cache_remote(c);
+        char b1[32], b2[32];
+        human(b1, sizeof b1, (double)st.bytes);
+        human(b2, sizeof b2, (double)st.max_bytes);
+        printf("disk tier:      %s\n", path ? path : "off (memory only)");
+        printf("entries:        %lld\n", (long long)st.entries);
+        printf("size:           %s of %s\n", b1, b2);
+        printf("compiles:       %lld, %.1f ms in all (all processes)\n",
+               (long long)st.total_compiles, st.total_compile_ms);
+        printf("evictions:      %lld\n", (long long)st.total_evictions);
+        printf("failed checks:  %lld\n", (long long)st.total_verify_failures);
+        printf("remote tier:    %s\n", remote ? remote : "off (set KILN_REMOTE_CACHE)");
+    } else if (strcmp(sub, "ls") == 0 && argc == 1) {
+        printf("%-32s  %-5s  %-12s  %10s  %-16s  %s\n", "key", "kind", "target", "size",
+               "last used", "kernel");
+        kiln_cache_list(c, print_entry, NULL);
+    } else if (strcmp(sub, "verify") == 0 && argc == 1) {
+        int64_t bad;
+        int64_t n = kiln_cache_verify(c, &bad);
+        printf("checked %lld entries: %lld problems%s\n", (long long)n, (long long)bad,
+               bad ? " (bad entries were removed)" : "");
+        rc = bad ? 1 : 0;
+    } else if (strcmp(sub, "clear") == 0 && argc == 1) {
+        printf("removed %lld entries\n", (long long)kiln_cache_clear(c));
+    } else if (strcmp(sub, "prune") == 0 && argc <= 2) {
+        int64_t max = -1;
+        if (argc == 2 && (max = parse_bytes(argv[1])) < 0) {
+            fprintf(stderr, "kiln: '%s' is not a size (write 512M, 2G...)\n", argv[1]);
+            rc = 2;
+        } else {
+            printf("evicted %lld entries\n", (long long)kiln_cache_prune(c, max));
+        }
+    } else if (strcmp(sub, "export") == 0 && argc >= 2) {
+        const char *targets[64];
+        int nt = 0;
+        for (int i = 2; i < argc && rc == 0; i++) {
+            if (strcmp(argv[i], "--target") == 0 && i + 1 < argc && nt < 64) {
+                /* "cuda:sm_80,sm_90" is two prefixes */
+                char *spec = argv[++i];
+                char *save = NULL;
+                const char *kind = strncmp(spec, "cuda:", 5) == 0 ? "cuda:" : "";
+                for (char *w = strtok_r(spec, ",", &save); w && nt < 64;
+                     w = strtok_r(NULL, ",", &save)) {
+                    if (*kind && strncmp(w, "cuda:", 5) != 0) {
+                        static char more[64][32];
+                        snprintf(more[nt], sizeof more[nt], "cuda:%s", w);
+                        targets[nt] = more[nt];
+                        nt++;
+                    } else {
+                        targets[nt++] = w;
+                    }
+                }
+            } else {
+                fprintf(stderr, "kiln: unknown option '%s'\n%s", argv[i], usage);
+                rc = 2;
+            }
+        }
+        if (rc == 0) {
+            int64_t n = kiln_cache_export(c, argv[1], targets, nt);
+            if (n < 0) rc = 1;
+            else printf("exported %lld entries to %s\n", (long long)n, argv[1]);
+        }
+    } else if (strcmp(sub, "import") == 0 && argc == 2) {
+        int64_t n = kiln_cache_import(c, argv[1]);
+        if (n < 0) rc = 1;
+        else printf("imported %lld entries from %s\n", (long long)n, argv[1]);
+    } else {
+        fputs(usage, stderr);
+        rc = 2;
+    }
+    kiln_cache_close(c);
+    kiln_ctx_free(ctx);
+    return rc;
+}
+
+/* ---- kiln precompile ------------------------------------------------------------------ */
+
+/* Runs `python -m kiln precompile ...`: the Python kiln was installed with
+ * this program, so the interpreter beside it comes first; then $KILN_PYTHON,
+ * then python3 on the PATH. */
+static int cmd_precompile(int argc, char **argv) {
+    char self[PATH_MAX], beside[PATH_MAX + 16];
+    const char *py = getenv("KILN_PYTHON");
+    if (!py || !*py) {
+        py = "python3";
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0) {
+            self[n] = 0;
+            char *slash = strrchr(self, '/');
+            if (slash) {
+                *slash = 0;
+                snprintf(beside, sizeof beside, "%s/python3", self);
+                if (access(beside, X_OK) == 0) py = beside;
+            }
+        }
+    }
+    char **args = calloc((size_t)argc + 5, sizeof *args);
+    if (!args) return 1;
+    int n = 0;
+    args[n++] = (char *)py;
+    args[n++] = (char *)"-m";
+    args[n++] = (char *)"kiln";
+    args[n++] = (char *)"precompile";
+    for (int i = 0; i < argc; i++) args[n++] = argv[i];
+    args[n] = NULL;
+    execvp(py, args);
+    fprintf(stderr, "kiln: cannot run %s for precompile: %s\nhint: set KILN_PYTHON to the Python "
+                    "that has kiln installed\n", py, strerror(errno));
+    free(args);
+    return 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        printf("usage: kiln info | kiln compile FILE.py FUNC SIGNATURE [options]\n");
+        printf("usage: kiln info | compile FILE.py FUNC SIGNATURE [options] | cache ... | "
+               "precompile MODULE.py --target ...\n");
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "info") == 0) return cmd_info();
     if (strcmp(argv[1], "compile") == 0) return cmd_compile(argc - 2, argv + 2);
+    if (strcmp(argv[1], "cache") == 0) return cmd_cache(argc - 2, argv + 2);
+    if (strcmp(argv[1], "precompile") == 0) return cmd_precompile(argc - 2, argv + 2);
     fprintf(stderr, "kiln: unknown command '%s'\n", argv[1]);
     return 2;
 }

@@ -353,7 +353,12 @@ typedef struct kiln_cache_key {
     uint8_t b[16];
 } kiln_cache_key;
 
-void kiln_cache_key_of(const char *source, size_t len, const char *target, kiln_cache_key *out);
+/* The key of an artifact built from source for target.  The file names of
+ * #line markers are left out unless flags has KILN_KEY_FILE_NAMES (give it
+ * when they reach the artifact: CUDA line info). */
+enum { KILN_KEY_FILE_NAMES = 1 };
+void kiln_cache_key_of(const char *source, size_t len, const char *target, int flags,
+                       kiln_cache_key *out);
 /* 32 hex digits and a NUL */
 void kiln_cache_key_hex(const kiln_cache_key *k, char out[33]);
 /* Parses 32 hex digits; 0 or -1. */
@@ -432,6 +437,10 @@ int64_t kiln_cache_clear(kiln_cache *c);
 /* Evicts least recently used entries until the disk tier holds at most
  * max_bytes (negative: its configured size); returns how many went. */
 int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes);
+
+/* Checks the database and every entry's checksum; entries that fail are
+ * removed.  Returns how many entries were checked; *bad counts the problems. */
+int64_t kiln_cache_verify(kiln_cache *c, int64_t *bad);
 
 /* A bundle is an SQLite file holding entries, to move them between machines.
  * Export writes the disk tier's entries whose target starts with one of the

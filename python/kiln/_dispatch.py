@@ -11,6 +11,10 @@ import os
 from . import _kiln
 from ._types import signature_text
 
+# `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
+# signature text) instead of building for this machine.
+_precompiling = None
+
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
                 "inline", "opt")
 
@@ -50,6 +54,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "max_registers": max_registers or 0,
         }
         self._explicit_cpu = target == "cpu"
+        if target != "cpu" and os.environ.get("KILN_TARGET") != "cpu":
+            _kiln.warm_up()  # NVRTC's first-use cost, paid on a thread while the program goes on
         self._sigs = []        # explicit signatures: [(text, argument key)]
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = None    # (text, filename, first_line), read at first use
@@ -87,6 +93,9 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def compile(self, signature):
         """Compiles the kernel for an explicit signature now; returns its Entry."""
+        if _precompiling is not None:
+            _precompiling.append((self, signature_text(signature)))
+            return None
         from . import _compile
 
         return _compile.compile_signature(self, signature_text(signature))

@@ -64,10 +64,37 @@ struct kiln_cache {
     kiln_cache_stats st;
 };
 
-void kiln_cache_key_of(const char *source, size_t len, const char *target, kiln_cache_key *out) {
+/* Hashes source, leaving out the file names of #line markers unless asked to
+ * keep them: they change no instruction (kernels carry file indexes and line
+ * numbers, not names), and without them a kernel file built in CI under one
+ * path is the same key in production under another. */
+void kiln_cache_key_of(const char *source, size_t len, const char *target, int flags,
+                       kiln_cache_key *out) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
-    XXH3_128bits_update(&st, source, len);
+    const char *p = source, *end = source + len, *chunk = source;
+    static const char marker[] = "#line ";
+    const size_t mlen = sizeof marker - 1;
+    while (!(flags & KILN_KEY_FILE_NAMES) && p < end) {
+        if ((p == source || p[-1] == '\n') && (size_t)(end - p) > mlen &&
+            memcmp(p, marker, mlen) == 0) {
+            const char *q = p + mlen;
+            while (q < end && *q >= '0' && *q <= '9') q++;
+            if (q < end && *q == ' ' && q + 1 < end && q[1] == '"') {
+                const char *close = memchr(q + 2, '"', (size_t)(end - q - 2));
+                const char *nl = memchr(q, '\n', (size_t)(end - q));
+                if (close && (!nl || close < nl)) {
+                    XXH3_128bits_update(&st, chunk, (size_t)(q - chunk));
+                    chunk = close + 1;
+                    p = close + 1;
+                    continue;
+                }
+            }
+        }
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    XXH3_128bits_update(&st, chunk, (size_t)(end - chunk));
     XXH3_128bits_update(&st, "\0", 1);
     if (target) XXH3_128bits_update(&st, target, strlen(target));
     XXH128_canonical_t c;
@@ -826,6 +853,59 @@ int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes) {
         }
         if (n) sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
     }
+    unlock(c);
+    return n;
+}
+
+int64_t kiln_cache_verify(kiln_cache *c, int64_t *bad) {
+    *bad = 0;
+    lock(c);
+    if (!c->db) {
+        unlock(c);
+        return 0;
+    }
+    int64_t n = 0;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(c->db, "PRAGMA integrity_check", -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *r = (const char *)sqlite3_column_text(s, 0);
+            if (r && strcmp(r, "ok") != 0) {
+                warn(c, NULL, "kiln's cache %s: %s", c->path, r);
+                (*bad)++;
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    kiln_cache_key *badkeys = NULL;
+    int64_t nbad = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT key, size, checksum, blob FROM artifacts", -1, &s,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            n++;
+            const void *kb = sqlite3_column_blob(s, 0), *sum = sqlite3_column_blob(s, 2);
+            const void *b = sqlite3_column_blob(s, 3);
+            int blen = sqlite3_column_bytes(s, 3);
+            uint8_t mine[16];
+            if (b) checksum(b, (size_t)blen, mine);
+            if (kb && sqlite3_column_bytes(s, 0) == 16 && b && blen == sqlite3_column_int64(s, 1) &&
+                sum && sqlite3_column_bytes(s, 2) == 16 && memcmp(mine, sum, 16) == 0)
+                continue;
+            kiln_cache_key *nk = realloc(badkeys, sizeof *nk * (size_t)(nbad + 1));
+            if (!nk) break;
+            badkeys = nk;
+            memset(&badkeys[nbad], 0, sizeof *badkeys);
+            if (kb && sqlite3_column_bytes(s, 0) == 16) memcpy(badkeys[nbad].b, kb, 16);
+            nbad++;
+        }
+        sqlite3_finalize(s);
+    }
+    for (int64_t i = 0; i < nbad; i++) {
+        verify_failed(c, &badkeys[i], c->path);
+        step_key(c, "DELETE FROM artifacts WHERE key = ?1", &badkeys[i]);
+        count(c, "verify_failures", 1);
+    }
+    *bad += nbad;
+    free(badkeys);
     unlock(c);
     return n;
 }

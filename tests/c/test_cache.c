@@ -44,15 +44,31 @@ static kiln_cache *open_in(kiln_ctx *ctx, const char *dir, int64_t max_bytes) {
 
 static kiln_cache_key key_of(const char *src) {
     kiln_cache_key k;
-    kiln_cache_key_of(src, strlen(src), "cpu:test", &k);
+    kiln_cache_key_of(src, strlen(src), "cpu:test", 0, &k);
     return k;
 }
 
 TEST(cache_keys) {
     kiln_cache_key a = key_of("int x;"), b = key_of("int y;"), c;
-    kiln_cache_key_of("int x;", 6, "cuda:sm_90", &c);
+    kiln_cache_key_of("int x;", 6, "cuda:sm_90", 0, &c);
     CHECK(memcmp(a.b, b.b, 16) != 0);
     CHECK(memcmp(a.b, c.b, 16) != 0); /* the target is in the key */
+    /* #line file names are not, unless asked; line numbers are */
+    static const char s1[] = "int a;\n#line 4 \"/ci/src/k.py\"\nx = 1;\n";
+    static const char s2[] = "int a;\n#line 4 \"/app/k.py\"\nx = 1;\n";
+    static const char s3[] = "int a;\n#line 5 \"/app/k.py\"\nx = 1;\n";
+    static const char s4[] = "int a;\n#line 4 \"/app/k.py\"\nx = 2;\n";
+    kiln_cache_key k1, k2, k3, k4, k5, k6;
+    kiln_cache_key_of(s1, strlen(s1), "t", 0, &k1);
+    kiln_cache_key_of(s2, strlen(s2), "t", 0, &k2);
+    kiln_cache_key_of(s3, strlen(s3), "t", 0, &k3);
+    kiln_cache_key_of(s4, strlen(s4), "t", 0, &k4);
+    kiln_cache_key_of(s1, strlen(s1), "t", KILN_KEY_FILE_NAMES, &k5);
+    kiln_cache_key_of(s2, strlen(s2), "t", KILN_KEY_FILE_NAMES, &k6);
+    CHECK(memcmp(k1.b, k2.b, 16) == 0);
+    CHECK(memcmp(k2.b, k3.b, 16) != 0);
+    CHECK(memcmp(k2.b, k4.b, 16) != 0);
+    CHECK(memcmp(k5.b, k6.b, 16) != 0);
     char hex[33];
     kiln_cache_key_hex(&a, hex);
     CHECK(strlen(hex) == 32);
@@ -301,4 +317,27 @@ TEST(hmac_sha256_rfc4231) {
                                      0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
                                      0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
     CHECK(memcmp(out, want, 32) == 0);
+}
+
+/* kiln-ctest --cache-writer DIR: stores large entries in a loop until it is
+ * killed (tests/python/test_cache.py kills it with SIGKILL mid-write). */
+int cache_writer(const char *dir);
+int cache_writer(const char *dir) {
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_cache *c = open_in(ctx, dir, 0);
+    if (!kiln_cache_path(c)) return 1;
+    size_t len = 256 * 1024;
+    unsigned char *blob = malloc(len);
+    if (!blob) return 1;
+    for (long i = 0;; i++) {
+        for (size_t j = 0; j < len; j++) blob[j] = (unsigned char)(j * 31 + (size_t)i * 7 + 1);
+        char src[64];
+        snprintf(src, sizeof src, "writer %ld %ld", (long)getpid(), i);
+        kiln_cache_key k = key_of(src);
+        if (kiln_cache_put(c, &k, "so", src, "cpu:test", blob, len, 1) != 0) return 1;
+        if (i == 0) {
+            printf("ready\n");
+            fflush(stdout);
+        }
+    }
 }

@@ -25,7 +25,10 @@ static const struct {
 #undef T
 };
 
+int cache_writer(const char *dir); /* test_cache.c */
+
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--cache-writer") == 0) return cache_writer(argv[2]);
     int run = 0;
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;

@@ -63,8 +63,8 @@ static double now_ms(void) {
 }
 
 int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
-                     const char *short_target, const char *name, ext_build_fn build, void *ud,
-                     ExtArtifact *out) {
+                     int key_flags, const char *short_target, const char *name,
+                     ext_build_fn build, void *ud, ExtArtifact *out) {
     memset(out, 0, sizeof *out);
     kiln_ctx *ctx = kiln_ctx_new();
     if (!ctx) {
@@ -78,7 +78,7 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
     kiln_cache *c = target ? get_cache(st) : NULL;
     kiln_cache_key k;
     if (c) {
-        kiln_cache_key_of(src, len, target, &k);
+        kiln_cache_key_of(src, len, target, key_flags, &k);
         kiln_cache_key_hex(&k, out->key);
         out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
         if (!out->hit && !kiln_cache_claim(c, &k, LEASE_MS))

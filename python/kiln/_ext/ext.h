@@ -70,6 +70,8 @@ void ext_raise_text(ModState *st, TextSink *t, const char *fallback);
 /* gpu.c */
 /* Opens CUDA if needed; NULL with CudaError set when no GPU can be used. */
 kiln_cuda *ext_cuda(ModState *st);
+/* NVRTC, opened at first use (thread-safe); NULL with kiln.CompileError set. */
+kiln_nvrtc *ext_nvrtc(ModState *st);
 /* Raises kiln.CudaError for a CUresult; returns NULL. */
 PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
 /* Makes device dev current on this thread; -1 with an exception set. */
@@ -94,10 +96,11 @@ typedef struct {
 typedef int (*ext_build_fn)(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]);
 /* The artifact for source built for target: from the cache's tiers, else built
  * once across processes (single flight) and stored.  target NULL skips the
- * cache.  0, or -1 with kiln.CompileError set (a failed build is not cached). */
+ * cache; key_flags go to kiln_cache_key_of.  0, or -1 with kiln.CompileError
+ * set (a failed build is not cached). */
 int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
-                     const char *short_target, const char *name, ext_build_fn build, void *ud,
-                     ExtArtifact *out);
+                     int key_flags, const char *short_target, const char *name,
+                     ext_build_fn build, void *ud, ExtArtifact *out);
 void ext_cache_free(ModState *st);
 extern PyMethodDef ext_cache_functions[];
 

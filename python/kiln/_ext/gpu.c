@@ -13,6 +13,9 @@
  * honoured by synchronising that stream when it is not the launch's) or
  * DLPack (JAX and any producer of __dlpack__).
  */
+#include <dlfcn.h>
+#include <pthread.h>
+
 #include "ext.h"
 
 kiln_cuda *ext_cuda(ModState *st) {
@@ -378,6 +381,77 @@ static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char ki
     return rc;
 }
 
+/* NVRTC, opened at first use; the lock keeps two threads from opening it twice. */
+static pthread_mutex_t nvrtc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+kiln_nvrtc *ext_nvrtc(ModState *st) {
+    pthread_mutex_lock(&nvrtc_mu);
+    kiln_nvrtc *n = st->nvrtc;
+    TextSink txt = {NULL, 0, 0, 0};
+    if (!n) {
+        kiln_ctx *ctx = kiln_ctx_new();
+        if (ctx) {
+            kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+            n = st->nvrtc = kiln_nvrtc_open(ctx);
+            kiln_ctx_free(ctx);
+        }
+    }
+    pthread_mutex_unlock(&nvrtc_mu);
+    if (!n)
+        ext_raise_text(st, &txt,
+                       "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC or "
+                       "set KILN_NVRTC to its path");
+    PyMem_RawFree(txt.buf);
+    return n;
+}
+
+/* ---- NVRTC warm-up ------------------------------------------------------------------
+ * NVRTC's first compile in a process costs about 100 ms more than later ones
+ * (it loads its builtins).  The first kernel definition starts a thread that
+ * pays it with a tiny compile while the program goes on importing and setting
+ * up; the thread owns everything it uses (NVRTC's state is per process, so
+ * any handle warms it) and is joined at exit. */
+
+static pthread_t warm_thread;
+static bool warm_started;
+
+static void *warm_main(void *unused) {
+    (void)unused;
+    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cu) return NULL; /* no driver: no GPU compiles are coming */
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_nvrtc *n = ctx ? kiln_nvrtc_open(ctx) : NULL;
+    if (n) {
+        static const char src[] = "extern \"C\" __global__ void kiln_warm(float *p) "
+                                  "{ p[threadIdx.x] = expf(p[threadIdx.x]) / 3.0f; }\n";
+        kiln_options o;
+        memset(&o, 0, sizeof o);
+        o.target = KILN_TARGET_CUDA;
+        void *blob = NULL;
+        size_t len = 0;
+        int is_ptx = 0;
+        kiln_nvrtc_compile(ctx, n, src, sizeof src - 1, &o, 80, &blob, &len, &is_ptx);
+        free(blob);
+        kiln_nvrtc_close(n);
+    }
+    kiln_ctx_free(ctx);
+    dlclose(cu);
+    return NULL;
+}
+
+static void warm_join(void) {
+    if (warm_started) pthread_join(warm_thread, NULL);
+    warm_started = false;
+}
+
+static PyObject *f_warm_up(PyObject *m, PyObject *unused) {
+    if (!warm_started && pthread_create(&warm_thread, NULL, warm_main, NULL) == 0) {
+        warm_started = true;
+        Py_AtExit(warm_join);
+    }
+    Py_RETURN_NONE;
+}
+
 /* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
  *               cache=True) -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
@@ -389,22 +463,7 @@ static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
                           &want_ptx, &name, &use_cache))
         return NULL;
     if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
-    if (!st->nvrtc) {
-        kiln_ctx *ctx = kiln_ctx_new();
-        if (!ctx) return PyErr_NoMemory();
-        TextSink txt = {NULL, 0, 0, 0};
-        kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
-        st->nvrtc = kiln_nvrtc_open(ctx);
-        kiln_ctx_free(ctx);
-        if (!st->nvrtc) {
-            ext_raise_text(st, &txt,
-                           "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC "
-                           "or set KILN_NVRTC to its path");
-            PyMem_RawFree(txt.buf);
-            return NULL;
-        }
-        PyMem_RawFree(txt.buf);
-    }
+    if (!ext_nvrtc(st)) return NULL;
     NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
     b.o.target = KILN_TARGET_CUDA;
     b.o.fastmath = fastmath;
@@ -427,8 +486,10 @@ static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
     }
     snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
     ExtArtifact art;
-    if (ext_cached_build(st, src, (size_t)len, use_cache ? target : NULL, short_target, name,
-                         build_cuda, &b, &art) < 0)
+    /* line info carries the file names into the cubin: then they are in the key */
+    if (ext_cached_build(st, src, (size_t)len, use_cache ? target : NULL,
+                         lineinfo ? KILN_KEY_FILE_NAMES : 0, short_target, name, build_cuda, &b,
+                         &art) < 0)
         return NULL;
     PyObject *r = Py_BuildValue("(y#isi)", (const char *)art.blob, (Py_ssize_t)art.len,
                                 strcmp(art.kind, "ptx") == 0, art.key, art.hit);
@@ -438,13 +499,12 @@ static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
 
 static PyObject *f_nvrtc_version(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    if (!st->nvrtc) {
-        kiln_ctx *ctx = kiln_ctx_new();
-        st->nvrtc = kiln_nvrtc_open(ctx);
-        kiln_ctx_free(ctx);
+    kiln_nvrtc *n = ext_nvrtc(st);
+    if (!n) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
     }
-    if (!st->nvrtc) Py_RETURN_NONE;
-    return PyLong_FromLong(kiln_nvrtc_version(st->nvrtc));
+    return PyLong_FromLong(kiln_nvrtc_version(n));
 }
 
 PyMethodDef ext_gpu_functions[] = {
@@ -457,4 +517,5 @@ PyMethodDef ext_gpu_functions[] = {
      "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
      "cache=True) -> (image, is_ptx, cache key, hit)"},
     {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
+    {"warm_up", f_warm_up, METH_NOARGS, "start NVRTC's first-use work on a thread (once)"},
     {NULL, NULL, 0, NULL}};

@@ -1708,7 +1708,7 @@ static PyObject *mod_cpu_build(PyObject *module, PyObject *args) {
     kiln_ctx_free(ctx);
     CpuBuild b = {src, (size_t)len};
     ExtArtifact art;
-    int rc = ext_cached_build(st, src, (size_t)len, target, kiln_cpu_target_name(), name,
+    int rc = ext_cached_build(st, src, (size_t)len, target, 0, kiln_cpu_target_name(), name,
                               build_cpu, &b, &art);
     free(target);
     if (rc < 0) return NULL;
