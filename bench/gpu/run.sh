@@ -1,20 +1,33 @@
 #!/bin/bash
-# One call on the GPU machine: build (system meson and ninja), GPU tests, benchmarks.
-# Logs and tables go to $OUT (or ./gpu-out).  Usage: bench/gpu/run.sh [tests|bench|all]
+# One call on the GPU machine: build (system meson and ninja), then the parts asked
+# for, comma-separated: tests, bench, aot, startup (default: all of them).
+# Logs and tables go to $OUT (or ./gpu-out).  Usage: bench/gpu/run.sh [aot,startup,...]
 set -o pipefail
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
 PY=${PY:-python3}
-what=${1:-all}
+what=",${1:-tests,bench,aot,startup},"
 export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv; $PY -c 'import sys; print(sys.version)'; } > "$OUT/machine.txt" 2>&1
 sh tools/gpu-build.sh "$PY" > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 rc=0
-if [ "$what" = tests ] || [ "$what" = all ]; then
-    PYTHONPATH=python $PY -m pytest -q -m gpu tests -p no:cacheprovider -x -q 2>&1 | tee "$OUT/gpu-test.log" | tail -25
-    rc=${PIPESTATUS[0]}
+if [[ $what == *,aot,* ]]; then
+    # a bundle built by `kiln precompile` on a machine without a GPU (.deps/aot.kiln, see
+    # bench/gpu/aot_kernels.py) is imported into an empty cache and run: nothing compiles
+    c=$(mktemp -d)
+    { KILN_CACHE_DIR=$c build-gpu/kiln cache import .deps/aot.kiln &&
+      KILN_CACHE_DIR=$c KILN_CC=/bin/false PYTHONPATH=python $PY bench/gpu/aot_check.py &&
+      KILN_CACHE_DIR=$c build-gpu/kiln cache stats; } 2>&1 | tee "$OUT/aot.log" | tail -12
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [[ $what == *,startup,* ]]; then
+    PYTHONPATH=python $PY bench/gpu/startup.py 2>&1 | tee "$OUT/startup.md" | tail -10
+fi
+if [[ $what == *,tests,* ]]; then
+    PYTHONPATH=python $PY -m pytest -q -m gpu tests -p no:cacheprovider -x -q 2>&1 | tee "$OUT/gpu-test.log" | tail -25
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
+if [[ $what == *,bench,* ]]; then
     PYTHONPATH=python $PY bench/gpu/launch.py 2>&1 | tee "$OUT/launch.md" | tail -14
     PYTHONPATH=python $PY bench/gpu/kernels.py 2>&1 | tee "$OUT/kernels.md" | tail -20
 fi

@@ -54,8 +54,11 @@ class Dispatcher(_kiln.DispatcherBase):
             "max_registers": max_registers or 0,
         }
         self._explicit_cpu = target == "cpu"
+        # first-use costs paid on threads while the program goes on: the cache's database,
+        # and NVRTC's first compile unless the kernel is for the CPU
+        _kiln.open_ahead()
         if target != "cpu" and os.environ.get("KILN_TARGET") != "cpu":
-            _kiln.warm_up()  # NVRTC's first-use cost, paid on a thread while the program goes on
+            _kiln.warm_up()
         self._sigs = []        # explicit signatures: [(text, argument key)]
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = None    # (text, filename, first_line), read at first use

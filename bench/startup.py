@@ -1,0 +1,148 @@
+"""Start-up on the CPU target, against Numba, in fresh processes.
+
+    make bench-startup      (or: PYTHONPATH=python .venv/bin/python bench/startup.py)
+
+Every sample is a new Python process with a cache directory of its own:
+
+- import: ``import kiln`` (``import numba``) alone, in a process that imported nothing else;
+- cold first call: NumPy already imported, the library imported, then the kernel defined and
+  called once with an empty cache (a compile);
+- warm first call: the same in a new process whose cache already holds the kernel
+  (kiln's disk tier; Numba's ``cache=True`` files).
+
+"First call" runs from just after the library's import to the kernel's return, so it holds
+the decorator, argument typing, the cache lookup, loading and the launch.  Tables give medians
+of ``RUNS`` samples in milliseconds.  Byte code is written (PYTHONDONTWRITEBYTECODE unset), as
+it is for an installed package.
+"""
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+RUNS = int(os.environ.get("BENCH_RUNS", "11"))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+IMPORT = """
+import time
+t0 = time.perf_counter()
+import {lib}
+t1 = time.perf_counter()
+print((t1 - t0) * 1e3)
+"""
+
+KILN_CALL = """
+import time, numpy as np
+import kiln
+t0 = time.perf_counter()
+
+@kiln.jit
+def saxpy(out, x, y, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+x = np.ones(1 << 16, np.float32); y = np.ones_like(x); out = np.empty_like(x)
+saxpy[(x.size + 255) // 256, 256](out, x, y, np.float32(2))
+t1 = time.perf_counter()
+assert out[0] == 3
+print((t1 - t0) * 1e3)
+"""
+
+NUMBA_CALL = """
+import time, numpy as np
+import numba
+t0 = time.perf_counter()
+
+@numba.njit(parallel=True, cache=True)
+def saxpy(out, x, y, a):
+    for i in numba.prange(out.size):
+        out[i] = a * x[i] + y[i]
+
+x = np.ones(1 << 16, np.float32); y = np.ones_like(x); out = np.empty_like(x)
+saxpy(out, x, y, np.float32(2))
+t1 = time.perf_counter()
+assert out[0] == 3
+print((t1 - t0) * 1e3)
+"""
+
+
+def sample(code, cache_dir, workdir, extra_env=None):
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    # every library's cache in the sample's own directory
+    for var in ("KILN_CACHE_DIR", "NUMBA_CACHE_DIR", "CUPY_CACHE_DIR", "TRITON_CACHE_DIR"):
+        env[var] = cache_dir
+    env.update(extra_env or {})
+    script = os.path.join(workdir, "kernel_script.py")  # caches key on the file: keep one
+    with open(script, "w") as f:
+        f.write(textwrap.dedent(code))
+    p = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                       cwd=workdir, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"sample failed:\n{p.stderr[-2000:]}")
+    return float(p.stdout.strip().splitlines()[-1])
+
+
+def measure(code, warm, runs=None, extra_env=None):
+    """Median ms over fresh processes, each with a fresh cache (filled first when warm);
+    None when the library is missing or the sample fails."""
+    out = []
+    try:
+        for _ in range(runs or RUNS):
+            work = tempfile.mkdtemp(prefix="kiln-bench-")
+            cache = os.path.join(work, "cache")
+            try:
+                if warm:
+                    sample(code, cache, work, extra_env)  # fills the cache
+                out.append(sample(code, cache, work, extra_env))
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    except RuntimeError as e:
+        print(f"(a sample failed: {str(e)[-300:]})", file=sys.stderr)
+        return None
+    return statistics.median(out)
+
+
+def compile_bytecode():
+    """Byte code for kiln exists before the first sample, as for an installed package."""
+    subprocess.run([sys.executable, "-c", "import kiln, kiln._compile, kiln.cache"],
+                   env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"),
+                        "PYTHONDONTWRITEBYTECODE": ""}, check=True)
+
+
+def fmt(v):
+    return f"{v:.1f}" if v is not None else "n/a"
+
+
+def main():
+    compile_bytecode()
+    env = {"KILN_TARGET": "cpu"}
+    rows = [
+        ("import", measure(IMPORT.format(lib="kiln"), False),
+         measure(IMPORT.format(lib="numba"), False), "< 30"),
+        ("cold first call (empty cache)", measure(KILN_CALL, False, extra_env=env),
+         measure(NUMBA_CALL, False), ""),
+        ("warm first call (new process, disk cache)", measure(KILN_CALL, True, extra_env=env),
+         measure(NUMBA_CALL, True), "< 5"),
+    ]
+    print(f"Start-up, CPU target: {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}; medians of {RUNS} fresh "
+          "processes, ms\n")
+    print("| | kiln | Numba (njit parallel, cache=True) | Numba / kiln | budget |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for name, k, n, budget in rows:
+        ratio = f"{n / k:.0f}x" if n is not None and k else "n/a"
+        print(f"| {name} | {fmt(k)} | {fmt(n)} | {ratio} | {budget} |")
+    print()
+    print(json.dumps({name: [k, n] for name, k, n, _ in rows}))
+
+
+if __name__ == "__main__":
+    main()
