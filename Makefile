@@ -12,7 +12,7 @@ BUILD   := build
 SAN     := build-san
 MESONFLAGS ?=
 
-.PHONY: all build demo test test-c test-py test-san clean bench regen-lang gpu-test
+.PHONY: all build demo test test-c test-py test-san clean bench bench-startup regen-lang gpu-test
 
 all: build
 
@@ -51,6 +51,10 @@ bench: build
 	$(VENV)/bin/pip install -q numba
 	PYTHONPATH=python $(VPY) bench/cpu.py
 	PYTHONPATH=python $(VPY) bench/launch_cpu.py
+
+bench-startup: build
+	$(VENV)/bin/pip install -q numba
+	PYTHONPATH=python $(VPY) bench/startup.py
 
 regen-lang: build
 	PYTHONPATH=python $(VPY) tests/test_lang.py --regen
