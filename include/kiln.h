@@ -298,6 +298,18 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
 int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
                       int want_ptx, char *buf, size_t size);
 
+/* The facts kiln_nvrtc_target needs (version, architectures), with the
+ * identity of the library file they came from, as text to keep in the cache
+ * under kiln_nvrtc_facts_name's name.  kiln_nvrtc_target_from computes the
+ * target text from them without loading NVRTC, or returns -1 when they are
+ * malformed or the library file changed (then load NVRTC). */
+int kiln_nvrtc_describe(kiln_nvrtc *n, char *buf, size_t size);
+int kiln_nvrtc_target_from(const char *facts, const kiln_options *opts, int arch, int want_ptx,
+                           char *buf, size_t size);
+/* The name facts are kept under: what decides which NVRTC dlopen finds
+ * ($KILN_NVRTC, $LD_LIBRARY_PATH, /etc/ld.so.cache's size and time). */
+void kiln_nvrtc_facts_name(char *buf, size_t size);
+
 /* Loads the driver and initialises it.  NULL, with *why set to a static
  * explanation, when no CUDA GPU can be used. */
 kiln_cuda *kiln_cuda_open(const char **why);
@@ -395,11 +407,14 @@ int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *
 int kiln_cache_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const char *name,
                    const char *target, const void *blob, size_t len, double compile_ms);
 
-/* Single flight across processes and machines.  Returns 1 when the caller
- * should build the key now (it holds the claim until kiln_cache_put or
- * kiln_cache_release, or lease_ms passes), 0 when another process is building
- * it: then call kiln_cache_wait. */
-int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms);
+/* Single flight across processes and machines, after a miss.  Returns 1 when
+ * the caller should build the key now (it holds the claim until
+ * kiln_cache_put or kiln_cache_release, or lease_ms passes); 2 when another
+ * process stored it meanwhile (*blob filled as by kiln_cache_get); 0 when
+ * another process is building it: then call kiln_cache_wait, and claim again
+ * if that returns 0. */
+int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void **blob,
+                     size_t *len, char kind[16]);
 void kiln_cache_release(kiln_cache *c, const kiln_cache_key *k);
 /* Waits for another process's build: 1 with *blob filled when it arrives, 0
  * when that process ended, released its claim or let it expire without a
@@ -437,6 +452,12 @@ int64_t kiln_cache_clear(kiln_cache *c);
 /* Evicts least recently used entries until the disk tier holds at most
  * max_bytes (negative: its configured size); returns how many went. */
 int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes);
+
+/* Small facts about the machine that are slow to learn (NVRTC's version...),
+ * kept in the disk tier.  kiln_cache_fact returns 1 and fills buf when the
+ * name is known. */
+int kiln_cache_fact(kiln_cache *c, const char *name, char *buf, size_t size);
+void kiln_cache_set_fact(kiln_cache *c, const char *name, const char *value);
 
 /* Checks the database and every entry's checksum; entries that fail are
  * removed.  Returns how many entries were checked; *bad counts the problems. */

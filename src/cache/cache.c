@@ -61,6 +61,7 @@ struct kiln_cache {
     Remote *remote;
     char host[64];
     char owner[128]; /* this process in claims: host:pid:nonce */
+    kiln_cache_key last_rejected; /* the last remote record refused, warned about once */
     kiln_cache_stats st;
 };
 
@@ -198,7 +199,8 @@ static const char *const schema =
     "CREATE INDEX IF NOT EXISTS artifacts_lru ON artifacts(last_used);"
     "CREATE TABLE IF NOT EXISTS pending(key BLOB PRIMARY KEY, owner TEXT NOT NULL,"
     " expires INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value REAL NOT NULL);";
+    "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value REAL NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS facts(name TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 static bool safe_path(kiln_cache *c, const char *p, bool dir) {
     struct stat s;
@@ -599,11 +601,13 @@ static int disk_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, co
 
 /* Looks in the remote tier; a hit fills the disk tier. */
 static int remote_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
-                         char kind[16]) {
+                         char kind[16], bool counted) {
     RemoteRecord rec;
     bool rejected;
     int hit = remote_get(c->remote, k, &rec, &rejected);
-    if (rejected) {
+    if (rejected && counted && memcmp(c->last_rejected.b, k->b, 16) != 0) {
+        /* said and counted once per key: a waiter looks many times */
+        c->last_rejected = *k;
         char hex[33];
         kiln_cache_key_hex(k, hex);
         c->st.remote_rejected++;
@@ -623,11 +627,10 @@ static int remote_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, si
     return 1;
 }
 
-int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
-                   char kind[16]) {
-    char kbuf[16];
-    if (!kind) kind = kbuf;
-    lock(c);
+/* Looks through the tiers, with the lock held; counts in the stats when asked. */
+static int lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, char kind[16],
+                  bool counted) {
+    kiln_cache_stats saved = c->st;
     int hit = 0;
     MemEntry *e = mem_find(c, k);
     if (e) {
@@ -639,19 +642,32 @@ int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *
             c->st.mem_hits++;
             hit = 1;
         }
-        unlock(c);
-        return hit;
+    } else {
+        c->st.mem_misses++;
+        if (c->db) {
+            hit = disk_get(c, k, blob, len, kind);
+            if (hit)
+                c->st.disk_hits++;
+            else
+                c->st.disk_misses++;
+        }
+        if (!hit && remote_ok(c->remote)) hit = remote_lookup(c, k, blob, len, kind, counted);
+        if (hit) mem_put(c, k, kind, *blob, *len);
     }
-    c->st.mem_misses++;
-    if (c->db) {
-        hit = disk_get(c, k, blob, len, kind);
-        if (hit)
-            c->st.disk_hits++;
-        else
-            c->st.disk_misses++;
+    if (!counted) {
+        /* a second look, after a claim: hits and misses are the first look's */
+        int64_t vf = c->st.verify_failures;
+        c->st = saved;
+        c->st.verify_failures = vf;
     }
-    if (!hit && remote_ok(c->remote)) hit = remote_lookup(c, k, blob, len, kind);
-    if (hit) mem_put(c, k, kind, *blob, *len);
+    return hit;
+}
+
+int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                   char kind[16]) {
+    char kbuf[16];
+    lock(c);
+    int hit = lookup(c, k, blob, len, kind ? kind : kbuf, true);
     unlock(c);
     return hit;
 }
@@ -706,7 +722,9 @@ static bool disk_claimed_by_other(kiln_cache *c, const kiln_cache_key *k) {
     return other;
 }
 
-int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms) {
+int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void **blob,
+                     size_t *len, char kind[16]) {
+    char kbuf[16];
     lock(c);
     int claimed = 1;
     if (c->db) {
@@ -729,6 +747,12 @@ int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms) {
         sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
     }
     if (claimed && remote_ok(c->remote)) claimed = remote_claim(c->remote, k, lease_ms);
+    /* another process may have stored it between the caller's look and the claim */
+    if (claimed && lookup(c, k, blob, len, kind ? kind : kbuf, false)) {
+        unlock(c);
+        kiln_cache_release(c, k);
+        return 2;
+    }
     unlock(c);
     return claimed;
 }
@@ -855,6 +879,40 @@ int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes) {
     }
     unlock(c);
     return n;
+}
+
+int kiln_cache_fact(kiln_cache *c, const char *name, char *buf, size_t size) {
+    lock(c);
+    int found = 0;
+    sqlite3_stmt *s;
+    if (c->db &&
+        sqlite3_prepare_v2(c->db, "SELECT value FROM facts WHERE name = ?1", -1, &s, NULL) ==
+            SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            const char *v = (const char *)sqlite3_column_text(s, 0);
+            if (v && strlen(v) < size) {
+                memcpy(buf, v, strlen(v) + 1);
+                found = 1;
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    unlock(c);
+    return found;
+}
+
+void kiln_cache_set_fact(kiln_cache *c, const char *name, const char *value) {
+    lock(c);
+    sqlite3_stmt *s;
+    if (c->db && sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO facts(name, value) VALUES(?1, ?2)",
+                                    -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+        sqlite3_step(s);
+        sqlite3_finalize(s);
+    }
+    unlock(c);
 }
 
 int64_t kiln_cache_verify(kiln_cache *c, int64_t *bad) {

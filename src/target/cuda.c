@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "compiler.h"
 
@@ -26,9 +27,18 @@
 typedef int nvrtcResult;
 typedef struct _nvrtcProgram *nvrtcProgram;
 
+/* What the cache key needs from NVRTC: its version and the architectures it
+ * compiles cubins for.  Kept in the cache (kiln_nvrtc_describe), so a cache
+ * hit need not load NVRTC (about 6 ms). */
+typedef struct NvrtcFacts {
+    int version;
+    int archs[64];
+    int narchs;
+} NvrtcFacts;
+
 struct kiln_nvrtc {
     void *lib;
-    int version;
+    NvrtcFacts f;
     const char *(*GetErrorString)(nvrtcResult);
     nvrtcResult (*Version)(int *, int *);
     nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int,
@@ -43,8 +53,6 @@ struct kiln_nvrtc {
     nvrtcResult (*GetPTX)(nvrtcProgram, char *);
     nvrtcResult (*GetNumSupportedArchs)(int *);
     nvrtcResult (*GetSupportedArchs)(int *);
-    int archs[64];
-    int narchs;
 };
 
 static void *sym(void *lib, const char *name, bool *ok) {
@@ -105,12 +113,12 @@ kiln_nvrtc *kiln_nvrtc_open(kiln_ctx *ctx) {
     LOAD(n, lib, GetSupportedArchs, "nvrtcGetSupportedArchs", &has_archs);
     int major = 0, minor = 0;
     n->Version(&major, &minor);
-    n->version = major * 1000 + minor * 10;
-    if (has_archs && n->GetNumSupportedArchs(&n->narchs) == 0 && n->narchs > 0 &&
-        n->narchs <= (int)COUNTOF(n->archs)) {
-        n->GetSupportedArchs(n->archs);
+    n->f.version = major * 1000 + minor * 10;
+    if (has_archs && n->GetNumSupportedArchs(&n->f.narchs) == 0 && n->f.narchs > 0 &&
+        n->f.narchs <= (int)COUNTOF(n->f.archs)) {
+        n->GetSupportedArchs(n->f.archs);
     } else {
-        n->narchs = 0;
+        n->f.narchs = 0;
     }
     return n;
 }
@@ -122,7 +130,7 @@ void kiln_nvrtc_close(kiln_nvrtc *n) {
     free(n);
 }
 
-int kiln_nvrtc_version(kiln_nvrtc *n) { return n->version; }
+int kiln_nvrtc_version(kiln_nvrtc *n) { return n->f.version; }
 
 /* What NVRTC is asked: the architecture it compiles for, cubin or PTX, and its
  * options.  One place, so the cache key (kiln_nvrtc_target) and the compile
@@ -135,7 +143,7 @@ typedef struct NvrtcPlan {
     char archopt[64], regopt[64];
 } NvrtcPlan;
 
-static int nvrtc_plan(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
+static int nvrtc_plan(kiln_ctx *ctx, const NvrtcFacts *n, const kiln_options *opts, int arch,
                       bool force_ptx, NvrtcPlan *p) {
     p->use = arch;
     p->is_ptx = force_ptx;
@@ -149,9 +157,10 @@ static int nvrtc_plan(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, in
         }
         if (!known || force_ptx) {
             if (!best) {
-                diag_plain(ctx, KILN_ERROR, "use a newer CUDA toolkit's NVRTC",
-                           "NVRTC %d.%d cannot compile for sm_%d", n->version / 1000,
-                           n->version % 1000 / 10, arch);
+                if (ctx)
+                    diag_plain(ctx, KILN_ERROR, "use a newer CUDA toolkit's NVRTC",
+                               "NVRTC %d.%d cannot compile for sm_%d", n->version / 1000,
+                               n->version % 1000 / 10, arch);
                 return -1;
             }
             p->is_ptx = 1;
@@ -173,15 +182,74 @@ static int nvrtc_plan(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, in
     return 0;
 }
 
-int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
-                      int want_ptx, char *buf, size_t size) {
+static int target_text(kiln_ctx *ctx, const NvrtcFacts *f, const kiln_options *opts, int arch,
+                       int want_ptx, char *buf, size_t size) {
     NvrtcPlan p;
-    if (nvrtc_plan(ctx, n, opts, arch, want_ptx != 0, &p) < 0) return -1;
+    if (nvrtc_plan(ctx, f, opts, arch, want_ptx != 0, &p) < 0) return -1;
     int w = snprintf(buf, size, "cuda:sm_%d %s nvrtc=%d kiln=%s", arch,
-                     p.is_ptx ? "ptx" : "cubin", n->version, kiln_version());
+                     p.is_ptx ? "ptx" : "cubin", f->version, kiln_version());
     for (int i = 0; i < p.argc && w >= 0 && (size_t)w < size; i++)
         w += snprintf(buf + w, size - (size_t)w, " %s", p.argv[i]);
     return w >= 0 && (size_t)w < size ? 0 : -1;
+}
+
+int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
+                      int want_ptx, char *buf, size_t size) {
+    return target_text(ctx, &n->f, opts, arch, want_ptx, buf, size);
+}
+
+/* The facts are valid while the library file is the same file: its path, size,
+ * modification time and inode are stored with them. */
+int kiln_nvrtc_describe(kiln_nvrtc *n, char *buf, size_t size) {
+    Dl_info info;
+    struct stat st;
+    if (!dladdr(*(void **)&n->Version, &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+        return -1;
+    int w = snprintf(buf, size, "1 %lld %lld %lld %llu %d %d", (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec,
+                     (unsigned long long)st.st_ino, n->f.version, n->f.narchs);
+    for (int i = 0; i < n->f.narchs && w >= 0 && (size_t)w < size; i++)
+        w += snprintf(buf + w, size - (size_t)w, " %d", n->f.archs[i]);
+    if (w >= 0 && (size_t)w < size) w += snprintf(buf + w, size - (size_t)w, " %s", info.dli_fname);
+    return w >= 0 && (size_t)w < size ? 0 : -1;
+}
+
+int kiln_nvrtc_target_from(const char *facts, const kiln_options *opts, int arch, int want_ptx,
+                           char *buf, size_t size) {
+    NvrtcFacts f;
+    long long fsize, sec, nsec;
+    unsigned long long ino;
+    int fmt, used;
+    memset(&f, 0, sizeof f);
+    if (sscanf(facts, "%d %lld %lld %lld %llu %d %d%n", &fmt, &fsize, &sec, &nsec, &ino,
+               &f.version, &f.narchs, &used) != 7 ||
+        fmt != 1 || f.narchs < 0 || f.narchs > (int)COUNTOF(f.archs))
+        return -1;
+    const char *p = facts + used;
+    for (int i = 0; i < f.narchs; i++) {
+        int k;
+        if (sscanf(p, "%d%n", &f.archs[i], &k) != 1) return -1;
+        p += k;
+    }
+    if (*p++ != ' ' || *p != '/') return -1;
+    struct stat st;
+    if (stat(p, &st) != 0 || st.st_size != fsize || st.st_mtim.tv_sec != sec ||
+        st.st_mtim.tv_nsec != nsec || st.st_ino != ino)
+        return -1; /* another NVRTC now: load it */
+    return target_text(NULL, &f, opts, arch, want_ptx, buf, size);
+}
+
+void kiln_nvrtc_facts_name(char *buf, size_t size) {
+    /* which NVRTC dlopen finds depends on these; /etc/ld.so.cache changes with ldconfig */
+    const char *env = getenv("KILN_NVRTC"), *ldp = getenv("LD_LIBRARY_PATH");
+    struct stat st;
+    long long cs = 0, ct = 0;
+    if (stat("/etc/ld.so.cache", &st) == 0) {
+        cs = (long long)st.st_size;
+        ct = (long long)st.st_mtim.tv_sec;
+    }
+    snprintf(buf, size, "nvrtc|%s|%s|%lld|%lld", env ? env : "", ldp ? ldp : "", cs, ct);
 }
 
 int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
@@ -191,7 +259,7 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
     *blob = NULL;
     *blob_len = 0;
     NvrtcPlan p;
-    if (nvrtc_plan(ctx, n, opts, arch, *is_ptx != 0, &p) < 0) return -1;
+    if (nvrtc_plan(ctx, &n->f, opts, arch, *is_ptx != 0, &p) < 0) return -1;
     *is_ptx = p.is_ptx;
     int use = p.use, argc = p.argc;
     const char **argv = p.argv;

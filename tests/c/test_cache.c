@@ -92,7 +92,7 @@ TEST(cache_memory_and_disk_tiers) {
     size_t len = 0;
     char kind[16];
     CHECK(kiln_cache_get(c, &k, &blob, &len, kind) == 0);
-    CHECK(kiln_cache_claim(c, &k, 1000) == 1);
+    CHECK(kiln_cache_claim(c, &k, 1000, &blob, &len, NULL) == 1);
     CHECK(kiln_cache_put(c, &k, "so", "one", "cpu:test", "ELF-bytes", 9, 12.5) == 0);
     CHECK(kiln_cache_get(c, &k, &blob, &len, kind) == 1);
     CHECK(len == 9 && memcmp(blob, "ELF-bytes", 9) == 0);
@@ -190,10 +190,10 @@ TEST(cache_unsafe_directory_means_memory_only) {
     CHECK_CONTAINS(s.text, "writable by group or others");
     /* memory still works */
     kiln_cache_key k = key_of("kernel four");
-    CHECK(kiln_cache_claim(c, &k, 1000) == 1);
-    kiln_cache_put(c, &k, "so", "four", "cpu:test", "abc", 3, 1);
     void *blob;
     size_t len;
+    CHECK(kiln_cache_claim(c, &k, 1000, &blob, &len, NULL) == 1);
+    kiln_cache_put(c, &k, "so", "four", "cpu:test", "abc", 3, 1);
     CHECK(kiln_cache_get(c, &k, &blob, &len, NULL) == 1);
     free(blob);
     kiln_cache_close(c);
@@ -238,7 +238,9 @@ TEST(cache_claims) {
     kiln_ctx *ctx = kiln_ctx_new();
     kiln_cache *a = open_in(ctx, dir, 0);
     kiln_cache_key k = key_of("kernel five");
-    CHECK(kiln_cache_claim(a, &k, 60000) == 1);
+    void *b;
+    size_t len;
+    CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, NULL) == 1);
     /* another owner (here: another process's row) holds it */
     char path[600];
     snprintf(path, sizeof path, "%s/kiln.db", dir);
@@ -246,22 +248,31 @@ TEST(cache_claims) {
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "UPDATE pending SET owner = 'elsewhere:1:1'", NULL, NULL, NULL) ==
           SQLITE_OK);
-    CHECK(kiln_cache_claim(a, &k, 60000) == 0);
+    CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, NULL) == 0);
     /* an owner of this host whose process is gone holds nothing */
     char host[64], sql[256];
     gethostname(host, sizeof host);
     host[63] = 0;
     snprintf(sql, sizeof sql, "UPDATE pending SET owner = '%s:%d:1'", host, 0x3ffffff0);
     CHECK(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(kiln_cache_claim(a, &k, 60000) == 1);
+    CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, NULL) == 1);
     /* an expired lease holds nothing either */
     CHECK(sqlite3_exec(db, "UPDATE pending SET owner = 'elsewhere:1:1', expires = 0", NULL, NULL,
                        NULL) == SQLITE_OK);
-    void *b;
-    size_t len;
     CHECK(kiln_cache_wait(a, &k, &b, &len, NULL) == 0);
-    CHECK(kiln_cache_claim(a, &k, 60000) == 1);
+    CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, NULL) == 1);
     kiln_cache_release(a, &k);
+    /* stored by another process between a miss and the claim: the claim finds it */
+    kiln_cache *other = open_in(ctx, dir, 0);
+    CHECK(kiln_cache_put(other, &k, "so", "five", "cpu:test", "done", 4, 1) == 0);
+    kiln_cache_close(other);
+    char kind[16];
+    CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, kind) == 2);
+    CHECK(len == 4 && memcmp(b, "done", 4) == 0);
+    free(b);
+    kiln_cache_stats st;
+    kiln_cache_get_stats(a, &st);
+    CHECK(st.disk_hits == 0 && st.mem_hits == 0); /* a claim's look is not counted */
     sqlite3_close(db);
     kiln_cache_close(a);
     kiln_ctx_free(ctx);

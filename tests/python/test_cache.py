@@ -498,3 +498,42 @@ def test_an_unreachable_redis_degrades_with_one_warning(tmp_path):
     assert len(r["warnings"]) == 1 and "remote cache" in r["warnings"][0]
     r = run(tmp_path, tmp_path / "b", KILN_REMOTE_CACHE="http://nope")
     assert len(r["warnings"]) == 1 and "is not a redis:// address" in r["warnings"][0]
+
+
+# ---- CUDA keys without loading NVRTC -----------------------------------------------------
+
+NVRTC_RUNNER = '''
+import json, sys
+import numpy as np
+import kernels, kiln
+from kiln import _compile, _kiln
+_, argkey = _kiln.parse_signature("void(float32[::1], float32[::1], float32)")
+[(arch, key, hit)] = _compile.check_cuda(kernels.saxpy, argkey, (90,))
+loaded = any("libnvrtc" in line for line in open("/proc/self/maps"))
+print(json.dumps({"hit": hit, "nvrtc_loaded": loaded, "key": key}))
+'''
+
+
+def test_a_cuda_hit_does_not_load_nvrtc(tmp_path):
+    write_kernels(tmp_path)
+    (tmp_path / "nvrtc_runner.py").write_text(NVRTC_RUNNER)
+    cache = tmp_path / "cache"
+
+    def go():
+        p = subprocess.run([sys.executable, "nvrtc_runner.py"], cwd=tmp_path, env=env_for(cache),
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)
+
+    first = go()
+    assert not first["hit"] and first["nvrtc_loaded"]
+    second = go()
+    assert second["hit"] and not second["nvrtc_loaded"] and second["key"] == first["key"]
+    # facts that no longer describe the library are not trusted: NVRTC is loaded again
+    db = sqlite3.connect(cache / "kiln.db")
+    db.execute("UPDATE facts SET value = replace(value, ' /', ' /nonexistent/')")
+    db.commit()
+    db.close()
+    third = go()
+    assert third["hit"] and third["nvrtc_loaded"] and third["key"] == first["key"]
+    assert go()["nvrtc_loaded"] is False  # and the facts were stored again

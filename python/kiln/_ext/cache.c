@@ -13,7 +13,7 @@
 
 #include "ext.h"
 
-enum { LEASE_MS = 60000 };
+enum { LEASE_MS = 60000, MAX_ROUNDS = 16 };
 
 static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER; /* guards the lazy open */
 
@@ -24,8 +24,7 @@ static void cache_diag(void *ud, const kiln_diag *d) {
     pthread_mutex_unlock(&st->cache_warn_mu);
 }
 
-/* The cache, opened at first use; called with or without the GIL. */
-static kiln_cache *get_cache(ModState *st) {
+kiln_cache *ext_get_cache(ModState *st) {
     pthread_mutex_lock(&open_mu);
     if (!st->cache) {
         if (!st->cache_ctx) st->cache_ctx = kiln_ctx_new();
@@ -75,14 +74,20 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
     kiln_ctx_set_diag(ctx, ext_text_diag, &t);
     int rc = 0;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = target ? get_cache(st) : NULL;
+    kiln_cache *c = target ? ext_get_cache(st) : NULL;
     kiln_cache_key k;
     if (c) {
         kiln_cache_key_of(src, len, target, key_flags, &k);
         kiln_cache_key_hex(&k, out->key);
+        /* Single flight: look; claim (which looks again); or wait for the claim's
+         * holder, and claim again if it ends without a result. */
         out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
-        if (!out->hit && !kiln_cache_claim(c, &k, LEASE_MS))
+        for (int round = 0; !out->hit && round < MAX_ROUNDS; round++) {
+            int cl = kiln_cache_claim(c, &k, LEASE_MS, &out->blob, &out->len, out->kind);
+            if (cl == 2) out->hit = 1;
+            if (cl != 0) break;
             out->hit = kiln_cache_wait(c, &k, &out->blob, &out->len, out->kind);
+        }
     }
     if (!out->hit) {
         double t0 = now_ms();
@@ -128,7 +133,7 @@ static pthread_t ahead_thread;
 static bool ahead_started;
 
 static void *ahead_main(void *arg) {
-    get_cache(arg);
+    ext_get_cache(arg);
     dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
     return NULL;
 }
@@ -167,7 +172,7 @@ static PyObject *f_cache_stats(PyObject *m, PyObject *unused) {
     kiln_cache *c;
     memset(&s, 0, sizeof s);
     Py_BEGIN_ALLOW_THREADS
-    c = get_cache(st);
+    c = ext_get_cache(st);
     if (c) {
         kiln_cache_get_stats(c, &s);
         path = kiln_cache_path(c);
@@ -199,7 +204,7 @@ static PyObject *f_cache_clear(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     int64_t n = 0;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     if (c) n = kiln_cache_clear(c);
     Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) return NULL;
@@ -212,7 +217,7 @@ static PyObject *f_cache_prune(PyObject *m, PyObject *arg) {
     if (max == -1 && PyErr_Occurred()) return NULL;
     int64_t n = 0;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     if (c) n = kiln_cache_prune(c, max);
     Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) return NULL;
@@ -235,7 +240,7 @@ static void list_one(void *ud, const kiln_cache_entry *e) {
 /* [(key, kind, name, target, size, created_ms, last_used_ms)], newest use first */
 static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     if (c) kiln_cache_list(c, list_one, list); /* with the GIL: it builds Python objects */
@@ -248,7 +253,7 @@ static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
 
 static PyObject *f_cache_where(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     if (flush_warnings(st) < 0) return NULL;
     if (!c) return PyErr_NoMemory();
     return Py_BuildValue("(zz)", kiln_cache_path(c), kiln_cache_remote(c));
@@ -308,7 +313,7 @@ static PyObject *f_cache_export(PyObject *m, PyObject *args) {
     const char *path = PyBytes_AS_STRING(pathobj);
     int64_t n = -1;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     if (c) n = kiln_cache_export(c, path, tv, (int)nt);
     Py_END_ALLOW_THREADS
     PyMem_Free(tv);
@@ -324,7 +329,7 @@ static PyObject *f_cache_import(PyObject *m, PyObject *arg) {
     const char *path = PyBytes_AS_STRING(pathobj);
     int64_t n = -1;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = get_cache(st);
+    kiln_cache *c = ext_get_cache(st);
     if (c) n = kiln_cache_import(c, path);
     Py_END_ALLOW_THREADS
     Py_DECREF(pathobj);

@@ -72,6 +72,8 @@ void ext_raise_text(ModState *st, TextSink *t, const char *fallback);
 kiln_cuda *ext_cuda(ModState *st);
 /* NVRTC, opened at first use (thread-safe); NULL with kiln.CompileError set. */
 kiln_nvrtc *ext_nvrtc(ModState *st);
+/* The same without the GIL: NULL after reporting through ctx. */
+kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx);
 /* Raises kiln.CudaError for a CUresult; returns NULL. */
 PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
 /* Makes device dev current on this thread; -1 with an exception set. */
@@ -102,6 +104,9 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
                      int key_flags, const char *short_target, const char *name,
                      ext_build_fn build, void *ud, ExtArtifact *out);
 void ext_cache_free(ModState *st);
+/* The cache, opened at first use; with or without the GIL.  NULL only when
+ * out of memory. */
+kiln_cache *ext_get_cache(ModState *st);
 extern PyMethodDef ext_cache_functions[];
 
 /* devarray.c */

@@ -375,8 +375,9 @@ typedef struct {
 static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
     NvrtcBuild *b = ud;
     int is_ptx = b->want_ptx;
-    int rc = kiln_nvrtc_compile(ctx, b->st->nvrtc, b->src, b->len, &b->o, b->arch, blob, len,
-                                &is_ptx);
+    kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx); /* loaded here, on a miss, at the latest */
+    if (!n) return -1;
+    int rc = kiln_nvrtc_compile(ctx, n, b->src, b->len, &b->o, b->arch, blob, len, &is_ptx);
     snprintf(kind, 16, "%s", is_ptx ? "ptx" : "cubin");
     return rc;
 }
@@ -384,19 +385,24 @@ static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char ki
 /* NVRTC, opened at first use; the lock keeps two threads from opening it twice. */
 static pthread_mutex_t nvrtc_mu = PTHREAD_MUTEX_INITIALIZER;
 
-kiln_nvrtc *ext_nvrtc(ModState *st) {
+kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx) {
     pthread_mutex_lock(&nvrtc_mu);
+    if (!st->nvrtc) st->nvrtc = kiln_nvrtc_open(ctx);
     kiln_nvrtc *n = st->nvrtc;
-    TextSink txt = {NULL, 0, 0, 0};
-    if (!n) {
-        kiln_ctx *ctx = kiln_ctx_new();
-        if (ctx) {
-            kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
-            n = st->nvrtc = kiln_nvrtc_open(ctx);
-            kiln_ctx_free(ctx);
-        }
-    }
     pthread_mutex_unlock(&nvrtc_mu);
+    return n;
+}
+
+kiln_nvrtc *ext_nvrtc(ModState *st) {
+    TextSink txt = {NULL, 0, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+    kiln_nvrtc *n = ext_nvrtc_nogil(st, ctx);
+    kiln_ctx_free(ctx);
     if (!n)
         ext_raise_text(st, &txt,
                        "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC or "
@@ -452,6 +458,44 @@ static PyObject *f_warm_up(PyObject *m, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* The cache key's target text.  NVRTC's facts come from the cache when it has
+ * them for the NVRTC that would be loaded, so a warm start never loads NVRTC;
+ * otherwise NVRTC is loaded and its facts are stored.  -1 with an exception. */
+static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_ptx, char *buf,
+                       size_t size) {
+    char name[4200], facts[1024];
+    int rc = -1;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = ext_get_cache(st);
+    kiln_nvrtc_facts_name(name, sizeof name);
+    if (c && kiln_cache_fact(c, name, facts, sizeof facts))
+        rc = kiln_nvrtc_target_from(facts, o, arch, want_ptx, buf, size);
+    Py_END_ALLOW_THREADS
+    if (rc == 0) return 0;
+    kiln_nvrtc *n = ext_nvrtc(st);
+    if (!n) return -1;
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    TextSink txt = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+    rc = kiln_nvrtc_target(ctx, n, o, arch, want_ptx, buf, size);
+    kiln_ctx_free(ctx);
+    if (rc < 0) {
+        ext_raise_text(st, &txt, "NVRTC cannot compile for this architecture");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        kiln_cache *c = ext_get_cache(st);
+        if (c && kiln_nvrtc_describe(n, facts, sizeof facts) == 0)
+            kiln_cache_set_fact(c, name, facts);
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(txt.buf);
+    return rc;
+}
+
 /* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
  *               cache=True) -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
@@ -463,27 +507,15 @@ static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
                           &want_ptx, &name, &use_cache))
         return NULL;
     if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
-    if (!ext_nvrtc(st)) return NULL;
     NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
     b.o.target = KILN_TARGET_CUDA;
     b.o.fastmath = fastmath;
     b.o.lineinfo = lineinfo;
     b.o.max_registers = maxreg;
     char target[512], short_target[32];
-    if (use_cache) {
-        kiln_ctx *ctx = kiln_ctx_new();
-        if (!ctx) return PyErr_NoMemory();
-        TextSink txt = {NULL, 0, 0, 0};
-        kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
-        int rc = kiln_nvrtc_target(ctx, st->nvrtc, &b.o, arch, want_ptx, target, sizeof target);
-        kiln_ctx_free(ctx);
-        if (rc < 0) {
-            ext_raise_text(st, &txt, "NVRTC cannot compile for this architecture");
-            PyMem_RawFree(txt.buf);
-            return NULL;
-        }
-        PyMem_RawFree(txt.buf);
-    }
+    if (use_cache && cuda_target(st, &b.o, arch, want_ptx, target, sizeof target) < 0)
+        return NULL;
+    if (!use_cache && !ext_nvrtc(st)) return NULL;
     snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
     ExtArtifact art;
     /* line info carries the file names into the cubin: then they are in the key */
