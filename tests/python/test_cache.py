@@ -537,3 +537,35 @@ def test_a_cuda_hit_does_not_load_nvrtc(tmp_path):
     third = go()
     assert third["hit"] and third["nvrtc_loaded"] and third["key"] == first["key"]
     assert go()["nvrtc_loaded"] is False  # and the facts were stored again
+
+
+FORK_RUNNER = '''
+import json, os, sys
+import numpy as np
+import kernels, kiln
+x = np.ones(100, np.float32); y = np.ones(100, np.float32)
+kernels.saxpy[1, 128](x, y, np.float32(2))            # the parent opens the cache
+pid = os.fork()
+if pid == 0:                                          # the child uses its own connection
+    a = np.ones(100); b = np.ones(100)
+    kernels.saxpy[1, 128](a, b, 2.0)
+    ok = a[0] == 1 and abs(b[0] - (2 + kernels.CALLEE * kernels.SCALE)) < 1e-9
+    os._exit(0 if ok and kiln.cache.stats()["disk"]["entries"] == 2 else 3)
+_, status = os.waitpid(pid, 0)
+c = np.ones(100, np.int64); d = np.ones(100, np.int64)
+kernels.saxpy[1, 128](c, d, 2)                        # and the parent's still works
+print(json.dumps({"child": os.waitstatus_to_exitcode(status), "stats": kiln.cache.stats()}))
+'''
+
+
+def test_a_forked_child_uses_the_cache_safely(tmp_path):
+    write_kernels(tmp_path)
+    (tmp_path / "fork_runner.py").write_text(FORK_RUNNER)
+    cache = tmp_path / "cache"
+    p = subprocess.run([sys.executable, "fork_runner.py"], cwd=tmp_path, env=env_for(cache),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["child"] == 0
+    assert r["stats"]["disk"]["entries"] == 3 and r["stats"]["disk"]["all_compiles"] == 3
+    assert "0 problems" in kiln_cli(cache, "cache", "verify").stdout
