@@ -310,8 +310,10 @@ static int nvrtc_compiles(const char *src, const char *sig, int arch, char *log,
         }
         kiln_ctx_free(ctx);
     } else {
-        strncpy(log, r->diags, logsz - 1);
-        log[logsz - 1] = 0;
+        size_t n = strlen(r->diags);
+        if (n >= logsz) n = logsz - 1;
+        memcpy(log, r->diags, n);
+        log[n] = 0;
     }
     tr_free(r);
     return ok;
