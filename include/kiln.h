@@ -302,10 +302,14 @@ int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, in
  * identity of the library file they came from, as text to keep in the cache
  * under kiln_nvrtc_facts_name's name.  kiln_nvrtc_target_from computes the
  * target text from them without loading NVRTC, or returns -1 when they are
- * malformed or the library file changed (then load NVRTC). */
+ * malformed or (check_file) the library file changed: then load NVRTC.  Facts
+ * that came with a bundle are used unchecked on a machine without NVRTC: the
+ * keys are then those of the machine that built the bundle. */
 int kiln_nvrtc_describe(kiln_nvrtc *n, char *buf, size_t size);
-int kiln_nvrtc_target_from(const char *facts, const kiln_options *opts, int arch, int want_ptx,
-                           char *buf, size_t size);
+int kiln_nvrtc_target_from(const char *facts, int check_file, const kiln_options *opts, int arch,
+                           int want_ptx, char *buf, size_t size);
+/* The fact name under which a bundle's NVRTC facts are imported. */
+#define KILN_NVRTC_IMPORTED_FACTS "nvrtc|imported"
 /* The name facts are kept under: what decides which NVRTC dlopen finds
  * ($KILN_NVRTC, $LD_LIBRARY_PATH, /etc/ld.so.cache's size and time). */
 void kiln_nvrtc_facts_name(char *buf, size_t size);

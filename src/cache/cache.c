@@ -998,6 +998,7 @@ int64_t kiln_cache_export(kiln_cache *c, const char *path, const char *const *ta
                      " last_used INTEGER NOT NULL, blob BLOB NOT NULL);"
                      "CREATE TABLE bundle(name TEXT PRIMARY KEY, value TEXT);"
                      "INSERT INTO bundle VALUES('format', 'kiln-bundle-1');"
+                     "CREATE TABLE facts(name TEXT PRIMARY KEY, value TEXT NOT NULL);"
                      "BEGIN;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         bundle_error(c, b, "cannot write the bundle", tmp);
@@ -1032,6 +1033,22 @@ int64_t kiln_cache_export(kiln_cache *c, const char *path, const char *const *ta
     }
     sqlite3_finalize(sel);
     sqlite3_finalize(ins);
+    /* the facts (NVRTC's version and architectures) the keys were made with, so a
+     * machine without NVRTC can make the same keys */
+    if (ok && sqlite3_prepare_v2(c->db, "SELECT name, value FROM facts", -1, &sel, NULL) ==
+                  SQLITE_OK) {
+        if (sqlite3_prepare_v2(b, "INSERT INTO facts VALUES(?1, ?2)", -1, &ins, NULL) ==
+            SQLITE_OK) {
+            while (ok && sqlite3_step(sel) == SQLITE_ROW) {
+                sqlite3_bind_value(ins, 1, sqlite3_column_value(sel, 0));
+                sqlite3_bind_value(ins, 2, sqlite3_column_value(sel, 1));
+                ok = sqlite3_step(ins) == SQLITE_DONE;
+                sqlite3_reset(ins);
+            }
+            sqlite3_finalize(ins);
+        }
+        sqlite3_finalize(sel);
+    }
     if (!ok || sqlite3_exec(b, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         bundle_error(c, b, "cannot write the bundle", tmp);
         goto done;
@@ -1120,6 +1137,16 @@ int64_t kiln_cache_import(kiln_cache *c, const char *path) {
         bundle_error(c, b, "cannot read the bundle", path);
         sqlite3_close(b);
         return -1;
+    }
+    /* a bundle's NVRTC facts, for machines without NVRTC (bundles made before
+     * facts existed have none) */
+    if (sqlite3_prepare_v2(b, "SELECT value FROM facts WHERE name LIKE 'nvrtc|%'", -1, &s,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *v = (const char *)sqlite3_column_text(s, 0);
+            if (v && strlen(v) < 1024) kiln_cache_set_fact(c, KILN_NVRTC_IMPORTED_FACTS, v);
+        }
+        sqlite3_finalize(s);
     }
     sqlite3_close(b);
     if (bad) {

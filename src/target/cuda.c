@@ -215,8 +215,8 @@ int kiln_nvrtc_describe(kiln_nvrtc *n, char *buf, size_t size) {
     return w >= 0 && (size_t)w < size ? 0 : -1;
 }
 
-int kiln_nvrtc_target_from(const char *facts, const kiln_options *opts, int arch, int want_ptx,
-                           char *buf, size_t size) {
+int kiln_nvrtc_target_from(const char *facts, int check_file, const kiln_options *opts, int arch,
+                           int want_ptx, char *buf, size_t size) {
     NvrtcFacts f;
     long long fsize, sec, nsec;
     unsigned long long ino;
@@ -234,8 +234,8 @@ int kiln_nvrtc_target_from(const char *facts, const kiln_options *opts, int arch
     }
     if (*p++ != ' ' || *p != '/') return -1;
     struct stat st;
-    if (stat(p, &st) != 0 || st.st_size != fsize || st.st_mtim.tv_sec != sec ||
-        st.st_mtim.tv_nsec != nsec || st.st_ino != ino)
+    if (check_file && (stat(p, &st) != 0 || st.st_size != fsize || st.st_mtim.tv_sec != sec ||
+                       st.st_mtim.tv_nsec != nsec || st.st_ino != ino))
         return -1; /* another NVRTC now: load it */
     return target_text(NULL, &f, opts, arch, want_ptx, buf, size);
 }

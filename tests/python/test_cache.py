@@ -569,3 +569,39 @@ def test_a_forked_child_uses_the_cache_safely(tmp_path):
     assert r["child"] == 0
     assert r["stats"]["disk"]["entries"] == 3 and r["stats"]["disk"]["all_compiles"] == 3
     assert "0 problems" in kiln_cli(cache, "cache", "verify").stdout
+
+
+NO_NVRTC_RUNNER = '''
+import json, sys
+import pre_kernels
+from kiln import _compile, _kiln
+def look(sig):
+    _, argkey = _kiln.parse_signature(sig)
+    try:
+        [(arch, key, hit)] = _compile.check_cuda(pre_kernels.pre_saxpy, argkey, (90,))
+        return {"hit": hit}
+    except _kiln.CompileError as e:
+        return {"error": str(e)}
+print(json.dumps([look("void(float32[::1], float32[::1], float32)"),
+                  look("void(float64[::1], float64[::1], float64)")]))
+'''
+
+
+def test_a_machine_without_nvrtc_uses_a_bundle(tmp_path):
+    write_kernels(tmp_path)
+    (tmp_path / "no_nvrtc_runner.py").write_text(NO_NVRTC_RUNNER)
+    ci, prod = tmp_path / "ci", tmp_path / "prod"
+    p = subprocess.run([sys.executable, "-m", "kiln", "precompile", "pre_kernels.py", "--target",
+                        "cuda:sm_90"], cwd=tmp_path, env=env_for(ci), capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    bundle = tmp_path / "b.kiln"
+    kiln_cli(ci, "cache", "export", str(bundle))
+    kiln_cli(prod, "cache", "import", str(bundle))
+    p = subprocess.run([sys.executable, "no_nvrtc_runner.py"], cwd=tmp_path,
+                       env=env_for(prod, KILN_NVRTC="/nonexistent/libnvrtc.so"),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    found, missing = json.loads(p.stdout)
+    assert found == {"hit": 1}
+    assert "cannot load NVRTC" in missing["error"]  # not in the bundle: a clear error

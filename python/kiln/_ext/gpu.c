@@ -465,15 +465,24 @@ static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_p
                        size_t size) {
     char name[4200], facts[1024];
     int rc = -1;
+    kiln_cache *c;
     Py_BEGIN_ALLOW_THREADS
-    kiln_cache *c = ext_get_cache(st);
+    c = ext_get_cache(st);
     kiln_nvrtc_facts_name(name, sizeof name);
     if (c && kiln_cache_fact(c, name, facts, sizeof facts))
-        rc = kiln_nvrtc_target_from(facts, o, arch, want_ptx, buf, size);
+        rc = kiln_nvrtc_target_from(facts, 1, o, arch, want_ptx, buf, size);
     Py_END_ALLOW_THREADS
     if (rc == 0) return 0;
     kiln_nvrtc *n = ext_nvrtc(st);
-    if (!n) return -1;
+    if (!n) {
+        /* no NVRTC here: a bundle's facts still give its keys (nothing can be compiled) */
+        if (c && kiln_cache_fact(c, KILN_NVRTC_IMPORTED_FACTS, facts, sizeof facts) &&
+            kiln_nvrtc_target_from(facts, 0, o, arch, want_ptx, buf, size) == 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
     kiln_ctx *ctx = kiln_ctx_new();
     if (!ctx) {
         PyErr_NoMemory();
@@ -487,7 +496,6 @@ static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_p
         ext_raise_text(st, &txt, "NVRTC cannot compile for this architecture");
     } else {
         Py_BEGIN_ALLOW_THREADS
-        kiln_cache *c = ext_get_cache(st);
         if (c && kiln_nvrtc_describe(n, facts, sizeof facts) == 0)
             kiln_cache_set_fact(c, name, facts);
         Py_END_ALLOW_THREADS
