@@ -525,10 +525,22 @@ static void stmt(Sema *S, Node *n) {
     Compiler *C = S->C;
     FuncSpec *f = S->cur;
     switch ((NodeKind)n->kind) {
-    case S_EXPR:
+    case S_EXPR: {
         if (n->expr->kind == E_STR) return; /* docstrings and string comments */
-        sema_expr(S, n->expr);
+        const Type *t = sema_expr(S, n->expr);
+        /* None, or a bare module, function or type (`math`, `dev`): Python evaluates
+         * it and drops it; there is no value to compute, so no code */
+        NodeKind k = (NodeKind)n->expr->kind;
+        if (k == E_NONE || ((k == E_NAME || k == E_ATTR) && (t->kind == TY_FUNC ||
+                                                           t->kind == TY_NS ||
+                                                           t->kind == TY_DTYPE))) {
+            n->kind = S_PASS;
+        } else if (!IS_ERR(t) && !IS_UNKNOWN(t) && t->kind != TY_NONE && !storable(t)) {
+            error_at(C, n->expr->sp, "remove the statement, or compute the values you need",
+                     "this expression is %s, which has no value in a kernel", ty_name(C, t));
+        }
         return;
+    }
     case S_PASS: return;
     case S_ASSIGN: {
         Node *v = n->assign.value;
