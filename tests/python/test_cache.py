@@ -605,3 +605,26 @@ def test_a_machine_without_nvrtc_uses_a_bundle(tmp_path):
     found, missing = json.loads(p.stdout)
     assert found == {"hit": 1}
     assert "cannot load NVRTC" in missing["error"]  # not in the bundle: a clear error
+
+
+def test_cache_false_builds_without_the_cache(tmp_path):
+    code = textwrap.dedent('''
+        import json, numpy as np, kiln
+        @kiln.jit(cache=False)
+        def k(a):
+            i = kiln.grid(1)
+            if i < a.size:
+                a[i] = 7
+        a = np.zeros(8)
+        k[1, 8](a)
+        assert (a == 7).all()
+        print(json.dumps(kiln.cache.stats()))
+    ''')
+    (tmp_path / "nocache.py").write_text(code)
+    for _ in range(2):
+        p = subprocess.run([sys.executable, "nocache.py"], cwd=tmp_path,
+                           env=env_for(tmp_path / "cache"), capture_output=True, text=True,
+                           timeout=120)
+        assert p.returncode == 0, p.stderr
+        s = json.loads(p.stdout)
+        assert s["disk"]["entries"] == 0 and s["memory"]["entries"] == 0

@@ -299,7 +299,9 @@ for t in range(400):
         continue
     if 'k' not in ns: continue
     try:
-        k = kiln.jit(ns['k'])
+        # debug=True: a mutation may index out of bounds, which is undefined behaviour
+        # without bounds checks (as in CUDA and Numba) and must be an IndexError here
+        k = kiln.jit(ns['k'], debug=True)
         k[1, 4](np.ones(4), np.zeros(4), 4)
     except (kiln.CompileError, TypeError, ValueError, IndexError, ZeroDivisionError, OverflowError):
         pass
