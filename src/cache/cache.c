@@ -62,6 +62,7 @@ struct kiln_cache {
     char host[64];
     char owner[128]; /* this process in claims: host:pid:nonce */
     kiln_cache_key last_rejected; /* the last remote record refused, warned about once */
+    bool put_warned;              /* a store failed and was warned about */
     kiln_cache_stats st;
 };
 
@@ -300,6 +301,12 @@ static int open_db(const char *path, sqlite3 **out) {
 }
 
 static void open_disk(kiln_cache *c) {
+    const char *env = getenv("KILN_CACHE_DIR");
+    if (!c->cfg.dir && env && strlen(env) > 3900) {
+        warn(c, "use a shorter path", "KILN_CACHE_DIR is %s; caching in memory only",
+             "longer than 3900 bytes", "");
+        return;
+    }
     char *dir = c->cfg.dir ? strdup(c->cfg.dir) : default_dir();
     if (!dir || !*dir) {
         free(dir);
@@ -470,6 +477,33 @@ static void count(kiln_cache *c, const char *name, double by) {
     sqlite3_finalize(s);
 }
 
+/* The database failed under us (corrupt pages, an I/O error, a full disk): the
+ * disk tier is off for the rest of the process, after one warning.  The file
+ * is not moved aside here, since other processes may have it open; `kiln cache
+ * clear` or removing the directory starts afresh. */
+static void disk_off(kiln_cache *c, int rc) {
+    if (!c->db) return;
+    const char *why = sqlite3_errstr(rc);
+    char path[4200];
+    snprintf(path, sizeof path, "%s", c->path ? c->path : "?");
+    sqlite3_close(c->db);
+    c->db = NULL;
+    warn(c,
+         (rc & 0xff) == SQLITE_FULL ? "free space on its file system, or set KILN_CACHE_DIR elsewhere"
+                                    : "run `kiln cache clear`, or remove the cache directory",
+         "kiln's cache %s failed (%s); caching in memory only", path, why);
+}
+
+static bool db_broken(int rc) {
+    switch (rc & 0xff) {
+    case SQLITE_CORRUPT: case SQLITE_NOTADB: case SQLITE_IOERR: case SQLITE_FULL:
+    case SQLITE_CANTOPEN: case SQLITE_READONLY:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void verify_failed(kiln_cache *c, const kiln_cache_key *k, const char *where) {
     char hex[33];
     kiln_cache_key_hex(k, hex);
@@ -509,10 +543,12 @@ static int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t 
             snprintf(kind, 16, "%s", kd);
             found = 1;
         }
-    } else if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
-        found = -1;
     }
     sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE && db_broken(sqlite3_extended_errcode(c->db))) {
+        disk_off(c, sqlite3_extended_errcode(c->db));
+        return 0;
+    }
     if (found < 0) {
         verify_failed(c, k, c->path);
         step_key(c, "DELETE FROM artifacts WHERE key = ?1", k);
@@ -680,11 +716,15 @@ int kiln_cache_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, con
     mem_put(c, k, kind, blob, len);
     int stored = 0;
     if (c->db) {
-        if (disk_put(c, k, kind, name, target, blob, len, now_ms(), true, compile_ms) == 0)
+        if (disk_put(c, k, kind, name, target, blob, len, now_ms(), true, compile_ms) == 0) {
             stored = 1;
-        else
+        } else if (db_broken(sqlite3_extended_errcode(c->db))) {
+            disk_off(c, sqlite3_extended_errcode(c->db));
+        } else if (!c->put_warned) { /* busy beyond the timeout: said once */
+            c->put_warned = true;
             warn(c, NULL, "could not store a kernel in kiln's cache %s (%s)", c->path,
                  sqlite3_errmsg(c->db));
+        }
     }
     if (remote_ok(c->remote)) {
         if (remote_put(c->remote, k, kind, name, target, blob, len) == 0) stored = 1;
@@ -854,10 +894,27 @@ int64_t kiln_cache_clear(kiln_cache *c) {
     lock(c);
     while (c->nmem) mem_drop(c, c->nmem - 1);
     int64_t n = 0;
-    if (c->db && sqlite3_exec(c->db, "DELETE FROM artifacts", NULL, NULL, NULL) == SQLITE_OK) {
-        n = sqlite3_changes(c->db);
-        sqlite3_exec(c->db, "DELETE FROM pending", NULL, NULL, NULL);
-        sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
+    if (c->db) {
+        if (sqlite3_exec(c->db, "DELETE FROM artifacts", NULL, NULL, NULL) == SQLITE_OK) {
+            n = sqlite3_changes(c->db);
+            sqlite3_exec(c->db, "DELETE FROM pending", NULL, NULL, NULL);
+            sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
+        } else if (db_broken(sqlite3_extended_errcode(c->db))) {
+            disk_off(c, sqlite3_extended_errcode(c->db));
+        }
+    }
+    if (!c->db && c->path) {
+        /* a database that failed: clearing means starting a new one (the user asked;
+         * processes still using the old file keep their own copy of it) */
+        static const char *const suffixes[] = {"", "-wal", "-shm"};
+        for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+            char f[4300];
+            snprintf(f, sizeof f, "%s%s", c->path, suffixes[i]);
+            unlink(f);
+        }
+        free(c->path);
+        c->path = NULL;
+        open_disk(c);
     }
     unlock(c);
     return n;

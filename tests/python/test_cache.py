@@ -628,3 +628,25 @@ def test_cache_false_builds_without_the_cache(tmp_path):
         assert p.returncode == 0, p.stderr
         s = json.loads(p.stdout)
         assert s["disk"]["entries"] == 0 and s["memory"]["entries"] == 0
+
+
+def test_a_database_with_garbage_pages_gives_one_warning(tmp_path):
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache, ["saxpy", "saxpy:float64", "saxpy:int64"])
+    db = cache / "kiln.db"
+    data = bytearray(db.read_bytes())
+    assert len(data) > 3 * 4096
+    data[4096:] = os.urandom(len(data) - 4096)  # the header stays; every page after is noise
+    db.write_bytes(bytes(data))
+    for f in ("kiln.db-wal", "kiln.db-shm"):
+        if (cache / f).exists():
+            (cache / f).unlink()
+    r = run(tmp_path, cache, ["saxpy", "saxpy:float64"])
+    assert len(r["warnings"]) == 1, r["warnings"]
+    assert r["stats"]["compiles"] == 2
+    # `kiln cache clear` starts a new database; caching on disk resumes
+    kiln_cli(cache, "cache", "clear")
+    r = run(tmp_path, cache)
+    assert not r["warnings"] and r["stats"]["disk"]["path"] is not None
+    assert run(tmp_path, cache)["stats"]["compiles"] == 0
