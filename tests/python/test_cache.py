@@ -650,3 +650,39 @@ def test_a_database_with_garbage_pages_gives_one_warning(tmp_path):
     r = run(tmp_path, cache)
     assert not r["warnings"] and r["stats"]["disk"]["path"] is not None
     assert run(tmp_path, cache)["stats"]["compiles"] == 0
+
+
+def test_a_redis_that_never_answers_costs_one_timeout(tmp_path):
+    import threading
+
+    write_kernels(tmp_path)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    held = []
+    stop = threading.Event()
+
+    def accept():  # takes connections and never says a word
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        url = f"redis://127.0.0.1:{srv.getsockname()[1]}/0"
+        t0 = time.time()
+        r = run(tmp_path, tmp_path / "a", ["saxpy", "saxpy:float64"], KILN_REMOTE_CACHE=url,
+                KILN_REMOTE_TIMEOUT_MS=300)
+        assert time.time() - t0 < 20
+        assert r["stats"]["compiles"] == 2 and r["stats"]["remote"]["url"] is None
+        assert len(r["warnings"]) == 1 and "remote cache" in r["warnings"][0]
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
