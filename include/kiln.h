@@ -331,12 +331,27 @@ int kiln_cuda_use(kiln_cuda *c, int dev);
 const char *kiln_cuda_error_name(kiln_cuda *c, int rc);
 const char *kiln_cuda_error_text(kiln_cuda *c, int rc);
 
-int kiln_cuda_load(kiln_cuda *c, const void *image, const char *entry, kiln_cuda_module **out);
+/* Grid positions each thread runs in a kernel's wide entry (see emit.c). */
+#define KILN_CUDA_WIDE 4
+
+/* Loads a cubin or PTX on device dev (whose context is current) and finds
+ * `entry`, and `entry`_wide when the kernel has one. */
+int kiln_cuda_load(kiln_cuda *c, int dev, const void *image, const char *entry,
+                   kiln_cuda_module **out);
 void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
+/* Whether a launch of this shape takes the module's wide entry: it has one,
+ * the launch is 1-D, and it has enough threads to fill the device
+ * KILN_CUDA_WIDE times over. */
+int kiln_cuda_widens(const kiln_cuda_module *m, const int64_t grid[3], const int64_t block[3]);
 /* Launches the module's entry; params[0] points at the device pointer of the
- * error record, params[1 + i] at parameter i's slots.  Returns a CUresult. */
+ * error record, params[1 + i] at parameter i's slots.  wide_params, when not
+ * NULL, are the wide entry's (the error record, then each slot of each
+ * parameter, then the launch's thread count as an int64): the caller offers
+ * them only when no array that the kernel writes overlaps another array of the
+ * launch, and they are used when kiln_cuda_widens.  Returns a CUresult. */
 int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
-                     const int64_t block[3], unsigned shmem, void *stream, void **params);
+                     const int64_t block[3], unsigned shmem, void *stream, void **params,
+                     void **wide_params);
 
 /* Memory and streams; every function returns a CUresult. */
 int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream);

@@ -144,11 +144,21 @@ def driver_floor():
     rows.append(("cuLaunchKernel alone (C loop, the floor)", statistics.median(meds)))
 
 
+def empty_call():
+    """What the Python loop around each launch costs: the same call shape, no work."""
+    a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
+
+    def nothing(a, b, c, x, n):
+        pass
+    return (lambda: nothing(a, b, c, 1.5, N)), kiln.synchronize
+
+
 def main():
     try:
         driver_floor()
     except Exception as e:
         rows.append(("cuLaunchKernel alone (C loop, the floor)", f"n/a ({e})"))
+    bench("the timing loop alone (an empty Python call, 5 arguments)", empty_call)
     bench("raw cuLaunchKernel (ctypes)", raw_driver)
     bench("kiln k[g, b](...) (launcher reused)", kiln_reused)
     bench("kiln k[g, b](...) (written out each call)", kiln_each)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # One call on the GPU machine: build (system meson and ninja), then the parts asked
-# for, comma-separated: tests, bench, aot, startup (default: all of them).
+# for, comma-separated: tests, bench, aot, startup (default: all of them), and
+# variants (bench/gpu/variants.py, a code-generation study; only when asked).
 # Logs and tables go to $OUT (or ./gpu-out).  Usage: bench/gpu/run.sh [aot,startup,...]
 set -o pipefail
 OUT=${OUT:-gpu-out}
@@ -26,6 +27,9 @@ fi
 if [[ $what == *,tests,* ]]; then
     PYTHONPATH=python $PY -m pytest -q -m gpu tests -p no:cacheprovider -x -q 2>&1 | tee "$OUT/gpu-test.log" | tail -25
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
+if [[ $what == *,variants,* ]]; then
+    $PY bench/gpu/variants.py 2>&1 | tee "$OUT/variants.md" | tail -60
 fi
 if [[ $what == *,bench,* ]]; then
     PYTHONPATH=python $PY bench/gpu/launch.py 2>&1 | tee "$OUT/launch.md" | tail -14

@@ -80,6 +80,7 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
         long long bz_, long long BX_, long long BY_, long long BZ_, long long GX_,     \
         long long GY_, long long GZ_, struct kiln_err *E_
 #define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_
+#define KILN_GX (bx_ * BX_ + tx_)
 #define KILN_TID_X tx_
 #define KILN_TID_Y ty_
 #define KILN_TID_Z tz_

@@ -38,8 +38,12 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
     }
 }
 
-#define KILN_TP struct kiln_err *E_
-#define KILN_TA E_
+/* gx_ is the thread's x grid coordinate, kiln.grid()'s first value: the entry
+ * computes it, and kiln_entry_wide runs the body for several of them. */
+#define KILN_TP struct kiln_err *E_, i64 gx_
+#define KILN_TA E_, gx_
+#define KILN_GX gx_
+#define KILN_BODY static __device__ __forceinline__
 #define KILN_TID_X ((i64)threadIdx.x)
 #define KILN_TID_Y ((i64)threadIdx.y)
 #define KILN_TID_Z ((i64)threadIdx.z)

@@ -176,6 +176,7 @@ typedef struct SemaResult {
     Span gpu_only_sp;
     bool uses_atomics;
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
+    bool uses_gridsize;    /* calls kiln.gridsize() */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -778,6 +778,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             error_at(C, a[0]->sp, NULL, "%s() takes a constant 1, 2 or 3", in->name);
             return &ty_error;
         }
+        if (in->kind == IK_GRIDSIZE) S->res->uses_gridsize = true;
         n->flags |= NF_NONNEG;
         if (nd == 1) return ty_scalar(KILN_INT64);
         const Type *el[3] = {ty_scalar(KILN_INT64), ty_scalar(KILN_INT64), ty_scalar(KILN_INT64)};

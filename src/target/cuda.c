@@ -313,6 +313,8 @@ typedef void *CUstream;
 typedef unsigned long long CUdeviceptr;
 
 enum {
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
@@ -328,6 +330,7 @@ struct kiln_cuda {
     int driver;
     CUcontext ctx[MAX_DEVICES];  /* retained primary contexts, NULL until used */
     int arch[MAX_DEVICES];
+    int64_t fill[MAX_DEVICES];   /* threads resident when every SM is full, 0 if unknown */
     bool async_alloc;            /* cuMemAllocAsync works */
     CUresult (*Init)(unsigned);
     CUresult (*DriverGetVersion)(int *);
@@ -365,6 +368,8 @@ struct kiln_cuda {
 struct kiln_cuda_module {
     CUmodule mod;
     CUfunction fn;
+    CUfunction wide;  /* the entry named <entry>_wide, or NULL */
+    int64_t wide_min; /* the fewest threads of a launch that takes it */
     int dyn_smem_max; /* the dynamic shared memory the function is set up for */
 };
 
@@ -440,6 +445,13 @@ kiln_cuda *kiln_cuda_open(const char **why) {
             c->DeviceGetAttribute(&ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == 0 &&
             c->DeviceGetAttribute(&mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == 0)
             c->arch[d] = ma * 10 + mi;
+        int sms = 0, per_sm = 0;
+        if (c->arch[d] > 0 &&
+            c->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) == 0 &&
+            c->DeviceGetAttribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                                  dev) == 0 &&
+            sms > 0 && per_sm > 0)
+            c->fill[d] = (int64_t)sms * per_sm;
     }
     return c;
 }
@@ -489,17 +501,27 @@ const char *kiln_cuda_error_text(kiln_cuda *c, int rc) {
     return s;
 }
 
-int kiln_cuda_load(kiln_cuda *c, const void *image, const char *entry, kiln_cuda_module **out) {
+int kiln_cuda_load(kiln_cuda *c, int dev, const void *image, const char *entry,
+                   kiln_cuda_module **out) {
     *out = NULL;
+    if (dev < 0 || dev >= c->ndev) return 101; /* CUDA_ERROR_INVALID_DEVICE */
     kiln_cuda_module *m = calloc(1, sizeof *m);
     if (!m) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
     int rc = c->ModuleLoadData(&m->mod, image);
     if (rc == 0) rc = c->ModuleGetFunction(&m->fn, m->mod, entry);
+    char wide[128];
+    if (rc == 0 && c->fill[dev] > 0 &&
+        snprintf(wide, sizeof wide, "%s_wide", entry) < (int)sizeof wide &&
+        c->ModuleGetFunction(&m->wide, m->mod, wide) != 0)
+        m->wide = NULL; /* CUDA_ERROR_NOT_FOUND: the kernel does not widen */
     if (rc != 0) {
         if (m->mod) c->ModuleUnload(m->mod);
         free(m);
         return rc;
     }
+    /* Widening divides the blocks by KILN_CUDA_WIDE: only worth it when what is
+     * left still fills every SM. */
+    m->wide_min = KILN_CUDA_WIDE * c->fill[dev];
     m->dyn_smem_max = 48 * 1024;
     *out = m;
     return 0;
@@ -511,14 +533,23 @@ void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m) {
     free(m);
 }
 
+int kiln_cuda_widens(const kiln_cuda_module *m, const int64_t grid[3], const int64_t block[3]) {
+    return m->wide && grid[1] == 1 && grid[2] == 1 && block[1] == 1 && block[2] == 1 &&
+           grid[0] * block[0] >= m->wide_min;
+}
+
 int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
-                     const int64_t block[3], unsigned shmem, void *stream, void **params) {
+                     const int64_t block[3], unsigned shmem, void *stream, void **params,
+                     void **wide_params) {
     if ((int)shmem > m->dyn_smem_max) {
         int rc = c->FuncSetAttribute(m->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      (int)shmem);
         if (rc != 0) return rc;
         m->dyn_smem_max = (int)shmem;
     }
+    if (wide_params && kiln_cuda_widens(m, grid, block))
+        return c->LaunchKernel(m->wide, (unsigned)((grid[0] + KILN_CUDA_WIDE - 1) / KILN_CUDA_WIDE),
+                               1, 1, (unsigned)block[0], 1, 1, shmem, stream, wide_params, NULL);
     return c->LaunchKernel(m->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                            (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], shmem,
                            stream, params, NULL);

@@ -118,3 +118,52 @@ def test_ptx_when_asked():
     assert is_ptx == 1 and b".entry kiln_entry" in ptx
     cubin, is_ptx, _, _ = _kiln.nvrtc_compile(prog.source, (1, 0, 0), 90)
     assert is_ptx == 0 and cubin[:4] == b"\x7fELF"
+
+
+# ---- the wide entry (several grid positions per thread) ---------------------------------
+
+@kiln.jit(device=True)
+def _bump(a, i):
+    kiln.atomic.add(a, 0, i)
+
+
+@kiln.jit
+def grid_only(out, x, y, counts, n):
+    i = kiln.grid(1)
+    if i < n:
+        out[i] = x[i] + y[i]
+        _bump(counts, 1)
+
+
+@kiln.jit
+def grid_stride(out, x):
+    for i in range(kiln.grid(1), x.size, kiln.gridsize(1)):
+        out[i] = x[i]
+
+
+def _source(kernel, sig):
+    _, argkey = _kiln.parse_signature(sig)
+    return _compile._translate(kernel, argkey, 1, 90).source
+
+
+def test_grid_only_kernel_gets_a_wide_entry_with_restrict_pointers():
+    src = _source(grid_only, "void(float32[::1], float32[::1], float32[:], int64[::1], int64)")
+    wide = src[src.index("void kiln_entry_wide("):]
+    head = wide[:wide.index("{")]
+    # written arrays (out; counts through a callee's atomic) are __restrict__ but not const
+    assert "f32 *__restrict__ p0d" in head and "const f32 *__restrict__ p0d" not in head
+    assert "const i64 *__restrict__ p3d" not in head and "i64 *__restrict__ p3d" in head
+    # read-only arrays are const __restrict__; the last parameter is the thread count
+    assert "const f32 *__restrict__ p1d" in head and "const f32 *__restrict__ p2d" in head
+    assert head.rstrip().endswith("i64 n_)")
+    assert "p2.strides[0] = p2t0;" in wide and "kiln_body(E_, x_, p0, p1, p2, p3, p4)" in wide
+
+
+@pytest.mark.parametrize("kernel,sig", [
+    (block_sum, "void(float32[::1], float32[::1])"),       # threadIdx, shared memory, barriers
+    (warp_ops, "void(int32[::1], int64[::1])"),            # warp operations
+    (grid_stride, "void(float32[::1], float32[::1])"),     # gridsize: already strides
+], ids=["block_sum", "warp_ops", "grid_stride"])
+def test_kernels_that_see_threads_have_no_wide_entry(kernel, sig):
+    src = _source(kernel, sig)
+    assert "void kiln_entry(" in src and "void kiln_entry_wide(" not in src

@@ -230,6 +230,30 @@ static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject
     a->t.is_array = 0;
     a->t.ndim = 0;
     a->t.layout = 0;
+    /* device arrays first: a failed PyFloat_Check costs a subtype walk */
+    if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
+        DeviceArrayObject *d = (DeviceArrayObject *)o;
+        a->on_gpu = true;
+        a->dptr = d->ptr;
+        a->device = d->device;
+        a->readonly = false;
+        a->t.is_array = 1;
+        a->t.dtype = d->dtype;
+        a->t.ndim = (uint8_t)d->ndim;
+        if (d->ndim == 0) {
+            char desc[256];
+            arg_desc(desc, sizeof desc, names, kname, i);
+            PyErr_Format(PyExc_TypeError, "%s is a 0-d device array; pass a scalar", desc);
+            return -1;
+        }
+        memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
+        if (d->layout) { /* computed when the array was made */
+            a->t.layout = d->layout;
+            memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
+            return 0;
+        }
+        return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
+    }
     if (PyFloat_CheckExact(o)) {
         a->t.dtype = KILN_FLOAT64;
         a->v.f = PyFloat_AS_DOUBLE(o);
@@ -267,29 +291,6 @@ static int classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject
         a->t.dtype = KILN_FLOAT64;
         a->v.f = PyFloat_AsDouble(o);
         return 0;
-    }
-    if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
-        DeviceArrayObject *d = (DeviceArrayObject *)o;
-        a->on_gpu = true;
-        a->dptr = d->ptr;
-        a->device = d->device;
-        a->readonly = false;
-        a->t.is_array = 1;
-        a->t.dtype = d->dtype;
-        a->t.ndim = (uint8_t)d->ndim;
-        if (d->ndim == 0) {
-            char desc[256];
-            arg_desc(desc, sizeof desc, names, kname, i);
-            PyErr_Format(PyExc_TypeError, "%s is a 0-d device array; pass a scalar", desc);
-            return -1;
-        }
-        memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
-        if (d->layout) { /* computed when the array was made */
-            a->t.layout = d->layout;
-            memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
-            return 0;
-        }
-        return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
@@ -773,6 +774,7 @@ struct LauncherObject {
     int64_t shmem;
     long repeat;         /* bench hook: launch this many times back to back in C */
     double repeat_s;     /* ... and the seconds per launch it took */
+    bool last_wide;      /* the last launch took the kernel's wide entry (tests) */
 };
 
 static int disp_init(DispatcherObject *self, PyObject *args, PyObject *kw) {
@@ -944,6 +946,7 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     l->shmem = shmem;
     l->repeat = 0;
     l->repeat_s = 0;
+    l->last_wide = false;
     PyObject_GC_Track(l);
     Py_INCREF(l);
     Py_XSETREF(self->lc[self->lnext], l);
@@ -1171,6 +1174,41 @@ static int unstage_host_arrays(ModState *st, EntryObject *e, Arg *a, int n, void
     return err;
 }
 
+/* Whether the packed arrays of a GPU launch may take the wide entry's
+ * __restrict__ pointers: no array the kernel writes shares a byte with
+ * another array argument.  Byte spans from the packed data pointer, shape and
+ * strides (in elements). */
+static bool arrays_disjoint(const EntryObject *e, const int64_t *slots, const int *off) {
+    enum { MAXA = 16 };
+    int64_t lo[MAXA], hi[MAXA];
+    bool w[MAXA];
+    int na = 0;
+    for (int i = 0; i < e->nparams; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        if (!pt->is_array) continue;
+        if (na == MAXA) return false;
+        const int64_t *p = &slots[off[i]];
+        int64_t isz = ext_dtype_size(pt->dtype), l = p[0], h = p[0] + isz;
+        for (int k = 0; k < pt->ndim; k++) {
+            if (p[1 + k] == 0) {
+                h = l; /* empty: touches nothing */
+                break;
+            }
+            int64_t ext = (p[1 + k] - 1) * p[1 + pt->ndim + k] * isz;
+            if (ext < 0) l += ext;
+            else h += ext;
+        }
+        if (h == l) continue;
+        lo[na] = l;
+        hi[na] = h;
+        w[na++] = e->written[i] != 0;
+    }
+    for (int i = 0; i < na; i++)
+        for (int j = i + 1; j < na; j++)
+            if ((w[i] || w[j]) && lo[i] < hi[j] && lo[j] < hi[i]) return false;
+    return true;
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -1194,8 +1232,9 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     int64_t *slots = stack_slots;
     int stack_off[STACK_ARGS + 1];
     int *off = n <= STACK_ARGS ? stack_off : PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
-    void *stack_pp[STACK_ARGS + 1];
-    void **pp = n <= STACK_ARGS ? stack_pp : PyMem_Malloc(sizeof(void *) * (size_t)(n + 1));
+    void *stack_pp[STACK_ARGS + 2];
+    void *stack_wpp[STACK_SLOTS];
+    void **pp = n <= STACK_ARGS ? stack_pp : PyMem_Malloc(sizeof(void *) * (size_t)(n + 2));
     PyObject *ret = NULL;
     EntryObject *e = NULL;
     int classified = 0;
@@ -1300,6 +1339,20 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         if (pack(d, e, a, (int)n, slots, off, true) < 0) goto done;
         pp[0] = &errp;
         for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
+        pp[1 + n] = NULL; /* the driver does not need it; tests/fake_cuda does */
+        /* the wide entry's parameters: each slot on its own, then the thread count */
+        void **wpp = NULL;
+        int64_t nthreads = self->grid[0] * self->block[0];
+        self->last_wide = false;
+        if (kiln_cuda_widens(e->cu, self->grid, self->block) && e->nslots + 3 <= STACK_SLOTS &&
+            arrays_disjoint(e, slots, off)) {
+            wpp = stack_wpp;
+            wpp[0] = &errp;
+            for (int j = 0; j < e->nslots; j++) wpp[1 + j] = &slots[j];
+            wpp[1 + e->nslots] = &nthreads;
+            wpp[2 + e->nslots] = NULL;
+            self->last_wide = true;
+        }
         int rc;
         if (self->repeat > 1) {
             struct timespec t0, t1;
@@ -1307,7 +1360,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             rc = 0;
             for (long r = 0; r < self->repeat && rc == 0; r++)
                 rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block,
-                                      (unsigned)self->shmem, self->stream_handle, pp);
+                                      (unsigned)self->shmem, self->stream_handle, pp, wpp);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             self->repeat_s = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
                              (double)self->repeat;
@@ -1315,7 +1368,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             /* cuLaunchKernel queues the work and returns; releasing the GIL around it
              * would cost more than the call saves (CuPy and Numba keep it too) */
             rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
-                                  self->stream_handle, pp);
+                                  self->stream_handle, pp, wpp);
         }
         if (rc != 0) {
             ext_cuda_error(st, rc, "launching the kernel");
@@ -1351,6 +1404,8 @@ done:
 static PyMemberDef launcher_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
     {"dispatcher", T_OBJECT, offsetof(LauncherObject, disp), READONLY, NULL},
+    {"_last_wide", T_BOOL, offsetof(LauncherObject, last_wide), READONLY,
+     "whether the last launch ran several grid positions per thread"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyObject *launcher_config(LauncherObject *self, void *c) {
@@ -1810,7 +1865,7 @@ static PyObject *mod_cuda_entry(PyObject *module, PyObject *args) {
     e->target = 1;
     e->device = device;
     e->debug = debug != 0;
-    int rc = kiln_cuda_load(st->cuda, PyBytes_AS_STRING(image),
+    int rc = kiln_cuda_load(st->cuda, device, PyBytes_AS_STRING(image),
                             kiln_program_entry(((ProgramObject *)prog)->p), &e->cu);
     if (rc != 0) {
         Py_DECREF(e);

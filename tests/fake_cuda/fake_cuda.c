@@ -1,0 +1,225 @@
+/* fake_cuda.c: a stand-in for libcuda.so.1 that runs nothing, for testing and
+ * timing kiln's host side of the GPU path on machines without a GPU (CI).
+ *
+ * Load it with KILN_CUDA_DRIVER=/path/to/libkiln-fake-cuda.so.  One device,
+ * sm_90, 132 SMs of 2048 threads.  "Device" memory is host memory from
+ * malloc, so copies to and from it work; a module is the image's bytes, and
+ * cuModuleGetFunction finds a name when it occurs in them (NVRTC's cubins
+ * keep their symbol names).  cuLaunchKernel runs nothing: it records the
+ * function's name, the grid, the block and the first bytes that each
+ * parameter pointer points at, which fake_last_launch() returns to a test.
+ * Not thread-safe; tests call it from one thread.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { NOT_FOUND = 500, INVALID_VALUE = 1, OOM = 2, MAX_PARAMS = 512 };
+
+typedef struct Module {
+    char *image;
+    size_t len;
+} Module;
+
+typedef struct Function {
+    char name[128];
+} Function;
+
+static int ctx_token;
+static int fail_next; /* the CUresult the next launch returns, if not 0 */
+static void *current;
+static struct {
+    char name[128];
+    unsigned grid[3], block[3], shmem;
+    int nparams;
+    int64_t params[MAX_PARAMS]; /* 8 bytes from each parameter pointer */
+    long count;
+} last;
+
+CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : INVALID_VALUE; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+    (void)dev;
+    switch (attr) {
+    case 16: *v = 132; return 0;  /* multiprocessors */
+    case 39: *v = 2048; return 0; /* threads per multiprocessor */
+    case 75: *v = 9; return 0;    /* compute capability */
+    case 76: *v = 0; return 0;
+    default: *v = 0; return 0;
+    }
+}
+
+CUresult cuDeviceGetName(char *buf, int size, int dev) {
+    (void)dev;
+    snprintf(buf, (size_t)size, "kiln fake GPU");
+    return 0;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &ctx_token; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+CUresult cuCtxSetCurrent(void *ctx) { current = ctx; return 0; }
+CUresult cuCtxGetCurrent(void **ctx) { *ctx = current; return 0; }
+CUresult cuCtxSynchronize(void) { return 0; }
+
+/* an ELF cubin's size comes from its header; PTX is text */
+static size_t image_size(const char *img) {
+    if (memcmp(img, "\x7f" "ELF", 4) == 0) {
+        uint64_t shoff;
+        uint16_t shentsize, shnum;
+        memcpy(&shoff, img + 0x28, 8);
+        memcpy(&shentsize, img + 0x3a, 2);
+        memcpy(&shnum, img + 0x3c, 2);
+        return (size_t)(shoff + (uint64_t)shentsize * shnum);
+    }
+    return strlen(img) + 1;
+}
+
+CUresult cuModuleLoadData(void **mod, const void *image) {
+    Module *m = calloc(1, sizeof *m);
+    if (!m) return OOM;
+    m->len = image_size(image);
+    m->image = malloc(m->len);
+    if (!m->image) {
+        free(m);
+        return OOM;
+    }
+    memcpy(m->image, image, m->len);
+    *mod = m;
+    return 0;
+}
+
+CUresult cuModuleUnload(void *mod) {
+    Module *m = mod;
+    free(m->image);
+    free(m);
+    return 0;
+}
+
+/* Functions live as long as the process: kiln holds them with their module. */
+CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+    Module *m = mod;
+    size_t n = strlen(name);
+    for (size_t i = 0; i + n < m->len; i++) {
+        if (memcmp(m->image + i, name, n) == 0 && m->image[i + n] == '\0' &&
+            (i == 0 || m->image[i - 1] == '\0' || m->image[i - 1] == ' ')) {
+            Function *f = calloc(1, sizeof *f);
+            if (!f) return OOM;
+            snprintf(f->name, sizeof f->name, "%s", name);
+            *fn = f;
+            return 0;
+        }
+    }
+    return NOT_FOUND;
+}
+
+CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn; (void)attr; (void)v; return 0; }
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
+    (void)stream;
+    (void)extra;
+    Function *f = fn;
+    if (fail_next) {
+        int rc = fail_next;
+        fail_next = 0;
+        return rc;
+    }
+    if (!gx || !gy || !gz || !bx || !by || !bz || (uint64_t)bx * by * bz > 1024) return INVALID_VALUE;
+    memcpy(last.name, f->name, sizeof last.name);
+    last.grid[0] = gx;
+    last.grid[1] = gy;
+    last.grid[2] = gz;
+    last.block[0] = bx;
+    last.block[1] = by;
+    last.block[2] = bz;
+    last.shmem = shmem;
+    /* the driver knows the count from the image; kiln ends its arrays with NULL */
+    int n = 0;
+    while (params && n < MAX_PARAMS && params[n]) {
+        memcpy(&last.params[n], params[n], 8);
+        n++;
+    }
+    last.nparams = n;
+    last.count++;
+    return 0;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) {
+    void *m = calloc(1, size ? size : 1);
+    if (!m) return OOM;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, void *s) { (void)s; return cuMemAlloc_v2(p, size); }
+CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { (void)s; return cuMemFree_v2(p); }
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
+    (void)st;
+    memcpy((void *)(uintptr_t)d, s, n);
+    return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
+    (void)st;
+    memcpy(d, (const void *)(uintptr_t)s, n);
+    return 0;
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
+    (void)st;
+    memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st) {
+    (void)st;
+    memset((void *)(uintptr_t)d, v, n);
+    return 0;
+}
+
+static int stream_token;
+CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
+CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
+CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+
+CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
+    (void)p;
+    if (attr == 9) { /* device ordinal */
+        *(int *)data = 0;
+        return 0;
+    }
+    return INVALID_VALUE;
+}
+
+CUresult cuGetErrorName(CUresult rc, const char **s) {
+    *s = rc == NOT_FOUND       ? "CUDA_ERROR_NOT_FOUND"
+         : rc == INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE"
+         : rc == 701           ? "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"
+                               : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+CUresult cuGetErrorString(CUresult rc, const char **s) {
+    *s = rc == INVALID_VALUE ? "invalid argument" : "fake driver error";
+    return 0;
+}
+
+/* ---- for tests (ctypes) ---- */
+
+void fake_fail_next_launch(int rc) { fail_next = rc; }
+const char *fake_last_name(void) { return last.name; }
+long fake_launch_count(void) { return last.count; }
+void fake_last_config(unsigned out[7]) {
+    memcpy(out, last.grid, sizeof last.grid);
+    memcpy(out + 3, last.block, sizeof last.block);
+    out[6] = last.shmem;
+}
+int fake_last_params(int64_t *out, int max) {
+    int n = last.nparams < max ? last.nparams : max;
+    memcpy(out, last.params, sizeof(int64_t) * (size_t)n);
+    return last.nparams;
+}

@@ -1,0 +1,163 @@
+"""The GPU path's host side without a GPU: kiln runs against tests/fake_cuda (a
+libcuda stand-in that runs nothing and records each launch), loaded through
+$KILN_CUDA_DRIVER in a child process.  These check what reaches cuLaunchKernel:
+which entry, the grid, and the parameter bytes, for plain and wide launches."""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAKE = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"), "libkiln-fake-cuda.so")
+
+PRELUDE = """
+import ctypes, os, struct, warnings
+import numpy as np
+import kiln
+fake = ctypes.CDLL(os.environ["KILN_CUDA_DRIVER"])
+fake.fake_last_name.restype = ctypes.c_char_p
+
+def last():
+    cfg = (ctypes.c_uint * 7)()
+    fake.fake_last_config(cfg)
+    buf = (ctypes.c_int64 * 512)()
+    n = fake.fake_last_params(buf, 512)
+    return fake.fake_last_name().decode(), tuple(cfg[:3]), tuple(cfg[3:6]), list(buf[:n])
+
+def ptr(d):
+    return d.__cuda_array_interface__["data"][0]
+
+@kiln.jit
+def saxpy(out, a, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+"""
+
+
+def run(body):
+    assert os.path.exists(FAKE), f"{FAKE} is missing: build with make (meson builds it)"
+    env = dict(os.environ, KILN_CUDA_DRIVER=FAKE)
+    with tempfile.TemporaryDirectory() as d:  # kiln reads kernels from their files
+        script = os.path.join(d, "fake_gpu_script.py")
+        with open(script, "w") as f:
+            f.write(PRELUDE + textwrap.dedent(body))
+        p = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_fake_driver_is_a_usable_gpu():
+    out = run("""
+        assert kiln.is_available(), kiln.cuda_unavailable_reason()
+        x = np.arange(10, dtype=np.float32)
+        d = kiln.to_device(x)
+        assert (d.copy_to_host() == x).all()
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_small_launch_packs_arrays_as_structs():
+    run("""
+        n = 1000
+        out, x, y = (kiln.device_array(n, np.float32) for _ in range(3))
+        saxpy[(n + 127) // 128, 128](out, np.float32(2.5), x, y)
+        name, grid, block, p = last()
+        assert name == "kiln_entry" and grid == (8, 1, 1) and block == (128, 1, 1), (name, grid)
+        # the error record, then one pointer per parameter: each array's struct begins with
+        # its data pointer (the fake records 8 bytes from each)
+        assert p[1] == ptr(out) and p[3] == ptr(x) and p[4] == ptr(y), p
+        assert struct.unpack("<f", struct.pack("<q", p[2])[:4])[0] == 2.5
+        assert len(p) == 5
+    """)
+
+
+def test_large_launch_takes_the_wide_entry_with_fields_and_thread_count():
+    run("""
+        n = (1 << 22) + 37
+        out, x, y = (kiln.device_array(n, np.float32) for _ in range(3))
+        nb = (n + 127) // 128
+        launch = saxpy[nb, 128]
+        launch(out, np.float32(2.5), x, y)
+        name, grid, block, p = last()
+        assert launch._last_wide and name == "kiln_entry_wide", name
+        assert grid == ((nb + 3) // 4, 1, 1) and block == (128, 1, 1), grid
+        # error record, out's 3 fields, a, x's 3 fields, y's 3 fields, the thread count
+        assert len(p) == 12, p
+        assert p[1:4] == [ptr(out), n, 1] and p[5:8] == [ptr(x), n, 1]
+        assert p[8:11] == [ptr(y), n, 1] and p[11] == nb * 128, p
+    """)
+
+
+def test_overlap_2d_and_small_launches_keep_the_plain_entry():
+    run("""
+        n = (1 << 22) + 37
+        nb = (n + 127) // 128
+        d = kiln.device_array(n + 1, np.float32)
+        x = kiln.device_array(n, np.float32)
+        cases = [
+            ((nb, 128), (d[1:], np.float32(1), d[:-1], x)),   # out overlaps x
+            ((nb, 128), (x, np.float32(1), x, x)),            # out is x
+            (((nb, 1), (64, 2)), (x, np.float32(1), d[:-1], d[:-1])),  # 2-D block
+            ((100, 128), (x, np.float32(1), d[:-1], d[:-1])),   # too few threads
+        ]
+        for cfg, args in cases:
+            launch = saxpy[cfg]
+            launch(*args)
+            assert not launch._last_wide and last()[0] == "kiln_entry", cfg
+        # arrays that are only read may share memory
+        launch = saxpy[nb, 128]
+        launch(x, np.float32(1), d[:-1], d[1:])
+        assert launch._last_wide and last()[0] == "kiln_entry_wide"
+    """)
+
+
+def test_negative_strides_reach_the_kernel_as_such():
+    run("""
+        n = (1 << 22) + 37
+        base = kiln.device_array(2 * n, np.float64)
+        v = base[::-2]
+        out = kiln.device_array(n, np.float64)
+        launch = saxpy[(n + 255) // 256, 256]
+        launch(out, 1.0, v, v)
+        name, grid, block, p = last()
+        assert name == "kiln_entry_wide"
+        assert p[5:8] == [ptr(v), n, -2] and p[8:11] == p[5:8], p
+        launch(out, 1.0, v, out)  # out is also read as y: one array, two parameters
+        assert last()[0] == "kiln_entry"
+    """)
+
+
+def test_host_arrays_are_staged_through_device_memory():
+    out = run("""
+        n = 4096
+        x = np.arange(n, dtype=np.float32)
+        y = np.zeros(n, np.float32)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            saxpy[n // 128, 128](y, np.float32(2), x, x)
+        assert [type(x.message).__name__ for x in w] == ["PerformanceWarning"], w
+        name, grid, block, p = last()
+        assert p[1] != y.ctypes.data and p[3] != x.ctypes.data  # copies, not host pointers
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_driver_errors_become_cuda_errors():
+    run("""
+        x = kiln.device_array(10, np.float32)
+        fake.fake_fail_next_launch(701)
+        try:
+            saxpy[1, 32](x, np.float32(1), x, x)
+        except kiln.CudaError as e:
+            assert "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in str(e), e
+            saxpy[1, 32](x, np.float32(1), x, x)  # the next launch works
+        else:
+            raise AssertionError("no CudaError")
+    """)
