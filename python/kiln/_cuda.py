@@ -16,12 +16,20 @@ def _np():
     return numpy
 
 
+_codes = {}  # numpy dtype -> kiln dtype code: dtype.name is slow, and this is per call
+
+
 def _code(dtype):
+    code = _codes.get(dtype) if dtype.__hash__ is not None else None
+    if code is not None:
+        return code
     np = _np()
     dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, np.dtype) else dtype)
     code = dtype_code(dt.name)
     if code is None or dt.name == "float16":
         raise TypeError(f"kiln device arrays do not support dtype {dt}")
+    if isinstance(dtype, np.dtype):
+        _codes[dtype] = code
     return code
 
 

@@ -420,7 +420,7 @@ class Reduction:
         return acc
 
     def _get_gpu_kernel(self, acc):
-        k = self._gpu_kernels.get(acc.name)
+        k = self._gpu_kernels.get(acc)
         if k is None:
             name = f"__kiln_reduce_gpu_{self.__name__}"
             text = (f"def {name}(a, part, n):\n"
@@ -457,7 +457,7 @@ class Reduction:
 
             k = _make_kernel(name, text, {"kiln": kiln, "__kiln_f": self._dev},
                              **{o: v for o, v in self._options.items() if o != "target"})
-            self._gpu_kernels[acc.name] = k
+            self._gpu_kernels[acc] = k
         return k
 
     def _call_gpu(self, arr, size, res, init, stream):
@@ -496,9 +496,15 @@ class Reduction:
             k[1, _BLOCK, stream](pair, total, 2)
             part = total
         if res is not None:
+            # like numba.cuda.reduce: the result stays on the GPU, the call is asynchronous
             r = as_cuda_array(res)
+            if r.dtype != acc:
+                raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
             _kiln.copy("d2d", r._device, r._ptr, part._ptr, acc.itemsize, stream)
-        return part[0]
+            return None
+        out = np.empty(1, acc)
+        _kiln.copy("d2h", part._device, out, part._ptr, acc.itemsize, stream)
+        return out[0]
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
         from ._cuda import _is_gpu_array
@@ -530,8 +536,9 @@ class Reduction:
             k[1, 1](pair, total, 2, 2)
             part = total
         result = part[0]
-        if res is not None:
+        if res is not None:  # numba.cuda.reduce's contract: the result goes to res only
             res[0] = result
+            return None
         return result
 
     def __repr__(self):

@@ -329,6 +329,12 @@ def test_reduce_on_gpu(rng):
     f = rng.random(77777).astype(np.float32)
     assert biggest(kiln.to_device(f)) == f.max()
     assert add(kiln.to_device(f), init=1.5) == pytest.approx(f.astype(np.float64).sum() + 1.5, rel=1e-4)
+    # res= keeps the result on the GPU and returns at once, as numba.cuda.reduce does
+    res = kiln.device_array(1, np.float64)
+    assert add(kiln.to_device(a), res=res) is None
+    np.testing.assert_allclose(res.copy_to_host()[0], a.sum(), rtol=1e-9)
+    with pytest.raises(TypeError, match="res has dtype float32"):
+        add(kiln.to_device(a), res=kiln.device_array(1, np.float32))
 
 
 def test_inspect_ptx():

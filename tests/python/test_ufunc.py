@@ -111,6 +111,13 @@ def test_reduce_empty():
         add(np.zeros(0))
 
 
+def test_reduce_into_res_returns_none(rng):
+    a = rng.random(1000)
+    res = np.zeros(1)
+    assert add(a, res=res) is None  # numba.cuda.reduce's contract
+    np.testing.assert_allclose(res[0], a.sum(), rtol=1e-12)
+
+
 def test_reduce_float32_stays_float32(rng):
     a = rng.random(1000).astype(np.float32)
     r = add(a)
