@@ -1,7 +1,7 @@
 SHELL := /bin/bash
 # kiln's front door.  `make demo` and `make test` set up everything they need:
 # a virtual environment with meson, ninja, NumPy and pytest, a release build,
-# and an ASan+UBSan build of the C tests.
+# and an ASan+UBSan build that runs the C tests and the Python tests again.
 
 PY      ?= python3
 VENV    := .venv
@@ -12,7 +12,7 @@ BUILD   := build
 SAN     := build-san
 MESONFLAGS ?=
 
-.PHONY: all build demo test test-c test-py test-san clean bench bench-startup regen-lang gpu-test
+.PHONY: all build demo test test-c test-py test-san test-san-py clean bench bench-startup regen-lang gpu-test
 
 all: build
 
@@ -42,10 +42,23 @@ test-san: $(SAN)/build.ninja
 	$(NINJA) -C $(SAN) kiln-ctest
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(SAN)/kiln-ctest
 
+# The Python tests over the ASan+UBSan build of the extension: the interpreter is not
+# instrumented, so the runtimes are preloaded; leaks are not checked (CPython keeps its
+# own allocations to exit), every other finding stops the run.
+SANPKG  := $(SAN)/pkg
+SANLIBS  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
+test-san-py: $(SAN)/build.ninja
+	$(NINJA) -C $(SAN)
+	rm -rf $(SANPKG) && mkdir -p $(SANPKG)/kiln
+	cp python/kiln/*.py $(SAN)/_kiln*.so $(SANPKG)/kiln/
+	LD_PRELOAD="$(SANLIBS)" ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 KILN_TEST_PYDIR=$(CURDIR)/$(SANPKG) \
+	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu" tests $(PYTEST_ARGS)
+
 test-py: build
 	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
 
-test: test-c test-san test-py
+test: test-c test-san test-py test-san-py
 
 bench: build
 	$(VENV)/bin/pip install -q numba

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+# KILN_TEST_PYDIR: another build of the package (make test-san-py uses the ASan+UBSan one)
+PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(os.path.dirname(HERE), "python")
+sys.path.insert(0, PYDIR)
 
 # Every run starts with an empty kernel cache of its own (and never touches ~/.cache).
 _CACHE = tempfile.mkdtemp(prefix="kiln-test-cache-")

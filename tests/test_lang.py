@@ -51,7 +51,7 @@ if __name__ == "__main__":
     if "--regen" not in sys.argv:
         sys.exit("usage: python tests/test_lang.py --regen [NAME...]")
     names = [a for a in sys.argv[1:] if not a.startswith("-")] or CASES
-    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+    sys.path.insert(0, os.environ.get("KILN_TEST_PYDIR") or os.path.join(os.path.dirname(HERE), "python"))
     for name in names:
         text = run_case(name)
         with open(os.path.join(LANG, name + ".expect"), "w") as f:

@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_py(code):
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = dict(os.environ, PYTHONPATH=os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python"))
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
 
 

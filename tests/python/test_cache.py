@@ -18,7 +18,7 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYDIR = os.path.join(ROOT, "python")
+PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
 BUILD = os.path.join(ROOT, "build")
 
 KERNELS = '''
