@@ -363,6 +363,20 @@ int kiln_cuda_memset(kiln_cuda *c, uint64_t dst, unsigned char v, size_t n, void
 int kiln_cuda_stream_new(kiln_cuda *c, void **stream);
 int kiln_cuda_stream_free(kiln_cuda *c, void *stream);
 int kiln_cuda_stream_sync(kiln_cuda *c, void *stream);
+/* Events (timing=0 makes a cheaper event that cannot be timed); query returns
+ * 0 when the work before it is done, 600 (CUDA_ERROR_NOT_READY) when not. */
+int kiln_cuda_event_new(kiln_cuda *c, void **event, int timing);
+int kiln_cuda_event_free(kiln_cuda *c, void *event);
+int kiln_cuda_event_record(kiln_cuda *c, void *event, void *stream);
+int kiln_cuda_event_sync(kiln_cuda *c, void *event);
+int kiln_cuda_event_query(kiln_cuda *c, void *event);
+int kiln_cuda_event_elapsed(kiln_cuda *c, float *ms, void *start, void *end);
+int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event);
+/* Page-locked host memory (cuMemHostAlloc); the context must be current. */
+int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size);
+int kiln_cuda_host_free(kiln_cuda *c, void *ptr);
+/* cuDeviceGetAttribute for device ordinal dev (attr: a CUdevice_attribute). */
+int kiln_cuda_device_attribute(kiln_cuda *c, int dev, int attr, int *value);
 int kiln_cuda_sync(kiln_cuda *c);
 /* The device of a device pointer, or -1. */
 int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr);

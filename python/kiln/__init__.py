@@ -31,9 +31,10 @@ from ._dispatch import (  # noqa: F401
 )
 from ._cuda import (  # noqa: F401
     DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
-    default_stream,
+    default_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
+    get_current_device, list_devices, detect, defer_cleanup, close,
 )
-from ._kiln import Stream  # noqa: F401
+from ._kiln import Stream, Event  # noqa: F401
 
 
 class _Intrinsic:
@@ -96,3 +97,36 @@ ballot_sync = _Intrinsic("kiln.ballot_sync")
 all_sync = _Intrinsic("kiln.all_sync")
 any_sync = _Intrinsic("kiln.any_sync")
 activemask = _Intrinsic("kiln.activemask")
+cbrt = _Intrinsic("kiln.cbrt")
+fma = _Intrinsic("kiln.fma")
+popc = _Intrinsic("kiln.popc")
+brev = _Intrinsic("kiln.brev")
+clz = _Intrinsic("kiln.clz")
+ffs = _Intrinsic("kiln.ffs")
+selp = _Intrinsic("kiln.selp")
+
+
+# Numba names kiln does not provide, with what to use instead: a clear AttributeError
+# rather than a bare one when a Numba file is run after `import kiln as cuda`.
+_NOT_PROVIDED = {
+    "mapped_array": "use kiln.pinned_array (page-locked) and kiln.to_device",
+    "managed_array": "use kiln.device_array and copy explicitly",
+    "pinned": "allocate with kiln.pinned_array instead of pinning an existing array",
+    "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
+    "const": "pass the array as a kernel argument (reads of arguments are cached)",
+    "fp16": "float16 is not supported yet (LANGUAGE.md: later)",
+    "cg": "cooperative groups are not supported",
+    "external_stream": "pass the stream object or its handle as the launch's stream",
+    "per_thread_default_stream": "use kiln.stream()",
+    "profile_start": "use the profiler's own controls",
+    "profile_stop": "use the profiler's own controls",
+    "current_context": "kiln uses each device's primary context; see kiln.get_current_device()",
+    "require_context": "kiln makes the device's primary context current by itself",
+}
+
+
+def __getattr__(name):
+    hint = _NOT_PROVIDED.get(name)
+    if hint is not None:
+        raise AttributeError(f"kiln has no '{name}' (a Numba CUDA name): {hint}")
+    raise AttributeError(f"module 'kiln' has no attribute '{name}'")

@@ -279,3 +279,136 @@ def stream():
 
 def default_stream():
     return _kiln.default_stream(_kiln.current_device())
+
+
+# ---- events, page-locked memory, devices (Numba's names) -----------------------------------
+
+def event(timing=True):
+    """A CUDA event on the current device (Numba's cuda.event): ``e.record(stream)``,
+    ``e.synchronize()``, ``e.query()``, ``e.wait(stream)``, ``start.elapsed_time(end)`` in ms."""
+    return _kiln.event(_kiln.current_device(), bool(timing))
+
+
+def event_elapsed_time(evtstart, evtend):
+    """Milliseconds between two recorded events (Numba's cuda.event_elapsed_time)."""
+    return _kiln.event_elapsed_time(evtstart, evtend)
+
+
+def pinned_array(shape, dtype=None, strides=None, order="C"):
+    """A NumPy array in page-locked host memory, which copies to and from the GPU at full
+    speed and asynchronously (Numba's cuda.pinned_array)."""
+    np = _np()
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if order not in ("C", "F"):
+        raise ValueError("order must be 'C' or 'F'")
+    dt = np.dtype(dtype if dtype is not None else np.float64)
+    count = 1
+    for s in shape:
+        count *= s
+    buf = _kiln.pinned_alloc(_kiln.current_device(), count * dt.itemsize)
+    a = np.frombuffer(buf, dt, count).reshape(shape, order=order)
+    if strides is not None and tuple(strides) != a.strides:
+        raise ValueError("custom strides are not supported; use order='C' or 'F'")
+    return a
+
+
+def pinned_array_like(ary):
+    """A page-locked array of the shape, dtype and order of another array."""
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    return pinned_array(ary.shape, ary.dtype, order=order)
+
+
+_ATTRIBUTES = {
+    "MAX_THREADS_PER_BLOCK": 1, "MAX_BLOCK_DIM_X": 2, "MAX_BLOCK_DIM_Y": 3, "MAX_BLOCK_DIM_Z": 4,
+    "MAX_GRID_DIM_X": 5, "MAX_GRID_DIM_Y": 6, "MAX_GRID_DIM_Z": 7,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 8, "TOTAL_CONSTANT_MEMORY": 9, "WARP_SIZE": 10,
+    "MAX_REGISTERS_PER_BLOCK": 12, "CLOCK_RATE": 13, "MULTIPROCESSOR_COUNT": 16,
+    "INTEGRATED": 18, "CAN_MAP_HOST_MEMORY": 19, "CONCURRENT_KERNELS": 31, "ECC_ENABLED": 32,
+    "PCI_BUS_ID": 33, "PCI_DEVICE_ID": 34, "MEMORY_CLOCK_RATE": 36,
+    "GLOBAL_MEMORY_BUS_WIDTH": 37, "L2_CACHE_SIZE": 38, "MAX_THREADS_PER_MULTIPROCESSOR": 39,
+    "ASYNC_ENGINE_COUNT": 40, "UNIFIED_ADDRESSING": 41, "PCI_DOMAIN_ID": 50,
+    "COMPUTE_CAPABILITY_MAJOR": 75, "COMPUTE_CAPABILITY_MINOR": 76,
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 81, "MAX_REGISTERS_PER_MULTIPROCESSOR": 82,
+    "MANAGED_MEMORY": 83, "COOPERATIVE_LAUNCH": 95, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+}
+
+
+class Device:
+    """A CUDA device (Numba's cuda.get_current_device()): ``id``, ``name``,
+    ``compute_capability`` and the driver's attributes by their Numba names
+    (``MULTIPROCESSOR_COUNT``, ``MAX_THREADS_PER_BLOCK``, ``WARP_SIZE``...)."""
+
+    def __init__(self, device_id):
+        info = _kiln.cuda_info()
+        if not 0 <= device_id < len(info["devices"]):
+            raise ValueError(f"device {device_id} does not exist (this machine has "
+                             f"{len(info['devices'])})")
+        self.id = device_id
+        self.name = info["devices"][device_id][0]
+        cc = info["devices"][device_id][1]
+        self.compute_capability = (cc // 10, cc % 10)
+
+    def __getattr__(self, attr):
+        code = _ATTRIBUTES.get(attr)
+        if code is None:
+            raise AttributeError(f"kiln.Device has no attribute '{attr}'")
+        return _kiln.device_attribute(self.id, code)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_ATTRIBUTES))
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
+
+    def __repr__(self):
+        return f"<kiln.Device {self.id} '{self.name}' sm_{self.compute_capability[0]}{self.compute_capability[1]}>"
+
+
+def get_current_device():
+    """The selected device (kiln.select_device), as a kiln.Device."""
+    return Device(_kiln.current_device())
+
+
+def list_devices():
+    """Every CUDA device of the machine, as kiln.Device objects."""
+    return [Device(i) for i in range(len(_kiln.cuda_info()["devices"]))]
+
+
+def detect():
+    """Prints the CUDA devices kiln sees and returns whether there is at least one
+    (Numba's cuda.detect)."""
+    ok, why = _kiln.cuda_available()
+    if not ok:
+        print(f"kiln: no CUDA GPU can be used: {why}")
+        return False
+    devs = list_devices()
+    print(f"Found {len(devs)} CUDA device{'s' if len(devs) != 1 else ''}")
+    for d in devs:
+        cc = d.compute_capability
+        print(f"id {d.id} {d.name!r:>30} sm_{cc[0]}{cc[1]}  {d.MULTIPROCESSOR_COUNT} SMs")
+    return True
+
+
+class defer_cleanup:
+    """Numba's cuda.defer_cleanup(): kiln frees device memory when its last reference goes
+    (stream-ordered), so there is nothing to defer; the context manager is accepted."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def close():
+    """Numba's cuda.close(): kiln keeps the primary context, which other libraries share;
+    this waits for all GPU work and reports kernel errors, as a clean end of GPU use."""
+    if _kiln.cuda_available()[0]:
+        _kiln.synchronize()

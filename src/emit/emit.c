@@ -688,6 +688,28 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_ACTIVEMASK: PS("__activemask()"); return;
     case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
     case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
+    case IK_FMA: math_call(E, "fma", ot, a, 3); return;
+    case IK_BITS: {
+        /* counted in the argument type's width W, through the 64-bit helper */
+        static const char *const fn[] = {"kiln_popc64", "kiln_brev64", "kiln_clz64", "kiln_ffs64"};
+        int w = ty_bits(ot);
+        P("((%s)(%s((u64)(u%d)(", ctype(E, ot), fn[in->sub], w);
+        ex_as(E, a[0], ot);
+        PS("))");
+        if (in->sub == IB_BREV && w < 64) P(" >> %d", 64 - w);
+        if (in->sub == IB_CLZ && w < 64) P(" - %d", 64 - w);
+        PS("))");
+        return;
+    }
+    case IK_SELP:
+        PS("(");
+        truthy(E, a[0]);
+        PS(" ? ");
+        ex_as(E, a[1], ot);
+        PS(" : ");
+        ex_as(E, a[2], ot);
+        PS(")");
+        return;
     case IK_LOG:
         if (!a[1]) {
             math_call(E, "log", ot, a, 1);

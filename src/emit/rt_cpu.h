@@ -62,6 +62,17 @@ typedef struct kiln_launch {
     struct kiln_err *err;
 } kiln_launch;
 
+/* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
+KILN_FN u64 kiln_popc64(u64 x) { return (u64)__builtin_popcountll(x); }
+KILN_FN u64 kiln_clz64(u64 x) { return x ? (u64)__builtin_clzll(x) : 64u; }
+KILN_FN u64 kiln_ffs64(u64 x) { return (u64)__builtin_ffsll((long long)x); }
+KILN_FN u64 kiln_brev64(u64 x) {
+    x = ((x >> 1) & 0x5555555555555555ull) | ((x & 0x5555555555555555ull) << 1);
+    x = ((x >> 2) & 0x3333333333333333ull) | ((x & 0x3333333333333333ull) << 2);
+    x = ((x >> 4) & 0x0F0F0F0F0F0F0F0Full) | ((x & 0x0F0F0F0F0F0F0F0Full) << 4);
+    return __builtin_bswap64(x);
+}
+
 KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long long b,
                        long long c) {
     int expected = 0;

@@ -26,6 +26,12 @@ struct kiln_err {
     long long a, b, c;
 };
 
+/* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
+KILN_FN u64 kiln_popc64(u64 x) { return (u64)__popcll(x); }
+KILN_FN u64 kiln_clz64(u64 x) { return (u64)__clzll((long long)x); }
+KILN_FN u64 kiln_ffs64(u64 x) { return (u64)__ffsll((long long)x); }
+KILN_FN u64 kiln_brev64(u64 x) { return __brevll(x); }
+
 KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long long b,
                        long long c) {
     if (atomicCAS(&E->code, 0, -1) == 0) {

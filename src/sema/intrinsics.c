@@ -152,6 +152,14 @@ static const Intrinsic table[] = {
     {"kiln.all_sync", IK_VOTE, 1, IF_GPU_ONLY, NULL},
     {"kiln.any_sync", IK_VOTE, 2, IF_GPU_ONLY, NULL},
     {"kiln.activemask", IK_ACTIVEMASK, 0, IF_GPU_ONLY, NULL},
+    /* kiln: Numba's other device functions */
+    M1("kiln.cbrt", M_CBRT),
+    {"kiln.fma", IK_FMA, 0, 0, NULL},
+    {"kiln.popc", IK_BITS, IB_POPC, 0, NULL},
+    {"kiln.brev", IK_BITS, IB_BREV, 0, NULL},
+    {"kiln.clz", IK_BITS, IB_CLZ, 0, NULL},
+    {"kiln.ffs", IK_BITS, IB_FFS, 0, NULL},
+    {"kiln.selp", IK_SELP, 0, 0, NULL},
 };
 
 const Intrinsic *intrinsic_lookup(const char *name) {

@@ -59,12 +59,16 @@ typedef enum IntrKind {
     IK_BOOL,        /* builtins bool() */
     IK_ROUND,       /* builtins round() */
     IK_RANGE,
-    IK_LEN
+    IK_LEN,
+    IK_FMA,         /* kiln.fma(a, b, c): a * b + c rounded once */
+    IK_BITS,        /* kiln.popc/brev/clz/ffs: sub = IB_* */
+    IK_SELP         /* kiln.selp(cond, a, b) */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
 enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC };
 enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
+enum { IB_POPC, IB_BREV, IB_CLZ, IB_FFS };
 
 enum IntrFlags {
     IF_GPU_ONLY = 1, /* rejected on the CPU target in v1 */

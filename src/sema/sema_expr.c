@@ -852,6 +852,35 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             return n->opty;
         }
     }
+    case IK_FMA: {
+        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
+        if (!scalar_args(S, a, 3, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        n->opty = ty_promote(ty_promote(float_of(t[0]), float_of(t[1])), float_of(t[2]));
+        return n->opty;
+    }
+    case IK_BITS: {
+        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (!ty_is_int(t[0]) || t[0]->kind == TY_BOOL) {
+            error_at(C, a[0]->sp, "convert it first, e.g. kiln.uint32(x)",
+                     "%s() takes an integer, not %s", in->name, ty_name(C, t[0]));
+            return &ty_error;
+        }
+        /* the result has the argument's type: its width is the one counted in */
+        n->opty = ty_strong(t[0]);
+        if (in->sub != IB_BREV) n->flags |= NF_NONNEG;
+        return n->opty;
+    }
+    case IK_SELP: {
+        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
+        sema_cond(S, a[0]);
+        if (!scalar_args(S, a + 1, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        n->opty = ty_promote(t[0], t[1]);
+        return n->opty;
+    }
     case IK_MATH2:
     case IK_NPMINMAX: {
         if (!bind(S, n, in, 2, 2, a)) return &ty_error;

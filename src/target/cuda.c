@@ -361,6 +361,15 @@ struct kiln_cuda {
     CUresult (*StreamDestroy)(CUstream);
     CUresult (*StreamSynchronize)(CUstream);
     CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
+    CUresult (*EventCreate)(void **, unsigned);
+    CUresult (*EventDestroy)(void *);
+    CUresult (*EventRecord)(void *, CUstream);
+    CUresult (*EventSynchronize)(void *);
+    CUresult (*EventQuery)(void *);
+    CUresult (*EventElapsedTime)(float *, void *, void *);
+    CUresult (*StreamWaitEvent)(CUstream, void *, unsigned);
+    CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+    CUresult (*MemFreeHost)(void *);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*GetErrorString)(CUresult, const char **);
 };
@@ -414,6 +423,15 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, StreamDestroy, "cuStreamDestroy_v2", &ok);
     LOAD(c, lib, StreamSynchronize, "cuStreamSynchronize", &ok);
     LOAD(c, lib, PointerGetAttribute, "cuPointerGetAttribute", &ok);
+    LOAD(c, lib, EventCreate, "cuEventCreate", &ok);
+    LOAD(c, lib, EventDestroy, "cuEventDestroy_v2", &ok);
+    LOAD(c, lib, EventRecord, "cuEventRecord", &ok);
+    LOAD(c, lib, EventSynchronize, "cuEventSynchronize", &ok);
+    LOAD(c, lib, EventQuery, "cuEventQuery", &ok);
+    LOAD(c, lib, EventElapsedTime, "cuEventElapsedTime", &ok);
+    LOAD(c, lib, StreamWaitEvent, "cuStreamWaitEvent", &ok);
+    LOAD(c, lib, MemHostAlloc, "cuMemHostAlloc", &ok);
+    LOAD(c, lib, MemFreeHost, "cuMemFreeHost", &ok);
     LOAD(c, lib, GetErrorName, "cuGetErrorName", &ok);
     LOAD(c, lib, GetErrorString, "cuGetErrorString", &ok);
     if (!ok) {
@@ -605,6 +623,36 @@ int kiln_cuda_stream_new(kiln_cuda *c, void **stream) {
 }
 int kiln_cuda_stream_free(kiln_cuda *c, void *stream) { return c->StreamDestroy(stream); }
 int kiln_cuda_stream_sync(kiln_cuda *c, void *stream) { return c->StreamSynchronize(stream); }
+
+int kiln_cuda_event_new(kiln_cuda *c, void **event, int timing) {
+    return c->EventCreate(event, timing ? 0u : 2u /* CU_EVENT_DISABLE_TIMING */);
+}
+int kiln_cuda_event_free(kiln_cuda *c, void *event) { return c->EventDestroy(event); }
+int kiln_cuda_event_record(kiln_cuda *c, void *event, void *stream) {
+    return c->EventRecord(event, stream);
+}
+int kiln_cuda_event_sync(kiln_cuda *c, void *event) { return c->EventSynchronize(event); }
+int kiln_cuda_event_query(kiln_cuda *c, void *event) { return c->EventQuery(event); }
+int kiln_cuda_event_elapsed(kiln_cuda *c, float *ms, void *start, void *end) {
+    return c->EventElapsedTime(ms, start, end);
+}
+int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event) {
+    return c->StreamWaitEvent(stream, event, 0);
+}
+
+int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size) {
+    *ptr = NULL;
+    return c->MemHostAlloc(ptr, size ? size : 1, 0);
+}
+int kiln_cuda_host_free(kiln_cuda *c, void *ptr) { return c->MemFreeHost(ptr); }
+
+int kiln_cuda_device_attribute(kiln_cuda *c, int dev, int attr, int *value) {
+    CUdevice d;
+    *value = 0;
+    if (dev < 0 || dev >= c->ndev) return 101; /* CUDA_ERROR_INVALID_DEVICE */
+    int rc = c->DeviceGet(&d, dev);
+    return rc ? rc : c->DeviceGetAttribute(value, attr, d);
+}
 int kiln_cuda_sync(kiln_cuda *c) { return c->CtxSynchronize(); }
 
 int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr) {

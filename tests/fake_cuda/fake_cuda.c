@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -48,6 +49,7 @@ CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
     (void)dev;
     switch (attr) {
+    case 10: *v = 32; return 0;   /* warp size */
     case 16: *v = 132; return 0;  /* multiprocessors */
     case 39: *v = 2048; return 0; /* threads per multiprocessor */
     case 75: *v = 9; return 0;    /* compute capability */
@@ -186,6 +188,56 @@ static int stream_token;
 CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
 CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
 CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+
+/* events remember when they were recorded (host time: nothing runs here) */
+typedef struct Event {
+    double t;
+    int recorded;
+    unsigned flags;
+} Event;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+CUresult cuEventCreate(void **ev, unsigned flags) {
+    Event *e = calloc(1, sizeof *e);
+    if (!e) return OOM;
+    e->flags = flags;
+    *ev = e;
+    return 0;
+}
+CUresult cuEventDestroy_v2(void *ev) { free(ev); return 0; }
+CUresult cuEventRecord(void *ev, void *stream) {
+    (void)stream;
+    Event *e = ev;
+    e->t = now_ms();
+    e->recorded = 1;
+    return 0;
+}
+CUresult cuEventSynchronize(void *ev) { (void)ev; return 0; }
+CUresult cuEventQuery(void *ev) { (void)ev; return 0; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+    Event *s = a, *e = b;
+    if (!s->recorded || !e->recorded) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+    if ((s->flags | e->flags) & 2) return 400;
+    *ms = (float)(e->t - s->t);
+    return 0;
+}
+CUresult cuStreamWaitEvent(void *stream, void *ev, unsigned flags) {
+    (void)stream;
+    (void)ev;
+    return flags == 0 ? 0 : INVALID_VALUE;
+}
+
+CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags) {
+    (void)flags;
+    *p = calloc(1, size ? size : 1);
+    return *p ? 0 : OOM;
+}
+CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
     (void)p;

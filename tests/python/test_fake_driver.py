@@ -161,3 +161,49 @@ def test_driver_errors_become_cuda_errors():
         else:
             raise AssertionError("no CudaError")
     """)
+
+
+def test_events_pinned_memory_and_devices():
+    out = run("""
+        start, end = kiln.event(), kiln.event()
+        start.record()
+        end.record(kiln.stream())
+        end.synchronize()
+        assert end.query() is True
+        assert start.elapsed_time(end) >= 0 and kiln.event_elapsed_time(start, end) >= 0
+        untimed = kiln.event(timing=False)
+        untimed.record()
+        try:
+            start.elapsed_time(untimed)
+        except ValueError as e:
+            assert "timing=False" in str(e)
+        else:
+            raise AssertionError("timed an untimed event")
+        try:
+            start.elapsed_time(3)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("timed a non-event")
+        p = kiln.pinned_array((3, 5), np.float32, order="F")
+        assert p.shape == (3, 5) and p.dtype == np.float32 and p.flags.f_contiguous
+        p[:] = np.arange(15, dtype=np.float32).reshape(3, 5)
+        assert (kiln.to_device(p).copy_to_host() == p).all()
+        q = kiln.pinned_array_like(np.zeros((2, 2), np.int16))
+        assert q.shape == (2, 2) and q.dtype == np.int16 and q.flags.writeable
+        dev = kiln.get_current_device()
+        assert dev.id == 0 and dev.compute_capability == (9, 0) and dev.name == "kiln fake GPU"
+        assert dev.MULTIPROCESSOR_COUNT == 132 and dev.WARP_SIZE == 32
+        try:
+            dev.NO_SUCH_ATTRIBUTE
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("unknown attribute")
+        assert kiln.detect() is True
+        with kiln.defer_cleanup():
+            pass
+        kiln.close()
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")

@@ -352,3 +352,40 @@ def test_synchronize_reports_pending_kernel_errors():
     with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
         kiln.synchronize()
     kiln.synchronize()  # reported once
+
+
+def test_events_time_gpu_work_and_pinned_arrays_round_trip():
+    n = 1 << 24
+    x = kiln.pinned_array(n, np.float32)
+    x[:] = 1.5
+    d = kiln.to_device(x)
+    s = kiln.stream()
+    start, end = kiln.event(), kiln.event()
+    start.record(s)
+    K.axpy[(n + 255) // 256, 256, s](d, d, d, np.float32(2))
+    end.record(s)
+    end.synchronize()
+    assert end.query()
+    ms = start.elapsed_time(end)
+    assert 0 < ms < 1000 and kiln.event_elapsed_time(start, end) == ms
+    back = kiln.pinned_array_like(x)
+    d.copy_to_host(back)
+    assert (back == 4.5).all()
+    dev = kiln.get_current_device()
+    assert dev.WARP_SIZE == 32 and dev.MULTIPROCESSOR_COUNT > 0
+    assert dev.compute_capability >= (7, 0)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_numba_bit_and_float_device_functions_gpu_match_cpu(rng, dtype):
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, 5000, dtype=dtype, endpoint=True)
+    x[:4] = [0, 1, info.max, info.min]
+    f = rng.uniform(-8, 8, 5000)
+    cpu = K.run_numba_device_functions(x, f, kiln.jit(K.numba_device_functions.py_func, target="cpu")[79, 64])
+    outs = [kiln.to_device(np.zeros_like(c)) for c in cpu]
+    K.numba_device_functions[79, 64](*outs, kiln.to_device(x), kiln.to_device(f))
+    for c, g in zip(cpu[:4], outs[:4]):
+        np.testing.assert_array_equal(g.copy_to_host(), c)
+    for c, g in zip(cpu[4:], outs[4:]):
+        np.testing.assert_allclose(g.copy_to_host(), c, rtol=1e-15)

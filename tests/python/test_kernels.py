@@ -393,3 +393,59 @@ def test_explicit_signatures_and_mismatch():
 def test_inspect_source_has_line_markers():
     assert "#line" in axpy.inspect_source()
     assert "kiln_entry" in axpy.inspect_source()
+
+
+@kiln.jit
+def numba_device_functions(pc, br, lz, fs, fm, cb, sp, x, f):
+    i = kiln.grid(1)
+    if i < x.size:
+        pc[i] = kiln.popc(x[i])
+        br[i] = kiln.brev(x[i])
+        lz[i] = kiln.clz(x[i])
+        fs[i] = kiln.ffs(x[i])
+        fm[i] = kiln.fma(f[i], f[i], 1.0)
+        cb[i] = kiln.cbrt(f[i])
+        sp[i] = kiln.selp(x[i] > 0, f[i], -f[i])
+
+
+def bit_reference(v, width):
+    u = int(v) & ((1 << width) - 1)
+    popc = bin(u).count("1")
+    brev = int(format(u, f"0{width}b")[::-1], 2)
+    clz = width - u.bit_length()
+    ffs = (u & -u).bit_length()
+    return popc, brev, clz, ffs
+
+
+def run_numba_device_functions(x, f, launch=None):
+    outs = [np.zeros_like(x) for _ in range(4)] + [np.zeros_like(f) for _ in range(3)]
+    (launch or numba_device_functions[(x.size + 63) // 64, 64])(*outs, x, f)
+    return outs
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_numba_bit_and_float_device_functions(rng, dtype):
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, 500, dtype=dtype, endpoint=True)
+    x[:4] = [0, 1, info.max, info.min]
+    f = rng.uniform(-8, 8, 500)
+    pc, br, lz, fs, fm, cb, sp = run_numba_device_functions(x, f)
+    w = np.dtype(dtype).itemsize * 8
+    ref = [bit_reference(v, w) for v in x]
+    np.testing.assert_array_equal(pc, [r[0] for r in ref])
+    np.testing.assert_array_equal(br, np.array([r[1] for r in ref], np.uint64).astype(dtype))
+    np.testing.assert_array_equal(lz, [r[2] for r in ref])
+    np.testing.assert_array_equal(fs, [r[3] for r in ref])
+    np.testing.assert_allclose(fm, f * f + 1.0, rtol=1e-15)
+    np.testing.assert_allclose(cb, np.cbrt(f), rtol=1e-15)
+    np.testing.assert_array_equal(sp, np.where(x > 0, f, -f))
+
+
+@kiln.jit
+def popc_of_float(out, f):
+    out[0] = kiln.popc(f[0])
+
+
+def test_bit_functions_reject_floats():
+    with pytest.raises(kiln.CompileError, match=r"kiln\.popc\(\) takes an integer, not float64"):
+        popc_of_float[1, 1](np.zeros(1), np.zeros(1))

@@ -38,6 +38,8 @@ typedef struct {
     PyTypeObject *DeviceArrayType;  /* the C base */
     PyTypeObject *AllocType;
     PyTypeObject *StreamType;
+    PyTypeObject *EventType;
+    PyTypeObject *PinnedType;
     PyObject *device_array_class;   /* kiln.DeviceArray, the Python subclass */
     PyObject *str_compile_key;
     PyObject *str_resolve_target;
@@ -142,6 +144,8 @@ typedef struct {
 } StreamObject;
 
 int ext_devarray_types(PyObject *module, ModState *st);
+int ext_host_types(PyObject *module, ModState *st);
+extern PyMethodDef ext_host_functions[];
 extern PyMethodDef ext_devarray_functions[];
 /* A new DeviceArray of class st->device_array_class (or the base). */
 DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const int64_t *shape,

@@ -1990,6 +1990,8 @@ static int mod_exec(PyObject *m) {
         return -1;
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
+    if (ext_host_types(m, st) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_host_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_gpu_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_cache_functions) < 0) return -1;
     pthread_mutex_init(&st->cache_warn_mu, NULL);
@@ -2034,6 +2036,8 @@ static int mod_traverse(PyObject *m, visitproc visit, void *arg) {
     Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->AllocType);
     Py_VISIT(st->StreamType);
+    Py_VISIT(st->EventType);
+    Py_VISIT(st->PinnedType);
     Py_VISIT(st->device_array_class);
     for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_VISIT(st->err_files[i]);
     Py_VISIT(st->CompileError);
@@ -2053,6 +2057,8 @@ static int mod_clear(PyObject *m) {
     Py_CLEAR(st->DeviceArrayType);
     Py_CLEAR(st->AllocType);
     Py_CLEAR(st->StreamType);
+    Py_CLEAR(st->EventType);
+    Py_CLEAR(st->PinnedType);
     Py_CLEAR(st->device_array_class);
     for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_CLEAR(st->err_files[i]);
     Py_CLEAR(st->str_resolve_target);
