@@ -34,5 +34,6 @@ fi
 if [[ $what == *,bench,* ]]; then
     PYTHONPATH=python $PY bench/gpu/launch.py 2>&1 | tee "$OUT/launch.md" | tail -14
     PYTHONPATH=python $PY bench/gpu/kernels.py 2>&1 | tee "$OUT/kernels.md" | tail -20
+    PYTHONPATH=python $PY bench/gpu/kernels2d.py 2>&1 | tee "$OUT/kernels2d.md" | tail -10
 fi
 exit $rc
