@@ -207,3 +207,38 @@ def test_events_pinned_memory_and_devices():
         print("ok")
     """)
     assert out.strip().endswith("ok")
+
+
+def test_gpu_reduce_paths_reach_the_driver():
+    # the fake runs no kernel, so values are zeros: this checks the host side (buffers reused
+    # per thread and stream, init, res=, streams, errors) and the launches it makes
+    run("""
+        import threading
+        @kiln.reduce
+        def add(p, q):
+            return p + q
+        big = kiln.device_array(1 << 20, np.float32)
+        before = fake.fake_launch_count()
+        assert add(big) == 0 and fake.fake_launch_count() == before + 2
+        assert last()[1] == (1, 1, 1)  # the second pass: one block
+        assert add(big, init=2.0) == 0
+        assert add(big, res=kiln.device_array(1, np.float32)) is None
+        assert add(big, stream=kiln.stream()) == 0
+        try:
+            add(big, res=kiln.device_array(1, np.float64))
+        except TypeError as e:
+            assert "res has dtype float64" in str(e)
+        else:
+            raise AssertionError("res of the wrong dtype taken")
+        errors = []
+        def worker():
+            try:
+                for _ in range(50):
+                    add(big)
+            except Exception as e:
+                errors.append(e)
+        ts = [threading.Thread(target=worker) for _ in range(4)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        assert not errors, errors
+    """)
