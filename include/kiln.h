@@ -375,6 +375,9 @@ int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event);
 /* Page-locked host memory (cuMemHostAlloc); the context must be current. */
 int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size);
 int kiln_cuda_host_free(kiln_cuda *c, void *ptr);
+/* Page-locks existing host memory (cuMemHostRegister; 712 when it already is) and back. */
+int kiln_cuda_host_register(kiln_cuda *c, void *ptr, size_t size);
+int kiln_cuda_host_unregister(kiln_cuda *c, void *ptr);
 /* cuDeviceGetAttribute for device ordinal dev (attr: a CUdevice_attribute). */
 int kiln_cuda_device_attribute(kiln_cuda *c, int dev, int attr, int *value);
 int kiln_cuda_sync(kiln_cuda *c);

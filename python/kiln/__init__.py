@@ -32,7 +32,7 @@ from ._dispatch import (  # noqa: F401
 from ._cuda import (  # noqa: F401
     DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
     default_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
-    get_current_device, list_devices, detect, defer_cleanup, close,
+    get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus,
 )
 from ._kiln import Stream, Event  # noqa: F401
 
@@ -111,7 +111,6 @@ selp = _Intrinsic("kiln.selp")
 _NOT_PROVIDED = {
     "mapped_array": "use kiln.pinned_array (page-locked) and kiln.to_device",
     "managed_array": "use kiln.device_array and copy explicitly",
-    "pinned": "allocate with kiln.pinned_array instead of pinning an existing array",
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "const": "pass the array as a kernel argument (reads of arguments are cached)",
     "fp16": "float16 is not supported yet (LANGUAGE.md: later)",

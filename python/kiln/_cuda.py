@@ -322,6 +322,38 @@ def pinned_array_like(ary):
     return pinned_array(ary.shape, ary.dtype, order=order)
 
 
+class pinned:
+    """``with kiln.pinned(a, b): ...`` page-locks existing NumPy arrays for the block, so
+    copies of them to and from the GPU run at full speed (Numba's cuda.pinned).  Arrays
+    must be contiguous and writable; memory that is already pinned is left as it is."""
+
+    def __init__(self, *arrays):
+        self._arrays = arrays
+        self._done = []
+
+    def __enter__(self):
+        dev = _kiln.current_device()
+        try:
+            for i, a in enumerate(self._arrays):
+                try:
+                    changed = _kiln.host_register(dev, a, True)
+                except (BufferError, ValueError) as e:  # NumPy raises ValueError
+                    raise ValueError(f"kiln.pinned: argument {i + 1} is not a contiguous, "
+                                     f"writable host array ({e})") from None
+                if changed:
+                    self._done.append((dev, a))
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        while self._done:
+            dev, a = self._done.pop()
+            _kiln.host_register(dev, a, False)
+        return False
+
+
 _ATTRIBUTES = {
     "MAX_THREADS_PER_BLOCK": 1, "MAX_BLOCK_DIM_X": 2, "MAX_BLOCK_DIM_Y": 3, "MAX_BLOCK_DIM_Z": 4,
     "MAX_GRID_DIM_X": 5, "MAX_GRID_DIM_Y": 6, "MAX_GRID_DIM_Z": 7,
@@ -361,6 +393,16 @@ class Device:
     def __dir__(self):
         return sorted(set(super().__dir__()) | set(_ATTRIBUTES))
 
+    def __enter__(self):
+        """``with kiln.gpus[1]:`` selects the device for the block."""
+        self._previous = _kiln.current_device()
+        _kiln.select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        _kiln.select_device(self._previous)
+        return False
+
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
 
@@ -379,6 +421,29 @@ def get_current_device():
 def list_devices():
     """Every CUDA device of the machine, as kiln.Device objects."""
     return [Device(i) for i in range(len(_kiln.cuda_info()["devices"]))]
+
+
+class _GPUs:
+    """``kiln.gpus``: the machine's CUDA devices as a sequence (Numba's cuda.gpus)."""
+
+    def __len__(self):
+        return len(_kiln.cuda_info()["devices"]) if _kiln.cuda_available()[0] else 0
+
+    def __getitem__(self, i):
+        return list_devices()[i]
+
+    def __iter__(self):
+        return iter(list_devices())
+
+    @property
+    def current(self):
+        return get_current_device()
+
+    def __repr__(self):
+        return f"<kiln.gpus: {len(self)} device(s)>"
+
+
+gpus = _GPUs()
 
 
 def detect():

@@ -200,8 +200,12 @@ def synchronize():
 
 
 def select_device(n):
-    """Makes GPU n the device for new arrays and for launches with host arguments."""
+    """Makes GPU n the device for new arrays and for launches with host arguments; returns
+    it as a kiln.Device, as Numba's cuda.select_device does."""
     _kiln.select_device(n)
+    from ._cuda import Device
+
+    return Device(n)
 
 
 def target_of(options):

@@ -370,6 +370,8 @@ struct kiln_cuda {
     CUresult (*StreamWaitEvent)(CUstream, void *, unsigned);
     CUresult (*MemHostAlloc)(void **, size_t, unsigned);
     CUresult (*MemFreeHost)(void *);
+    CUresult (*MemHostRegister)(void *, size_t, unsigned);
+    CUresult (*MemHostUnregister)(void *);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*GetErrorString)(CUresult, const char **);
 };
@@ -432,6 +434,8 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, StreamWaitEvent, "cuStreamWaitEvent", &ok);
     LOAD(c, lib, MemHostAlloc, "cuMemHostAlloc", &ok);
     LOAD(c, lib, MemFreeHost, "cuMemFreeHost", &ok);
+    LOAD(c, lib, MemHostRegister, "cuMemHostRegister_v2", &ok);
+    LOAD(c, lib, MemHostUnregister, "cuMemHostUnregister", &ok);
     LOAD(c, lib, GetErrorName, "cuGetErrorName", &ok);
     LOAD(c, lib, GetErrorString, "cuGetErrorString", &ok);
     if (!ok) {
@@ -645,6 +649,10 @@ int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size) {
     return c->MemHostAlloc(ptr, size ? size : 1, 0);
 }
 int kiln_cuda_host_free(kiln_cuda *c, void *ptr) { return c->MemFreeHost(ptr); }
+int kiln_cuda_host_register(kiln_cuda *c, void *ptr, size_t size) {
+    return c->MemHostRegister(ptr, size, 0);
+}
+int kiln_cuda_host_unregister(kiln_cuda *c, void *ptr) { return c->MemHostUnregister(ptr); }
 
 int kiln_cuda_device_attribute(kiln_cuda *c, int dev, int attr, int *value) {
     CUdevice d;

@@ -239,6 +239,21 @@ CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags) {
 }
 CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 
+/* the one range pinned at a time, to answer "already registered" as the driver does */
+static void *pinned_ptr;
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned flags) {
+    (void)size;
+    if (flags) return INVALID_VALUE;
+    if (pinned_ptr == p) return 712;
+    pinned_ptr = p;
+    return 0;
+}
+CUresult cuMemHostUnregister(void *p) {
+    if (pinned_ptr != p) return 713; /* CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED */
+    pinned_ptr = NULL;
+    return 0;
+}
+
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
     (void)p;
     if (attr == 9) { /* device ordinal */

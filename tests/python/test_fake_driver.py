@@ -200,6 +200,24 @@ def test_events_pinned_memory_and_devices():
             pass
         else:
             raise AssertionError("unknown attribute")
+        h = np.zeros(1000, np.float32)
+        with kiln.pinned(h, np.zeros(0)):
+            with kiln.pinned(h):  # already pinned: left to the outer block
+                pass
+            d = kiln.to_device(h)
+        with kiln.pinned(h):  # the outer block unpinned it: it pins again
+            pass
+        try:
+            with kiln.pinned(np.zeros((4, 4))[:, ::2]):
+                pass
+        except ValueError as e:
+            assert "argument 1 is not a contiguous" in str(e), e
+        else:
+            raise AssertionError("pinned a strided view")
+        assert len(kiln.gpus) == 1 and kiln.gpus[0] == dev and list(kiln.gpus) == [dev]
+        assert kiln.gpus.current == dev and kiln.select_device(0) == dev
+        with kiln.gpus[0] as g:
+            assert g.id == 0
         assert kiln.detect() is True
         with kiln.defer_cleanup():
             pass

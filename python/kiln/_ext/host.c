@@ -231,6 +231,32 @@ static PyObject *f_pinned_alloc(PyObject *m, PyObject *args) {
     return (PyObject *)o;
 }
 
+/* host_register(device, buffer, on) -> whether this call changed the pinning: pins (on)
+ * or unpins the writable, contiguous buffer's memory; pinning memory that is already
+ * pinned returns False and leaves it to its owner */
+static PyObject *f_host_register(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    int device, on;
+    PyObject *obj;
+    if (!PyArg_ParseTuple(args, "iOp", &device, &obj, &on)) return NULL;
+    kiln_cuda *cu = ext_cuda(st);
+    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) return NULL;
+    int rc = 0;
+    if (view.len > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = on ? kiln_cuda_host_register(cu, view.buf, (size_t)view.len)
+                : kiln_cuda_host_unregister(cu, view.buf);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&view);
+    if (on && rc == 712) Py_RETURN_FALSE; /* CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED */
+    if (rc != 0) return ext_cuda_error(st, rc, on ? "page-locking host memory" : "unpinning host memory");
+    if (view.len == 0) Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
 /* device_attribute(device, attr) -> int (a CUdevice_attribute) */
 static PyObject *f_device_attribute(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
@@ -249,6 +275,7 @@ PyMethodDef ext_host_functions[] = {
      "event_elapsed_time(start, end) -> milliseconds"},
     {"pinned_alloc", f_pinned_alloc, METH_VARARGS, "pinned_alloc(device, nbytes) -> buffer"},
     {"device_attribute", f_device_attribute, METH_VARARGS, "device_attribute(device, attr) -> int"},
+    {"host_register", f_host_register, METH_VARARGS, "host_register(device, buffer, on) -> bool"},
     {NULL, NULL, 0, NULL}};
 
 int ext_host_types(PyObject *module, ModState *st) {
