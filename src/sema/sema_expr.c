@@ -469,9 +469,21 @@ static const Type *attribute(Sema *S, Node *n) {
         }
         const Intrinsic *in = intrinsic_lookup(full);
         if (!in) {
+            /* Numba names kiln does not have, with what to write instead */
+            static const char *const numba_hints[][2] = {
+                {"const", "pass the array as a kernel argument; reads of arguments are cached"},
+                {"fp16", "float16 is not supported yet; compute in float32"},
+                {"cg", "cooperative groups are not supported; use kiln.syncthreads() in a block"},
+                {"libdevice", "use math.* (sqrt, exp, erf...), which map to the same functions"},
+                {"mapped_array", "allocate outside the kernel and pass the array"},
+                {"device_array", "allocate outside the kernel, or use kiln.local.array(n, dtype)"},
+                {"to_device", "copy outside the kernel and pass the device array"},
+            };
+            const char *hint = "see LANGUAGE.md for the kernel intrinsics";
+            for (size_t i = 0; i < COUNTOF(numba_hints); i++)
+                if (strcmp(a, numba_hints[i][0]) == 0) hint = numba_hints[i][1];
             if (strcmp(ns->name, "kiln") == 0)
-                error_at(C, n->attr.attr_sp, "see LANGUAGE.md for the kernel intrinsics",
-                         "kiln.%s is not available in kernels", a);
+                error_at(C, n->attr.attr_sp, hint, "kiln.%s is not available in kernels", a);
             else
                 error_at(C, n->attr.attr_sp, NULL, "%s is not supported in kernels", full);
             return &ty_error;
