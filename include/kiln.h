@@ -344,11 +344,12 @@ void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
  * KILN_CUDA_WIDE times over. */
 int kiln_cuda_widens(const kiln_cuda_module *m, const int64_t grid[3], const int64_t block[3]);
 /* Launches the module's entry; params[0] points at the device pointer of the
- * error record, params[1 + i] at parameter i's slots.  wide_params, when not
- * NULL, are the wide entry's (the error record, then each slot of each
- * parameter, then the launch's thread count as an int64): the caller offers
- * them only when no array that the kernel writes overlaps another array of the
- * launch, and they are used when kiln_cuda_widens.  Returns a CUresult. */
+ * error record, params[1 + i] at parameter i's slots.  With wide_params it
+ * launches the wide entry instead, on a grid KILN_CUDA_WIDE times narrower:
+ * they are the error record, then each slot of each parameter, then the
+ * launch's thread count as an int64.  The caller passes them only when
+ * kiln_cuda_widens and no array that the kernel writes overlaps another array
+ * of the launch.  Returns a CUresult. */
 int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
                      const int64_t block[3], unsigned shmem, void *stream, void **params,
                      void **wide_params);

@@ -118,7 +118,7 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
         for (int i = 0; i < files.n; i++) p->files[p->nfiles++] = strdup(files.v[i]);
     for (int i = 0; i < nargs; i++) {
         p->pnames[i] = strdup(R.kernel->psyms[i]->name);
-        if (R.kernel->written & (UINT64_C(1) << (i & 63))) p->pflags[i] |= KILN_PARAM_WRITTEN;
+        if (spec_writes(R.kernel, i)) p->pflags[i] |= KILN_PARAM_WRITTEN;
     }
 done:
     buf_free(&out);

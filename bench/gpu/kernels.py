@@ -7,32 +7,18 @@ output written once.  Every result is checked against NumPy before it is timed.
     PYTHONPATH=python python3 bench/gpu/kernels.py
 """
 import math
-import statistics
 import sys
 
 import numpy as np
 
 import cupy as cp
 
+from timing import gpu_time
+
 import kiln
 
 REPS = 20
 rows = []
-
-
-def gpu_time(fn, reps=REPS):
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    ts = []
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
-    return statistics.median(ts)
 
 
 def record(group, name, seconds, nbytes, ceiling=None):

@@ -5,13 +5,13 @@ medians; every result is checked against NumPy before it is timed.
 
     PYTHONPATH=python python3 bench/gpu/kernels2d.py
 """
-import statistics
 import types
 
 import numpy as np
 import cupy as cp
 
 import kiln
+from timing import gpu_time
 
 TILE = 16
 
@@ -60,28 +60,14 @@ extern "C" __global__ void matmul(const float *__restrict__ A, const float *__re
 }"""
 
 
-def gpu_time(fn, reps=20):
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    ts = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(ts)
-
-
 rows = []
 
 
 def attempt(group, name, fn, work, unit):
+    """fn returns seconds; work is bytes (GB/s) or flops (GFLOP/s)."""
     try:
-        ms = fn()
-        rows.append((group, name, ms, work / ms / 1e6, unit))
+        sec = fn()
+        rows.append((group, name, sec * 1e3, work / sec / 1e9, unit))
     except Exception as e:  # a missing peer is reported, not fatal
         rows.append((group, name, None, None, f"n/a: {type(e).__name__}: {str(e)[:80]}"))
 

@@ -7,10 +7,11 @@ Variants: base (kiln's code before this study: 64-bit indices, may-alias pointer
 restrict (const __restrict__ inputs, __restrict__ outputs), r32 (plus 32-bit indices),
 uN (plus N elements per thread, block-strided so accesses stay coalesced).
 """
-import statistics
 
 import cupy as cp
 import numpy as np
+
+from timing import gpu_time
 
 CND = """
 __device__ __forceinline__ float cnd(float d) {
@@ -57,21 +58,6 @@ def saxpy_source(restrict, idx32, unroll):
         f"    #pragma unroll\n    for (int k = 0; k < {unroll}; k++) {{\n"
         f"        {it} i = base + ({it})k * ({it})blockDim.x;\n"
         f"        if (i < n) out[i] = a * x[i] + y[i];\n    }}\n}}\n")
-
-
-def gpu_time(fn, reps=20):
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    ts = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
-    return statistics.median(ts)
 
 
 VARIANTS = [("base", False, False, 1), ("restrict", True, False, 1), ("r32", True, True, 1),

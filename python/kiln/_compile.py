@@ -12,7 +12,7 @@ import sys
 import types
 
 from . import _kiln
-from ._dispatch import Dispatcher, target_of
+from ._dispatch import Dispatcher
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 
 CompileError = _kiln.CompileError

@@ -6,6 +6,8 @@ _ext/devarray.c); this module gives the arrays their NumPy-facing methods
 Numba's names.  NumPy is imported when a method needs it.
 """
 
+import math
+
 from . import _kiln
 from ._types import DTYPE_NAMES, dtype_code
 
@@ -306,9 +308,7 @@ def pinned_array(shape, dtype=None, strides=None, order="C"):
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
     dt = np.dtype(dtype if dtype is not None else np.float64)
-    count = 1
-    for s in shape:
-        count *= s
+    count = math.prod(shape)
     buf = _kiln.pinned_alloc(_kiln.current_device(), count * dt.itemsize)
     a = np.frombuffer(buf, dt, count).reshape(shape, order=order)
     if strides is not None and tuple(strides) != a.strides:

@@ -24,19 +24,6 @@ from ._types import signature_text
 _counter = [0]
 _BLOCK = 256          # threads per block of the GPU reduction
 _MAX_BLOCKS = 1024    # its first pass: enough blocks to fill any GPU kiln targets
-# Per thread: the GPU reduction's scratch buffers and launchers, by (dtype, device, stream).
-# Reuse is safe because a stream runs its work in order and each thread has its own.
-_tls = threading.local()
-
-
-def _stream_key(stream):
-    if isinstance(stream, int):
-        return stream
-    for attr in ("handle", "ptr", "cuda_stream"):
-        h = getattr(stream, attr, None)
-        if isinstance(h, int):
-            return h
-    return None
 
 
 def _register_source(name, text):
@@ -242,7 +229,6 @@ class Vectorized:
 
     def _types_and_output(self, ins):
         """The inputs cast to a matching signature (if any) and the output dtype."""
-        np = _np()
         if self._sigs:
             want, out_dtype = self._choose_signature(ins)
             return want, out_dtype
@@ -382,6 +368,7 @@ class Reduction:
         self._kernel = None
         self._gpu_kernels = {}
         self._acc = {}
+        self._tls = threading.local()  # per thread: the GPU pass's scratch buffers
 
     def _get_kernel(self):
         if self._kernel is None:
@@ -472,27 +459,19 @@ class Reduction:
             self._gpu_kernels[acc] = k
         return k
 
-    def _gpu_plan(self, acc, device, stream, blocks):
-        """The two passes' launchers and buffers, made once per thread, dtype, device,
-        stream and block count (a call costs about 20 us of Python less)."""
-
-        cache = getattr(_tls, "plans", None)
-        if cache is None:
-            cache = _tls.plans = {}
-        skey = _stream_key(stream)
-        key = (id(self), acc, device, skey, blocks)
-        plan = cache.get(key) if skey is not None else None
-        if plan is None or plan[0] is not self:
-            k = self._get_gpu_kernel(acc)
-            code = _code(acc)  # the buffers live on the array's device, stream-ordered
-            plan = (self, k[blocks, _BLOCK, stream], k[1, _BLOCK, stream],
-                    _kiln.device_empty((_MAX_BLOCKS,), code, "C", device, stream),
-                    _kiln.device_empty((1,), code, "C", device, stream))
-            if skey is not None:
-                if len(cache) > 64:
-                    cache.clear()
-                cache[key] = plan
-        return plan[1:]
+    def _scratch(self, acc, device, stream):
+        """The partials and total buffers, made once per thread, dtype, device and stream:
+        a stream runs its work in order and each thread has its own, so reuse is safe."""
+        bufs = getattr(self._tls, "scratch", None)
+        if bufs is None:
+            bufs = self._tls.scratch = {}
+        key = (acc, device, _kiln.stream_handle(stream))
+        pair = bufs.get(key)
+        if pair is None:
+            code = _code(acc)
+            pair = bufs[key] = (_kiln.device_empty((_MAX_BLOCKS,), code, "C", device, stream),
+                                _kiln.device_empty((1,), code, "C", device, stream))
+        return pair
 
     def _call_gpu(self, arr, size, res, init, stream):
         """A tree reduction: per-thread partials over a grid-stride loop, folded in shared
@@ -512,18 +491,19 @@ class Reduction:
         if n == 0:
             return self._empty(init)
         acc = self._accumulator(a.dtype)
+        k = self._get_gpu_kernel(acc)
         blocks = min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS)
-        first, second, part, total = self._gpu_plan(acc, a._device, stream, blocks)
-        first(a, part, n)
+        part, total = self._scratch(acc, a._device, stream)
+        k[blocks, _BLOCK, stream](a, part, n)
         if blocks > 1:
-            second(part, total, blocks)
+            k[1, _BLOCK, stream](part, total, blocks)
             part = total
         if init is not None:
             pair = _kiln.device_empty((2,), _code(acc), "C", a._device, stream)
             pair[:1].copy_to_device(np.array([init], acc), stream)
             _kiln.copy("d2d", pair._device, pair._ptr + acc.itemsize, part._ptr, acc.itemsize, stream)
             part = _kiln.device_empty((1,), _code(acc), "C", a._device, stream)
-            second(pair, part, 2)
+            k[1, _BLOCK, stream](pair, part, 2)
         if res is not None:
             # like numba.cuda.reduce: the result stays on the GPU, the call is asynchronous
             r = as_cuda_array(res)

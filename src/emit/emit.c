@@ -1920,10 +1920,10 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
 /* Whether the kernel may run several grid positions per thread: it sees its
  * position only through kiln.grid() (no thread or block indices, gridsize,
  * barriers, shared memory or warp operations), so each position is an
- * independent run of the body, whichever thread makes it. */
+ * independent run of the body, whichever thread makes it.  CUDA only. */
 static bool widens(Emit *E, const FuncSpec *k) {
     const SemaResult *R = E->R;
-    if (!E->cuda || R->gpu_only || R->uses_sregs || R->uses_gridsize) return false;
+    if (R->gpu_only || R->uses_sregs || R->uses_gridsize) return false;
     for (int i = 0; i < k->nparams; i++)
         if (k->params[i]->kind != TY_ARRAY && !ty_is_scalar(k->params[i])) return false;
     return true;
@@ -1955,7 +1955,7 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
                 P(", %s p%d", ctype(E, t), i);
                 continue;
             }
-            bool ro = !(k->written & (UINT64_C(1) << (i & 63)));
+            bool ro = !spec_writes(k, i);
             P(", %s%s *__restrict__ p%dd", ro ? "const " : "", scalar_ctype(t->elem), i);
             for (int d = 0; d < t->ndim; d++) P(", i64 p%ds%d", i, d);
             for (int d = 0; d < t->ndim; d++) P(", i64 p%dt%d", i, d);

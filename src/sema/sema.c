@@ -906,7 +906,7 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         if (spec->failed) note_at(C, call->sp, "in the call of '%s' from here", fi->name);
     }
     for (int i = 0; i < np; i++)
-        if (spec->written & (UINT64_C(1) << (i & 63)) && types[i]->kind == TY_ARRAY)
+        if (spec_writes(spec, i) && types[i]->kind == TY_ARRAY)
             sema_mark_written(S, bound[i]);
     call->callee = spec;
     if (fi->has_sig && fi->sig_ret.dtype != KILN_NDTYPES)

@@ -173,6 +173,12 @@ struct FuncSpec {
     int ntemps;           /* node ids handed out (for emitted temporaries) */
 };
 
+/* Whether the function may write array parameter i (bits wrap past 64: a
+ * conservative yes for the ones that share a bit). */
+static inline bool spec_writes(const FuncSpec *f, int i) {
+    return (f->written >> (i & 63)) & 1;
+}
+
 typedef struct SemaResult {
     FuncSpec *kernel;
     PtrVec order;          /* finalised specs, callees before callers, kernel last */

@@ -569,7 +569,7 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
         if (rc != 0) return rc;
         m->dyn_smem_max = (int)shmem;
     }
-    if (wide_params && kiln_cuda_widens(m, grid, block))
+    if (wide_params)
         return c->LaunchKernel(m->wide, (unsigned)((grid[0] + KILN_CUDA_WIDE - 1) / KILN_CUDA_WIDE),
                                1, 1, (unsigned)block[0], 1, 1, shmem, stream, wide_params, NULL);
     return c->LaunchKernel(m->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],

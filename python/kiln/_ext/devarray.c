@@ -21,6 +21,22 @@ int ext_dtype_size(int dtype) {
     return dtype >= 0 && dtype < KILN_NDTYPES ? dtype_sizes[dtype] : 0;
 }
 
+void ext_byte_span(int64_t itemsize, int ndim, const int64_t *shape, const int64_t *strides,
+                   int64_t stride_unit, int64_t *lo, int64_t *hi) {
+    *lo = 0;
+    *hi = itemsize;
+    for (int k = 0; k < ndim; k++)
+        if (shape[k] == 0) {
+            *hi = 0;
+            return;
+        }
+    for (int k = 0; k < ndim; k++) {
+        int64_t ext = (shape[k] - 1) * strides[k] * stride_unit;
+        if (ext < 0) *lo += ext;
+        else *hi += ext;
+    }
+}
+
 /* ---- Alloc -------------------------------------------------------------------------- */
 
 static void alloc_dealloc(AllocObject *self) {
@@ -41,8 +57,8 @@ static PyType_Spec alloc_spec = {"kiln._kiln.Alloc", sizeof(AllocObject), 0,
                                  alloc_slots};
 
 static AllocObject *alloc_new(ModState *st, size_t size, int device, void *stream) {
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     uint64_t ptr = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -175,13 +191,8 @@ static PyObject *da_nbytes(DeviceArrayObject *self, void *c) {
 }
 /* (lo, hi): byte offsets from ptr of the first and one past the last byte any element uses */
 static PyObject *da_span(DeviceArrayObject *self, void *c) {
-    int64_t lo = 0, hi = ext_dtype_size(self->dtype);
-    if (da_size_of(self) == 0) return Py_BuildValue("(LL)", 0LL, 0LL);
-    for (int i = 0; i < self->ndim; i++) {
-        int64_t ext = (self->shape[i] - 1) * self->strides[i];
-        if (ext < 0) lo += ext;
-        else hi += ext;
-    }
+    int64_t lo, hi;
+    ext_byte_span(ext_dtype_size(self->dtype), self->ndim, self->shape, self->strides, 1, &lo, &hi);
     return Py_BuildValue("(LL)", (long long)lo, (long long)hi);
 }
 static PyObject *da_owner(DeviceArrayObject *self, void *c) {
@@ -244,8 +255,8 @@ static void stream_dealloc(StreamObject *self) {
 
 static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
     ModState *st = self->st;
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, self->device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, self->device);
+    if (!cu) return NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = kiln_cuda_stream_sync(cu, self->handle);
@@ -457,8 +468,8 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
     PyObject *dst, *src, *stream;
     long long nbytes;
     if (!PyArg_ParseTuple(args, "siOOLO", &kind, &device, &dst, &src, &nbytes, &stream)) return NULL;
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
     if (nbytes < 0) {
@@ -515,8 +526,8 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
     long long n;
     PyObject *stream;
     if (!PyArg_ParseTuple(args, "iKiLO", &device, &ptr, &byte, &n, &stream)) return NULL;
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
     int rc = kiln_cuda_memset(cu, ptr, (unsigned char)byte, (size_t)n, h);
@@ -526,8 +537,8 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
 
 /* stream(device) -> a new Stream; default_stream(device) -> the legacy default stream */
 static PyObject *make_stream(ModState *st, int device, bool create) {
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     void *h = NULL;
     if (create) {
         int rc = kiln_cuda_stream_new(cu, &h);
@@ -555,6 +566,13 @@ static PyObject *f_default_stream(PyObject *m, PyObject *args) {
     int device;
     if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
     return make_stream(ext_state(m), device, false);
+}
+
+/* stream_handle(obj) -> the CUstream as an int, for any stream object a launch takes */
+static PyObject *f_stream_handle(PyObject *m, PyObject *obj) {
+    void *h;
+    if (ext_stream_handle(ext_state(m), obj, &h) < 0) return NULL;
+    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)h);
 }
 
 static PyObject *f_set_device_array_class(PyObject *m, PyObject *cls) {
@@ -636,6 +654,7 @@ PyMethodDef ext_devarray_functions[] = {
     {"memset", f_memset, METH_VARARGS, "memset(device, ptr, byte, nbytes, stream)"},
     {"stream", f_stream, METH_VARARGS, "stream(device) -> Stream"},
     {"default_stream", f_default_stream, METH_VARARGS, "default_stream(device) -> Stream"},
+    {"stream_handle", f_stream_handle, METH_O, "stream_handle(stream) -> CUstream as an int"},
     {"set_device_array_class", f_set_device_array_class, METH_O, "register kiln.DeviceArray"},
     {"dlpack_capsule", f_dlpack_capsule, METH_O, "a DLPack capsule viewing a DeviceArray"},
     {NULL, NULL, 0, NULL}};

@@ -80,6 +80,8 @@ kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx);
 PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
 /* Makes device dev current on this thread; -1 with an exception set. */
 int ext_use_device(ModState *st, int dev);
+/* The driver, with device dev current on this thread; NULL with an exception set. */
+kiln_cuda *ext_cuda_on(ModState *st, int dev);
 /* Reports (and clears) an error that a kernel recorded on device dev: -1 with
  * the exception set, 0 when there was none.  Synchronises the device. */
 int ext_check_kernel_error(ModState *st, int dev);
@@ -152,6 +154,11 @@ DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const 
                                     const int64_t *strides, int dtype, int device,
                                     PyObject *owner);
 int ext_dtype_size(int dtype);
+/* The byte span [lo, hi) around element 0 that an array's elements cover (both 0
+ * when it has none); strides are multiplied by stride_unit (1 for byte strides,
+ * the item size for element strides). */
+void ext_byte_span(int64_t itemsize, int ndim, const int64_t *shape, const int64_t *strides,
+                   int64_t stride_unit, int64_t *lo, int64_t *hi);
 /* The CUstream a launch configuration's stream object names; -1 with an
  * exception for objects that are not streams. */
 int ext_stream_handle(ModState *st, PyObject *obj, void **handle);

@@ -36,21 +36,23 @@ PyObject *ext_cuda_error(ModState *st, int rc, const char *what) {
     return NULL;
 }
 
-int ext_use_device(ModState *st, int dev) {
+kiln_cuda *ext_cuda_on(ModState *st, int dev) {
     kiln_cuda *cu = ext_cuda(st);
-    if (!cu) return -1;
+    if (!cu) return NULL;
     if (dev < 0 || dev >= kiln_cuda_device_count(cu)) {
         PyErr_Format(PyExc_ValueError, "device %d does not exist (this machine has %d)", dev,
                      kiln_cuda_device_count(cu));
-        return -1;
+        return NULL;
     }
     int rc = kiln_cuda_use(cu, dev);
     if (rc != 0) {
         ext_cuda_error(st, rc, "making the device's context current");
-        return -1;
+        return NULL;
     }
-    return 0;
+    return cu;
 }
+
+int ext_use_device(ModState *st, int dev) { return ext_cuda_on(st, dev) ? 0 : -1; }
 
 int ext_errbuf(ModState *st, int dev, uint64_t *ptr) {
     if (!st->errbuf[dev]) {

@@ -22,11 +22,7 @@ static void event_dealloc(EventObject *self) {
     Py_DECREF(tp);
 }
 
-static kiln_cuda *event_cuda(EventObject *self) {
-    kiln_cuda *cu = ext_cuda(self->st);
-    if (!cu || ext_use_device(self->st, self->device) < 0) return NULL;
-    return cu;
-}
+static kiln_cuda *event_cuda(EventObject *self) { return ext_cuda_on(self->st, self->device); }
 
 /* record(stream=0): the event completes when the work queued before it on stream does */
 static PyObject *event_record(EventObject *self, PyObject *args, PyObject *kw) {
@@ -144,8 +140,8 @@ static PyObject *f_event(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     int device, timing;
     if (!PyArg_ParseTuple(args, "ip", &device, &timing)) return NULL;
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     void *h = NULL;
     int rc = kiln_cuda_event_new(cu, &h, timing);
     if (rc != 0) return ext_cuda_error(st, rc, "creating an event");
@@ -211,8 +207,8 @@ static PyObject *f_pinned_alloc(PyObject *m, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "negative size");
         return NULL;
     }
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     void *p = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -239,8 +235,8 @@ static PyObject *f_host_register(PyObject *m, PyObject *args) {
     int device, on;
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "iOp", &device, &obj, &on)) return NULL;
-    kiln_cuda *cu = ext_cuda(st);
-    if (!cu || ext_use_device(st, device) < 0) return NULL;
+    kiln_cuda *cu = ext_cuda_on(st, device);
+    if (!cu) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(obj, &view, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS) < 0) return NULL;
     int rc = 0;

@@ -1112,18 +1112,8 @@ static int pack(DispatcherObject *d, EntryObject *e, Arg *a, int n, int64_t *slo
 
 /* The byte span [lo, hi) of a host array's elements around element 0. */
 static void host_span(const Arg *a, int64_t *lo, int64_t *hi) {
-    int isz = (int)a->view.itemsize;
-    *lo = 0;
-    *hi = isz;
-    for (int k = 0; k < a->t.ndim; k++) {
-        if (a->shape[k] == 0) {
-            *hi = 0;
-            return;
-        }
-        int64_t ext = (a->shape[k] - 1) * a->strides[k] * isz;
-        if (ext < 0) *lo += ext;
-        else *hi += ext;
-    }
+    int64_t isz = (int64_t)a->view.itemsize;
+    ext_byte_span(isz, a->t.ndim, a->shape, a->strides, isz, lo, hi);
 }
 
 /* Host arrays in a GPU launch: copied in before and back after (if written). */
@@ -1187,20 +1177,12 @@ static bool arrays_disjoint(const EntryObject *e, const int64_t *slots, const in
         const kiln_argtype *pt = &e->ptypes[i];
         if (!pt->is_array) continue;
         if (na == MAXA) return false;
-        const int64_t *p = &slots[off[i]];
-        int64_t isz = ext_dtype_size(pt->dtype), l = p[0], h = p[0] + isz;
-        for (int k = 0; k < pt->ndim; k++) {
-            if (p[1 + k] == 0) {
-                h = l; /* empty: touches nothing */
-                break;
-            }
-            int64_t ext = (p[1 + k] - 1) * p[1 + pt->ndim + k] * isz;
-            if (ext < 0) l += ext;
-            else h += ext;
-        }
-        if (h == l) continue;
-        lo[na] = l;
-        hi[na] = h;
+        const int64_t *p = &slots[off[i]]; /* data, shape[ndim], strides[ndim] */
+        int64_t isz = ext_dtype_size(pt->dtype), l, h;
+        ext_byte_span(isz, pt->ndim, p + 1, p + 1 + pt->ndim, isz, &l, &h);
+        if (h == l) continue; /* empty: touches nothing */
+        lo[na] = p[0] + l;
+        hi[na] = p[0] + h;
         w[na++] = e->written[i] != 0;
     }
     for (int i = 0; i < na; i++)
@@ -1342,10 +1324,11 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         pp[1 + n] = NULL; /* the driver does not need it; tests/fake_cuda does */
         /* the wide entry's parameters: each slot on its own, then the thread count */
         void **wpp = NULL;
-        int64_t nthreads = self->grid[0] * self->block[0];
+        int64_t nthreads = 0;
         self->last_wide = false;
         if (kiln_cuda_widens(e->cu, self->grid, self->block) && e->nslots + 3 <= STACK_SLOTS &&
             arrays_disjoint(e, slots, off)) {
+            nthreads = self->grid[0] * self->block[0];
             wpp = stack_wpp;
             wpp[0] = &errp;
             for (int j = 0; j < e->nslots; j++) wpp[1 + j] = &slots[j];
