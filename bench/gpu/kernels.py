@@ -13,7 +13,7 @@ import numpy as np
 
 import cupy as cp
 
-from timing import gpu_time
+from timing import copy_ceiling, gpu_time
 
 import kiln
 
@@ -107,13 +107,8 @@ def main():
           f"cupy {cp.__version__}")
     rng = np.random.default_rng()
 
-    # copy ceiling: a large device-to-device copy, bytes read + bytes written
-    src = cp.random.random(1 << 28, dtype=cp.float32)
-    dst = cp.empty_like(src)
-    tcopy = gpu_time(lambda: cp.copyto(dst, src))
-    ceiling = 2 * src.nbytes / tcopy / 1e9
+    tcopy, ceiling = copy_ceiling()
     rows.append(("copy", "device-to-device copy, 1 GiB", tcopy * 1e3, ceiling, 1.0))
-    del src, dst
 
     n = 1 << 25
     s = cp.asarray(rng.uniform(5, 30, n).astype(np.float32))

@@ -18,3 +18,12 @@ def gpu_time(fn, reps=20):
         stop.synchronize()
         ts.append(cp.cuda.get_elapsed_time(start, stop) * 1e-3)
     return statistics.median(ts)
+
+
+def copy_ceiling():
+    """(seconds, GB/s) of a 1 GiB device-to-device copy, counting bytes read and written:
+    the bandwidth the memory-bound benchmarks are measured against."""
+    src = cp.random.random(1 << 28, dtype=cp.float32)
+    dst = cp.empty_like(src)
+    sec = gpu_time(lambda: cp.copyto(dst, src))
+    return sec, 2 * src.nbytes / sec / 1e9

@@ -11,7 +11,7 @@ uN (plus N elements per thread, block-strided so accesses stay coalesced).
 import cupy as cp
 import numpy as np
 
-from timing import gpu_time
+from timing import copy_ceiling, gpu_time
 
 CND = """
 __device__ __forceinline__ float cnd(float d) {
@@ -66,10 +66,7 @@ VARIANTS = [("base", False, False, 1), ("restrict", True, False, 1), ("r32", Tru
 
 
 def main():
-    src = cp.random.random(1 << 28, dtype=cp.float32)
-    dst = cp.empty_like(src)
-    ceiling = 2 * src.nbytes / gpu_time(lambda: cp.copyto(dst, src)) / 1e9
-    del src, dst
+    ceiling = copy_ceiling()[1]
     print(f"copy ceiling {ceiling:.0f} GB/s\n")
     rng = np.random.default_rng(1)
     n = 1 << 25
