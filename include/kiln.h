@@ -94,6 +94,17 @@ void kiln_ctx_free(kiln_ctx *ctx);
  * valid only during the call. */
 void kiln_ctx_set_diag(kiln_ctx *ctx, kiln_diag_fn fn, void *userdata);
 
+/* Every blocking wait of a call on ctx (the C compiler, a cache claim held by
+ * another process, the remote tier) polls fn(userdata) at least every
+ * KILN_POLL_MS milliseconds; a nonzero return abandons the wait, the call fails
+ * and reports "interrupted" through the diagnostics, leaving nothing
+ * half-written.  The Python extension checks for Ctrl-C there.  NULL: never. */
+enum { KILN_POLL_MS = 50 };
+typedef int (*kiln_interrupt_fn)(void *userdata);
+void kiln_ctx_set_interrupt(kiln_ctx *ctx, kiln_interrupt_fn fn, void *userdata);
+/* 1 when the context's interrupt function asks to stop (0 without one). */
+int kiln_ctx_interrupted(kiln_ctx *ctx);
+
 /* ---- globals: how a kernel sees names it does not define ------------------ */
 
 typedef enum kiln_value_kind {

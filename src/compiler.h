@@ -17,6 +17,8 @@ struct kiln_ctx {
     void *diag_ud;
     char *cc;           /* the C compiler command, from $KILN_CC or "cc"; owned */
     char *cc_id;        /* cached first line of `cc --version`; owned */
+    kiln_interrupt_fn interrupt; /* polled by blocking waits; NULL never stops them */
+    void *interrupt_ud;
 };
 
 /* A source text the compiler reads: a kernel, a callee, a signature. */

@@ -42,6 +42,15 @@ void kiln_ctx_set_diag(kiln_ctx *ctx, kiln_diag_fn fn, void *userdata) {
     ctx->diag_ud = userdata;
 }
 
+void kiln_ctx_set_interrupt(kiln_ctx *ctx, kiln_interrupt_fn fn, void *userdata) {
+    ctx->interrupt = fn;
+    ctx->interrupt_ud = userdata;
+}
+
+int kiln_ctx_interrupted(kiln_ctx *ctx) {
+    return ctx && ctx->interrupt && ctx->interrupt(ctx->interrupt_ud) != 0;
+}
+
 static bool argtype_valid(const kiln_argtype *a) {
     if (a->dtype >= KILN_NDTYPES || a->dtype == KILN_FLOAT16) return false;
     if (!a->is_array) return true;

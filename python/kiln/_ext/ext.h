@@ -66,7 +66,12 @@ typedef struct {
 ModState *ext_state(PyObject *module);
 
 void ext_text_diag(void *ud, const kiln_diag *d);
-/* Raises kiln.CompileError with the sink's text (or fallback). */
+/* kiln_interrupt_fn for contexts used with the GIL released: on the main thread,
+ * takes the GIL and runs Python's signal handlers; nonzero when one raised
+ * (KeyboardInterrupt), which stays set for the caller to return. */
+int ext_interrupted(void *ud);
+/* Raises kiln.CompileError with the sink's text (or fallback), unless an
+ * exception (an interrupt's) is already set. */
 void ext_raise_text(ModState *st, TextSink *t, const char *fallback);
 
 /* gpu.c */

@@ -1707,7 +1707,20 @@ void ext_text_diag(void *ud, const kiln_diag *d) {
     t->buf[t->n] = 0;
 }
 
+int ext_interrupted(void *ud) {
+    (void)ud;
+    /* Python runs signal handlers on the main thread only (PyErr_CheckSignals is
+     * a no-op elsewhere): other threads' waits end by their own time limits. */
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = 0;
+    if (PyErr_Occurred()) stop = 1; /* an earlier poll's KeyboardInterrupt */
+    else if (PyErr_CheckSignals() < 0) stop = 1; /* the exception stays set for the caller */
+    PyGILState_Release(g);
+    return stop;
+}
+
 void ext_raise_text(ModState *st, TextSink *t, const char *fallback) {
+    if (PyErr_Occurred()) return; /* an interrupt's KeyboardInterrupt stands */
     PyObject *msg = t->n ? PyUnicode_DecodeUTF8(t->buf, (Py_ssize_t)t->n, "replace")
                          : PyUnicode_FromString(fallback);
     if (msg) {
