@@ -27,7 +27,8 @@ $(BUILD)/build.ninja: $(VENV)/.stamp
 
 build: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
-	cp $(BUILD)/_kiln*.so python/kiln/
+	# a new file renamed into place: a process that has the old one loaded keeps it
+	for f in $(BUILD)/_kiln*.so; do cp $$f python/kiln/.new.so && mv -f python/kiln/.new.so python/kiln/$$(basename $$f); done
 
 demo: build
 	PYTHONPATH=python $(VPY) examples/demo.py
