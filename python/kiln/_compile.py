@@ -249,7 +249,8 @@ def build(disp, key):
         entry = _kiln.cpu_entry(prog, blob, key, sig)
         if os.environ.get("KILN_CHECK_CUDA") == "1":
             check_cuda(disp, argkey)
-    disp._compiled.append((sig, key))
+    if (sig, key) not in disp._compiled:  # threads racing on a first call build it each
+        disp._compiled.append((sig, key))
     return entry
 
 
@@ -287,9 +288,8 @@ def entry_for_key(disp, key):
                     _compatible(argkey[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)):
                 full = skey + tail
                 entry = disp._lookup(full)
-                if entry is None:
-                    entry = build(disp, full)
-                    disp._insert(full, entry)
+                if entry is None:  # another thread may insert first: keep the table's
+                    entry = disp._insert(full, build(disp, full))
                 return entry
         listed = "\n  ".join(t for t, _ in disp._sigs)
         raise TypeError(f"kernel '{disp.__name__}' was compiled for\n  {listed}\n"
@@ -308,9 +308,8 @@ def compile_signature(disp, text):
     target = disp._resolve_target()
     key = argkey + bytes([target, _kiln.current_device() if target else 0])
     entry = disp._lookup(key)
-    if entry is None:
-        entry = build(disp, key)
-        disp._insert(key, entry)
+    if entry is None:  # another thread may insert first: keep the table's
+        entry = disp._insert(key, build(disp, key))
     if all(k != argkey for _, k in disp._sigs):
         disp._sigs.append((text, argkey))
     return entry

@@ -683,13 +683,21 @@ static PyObject *table_get(SpecTable *t, const uint8_t *key, int len, uint64_t h
     }
 }
 
-static int table_put(SpecTable *t, const uint8_t *key, int len, uint64_t h, PyObject *entry) {
+/* Inserts entry under key unless the key has one already; returns the entry the
+ * table holds for the key (borrowed), or NULL with an exception set.  A live
+ * entry is never replaced: a launch on another thread may be running its code
+ * (it holds its own reference, but the table's answer must not change under
+ * concurrent first calls, so every thread runs one specialisation). */
+static PyObject *table_insert(SpecTable *t, const uint8_t *key, int len, uint64_t h,
+                              PyObject *entry) {
+    PyObject *had = table_get(t, key, len, h);
+    if (had) return had;
     if ((t->n + 1) * 10 >= t->cap * 7) {
         int ncap = t->cap ? t->cap * 2 : 16;
         Slot *ns = PyMem_Calloc((size_t)ncap, sizeof(Slot));
         if (!ns) {
             PyErr_NoMemory();
-            return -1;
+            return NULL;
         }
         for (int i = 0; i < t->cap; i++) {
             Slot *s = &t->slots[i];
@@ -705,16 +713,11 @@ static int table_put(SpecTable *t, const uint8_t *key, int len, uint64_t h, PyOb
     int mask = t->cap - 1;
     for (int i = (int)(h & (uint64_t)mask);; i = (i + 1) & mask) {
         Slot *s = &t->slots[i];
-        if (s->hash == h && s->len == len && memcmp(s->key, key, (size_t)len) == 0) {
-            Py_INCREF(entry);
-            Py_SETREF(s->entry, entry);
-            return 0;
-        }
         if (!s->hash) {
             s->key = PyMem_Malloc((size_t)(len ? len : 1));
             if (!s->key) {
                 PyErr_NoMemory();
-                return -1;
+                return NULL;
             }
             memcpy(s->key, key, (size_t)len);
             s->len = len;
@@ -722,7 +725,7 @@ static int table_put(SpecTable *t, const uint8_t *key, int len, uint64_t h, PyOb
             Py_INCREF(entry);
             s->entry = entry;
             t->n++;
-            return 0;
+            return entry;
         }
     }
 }
@@ -984,8 +987,9 @@ static PyObject *disp_insert(DispatcherObject *self, PyObject *args) {
         return NULL;
     const uint8_t *k = (const uint8_t *)PyBytes_AS_STRING(key);
     int n = (int)PyBytes_GET_SIZE(key);
-    if (table_put(&self->tab, k, n, key_hash(k, n), entry) < 0) return NULL;
-    Py_RETURN_NONE;
+    PyObject *kept = table_insert(&self->tab, k, n, key_hash(k, n), entry);
+    Py_XINCREF(kept);
+    return kept;
 }
 
 static PyObject *disp_entries(DispatcherObject *self, PyObject *unused) {
@@ -1018,7 +1022,8 @@ static PyObject *disp_get_name(DispatcherObject *self, void *c) {
 
 static PyMethodDef disp_methods[] = {
     {"_lookup", (PyCFunction)disp_lookup, METH_O, "the Entry for a type key, or None"},
-    {"_insert", (PyCFunction)disp_insert, METH_VARARGS, "store an Entry under a type key"},
+    {"_insert", (PyCFunction)disp_insert, METH_VARARGS,
+     "store an Entry under a type key unless it has one; returns the Entry the table keeps"},
     {"_entries", (PyCFunction)disp_entries, METH_NOARGS, "[(key, Entry)]"},
     {"_clear_entries", (PyCFunction)disp_clear_entries, METH_NOARGS, "forget every Entry"},
     {NULL, NULL, 0, NULL}};
@@ -1272,8 +1277,13 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     key[4 * n + 1] = (uint8_t)device;
     int klen = 4 * (int)n + 2;
     uint64_t h = key_hash(key, klen);
+    /* The launch holds its own reference to the entry from here to its return:
+     * the GIL is released while the kernel runs, and another thread may clear
+     * the table meanwhile; the code is unloaded only by the last reference. */
     PyObject *entry = table_get(&d->tab, key, klen, h);
-    if (!entry) {
+    if (entry) {
+        Py_INCREF(entry);
+    } else {
         PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
         if (!kb) goto done;
         entry = PyObject_CallMethodOneArg((PyObject *)d, st->str_compile_key, kb);
@@ -1284,9 +1294,12 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             PyErr_SetString(PyExc_TypeError, "_compile_key must return an Entry");
             goto done;
         }
-        int rc = table_put(&d->tab, key, klen, h, entry);
-        Py_DECREF(entry); /* the table holds it */
-        if (rc < 0) goto done;
+        /* another thread's first call may have inserted one meanwhile: use that */
+        PyObject *kept = table_insert(&d->tab, key, klen, h, entry);
+        Py_XINCREF(kept);
+        Py_DECREF(entry);
+        if (!kept) goto done;
+        entry = kept;
     }
     e = (EntryObject *)entry;
     if (e->nslots > STACK_SLOTS) {
@@ -1381,6 +1394,7 @@ done:
     if (off && off != stack_off) PyMem_Free(off);
     if (pp && pp != stack_pp) PyMem_Free(pp);
     if (slots != stack_slots) PyMem_Free(slots);
+    Py_XDECREF(e);
     return ret;
 }
 
