@@ -5,8 +5,10 @@
  *        [--target cpu|cuda] [--arch 90] [--types] [--build] [--fastmath] [--debug]
  *   kiln cache stats|ls|verify|clear   the kernel cache (KILN_CACHE_DIR, KILN_REMOTE_CACHE)
  *   kiln cache prune [SIZE]            evict least recently used entries down to SIZE
- *   kiln cache export FILE [--target T]...   write entries to a bundle
- *   kiln cache import FILE             verify and store a bundle's entries
+ *   kiln cache export FILE [--target T]...   write entries to a bundle (signed when
+ *                                      KILN_BUNDLE_KEY or KILN_BUNDLE_KEY_FILE is set)
+ *   kiln cache import [--trust-unsigned] FILE   check a bundle's signature (when a key is
+ *                                      set), verify and store its entries
  *   kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu
  *                                      build every kernel with explicit signatures (runs
  *                                      Python: globals need the module imported)
@@ -18,14 +20,42 @@
  * package is the full front door.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "kiln.h"
+
+enum {
+    /* CUDA architectures the CLI takes (sm_XY, XY = compute capability x 10): a
+     * sanity bound, so "-5" or "100000" is an error here; NVRTC says which of
+     * these it can compile for.  python/kiln/__main__.py has the same bounds. */
+    ARCH_MIN = 10,
+    ARCH_MAX = 199,
+    MAX_EXPORT_TARGETS = 64 /* --target prefixes of one `kiln cache export` */
+};
+
+/* "90" or "sm_90" -> 90; -1 when it is neither, or out of bounds. */
+static int parse_arch(const char *s) {
+    if (strncmp(s, "sm_", 3) == 0) s += 3;
+    if (!*s || strlen(s) > 3) return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    int v = atoi(s);
+    return v >= ARCH_MIN && v <= ARCH_MAX ? v : -1;
+}
+
+static void bad_arch(const char *s) {
+    fprintf(stderr, "kiln: '%s' is not a CUDA architecture (write 90 or sm_90, from sm_%d to "
+                    "sm_%d)\n", s, ARCH_MIN, ARCH_MAX);
+}
 
 static int nerrors;
 
@@ -152,7 +182,11 @@ static int cmd_compile(int argc, char **argv) {
                 return 2;
             }
         } else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
-            o.cuda_arch = atoi(argv[++i]);
+            o.cuda_arch = parse_arch(argv[++i]);
+            if (o.cuda_arch < 0) {
+                bad_arch(argv[i]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--types") == 0) {
             show_types = 1;
         } else if (strcmp(argv[i], "--build") == 0) {
@@ -253,10 +287,44 @@ static void print_entry(void *ud, const kiln_cache_entry *e) {
            e->target ? e->target : "?", size, when, e->name ? e->name : "");
 }
 
+static int put_prefix(char out[][32], int *nt, const char *p) {
+    size_t n = strlen(p);
+    if (*nt >= MAX_EXPORT_TARGETS || n >= 32) return -1;
+    memcpy(out[(*nt)++], p, n + 1);
+    return 0;
+}
+
+/* Adds the export prefixes of one --target value: cpu, cpu:NAME, cuda,
+ * cuda:sm_80,sm_90 (or cuda:80,90).  0, or -1 when it is malformed. */
+static int add_targets(const char *spec, char out[][32], int *nt) {
+    char buf[256];
+    if (!*spec || snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) return -1;
+    if (strcmp(buf, "cpu") == 0 || strcmp(buf, "cuda") == 0) return put_prefix(out, nt, buf);
+    if (strncmp(buf, "cpu:", 4) == 0) {
+        const char *p = buf + 4;
+        if (!*p) return -1;
+        for (; *p; p++)
+            if (!(*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+                  (*p >= 'A' && *p <= 'Z')))
+                return -1;
+        return put_prefix(out, nt, buf);
+    }
+    if (strncmp(buf, "cuda:", 5) != 0) return -1;
+    char *save = NULL, *list = buf + 5;
+    if (!*list || *list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,")) return -1;
+    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (strncmp(w, "cuda:", 5) == 0) w += 5;
+        int arch = parse_arch(w);
+        if (arch < 0 || *nt >= MAX_EXPORT_TARGETS) return -1;
+        snprintf(out[(*nt)++], 32, "cuda:sm_%d", arch);
+    }
+    return 0;
+}
+
 static int cmd_cache(int argc, char **argv) {
     static const char usage[] =
         "usage: kiln cache stats | ls | verify | clear | prune [SIZE] | "
-        "export FILE [--target T]... | import FILE\n";
+        "export FILE [--target T]... | import [--trust-unsigned] FILE\n";
     if (argc < 1) {
         fputs(usage, stderr);
         return 2;
@@ -305,39 +373,54 @@ static int cmd_cache(int argc, char **argv) {
             printf("evicted %lld entries\n", (long long)kiln_cache_prune(c, max));
         }
     } else if (strcmp(sub, "export") == 0 && argc >= 2) {
-        const char *targets[64];
+        char prefixes[MAX_EXPORT_TARGETS][32];
+        const char *targets[MAX_EXPORT_TARGETS];
         int nt = 0;
         for (int i = 2; i < argc && rc == 0; i++) {
-            if (strcmp(argv[i], "--target") == 0 && i + 1 < argc && nt < 64) {
+            if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
                 /* "cuda:sm_80,sm_90" is two prefixes */
-                char *spec = argv[++i];
-                char *save = NULL;
-                const char *kind = strncmp(spec, "cuda:", 5) == 0 ? "cuda:" : "";
-                for (char *w = strtok_r(spec, ",", &save); w && nt < 64;
-                     w = strtok_r(NULL, ",", &save)) {
-                    if (*kind && strncmp(w, "cuda:", 5) != 0) {
-                        static char more[64][32];
-                        snprintf(more[nt], sizeof more[nt], "cuda:%s", w);
-                        targets[nt] = more[nt];
-                        nt++;
-                    } else {
-                        targets[nt++] = w;
-                    }
+                if (add_targets(argv[++i], prefixes, &nt) != 0) {
+                    fprintf(stderr, "kiln: bad target '%s' (write cpu, cuda, or cuda:sm_80,sm_90; "
+                                    "at most %d in all)\n", argv[i], MAX_EXPORT_TARGETS);
+                    rc = 2;
                 }
             } else {
                 fprintf(stderr, "kiln: unknown option '%s'\n%s", argv[i], usage);
                 rc = 2;
             }
         }
+        for (int i = 0; i < nt; i++) targets[i] = prefixes[i];
         if (rc == 0) {
-            int64_t n = kiln_cache_export(c, argv[1], targets, nt);
+            int is_signed = 0;
+            int64_t n = kiln_cache_export_bundle(c, argv[1], targets, nt, &is_signed);
             if (n < 0) rc = 1;
-            else printf("exported %lld entries to %s\n", (long long)n, argv[1]);
+            else printf("exported %lld entries to %s%s\n", (long long)n, argv[1],
+                        is_signed ? " (signed)" : "");
         }
-    } else if (strcmp(sub, "import") == 0 && argc == 2) {
-        int64_t n = kiln_cache_import(c, argv[1]);
-        if (n < 0) rc = 1;
-        else printf("imported %lld entries from %s\n", (long long)n, argv[1]);
+    } else if (strcmp(sub, "import") == 0 && argc >= 2) {
+        int flags = 0;
+        const char *file = NULL;
+        for (int i = 1; i < argc && rc == 0; i++) {
+            if (strcmp(argv[i], "--trust-unsigned") == 0) {
+                flags |= KILN_IMPORT_TRUST_UNSIGNED;
+            } else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
+                file = argv[i];
+            } else {
+                fprintf(stderr, "kiln: unknown option '%s'\n%s", argv[i], usage);
+                rc = 2;
+            }
+        }
+        if (rc == 0 && !file) {
+            fputs(usage, stderr);
+            rc = 2;
+        }
+        if (rc == 0) {
+            int checked = 0;
+            int64_t n = kiln_cache_import_bundle(c, file, flags, &checked);
+            if (n < 0) rc = 1;
+            else printf("imported %lld entries from %s%s\n", (long long)n, file,
+                        checked ? " (signature checked)" : "");
+        }
     } else {
         fputs(usage, stderr);
         rc = 2;
@@ -351,11 +434,16 @@ static int cmd_cache(int argc, char **argv) {
 
 /* Runs `python -m kiln precompile ...`: the Python kiln was installed with
  * this program, so the interpreter beside it comes first; then $KILN_PYTHON,
- * then python3 on the PATH. */
+ * then python3 on the PATH.  The interpreter is a child, not exec'd in our
+ * place, so that its failure can be told apart from the precompile's: kiln's
+ * Python side writes a line to the pipe named by KILN_PRECOMPILE_FD when it
+ * starts, and an interpreter that ends without writing it (not Python, no
+ * kiln installed, killed) is reported here with what it did. */
 static int cmd_precompile(int argc, char **argv) {
     char self[PATH_MAX], beside[PATH_MAX + 16];
     const char *py = getenv("KILN_PYTHON");
-    if (!py || !*py) {
+    bool from_env = py && *py;
+    if (!from_env) {
         py = "python3";
         ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
         if (n > 0) {
@@ -368,8 +456,14 @@ static int cmd_precompile(int argc, char **argv) {
             }
         }
     }
+    const char *named = from_env ? " (KILN_PYTHON)" : "";
     char **args = calloc((size_t)argc + 5, sizeof *args);
-    if (!args) return 1;
+    int pfd[2];
+    if (!args || pipe2(pfd, O_CLOEXEC) != 0) {
+        fprintf(stderr, "kiln: cannot start %s: %s\n", py, strerror(errno));
+        free(args);
+        return 1;
+    }
     int n = 0;
     args[n++] = (char *)py;
     args[n++] = (char *)"-m";
@@ -377,11 +471,59 @@ static int cmd_precompile(int argc, char **argv) {
     args[n++] = (char *)"precompile";
     for (int i = 0; i < argc; i++) args[n++] = argv[i];
     args[n] = NULL;
-    execvp(py, args);
-    fprintf(stderr, "kiln: cannot run %s for precompile: %s\nhint: set KILN_PYTHON to the Python "
-                    "that has kiln installed\n", py, strerror(errno));
+    /* Ctrl-C reaches the interpreter too; this process waits for its end */
+    struct sigaction ign = {0}, old_int, old_quit;
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", pfd[1]);
+        fcntl(pfd[1], F_SETFD, 0); /* the write end crosses exec */
+        setenv("KILN_PRECOMPILE_FD", fd, 1);
+        execvp(py, args);
+        dprintf(pfd[1], "exec %d\n", errno);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char said[64] = {0};
+    size_t got = 0;
+    while (pid > 0 && got < sizeof said - 1) {
+        ssize_t r = read(pfd[0], said + got, sizeof said - 1 - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(pfd[0]);
+    int status = 0, rc = 1;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
     free(args);
-    return 1;
+    static const char hint[] = "hint: set KILN_PYTHON to a Python that has kiln installed\n";
+    bool ran = strncmp(said, "kiln precompile\n", 16) == 0;
+    if (pid < 0) {
+        fprintf(stderr, "kiln: cannot start %s%s: %s\n", py, named, strerror(errno));
+    } else if (strncmp(said, "exec ", 5) == 0) {
+        fprintf(stderr, "kiln: cannot run %s%s for precompile: %s\n%s", py, named,
+                strerror(atoi(said + 5)), hint);
+    } else if (WIFSIGNALED(status)) {
+        fprintf(stderr, "kiln: the Python interpreter %s%s was killed by signal %d (%s)\n", py,
+                named, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        rc = 128 + WTERMSIG(status);
+    } else if (!ran) {
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        fprintf(stderr, "kiln: the Python interpreter %s%s exited with status %d before running "
+                        "kiln's precompile\n%s", py, named, code, hint);
+        rc = code ? code : 1;
+    } else {
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1; /* it said what went wrong */
+    }
+    return rc;
 }
 
 int main(int argc, char **argv) {

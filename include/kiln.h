@@ -431,7 +431,9 @@ typedef struct kiln_cache_config {
     int64_t memory_bytes;   /* memory tier size; 0: 256 MiB */
     const char *remote;     /* NULL: $KILN_REMOTE_CACHE; "" off; redis://host:port/db */
     const char *remote_key; /* NULL: $KILN_REMOTE_KEY; HMAC-SHA256 key of remote records */
-    int remote_timeout_ms;  /* 0: $KILN_REMOTE_TIMEOUT_MS, else 500 */
+    int remote_timeout_ms;  /* 0: $KILN_REMOTE_TIMEOUT_MS, else 500; a deadline per command */
+    const char *bundle_key; /* NULL: $KILN_BUNDLE_KEY, else the contents of
+                               $KILN_BUNDLE_KEY_FILE; "" none.  HMAC-SHA256 key of bundles */
 } kiln_cache_config;
 
 /* Never NULL unless out of memory: a cache whose tiers failed still caches in
@@ -460,15 +462,32 @@ int kiln_cache_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, con
  * kiln_cache_put or kiln_cache_release, or lease_ms passes); 2 when another
  * process stored it meanwhile (*blob filled as by kiln_cache_get); 0 when
  * another process is building it: then call kiln_cache_wait, and claim again
- * if that returns 0. */
+ * if that returns 0.  A lease is at most KILN_CACHE_LEASE_MS; a claim found
+ * to expire further away than that (plus KILN_CACHE_CLOCK_SKEW_MS), or never,
+ * is stale: it is taken over, with one warning per process. */
+enum {
+    KILN_CACHE_LEASE_MS = 60000,    /* the longest claim, and the longest wait for one */
+    KILN_CACHE_CLOCK_SKEW_MS = 5000 /* clocks of hosts sharing a cache may differ this much */
+};
 int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void **blob,
                      size_t *len, char kind[16]);
 void kiln_cache_release(kiln_cache *c, const kiln_cache_key *k);
-/* Waits for another process's build: 1 with *blob filled when it arrives, 0
+/* Waits for another process's build: 1 with *blob filled when it arrives; 0
  * when that process ended, released its claim or let it expire without a
- * result (build it yourself). */
-int kiln_cache_wait(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
-                    char kind[16]);
+ * result, or max_ms passed (<= 0: KILN_CACHE_LEASE_MS): build it yourself;
+ * -1 when ctx's interrupt function (polled every few ms; ctx may be NULL)
+ * asked to stop, reported as an error through ctx. */
+int kiln_cache_wait(kiln_cache *c, const kiln_cache_key *k, kiln_ctx *ctx, int max_ms,
+                    void **blob, size_t *len, char kind[16]);
+
+/* fork: a program whose threads may be inside the cache when one of them forks
+ * calls kiln_cache_fork_prepare(c) just before fork() (a pthread_atfork
+ * prepare handler), which waits until no thread is inside c (nor, through c,
+ * inside SQLite) and keeps them out, and kiln_cache_fork_parent(c) after it in
+ * the parent.  The child must not use c at all (its database connection is
+ * the parent's): it leaves c unclosed and opens a new cache. */
+void kiln_cache_fork_prepare(kiln_cache *c);
+void kiln_cache_fork_parent(kiln_cache *c);
 
 typedef struct kiln_cache_stats {
     /* this process */
@@ -511,14 +530,25 @@ void kiln_cache_set_fact(kiln_cache *c, const char *name, const char *value);
  * removed.  Returns how many entries were checked; *bad counts the problems. */
 int64_t kiln_cache_verify(kiln_cache *c, int64_t *bad);
 
-/* A bundle is an SQLite file holding entries, to move them between machines.
- * Export writes the disk tier's entries whose target starts with one of the
- * prefixes (all when there are none) to path, replacing it; import verifies
- * every entry of a bundle and stores the good ones.  Both return how many
+/* A bundle is an SQLite file holding entries, to move them between machines:
+ * code that will run in the importing process.  Export writes the disk tier's
+ * entries whose target starts with one of the prefixes (all when there are
+ * none) to path, replacing it, and signs it (HMAC-SHA256 over its contents)
+ * when a bundle key is set.  Import takes only a regular file; when a key is
+ * set it refuses a bundle that is unsigned or whose signature does not match;
+ * it verifies every entry and stores the good ones.  Both return how many
  * entries they moved, or -1 after reporting an error through the context. */
 int64_t kiln_cache_export(kiln_cache *c, const char *path, const char *const *targets,
                           int ntargets);
 int64_t kiln_cache_import(kiln_cache *c, const char *path);
+/* The same, saying more: *is_signed (when not NULL) is 1 when export signed
+ * the bundle; flags KILN_IMPORT_TRUST_UNSIGNED imports a bundle without a
+ * matching signature even when a key is set, with a warning; *checked (when
+ * not NULL) is 1 when import found the signature and it matched. */
+enum { KILN_IMPORT_TRUST_UNSIGNED = 1 };
+int64_t kiln_cache_export_bundle(kiln_cache *c, const char *path, const char *const *targets,
+                                 int ntargets, int *is_signed);
+int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int *checked);
 
 /* ---- the library ---------------------------------------------------------- */
 

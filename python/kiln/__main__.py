@@ -13,6 +13,12 @@ import os
 import sys
 import time
 
+# CUDA architectures taken (sm_XY, XY = compute capability x 10): a sanity bound, the
+# same as the `kiln` command's (cli/main.c ARCH_MIN, ARCH_MAX); NVRTC says which of
+# these it can compile for.
+ARCH_MIN = 10
+ARCH_MAX = 199
+
 
 def _parse_targets(specs):
     """["cuda:sm_80,sm_90", "cpu"] -> [("cuda", 80), ("cuda", 90), ("cpu", 0)]"""
@@ -27,9 +33,10 @@ def _parse_targets(specs):
         for arch in rest.split(","):
             a = arch.strip()
             digits = a[3:] if a.startswith("sm_") else a
-            if not digits.isdigit() or not 10 <= int(digits) <= 1000:
+            if not (digits.isascii() and digits.isdigit()) or \
+                    not ARCH_MIN <= int(digits) <= ARCH_MAX:
                 raise SystemExit(f"kiln precompile: bad CUDA architecture '{arch}' in '{spec}'; "
-                                 "write sm_80 or 80")
+                                 f"write sm_80 or 80 (sm_{ARCH_MIN} to sm_{ARCH_MAX})")
             out.append(("cuda", int(digits)))
     seen = []
     for t in out:
@@ -108,7 +115,22 @@ def precompile(argv):
     return 1 if failures else 0
 
 
+def _tell_the_cli():
+    """The `kiln` command runs this interpreter as a child and waits for this line on the
+    pipe it names: without it, it reports that the interpreter failed before kiln ran."""
+    fd = os.environ.pop("KILN_PRECOMPILE_FD", None)
+    if fd is None:
+        return
+    try:
+        fd = int(fd)
+        os.write(fd, b"kiln precompile\n")
+        os.close(fd)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None):
+    _tell_the_cli()
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())

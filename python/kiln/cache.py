@@ -53,17 +53,21 @@ def path():
 def export(file, targets=()):
     """Writes the disk tier's entries (those whose target starts with one of
     ``targets``, such as "cuda:sm_90" or "cpu", when given) to a bundle file;
-    returns how many."""
+    returns how many.  With ``KILN_BUNDLE_KEY`` (or ``KILN_BUNDLE_KEY_FILE``) set,
+    the bundle carries an HMAC-SHA256 of its contents under that key."""
     if isinstance(targets, str):
         targets = [targets]
     return _kiln.cache_export(os.fspath(file), list(targets))
 
 
-def import_(file):
-    """Verifies the entries of a bundle and stores the good ones; returns how many."""
-    return _kiln.cache_import(os.fspath(file))
+def import_(file, trust_unsigned=False):
+    """Verifies the entries of a bundle and stores the good ones; returns how many.
 
-
+    A bundle is machine code that will run in this process.  With a bundle key set
+    (``KILN_BUNDLE_KEY`` or ``KILN_BUNDLE_KEY_FILE``), a bundle that is not signed,
+    or whose signature does not match, raises CacheError, unless ``trust_unsigned``
+    (then a CacheWarning says so).  Only regular files are read."""
+    return _kiln.cache_import(os.fspath(file), bool(trust_unsigned))
 
 
 def _reopen():

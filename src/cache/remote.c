@@ -9,16 +9,24 @@
  *         ("kind\0name\0target\0") and the blob
  *
  * Claims for single flight are "kiln:c:<hex>" set with NX and PX to the
- * owner's name.  The server is asked with short timeouts; any failure turns
- * the tier off for the process after one warning (the local tiers carry on).
+ * owner's name; a claim without an expiry, or with one further away than the
+ * longest lease, is stale and taken over (a script does the check and the
+ * take-over at once).  Each command has a deadline, not a timeout per read:
+ * it is sent and its reply read with the remaining time before each write
+ * (SO_SNDTIMEO) and each read (poll), so a server that answers one byte at a
+ * time still ends by the deadline.  Any failure turns the tier off for the
+ * process after one warning (the local tiers carry on).
  */
-#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #define XXH_INLINE_ALL /* header-only: no library to link */
 #include <xxhash.h>
 
@@ -37,6 +45,7 @@ struct Remote {
     size_t keylen;
     Hmac hmac;
     char owner[96];
+    int timeout_ms; /* the deadline of each command, from its start */
     bool ok;
 };
 
@@ -55,17 +64,69 @@ static void key_name(char *out, size_t size, const char *space, const kiln_cache
     snprintf(out, size, "kiln:%s:%s", space, hex);
 }
 
+static int64_t mono_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void timed_out(Remote *r) {
+    char why[96];
+    snprintf(why, sizeof why, "timed out: no complete reply within %d ms", r->timeout_ms);
+    fail(r, why);
+}
+
+/* Sends what hiredis has buffered and reads one reply, all by the deadline. */
+static redisReply *round_trip(Remote *r, int64_t deadline) {
+    redisContext *rc = r->rc;
+    int done = 0;
+    while (!done) {
+        int64_t left = deadline - mono_ms();
+        if (left <= 0) goto timeout;
+        /* a blocking write of a large record returns after the remaining time */
+        struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+        setsockopt(rc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (redisBufferWrite(rc, &done) != REDIS_OK) goto failed;
+    }
+    for (;;) {
+        void *reply = NULL;
+        if (redisGetReplyFromReader(rc, &reply) != REDIS_OK) goto failed;
+        if (reply) return reply;
+        int64_t left = deadline - mono_ms();
+        if (left <= 0) goto timeout;
+        struct pollfd p = {rc->fd, POLLIN, 0};
+        int n = poll(&p, 1, (int)left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) goto timeout;
+        if (n < 0) {
+            fail(r, strerror(errno));
+            return NULL;
+        }
+        if (redisBufferRead(rc) != REDIS_OK) goto failed; /* reads what is there: no wait */
+    }
+timeout:
+    timed_out(r);
+    return NULL;
+failed:
+    if (mono_ms() >= deadline) timed_out(r);
+    else fail(r, rc->err ? rc->errstr : "no reply");
+    return NULL;
+}
+
 /* Runs a command; NULL after turning the tier off. */
 static redisReply *command(Remote *r, const char *fmt, ...) {
     if (!r->ok) return NULL;
+    int64_t deadline = mono_ms() + r->timeout_ms;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(r->rc, fmt, ap);
+    int rc = redisvAppendCommand(r->rc, fmt, ap);
     va_end(ap);
-    if (!rep) {
-        fail(r, r->rc->err ? r->rc->errstr : "no reply");
+    if (rc != REDIS_OK) {
+        fail(r, r->rc->err ? r->rc->errstr : "out of memory");
         return NULL;
     }
+    redisReply *rep = round_trip(r, deadline);
+    if (!rep) return NULL;
     if (rep->type == REDIS_REPLY_ERROR) {
         char why[160];
         snprintf(why, sizeof why, "%.150s", rep->str ? rep->str : "error reply");
@@ -144,6 +205,7 @@ Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int ti
     r->url = strdup(url);
     r->ok = true;
     snprintf(r->owner, sizeof r->owner, "%s", owner);
+    r->timeout_ms = timeout_ms;
     if (hmac_key && *hmac_key) {
         r->key = strdup(hmac_key);
         r->keylen = strlen(hmac_key);
@@ -303,22 +365,53 @@ int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char 
     return rc;
 }
 
-int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms) {
+/* Takes over a claim that is stale: no expiry (PTTL -1), or an expiry further
+ * away than ARGV[2] ms, which no live claimant can have asked for.  1 taken
+ * over, 0 a live claim stands, -1 there is none (any more). */
+static const char take_stale[] =
+    "local t = redis.call('pttl', KEYS[1]) "
+    "if t == -2 then return -1 end "
+    "if t == -1 or t > tonumber(ARGV[2]) then "
+    "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[3]) return 1 end "
+    "return 0";
+
+int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms, int stale_ms, bool *stale) {
+    *stale = false;
     char name[64];
     key_name(name, sizeof name, "c", k);
-    redisReply *rep = command(r, "SET %s %s NX PX %d", name, r->owner, lease_ms);
-    if (!rep) return 1;
-    int claimed = rep->type == REDIS_REPLY_STATUS;
-    freeReplyObject(rep);
-    return claimed;
+    for (int tries = 0; tries < 2; tries++) { /* the other claim may lapse between the two */
+        redisReply *rep = command(r, "SET %s %s NX PX %d", name, r->owner, lease_ms);
+        if (!rep) return 1;
+        int claimed = rep->type == REDIS_REPLY_STATUS;
+        freeReplyObject(rep);
+        if (claimed) return 1;
+        rep = command(r, "EVAL %s 1 %s %s %d %d", take_stale, name, r->owner, stale_ms, lease_ms);
+        if (!rep) return 1;
+        long long v = rep->type == REDIS_REPLY_INTEGER ? rep->integer : 0;
+        freeReplyObject(rep);
+        if (v == 1) {
+            *stale = true;
+            return 1;
+        }
+        if (v == 0) return 0;
+    }
+    return 0;
 }
 
-bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k) {
+/* 1 another process holds a live claim, 0 none or ours, 2 a stale one */
+static const char claim_state[] =
+    "local v = redis.call('get', KEYS[1]) "
+    "if not v or v == ARGV[1] then return 0 end "
+    "local t = redis.call('pttl', KEYS[1]) "
+    "if t == -1 or t > tonumber(ARGV[2]) then return 2 end "
+    "return 1";
+
+bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k, int stale_ms) {
     char name[64];
     key_name(name, sizeof name, "c", k);
-    redisReply *rep = command(r, "GET %s", name);
+    redisReply *rep = command(r, "EVAL %s 1 %s %s %d", claim_state, name, r->owner, stale_ms);
     if (!rep) return false;
-    bool other = rep->type == REDIS_REPLY_STRING && strcmp(rep->str, r->owner) != 0;
+    bool other = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
     freeReplyObject(rep);
     return other;
 }

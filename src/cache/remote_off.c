@@ -22,6 +22,9 @@ int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char 
                const char *target, const void *blob, size_t len) {
     return -1;
 }
-int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms) { return 1; }
-bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k) { return false; }
+int remote_claim(Remote *r, const kiln_cache_key *k, int lease_ms, int stale_ms, bool *stale) {
+    *stale = false;
+    return 1;
+}
+bool remote_claimed_by_other(Remote *r, const kiln_cache_key *k, int stale_ms) { return false; }
 void remote_release(Remote *r, const kiln_cache_key *k) {}

@@ -1,8 +1,15 @@
 /* test_cache.c: the artifact cache's tiers, checks and bundles, in one
- * process (the multi-process scenarios are tests/python/test_cache.py). */
+ * process (the multi-process scenarios are tests/python/test_cache.py and
+ * test_cache_faults.py). */
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/remote.h"
@@ -259,7 +266,7 @@ TEST(cache_claims) {
     /* an expired lease holds nothing either */
     CHECK(sqlite3_exec(db, "UPDATE pending SET owner = 'elsewhere:1:1', expires = 0", NULL, NULL,
                        NULL) == SQLITE_OK);
-    CHECK(kiln_cache_wait(a, &k, &b, &len, NULL) == 0);
+    CHECK(kiln_cache_wait(a, &k, NULL, 0, &b, &len, NULL) == 0);
     CHECK(kiln_cache_claim(a, &k, 60000, &b, &len, NULL) == 1);
     kiln_cache_release(a, &k);
     /* stored by another process between a miss and the claim: the claim finds it */
@@ -351,4 +358,379 @@ int cache_writer(const char *dir) {
             fflush(stdout);
         }
     }
+}
+
+/* ---- waits have bounds and can be interrupted ------------------------------------------ */
+
+static double mono_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int exec_sql(const char *dir, const char *sql) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/kiln.db", dir);
+    sqlite3 *db;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+static int polls;
+static int stop_after_three(void *ud) {
+    (void)ud;
+    return ++polls >= 3;
+}
+
+TEST(cache_claims_and_waits_have_bounds) {
+    char *dir = temp_dir();
+    Sink s = {{0}, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, sink, &s);
+    kiln_cache *a = open_in(ctx, dir, 0);
+    kiln_cache_key k = key_of("kernel with a claim");
+    void *b;
+    size_t len;
+    CHECK(kiln_cache_claim(a, &k, 1000, &b, &len, NULL) == 1);
+    /* a claim that expires in ten years is no live process's: stale, taken over, one warning */
+    CHECK(exec_sql(dir, "UPDATE pending SET owner = 'elsewhere:1:1', "
+                        "expires = CAST(strftime('%s', 'now') AS INTEGER) * 1000 + 315360000000")
+          == SQLITE_OK);
+    double t0 = mono_s();
+    CHECK(kiln_cache_wait(a, &k, NULL, 0, &b, &len, NULL) == 0);
+    CHECK(mono_s() - t0 < 1);
+    CHECK(kiln_cache_claim(a, &k, 1000, &b, &len, NULL) == 1);
+    CHECK(s.warnings == 1);
+    CHECK_CONTAINS(s.text, "it is stale");
+    /* a lease asked for beyond the longest is cut to it */
+    CHECK(kiln_cache_claim(a, &k, 1 << 30, &b, &len, NULL) == 1);
+    /* a live claim: the wait ends when asked to (max_ms), and on an interrupt */
+    CHECK(exec_sql(dir, "UPDATE pending SET owner = 'elsewhere:1:1', "
+                        "expires = CAST(strftime('%s', 'now') AS INTEGER) * 1000 + 50000")
+          == SQLITE_OK);
+    CHECK(kiln_cache_claim(a, &k, 1000, &b, &len, NULL) == 0);
+    t0 = mono_s();
+    CHECK(kiln_cache_wait(a, &k, NULL, 300, &b, &len, NULL) == 0);
+    CHECK(mono_s() - t0 >= 0.25 && mono_s() - t0 < 2);
+    kiln_ctx_set_interrupt(ctx, stop_after_three, NULL);
+    t0 = mono_s();
+    CHECK(kiln_cache_wait(a, &k, ctx, 0, &b, &len, NULL) == -1);
+    CHECK(mono_s() - t0 < 1 && polls == 3);
+    CHECK_CONTAINS(s.text, "interrupted while waiting");
+    CHECK(s.warnings == 1);
+    kiln_cache_close(a);
+    kiln_ctx_free(ctx);
+    remove_tree(dir);
+    free(dir);
+}
+
+TEST(cache_a_locked_database_pauses_writes) {
+    char *dir = temp_dir();
+    Sink s = {{0}, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, sink, &s);
+    kiln_cache *c = open_in(ctx, dir, 0);
+    kiln_cache_key k1 = key_of("stored before"), k2 = key_of("built while locked"),
+                   k3 = key_of("built later");
+    CHECK(kiln_cache_put(c, &k1, "so", "one", "cpu:test", "111", 3, 1) == 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/kiln.db", dir);
+    sqlite3 *holder;
+    CHECK(sqlite3_open(path, &holder) == SQLITE_OK);
+    CHECK(sqlite3_exec(holder, "BEGIN EXCLUSIVE", NULL, NULL, NULL) == SQLITE_OK);
+    kiln_cache *d = open_in(ctx, dir, 0); /* another process's view: a fresh connection */
+    CHECK(kiln_cache_path(d) != NULL);
+    void *b;
+    size_t len;
+    double t0 = mono_s();
+    CHECK(kiln_cache_get(d, &k1, &b, &len, NULL) == 1); /* readers never wait */
+    free(b);
+    CHECK(kiln_cache_claim(d, &k2, 1000, &b, &len, NULL) == 1);
+    CHECK(kiln_cache_put(d, &k2, "so", "two", "cpu:test", "222", 3, 1) == -1);
+    kiln_cache_release(d, &k2);
+    CHECK(kiln_cache_claim(d, &k3, 1000, &b, &len, NULL) == 1);
+    CHECK(kiln_cache_put(d, &k3, "so", "three", "cpu:test", "333", 3, 1) == -1);
+    double took = mono_s() - t0;
+    CHECK(took < 3); /* one bounded wait, then writes are paused */
+    CHECK(s.warnings == 1);
+    CHECK_CONTAINS(s.text, "is locked by another process");
+    CHECK(kiln_cache_get(d, &k2, &b, &len, NULL) == 1); /* the memory tier has them */
+    free(b);
+    CHECK(kiln_cache_path(d) != NULL);
+    sqlite3_exec(holder, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(holder);
+    kiln_cache_close(d);
+    kiln_cache_close(c);
+    kiln_ctx_free(ctx);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* A write past RLIMIT_FSIZE (EFBIG), in a child: the tier goes off with one
+ * warning that says so, not "cannot rollback - no transaction is active". */
+TEST(cache_a_file_size_limit_turns_the_tier_off) {
+    char *dir = temp_dir();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        Sink s = {{0}, 0, 0};
+        kiln_ctx *ctx = kiln_ctx_new();
+        kiln_ctx_set_diag(ctx, sink, &s);
+        kiln_cache *c = open_in(ctx, dir, 0);
+        kiln_cache_key k1 = key_of("small"), k2 = key_of("large");
+        int bad = kiln_cache_put(c, &k1, "so", "small", "cpu:test", "x", 1, 1) != 0;
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit r = {256 * 1024, 256 * 1024};
+        setrlimit(RLIMIT_FSIZE, &r);
+        size_t n = 1 << 20;
+        char *big = calloc(1, n);
+        bad |= !big || kiln_cache_put(c, &k2, "so", "large", "cpu:test", big, n, 1) != -1;
+        bad |= kiln_cache_path(c) != NULL || s.warnings != 1;
+        bad |= !strstr(s.text, "file size limit reached") ||
+               !strstr(s.text, "the disk cache is off for this process") ||
+               strstr(s.text, "cannot rollback") != NULL;
+        if (bad) fprintf(stderr, "%s", s.text);
+        free(big);
+        _exit(bad ? 1 : 0);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* ---- bundles: signatures and hostile files ---------------------------------------------- */
+
+static kiln_cache *open_keyed(kiln_ctx *ctx, const char *dir, const char *key) {
+    kiln_cache_config cfg = {0};
+    cfg.dir = dir;
+    cfg.remote = "";
+    cfg.bundle_key = key;
+    return kiln_cache_open(ctx, &cfg);
+}
+
+TEST(cache_bundle_signatures) {
+    char *dir = temp_dir(), *out = temp_dir();
+    Sink s = {{0}, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, sink, &s);
+    kiln_cache *c = open_keyed(ctx, dir, "k1");
+    kiln_cache_key k1 = key_of("signed one"), k2 = key_of("signed two");
+    kiln_cache_put(c, &k1, "so", "a", "cpu:x86_64", "AAAA", 4, 1);
+    kiln_cache_put(c, &k2, "so", "b", "cpu:x86_64", "BBBB", 4, 1);
+    char signed_b[600], plain[600], evil[600];
+    snprintf(signed_b, sizeof signed_b, "%s/signed.kiln", out);
+    snprintf(plain, sizeof plain, "%s/plain.kiln", out);
+    snprintf(evil, sizeof evil, "%s/evil.kiln", out);
+    int is_signed = 0, checked = 0;
+    CHECK(kiln_cache_export_bundle(c, signed_b, NULL, 0, &is_signed) == 2 && is_signed);
+    kiln_cache_close(c);
+    c = open_keyed(ctx, dir, "");
+    CHECK(kiln_cache_export_bundle(c, plain, NULL, 0, &is_signed) == 2 && !is_signed);
+    kiln_cache_close(c);
+    /* swap the two entries' code: every checksum holds, the signature does not */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' && sqlite3 '%s' \"CREATE TEMP TABLE t AS SELECT * FROM artifacts;"
+             " UPDATE artifacts SET blob = (SELECT blob FROM t WHERE t.key <> artifacts.key),"
+             " checksum = (SELECT checksum FROM t WHERE t.key <> artifacts.key);\"",
+             signed_b, evil, evil);
+    CHECK(system(cmd) == 0);
+    struct {
+        const char *key, *file;
+        int flags;
+        int64_t want;
+        int checked;
+        const char *says;
+    } cases[] = {
+        {"k1", signed_b, 0, 2, 1, NULL},
+        {"k2", signed_b, 0, -1, 0, "does not match"},
+        {"k1", plain, 0, -1, 0, "is not signed"},
+        {"k1", plain, KILN_IMPORT_TRUST_UNSIGNED, 2, 0, "importing it anyway"},
+        {"k1", evil, 0, -1, 0, "does not match"},
+        {"", evil, 0, 2, 0, NULL}, /* without a key, checksums are all there is */
+        {"", signed_b, 0, 2, 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *into = temp_dir();
+        s.text[0] = 0;
+        s.warnings = s.errors = 0;
+        kiln_cache *d = open_keyed(ctx, into, cases[i].key);
+        checked = -1;
+        int64_t n = kiln_cache_import_bundle(d, cases[i].file, cases[i].flags, &checked);
+        if (n != cases[i].want || checked != cases[i].checked)
+            fprintf(stderr, "    case %zu: %lld entries, checked %d\n%s", i, (long long)n,
+                    checked, s.text);
+        CHECK(n == cases[i].want && checked == cases[i].checked);
+        if (cases[i].says) CHECK_CONTAINS(s.text, cases[i].says);
+        kiln_cache_stats st;
+        kiln_cache_get_stats(d, &st);
+        CHECK(st.entries == (n > 0 ? n : 0));
+        kiln_cache_close(d);
+        remove_tree(into);
+        free(into);
+    }
+    kiln_ctx_free(ctx);
+    remove_tree(dir);
+    remove_tree(out);
+    free(dir);
+    free(out);
+}
+
+static int import_into(const char *path, Sink *s) {
+    char *into = temp_dir();
+    kiln_ctx *ctx = kiln_ctx_new();
+    memset(s, 0, sizeof *s);
+    kiln_ctx_set_diag(ctx, sink, s);
+    kiln_cache *d = open_keyed(ctx, into, "");
+    int64_t n = kiln_cache_import(d, path);
+    kiln_cache_close(d);
+    kiln_ctx_free(ctx);
+    remove_tree(into);
+    free(into);
+    return (int)n;
+}
+
+static int write_file(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(p, 1, n, f);
+    return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+TEST(cache_bundle_reader_takes_hostile_files) {
+    char *dir = temp_dir(), *out = temp_dir();
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_cache *c = open_keyed(ctx, dir, "");
+    unsigned char blob[3000];
+    for (size_t i = 0; i < sizeof blob; i++) blob[i] = (unsigned char)(i * 7);
+    for (int i = 0; i < 6; i++) {
+        char src[32];
+        snprintf(src, sizeof src, "hostile %d", i);
+        kiln_cache_key k = key_of(src);
+        kiln_cache_put(c, &k, "so", src, "cpu:x86_64", blob, sizeof blob, 1);
+    }
+    char good[600], bad[600];
+    snprintf(good, sizeof good, "%s/good.kiln", out);
+    snprintf(bad, sizeof bad, "%s/bad.kiln", out);
+    CHECK(kiln_cache_export(c, good, NULL, 0) == 6);
+    kiln_cache_close(c);
+    kiln_ctx_free(ctx);
+    Sink s;
+    CHECK(import_into(good, &s) == 6);
+    /* special files are refused by what they are, before anything opens them */
+    char fifo[600], sock[600];
+    snprintf(fifo, sizeof fifo, "%s/f.kiln", out);
+    snprintf(sock, sizeof sock, "%s/s.kiln", out);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK(import_into(fifo, &s) == -1);
+    CHECK_CONTAINS(s.text, "is a FIFO, not a bundle file");
+    CHECK(import_into(out, &s) == -1);
+    CHECK_CONTAINS(s.text, "is a directory, not a bundle file");
+    CHECK(import_into("/dev/null", &s) == -1);
+    CHECK_CONTAINS(s.text, "/dev/null is a character device, not a bundle file");
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {0};
+    sa.sun_family = AF_UNIX;
+    CHECK(strlen(sock) < sizeof sa.sun_path);
+    memcpy(sa.sun_path, sock, strlen(sock) < sizeof sa.sun_path ? strlen(sock) : 0);
+    CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CHECK(import_into(sock, &s) == -1);
+    CHECK_CONTAINS(s.text, "is a socket, not a bundle file");
+    close(fd);
+    /* truncated anywhere, or with any byte changed: an error or fewer entries, never a
+     * crash (ASan runs this too) */
+    FILE *f = fopen(good, "rb");
+    unsigned char *data = malloc(1 << 20);
+    size_t n = f && data ? fread(data, 1, 1 << 20, f) : 0;
+    if (f) fclose(f);
+    CHECK(n > 4096);
+    int errors = 0, partial = 0;
+    for (size_t cut = 0; cut < n; cut += n / 61 + 1) {
+        CHECK(write_file(bad, data, cut) == 0);
+        int r = import_into(bad, &s);
+        CHECK(r <= 6 && (r >= 0 || s.errors > 0));
+        errors += r < 0;
+    }
+    srand(7);
+    for (int i = 0; i < 120; i++) {
+        unsigned char *copy = malloc(n);
+        memcpy(copy, data, n);
+        for (int j = 0; j < 4; j++) copy[(size_t)rand() % n] ^= (unsigned char)(1 + rand() % 255);
+        CHECK(write_file(bad, copy, n) == 0);
+        int r = import_into(bad, &s);
+        CHECK(r <= 6 && (r >= 0 || s.errors > 0));
+        partial += r >= 0 && r < 6;
+        free(copy);
+    }
+    CHECK(errors > 0);
+    free(data);
+    /* lengths that lie, texts past kiln's bounds, a key of the wrong size: skipped */
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cp '%s' '%s' && sqlite3 '%s' \"UPDATE artifacts SET size = 4611686018427387904"
+             " WHERE rowid = 1; UPDATE artifacts SET name = printf('%%.2000c', 'n') WHERE rowid = 2;"
+             " UPDATE artifacts SET key = x'00' WHERE rowid = 3;"
+             " UPDATE artifacts SET kind = 'a-kind-far-too-long' WHERE rowid = 4;\"",
+             good, bad, bad);
+    CHECK(system(cmd) == 0);
+    CHECK(import_into(bad, &s) == 2);
+    CHECK_CONTAINS(s.text, "4 entries of the bundle");
+    /* more rows than kiln reads: refused up front, whatever the rows hold */
+    snprintf(cmd, sizeof cmd,
+             "rm -f '%s' && sqlite3 '%s' \"CREATE TABLE bundle(name, value);"
+             " INSERT INTO bundle VALUES('format', 'kiln-bundle-1'); CREATE TABLE artifacts(x);"
+             " WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i <= 1048576)"
+             " INSERT INTO artifacts SELECT NULL FROM n;\"",
+             bad, bad);
+    CHECK(system(cmd) == 0);
+    CHECK(import_into(bad, &s) == -1);
+    CHECK_CONTAINS(s.text, "entries, more than kiln reads from one (1048576)");
+    /* a view in place of a table is not run */
+    snprintf(cmd, sizeof cmd,
+             "rm -f '%s' && sqlite3 '%s' \"CREATE TABLE bundle(name, value);"
+             " INSERT INTO bundle VALUES('format', 'kiln-bundle-1');"
+             " CREATE VIEW artifacts AS SELECT 1 AS key, 2 AS kind, 3 AS name, 4 AS target,"
+             " 5 AS size, 6 AS checksum, 7 AS created, 8 AS blob;\"",
+             bad, bad);
+    CHECK(system(cmd) == 0);
+    CHECK(import_into(bad, &s) == -1);
+    remove_tree(dir);
+    remove_tree(out);
+    free(dir);
+    free(out);
+}
+
+TEST(hmac_sha256_in_pieces) {
+    Hmac h;
+    if (!hmac_load(&h)) {
+        fprintf(stderr, "    (libcrypto not found: HMAC not checked)\n");
+        return;
+    }
+    /* RFC 4231, test case 6: a 131-byte key (hashed first), fed in uneven pieces */
+    uint8_t key[131], out[32], one[32];
+    memset(key, 0xaa, sizeof key);
+    static const char msg[] = "Test Using Larger Than Block-Size Key - Hash Key First";
+    static const uint8_t want[32] = {0x60, 0xe4, 0x31, 0x59, 0x1e, 0xe0, 0xb6, 0x7f, 0x0d, 0x8a, 0x26,
+                                     0xaa, 0xcb, 0xf5, 0xb7, 0x7f, 0x8e, 0x0b, 0xc6, 0x21, 0x37, 0x28,
+                                     0xc5, 0x14, 0x05, 0x46, 0x04, 0x0f, 0x0e, 0xe3, 0x7f, 0x54};
+    HmacStream st;
+    CHECK(hmac_begin(&st, &h, key, sizeof key) == 0);
+    size_t n = strlen(msg);
+    hmac_update(&st, msg, 7);
+    hmac_update(&st, msg + 7, 0);
+    hmac_update(&st, msg + 7, n - 7);
+    CHECK(hmac_end(&st, out) == 0);
+    CHECK(memcmp(out, want, 32) == 0);
+    CHECK(hmac_sha256(&h, key, sizeof key, msg, n, one) == 0 && memcmp(one, want, 32) == 0);
+    /* and a short key, as the one-call form computes it */
+    CHECK(hmac_begin(&st, &h, "Jefe", 4) == 0);
+    hmac_update(&st, "what do ya want ", 16);
+    hmac_update(&st, "for nothing?", 12);
+    CHECK(hmac_end(&st, out) == 0);
+    CHECK(hmac_sha256(&h, "Jefe", 4, "what do ya want for nothing?", 28, one) == 0);
+    CHECK(memcmp(out, one, 32) == 0);
 }

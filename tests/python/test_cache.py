@@ -19,7 +19,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
-BUILD = os.path.join(ROOT, "build")
+BUILD = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"))
 
 KERNELS = '''
 import math

@@ -6,6 +6,16 @@
  * processes, the build itself, the store.  All of it runs with the GIL
  * released; the cache's warnings are collected under a lock meanwhile and
  * given to Python's warnings module (kiln.CacheWarning) once the GIL is back.
+ *
+ * Waits: a wait for another process's build polls the build context's
+ * interrupt hook (ext_interrupted: Ctrl-C becomes KeyboardInterrupt) and ends
+ * within KILN_CACHE_LEASE_MS in all, after which this process builds.
+ *
+ * fork: the handlers registered at the first use hold the open lock, the
+ * cache's own lock and the warnings' lock across fork(), so no thread of the
+ * parent is inside the cache (or SQLite) when the child is made.  The child
+ * abandons the parent's cache, unclosed (its database connection is the
+ * parent's), and opens its own at its first use.
  */
 #include <pthread.h>
 #include <string.h>
@@ -13,9 +23,41 @@
 
 #include "ext.h"
 
-enum { LEASE_MS = 60000, MAX_ROUNDS = 16 };
+enum { MAX_ROUNDS = 16 };
 
 static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER; /* guards the lazy open */
+static ModState *fork_state;     /* the module's state, for the fork handlers */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static pthread_t ahead_thread;
+static bool ahead_started;
+
+static void fork_prepare(void) {
+    pthread_mutex_lock(&open_mu);
+    if (!fork_state) return;
+    kiln_cache_fork_prepare(fork_state->cache);
+    pthread_mutex_lock(&fork_state->cache_warn_mu);
+}
+
+static void fork_parent(void) {
+    if (fork_state) {
+        pthread_mutex_unlock(&fork_state->cache_warn_mu);
+        kiln_cache_fork_parent(fork_state->cache);
+    }
+    pthread_mutex_unlock(&open_mu);
+}
+
+static void fork_child(void) {
+    /* the child has only the forking thread: it re-makes the locks it held
+     * and leaves the parent's cache unclosed (closing could checkpoint or
+     * remove files the parent still uses) */
+    pthread_mutex_init(&open_mu, NULL);
+    ahead_started = false;
+    if (!fork_state) return;
+    pthread_mutex_init(&fork_state->cache_warn_mu, NULL);
+    fork_state->cache = NULL;
+}
+
+static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
 
 static void cache_diag(void *ud, const kiln_diag *d) {
     ModState *st = ud;
@@ -25,7 +67,9 @@ static void cache_diag(void *ud, const kiln_diag *d) {
 }
 
 kiln_cache *ext_get_cache(ModState *st) {
+    pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&open_mu);
+    fork_state = st;
     if (!st->cache) {
         if (!st->cache_ctx) st->cache_ctx = kiln_ctx_new();
         if (st->cache_ctx) {
@@ -55,6 +99,7 @@ static int flush_warnings(ModState *st) {
     return rc;
 }
 
+
 static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -72,6 +117,8 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
     }
     TextSink t = {NULL, 0, 0, 0};
     kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    /* every wait below (a claim held elsewhere, the C compiler) polls it */
+    kiln_ctx_set_interrupt(ctx, ext_interrupted, NULL);
     int rc = 0;
     Py_BEGIN_ALLOW_THREADS
     kiln_cache *c = target ? ext_get_cache(st) : NULL;
@@ -80,16 +127,26 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
         kiln_cache_key_of(src, len, target, key_flags, &k);
         kiln_cache_key_hex(&k, out->key);
         /* Single flight: look; claim (which looks again); or wait for the claim's
-         * holder, and claim again if it ends without a result. */
+         * holder, and claim again if it ends without a result.  All the waiting
+         * together lasts at most one lease; then this process builds. */
         out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
+        double give_up = now_ms() + KILN_CACHE_LEASE_MS;
         for (int round = 0; !out->hit && round < MAX_ROUNDS; round++) {
-            int cl = kiln_cache_claim(c, &k, LEASE_MS, &out->blob, &out->len, out->kind);
+            int cl = kiln_cache_claim(c, &k, KILN_CACHE_LEASE_MS, &out->blob, &out->len,
+                                      out->kind);
             if (cl == 2) out->hit = 1;
             if (cl != 0) break;
-            out->hit = kiln_cache_wait(c, &k, &out->blob, &out->len, out->kind);
+            double left = give_up - now_ms();
+            if (left < 1) break;
+            int w = kiln_cache_wait(c, &k, ctx, (int)left, &out->blob, &out->len, out->kind);
+            if (w < 0) {
+                rc = -1; /* interrupted: nothing claimed, nothing written */
+                break;
+            }
+            out->hit = w;
         }
     }
-    if (!out->hit) {
+    if (!out->hit && rc == 0) {
         double t0 = now_ms();
         rc = build(ud, ctx, &out->blob, &out->len, out->kind);
         double ms = now_ms() - t0;
@@ -129,9 +186,6 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
 
 #include <dlfcn.h>
 
-static pthread_t ahead_thread;
-static bool ahead_started;
-
 static void *ahead_main(void *arg) {
     ext_get_cache(arg);
     dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
@@ -143,21 +197,15 @@ static void ahead_join(void) {
     ahead_started = false;
 }
 
-static void reset_after_fork(void) {
-    /* the child has only the forking thread: locks held by others are void */
-    pthread_mutex_init(&open_mu, NULL);
-    ahead_started = false;
-}
-
 static PyObject *f_open_ahead(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
+    pthread_once(&fork_once, register_fork);
     if (!ahead_started && pthread_create(&ahead_thread, NULL, ahead_main, st) == 0) {
         ahead_started = true;
         static bool registered;
         if (!registered) {
             registered = true;
             Py_AtExit(ahead_join);
-            pthread_atfork(NULL, NULL, reset_after_fork);
         }
     }
     Py_RETURN_NONE;
@@ -165,26 +213,52 @@ static PyObject *f_open_ahead(PyObject *m, PyObject *unused) {
 
 /* ---- kiln._kiln.cache_* --------------------------------------------------------- */
 
+/* A path or address from the environment as Python has it: bytes that are
+ * not UTF-8 decode as os.fsdecode would (surrogateescape); None for NULL. */
+static PyObject *fs_str(const char *p) {
+    if (!p) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(p);
+}
+
+/* The cache's path and remote address, copied: the strings are the cache's */
+typedef struct {
+    char path[4300], remote[1024];
+    bool has_path, has_remote;
+} Where;
+
+static void where_of(kiln_cache *c, Where *w) {
+    const char *p = kiln_cache_path(c), *r = kiln_cache_remote(c);
+    w->has_path = p != NULL;
+    w->has_remote = r != NULL;
+    snprintf(w->path, sizeof w->path, "%s", p ? p : "");
+    snprintf(w->remote, sizeof w->remote, "%s", r ? r : "");
+}
+
 static PyObject *f_cache_stats(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     kiln_cache_stats s;
-    const char *path = NULL, *remote = NULL;
+    Where w;
     kiln_cache *c;
     memset(&s, 0, sizeof s);
     Py_BEGIN_ALLOW_THREADS
     c = ext_get_cache(st);
     if (c) {
         kiln_cache_get_stats(c, &s);
-        path = kiln_cache_path(c);
-        remote = kiln_cache_remote(c);
+        where_of(c, &w);
     }
     Py_END_ALLOW_THREADS
     if (!c) return PyErr_NoMemory();
     if (flush_warnings(st) < 0) return NULL;
+    PyObject *path = fs_str(w.has_path ? w.path : NULL);
+    PyObject *remote = path ? fs_str(w.has_remote ? w.remote : NULL) : NULL;
+    if (!remote) {
+        Py_XDECREF(path);
+        return NULL;
+    }
     return Py_BuildValue(
         "{s:{s:L,s:L,s:L,s:L},"
-        "s:{s:z,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d},"
-        "s:{s:z,s:L,s:L,s:L},"
+        "s:{s:N,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:d},"
+        "s:{s:N,s:L,s:L,s:L},"
         "s:L,s:d,s:L,s:L}",
         "memory", "hits", (long long)s.mem_hits, "misses", (long long)s.mem_misses, "entries",
         (long long)s.mem_entries, "bytes", (long long)s.mem_bytes,
@@ -224,39 +298,82 @@ static PyObject *f_cache_prune(PyObject *m, PyObject *arg) {
     return PyLong_FromLongLong(n);
 }
 
+/* The entries, copied out of the cache without the GIL (a callback that made
+ * Python objects could run a finalizer that lets another thread fork while
+ * this one holds the cache's lock). */
+typedef struct {
+    char hex[33], kind[16], name[128], target[64];
+    int64_t size, created_ms, last_used_ms;
+} Row;
+
+typedef struct {
+    Row *rows;
+    size_t n, cap;
+    bool failed;
+} Rows;
+
 static void list_one(void *ud, const kiln_cache_entry *e) {
-    PyObject *list = ud;
-    char hex[33];
-    kiln_cache_key_hex(&e->key, hex);
-    PyObject *t = Py_BuildValue("(ssssLLL)", hex, e->kind ? e->kind : "", e->name ? e->name : "",
-                                e->target ? e->target : "", (long long)e->size,
-                                (long long)e->created_ms, (long long)e->last_used_ms);
-    if (t) {
-        PyList_Append(list, t);
-        Py_DECREF(t);
+    Rows *r = ud;
+    if (r->failed) return;
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 64;
+        Row *nr = PyMem_RawRealloc(r->rows, ncap * sizeof *nr);
+        if (!nr) {
+            r->failed = true;
+            return;
+        }
+        r->rows = nr;
+        r->cap = ncap;
     }
+    Row *w = &r->rows[r->n++];
+    kiln_cache_key_hex(&e->key, w->hex);
+    snprintf(w->kind, sizeof w->kind, "%s", e->kind ? e->kind : "");
+    snprintf(w->name, sizeof w->name, "%s", e->name ? e->name : "");
+    snprintf(w->target, sizeof w->target, "%s", e->target ? e->target : "");
+    w->size = e->size;
+    w->created_ms = e->created_ms;
+    w->last_used_ms = e->last_used_ms;
+}
+
+/* Text that came from a file (an imported bundle may hold any bytes) */
+static PyObject *text(const char *s) {
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
 /* [(key, kind, name, target, size, created_ms, last_used_ms)], newest use first */
 static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
+    Rows r = {NULL, 0, 0, false};
+    Py_BEGIN_ALLOW_THREADS
     kiln_cache *c = ext_get_cache(st);
-    PyObject *list = PyList_New(0);
-    if (!list) return NULL;
-    if (c) kiln_cache_list(c, list_one, list); /* with the GIL: it builds Python objects */
-    if (PyErr_Occurred() || flush_warnings(st) < 0) {
-        Py_DECREF(list);
-        return NULL;
+    if (c) kiln_cache_list(c, list_one, &r);
+    Py_END_ALLOW_THREADS
+    PyObject *list = r.failed ? PyErr_NoMemory() : PyList_New((Py_ssize_t)r.n);
+    for (size_t i = 0; list && i < r.n; i++) {
+        Row *w = &r.rows[i];
+        PyObject *t = Py_BuildValue("(sNNNLLL)", w->hex, text(w->kind), text(w->name),
+                                    text(w->target), (long long)w->size,
+                                    (long long)w->created_ms, (long long)w->last_used_ms);
+        if (!t) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, (Py_ssize_t)i, t);
     }
+    PyMem_RawFree(r.rows);
+    if (list && flush_warnings(st) < 0) Py_CLEAR(list);
     return list;
 }
 
 static PyObject *f_cache_where(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    kiln_cache *c = ext_get_cache(st);
+    Where w;
+    kiln_cache *c;
+    Py_BEGIN_ALLOW_THREADS
+    c = ext_get_cache(st);
+    if (c) where_of(c, &w);
+    Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) return NULL;
     if (!c) return PyErr_NoMemory();
-    return Py_BuildValue("(zz)", kiln_cache_path(c), kiln_cache_remote(c));
+    return Py_BuildValue("(NN)", fs_str(w.has_path ? w.path : NULL),
+                         fs_str(w.has_remote ? w.remote : NULL));
 }
 
 /* Bundles: errors come through the cache's context as text; raise them. */
@@ -274,10 +391,13 @@ static PyObject *bundle_result(ModState *st, int64_t n) {
             Py_DECREF(msg);
         }
     } else {
-        if (t.n && PyErr_WarnEx(st->CacheWarning, t.buf, 1) < 0) {
+        PyObject *msg = t.n ? PyUnicode_DecodeUTF8(t.buf, (Py_ssize_t)t.n, "replace") : NULL;
+        if (t.n && (!msg || PyErr_WarnEx(st->CacheWarning, PyUnicode_AsUTF8(msg), 1) < 0)) {
+            Py_XDECREF(msg);
             PyMem_RawFree(t.buf);
             return NULL;
         }
+        Py_XDECREF(msg);
         r = PyLong_FromLongLong(n);
     }
     PyMem_RawFree(t.buf);
@@ -322,15 +442,17 @@ static PyObject *f_cache_export(PyObject *m, PyObject *args) {
     return bundle_result(st, n);
 }
 
-static PyObject *f_cache_import(PyObject *m, PyObject *arg) {
+/* cache_import(path, trust_unsigned) -> int */
+static PyObject *f_cache_import(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     PyObject *pathobj;
-    if (!PyUnicode_FSConverter(arg, &pathobj)) return NULL;
+    int trust = 0;
+    if (!PyArg_ParseTuple(args, "O&|p", PyUnicode_FSConverter, &pathobj, &trust)) return NULL;
     const char *path = PyBytes_AS_STRING(pathobj);
     int64_t n = -1;
     Py_BEGIN_ALLOW_THREADS
     kiln_cache *c = ext_get_cache(st);
-    if (c) n = kiln_cache_import(c, path);
+    if (c) n = kiln_cache_import_bundle(c, path, trust ? KILN_IMPORT_TRUST_UNSIGNED : 0, NULL);
     Py_END_ALLOW_THREADS
     Py_DECREF(pathobj);
     return bundle_result(st, n);
@@ -339,12 +461,12 @@ static PyObject *f_cache_import(PyObject *m, PyObject *arg) {
 /* Closes the cache; the next use opens it again from the environment. */
 static PyObject *f_cache_reopen(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    pthread_mutex_lock(&open_mu);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&open_mu); /* held while closing: a fork then waits */
     kiln_cache *c = st->cache;
     st->cache = NULL;
-    pthread_mutex_unlock(&open_mu);
-    Py_BEGIN_ALLOW_THREADS
     kiln_cache_close(c);
+    pthread_mutex_unlock(&open_mu);
     Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) return NULL;
     Py_RETURN_NONE;
@@ -367,7 +489,8 @@ PyMethodDef ext_cache_functions[] = {
     {"cache_entries", f_cache_entries, METH_NOARGS, "the disk tier's entries"},
     {"cache_where", f_cache_where, METH_NOARGS, "(database path or None, remote or None)"},
     {"cache_export", f_cache_export, METH_VARARGS, "cache_export(path, targets) -> count"},
-    {"cache_import", f_cache_import, METH_O, "cache_import(path) -> count"},
+    {"cache_import", f_cache_import, METH_VARARGS,
+     "cache_import(path, trust_unsigned=False) -> count"},
     {"cache_reopen", f_cache_reopen, METH_NOARGS, "close the cache; reopen at next use"},
     {"open_ahead", f_open_ahead, METH_NOARGS, "open the cache on a thread (once per process)"},
     {NULL, NULL, 0, NULL}};

@@ -1,0 +1,501 @@
+"""The cache under faults, hostile state and hostile input (issue 9): claims that never
+expire, a Redis that trickles, a database another process keeps locked, Ctrl-C while
+waiting, fork while another thread is inside the cache, a full disk, paths that are not
+UTF-8, special files given to `kiln cache import`, and signed bundles.
+
+Every scenario runs real processes (and a real redis-server, a real tmpfs, a real FIFO)
+on a fresh cache directory; each one would hang, crash or mislead on the old code."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from test_cache import (BUILD, PYDIR, _free_port, _redis, env_for, finish, kiln_cli, redis_url,
+                        rows, run, start, write_kernels)
+
+assert redis_url  # a fixture, used by name below
+
+
+def finish_within(p, seconds):
+    """finish(), but a process still running after `seconds` is killed and the test fails."""
+    try:
+        return finish(p, timeout=seconds)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail(f"still running after {seconds} s (killed)\nstdout: {out}\nstderr: {err}")
+
+
+def only_key(cache):
+    db = sqlite3.connect(cache / "kiln.db")
+    try:
+        [(key,)] = db.execute("SELECT key FROM artifacts").fetchall()
+        return key
+    finally:
+        db.close()
+
+
+def claim_elsewhere(cache, key, expires_in_ms):
+    """Removes the entry and leaves a claim on it by a process of another host."""
+    db = sqlite3.connect(cache / "kiln.db")
+    db.execute("DELETE FROM artifacts")
+    db.execute("INSERT OR REPLACE INTO pending VALUES(?, 'elsewhere:1:1', ?)",
+               (key, int(time.time() * 1000) + expires_in_ms))
+    db.commit()
+    db.close()
+
+
+# ---- 1. every wait has a bound and can be interrupted ------------------------------------
+
+def test_a_claim_that_expires_in_ten_years_is_stale(tmp_path):
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    claim_elsewhere(cache, only_key(cache), 10 * 365 * 86400 * 1000)
+    t0 = time.time()
+    r = finish_within(start(tmp_path, cache, ["saxpy", "saxpy"]), 30)
+    assert time.time() - t0 < 15
+    assert r["stats"]["compiles"] == 1
+    assert len(r["warnings"]) == 1 and "stale" in r["warnings"][0], r["warnings"]
+    assert r["warnings"][0].startswith("CacheWarning")
+
+
+def test_a_redis_claim_without_expiry_is_stale(tmp_path, redis_url):
+    write_kernels(tmp_path)
+    run(tmp_path, tmp_path / "a", KILN_REMOTE_CACHE=redis_url)
+    [name] = [k for k in _redis(redis_url, "KEYS", "kiln:a:*").split(b"\r\n")
+              if k.startswith(b"kiln:a:")]
+    claim = b"kiln:c:" + name[len(b"kiln:a:"):]
+    _redis(redis_url, "DEL", name)
+    assert _redis(redis_url, "SET", claim, "elsewhere:1:1") == b"+OK\r\n"  # no PX: never expires
+    t0 = time.time()
+    r = finish_within(start(tmp_path, tmp_path / "b", ["saxpy"], KILN_REMOTE_CACHE=redis_url), 30)
+    assert time.time() - t0 < 15
+    assert r["stats"]["compiles"] == 1 and r["stats"]["remote"]["url"] == redis_url
+    assert len(r["warnings"]) == 1 and "stale" in r["warnings"][0], r["warnings"]
+    assert _redis(redis_url, "EXISTS", claim) == b":0\r\n"  # taken over, then released
+
+
+def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
+    """One byte every 200 ms never trips a 300 ms timeout per read; the deadline is per command."""
+    write_kernels(tmp_path)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    stop = threading.Event()
+    conns = []
+
+    def trickle(c):
+        reply = b"$100000\r\n" + b"x" * 100000 + b"\r\n"
+        try:
+            c.recv(65536)
+            for i in range(len(reply)):
+                if stop.wait(0.2):
+                    return
+                c.sendall(reply[i:i + 1])
+        except OSError:
+            pass
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c = srv.accept()[0]
+            except OSError:
+                continue
+            conns.append(c)
+            threading.Thread(target=trickle, args=(c,), daemon=True).start()
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        url = f"redis://127.0.0.1:{srv.getsockname()[1]}/0"
+        t0 = time.time()
+        r = finish_within(start(tmp_path, tmp_path / "a", ["saxpy", "saxpy:float64"],
+                                KILN_REMOTE_CACHE=url, KILN_REMOTE_TIMEOUT_MS=300), 40)
+        assert time.time() - t0 < 15
+        assert r["stats"]["compiles"] == 2 and r["stats"]["remote"]["url"] is None
+        assert len(r["warnings"]) == 1 and "remote cache" in r["warnings"][0], r["warnings"]
+        assert "timed out" in r["warnings"][0]
+    finally:
+        stop.set()
+        t.join()
+        for c in conns:
+            c.close()
+        srv.close()
+
+
+HOLD_LOCK = '''
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+'''
+
+
+def test_a_database_locked_by_another_process_costs_no_waiting(tmp_path):
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(cache / "kiln.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        t0 = time.time()
+        # one hit (a reader: WAL never blocks it) and two new kernels
+        r = finish_within(start(tmp_path, cache, ["saxpy", "saxpy:float64", "saxpy:int64"]), 60)
+        took = time.time() - t0
+        assert took < 10, took
+        s = r["stats"]
+        assert s["compiles"] == 2 and s["disk"]["hits"] == 1 and s["disk"]["path"] is not None
+        assert len(r["warnings"]) == 1 and "locked" in r["warnings"][0], r["warnings"]
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    # nothing was stored meanwhile, and nothing is left claimed
+    assert len(rows(cache)) == 1
+    db = sqlite3.connect(cache / "kiln.db")
+    assert db.execute("SELECT COUNT(*) FROM pending").fetchone()[0] == 0
+    db.close()
+    assert run(tmp_path, cache, ["saxpy:float64"])["stats"]["compiles"] == 1
+
+
+WAIT_THEN_CTRL_C = '''
+import sys, time
+import numpy as np
+import kernels, kiln
+x = np.ones(1000, np.float32); y = np.ones(1000, np.float32)
+print("calling", flush=True)
+t0 = time.time()
+try:
+    kernels.saxpy[4, 256](x, y, np.float32(2))
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(130)
+print("finished after", time.time() - t0, flush=True)
+'''
+
+
+def test_ctrl_c_ends_a_wait_for_another_process_claim(tmp_path):
+    write_kernels(tmp_path)
+    (tmp_path / "waiter.py").write_text(WAIT_THEN_CTRL_C)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    key = only_key(cache)
+    claim_elsewhere(cache, key, 50_000)  # a live claim, inside the longest lease
+    p = subprocess.Popen([sys.executable, "waiter.py"], cwd=tmp_path, env=env_for(cache),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "calling"
+        time.sleep(1.0)  # translated, looked up, claimed in vain: now waiting
+        assert p.poll() is None
+        t0 = time.time()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("SIGINT did not end the wait")
+    assert time.time() - t0 < 2.5
+    assert p.returncode == 130 and "KeyboardInterrupt" in out, (out, err)
+    db = sqlite3.connect(cache / "kiln.db")
+    assert db.execute("SELECT COUNT(*) FROM artifacts").fetchone()[0] == 0
+    assert db.execute("SELECT key, owner FROM pending").fetchall() == [(key, "elsewhere:1:1")]
+    db.close()
+
+
+def test_import_refuses_files_that_are_not_regular(tmp_path):
+    cache = tmp_path / "cache"
+    fifo = tmp_path / "bundle.fifo"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "bundle.sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    try:
+        cases = [(fifo, "a FIFO"), (tmp_path, "a directory"), ("/dev/null", "a character device"),
+                 (sock_path, "a socket")]
+        for path, what in cases:
+            try:
+                p = kiln_cli(cache, "cache", "import", str(path), check=False)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"kiln cache import {path} did not return")
+            assert p.returncode == 1
+            assert f"{path} is {what}, not a bundle file" in p.stderr, p.stderr
+            assert "disk I/O error" not in p.stderr
+        code = ("import kiln, sys\ntry:\n    kiln.cache.import_(sys.argv[1])\n"
+                "except kiln.cache.CacheError as e:\n    print(e)\n")
+        p = subprocess.run([sys.executable, "-c", code, str(fifo)], env=env_for(cache),
+                           capture_output=True, text=True, timeout=30)
+        assert f"{fifo} is a FIFO, not a bundle file" in p.stdout, p.stdout + p.stderr
+    finally:
+        sock.close()
+
+
+# ---- 2. fork while another thread is inside the cache ------------------------------------
+
+FORK_STORM = '''
+import json, os, sys, threading, time
+from kiln import _kiln
+import kiln
+PROBE = "int kiln_fork_probe(void) { return 42; }\\n"
+_kiln.cpu_build(PROBE)                       # on disk before any fork
+stop = threading.Event()
+
+def builder():                               # builds fresh objects
+    i = 0
+    while not stop.is_set():
+        _kiln.cpu_build("int f_%d_%d(void) { return %d; }\\n" % (os.getpid(), i, i))
+        i += 1
+
+def reader():                                # reads the stats: in the cache, GIL released
+    while not stop.is_set():
+        kiln.cache.stats()
+
+threads = [threading.Thread(target=builder)] + [threading.Thread(target=reader)
+                                                for _ in range(3)]
+for t in threads:
+    t.start()
+time.sleep(0.1)
+stuck = bad = 0
+for n in range(30):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            blob, key, hit = _kiln.cpu_build(PROBE)
+            ok = hit and kiln.cache.stats()["disk"]["path"] is not None
+            os._exit(0 if ok else 3)
+        except BaseException:
+            os._exit(4)
+    deadline = time.time() + 5
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            bad += os.waitstatus_to_exitcode(status) != 0
+            break
+        if time.time() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            stuck += 1
+            break
+    if stuck >= 3:                           # enough to fail: do not wait on more
+        break
+        time.sleep(0.002)
+    time.sleep(0.005 * (n % 4))
+stop.set()
+for t in threads:
+    t.join()
+print(json.dumps({"stuck": stuck, "bad": bad}))
+'''
+
+
+def test_fork_while_another_thread_is_inside_the_cache(tmp_path):
+    (tmp_path / "storm.py").write_text(FORK_STORM)
+    p = subprocess.run([sys.executable, "storm.py"], cwd=tmp_path, env=env_for(tmp_path / "cache"),
+                       capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r == {"stuck": 0, "bad": 0}, r
+
+
+# ---- 3. a full disk ------------------------------------------------------------------------
+
+FULL_DISK = '''
+import json, os, sys, warnings
+warnings.simplefilter("always")
+caught = []
+warnings.showwarning = lambda m, c, *a, **k: caught.append(f"{c.__name__}: {m}")
+from kiln import _kiln
+import kiln
+mnt = sys.argv[1]
+_kiln.cpu_build("int first(void) { return 1; }\\n")       # the database exists
+try:                                                      # then the file system fills up
+    with open(os.path.join(mnt, "filler"), "wb", buffering=0) as f:
+        while True:
+            f.write(b"\\0" * 4096)
+except OSError:
+    pass
+hits = [_kiln.cpu_build("int later%d(void) { return %d; }\\n" % (i, i))[2] for i in range(3)]
+print(json.dumps({"warnings": caught, "path": kiln.cache.path(), "hits": hits,
+                  "db": os.path.join(os.environ["KILN_CACHE_DIR"], "kiln.db")}))
+'''
+
+
+def test_a_full_disk_says_so_once_and_turns_the_tier_off(tmp_path):
+    """A real ENOSPC: a 1 MiB tmpfs mounted in a private mount namespace."""
+    (tmp_path / "full.py").write_text(FULL_DISK)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    unshare = shutil.which("unshare")
+    assert unshare, "this test needs util-linux's unshare (a private tmpfs)"
+    ns = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+    cmd = ns + ["sh", "-c", 'mount -t tmpfs -o size=1m kiln-full "$0" && exec "$@"', str(mnt),
+                sys.executable, "full.py", str(mnt)]
+    p = subprocess.run(cmd, cwd=tmp_path, env=env_for(mnt / "cache"), capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert not any(r["hits"]) and r["path"] is None
+    want = (f"disk full (SQLITE_FULL) writing {r['db']}; the disk cache is off for this "
+            "process")
+    assert len(r["warnings"]) == 1 and want in r["warnings"][0], r["warnings"]
+    assert "cannot rollback" not in r["warnings"][0]
+
+
+# ---- 4. a hostile environment --------------------------------------------------------------
+
+def test_a_cache_directory_that_is_not_utf8(tmp_path):
+    write_kernels(tmp_path)
+    cache = os.fsencode(tmp_path) + b"/caf\xe9-\xff"
+    env = {os.fsencode(k): os.fsencode(v) for k, v in env_for(tmp_path).items()}
+    env[b"KILN_CACHE_DIR"] = cache
+    p = subprocess.run([sys.executable, "runner.py", "saxpy"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert os.fsencode(r["stats"]["disk"]["path"]) == cache + b"/kiln.db"
+    code = ("import json, os, kiln\n"
+            "print(json.dumps([os.fsencode(kiln.cache.path()).hex(), len(kiln.cache.entries())]))")
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == [(cache + b"/kiln.db").hex(), 1]
+
+
+def test_precompile_reports_a_python_that_fails(tmp_path):
+    write_kernels(tmp_path)
+    for py, why in [("/bin/false", "exited with status 1"),
+                    (str(tmp_path / "missing-python"), "No such file or directory")]:
+        p = subprocess.run([os.path.join(BUILD, "kiln"), "precompile", "pre_kernels.py"],
+                           cwd=tmp_path, env=env_for(tmp_path / "c", KILN_PYTHON=py),
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0
+        assert py in p.stderr and "KILN_PYTHON" in p.stderr and why in p.stderr, p.stderr
+    # a Python without kiln: its own error, and kiln's word on who failed
+    env = env_for(tmp_path / "c", KILN_PYTHON=sys.executable)
+    env.pop("PYTHONPATH")
+    p = subprocess.run([os.path.join(BUILD, "kiln"), "precompile", "pre_kernels.py"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "No module named kiln" in p.stderr
+    assert "before running kiln's precompile" in p.stderr, p.stderr
+
+
+def test_the_cli_refuses_malformed_architectures_and_targets(tmp_path):
+    write_kernels(tmp_path)
+    sig = "void(float32[::1], float32[::1], float32)"
+    for arch in ["-5", "0", "abc", "90x", "sm_", "sm_-5", "5", "100000", ""]:
+        p = kiln_cli(tmp_path / "c", "compile", str(tmp_path / "pre_kernels.py"), "pre_saxpy",
+                     sig, "--target", "cuda", "--arch", arch, check=False)
+        assert p.returncode == 2, (arch, p.stdout, p.stderr)
+        assert f"'{arch}' is not a CUDA architecture" in p.stderr, p.stderr
+    for good in ["90", "sm_80"]:
+        p = kiln_cli(tmp_path / "c", "compile", str(tmp_path / "pre_kernels.py"), "pre_saxpy",
+                     sig, "--target", "cuda", "--arch", good)
+        assert "__global__" in p.stdout
+    for target in ["gpu", "cuda:sm_-5", "cuda:banana", "cuda:", ""]:
+        p = kiln_cli(tmp_path / "c", "cache", "export", str(tmp_path / "b.kiln"), "--target",
+                     target, check=False)
+        assert p.returncode == 2 and f"'{target}'" in p.stderr, (target, p.stderr)
+    p = subprocess.run([sys.executable, "-m", "kiln", "precompile", "pre_kernels.py", "--target",
+                        "cuda:sm_5"], cwd=tmp_path, env=env_for(tmp_path / "c"),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "bad CUDA architecture 'sm_5'" in p.stderr
+
+
+# ---- 5. bundles are code: signatures ------------------------------------------------------
+
+def _bundle_env(cache, key=None, **extra):
+    env = env_for(cache, **extra)
+    env.pop("KILN_BUNDLE_KEY", None)
+    env.pop("KILN_BUNDLE_KEY_FILE", None)
+    if key is not None:
+        env["KILN_BUNDLE_KEY"] = key
+    return env
+
+
+def _cli(env, *args):
+    return subprocess.run([os.path.join(BUILD, "kiln"), *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.fixture
+def built(tmp_path):
+    write_kernels(tmp_path)
+    ci = tmp_path / "ci"
+    run(tmp_path, ci, ["saxpy", "saxpy:float64"])
+    return ci
+
+
+def test_a_signed_bundle_imports_where_the_key_matches(tmp_path, built):
+    bundle = tmp_path / "signed.kiln"
+    p = _cli(_bundle_env(built, "s3cret"), "cache", "export", str(bundle))
+    assert p.returncode == 0 and "exported 2 entries" in p.stdout and "(signed)" in p.stdout
+    p = _cli(_bundle_env(tmp_path / "prod", "s3cret"), "cache", "import", str(bundle))
+    assert p.returncode == 0 and "imported 2 entries" in p.stdout, p.stderr
+    assert "signature checked" in p.stdout
+    r = run(tmp_path, tmp_path / "prod", ["saxpy", "saxpy:float64"])
+    assert r["stats"]["compiles"] == 0
+    # a key file works as the variable does
+    keyfile = tmp_path / "bundle.key"
+    keyfile.write_text("s3cret\n")
+    keyfile.chmod(0o600)
+    env = _bundle_env(tmp_path / "prod2", KILN_BUNDLE_KEY_FILE=keyfile)
+    p = _cli(env, "cache", "import", str(bundle))
+    assert p.returncode == 0 and "imported 2 entries" in p.stdout, p.stderr
+
+
+def test_an_unsigned_bundle_is_refused_when_a_key_is_set(tmp_path, built):
+    bundle = tmp_path / "unsigned.kiln"
+    assert _cli(_bundle_env(built), "cache", "export", str(bundle)).returncode == 0
+    prod = tmp_path / "prod"
+    p = _cli(_bundle_env(prod, "s3cret"), "cache", "import", str(bundle))
+    assert p.returncode == 1 and f"{bundle} is not signed" in p.stderr, p.stderr
+    assert rows(prod) == []
+    p = _cli(_bundle_env(prod, "s3cret"), "cache", "import", "--trust-unsigned", str(bundle))
+    assert p.returncode == 0 and "imported 2 entries" in p.stdout
+    assert "warning" in p.stderr and "unsigned" in p.stderr
+    # without a key, as before: imported (bundles are checked against their checksums only)
+    p = _cli(_bundle_env(tmp_path / "prod2"), "cache", "import", str(bundle))
+    assert p.returncode == 0 and "imported 2 entries" in p.stdout
+
+
+def test_a_tampered_or_wrongly_keyed_bundle_is_refused(tmp_path, built):
+    bundle = tmp_path / "signed.kiln"
+    assert _cli(_bundle_env(built, "s3cret"), "cache", "export", str(bundle)).returncode == 0
+    prod = tmp_path / "prod"
+    p = _cli(_bundle_env(prod, "other key"), "cache", "import", str(bundle))
+    assert p.returncode == 1 and "signature does not match" in p.stderr, p.stderr
+    # swap two entries' machine code (sizes and checksums too): every checksum still
+    # holds, only the signature can tell
+    evil = tmp_path / "evil.kiln"
+    shutil.copy(bundle, evil)
+    db = sqlite3.connect(evil)
+    (k1, *a), (k2, *b) = db.execute("SELECT key, size, checksum, blob FROM artifacts").fetchall()
+    for key, (size, checksum, blob) in ((k1, b), (k2, a)):
+        db.execute("UPDATE artifacts SET size = ?, checksum = ?, blob = ? WHERE key = ?",
+                   (size, checksum, blob, key))
+    db.commit()
+    db.close()
+    assert _cli(_bundle_env(tmp_path / "lax"), "cache", "import", str(evil)).returncode == 0
+    p = _cli(_bundle_env(prod, "s3cret"), "cache", "import", str(evil))
+    assert p.returncode == 1 and "signature does not match" in p.stderr, p.stderr
+    assert rows(prod) == []
+    # the Python API applies the same rule
+    code = ("import kiln, sys\ntry:\n    kiln.cache.import_(sys.argv[1])\n"
+            "except kiln.cache.CacheError as e:\n    print('refused:', e)\n"
+            "print(kiln.cache.import_(sys.argv[2]))\n")
+    p = subprocess.run([sys.executable, "-c", code, str(evil), str(bundle)],
+                       env=_bundle_env(prod, "s3cret"), capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "refused:" in p.stdout and "signature does not match" in p.stdout
+    assert p.stdout.strip().splitlines()[-1] == "2"
