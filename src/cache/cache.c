@@ -922,6 +922,22 @@ static bool holds_claim(kiln_cache *c, const kiln_cache_key *k) {
     return mine;
 }
 
+/* Ends this process's disk claim on k, if it has one.  Looked at first: a
+ * release with nothing to release never waits for the write lock. */
+static void release_disk(kiln_cache *c, const kiln_cache_key *k) {
+    if (!c->db || !may_write(c) || !holds_claim(c, k)) return;
+    sqlite3_stmt *s;
+    int rc = sqlite3_prepare_v2(c->db, "DELETE FROM pending WHERE key = ?1 AND owner = ?2", -1,
+                                &s, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_blob(s, 1, k->b, 16, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, c->owner, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+    }
+    if (rc != SQLITE_DONE) write_failed(c, rc);
+}
+
 int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void **blob,
                      size_t *len, char kind[16]) {
     char kbuf[16];
@@ -960,6 +976,8 @@ int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void 
         bool rstale = false;
         claimed = remote_claim(c->remote, k, lease_ms, STALE_MS, &rstale);
         stale = stale || rstale;
+        /* another machine builds it: this host's processes wait for it, not for us */
+        if (!claimed) release_disk(c, k);
     }
     if (stale) stale_claim(c, k);
     /* another process may have stored it between the caller's look and the claim */
@@ -974,19 +992,7 @@ int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void 
 
 void kiln_cache_release(kiln_cache *c, const kiln_cache_key *k) {
     lock(c);
-    /* looked at first: a release with nothing to release never waits for a lock */
-    if (c->db && may_write(c) && holds_claim(c, k)) {
-        sqlite3_stmt *s;
-        int rc = sqlite3_prepare_v2(c->db, "DELETE FROM pending WHERE key = ?1 AND owner = ?2",
-                                    -1, &s, NULL);
-        if (rc == SQLITE_OK) {
-            sqlite3_bind_blob(s, 1, k->b, 16, SQLITE_STATIC);
-            sqlite3_bind_text(s, 2, c->owner, -1, SQLITE_STATIC);
-            rc = sqlite3_step(s);
-            sqlite3_finalize(s);
-        }
-        if (rc != SQLITE_DONE) write_failed(c, rc);
-    }
+    release_disk(c, k);
     if (remote_ok(c->remote)) remote_release(c->remote, k);
     unlock(c);
 }
