@@ -13,6 +13,7 @@ SAN     := build-san
 MESONFLAGS ?=
 
 .PHONY: all build demo test test-c test-py test-san test-san-py clean bench bench-startup regen-lang gpu-test
+.PHONY: fuzz fuzz-build test-fuzz-short test-tsan
 
 all: build
 
@@ -59,7 +60,64 @@ test-san-py: $(SAN)/build.ninja
 test-py: build
 	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
 
-test: test-c test-san test-py test-san-py
+test: test-c test-san test-py test-san-py test-fuzz-short test-tsan
+
+# ---- fuzzing (tests/fuzz/README.md) ----------------------------------------------------
+# libFuzzer through clang over the compiler path and the cache's readers, with ASan and
+# UBSan; the core is built with coverage (fuzzer-no-link) in a build of its own.
+# `make fuzz` runs each target FUZZ_SECONDS (the issue's 30 CPU-minutes per target:
+# `make fuzz FUZZ_SECONDS=1800`); `make test` replays the reproducers of
+# tests/fuzz/crashes/ and fuzzes each target FUZZ_SHORT seconds.  The corpus grows in
+# $(FUZZ)/corpus from run to run; crashes land in $(FUZZ)/artifacts.
+FUZZ    := build-fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_SHORT   ?= 20
+
+$(FUZZ)/build.ninja: $(VENV)/.stamp
+	CC=clang $(MESON) setup $(FUZZ) --buildtype=debugoptimized -Db_sanitize=address,undefined \
+	  -Db_lundef=false -Dfuzz=true -Dc_args=-fsanitize=fuzzer-no-link $(MESONFLAGS)
+
+fuzz-build: $(FUZZ)/build.ninja
+	$(NINJA) -C $(FUZZ) fuzz-compile fuzz-bundle fuzz-cache
+
+# the seed corpora: tests/lang's kernels (the lang cases run once, translations recorded,
+# into a cache of the fuzz build's own), bundles and databases from that cache
+$(FUZZ)/seeds/.stamp: tests/fuzz/make_seeds.py $(wildcard tests/lang/*.py) | build
+	rm -rf $(FUZZ)/seeds && mkdir -p $(FUZZ)/seed-cache && chmod 700 $(FUZZ)/seed-cache
+	KILN_CACHE_DIR=$(CURDIR)/$(FUZZ)/seed-cache PYTHONPATH=python $(VPY) tests/fuzz/make_seeds.py $(FUZZ)/seeds
+	touch $@
+
+fuzz: fuzz-build $(FUZZ)/seeds/.stamp
+	tests/fuzz/run.sh $(FUZZ) $(FUZZ_SECONDS)
+
+test-fuzz-short: fuzz-build $(FUZZ)/seeds/.stamp
+	tests/fuzz/run.sh $(FUZZ) replay; r=$$?; tests/fuzz/run.sh $(FUZZ) $(FUZZ_SHORT) && exit $$r
+
+# ---- ThreadSanitizer -------------------------------------------------------------------
+# The core and the extension built with -fsanitize=thread, the thread tests run in the
+# uninstrumented interpreter with libtsan preloaded; tests/tsan.supp keeps CPython's and
+# NumPy's own races out, any other report stops the run.  First, the same set-up must
+# report a race planted on purpose (tests/tsan_race.c), or the run proves nothing.
+TSAN    := build-tsan
+TSANPKG := $(TSAN)/pkg
+TSANLIB  = $(shell $(CC) -print-file-name=libtsan.so)
+TSANENV  = LD_PRELOAD="$(TSANLIB)" \
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp"
+TSAN_TESTS = $(wildcard tests/python/test_threads.py) \
+	tests/python/test_stress.py::test_stress_threads_first_launches
+
+$(TSAN)/build.ninja: $(VENV)/.stamp
+	$(MESON) setup $(TSAN) --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false $(MESONFLAGS)
+
+test-tsan: $(TSAN)/build.ninja
+	$(NINJA) -C $(TSAN)
+	rm -rf $(TSANPKG) && mkdir -p $(TSANPKG) && cp -r python/kiln $(TSANPKG)/
+	rm -f $(TSANPKG)/kiln/_kiln*.so && cp $(TSAN)/_kiln*.so $(TSANPKG)/kiln/
+	if $(TSANENV) $(VPY) -c "import ctypes; ctypes.CDLL('$(TSAN)/libkiln-tsan-race.so').kiln_tsan_race()" \
+	    2>$(TSAN)/race.log || ! grep -q "ThreadSanitizer: data race" $(TSAN)/race.log; then \
+	  echo "test-tsan: ThreadSanitizer did not report the deliberate race ($(TSAN)/race.log)"; exit 1; fi
+	$(TSANENV) KILN_TEST_PYDIR=$(CURDIR)/$(TSANPKG) KILN_BUILD_DIR=$(TSAN) PYTHONPATH=$(TSANPKG) \
+	  $(VPY) -m pytest -q -m "not gpu" -p no:cacheprovider $(TSAN_TESTS) $(PYTEST_ARGS)
 
 bench: build
 	$(VENV)/bin/pip install -q numba
@@ -74,7 +132,7 @@ regen-lang: build
 	PYTHONPATH=python $(VPY) tests/test_lang.py --regen
 
 clean:
-	rm -rf $(BUILD) $(SAN) python/kiln/_kiln*.so
+	rm -rf $(BUILD) $(SAN) $(FUZZ) $(TSAN) python/kiln/_kiln*.so
 
 # On a machine with a CUDA GPU and no network (the device machine): build with the
 # system's meson and ninja, then run the GPU tests.  Logs go to $(GPU_LOG)/.
