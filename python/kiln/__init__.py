@@ -15,6 +15,12 @@ kernel file runs after ``import kiln as cuda``.  See LANGUAGE.md and the docs.
 
 Importing kiln is cheap on purpose: NumPy and the compiler machinery are
 imported when the first kernel is compiled, not here.
+
+The package's modules import one way, each only from those below it:
+``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
+(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- this file; beneath
+them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
+kernels use), ``_cuda`` and ``cache``.  tests/python/test_layout.py checks it.
 """
 
 from ._kiln import CompileError, CudaError, PerformanceWarning, version as __version__
@@ -26,8 +32,7 @@ from ._types import (  # noqa: F401  (re-exported)
     float32, f4, single, float64, f8, double, float_,
 )
 from ._dispatch import (  # noqa: F401
-    jit, Dispatcher, vectorize, reduce, is_available, cuda_unavailable_reason, synchronize,
-    select_device,
+    jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )
 from ._cuda import (  # noqa: F401
     DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
@@ -37,73 +42,37 @@ from ._cuda import (  # noqa: F401
 from ._kiln import Stream, Event  # noqa: F401
 
 
-class _Intrinsic:
-    """A name that only has a meaning inside kernels (kiln.grid, kiln.syncthreads...).
-
-    The compiler recognises it by its ``_kiln_name``; calling it from the host
-    is an error that says so."""
-
-    __slots__ = ("_kiln_name",)
-
-    def __init__(self, name):
-        self._kiln_name = name
-
-    def __call__(self, *args, **kwargs):
-        raise TypeError(f"{self._kiln_name}() can only be used inside a kiln kernel")
-
-    def __repr__(self):
-        return f"<kiln intrinsic {self._kiln_name}>"
+from ._intrinsics import (  # noqa: F401  (the names kernels use)
+    threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads,
+    syncwarp, threadfence, threadfence_block, threadfence_system, shared, local, atomic,
+    shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
+    activemask, cbrt, fma, popc, brev, clz, ffs, selp,
+)
 
 
-class _Namespace(_Intrinsic):
-    __slots__ = ("_members",)
-
-    def __init__(self, name, members):
-        super().__init__(name)
-        self._members = {m: _Intrinsic(f"{name}.{m}") for m in members}
-
-    def __getattr__(self, attr):
-        try:
-            return self._members[attr]
-        except KeyError:
-            raise AttributeError(f"{self._kiln_name} has no attribute '{attr}'") from None
-
-    def __dir__(self):
-        return list(self._members)
+# The decorators over kiln._ufunc, which is imported at their first use (about 15 ms).
 
 
-threadIdx = _Namespace("kiln.threadIdx", ("x", "y", "z"))
-blockIdx = _Namespace("kiln.blockIdx", ("x", "y", "z"))
-blockDim = _Namespace("kiln.blockDim", ("x", "y", "z"))
-gridDim = _Namespace("kiln.gridDim", ("x", "y", "z"))
-laneid = _Intrinsic("kiln.laneid")
-warpsize = 32
-grid = _Intrinsic("kiln.grid")
-gridsize = _Intrinsic("kiln.gridsize")
-syncthreads = _Intrinsic("kiln.syncthreads")
-syncwarp = _Intrinsic("kiln.syncwarp")
-threadfence = _Intrinsic("kiln.threadfence")
-threadfence_block = _Intrinsic("kiln.threadfence_block")
-threadfence_system = _Intrinsic("kiln.threadfence_system")
-shared = _Namespace("kiln.shared", ("array",))
-local = _Namespace("kiln.local", ("array",))
-atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
-                                    "and_", "or_", "xor", "inc", "dec"))
-shfl_sync = _Intrinsic("kiln.shfl_sync")
-shfl_down_sync = _Intrinsic("kiln.shfl_down_sync")
-shfl_up_sync = _Intrinsic("kiln.shfl_up_sync")
-shfl_xor_sync = _Intrinsic("kiln.shfl_xor_sync")
-ballot_sync = _Intrinsic("kiln.ballot_sync")
-all_sync = _Intrinsic("kiln.all_sync")
-any_sync = _Intrinsic("kiln.any_sync")
-activemask = _Intrinsic("kiln.activemask")
-cbrt = _Intrinsic("kiln.cbrt")
-fma = _Intrinsic("kiln.fma")
-popc = _Intrinsic("kiln.popc")
-brev = _Intrinsic("kiln.brev")
-clz = _Intrinsic("kiln.clz")
-ffs = _Intrinsic("kiln.ffs")
-selp = _Intrinsic("kiln.selp")
+def vectorize(func_or_sigs=None, **options):
+    """``@kiln.vectorize`` or ``@kiln.vectorize(["float32(float32, float32)"])``."""
+    from ._ufunc import Vectorized
+
+    if callable(func_or_sigs) and hasattr(func_or_sigs, "__code__"):
+        return Vectorized(func_or_sigs, (), **options)
+
+    def decorate(fn):
+        return Vectorized(fn, func_or_sigs or (), **options)
+
+    return decorate
+
+
+def reduce(func=None, **options):
+    """``@kiln.reduce``: a binary associative function becomes a parallel reduction."""
+    from ._ufunc import Reduction
+
+    if func is not None:
+        return Reduction(func, **options)
+    return lambda fn: Reduction(fn, **options)
 
 
 # Numba names kiln does not provide, with what to use instead: a clear AttributeError

@@ -12,7 +12,6 @@ import sys
 import types
 
 from . import _kiln
-from ._dispatch import Dispatcher
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 
 CompileError = _kiln.CompileError
@@ -95,7 +94,7 @@ def describe(v):
         if name in ("kiln", "numba.cuda"):
             return ("ns", "kiln")
         return ("module",)
-    if isinstance(v, Dispatcher):
+    if isinstance(v, _kiln.DispatcherBase):  # a kiln kernel or device function
         text, filename, line = dispatcher_source(v)
         return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)
     name = getattr(v, "_kiln_name", None)

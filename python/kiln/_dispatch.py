@@ -1,4 +1,4 @@
-"""The decorators and the Dispatcher: what ``@kiln.jit`` returns.
+"""``@kiln.jit`` and the Dispatcher it returns.
 
 A Dispatcher is a C object underneath (kiln._kiln.DispatcherBase): indexing
 it with a launch configuration and calling the result runs entirely in C on a
@@ -159,28 +159,6 @@ def jit(func_or_sig=None, *args, **options):
         return Dispatcher(fn, sigs, **options)
 
     return decorate
-
-
-def vectorize(func_or_sigs=None, **options):
-    """``@kiln.vectorize`` or ``@kiln.vectorize(["float32(float32, float32)"])``."""
-    from ._ufunc import Vectorized
-
-    if callable(func_or_sigs) and hasattr(func_or_sigs, "__code__"):
-        return Vectorized(func_or_sigs, (), **options)
-
-    def decorate(fn):
-        return Vectorized(fn, func_or_sigs or (), **options)
-
-    return decorate
-
-
-def reduce(func=None, **options):
-    """``@kiln.reduce``: a binary associative function becomes a parallel reduction."""
-    from ._ufunc import Reduction
-
-    if func is not None:
-        return Reduction(func, **options)
-    return lambda fn: Reduction(fn, **options)
 
 
 def is_available():

@@ -19,6 +19,7 @@ import threading
 from . import _kiln
 from ._cuda import DeviceArray, _code, _is_gpu_array, as_cuda_array, device_array, to_device
 from ._dispatch import Dispatcher
+from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
 
 _counter = [0]
@@ -145,9 +146,7 @@ class Vectorized:
             body = "\n".join(lines) + "\n"
         sep = ", " if params else ""
         text = f"def {name}(out{sep}{params}, n):\n{body}"
-        import kiln
-
-        ns = {"kiln": kiln, "__kiln_f": self._dev}
+        ns = {"kiln": _KILN, "__kiln_f": self._dev}
         k = _make_kernel(name, text, ns, **self._options)
         self._kernels[(mode, roles, ndim)] = k
         return k
@@ -382,9 +381,7 @@ class Reduction:
                     f"        for j in range(lo + 1, hi):\n"
                     f"            acc = __kiln_f(acc, a[j])\n"
                     f"        part[b] = acc\n")
-            import kiln
-
-            self._kernel = _make_kernel(name, text, {"kiln": kiln, "__kiln_f": self._dev},
+            self._kernel = _make_kernel(name, text, {"kiln": _KILN, "__kiln_f": self._dev},
                                         **self._options)
             self._kernel._par_threshold = 1
         return self._kernel
@@ -452,9 +449,7 @@ class Reduction:
                     f"        s //= 2\n"
                     f"    if tid == 0:\n"
                     f"        part[kiln.blockIdx.x] = sm[0]\n")
-            import kiln
-
-            k = _make_kernel(name, text, {"kiln": kiln, "__kiln_f": self._dev},
+            k = _make_kernel(name, text, {"kiln": _KILN, "__kiln_f": self._dev},
                              **{o: v for o, v in self._options.items() if o != "target"})
             self._gpu_kernels[acc] = k
         return k

@@ -12,7 +12,8 @@
  * other libraries are accepted where a stream is expected (CuPy's .ptr,
  * PyTorch's .cuda_stream, a raw int).
  */
-#include "ext.h"
+#include "devarray.h"
+#include "dlpack.h"
 
 #include <structmember.h>
 

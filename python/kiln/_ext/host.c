@@ -2,7 +2,7 @@
  * (kiln.event, Event.record/synchronize/query/wait/elapsed_time), page-locked
  * host memory (kiln.pinned_array), device attributes (kiln.get_current_device).
  */
-#include "ext.h"
+#include "host.h"
 
 /* ---- Event ------------------------------------------------------------------------------ */
 

@@ -1,0 +1,456 @@
+/* args.c: a launch's arguments, classified.
+ *
+ * Each argument becomes 4 bytes of the type key (array flag, dtype, ndim,
+ * layout) and a value: float, int and bool by their type pointers (the common
+ * case costs a few compares), a kiln DeviceArray from its C struct, else the
+ * buffer protocol (NumPy arrays and scalars, memoryviews), else a foreign GPU
+ * array (interop.c).  Scalars are converted to the compiled dtype at packing,
+ * exactly or with an OverflowError.  Nothing here keeps state: an Arg lives on
+ * the launching thread's stack and holds what it borrowed (a buffer view, a
+ * DLPack tensor) until ext_release_arg.
+ */
+#include "args.h"
+
+#include <string.h>
+
+static const char *dtype_names[KILN_NDTYPES] = {
+    "bool", "int8", "int16", "int32", "int64", "uint8",
+    "uint16", "uint32", "uint64", "float16", "float32", "float64"};
+
+/* Maps a buffer format to a dtype.  Returns 0, -1 for an unsupported type, -2
+ * for a non-native byte order. */
+static int format_dtype(const char *fmt, Py_ssize_t itemsize, kiln_dtype *out) {
+    if (!fmt) fmt = "B";
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<') {
+        fmt++;
+    } else if (*fmt == '>' || *fmt == '!') {
+        if (itemsize != 1) return -2;
+        fmt++;
+    }
+    if (!fmt[0] || fmt[1]) return -1;
+    int sgn;
+    switch (fmt[0]) {
+    case '?':
+        if (itemsize != 1) return -1;
+        *out = KILN_BOOL;
+        return 0;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': sgn = 1; break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': sgn = 0; break;
+    case 'e':
+    case 'f':
+    case 'd':
+        if (itemsize == 4) *out = KILN_FLOAT32;
+        else if (itemsize == 8) *out = KILN_FLOAT64;
+        else return -1; /* float16 and others: not yet */
+        return 0;
+    default: return -1;
+    }
+    switch (itemsize) {
+    case 1: *out = sgn ? KILN_INT8 : KILN_UINT8; return 0;
+    case 2: *out = sgn ? KILN_INT16 : KILN_UINT16; return 0;
+    case 4: *out = sgn ? KILN_INT32 : KILN_UINT32; return 0;
+    case 8: *out = sgn ? KILN_INT64 : KILN_UINT64; return 0;
+    default: return -1;
+    }
+}
+
+static PyObject *param_name(PyObject *names, int i) {
+    if (names && PyTuple_Check(names) && i < PyTuple_GET_SIZE(names))
+        return PyTuple_GET_ITEM(names, i);
+    return NULL;
+}
+
+/* Formats "argument 'x' of kernel 'k'" into buf. */
+void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i) {
+    PyObject *pn = param_name(names, i);
+    const char *p = pn ? PyUnicode_AsUTF8(pn) : NULL;
+    const char *k = kname ? PyUnicode_AsUTF8(kname) : NULL;
+    if (!p) PyErr_Clear();
+    if (!k) PyErr_Clear();
+    if (p)
+        snprintf(buf, n, "argument '%s' of %s '%s'", p, "kernel", k ? k : "?");
+    else
+        snprintf(buf, n, "argument %d of %s '%s'", i + 1, "kernel", k ? k : "?");
+}
+
+static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
+    switch (d) {
+    case KILN_BOOL: v->i = *(const uint8_t *)p != 0; return 0;
+    case KILN_INT8: v->i = *(const int8_t *)p; return 0;
+    case KILN_INT16: { int16_t x; memcpy(&x, p, 2); v->i = x; return 0; }
+    case KILN_INT32: { int32_t x; memcpy(&x, p, 4); v->i = x; return 0; }
+    case KILN_INT64: { int64_t x; memcpy(&x, p, 8); v->i = x; return 0; }
+    case KILN_UINT8: v->u = *(const uint8_t *)p; return 0;
+    case KILN_UINT16: { uint16_t x; memcpy(&x, p, 2); v->u = x; return 0; }
+    case KILN_UINT32: { uint32_t x; memcpy(&x, p, 4); v->u = x; return 0; }
+    case KILN_UINT64: { uint64_t x; memcpy(&x, p, 8); v->u = x; return 0; }
+    case KILN_FLOAT32: { float x; memcpy(&x, p, 4); v->f = x; return 0; }
+    case KILN_FLOAT64: { double x; memcpy(&x, p, 8); v->f = x; return 0; }
+    default: return -1;
+    }
+}
+
+static char layout_of(int nd, const int64_t *shape, const int64_t *st) {
+    int64_t size = 1;
+    for (int k = 0; k < nd; k++) size *= shape[k];
+    if (size == 0) return 'C';
+    int64_t exp = 1;
+    bool c = true;
+    for (int k = nd - 1; k >= 0; k--) {
+        if (shape[k] != 1 && st[k] != exp) {
+            c = false;
+            break;
+        }
+        exp *= shape[k];
+    }
+    if (c) return 'C';
+    exp = 1;
+    for (int k = 0; k < nd; k++) {
+        if (shape[k] != 1 && st[k] != exp) return 'A';
+        exp *= shape[k];
+    }
+    return nd == 1 ? 'C' : 'F';
+}
+
+static void contiguous_strides(Arg *a);
+
+/* A device array's byte strides as element strides, and its layout. */
+static int device_layout(Arg *a, const int64_t *bstrides, int isz, PyObject *names,
+                         PyObject *kname, int i) {
+    for (int k = 0; k < a->t.ndim; k++) {
+        if (bstrides[k] % isz != 0) {
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_ValueError,
+                         "%s has strides that are not a multiple of its element size", d);
+            return -1;
+        }
+        a->strides[k] = bstrides[k] / isz;
+    }
+    a->t.layout = (uint8_t)layout_of(a->t.ndim, a->shape, a->strides);
+    if (a->t.layout != 'A') contiguous_strides(a);
+    return 0;
+}
+
+int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
+                 void *stream) {
+    a->has_view = false;
+    a->on_gpu = false;
+    a->has_foreign = false;
+    a->tmp = 0;
+    a->t.is_array = 0;
+    a->t.ndim = 0;
+    a->t.layout = 0;
+    /* device arrays first: a failed PyFloat_Check costs a subtype walk */
+    if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
+        DeviceArrayObject *d = (DeviceArrayObject *)o;
+        a->on_gpu = true;
+        a->dptr = d->ptr;
+        a->device = d->device;
+        a->readonly = false;
+        a->t.is_array = 1;
+        a->t.dtype = d->dtype;
+        a->t.ndim = (uint8_t)d->ndim;
+        if (d->ndim == 0) {
+            char desc[256];
+            ext_arg_desc(desc, sizeof desc, names, kname, i);
+            PyErr_Format(PyExc_TypeError, "%s is a 0-d device array; pass a scalar", desc);
+            return -1;
+        }
+        memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
+        if (d->layout) { /* computed when the array was made */
+            a->t.layout = d->layout;
+            memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
+            return 0;
+        }
+        return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
+    }
+    if (PyFloat_CheckExact(o)) {
+        a->t.dtype = KILN_FLOAT64;
+        a->v.f = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    if (PyBool_Check(o)) {
+        a->t.dtype = KILN_BOOL;
+        a->v.i = o == Py_True;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow == 0) {
+            if (x == -1 && PyErr_Occurred()) return -1;
+            a->t.dtype = KILN_INT64;
+            a->v.i = x;
+            return 0;
+        }
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(o);
+            if (!PyErr_Occurred()) {
+                a->t.dtype = KILN_UINT64;
+                a->v.u = u;
+                return 0;
+            }
+            PyErr_Clear();
+        }
+        char d[256];
+        ext_arg_desc(d, sizeof d, names, kname, i);
+        PyErr_Format(PyExc_OverflowError, "%s is an int too large for 64 bits", d);
+        return -1;
+    }
+    if (PyFloat_Check(o)) {
+        a->t.dtype = KILN_FLOAT64;
+        a->v.f = PyFloat_AsDouble(o);
+        return 0;
+    }
+    if (PyObject_CheckBuffer(o)) {
+        Py_buffer *v = &a->view;
+        if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) < 0) {
+            /* GPU arrays (CuPy, JAX) may claim the buffer protocol and refuse it */
+            if (st) {
+                PyObject *bt, *bv, *btb;
+                PyErr_Fetch(&bt, &bv, &btb);
+                int rc = ext_foreign_array(st, o, stream, &a->fa);
+                if (rc == 1) {
+                    Py_XDECREF(bt);
+                    Py_XDECREF(bv);
+                    Py_XDECREF(btb);
+                    goto foreign;
+                }
+                if (rc < 0) {
+                    Py_XDECREF(bt);
+                    Py_XDECREF(bv);
+                    Py_XDECREF(btb);
+                    goto foreign_error;
+                }
+                PyErr_Restore(bt, bv, btb);
+            }
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyObject *t, *ev, *tb, *t2, *v2, *tb2;
+            PyErr_Fetch(&t, &ev, &tb);
+            PyErr_NormalizeException(&t, &ev, &tb);
+            PyErr_Format(PyExc_TypeError, "%s: cannot read its buffer", d);
+            PyErr_Fetch(&t2, &v2, &tb2);
+            PyErr_NormalizeException(&t2, &v2, &tb2);
+            if (v2 && ev) {
+                PyException_SetCause(v2, ev);
+                ev = NULL;
+            }
+            Py_XDECREF(t);
+            Py_XDECREF(ev);
+            Py_XDECREF(tb);
+            PyErr_Restore(t2, v2, tb2);
+            return -1;
+        }
+        kiln_dtype dt;
+        int rc = format_dtype(v->format, v->itemsize, &dt);
+        if (rc < 0) {
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            if (rc == -2)
+                PyErr_Format(PyExc_TypeError,
+                             "%s has a non-native byte order; convert it with a.astype(a.dtype.newbyteorder('='))",
+                             d);
+            else
+                PyErr_Format(PyExc_TypeError,
+                             "%s has element format '%s', which kernels do not support (use bool, "
+                             "int8..int64, uint8..uint64, float32 or float64)",
+                             d, v->format ? v->format : "B");
+            PyBuffer_Release(v);
+            return -1;
+        }
+        a->t.dtype = (uint8_t)dt;
+        if (v->ndim == 0) {
+            scalar_from_memory(v->buf, dt, &a->v);
+            PyBuffer_Release(v);
+            return 0;
+        }
+        a->has_view = true;
+        if (v->ndim > KILN_MAX_NDIM) {
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_TypeError, "%s has %d dimensions; kernels take at most %d", d,
+                         v->ndim, KILN_MAX_NDIM);
+            return -1;
+        }
+        Py_ssize_t isz = v->itemsize;
+        if (((uintptr_t)v->buf % (uintptr_t)isz) != 0) {
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements; pass a copy",
+                         d, isz);
+            return -1;
+        }
+        for (int k = 0; k < v->ndim; k++) {
+            a->shape[k] = v->shape[k];
+            Py_ssize_t s = v->strides ? v->strides[k] : 0;
+            if (!v->strides) {
+                /* C-contiguous without strides */
+                Py_ssize_t e = 1;
+                for (int j = k + 1; j < v->ndim; j++) e *= v->shape[j];
+                a->strides[k] = e;
+                continue;
+            }
+            if (s % isz != 0) {
+                char d[256];
+                ext_arg_desc(d, sizeof d, names, kname, i);
+                PyErr_Format(PyExc_ValueError,
+                             "%s has strides that are not a multiple of its element size; pass a copy",
+                             d);
+                return -1;
+            }
+            a->strides[k] = s / isz;
+        }
+        a->t.is_array = 1;
+        a->t.ndim = (uint8_t)v->ndim;
+        a->readonly = v->readonly != 0;
+        a->t.layout = (uint8_t)layout_of(v->ndim, a->shape, a->strides);
+        if (a->t.layout != 'A') contiguous_strides(a);
+        return 0;
+    }
+    if (st) {
+        int rc = ext_foreign_array(st, o, stream, &a->fa);
+        if (rc < 0) {
+        foreign_error:;
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyObject *t, *ev, *tb;
+            PyErr_Fetch(&t, &ev, &tb);
+            PyErr_NormalizeException(&t, &ev, &tb);
+            PyErr_Format(t ? t : PyExc_TypeError, "%s: %S", d, ev ? ev : Py_None);
+            Py_XDECREF(t);
+            Py_XDECREF(ev);
+            Py_XDECREF(tb);
+            return -1;
+        }
+        if (rc == 1) {
+        foreign:
+            a->has_foreign = true;
+            a->on_gpu = true;
+            a->dptr = a->fa.ptr;
+            a->device = a->fa.device;
+            a->readonly = a->fa.readonly;
+            a->t.is_array = 1;
+            a->t.dtype = (uint8_t)a->fa.dtype;
+            a->t.ndim = (uint8_t)a->fa.ndim;
+            if (a->fa.ndim == 0) {
+                char d[256];
+                ext_arg_desc(d, sizeof d, names, kname, i);
+                PyErr_Format(PyExc_TypeError, "%s is a 0-d GPU array; pass a scalar", d);
+                return -1;
+            }
+            memcpy(a->shape, a->fa.shape, sizeof(int64_t) * (size_t)a->fa.ndim);
+            return device_layout(a, a->fa.strides, ext_dtype_size(a->fa.dtype), names, kname, i);
+        }
+    }
+    char d[256];
+    ext_arg_desc(d, sizeof d, names, kname, i);
+    PyErr_Format(PyExc_TypeError,
+                 "%s is a %.100s; kernels take NumPy arrays (or other buffers), ints, floats, bools "
+                 "and NumPy scalars",
+                 d, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* dims of size 1 can have any stride: C and F arrays use the contiguous ones */
+static void contiguous_strides(Arg *a) {
+    int64_t e = 1;
+    if (a->t.layout == 'C') {
+        for (int k = a->t.ndim - 1; k >= 0; k--) {
+            a->strides[k] = e;
+            e *= a->shape[k];
+        }
+    } else {
+        for (int k = 0; k < a->t.ndim; k++) {
+            a->strides[k] = e;
+            e *= a->shape[k];
+        }
+    }
+}
+
+void ext_release_arg(Arg *a) {
+    if (a->has_view) PyBuffer_Release(&a->view);
+    a->has_view = false;
+    if (a->has_foreign) ext_foreign_release(&a->fa);
+    a->has_foreign = false;
+}
+
+/* Stores a scalar argument converted to dtype d into an 8-byte slot. */
+int ext_pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
+                    PyObject *kname, int i) {
+    *slot = 0;
+    kiln_dtype from = (kiln_dtype)a->t.dtype;
+    bool from_float = from == KILN_FLOAT32 || from == KILN_FLOAT64;
+    bool from_unsigned = from >= KILN_UINT8 && from <= KILN_UINT64;
+    double f = from_float ? a->v.f : from_unsigned ? (double)a->v.u : (double)a->v.i;
+    if (d == KILN_FLOAT32) {
+        float x = (float)f;
+        memcpy(slot, &x, 4);
+        return 0;
+    }
+    if (d == KILN_FLOAT64) {
+        memcpy(slot, &f, 8);
+        return 0;
+    }
+    if (d == KILN_BOOL) {
+        uint8_t b = from_float ? f != 0 : (a->v.u != 0);
+        memcpy(slot, &b, 1);
+        return 0;
+    }
+    /* integers: exact unless the value does not fit */
+    int64_t iv;
+    uint64_t uv;
+    if (from_float) {
+        if (!(f > -9223372036854775808.0 && f < 18446744073709551616.0)) goto overflow;
+        if (f < 9223372036854775808.0) {
+            iv = (int64_t)f;
+            uv = (uint64_t)iv;
+        } else {
+            uv = (uint64_t)f;
+            iv = (int64_t)uv;
+        }
+    } else {
+        iv = a->v.i;
+        uv = a->v.u;
+    }
+    bool neg = !from_unsigned && (from_float ? f < 0 : iv < 0);
+    switch (d) {
+    case KILN_INT8: if (iv < INT8_MIN || iv > INT8_MAX || (from_unsigned && uv > INT8_MAX)) goto overflow; { int8_t x = (int8_t)iv; memcpy(slot, &x, 1); } return 0;
+    case KILN_INT16: if (iv < INT16_MIN || iv > INT16_MAX || (from_unsigned && uv > INT16_MAX)) goto overflow; { int16_t x = (int16_t)iv; memcpy(slot, &x, 2); } return 0;
+    case KILN_INT32: if (iv < INT32_MIN || iv > INT32_MAX || (from_unsigned && uv > INT32_MAX)) goto overflow; { int32_t x = (int32_t)iv; memcpy(slot, &x, 4); } return 0;
+    case KILN_INT64: if (from_unsigned && uv > INT64_MAX) goto overflow; memcpy(slot, &iv, 8); return 0;
+    case KILN_UINT8: if (neg || uv > UINT8_MAX) goto overflow; { uint8_t x = (uint8_t)uv; memcpy(slot, &x, 1); } return 0;
+    case KILN_UINT16: if (neg || uv > UINT16_MAX) goto overflow; { uint16_t x = (uint16_t)uv; memcpy(slot, &x, 2); } return 0;
+    case KILN_UINT32: if (neg || uv > UINT32_MAX) goto overflow; { uint32_t x = (uint32_t)uv; memcpy(slot, &x, 4); } return 0;
+    case KILN_UINT64: if (neg) goto overflow; memcpy(slot, &uv, 8); return 0;
+    default: break;
+    }
+overflow:;
+    char desc[256];
+    ext_arg_desc(desc, sizeof desc, names, kname, i);
+    PyErr_Format(PyExc_OverflowError, "%s does not fit the compiled type %s", desc,
+                 dtype_names[d]);
+    return -1;
+}
+
+/* key_of(*args) -> bytes: the type key a launch with these arguments uses */
+static PyObject *mod_key_of(PyObject *module, PyObject *const *args, Py_ssize_t n) {
+    if (n > KILN_MAX_PARAMS) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    uint8_t key[4 * KILN_MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Arg a;
+        int rc = ext_classify(ext_state(module), args[i], &a, NULL, NULL, (int)i, NULL);
+        ext_release_arg(&a);
+        if (rc < 0) return NULL;
+        memcpy(key + 4 * i, &a.t, 4);
+    }
+    return PyBytes_FromStringAndSize((const char *)key, 4 * n);
+}
+
+PyMethodDef ext_args_functions[] = {
+    {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,49 @@
+/* args.h: call arguments, classified into 4-byte types and values (args.c). */
+#ifndef KILN_EXT_ARGS_H
+#define KILN_EXT_ARGS_H
+
+#include "interop.h"
+
+typedef union {
+    int64_t i;
+    uint64_t u;
+    double f;
+} Scalar;
+
+/* One classified argument. */
+typedef struct {
+    kiln_argtype t;
+    Scalar v;          /* scalars: the value (i for bool and signed, u, f) */
+    Py_buffer view;    /* host arrays: the buffer, released after the launch */
+    bool has_view;
+    int64_t shape[KILN_MAX_NDIM];
+    int64_t strides[KILN_MAX_NDIM]; /* in elements */
+    /* GPU */
+    bool on_gpu;       /* a device array: dptr is the address of element 0 */
+    uint64_t dptr;
+    int device;
+    bool readonly;
+    ForeignArray fa;   /* a foreign array's borrowed reference (DLPack) */
+    bool has_foreign;
+    uint64_t tmp;      /* GPU launch with a host array: the device copy */
+    int64_t tmp_lo;    /* byte offset of the copy's start from element 0 (<= 0) */
+    size_t tmp_size;
+} Arg;
+
+/* Formats "argument 'x' of kernel 'k'" into buf (names: the parameter names). */
+void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i);
+/* Classifies argument i (o) into a.  0, or -1 with an exception set; a's
+ * resources are released by ext_release_arg either way.  stream: the launch's,
+ * for foreign arrays' stream synchronisation. */
+int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
+                 void *stream);
+void ext_release_arg(Arg *a);
+/* Stores a scalar argument converted to dtype d into an 8-byte slot; -1 with
+ * OverflowError when the value does not fit. */
+int ext_pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
+                    PyObject *kname, int i);
+
+/* key_of */
+extern PyMethodDef ext_args_functions[];
+
+#endif

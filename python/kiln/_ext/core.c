@@ -1,0 +1,560 @@
+/* core.c: the bridge between Python and the kiln core.
+ *
+ * What _compile.py calls on a miss: translate (the core's lex -> parse -> sema
+ * -> emit, which asks Python about each global name once through the
+ * resolver bridge below), the CPU build through the artifact cache, and the
+ * load of a built kernel into an Entry (table.h) for the dispatcher's table.
+ * A Program is the translated kernel: its generated source and what sema
+ * learned (types, written parameters, the files runtime errors name).
+ * Diagnostics become kiln.CompileError (errors.c).
+ */
+#include "core.h"
+
+#include <string.h>
+
+#include "cache.h"
+#include "driver.h"
+#include "errors.h"
+#include "table.h"
+
+/* ---- Program ------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    kiln_program *p;
+} ProgramObject;
+
+static void program_dealloc(ProgramObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    kiln_program_free(self->p);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *program_source(ProgramObject *self, void *c) {
+    size_t n;
+    const char *s = kiln_program_source(self->p, &n);
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
+}
+static PyObject *program_types(ProgramObject *self, void *c) {
+    return PyUnicode_FromString(kiln_program_types(self->p));
+}
+static PyObject *program_name(ProgramObject *self, void *c) {
+    return PyUnicode_FromString(kiln_program_name(self->p));
+}
+static PyObject *program_written(ProgramObject *self, void *c) {
+    int n = kiln_program_nparams(self->p);
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++)
+        PyTuple_SET_ITEM(t, i, PyBool_FromLong(kiln_program_param_flags(self->p, i) & KILN_PARAM_WRITTEN));
+    return t;
+}
+static PyObject *program_gpu_only(ProgramObject *self, void *c) {
+    const char *w;
+    if (!kiln_program_gpu_only(self->p, &w)) Py_RETURN_NONE;
+    return PyUnicode_FromString(w);
+}
+static PyObject *program_files(ProgramObject *self, void *c) {
+    PyObject *l = PyList_New(0);
+    if (!l) return NULL;
+    for (int i = 0;; i++) {
+        const char *f = kiln_program_file(self->p, i);
+        if (!f) break;
+        PyObject *s = PyUnicode_FromString(f);
+        if (!s || PyList_Append(l, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(l);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    PyObject *t = PyList_AsTuple(l);
+    Py_DECREF(l);
+    return t;
+}
+
+static PyGetSetDef program_getset[] = {
+    {"source", (getter)program_source, NULL, "generated C or CUDA C", NULL},
+    {"types", (getter)program_types, NULL, "each variable's type (inspect_types)", NULL},
+    {"name", (getter)program_name, NULL, "the kernel's name", NULL},
+    {"written", (getter)program_written, NULL, "per parameter: may the kernel write it", NULL},
+    {"gpu_only", (getter)program_gpu_only, NULL, "the first GPU-only feature used, or None", NULL},
+    {"files", (getter)program_files, NULL, "source files of runtime error locations", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot program_slots[] = {
+    {Py_tp_dealloc, program_dealloc},
+    {Py_tp_getset, program_getset},
+    {Py_tp_doc, (void *)"A translated kernel: generated code and what sema learned."},
+    {0, NULL}};
+
+static PyType_Spec program_spec = {"kiln._kiln.Program", sizeof(ProgramObject), 0,
+                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                       Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                   program_slots};
+
+/* ---- the resolver bridge ------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *resolver; /* callable(scope, dotted) -> description tuple */
+    PyObject *keep;     /* list: objects whose strings *out points into */
+    PyObject *mem;      /* list of capsules freeing kiln_value arrays */
+} Resolve;
+
+static const char *keep_str(Resolve *R, PyObject *o) {
+    if (!PyUnicode_Check(o)) return NULL;
+    if (PyList_Append(R->keep, o) < 0) return NULL;
+    return PyUnicode_AsUTF8(o);
+}
+
+static void free_capsule(PyObject *cap) { PyMem_Free(PyCapsule_GetPointer(cap, "kiln.values")); }
+
+static int describe(Resolve *R, PyObject *d, kiln_value *out);
+
+static int describe(Resolve *R, PyObject *d, kiln_value *out) {
+    memset(out, 0, sizeof *out);
+    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(d, 0))) {
+        PyErr_SetString(PyExc_TypeError, "resolver must return a tuple starting with a kind");
+        return -1;
+    }
+    const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0));
+    Py_ssize_t n = PyTuple_GET_SIZE(d);
+#define ITEM(i) (i < n ? PyTuple_GET_ITEM(d, i) : Py_None)
+    if (strcmp(kind, "missing") == 0) {
+        out->kind = KILN_VAL_MISSING;
+    } else if (strcmp(kind, "int") == 0) {
+        out->kind = KILN_VAL_INT;
+        out->v.i = PyLong_AsLongLong(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+    } else if (strcmp(kind, "float") == 0) {
+        out->kind = KILN_VAL_FLOAT;
+        out->v.f = PyFloat_AsDouble(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+    } else if (strcmp(kind, "bool") == 0) {
+        out->kind = KILN_VAL_BOOL;
+        out->v.i = PyObject_IsTrue(ITEM(1));
+    } else if (strcmp(kind, "scalar") == 0) {
+        out->kind = KILN_VAL_SCALAR;
+        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+        PyObject *v = ITEM(2);
+        if (out->dtype == KILN_FLOAT32 || out->dtype == KILN_FLOAT64) out->v.f = PyFloat_AsDouble(v);
+        else if (out->dtype >= KILN_UINT8 && out->dtype <= KILN_UINT64) out->v.u = PyLong_AsUnsignedLongLong(v);
+        else out->v.i = PyLong_AsLongLong(v);
+        if (PyErr_Occurred()) return -1;
+    } else if (strcmp(kind, "tuple") == 0) {
+        PyObject *items = ITEM(1);
+        if (!PyTuple_Check(items)) {
+            PyErr_SetString(PyExc_TypeError, "tuple description needs a tuple");
+            return -1;
+        }
+        Py_ssize_t m = PyTuple_GET_SIZE(items);
+        kiln_value *vals = PyMem_Calloc((size_t)m + 1, sizeof(kiln_value));
+        if (!vals) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyObject *cap = PyCapsule_New(vals, "kiln.values", free_capsule);
+        if (!cap) {
+            PyMem_Free(vals);
+            return -1;
+        }
+        int rc = PyList_Append(R->mem, cap);
+        Py_DECREF(cap);
+        if (rc < 0) return -1;
+        for (Py_ssize_t i = 0; i < m; i++)
+            if (describe(R, PyTuple_GET_ITEM(items, i), &vals[i]) < 0) return -1;
+        out->kind = KILN_VAL_TUPLE;
+        out->tuple = vals;
+        out->ntuple = (int)m;
+    } else if (strcmp(kind, "ns") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = keep_str(R, ITEM(1));
+        if (!out->name) return -1;
+    } else if (strcmp(kind, "module") == 0) {
+        out->kind = KILN_VAL_MODULE;
+    } else if (strcmp(kind, "dtype") == 0) {
+        out->kind = KILN_VAL_DTYPE;
+        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+    } else if (strcmp(kind, "function") == 0) {
+        /* ("function", scope, text, filename, first_line, is_device, signature|None) */
+        out->kind = KILN_VAL_FUNCTION;
+        PyObject *scope = ITEM(1);
+        if (PyList_Append(R->keep, scope) < 0) return -1;
+        out->scope = scope;
+        Py_ssize_t tl;
+        PyObject *text = ITEM(2);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "function source must be str");
+            return -1;
+        }
+        if (PyList_Append(R->keep, text) < 0) return -1;
+        out->text = PyUnicode_AsUTF8AndSize(text, &tl);
+        if (!out->text) return -1;
+        out->text_len = (size_t)tl;
+        out->filename = keep_str(R, ITEM(3));
+        if (!out->filename) return -1;
+        out->first_line = (int)PyLong_AsLong(ITEM(4));
+        if (PyErr_Occurred()) return -1;
+        out->is_device = PyObject_IsTrue(ITEM(5));
+        out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
+    } else if (strcmp(kind, "other") == 0) {
+        out->kind = KILN_VAL_OTHER;
+        out->name = keep_str(R, ITEM(1));
+        if (!out->name) return -1;
+    } else {
+        PyErr_Format(PyExc_ValueError, "resolver returned an unknown kind '%s'", kind);
+        return -1;
+    }
+#undef ITEM
+    return 0;
+}
+
+static int c_resolve(void *ud, void *scope, const char *dotted, kiln_value *out) {
+    Resolve *R = ud;
+    PyObject *res = PyObject_CallFunction(R->resolver, "Os", (PyObject *)scope, dotted);
+    if (!res) return -1;
+    int rc = PyList_Append(R->keep, res);
+    if (rc == 0) rc = describe(R, res, out);
+    Py_DECREF(res);
+    return rc;
+}
+
+/* ---- module functions ------------------------------------------------------------------------ */
+
+/* What a call into the core with Python globals needs: a context whose
+ * diagnostics go to a sink, and the resolver bridge. */
+typedef struct {
+    kiln_ctx *ctx;
+    Sink sink;
+    Resolve R;
+} CoreCall;
+
+static int core_open(CoreCall *c, PyObject *resolver) {
+    c->sink.list = PyList_New(0);
+    c->sink.nerrors = 0;
+    c->R.resolver = resolver;
+    c->R.keep = PyList_New(0);
+    c->R.mem = PyList_New(0);
+    c->ctx = kiln_ctx_new();
+    if (!c->sink.list || !c->R.keep || !c->R.mem || !c->ctx) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return -1;
+    }
+    kiln_ctx_set_diag(c->ctx, ext_sink_diag, &c->sink);
+    return 0;
+}
+
+static void core_close(CoreCall *c) {
+    kiln_ctx_free(c->ctx);
+    Py_XDECREF(c->sink.list);
+    Py_XDECREF(c->R.keep);
+    Py_XDECREF(c->R.mem);
+}
+
+/* A type key is 4 bytes per argument, followed (in the dispatcher's table) by
+ * 2 bytes: the target and the device. */
+static int key_to_argtypes(PyObject *key, kiln_argtype *out, int max) {
+    if (!PyBytes_Check(key) || PyBytes_GET_SIZE(key) % 4 > 2 || PyBytes_GET_SIZE(key) % 4 == 1 ||
+        PyBytes_GET_SIZE(key) / 4 > max) {
+        PyErr_SetString(PyExc_ValueError, "a type key is bytes of 4 per argument (and 2 more)");
+        return -1;
+    }
+    int n = (int)(PyBytes_GET_SIZE(key) / 4);
+    memcpy(out, PyBytes_AS_STRING(key), (size_t)n * 4);
+    return n;
+}
+
+/* translate(text, filename, first_line, key, options, resolver, scope) */
+static PyObject *mod_translate(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    const char *text, *filename;
+    Py_ssize_t tlen;
+    int first_line;
+    PyObject *key, *opts, *resolver, *scope;
+    if (!PyArg_ParseTuple(args, "s#siO!O!OO", &text, &tlen, &filename, &first_line,
+                          &PyBytes_Type, &key, &PyTuple_Type, &opts, &resolver, &scope))
+        return NULL;
+    kiln_options o;
+    memset(&o, 0, sizeof o);
+    int target = 0;
+    if (!PyArg_ParseTuple(opts, "iiiiii", &target, &o.fastmath, &o.debug, &o.lineinfo,
+                          &o.max_registers, &o.cuda_arch))
+        return NULL;
+    o.target = target ? KILN_TARGET_CUDA : KILN_TARGET_CPU;
+    kiln_argtype at[KILN_MAX_PARAMS];
+    int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
+    if (n < 0) return NULL;
+    CoreCall c;
+    PyObject *result = NULL;
+    if (core_open(&c, resolver) < 0) goto done;
+    kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
+    kiln_program *p = kiln_translate(c.ctx, &src, at, n, &o, c_resolve, &c.R);
+    if (!p) {
+        ext_raise_compile_error(st, &c.sink, "kiln: compilation failed");
+        goto done;
+    }
+    ProgramObject *po = PyObject_New(ProgramObject, st->ProgramType);
+    if (!po) {
+        kiln_program_free(p);
+        goto done;
+    }
+    po->p = p;
+    result = (PyObject *)po;
+done:
+    core_close(&c);
+    return result;
+}
+
+/* infer_return(text, filename, first_line, key, resolver, scope) -> bytes (4, or empty for None) */
+static PyObject *mod_infer_return(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    const char *text, *filename;
+    Py_ssize_t tlen;
+    int first_line;
+    PyObject *key, *resolver, *scope;
+    if (!PyArg_ParseTuple(args, "s#siO!OO", &text, &tlen, &filename, &first_line, &PyBytes_Type,
+                          &key, &resolver, &scope))
+        return NULL;
+    kiln_argtype at[KILN_MAX_PARAMS], ret;
+    int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
+    if (n < 0) return NULL;
+    kiln_options o;
+    memset(&o, 0, sizeof o);
+    CoreCall c;
+    PyObject *result = NULL;
+    if (core_open(&c, resolver) < 0) goto done;
+    kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
+    if (kiln_infer_return(c.ctx, &src, at, n, &o, c_resolve, &c.R, &ret) < 0) {
+        ext_raise_compile_error(st, &c.sink, "kiln: typing failed");
+        goto done;
+    }
+    if (ret.dtype == KILN_NDTYPES) result = PyBytes_FromStringAndSize("", 0);
+    else result = PyBytes_FromStringAndSize((const char *)&ret, 4);
+done:
+    core_close(&c);
+    return result;
+}
+
+typedef struct {
+    const char *src;
+    size_t len;
+} CpuBuild;
+
+static int build_cpu(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
+    CpuBuild *b = ud;
+    snprintf(kind, 16, "so");
+    return kiln_cpu_build(ctx, b->src, b->len, blob, len);
+}
+
+/* cpu_build(source, name='', cache=True) -> (shared object bytes, cache key or '', hit) */
+static PyObject *mod_cpu_build(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    const char *src, *name = "";
+    Py_ssize_t len;
+    int use_cache = 1;
+    if (!PyArg_ParseTuple(args, "s#|sp", &src, &len, &name, &use_cache)) return NULL;
+    /* the C compiler's identity, once per build: KILN_CC may change between builds */
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) return PyErr_NoMemory();
+    char *target = NULL;
+    if (use_cache) {
+        Py_BEGIN_ALLOW_THREADS
+        target = strdup(kiln_cpu_target(ctx));
+        Py_END_ALLOW_THREADS
+    }
+    kiln_ctx_free(ctx);
+    CpuBuild b = {src, (size_t)len};
+    ExtArtifact art;
+    int rc = ext_cached_build(st, src, (size_t)len, target, 0, kiln_cpu_target_name(), name,
+                              build_cpu, &b, &art);
+    free(target);
+    if (rc < 0) return NULL;
+    PyObject *r = Py_BuildValue("(y#si)", (const char *)art.blob, (Py_ssize_t)art.len, art.key,
+                                art.hit);
+    free(art.blob);
+    return r;
+}
+
+/* A new Entry for a program and key, without its loaded code. */
+static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObject *sig) {
+    kiln_argtype at[KILN_MAX_PARAMS];
+    int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
+    if (n < 0) return NULL;
+    ProgramObject *po = (ProgramObject *)prog;
+    if (n != kiln_program_nparams(po->p)) {
+        PyErr_SetString(PyExc_ValueError, "the key does not match the program's parameters");
+        return NULL;
+    }
+    EntryObject *e = PyObject_New(EntryObject, st->EntryType);
+    if (!e) return NULL;
+    e->target = 0;
+    e->cpu = NULL;
+    e->cu = NULL;
+    e->device = 0;
+    e->st = st;
+    e->debug = false;
+    e->nparams = n;
+    e->ptypes = PyMem_Malloc(sizeof(kiln_argtype) * (size_t)(n + 1));
+    e->written = PyMem_Malloc((size_t)(n + 1));
+    e->program = NULL;
+    e->files = NULL;
+    e->signature = NULL;
+    if (!e->ptypes || !e->written) {
+        Py_DECREF(e);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(e->ptypes, at, sizeof(kiln_argtype) * (size_t)n);
+    e->nslots = 0;
+    for (int i = 0; i < n; i++) {
+        e->written[i] = (kiln_program_param_flags(po->p, i) & KILN_PARAM_WRITTEN) != 0;
+        e->nslots += at[i].is_array ? 1 + 2 * at[i].ndim : 1;
+    }
+    Py_INCREF(prog);
+    e->program = prog;
+    e->files = program_files(po, NULL);
+    e->can_fail = kiln_program_file(po->p, 0) != NULL; /* error sites name their file */
+    Py_INCREF(sig);
+    e->signature = sig;
+    if (!e->files) {
+        Py_DECREF(e);
+        return NULL;
+    }
+    return e;
+}
+
+/* cpu_entry(program, blob, key, signature) -> Entry: loads a built kernel */
+static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *prog, *key, *sig;
+    Py_buffer blob;
+    if (!PyArg_ParseTuple(args, "O!y*O!U", st->ProgramType, &prog, &blob, &PyBytes_Type, &key,
+                          &sig))
+        return NULL;
+    EntryObject *e = entry_new(st, prog, key, sig);
+    if (!e) {
+        PyBuffer_Release(&blob);
+        return NULL;
+    }
+    kiln_ctx *ctx = kiln_ctx_new();
+    TextSink t = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    e->cpu = kiln_cpu_load(ctx, blob.buf, (size_t)blob.len,
+                           kiln_program_entry(((ProgramObject *)prog)->p));
+    kiln_ctx_free(ctx);
+    PyBuffer_Release(&blob);
+    if (!e->cpu) {
+        ext_raise_text(st, &t, "kiln: cannot load the kernel");
+        PyMem_RawFree(t.buf);
+        Py_DECREF(e);
+        return NULL;
+    }
+    PyMem_RawFree(t.buf);
+    return (PyObject *)e;
+}
+
+/* cuda_entry(program, image, key, signature, device, debug) -> Entry: loads a cubin or PTX */
+static PyObject *mod_cuda_entry(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *prog, *image, *key, *sig;
+    int device, debug;
+    if (!PyArg_ParseTuple(args, "O!O!O!Uip", st->ProgramType, &prog, &PyBytes_Type, &image,
+                          &PyBytes_Type, &key, &sig, &device, &debug))
+        return NULL;
+    if (ext_use_device(st, device) < 0) return NULL;
+    EntryObject *e = entry_new(st, prog, key, sig);
+    if (!e) return NULL;
+    e->target = 1;
+    e->device = device;
+    e->debug = debug != 0;
+    int rc = kiln_cuda_load(st->cuda, device, PyBytes_AS_STRING(image),
+                            kiln_program_entry(((ProgramObject *)prog)->p), &e->cu);
+    if (rc != 0) {
+        Py_DECREF(e);
+        return ext_cuda_error(st, rc, "loading the compiled kernel");
+    }
+    return (PyObject *)e;
+}
+
+/* parse_signature(text) -> (ret: bytes (empty for void), args: bytes) */
+static PyObject *mod_parse_signature(PyObject *module, PyObject *arg) {
+    ModState *st = ext_state(module);
+    const char *text = PyUnicode_AsUTF8(arg);
+    if (!text) return NULL;
+    kiln_ctx *ctx = kiln_ctx_new();
+    Sink sink = {PyList_New(0), 0};
+    kiln_ctx_set_diag(ctx, ext_sink_diag, &sink);
+    kiln_argtype ret, at[KILN_MAX_PARAMS];
+    int n = kiln_parse_signature(ctx, text, &ret, at, KILN_MAX_PARAMS);
+    kiln_ctx_free(ctx);
+    PyObject *result = NULL;
+    if (n < 0) {
+        ext_raise_compile_error(st, &sink, "invalid signature");
+    } else {
+        result = Py_BuildValue("(y#y#)", (const char *)&ret, ret.dtype == KILN_NDTYPES ? 0 : 4,
+                               (const char *)at, (Py_ssize_t)(4 * n));
+    }
+    Py_XDECREF(sink.list);
+    return result;
+}
+
+/* argtype_str(key) -> str: "float32[::1], int64" */
+static PyObject *mod_argtype_str(PyObject *module, PyObject *key) {
+    kiln_argtype at[KILN_MAX_PARAMS];
+    int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
+    if (n < 0) return NULL;
+    PyObject *parts = PyList_New(0);
+    if (!parts) return NULL;
+    for (int i = 0; i < n; i++) {
+        char buf[96];
+        if (at[i].dtype >= KILN_NDTYPES || (at[i].is_array && (at[i].ndim < 1 || at[i].ndim > KILN_MAX_NDIM))) {
+            snprintf(buf, sizeof buf, "?");
+        } else {
+            kiln_argtype_format(&at[i], buf, sizeof buf);
+        }
+        PyObject *s = PyUnicode_FromString(buf);
+        if (!s || PyList_Append(parts, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(parts);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    PyObject *sep = PyUnicode_FromString(", ");
+    PyObject *r = sep ? PyUnicode_Join(sep, parts) : NULL;
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    return r;
+}
+
+static PyObject *mod_cpu_compiler(PyObject *module, PyObject *unused) {
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) return PyErr_NoMemory();
+    PyObject *r = PyUnicode_FromString(kiln_cpu_compiler(ctx));
+    kiln_ctx_free(ctx);
+    return r;
+}
+
+static PyMethodDef core_functions[] = {
+    {"translate", mod_translate, METH_VARARGS,
+     "translate(text, filename, first_line, key, options, resolver, scope) -> Program"},
+    {"infer_return", mod_infer_return, METH_VARARGS,
+     "infer_return(text, filename, first_line, key, resolver, scope) -> bytes"},
+    {"cpu_build", mod_cpu_build, METH_VARARGS,
+     "cpu_build(source, name='', cache=True) -> (shared object, cache key, hit)"},
+    {"cpu_entry", mod_cpu_entry, METH_VARARGS, "cpu_entry(program, blob, key, signature) -> Entry"},
+    {"cuda_entry", mod_cuda_entry, METH_VARARGS,
+     "cuda_entry(program, image, key, signature, device, debug) -> Entry"},
+    {"parse_signature", mod_parse_signature, METH_O, "parse_signature(text) -> (ret, args)"},
+    {"argtype_str", mod_argtype_str, METH_O, "argtype_str(key) -> str"},
+    {"cpu_compiler", mod_cpu_compiler, METH_NOARGS, "the C compiler command of the CPU target"},
+    {NULL, NULL, 0, NULL}};
+
+int ext_core_init(PyObject *module, ModState *st) {
+    st->ProgramType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &program_spec, NULL);
+    if (!st->ProgramType || PyModule_AddType(module, st->ProgramType) < 0) return -1;
+    return PyModule_AddFunctions(module, core_functions);
+}

@@ -1,0 +1,282 @@
+/* dispatcher.c: kiln._kiln.DispatcherBase, the C half of every kiln kernel.
+ *
+ * A Dispatcher owns its kernel's launch state (Kernel, launch.h): the
+ * parameter names, the specialisation table (and through it one reference to
+ * each Entry), the resolved target, and the Launchers of its last
+ * LAUNCH_CACHE configurations, so a repeated `k[g, b]` allocates nothing.
+ * `k[griddim, blockdim, stream, shared_bytes]` is parsed and checked here,
+ * once per configuration; the launch itself is launch.c's.  kiln.Dispatcher
+ * (_dispatch.py) subclasses this type and adds the Python-facing methods;
+ * _compile_key, called on a miss, is one of them.
+ */
+#include "dispatcher.h"
+
+#include <structmember.h>
+
+#include "devarray.h"
+#include "launch.h"
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict;
+    PyObject *weakrefs;
+    int is_device;
+    Kernel k; /* what the launch path reads; the references in it are this object's */
+} DispatcherObject;
+
+static int disp_init(DispatcherObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {(char *)"names", (char *)"name", (char *)"is_device", NULL};
+    PyObject *names, *name;
+    int is_device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!U|p", kwlist, &PyTuple_Type, &names, &name,
+                                     &is_device))
+        return -1;
+    if (PyTuple_GET_SIZE(names) > KILN_MAX_PARAMS) {
+        PyErr_Format(PyExc_TypeError, "kernels take at most %d parameters", KILN_MAX_PARAMS);
+        return -1;
+    }
+    Py_INCREF(names);
+    Py_XSETREF(self->k.names, names);
+    Py_INCREF(name);
+    Py_XSETREF(self->k.kname, name);
+    self->k.nparams = (int)PyTuple_GET_SIZE(names);
+    self->is_device = is_device;
+    self->k.par_threshold = 16384;
+    self->k.target = -1;
+    self->k.st = ext_state_of_type(Py_TYPE(self));
+    return self->k.st ? 0 : -1;
+}
+
+static int disp_traverse(DispatcherObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->dict);
+    Py_VISIT(self->k.names);
+    Py_VISIT(self->k.kname);
+    for (int i = 0; i < self->k.tab.cap; i++)
+        if (self->k.tab.slots[i].hash) Py_VISIT(self->k.tab.slots[i].entry);
+    for (int i = 0; i < LAUNCH_CACHE; i++) Py_VISIT(self->k.lc[i]);
+    return 0;
+}
+
+static int disp_clear(DispatcherObject *self) {
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->k.names);
+    Py_CLEAR(self->k.kname);
+    ext_table_clear(&self->k.tab);
+    for (int i = 0; i < LAUNCH_CACHE; i++) Py_CLEAR(self->k.lc[i]);
+    return 0;
+}
+
+static void disp_dealloc(DispatcherObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->weakrefs) PyObject_ClearWeakRefs((PyObject *)self);
+    disp_clear(self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
+    out[0] = out[1] = out[2] = 1;
+    PyObject *items[3];
+    int n;
+    if (PyTuple_Check(o) || PyList_Check(o)) {
+        Py_ssize_t sz = PySequence_Fast_GET_SIZE(o);
+        if (sz < 1 || sz > 3) {
+            PyErr_Format(PyExc_ValueError, "%s must have 1 to 3 dimensions, got %zd", what, sz);
+            return -1;
+        }
+        n = (int)sz;
+        for (int i = 0; i < n; i++) items[i] = PySequence_Fast_GET_ITEM(o, i);
+    } else {
+        n = 1;
+        items[0] = o;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *x = items[i];
+        if (PyFloat_Check(x) || !PyIndex_Check(x)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s must be a positive int or a tuple of up to 3 positive ints, not %.100s",
+                         what, Py_TYPE(x)->tp_name);
+            return -1;
+        }
+        PyObject *ix = PyNumber_Index(x);
+        if (!ix) return -1;
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
+        Py_DECREF(ix);
+        if (overflow || v <= 0) {
+            if (PyErr_Occurred()) return -1;
+            PyErr_Format(PyExc_ValueError, "%s must be positive, got %s%lld in dimension %d", what,
+                         overflow ? "a huge value " : "", overflow ? 0LL : v, i);
+            return -1;
+        }
+        out[i] = v;
+    }
+    return 0;
+}
+
+static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
+    if (self->is_device) {
+        PyErr_Format(PyExc_TypeError,
+                     "device function '%U' cannot be launched; call it from a kernel", self->k.kname);
+        return NULL;
+    }
+    if (!PyTuple_Check(cfg) || PyTuple_GET_SIZE(cfg) < 2 || PyTuple_GET_SIZE(cfg) > 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "the launch configuration is k[griddim, blockdim] or "
+                        "k[griddim, blockdim, stream, dynamic_shared_bytes]");
+        return NULL;
+    }
+    int64_t g[3], b[3], shmem = 0;
+    if (parse_dims(PyTuple_GET_ITEM(cfg, 0), g, "griddim") < 0) return NULL;
+    if (parse_dims(PyTuple_GET_ITEM(cfg, 1), b, "blockdim") < 0) return NULL;
+    if (b[0] > 1024 || b[1] > 1024 || b[2] > 64 || b[0] * b[1] * b[2] > 1024) {
+        PyErr_Format(PyExc_ValueError,
+                     "blockdim (%lld, %lld, %lld) exceeds the limits of 1024 threads per block "
+                     "(x, y <= 1024, z <= 64)",
+                     (long long)b[0], (long long)b[1], (long long)b[2]);
+        return NULL;
+    }
+    if (g[0] > INT32_MAX || g[1] > 65535 || g[2] > 65535) {
+        PyErr_Format(PyExc_ValueError,
+                     "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= 65535)",
+                     (long long)g[0], (long long)g[1], (long long)g[2]);
+        return NULL;
+    }
+    PyObject *stream = Py_None;
+    void *handle = NULL;
+    if (PyTuple_GET_SIZE(cfg) >= 3) {
+        stream = PyTuple_GET_ITEM(cfg, 2);
+        if (PyLong_Check(stream) && PyLong_AsLongLong(stream) == 0) stream = Py_None;
+        if (PyErr_Occurred()) return NULL;
+        if (ext_stream_handle(self->k.st, stream, &handle) < 0) return NULL;
+    }
+    if (PyTuple_GET_SIZE(cfg) == 4) {
+        PyObject *s = PyTuple_GET_ITEM(cfg, 3);
+        if (!PyLong_Check(s)) {
+            PyErr_Format(PyExc_TypeError, "dynamic_shared_bytes must be an int, not %.100s",
+                         Py_TYPE(s)->tp_name);
+            return NULL;
+        }
+        shmem = PyLong_AsLongLong(s);
+        if (shmem == -1 && PyErr_Occurred()) return NULL;
+        if (shmem < 0 || shmem > (1 << 30)) {
+            PyErr_Format(PyExc_ValueError, "dynamic_shared_bytes must be >= 0, got %lld",
+                         (long long)shmem);
+            return NULL;
+        }
+    }
+    return ext_launcher_get((PyObject *)self, &self->k, g, b, stream, handle, shmem);
+}
+
+static PyObject *disp_call(DispatcherObject *self, PyObject *args, PyObject *kw) {
+    if (self->is_device)
+        PyErr_Format(PyExc_TypeError,
+                     "device function '%U' can only be called from kernels", self->k.kname);
+    else
+        PyErr_Format(PyExc_TypeError,
+                     "kernel '%U' needs a launch configuration: %U[blocks, threads](...)",
+                     self->k.kname, self->k.kname);
+    return NULL;
+}
+
+static PyObject *disp_lookup(DispatcherObject *self, PyObject *key) {
+    if (!PyBytes_Check(key)) {
+        PyErr_SetString(PyExc_TypeError, "key must be bytes");
+        return NULL;
+    }
+    const uint8_t *k = (const uint8_t *)PyBytes_AS_STRING(key);
+    int n = (int)PyBytes_GET_SIZE(key);
+    PyObject *e = ext_table_get(&self->k.tab, k, n, ext_key_hash(k, n));
+    if (!e) Py_RETURN_NONE;
+    Py_INCREF(e);
+    return e;
+}
+
+static PyObject *disp_insert(DispatcherObject *self, PyObject *args) {
+    PyObject *key, *entry;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyBytes_Type, &key, self->k.st->EntryType, &entry))
+        return NULL;
+    const uint8_t *k = (const uint8_t *)PyBytes_AS_STRING(key);
+    int n = (int)PyBytes_GET_SIZE(key);
+    PyObject *kept = ext_table_insert(&self->k.tab, k, n, ext_key_hash(k, n), entry);
+    Py_XINCREF(kept);
+    return kept;
+}
+
+static PyObject *disp_entries(DispatcherObject *self, PyObject *unused) {
+    PyObject *l = PyList_New(0);
+    if (!l) return NULL;
+    for (int i = 0; i < self->k.tab.cap; i++) {
+        Slot *s = &self->k.tab.slots[i];
+        if (!s->hash) continue;
+        PyObject *t = Py_BuildValue("(y#O)", (const char *)s->key, (Py_ssize_t)s->len, s->entry);
+        if (!t || PyList_Append(l, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(l);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return l;
+}
+
+static PyObject *disp_clear_entries(DispatcherObject *self, PyObject *unused) {
+    ext_table_clear(&self->k.tab);
+    Py_RETURN_NONE;
+}
+
+static PyObject *disp_get_name(DispatcherObject *self, void *c) {
+    if (!self->k.kname) Py_RETURN_NONE;
+    Py_INCREF(self->k.kname);
+    return self->k.kname;
+}
+
+static PyMethodDef disp_methods[] = {
+    {"_lookup", (PyCFunction)disp_lookup, METH_O, "the Entry for a type key, or None"},
+    {"_insert", (PyCFunction)disp_insert, METH_VARARGS,
+     "store an Entry under a type key unless it has one; returns the Entry the table keeps"},
+    {"_entries", (PyCFunction)disp_entries, METH_NOARGS, "[(key, Entry)]"},
+    {"_clear_entries", (PyCFunction)disp_clear_entries, METH_NOARGS, "forget every Entry"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef disp_getset[] = {
+    {"_kname", (getter)disp_get_name, NULL, "kernel name", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMemberDef disp_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(DispatcherObject, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(DispatcherObject, weakrefs), READONLY, NULL},
+    {"_nparams", T_INT, offsetof(DispatcherObject, k.nparams), READONLY, NULL},
+    {"_is_device", T_INT, offsetof(DispatcherObject, is_device), READONLY, NULL},
+    {"_par_threshold", T_LONGLONG, offsetof(DispatcherObject, k.par_threshold), 0,
+     "CPU target: launches with fewer threads in all run on one core"},
+    {"_target", T_INT, offsetof(DispatcherObject, k.target), 0,
+     "target of launches with host arguments: 0 CPU, 1 CUDA, -1 unresolved"},
+    {"_explicit_cpu", T_BOOL, offsetof(DispatcherObject, k.explicit_cpu), 0,
+     "target='cpu' was given"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyType_Slot disp_slots[] = {
+    {Py_tp_init, disp_init},
+    {Py_tp_dealloc, disp_dealloc},
+    {Py_tp_traverse, disp_traverse},
+    {Py_tp_clear, disp_clear},
+    {Py_mp_subscript, disp_getitem},
+    {Py_tp_call, disp_call},
+    {Py_tp_methods, disp_methods},
+    {Py_tp_members, disp_members},
+    {Py_tp_getset, disp_getset},
+    {Py_tp_doc, (void *)"Base of kiln kernels: the specialisation table and the launch path."},
+    {0, NULL}};
+
+static PyType_Spec disp_spec = {"kiln._kiln.DispatcherBase", sizeof(DispatcherObject), 0,
+                                Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                                disp_slots};
+
+int ext_dispatcher_init(PyObject *module, ModState *st) {
+    st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &disp_spec, NULL);
+    if (!st->DispatcherType || PyModule_AddType(module, st->DispatcherType) < 0) return -1;
+    return 0;
+}

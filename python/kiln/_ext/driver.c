@@ -1,0 +1,151 @@
+/* driver.c: the CUDA driver as the extension uses it.
+ *
+ * The driver is opened at the first thing that needs it; on a machine without
+ * a GPU that fails once, quietly, and kiln.is_available() says why.  Kernel
+ * errors (bounds checks, asserts, zero range steps) are recorded by the GPU in
+ * a small record per device; a kernel compiled with debug=True is checked
+ * right after its launch, other kernels that can fail at the next
+ * synchronisation point (kiln.synchronize, a copy to the host, a stream's
+ * synchronize), so ordinary launches stay asynchronous.
+ */
+#include "driver.h"
+
+kiln_cuda *ext_cuda(ModState *st) {
+    if (st->cuda) return st->cuda;
+    if (!st->cuda_tried) {
+        st->cuda_tried = true;
+        st->cuda = kiln_cuda_open(&st->cuda_why);
+        if (st->cuda) return st->cuda;
+    }
+    PyErr_Format(st->CudaError, "no CUDA GPU can be used: %s",
+                 st->cuda_why ? st->cuda_why : "unknown reason");
+    return NULL;
+}
+
+PyObject *ext_cuda_error(ModState *st, int rc, const char *what) {
+    PyErr_Format(st->CudaError, "%s: %s (while %s)", kiln_cuda_error_name(st->cuda, rc),
+                 kiln_cuda_error_text(st->cuda, rc), what);
+    return NULL;
+}
+
+kiln_cuda *ext_cuda_on(ModState *st, int dev) {
+    kiln_cuda *cu = ext_cuda(st);
+    if (!cu) return NULL;
+    if (dev < 0 || dev >= kiln_cuda_device_count(cu)) {
+        PyErr_Format(PyExc_ValueError, "device %d does not exist (this machine has %d)", dev,
+                     kiln_cuda_device_count(cu));
+        return NULL;
+    }
+    int rc = kiln_cuda_use(cu, dev);
+    if (rc != 0) {
+        ext_cuda_error(st, rc, "making the device's context current");
+        return NULL;
+    }
+    return cu;
+}
+
+int ext_use_device(ModState *st, int dev) { return ext_cuda_on(st, dev) ? 0 : -1; }
+
+int ext_errbuf(ModState *st, int dev, uint64_t *ptr) {
+    if (!st->errbuf[dev]) {
+        uint64_t p;
+        int rc = kiln_cuda_alloc(st->cuda, &p, sizeof(kiln_kernel_error), NULL);
+        if (rc == 0) rc = kiln_cuda_memset(st->cuda, p, 0, sizeof(kiln_kernel_error), NULL);
+        if (rc == 0) rc = kiln_cuda_stream_sync(st->cuda, NULL);
+        if (rc != 0) {
+            ext_cuda_error(st, rc, "allocating the kernel error record");
+            return -1;
+        }
+        st->errbuf[dev] = p;
+    }
+    *ptr = st->errbuf[dev];
+    return 0;
+}
+
+int ext_check_kernel_error(ModState *st, int dev) {
+    if (dev < 0 || dev >= EXT_MAX_DEVICES || !st->err_pending[dev] || !st->errbuf[dev]) return 0;
+    kiln_kernel_error err;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = kiln_cuda_sync(st->cuda);
+    if (rc == 0) rc = kiln_cuda_copy_dtoh(st->cuda, &err, st->errbuf[dev], sizeof err, NULL);
+    Py_END_ALLOW_THREADS
+    st->err_pending[dev] = false;
+    if (rc != 0) {
+        ext_cuda_error(st, rc, "reading the kernel error record");
+        return -1;
+    }
+    if (err.code == 0) return 0;
+    kiln_cuda_memset(st->cuda, st->errbuf[dev], 0, sizeof err, NULL);
+    kiln_cuda_stream_sync(st->cuda, NULL);
+    ext_raise_kernel_error(&err, st->err_files[dev]);
+    return -1;
+}
+
+/* ---- module functions -------------------------------------------------------------------------- */
+
+static PyObject *f_cuda_available(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    if (ext_cuda(st)) return Py_BuildValue("(Os)", Py_True, "");
+    PyErr_Clear();
+    return Py_BuildValue("(Os)", Py_False, st->cuda_why ? st->cuda_why : "unknown");
+}
+
+static PyObject *f_cuda_info(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    kiln_cuda *cu = ext_cuda(st);
+    if (!cu) return NULL;
+    PyObject *devs = PyList_New(0);
+    if (!devs) return NULL;
+    for (int d = 0; d < kiln_cuda_device_count(cu); d++) {
+        char name[256] = "?";
+        kiln_cuda_device_name(cu, d, name, sizeof name);
+        PyObject *t = Py_BuildValue("(si)", name, kiln_cuda_arch(cu, d));
+        if (!t || PyList_Append(devs, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(devs);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    PyObject *r = Py_BuildValue("{s:i,s:O}", "driver", kiln_cuda_driver_version(cu), "devices", devs);
+    Py_DECREF(devs);
+    return r;
+}
+
+static PyObject *f_select_device(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    long d = PyLong_AsLong(arg);
+    if (d == -1 && PyErr_Occurred()) return NULL;
+    if (ext_use_device(st, (int)d) < 0) return NULL;
+    st->current_device = (int)d;
+    Py_RETURN_NONE;
+}
+
+static PyObject *f_current_device(PyObject *m, PyObject *unused) {
+    return PyLong_FromLong(ext_state(m)->current_device);
+}
+
+static PyObject *f_synchronize(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    if (!st->cuda) Py_RETURN_NONE; /* nothing was ever launched on a GPU */
+    for (int d = 0; d < kiln_cuda_device_count(st->cuda) && d < EXT_MAX_DEVICES; d++) {
+        if (!st->errbuf[d] && d != st->current_device) continue;
+        if (ext_use_device(st, d) < 0) return NULL;
+        int rc;
+        Py_BEGIN_ALLOW_THREADS
+        rc = kiln_cuda_sync(st->cuda);
+        Py_END_ALLOW_THREADS
+        if (rc != 0) return ext_cuda_error(st, rc, "synchronizing the device");
+        if (ext_check_kernel_error(st, d) < 0) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyMethodDef ext_driver_functions[] = {
+    {"cuda_available", f_cuda_available, METH_NOARGS, "(available, why not)"},
+    {"cuda_info", f_cuda_info, METH_NOARGS, "driver version and devices"},
+    {"select_device", f_select_device, METH_O, "select_device(n)"},
+    {"current_device", f_current_device, METH_NOARGS, "the selected device"},
+    {"synchronize", f_synchronize, METH_NOARGS, "wait for all GPU work; report kernel errors"},
+    {NULL, NULL, 0, NULL}};

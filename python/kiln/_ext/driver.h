@@ -1,0 +1,24 @@
+/* driver.h: the CUDA driver as the extension uses it (driver.c). */
+#ifndef KILN_EXT_DRIVER_H
+#define KILN_EXT_DRIVER_H
+
+#include "errors.h"
+
+/* Opens CUDA if needed; NULL with CudaError set when no GPU can be used. */
+kiln_cuda *ext_cuda(ModState *st);
+/* Raises kiln.CudaError for a CUresult; returns NULL. */
+PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
+/* Makes device dev current on this thread; -1 with an exception set. */
+int ext_use_device(ModState *st, int dev);
+/* The driver, with device dev current on this thread; NULL with an exception set. */
+kiln_cuda *ext_cuda_on(ModState *st, int dev);
+/* Reports (and clears) an error that a kernel recorded on device dev: -1 with
+ * the exception set, 0 when there was none.  Synchronises the device. */
+int ext_check_kernel_error(ModState *st, int dev);
+/* The device pointer of device dev's error record, allocating it at first use. */
+int ext_errbuf(ModState *st, int dev, uint64_t *ptr);
+
+/* cuda_available, cuda_info, select_device, current_device, synchronize */
+extern PyMethodDef ext_driver_functions[];
+
+#endif

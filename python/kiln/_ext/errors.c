@@ -1,0 +1,153 @@
+/* errors.c: what the core reports, as Python exceptions.
+ *
+ * Compile errors arrive as diagnostics (file:line:col, the line, a caret, a
+ * hint) formatted once by the core: collected as a list of str with the GIL,
+ * or as text without it (builds), and raised as kiln.CompileError.  Kernel
+ * errors arrive as the record a kernel filled in (the CPU's on the launching
+ * thread's stack, the GPU's in device memory) and become IndexError,
+ * AssertionError, ZeroDivisionError or ValueError naming the kernel's line.
+ */
+#include <string.h>
+
+#include "errors.h"
+
+int ext_errors_init(PyObject *m, ModState *st) {
+    st->CompileError = PyErr_NewExceptionWithDoc(
+        "kiln.CompileError",
+        "A kernel could not be compiled; the message gives file:line:col, the line, a caret "
+        "and a hint.",
+        PyExc_Exception, NULL);
+    if (!st->CompileError || PyModule_AddObjectRef(m, "CompileError", st->CompileError) < 0)
+        return -1;
+    st->CudaError = PyErr_NewExceptionWithDoc(
+        "kiln.CudaError", "The CUDA driver reported an error; the message has its name and text.",
+        PyExc_RuntimeError, NULL);
+    if (!st->CudaError || PyModule_AddObjectRef(m, "CudaError", st->CudaError) < 0) return -1;
+    st->PerformanceWarning = PyErr_NewExceptionWithDoc(
+        "kiln.PerformanceWarning",
+        "A launch ran slower than it could (host arrays copied for a GPU launch, ...).",
+        PyExc_UserWarning, NULL);
+    if (!st->PerformanceWarning ||
+        PyModule_AddObjectRef(m, "PerformanceWarning", st->PerformanceWarning) < 0)
+        return -1;
+    st->CacheWarning = PyErr_NewExceptionWithDoc(
+        "kiln.CacheWarning",
+        "A cache tier could not be used (and is off for this process), or an entry failed its "
+        "checks and is rebuilt.",
+        PyExc_UserWarning, NULL);
+    if (!st->CacheWarning || PyModule_AddObjectRef(m, "CacheWarning", st->CacheWarning) < 0)
+        return -1;
+    st->CacheError = PyErr_NewExceptionWithDoc(
+        "kiln.CacheError", "A cache bundle could not be exported or imported.",
+        PyExc_RuntimeError, NULL);
+    if (!st->CacheError || PyModule_AddObjectRef(m, "CacheError", st->CacheError) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- diagnostics with the GIL: a list ----------------------------------------------------- */
+
+void ext_sink_diag(void *ud, const kiln_diag *d) {
+    Sink *s = ud;
+    if (d->severity == KILN_ERROR) s->nerrors++;
+    if (!s->list) return;
+    PyObject *t = PyUnicode_DecodeUTF8(d->formatted, (Py_ssize_t)strlen(d->formatted), "replace");
+    if (t) {
+        PyList_Append(s->list, t);
+        Py_DECREF(t);
+    } else {
+        PyErr_Clear();
+    }
+}
+
+void ext_raise_compile_error(ModState *st, Sink *s, const char *fallback) {
+    if (PyErr_Occurred()) return;
+    PyObject *sep = PyUnicode_FromString("\n");
+    PyObject *msg = NULL;
+    if (sep && s->list && PyList_GET_SIZE(s->list) > 0) msg = PyUnicode_Join(sep, s->list);
+    if (!msg) msg = PyUnicode_FromString(fallback);
+    Py_XDECREF(sep);
+    if (!msg) return;
+    PyObject *exc = PyObject_CallOneArg(st->CompileError, msg);
+    if (exc) {
+        if (s->list) PyObject_SetAttrString(exc, "diagnostics", s->list);
+        PyErr_SetObject(st->CompileError, exc);
+        Py_DECREF(exc);
+    }
+    Py_DECREF(msg);
+}
+
+/* ---- diagnostics without the GIL: text ----------------------------------------------------- */
+
+void ext_text_diag(void *ud, const kiln_diag *d) {
+    TextSink *t = ud;
+    if (d->severity == KILN_ERROR) t->nerrors++;
+    size_t len = strlen(d->formatted);
+    if (t->n + len + 2 > t->cap) {
+        size_t ncap = (t->cap + len + 2) * 2;
+        char *nb = PyMem_RawRealloc(t->buf, ncap);
+        if (!nb) return;
+        t->buf = nb;
+        t->cap = ncap;
+    }
+    if (t->n) t->buf[t->n++] = '\n';
+    memcpy(t->buf + t->n, d->formatted, len);
+    t->n += len;
+    t->buf[t->n] = 0;
+}
+
+int ext_interrupted(void *ud) {
+    (void)ud;
+    /* Python runs signal handlers on the main thread only (PyErr_CheckSignals is
+     * a no-op elsewhere): other threads' waits end by their own time limits. */
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = 0;
+    if (PyErr_Occurred()) stop = 1; /* an earlier poll's KeyboardInterrupt */
+    else if (PyErr_CheckSignals() < 0) stop = 1; /* the exception stays set for the caller */
+    PyGILState_Release(g);
+    return stop;
+}
+
+void ext_raise_text(ModState *st, TextSink *t, const char *fallback) {
+    if (PyErr_Occurred()) return; /* an interrupt's KeyboardInterrupt stands */
+    PyObject *msg = t->n ? PyUnicode_DecodeUTF8(t->buf, (Py_ssize_t)t->n, "replace")
+                         : PyUnicode_FromString(fallback);
+    if (msg) {
+        PyErr_SetObject(st->CompileError, msg);
+        Py_DECREF(msg);
+    }
+}
+
+/* ---- kernel errors ----------------------------------------------------------------------- */
+
+PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) {
+    int fidx = err->line >> 20, line = err->line & 0xFFFFF;
+    const char *file = "?";
+    if (files && PyTuple_Check(files) && fidx < PyTuple_GET_SIZE(files)) {
+        file = PyUnicode_AsUTF8(PyTuple_GET_ITEM(files, fidx));
+        if (!file) {
+            PyErr_Clear();
+            file = "?";
+        }
+    }
+    switch (err->code) {
+    case KILN_ERR_INDEX:
+        PyErr_Format(PyExc_IndexError, "%s:%d: index %lld is out of bounds for axis %lld with size %lld",
+                     file, line, (long long)err->a, (long long)err->b, (long long)err->c);
+        break;
+    case KILN_ERR_ASSERT: PyErr_Format(PyExc_AssertionError, "%s:%d: assertion failed", file, line); break;
+    case KILN_ERR_ZERODIV:
+        PyErr_Format(PyExc_ZeroDivisionError, "%s:%d: integer division or modulo by zero", file, line);
+        break;
+    case KILN_ERR_RANGE:
+        PyErr_Format(PyExc_ValueError, "%s:%d: range() arg 3 must not be zero", file, line);
+        break;
+    case KILN_ERR_POW:
+        PyErr_Format(PyExc_ValueError,
+                     "%s:%d: integers to negative integer powers are not allowed (%lld ** %lld)",
+                     file, line, (long long)err->a, (long long)err->b);
+        break;
+    default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
+    }
+    return NULL;
+}

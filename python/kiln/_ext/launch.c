@@ -1,0 +1,477 @@
+/* launch.c: kiln._kiln.Launcher, a kernel with its launch configuration.
+ *
+ * Calling a Launcher is the hot path, and costs close to nothing over the
+ * kernel: a vectorcall classifies each argument (args.c) into 4 bytes of the
+ * type key, adds the target and device, looks the key up in the kernel's
+ * specialisation table (table.h), packs the parameters into 8-byte slots on
+ * the stack (docs/abi.md) and runs the entry: on the CPU with the GIL
+ * released, on the GPU through cuLaunchKernel (host arrays staged in and out,
+ * the wide entry for large 1-D launches that may take it).
+ *
+ * A miss calls the dispatcher's Python method _compile_key(key), which
+ * translates, builds and loads the kernel (core.c) and returns an Entry; the
+ * table keeps the first entry inserted under a key.  The launch holds a
+ * reference to the entry it runs from lookup to return (table.h), and the
+ * Launcher holds references to its dispatcher and its stream object.
+ */
+#include "launch.h"
+
+#include <structmember.h>
+#include <time.h>
+
+#include "args.h"
+#include "devarray.h"
+#include "driver.h"
+#include "errors.h"
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *disp;      /* the Dispatcher object, which owns *k */
+    Kernel *k;
+    int64_t grid[3], block[3];
+    PyObject *stream;    /* the configuration's stream object (None: the default) */
+    void *stream_handle; /* its CUstream */
+    int64_t shmem;
+    long repeat;         /* bench hook: launch this many times back to back in C */
+    double repeat_s;     /* ... and the seconds per launch it took */
+    bool last_wide;      /* the last launch took the kernel's wide entry (tests) */
+} LauncherObject;
+
+static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->disp);
+    Py_VISIT(self->stream);
+    return 0;
+}
+
+static int launcher_clear(LauncherObject *self) {
+    Py_CLEAR(self->disp);
+    Py_CLEAR(self->stream);
+    return 0;
+}
+
+static void launcher_dealloc(LauncherObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    launcher_clear(self);
+    PyObject_GC_Del(self);
+    Py_DECREF(tp);
+}
+
+enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
+
+/* Packs the arguments into 8-byte slots (docs/abi.md); device addresses for
+ * a GPU launch.  Sets the slot offset of each parameter in off. */
+static int pack(Kernel *d, EntryObject *e, Arg *a, int n, int64_t *slots, int *off,
+                bool gpu) {
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        off[i] = s;
+        if (pt->is_array) {
+            if (e->written[i] && a[i].readonly) {
+                char desc[256];
+                ext_arg_desc(desc, sizeof desc, d->names, d->kname, i);
+                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
+                return -1;
+            }
+            if (gpu)
+                slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
+            else
+                slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
+        } else if (ext_pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], d->names, d->kname, i) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The byte span [lo, hi) of a host array's elements around element 0. */
+static void host_span(const Arg *a, int64_t *lo, int64_t *hi) {
+    int64_t isz = (int64_t)a->view.itemsize;
+    ext_byte_span(isz, a->t.ndim, a->shape, a->strides, isz, lo, hi);
+}
+
+/* Host arrays in a GPU launch: copied in before and back after (if written). */
+static int stage_host_arrays(ModState *st, Kernel *d, Arg *a, int n, void *stream) {
+    for (int i = 0; i < n; i++) {
+        if (!a[i].t.is_array || a[i].on_gpu) continue;
+        if (!d->warned) {
+            d->warned = true;
+            char desc[256];
+            ext_arg_desc(desc, sizeof desc, d->names, d->kname, i);
+            if (PyErr_WarnFormat(st->PerformanceWarning, 1,
+                                 "%s is a host array, so kernel '%U' copies its host arrays to the "
+                                 "GPU and back at every launch; pass kiln.to_device() arrays",
+                                 desc, d->kname) < 0)
+                return -1;
+        }
+        int64_t lo, hi;
+        host_span(&a[i], &lo, &hi);
+        a[i].tmp_lo = lo;
+        a[i].tmp_size = (size_t)(hi - lo);
+        int rc = kiln_cuda_alloc(st->cuda, &a[i].tmp, a[i].tmp_size, stream);
+        if (rc == 0)
+            rc = kiln_cuda_copy_htod(st->cuda, a[i].tmp, (char *)a[i].view.buf + lo, a[i].tmp_size,
+                                     stream);
+        if (rc != 0) {
+            ext_cuda_error(st, rc, "copying a host array to the GPU");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int unstage_host_arrays(ModState *st, EntryObject *e, Arg *a, int n, void *stream) {
+    int err = 0;
+    for (int i = 0; i < n; i++) {
+        if (!a[i].tmp) continue;
+        int rc = 0;
+        if (e && e->written[i] && !err)
+            rc = kiln_cuda_copy_dtoh(st->cuda, (char *)a[i].view.buf + a[i].tmp_lo, a[i].tmp,
+                                     a[i].tmp_size, stream);
+        kiln_cuda_free(st->cuda, a[i].tmp, stream);
+        a[i].tmp = 0;
+        if (rc != 0 && !err) {
+            ext_cuda_error(st, rc, "copying an array back from the GPU");
+            err = -1;
+        }
+    }
+    return err;
+}
+
+/* Whether the packed arrays of a GPU launch may take the wide entry's
+ * __restrict__ pointers: no array the kernel writes shares a byte with
+ * another array argument.  Byte spans from the packed data pointer, shape and
+ * strides (in elements). */
+static bool arrays_disjoint(const EntryObject *e, const int64_t *slots, const int *off) {
+    enum { MAXA = 16 };
+    int64_t lo[MAXA], hi[MAXA];
+    bool w[MAXA];
+    int na = 0;
+    for (int i = 0; i < e->nparams; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        if (!pt->is_array) continue;
+        if (na == MAXA) return false;
+        const int64_t *p = &slots[off[i]]; /* data, shape[ndim], strides[ndim] */
+        int64_t isz = ext_dtype_size(pt->dtype), l, h;
+        ext_byte_span(isz, pt->ndim, p + 1, p + 1 + pt->ndim, isz, &l, &h);
+        if (h == l) continue; /* empty: touches nothing */
+        lo[na] = p[0] + l;
+        hi[na] = p[0] + h;
+        w[na++] = e->written[i] != 0;
+    }
+    for (int i = 0; i < na; i++)
+        for (int j = i + 1; j < na; j++)
+            if ((w[i] || w[j]) && lo[i] < hi[j] && lo[j] < hi[i]) return false;
+    return true;
+}
+
+static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames) {
+    LauncherObject *self = (LauncherObject *)selfobj;
+    Kernel *d = self->k;
+    ModState *st = d->st;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError, "kernel '%U' takes positional arguments only", d->kname);
+        return NULL;
+    }
+    if (n != d->nparams) {
+        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given",
+                     d->kname, d->nparams, d->nparams == 1 ? "" : "s", n);
+        return NULL;
+    }
+    Arg stack_args[STACK_ARGS];
+    Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
+    uint8_t keybuf[4 * STACK_ARGS + 2];
+    uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 2);
+    int64_t stack_slots[STACK_SLOTS];
+    int64_t *slots = stack_slots;
+    int stack_off[STACK_ARGS + 1];
+    int *off = n <= STACK_ARGS ? stack_off : PyMem_Malloc(sizeof(int) * (size_t)(n + 1));
+    void *stack_pp[STACK_ARGS + 2];
+    void *stack_wpp[STACK_SLOTS];
+    void **pp = n <= STACK_ARGS ? stack_pp : PyMem_Malloc(sizeof(void *) * (size_t)(n + 2));
+    PyObject *ret = NULL;
+    EntryObject *e = NULL;
+    int classified = 0;
+    bool staged = false;
+    if (!a || !key || !off || !pp) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int gpu_dev = -1, gpu_arg = -1;
+    for (int i = 0; i < n; i++) {
+        classified = i + 1;
+        if (ext_classify(st, args[i], &a[i], d->names, d->kname, i, self->stream_handle) < 0) goto done;
+        memcpy(key + 4 * i, &a[i].t, 4);
+        if (!a[i].on_gpu) continue;
+        if (gpu_dev < 0) {
+            gpu_dev = a[i].device;
+            gpu_arg = i;
+        } else if (a[i].device != gpu_dev) {
+            char d1[256], d2[256];
+            ext_arg_desc(d1, sizeof d1, d->names, d->kname, gpu_arg);
+            ext_arg_desc(d2, sizeof d2, d->names, d->kname, i);
+            PyErr_Format(PyExc_ValueError, "%s is on GPU %d but %s is on GPU %d; copy one of them",
+                         d1, gpu_dev, d2, a[i].device);
+            goto done;
+        }
+    }
+    int target, device = 0;
+    if (gpu_dev >= 0) {
+        if (d->explicit_cpu) {
+            char desc[256];
+            ext_arg_desc(desc, sizeof desc, d->names, d->kname, gpu_arg);
+            PyErr_Format(PyExc_TypeError,
+                         "%s is a GPU array, but the kernel was asked to run on the CPU "
+                         "(target='cpu'); copy it with .copy_to_host()",
+                         desc);
+            goto done;
+        }
+        target = 1;
+        device = gpu_dev;
+    } else {
+        if (d->target < 0) {
+            PyObject *t = PyObject_CallMethodNoArgs(self->disp, st->str_resolve_target);
+            if (!t) goto done;
+            long v = PyLong_AsLong(t);
+            Py_DECREF(t);
+            if (v == -1 && PyErr_Occurred()) goto done;
+            d->target = v ? 1 : 0;
+        }
+        target = d->target;
+        if (target) device = st->current_device;
+    }
+    key[4 * n] = (uint8_t)target;
+    key[4 * n + 1] = (uint8_t)device;
+    int klen = 4 * (int)n + 2;
+    uint64_t h = ext_key_hash(key, klen);
+    /* The launch holds its own reference to the entry from here to its return:
+     * the GIL is released while the kernel runs, and another thread may clear
+     * the table meanwhile; the code is unloaded only by the last reference. */
+    PyObject *entry = ext_table_get(&d->tab, key, klen, h);
+    if (entry) {
+        Py_INCREF(entry);
+    } else {
+        PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
+        if (!kb) goto done;
+        entry = PyObject_CallMethodOneArg(self->disp, st->str_compile_key, kb);
+        Py_DECREF(kb);
+        if (!entry) goto done;
+        if (!Py_IS_TYPE(entry, st->EntryType)) {
+            Py_DECREF(entry);
+            PyErr_SetString(PyExc_TypeError, "_compile_key must return an Entry");
+            goto done;
+        }
+        /* another thread's first call may have inserted one meanwhile: use that */
+        PyObject *kept = ext_table_insert(&d->tab, key, klen, h, entry);
+        Py_XINCREF(kept);
+        Py_DECREF(entry);
+        if (!kept) goto done;
+        entry = kept;
+    }
+    e = (EntryObject *)entry;
+    if (e->nslots > STACK_SLOTS) {
+        slots = PyMem_Malloc(sizeof(int64_t) * (size_t)e->nslots);
+        if (!slots) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (e->target == 0) {
+        if (pack(d, e, a, (int)n, slots, off, false) < 0) goto done;
+        kiln_kernel_error err;
+        memset(&err, 0, sizeof err);
+        kiln_cpu_launch L = {0}; /* fields added to the struct later stay off */
+        memcpy(L.grid, self->grid, sizeof L.grid);
+        memcpy(L.block, self->block, sizeof L.block);
+        L.par_threshold = d->par_threshold;
+        L.err = &err;
+        Py_BEGIN_ALLOW_THREADS
+        kiln_cpu_launch_kernel(e->cpu, &L, slots);
+        Py_END_ALLOW_THREADS
+        if (err.code != 0) {
+            ext_raise_kernel_error(&err, e->files);
+            goto done;
+        }
+    } else {
+        if (ext_use_device(st, e->device) < 0) goto done;
+        uint64_t errp;
+        if (ext_errbuf(st, e->device, &errp) < 0) goto done;
+        staged = true;
+        if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
+        if (pack(d, e, a, (int)n, slots, off, true) < 0) goto done;
+        pp[0] = &errp;
+        for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
+        pp[1 + n] = NULL; /* the driver does not need it; tests/fake_cuda does */
+        /* the wide entry's parameters: each slot on its own, then the thread count */
+        void **wpp = NULL;
+        int64_t nthreads = 0;
+        self->last_wide = false;
+        if (kiln_cuda_widens(e->cu, self->grid, self->block) && e->nslots + 3 <= STACK_SLOTS &&
+            arrays_disjoint(e, slots, off)) {
+            nthreads = self->grid[0] * self->block[0];
+            wpp = stack_wpp;
+            wpp[0] = &errp;
+            for (int j = 0; j < e->nslots; j++) wpp[1 + j] = &slots[j];
+            wpp[1 + e->nslots] = &nthreads;
+            wpp[2 + e->nslots] = NULL;
+            self->last_wide = true;
+        }
+        int rc;
+        if (self->repeat > 1) {
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            rc = 0;
+            for (long r = 0; r < self->repeat && rc == 0; r++)
+                rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block,
+                                      (unsigned)self->shmem, self->stream_handle, pp, wpp);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            self->repeat_s = ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
+                             (double)self->repeat;
+        } else {
+            /* cuLaunchKernel queues the work and returns; releasing the GIL around it
+             * would cost more than the call saves (CuPy and Numba keep it too) */
+            rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
+                                  self->stream_handle, pp, wpp);
+        }
+        if (rc != 0) {
+            ext_cuda_error(st, rc, "launching the kernel");
+            goto done;
+        }
+        if (e->can_fail) {
+            st->err_pending[e->device] = true;
+            Py_INCREF(e->files);
+            Py_XSETREF(st->err_files[e->device], e->files);
+        }
+        staged = false;
+        if (unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0) goto done;
+        if (e->debug && ext_check_kernel_error(st, e->device) < 0) goto done;
+    }
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    if (staged) {
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        unstage_host_arrays(st, NULL, a, (int)n, self->stream_handle);
+        PyErr_Restore(t, v, tb);
+    }
+    for (int i = 0; i < classified; i++) ext_release_arg(&a[i]);
+    if (a && a != stack_args) PyMem_Free(a);
+    if (key && key != keybuf) PyMem_Free(key);
+    if (off && off != stack_off) PyMem_Free(off);
+    if (pp && pp != stack_pp) PyMem_Free(pp);
+    if (slots != stack_slots) PyMem_Free(slots);
+    Py_XDECREF(e);
+    return ret;
+}
+
+static PyMemberDef launcher_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, NULL},
+    {"dispatcher", T_OBJECT, offsetof(LauncherObject, disp), READONLY, NULL},
+    {"_last_wide", T_BOOL, offsetof(LauncherObject, last_wide), READONLY,
+     "whether the last launch ran several grid positions per thread"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyObject *launcher_config(LauncherObject *self, void *c) {
+    return Py_BuildValue("((LLL)(LLL)OL)", (long long)self->grid[0], (long long)self->grid[1],
+                         (long long)self->grid[2], (long long)self->block[0],
+                         (long long)self->block[1], (long long)self->block[2], self->stream,
+                         (long long)self->shmem);
+}
+
+/* _raw_launches(count, *args): launches count times from a C loop with the
+ * arguments packed once; returns the seconds per launch (the driver's floor). */
+static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
+    LauncherObject *self = (LauncherObject *)selfobj;
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "_raw_launches(count, *args)");
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[0]);
+    if (count < 1) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
+        return NULL;
+    }
+    self->repeat = count;
+    self->repeat_s = 0;
+    PyObject *r = launcher_call(selfobj, args + 1, (size_t)(nargs - 1), NULL);
+    self->repeat = 0;
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return PyFloat_FromDouble(self->repeat_s);
+}
+
+static PyMethodDef launcher_methods[] = {
+    {"_raw_launches", (PyCFunction)(void (*)(void))launcher_raw, METH_FASTCALL,
+     "benchmark hook: the driver's own cost per launch"},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef launcher_getset[] = {
+    {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, launcher_dealloc},
+    {Py_tp_traverse, launcher_traverse},
+    {Py_tp_clear, launcher_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, launcher_members},
+    {Py_tp_methods, launcher_methods},
+    {Py_tp_getset, launcher_getset},
+    {Py_tp_doc, (void *)"A kernel with its launch configuration; call it with the arguments."},
+    {0, NULL}};
+
+static PyType_Spec launcher_spec = {"kiln._kiln.Launcher", sizeof(LauncherObject), 0,
+                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                                        Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_IMMUTABLETYPE |
+                                        Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                    launcher_slots};
+
+PyObject *ext_launcher_get(PyObject *disp, Kernel *k, const int64_t g[3], const int64_t b[3],
+                           PyObject *stream, void *handle, int64_t shmem) {
+    for (int i = 0; i < LAUNCH_CACHE; i++) {
+        LauncherObject *l = (LauncherObject *)k->lc[i];
+        if (l && memcmp(l->grid, g, sizeof l->grid) == 0 &&
+            memcmp(l->block, b, sizeof l->block) == 0 && l->stream == stream &&
+            l->shmem == shmem) {
+            Py_INCREF(l);
+            return (PyObject *)l;
+        }
+    }
+    LauncherObject *l = PyObject_GC_New(LauncherObject, k->st->LauncherType);
+    if (!l) return NULL;
+    l->vectorcall = launcher_call;
+    Py_INCREF(disp);
+    l->disp = disp;
+    l->k = k;
+    memcpy(l->grid, g, sizeof l->grid);
+    memcpy(l->block, b, sizeof l->block);
+    Py_INCREF(stream);
+    l->stream = stream;
+    l->stream_handle = handle;
+    l->shmem = shmem;
+    l->repeat = 0;
+    l->repeat_s = 0;
+    l->last_wide = false;
+    PyObject_GC_Track(l);
+    Py_INCREF(l);
+    Py_XSETREF(k->lc[k->lnext], (PyObject *)l);
+    k->lnext = (k->lnext + 1) % LAUNCH_CACHE;
+    return (PyObject *)l;
+}
+
+int ext_launch_init(PyObject *module, ModState *st) {
+    st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
+    if (!st->LauncherType || PyModule_AddType(module, st->LauncherType) < 0) return -1;
+    st->str_compile_key = PyUnicode_InternFromString("_compile_key");
+    st->str_resolve_target = PyUnicode_InternFromString("_resolve_target");
+    if (!st->str_compile_key || !st->str_resolve_target) return -1;
+    return 0;
+}

@@ -1,0 +1,204 @@
+/* nvrtc.c: CUDA C to a cubin (or PTX) through NVRTC and the artifact cache.
+ *
+ * NVRTC is opened at the first build that misses every cache tier (a warm
+ * start never loads it: its facts, which are part of the cache key, are kept
+ * in the cache); the first kernel definition starts a thread that pays its
+ * first-use cost ahead.  Everything that runs without the GIL reports
+ * through a kiln_ctx's text sink (errors.c).
+ */
+#include "nvrtc.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <string.h>
+
+typedef struct {
+    ModState *st;
+    const char *src;
+    size_t len;
+    kiln_options o;
+    int arch, want_ptx;
+} NvrtcBuild;
+
+static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
+    NvrtcBuild *b = ud;
+    int is_ptx = b->want_ptx;
+    kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx); /* loaded here, on a miss, at the latest */
+    if (!n) return -1;
+    int rc = kiln_nvrtc_compile(ctx, n, b->src, b->len, &b->o, b->arch, blob, len, &is_ptx);
+    snprintf(kind, 16, "%s", is_ptx ? "ptx" : "cubin");
+    return rc;
+}
+
+/* NVRTC, opened at first use; the lock keeps two threads from opening it twice. */
+static pthread_mutex_t nvrtc_mu = PTHREAD_MUTEX_INITIALIZER;
+
+kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx) {
+    pthread_mutex_lock(&nvrtc_mu);
+    if (!st->nvrtc) st->nvrtc = kiln_nvrtc_open(ctx);
+    kiln_nvrtc *n = st->nvrtc;
+    pthread_mutex_unlock(&nvrtc_mu);
+    return n;
+}
+
+kiln_nvrtc *ext_nvrtc(ModState *st) {
+    TextSink txt = {NULL, 0, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+    kiln_nvrtc *n = ext_nvrtc_nogil(st, ctx);
+    kiln_ctx_free(ctx);
+    if (!n)
+        ext_raise_text(st, &txt,
+                       "NVRTC (libnvrtc.so) was not found; install the CUDA toolkit's NVRTC or "
+                       "set KILN_NVRTC to its path");
+    PyMem_RawFree(txt.buf);
+    return n;
+}
+
+/* ---- NVRTC warm-up ------------------------------------------------------------------
+ * NVRTC's first compile in a process costs about 100 ms more than later ones
+ * (it loads its builtins).  The first kernel definition starts a thread that
+ * pays it with a tiny compile while the program goes on importing and setting
+ * up; the thread owns everything it uses (NVRTC's state is per process, so
+ * any handle warms it) and is joined at exit. */
+
+static pthread_t warm_thread;
+static bool warm_started;
+
+static void *warm_main(void *unused) {
+    (void)unused;
+    void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cu) return NULL; /* no driver: no GPU compiles are coming */
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_nvrtc *n = ctx ? kiln_nvrtc_open(ctx) : NULL;
+    if (n) {
+        static const char src[] = "extern \"C\" __global__ void kiln_warm(float *p) "
+                                  "{ p[threadIdx.x] = expf(p[threadIdx.x]) / 3.0f; }\n";
+        kiln_options o;
+        memset(&o, 0, sizeof o);
+        o.target = KILN_TARGET_CUDA;
+        void *blob = NULL;
+        size_t len = 0;
+        int is_ptx = 0;
+        kiln_nvrtc_compile(ctx, n, src, sizeof src - 1, &o, 80, &blob, &len, &is_ptx);
+        free(blob);
+        kiln_nvrtc_close(n);
+    }
+    kiln_ctx_free(ctx);
+    dlclose(cu);
+    return NULL;
+}
+
+static void warm_join(void) {
+    if (warm_started) pthread_join(warm_thread, NULL);
+    warm_started = false;
+}
+
+static PyObject *f_warm_up(PyObject *m, PyObject *unused) {
+    if (!warm_started && pthread_create(&warm_thread, NULL, warm_main, NULL) == 0) {
+        warm_started = true;
+        Py_AtExit(warm_join);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The cache key's target text.  NVRTC's facts come from the cache when it has
+ * them for the NVRTC that would be loaded, so a warm start never loads NVRTC;
+ * otherwise NVRTC is loaded and its facts are stored.  -1 with an exception. */
+static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_ptx, char *buf,
+                       size_t size) {
+    char name[4200], facts[1024];
+    int rc = -1;
+    kiln_cache *c;
+    Py_BEGIN_ALLOW_THREADS
+    c = ext_get_cache(st);
+    kiln_nvrtc_facts_name(name, sizeof name);
+    if (c && kiln_cache_fact(c, name, facts, sizeof facts))
+        rc = kiln_nvrtc_target_from(facts, 1, o, arch, want_ptx, buf, size);
+    Py_END_ALLOW_THREADS
+    if (rc == 0) return 0;
+    kiln_nvrtc *n = ext_nvrtc(st);
+    if (!n) {
+        /* no NVRTC here: a bundle's facts still give its keys (nothing can be compiled) */
+        if (c && kiln_cache_fact(c, KILN_NVRTC_IMPORTED_FACTS, facts, sizeof facts) &&
+            kiln_nvrtc_target_from(facts, 0, o, arch, want_ptx, buf, size) == 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        return -1;
+    }
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    TextSink txt = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+    rc = kiln_nvrtc_target(ctx, n, o, arch, want_ptx, buf, size);
+    kiln_ctx_free(ctx);
+    if (rc < 0) {
+        ext_raise_text(st, &txt, "NVRTC cannot compile for this architecture");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        if (c && kiln_nvrtc_describe(n, facts, sizeof facts) == 0)
+            kiln_cache_set_fact(c, name, facts);
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(txt.buf);
+    return rc;
+}
+
+/* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
+ *               cache=True) -> (image, is_ptx, cache key, hit) */
+static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    const char *src, *name = "";
+    Py_ssize_t len;
+    int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1;
+    if (!PyArg_ParseTuple(args, "s#(iii)i|psp", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
+                          &want_ptx, &name, &use_cache))
+        return NULL;
+    if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
+    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
+    b.o.target = KILN_TARGET_CUDA;
+    b.o.fastmath = fastmath;
+    b.o.lineinfo = lineinfo;
+    b.o.max_registers = maxreg;
+    char target[512], short_target[32];
+    if (use_cache && cuda_target(st, &b.o, arch, want_ptx, target, sizeof target) < 0)
+        return NULL;
+    if (!use_cache && !ext_nvrtc(st)) return NULL;
+    snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
+    ExtArtifact art;
+    /* line info carries the file names into the cubin: then they are in the key */
+    if (ext_cached_build(st, src, (size_t)len, use_cache ? target : NULL,
+                         lineinfo ? KILN_KEY_FILE_NAMES : 0, short_target, name, build_cuda, &b,
+                         &art) < 0)
+        return NULL;
+    PyObject *r = Py_BuildValue("(y#isi)", (const char *)art.blob, (Py_ssize_t)art.len,
+                                strcmp(art.kind, "ptx") == 0, art.key, art.hit);
+    free(art.blob);
+    return r;
+}
+
+static PyObject *f_nvrtc_version(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    kiln_nvrtc *n = ext_nvrtc(st);
+    if (!n) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return PyLong_FromLong(kiln_nvrtc_version(n));
+}
+
+PyMethodDef ext_nvrtc_functions[] = {
+    {"nvrtc_compile", f_nvrtc_compile, METH_VARARGS,
+     "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
+     "cache=True) -> (image, is_ptx, cache key, hit)"},
+    {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
+    {"warm_up", f_warm_up, METH_NOARGS, "start NVRTC's first-use work on a thread (once)"},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,88 @@
+/* state.h: the module state, which every file of the extension reads.
+ *
+ * The files of kiln's Python extension call one way, each down to the files
+ * whose headers it includes (docs/architecture.md has the map):
+ *
+ *   module.c      init: registers the types and functions of the files below
+ *   dispatcher.c  the Dispatcher: k[config] finds or makes a Launcher
+ *   launch.c      the Launcher: classify, look up (or build) the entry, pack, run
+ *   core.c        the bridge to the C core: translate, build, load (Program, Entry)
+ *   args.c        call arguments: their 4-byte types and values
+ *   interop.c     foreign arrays: __cuda_array_interface__ and DLPack
+ *   host.c        events, page-locked memory, device attributes
+ *   devarray.c    device memory: Alloc, DeviceArray, Stream, DLPack export
+ *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
+ *   cache.c       the artifact cache: cached builds, kiln.cache's functions
+ *   driver.c      the CUDA driver: opening it, devices, kernel error records
+ *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
+ *   table.c       the specialisation table and its reference-counted entries
+ *   errors.c      diagnostics and kernel errors as Python exceptions
+ *   state.c       this: the module state
+ */
+#ifndef KILN_EXT_STATE_H
+#define KILN_EXT_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kiln.h"
+
+enum { EXT_MAX_DEVICES = 64 };
+
+/* Diagnostics that arrive while the GIL is released, collected as text. */
+typedef struct {
+    char *buf; /* PyMem_Raw-owned */
+    size_t n, cap;
+    int nerrors;
+} TextSink;
+
+typedef struct {
+    PyObject *CompileError;
+    PyObject *CudaError;
+    PyObject *PerformanceWarning;
+    PyObject *CacheWarning;
+    PyObject *CacheError;
+    PyTypeObject *ProgramType;
+    PyTypeObject *EntryType;
+    PyTypeObject *DispatcherType;
+    PyTypeObject *LauncherType;
+    PyTypeObject *DeviceArrayType;  /* the C base */
+    PyTypeObject *AllocType;
+    PyTypeObject *StreamType;
+    PyTypeObject *EventType;
+    PyTypeObject *PinnedType;
+    PyObject *device_array_class;   /* kiln.DeviceArray, the Python subclass */
+    PyObject *str_compile_key;
+    PyObject *str_resolve_target;
+    PyObject *str_cai;              /* "__cuda_array_interface__" */
+    PyObject *str_dlpack;
+    PyObject *str_dlpack_device;
+    /* CUDA, opened at first use */
+    kiln_cuda *cuda;
+    const char *cuda_why;           /* why not, when cuda is NULL after trying */
+    bool cuda_tried;
+    kiln_nvrtc *nvrtc;
+    int current_device;             /* kiln.select_device */
+    uint64_t errbuf[EXT_MAX_DEVICES];    /* per device: the kernels' error record */
+    bool err_pending[EXT_MAX_DEVICES];   /* a kernel that may fail ran since the last check */
+    PyObject *err_files[EXT_MAX_DEVICES];/* its source files, to name the place */
+    /* the artifact cache, opened at the first build */
+    kiln_cache *cache;
+    kiln_ctx *cache_ctx;            /* its diagnostics go to cache_warn */
+    pthread_mutex_t cache_warn_mu;
+    TextSink cache_warn;            /* warnings waiting for the GIL */
+} ModState;
+
+ModState *ext_state(PyObject *module);
+/* The state of the module that made tp or the first of its bases that a module
+ * made (a Python subclass of DispatcherBase has no module of its own); NULL
+ * with an exception set when there is none. */
+ModState *ext_state_of_type(PyTypeObject *tp);
+/* The module's m_traverse and m_clear: the Python objects the state holds. */
+int ext_state_traverse(ModState *st, visitproc visit, void *arg);
+void ext_state_clear(ModState *st);
+
+#endif

@@ -1,0 +1,79 @@
+/* table.h: the specialisation table and its entries (table.c).
+ *
+ * Ownership: an Entry (a loaded kernel) is a Python object, reference-counted.
+ * The dispatcher's table holds one reference per key; every launch holds one
+ * more from its lookup to its return (the GIL is released while the kernel
+ * runs).  The loaded code is unloaded only in entry_dealloc, when the last
+ * reference goes, so no launch ever runs code that was unloaded.  A key's
+ * entry is never replaced: the first entry inserted for a key stays, and a
+ * thread whose build lost the race uses it and drops its own.
+ */
+#ifndef KILN_EXT_TABLE_H
+#define KILN_EXT_TABLE_H
+
+#include <string.h>
+
+#include "state.h"
+
+typedef struct {
+    PyObject_HEAD
+    int target;           /* 0 CPU, 1 CUDA */
+    kiln_cpu_module *cpu;
+    kiln_cuda_module *cu;
+    int device;           /* CUDA: the device the module is loaded on */
+    bool can_fail;        /* it may record a kernel error */
+    bool debug;           /* compiled with debug=True: checked after each launch */
+    ModState *st;
+    int nparams;
+    kiln_argtype *ptypes; /* the types it was compiled for */
+    uint8_t *written;     /* per parameter */
+    int nslots;           /* 8-byte parameter slots */
+    PyObject *program;    /* Program */
+    PyObject *files;      /* tuple of file names for error locations */
+    PyObject *signature;  /* str */
+} EntryObject;
+
+typedef struct {
+    uint64_t hash;
+    int len;
+    uint8_t *key;     /* PyMem-owned copy */
+    PyObject *entry;  /* strong reference */
+} Slot;
+
+/* Open addressing over type keys; used with the GIL held. */
+typedef struct {
+    Slot *slots;
+    int cap, n;
+} SpecTable;
+
+static inline uint64_t ext_key_hash(const uint8_t *k, int n) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) {
+        h ^= k[i];
+        h *= 1099511628211ull;
+    }
+    return h | 1; /* 0 marks an empty slot */
+}
+
+/* The entry under key (borrowed: take a reference to keep it), or NULL. */
+static inline PyObject *ext_table_get(SpecTable *t, const uint8_t *key, int len, uint64_t h) {
+    if (!t->cap) return NULL;
+    int mask = t->cap - 1;
+    for (int i = (int)(h & (uint64_t)mask);; i = (i + 1) & mask) {
+        Slot *s = &t->slots[i];
+        if (!s->hash) return NULL;
+        if (s->hash == h && s->len == len && memcmp(s->key, key, (size_t)len) == 0) return s->entry;
+    }
+}
+
+/* Inserts entry under key unless the key has one already; returns the entry the
+ * table holds for the key (borrowed), or NULL with an exception set. */
+PyObject *ext_table_insert(SpecTable *t, const uint8_t *key, int len, uint64_t h,
+                           PyObject *entry);
+/* Drops the table's references (a running launch keeps its own). */
+void ext_table_clear(SpecTable *t);
+
+/* Creates kiln._kiln.Entry (st->EntryType). */
+int ext_table_init(PyObject *module, ModState *st);
+
+#endif

@@ -1,0 +1,99 @@
+"""The names kernels use from ``kiln`` (kiln.grid, kiln.shared.array, kiln.float32, ...).
+
+On the host they are markers: the compiler recognises each by its ``_kiln_name``,
+and calling one from Python is an error that says where it belongs.  ``kiln``
+re-exports them; kernels that kiln writes itself (vectorize, reduce) see them
+through ``namespace``, a module named ``kiln`` that holds only these names, so
+the code that writes those kernels does not import the package above it.
+
+Imports nothing of kiln but ``_types``.
+"""
+
+import types
+
+from . import _types
+
+
+class _Intrinsic:
+    """A name that only has a meaning inside kernels (kiln.grid, kiln.syncthreads...).
+
+    The compiler recognises it by its ``_kiln_name``; calling it from the host
+    is an error that says so."""
+
+    __slots__ = ("_kiln_name",)
+
+    def __init__(self, name):
+        self._kiln_name = name
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self._kiln_name}() can only be used inside a kiln kernel")
+
+    def __repr__(self):
+        return f"<kiln intrinsic {self._kiln_name}>"
+
+
+class _Namespace(_Intrinsic):
+    __slots__ = ("_members",)
+
+    def __init__(self, name, members):
+        super().__init__(name)
+        self._members = {m: _Intrinsic(f"{name}.{m}") for m in members}
+
+    def __getattr__(self, attr):
+        try:
+            return self._members[attr]
+        except KeyError:
+            raise AttributeError(f"{self._kiln_name} has no attribute '{attr}'") from None
+
+    def __dir__(self):
+        return list(self._members)
+
+
+threadIdx = _Namespace("kiln.threadIdx", ("x", "y", "z"))
+blockIdx = _Namespace("kiln.blockIdx", ("x", "y", "z"))
+blockDim = _Namespace("kiln.blockDim", ("x", "y", "z"))
+gridDim = _Namespace("kiln.gridDim", ("x", "y", "z"))
+laneid = _Intrinsic("kiln.laneid")
+warpsize = 32
+grid = _Intrinsic("kiln.grid")
+gridsize = _Intrinsic("kiln.gridsize")
+syncthreads = _Intrinsic("kiln.syncthreads")
+syncwarp = _Intrinsic("kiln.syncwarp")
+threadfence = _Intrinsic("kiln.threadfence")
+threadfence_block = _Intrinsic("kiln.threadfence_block")
+threadfence_system = _Intrinsic("kiln.threadfence_system")
+shared = _Namespace("kiln.shared", ("array",))
+local = _Namespace("kiln.local", ("array",))
+atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
+                                    "and_", "or_", "xor", "inc", "dec"))
+shfl_sync = _Intrinsic("kiln.shfl_sync")
+shfl_down_sync = _Intrinsic("kiln.shfl_down_sync")
+shfl_up_sync = _Intrinsic("kiln.shfl_up_sync")
+shfl_xor_sync = _Intrinsic("kiln.shfl_xor_sync")
+ballot_sync = _Intrinsic("kiln.ballot_sync")
+all_sync = _Intrinsic("kiln.all_sync")
+any_sync = _Intrinsic("kiln.any_sync")
+activemask = _Intrinsic("kiln.activemask")
+cbrt = _Intrinsic("kiln.cbrt")
+fma = _Intrinsic("kiln.fma")
+popc = _Intrinsic("kiln.popc")
+brev = _Intrinsic("kiln.brev")
+clz = _Intrinsic("kiln.clz")
+ffs = _Intrinsic("kiln.ffs")
+selp = _Intrinsic("kiln.selp")
+
+
+def _namespace():
+    """A module named ``kiln`` with the kernel-side names: the intrinsics and the
+    dtypes (kiln.float32, ...)."""
+    ns = types.ModuleType("kiln", "the names kernels use from kiln")
+    for name, value in globals().items():
+        if isinstance(value, _Intrinsic) or name == "warpsize":
+            setattr(ns, name, value)
+    for name, value in vars(_types).items():
+        if isinstance(value, _types.Type):
+            setattr(ns, name, value)
+    return ns
+
+
+namespace = _namespace()
