@@ -23,6 +23,8 @@
 
 #include "cache.h"
 
+/* claim-and-wait rounds of one build (a round ends when the holder dies, releases or
+ * lets its lease lapse); then it builds without a claim */
 enum { MAX_ROUNDS = 16 };
 
 static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER; /* guards the lazy open */
@@ -98,7 +100,6 @@ static int flush_warnings(ModState *st) {
     PyMem_RawFree(t.buf);
     return rc;
 }
-
 
 static double now_ms(void) {
     struct timespec t;
