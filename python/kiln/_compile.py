@@ -201,6 +201,15 @@ def _translate(disp, argkey, target, arch=0):
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 
+def refuse_parameters(disp):
+    """Raises the front end's CompileError for the parameters of a def line that kernels
+    cannot have (*args, **kwargs, keyword-only): translating reaches the def line first."""
+    text, filename, first = dispatcher_source(disp)
+    _kiln.translate(text, filename, first, b"", (0, 0, 0, 0, 0, 0), resolve, disp.py_func)
+    raise CompileError(f"{filename}:{first}: error: '{disp.__name__}' has *args, **kwargs or "
+                       "keyword-only parameters, which kernels do not support")
+
+
 def _nvrtc_options(disp):
     o = disp.options
     return (o["fastmath"], o["lineinfo"], o["max_registers"])

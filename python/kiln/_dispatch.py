@@ -15,6 +15,8 @@ from ._types import signature_text
 # signature text) instead of building for this machine.
 _precompiling = None
 
+_VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
                 "inline", "opt")
 
@@ -63,6 +65,12 @@ class Dispatcher(_kiln.DispatcherBase):
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = None    # (text, filename, first_line), read at first use
         self._device_sig = None
+        if code.co_flags & _VARIADIC or code.co_kwonlyargcount:
+            # *args, **kwargs, keyword-only parameters: no call could match them, so the
+            # front end says so now, pointing at them
+            from . import _compile
+
+            _compile.refuse_parameters(self)
         if isinstance(signatures, (str,)) or not isinstance(signatures, (list, tuple)):
             signatures = [signatures]
         elif signatures and all(not isinstance(s, (str, list, tuple)) and "(" not in str(s)

@@ -388,7 +388,8 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     const char *env = getenv("KILN_CUDA_DRIVER");
     void *lib = dlopen(env && *env ? env : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        *why = "the CUDA driver (libcuda.so.1) was not found";
+        *why = env && *env ? "the CUDA driver that KILN_CUDA_DRIVER names cannot be loaded"
+                           : "the CUDA driver (libcuda.so.1) was not found";
         return NULL;
     }
     kiln_cuda *c = calloc(1, sizeof *c);

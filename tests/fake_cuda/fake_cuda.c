@@ -54,6 +54,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
     case 39: *v = 2048; return 0; /* threads per multiprocessor */
     case 75: *v = 9; return 0;    /* compute capability */
     case 76: *v = 0; return 0;
+    case 97: *v = 232448; return 0; /* shared memory per block, opt-in (227 KiB, an H100) */
     default: *v = 0; return 0;
     }
 }

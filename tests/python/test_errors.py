@@ -111,7 +111,7 @@ def test_read_only_array_written():
     ((1.5, 1), TypeError, "griddim must be a positive int"),
     (((1, 2, 3, 4), 1), ValueError, "griddim must have 1 to 3 dimensions"),
     ((1,), TypeError, "launch configuration"),
-    ((1, 1, None, -1), ValueError, "dynamic_shared_bytes must be >= 0"),
+    ((1, 1, None, -1), ValueError, "must be >= 0, got -1"),
     ((2**40, 1), ValueError, "exceeds the limits"),
     (("a", 1), TypeError, "griddim must be a positive int"),
 ])

@@ -112,6 +112,41 @@ static char layout_of(int nd, const int64_t *shape, const int64_t *st) {
     return nd == 1 ? 'C' : 'F';
 }
 
+/* NumPy's datetime64 and timedelta64: a scalar exports its 8 bytes as a 1-d
+ * uint8 buffer, an array no buffer at all.  Either is refused with a message
+ * that says what it is ("numpy.datetime64 scalar") rather than what the
+ * buffer looks like.  1 (and the exception set) when o is one of them. */
+static int refuse_numpy_time(PyObject *o, bool array, PyObject *names, PyObject *kname, int i) {
+    const char *tn = Py_TYPE(o)->tp_name, *kind = NULL;
+    if (strncmp(tn, "numpy.", 6) != 0) return 0;
+    if (!array) {
+        if (strcmp(tn + 6, "datetime64") == 0 || strcmp(tn + 6, "timedelta64") == 0) kind = tn + 6;
+    } else if (strcmp(tn + 6, "ndarray") == 0) {
+        PyObject *dt = PyObject_GetAttrString(o, "dtype");
+        PyObject *k = dt ? PyObject_GetAttrString(dt, "kind") : NULL;
+        const char *ks = k && PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        if (ks && (ks[0] == 'M' || ks[0] == 'm') && !ks[1])
+            kind = ks[0] == 'M' ? "datetime64" : "timedelta64";
+        Py_XDECREF(k);
+        Py_XDECREF(dt);
+        PyErr_Clear();
+    }
+    if (!kind) return 0;
+    char d[256];
+    ext_arg_desc(d, sizeof d, names, kname, i);
+    if (array)
+        PyErr_Format(PyExc_TypeError,
+                     "%s is a numpy.%s array: kiln kernels take bool, int and float arrays; pass "
+                     "a.view('int64') (its counts of time units)",
+                     d, kind);
+    else
+        PyErr_Format(PyExc_TypeError,
+                     "%s is a numpy.%s scalar: kiln kernels take bool, int and float scalars; pass "
+                     "x.view('int64') (its count of time units)",
+                     d, kind);
+    return 1;
+}
+
 static void contiguous_strides(Arg *a);
 
 /* A device array's byte strides as element strides, and its layout. */
@@ -230,7 +265,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             PyObject *t, *ev, *tb, *t2, *v2, *tb2;
             PyErr_Fetch(&t, &ev, &tb);
             PyErr_NormalizeException(&t, &ev, &tb);
-            PyErr_Format(PyExc_TypeError, "%s: cannot read its buffer", d);
+            if (!refuse_numpy_time(o, true, names, kname, i))
+                PyErr_Format(PyExc_TypeError, "%s: cannot read its buffer", d);
             PyErr_Fetch(&t2, &v2, &tb2);
             PyErr_NormalizeException(&t2, &v2, &tb2);
             if (v2 && ev) {
@@ -261,6 +297,10 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             return -1;
         }
         a->t.dtype = (uint8_t)dt;
+        if (dt == KILN_UINT8 && v->ndim == 1 && refuse_numpy_time(o, false, names, kname, i)) {
+            PyBuffer_Release(v);
+            return -1;
+        }
         if (v->ndim == 0) {
             scalar_from_memory(v->buf, dt, &a->v);
             PyBuffer_Release(v);

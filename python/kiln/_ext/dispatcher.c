@@ -16,6 +16,18 @@
 #include "devarray.h"
 #include "launch.h"
 
+/* The launch configuration's limits, checked once per configuration.  CUDA's
+ * own, so a configuration the CPU runs would also run on any GPU; dynamic
+ * shared memory only has a bound far above any GPU's here (it fits the
+ * driver's unsigned), and is checked against the device's own limit when a
+ * launch goes to a GPU (launch.c). */
+enum {
+    EXT_MAX_BLOCK_THREADS = 1024, /* threads per block, and blockdim x and y */
+    EXT_MAX_BLOCK_Z = 64,
+    EXT_MAX_GRID_YZ = 65535,      /* griddim y and z; x goes to 2**31-1 */
+    EXT_MAX_DYNAMIC_SHARED = 1 << 30
+};
+
 typedef struct {
     PyObject_HEAD
     PyObject *dict;
@@ -131,14 +143,15 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     int64_t g[3], b[3], shmem = 0;
     if (parse_dims(PyTuple_GET_ITEM(cfg, 0), g, "griddim") < 0) return NULL;
     if (parse_dims(PyTuple_GET_ITEM(cfg, 1), b, "blockdim") < 0) return NULL;
-    if (b[0] > 1024 || b[1] > 1024 || b[2] > 64 || b[0] * b[1] * b[2] > 1024) {
+    if (b[0] > EXT_MAX_BLOCK_THREADS || b[1] > EXT_MAX_BLOCK_THREADS || b[2] > EXT_MAX_BLOCK_Z ||
+        b[0] * b[1] * b[2] > EXT_MAX_BLOCK_THREADS) {
         PyErr_Format(PyExc_ValueError,
                      "blockdim (%lld, %lld, %lld) exceeds the limits of 1024 threads per block "
                      "(x, y <= 1024, z <= 64)",
                      (long long)b[0], (long long)b[1], (long long)b[2]);
         return NULL;
     }
-    if (g[0] > INT32_MAX || g[1] > 65535 || g[2] > 65535) {
+    if (g[0] > INT32_MAX || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ) {
         PyErr_Format(PyExc_ValueError,
                      "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= 65535)",
                      (long long)g[0], (long long)g[1], (long long)g[2]);
@@ -159,11 +172,21 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
                          Py_TYPE(s)->tp_name);
             return NULL;
         }
-        shmem = PyLong_AsLongLong(s);
+        int overflow;
+        shmem = PyLong_AsLongLongAndOverflow(s, &overflow);
         if (shmem == -1 && PyErr_Occurred()) return NULL;
-        if (shmem < 0 || shmem > (1 << 30)) {
-            PyErr_Format(PyExc_ValueError, "dynamic_shared_bytes must be >= 0, got %lld",
-                         (long long)shmem);
+        if (overflow < 0 || (!overflow && shmem < 0)) {
+            PyErr_Format(PyExc_ValueError,
+                         "dynamic_shared_bytes (the configuration's 4th value) must be >= 0, "
+                         "got %S",
+                         s);
+            return NULL;
+        }
+        if (overflow > 0 || shmem > EXT_MAX_DYNAMIC_SHARED) {
+            PyErr_Format(PyExc_ValueError,
+                         "dynamic_shared_bytes is %S, over kiln's limit of %d bytes (a GPU gives "
+                         "a block at most its shared memory per block: 227 KiB on an H100)",
+                         s, EXT_MAX_DYNAMIC_SHARED);
             return NULL;
         }
     }

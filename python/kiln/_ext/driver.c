@@ -10,12 +10,35 @@
  */
 #include "driver.h"
 
+#include <dlfcn.h>
+#include <stdlib.h>
+
+/* After the driver failed to open: when KILN_CUDA_DRIVER names it, the reason
+ * names that path and what the loader said, and a RuntimeWarning says so once
+ * (a driver asked for by name is a setting to fix, not a machine without a
+ * GPU).  -1 when a warnings filter turned the warning into an exception. */
+static int explain_driver(ModState *st) {
+    const char *env = getenv("KILN_CUDA_DRIVER");
+    if (!env || !*env) return 0;
+    void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL); /* again, for the loader's words */
+    const char *err = h ? NULL : dlerror();
+    snprintf(st->cuda_why_buf, sizeof st->cuda_why_buf, "KILN_CUDA_DRIVER=%s %s: %s", env,
+             err ? "cannot be loaded" : "is not a usable CUDA driver",
+             err ? err : st->cuda_why ? st->cuda_why : "unknown reason");
+    if (h) dlclose(h);
+    st->cuda_why = st->cuda_why_buf;
+    return PyErr_WarnFormat(PyExc_RuntimeWarning, 2,
+                            "%s; no GPU can be used, so target 'auto' runs kernels on the CPU",
+                            st->cuda_why_buf);
+}
+
 kiln_cuda *ext_cuda(ModState *st) {
     if (st->cuda) return st->cuda;
     if (!st->cuda_tried) {
         st->cuda_tried = true;
         st->cuda = kiln_cuda_open(&st->cuda_why);
         if (st->cuda) return st->cuda;
+        if (explain_driver(st) < 0) return NULL;
     }
     PyErr_Format(st->CudaError, "no CUDA GPU can be used: %s",
                  st->cuda_why ? st->cuda_why : "unknown reason");
@@ -82,11 +105,33 @@ int ext_check_kernel_error(ModState *st, int dev) {
     return -1;
 }
 
+int ext_check_shared(ModState *st, int dev, int64_t bytes) {
+    enum { MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97 }; /* a CUdevice_attribute */
+    if (dev < 0 || dev >= EXT_MAX_DEVICES) return 0;
+    if (!st->shared_limit[dev]) {
+        int v = 0;
+        if (kiln_cuda_device_attribute(st->cuda, dev, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &v) != 0 ||
+            v <= 0)
+            v = -1; /* not known: the driver will say at the launch */
+        st->shared_limit[dev] = v;
+    }
+    int limit = st->shared_limit[dev];
+    if (limit < 0 || bytes <= limit) return 0;
+    char name[256] = "?";
+    kiln_cuda_device_name(st->cuda, dev, name, sizeof name);
+    PyErr_Format(PyExc_ValueError,
+                 "dynamic_shared_bytes is %lld, but GPU %d (%s) gives a block at most %d bytes of "
+                 "shared memory (%d KiB), static shared arrays included",
+                 (long long)bytes, dev, name, limit, limit / 1024);
+    return -1;
+}
+
 /* ---- module functions -------------------------------------------------------------------------- */
 
 static PyObject *f_cuda_available(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     if (ext_cuda(st)) return Py_BuildValue("(Os)", Py_True, "");
+    if (!PyErr_ExceptionMatches(st->CudaError)) return NULL; /* a warning made an error */
     PyErr_Clear();
     return Py_BuildValue("(Os)", Py_False, st->cuda_why ? st->cuda_why : "unknown");
 }

@@ -18,6 +18,14 @@ int ext_check_kernel_error(ModState *st, int dev);
 /* The device pointer of device dev's error record, allocating it at first use. */
 int ext_errbuf(ModState *st, int dev, uint64_t *ptr);
 
+/* Dynamic shared memory every CUDA GPU gives a block (48 KiB); a launch that
+ * asks for more is checked against its device's limit first. */
+enum { EXT_SHARED_ALWAYS = 48 * 1024 };
+/* 0 if a block on device dev may have bytes of dynamic shared memory (as far as
+ * the driver says: a kernel's static shared arrays count against the same
+ * limit); -1 with a ValueError that states the limit and the request. */
+int ext_check_shared(ModState *st, int dev, int64_t bytes);
+
 /* cuda_available, cuda_info, select_device, current_device, synchronize */
 extern PyMethodDef ext_driver_functions[];
 

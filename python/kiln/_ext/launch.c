@@ -301,6 +301,8 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
     } else {
         if (ext_use_device(st, e->device) < 0) goto done;
+        if (self->shmem > EXT_SHARED_ALWAYS && ext_check_shared(st, e->device, self->shmem) < 0)
+            goto done;
         uint64_t errp;
         if (ext_errbuf(st, e->device, &errp) < 0) goto done;
         staged = true;

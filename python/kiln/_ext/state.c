@@ -62,6 +62,12 @@ void ext_state_clear(ModState *st) {
     Py_CLEAR(st->str_cai);
     Py_CLEAR(st->str_dlpack);
     Py_CLEAR(st->str_dlpack_device);
+    Py_CLEAR(st->str_cai_shape);
+    Py_CLEAR(st->str_cai_typestr);
+    Py_CLEAR(st->str_cai_data);
+    Py_CLEAR(st->str_cai_strides);
+    Py_CLEAR(st->str_cai_stream);
+    Py_CLEAR(st->str_cai_mask);
     Py_CLEAR(st->CompileError);
     Py_CLEAR(st->ProgramType);
     Py_CLEAR(st->EntryType);

@@ -60,15 +60,19 @@ typedef struct {
     PyObject *str_cai;              /* "__cuda_array_interface__" */
     PyObject *str_dlpack;
     PyObject *str_dlpack_device;
+    PyObject *str_cai_shape, *str_cai_typestr, *str_cai_data; /* its keys */
+    PyObject *str_cai_strides, *str_cai_stream, *str_cai_mask;
     /* CUDA, opened at first use */
     kiln_cuda *cuda;
     const char *cuda_why;           /* why not, when cuda is NULL after trying */
+    char cuda_why_buf[512];         /* ... when it names the KILN_CUDA_DRIVER set */
     bool cuda_tried;
     kiln_nvrtc *nvrtc;
     int current_device;             /* kiln.select_device */
     uint64_t errbuf[EXT_MAX_DEVICES];    /* per device: the kernels' error record */
     bool err_pending[EXT_MAX_DEVICES];   /* a kernel that may fail ran since the last check */
     PyObject *err_files[EXT_MAX_DEVICES];/* its source files, to name the place */
+    int shared_limit[EXT_MAX_DEVICES];   /* shared memory per block: 0 not asked yet, -1 unknown */
     /* the artifact cache, opened at the first build */
     kiln_cache *cache;
     kiln_ctx *cache_ctx;            /* its diagnostics go to cache_warn */
