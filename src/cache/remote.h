@@ -1,4 +1,5 @@
-/* remote.h: the Redis tier of the artifact cache (cache.c's only caller).
+/* remote.h: the Redis tier of the artifact cache, and HMAC-SHA256 (hmac.c);
+ * called by the cache's files (cache_int.h) alone.
  *
  * Values are self-describing records: a magic, an HMAC-SHA256 (zeros when no
  * key is set), an XXH3-128 checksum of the blob, the metadata and the blob.
