@@ -456,12 +456,16 @@ void disk_stats(kiln_cache *c, kiln_cache_stats *out) {
             SQLITE_OK) {
             while (sqlite3_step(s) == SQLITE_ROW) {
                 const char *n = (const char *)sqlite3_column_text(s, 0);
-                double v = sqlite3_column_double(s, 1);
+                /* counts are read as integers: SQLite clamps a REAL out of int64's
+                 * range (a corrupt or hostile database) where a C cast would be
+                 * undefined */
+                int64_t i = sqlite3_column_int64(s, 1);
                 if (!n) continue;
-                if (!strcmp(n, "compiles")) out->total_compiles = (int64_t)v;
-                else if (!strcmp(n, "compile_ms")) out->total_compile_ms = v;
-                else if (!strcmp(n, "evictions")) out->total_evictions = (int64_t)v;
-                else if (!strcmp(n, "verify_failures")) out->total_verify_failures = (int64_t)v;
+                if (!strcmp(n, "compiles")) out->total_compiles = i;
+                else if (!strcmp(n, "compile_ms"))
+                    out->total_compile_ms = sqlite3_column_double(s, 1);
+                else if (!strcmp(n, "evictions")) out->total_evictions = i;
+                else if (!strcmp(n, "verify_failures")) out->total_verify_failures = i;
             }
             sqlite3_finalize(s);
         }
