@@ -11,7 +11,8 @@ import os
 import sys
 import types
 
-from . import _kiln
+from . import _kiln, _source
+from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 
 CompileError = _kiln.CompileError
@@ -23,50 +24,13 @@ _TARGET_CODE = {"cpu": 0, "cuda": 1}
 
 # ---- source ----------------------------------------------------------------------
 
-def _file_lines(filename):
-    """A source file's lines, read directly (UTF-8, PEP 3120); None when linecache
-    must do it: text it holds (notebook cells, registered sources), another
-    encoding, or no such file.  linecache imports tokenize and re, about 15 ms
-    that a warm start need not pay."""
-    lc = sys.modules.get("linecache")
-    if lc is not None and filename in lc.cache:
-        return None
-    try:
-        with open(filename, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    head = data[:400].split(b"\n", 2)[:2]
-    if any(b"coding" in line and line.lstrip().startswith(b"#") for line in head):
-        return None
-    try:
-        return data.decode("utf-8").splitlines(True)
-    except UnicodeDecodeError:
-        return None
-
-
-def source_of(fn):
-    """(text from the function's first line on, file name, first line)."""
-    code = fn.__code__
-    filename = code.co_filename
-    lines = _file_lines(filename)
-    if lines is None:
-        import linecache
-
-        linecache.checkcache(filename)
-        lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
-    first = code.co_firstlineno
-    if not lines or first > len(lines):
-        raise CompileError(
-            f"{filename}:{first}: error: cannot read the source of '{fn.__qualname__}'\n"
-            "hint: kiln compiles functions defined in files, notebooks or linecache-registered text")
-    return "".join(lines[first - 1:]), filename, first
-
-
 def dispatcher_source(disp):
-    if disp._source is None:
-        disp._source = source_of(disp.py_func)
-    return disp._source
+    """(text, file name, first line) of a dispatcher's function, from the snapshot of
+    its file taken when it was wrapped (kiln/_source.py), read once."""
+    src = disp._source
+    if src is None or isinstance(src, _source.Snapshot):
+        src = disp._source = source_of(disp.py_func, src)
+    return src
 
 
 # ---- globals ------------------------------------------------------------------------

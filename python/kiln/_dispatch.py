@@ -8,7 +8,7 @@ which hands the work to kiln._compile (imported then, not at ``import kiln``).
 
 import os
 
-from . import _kiln
+from . import _kiln, _source
 from ._types import signature_text
 
 # `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
@@ -63,7 +63,7 @@ class Dispatcher(_kiln.DispatcherBase):
             _kiln.warm_up()
         self._sigs = []        # explicit signatures: [(text, argument key)]
         self._compiled = []    # [(signature text, key)] in the order they were built
-        self._source = None    # (text, filename, first_line), read at first use
+        self._source = _source.snapshot(py_func)  # the file's lines now; text at first use
         self._device_sig = None
         if code.co_flags & _VARIADIC or code.co_kwonlyargcount:
             # *args, **kwargs, keyword-only parameters: no call could match them, so the

@@ -10,7 +10,12 @@
  * vectorise) and -funroll-loops (data-dependent while loops, as in
  * mandelbrot, run about 10% faster unrolled).
  * It runs in a private temporary directory that is removed afterwards; the
- * caller releases the GIL around the whole call.
+ * caller releases the GIL around the whole call.  It runs in a process group
+ * of its own, and the wait for it polls: Ctrl-C (kiln_ctx_interrupted) or
+ * KILN_CC_TIMEOUT_S ends it, killing the group.  When it fails, a one-line
+ * file compiled with the same command tells a broken compiler (named, with its
+ * command line, status and output) from one that rejects kiln's code (kiln's
+ * bug); an exit status of 0 must come with an ELF shared object.
  *
  * Loading uses memfd_create and dlopen("/proc/self/fd/N"), so no file is left
  * behind.  The memfd stays open while the module is loaded: glibc finds
@@ -24,6 +29,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -220,43 +228,207 @@ static void remove_dir(const char *dir) {
     rmdir(dir);
 }
 
-/* Runs argv, collecting stdout and stderr into out.  Returns the exit status,
- * or -1 if it could not run (errno set). */
-static int run_capture(char **argv, Buf *out) {
+/* How long one run of the C compiler may take before kiln stops it, in
+ * seconds: a compiler that never returns must not hang the first call of a
+ * kernel.  KILN_CC_TIMEOUT (seconds) overrides it. */
+enum { KILN_CC_TIMEOUT_S = 600 };
+/* How much of a broken compiler's output an error quotes (its end). */
+enum { KILN_CC_OUTPUT_TAIL = 1500 };
+/* How much of the compiler's output is kept at all. */
+enum { KILN_CC_OUTPUT_MAX = 64 * 1024 };
+
+/* What run_capture saw. */
+enum { RUN_CANNOT = -1, RUN_INTERRUPTED = -2, RUN_TIMED_OUT = -3 };
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The time limit in seconds: KILN_CC_TIMEOUT or KILN_CC_TIMEOUT_S; -1 after
+ * reporting a malformed value. */
+static double cc_timeout(kiln_ctx *ctx) {
+    const char *env = getenv("KILN_CC_TIMEOUT");
+    if (!env || !*env) return KILN_CC_TIMEOUT_S;
+    char *end;
+    double v = strtod(env, &end);
+    if (end == env || *end || !(v > 0) || v > 1e9) {
+        diag_plain(ctx, KILN_ERROR, "set it to a number of seconds, e.g. KILN_CC_TIMEOUT=600",
+                   "KILN_CC_TIMEOUT=%s is not a positive number of seconds", env);
+        return -1;
+    }
+    return v;
+}
+
+/* Runs argv in a process group of its own, collecting stdout and stderr into
+ * out.  The wait polls: every KILN_POLL_MS it asks kiln_ctx_interrupted, and
+ * past timeout_s it gives up; either way it kills the whole group (a compiler
+ * driver's cc1 and as too) and reaps the compiler.  Returns the exit status
+ * (128 + the signal for a killed compiler), or RUN_CANNOT (errno set),
+ * RUN_INTERRUPTED or RUN_TIMED_OUT. */
+static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
     int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) < 0) return -1;
+    if (pipe2(pipefd, O_CLOEXEC) < 0) return RUN_CANNOT;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    /* a group of its own: kill(-pid) reaches everything it starts, and a
+     * terminal's Ctrl-C reaches kiln, which decides */
+    posix_spawnattr_setpgroup(&at, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     close(pipefd[1]);
     if (rc != 0) {
         close(pipefd[0]);
         errno = rc;
-        return -1;
+        return RUN_CANNOT;
     }
+    int fl = fcntl(pipefd[0], F_GETFL);
+    if (fl >= 0) fcntl(pipefd[0], F_SETFL, fl | O_NONBLOCK);
+    const double deadline = now_s() + timeout_s;
+    bool eof = false, exited = false;
+    int status = 0, result = 0, nap_ms = 1;
     char buf[4096];
     for (;;) {
-        ssize_t r = read(pipefd[0], buf, sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        if (out->len < 64 * 1024) buf_put(out, buf, (size_t)r);
+        if (!eof) {
+            struct pollfd pfd = {pipefd[0], POLLIN, 0};
+            int pr = poll(&pfd, 1, exited ? 0 : KILN_POLL_MS);
+            if (pr > 0) {
+                ssize_t r = read(pipefd[0], buf, sizeof buf);
+                if (r > 0) {
+                    if (out->len < KILN_CC_OUTPUT_MAX) buf_put(out, buf, (size_t)r);
+                    continue;
+                }
+                if (r == 0 || (errno != EINTR && errno != EAGAIN)) eof = true;
+            } else if (pr == 0 && exited) {
+                eof = true; /* the compiler is gone; whatever still holds the pipe is not it */
+            }
+        } else if (!exited) {
+            /* the output closed first: wait for the exit in short naps */
+            struct timespec ts = {0, (long)nap_ms * 1000000L};
+            nanosleep(&ts, NULL);
+            nap_ms = nap_ms * 2 > KILN_POLL_MS ? KILN_POLL_MS : nap_ms * 2;
+        }
+        if (!exited) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) exited = true;
+            else if (w < 0 && errno != EINTR) {
+                result = RUN_CANNOT;
+                break;
+            }
+        }
+        if (exited && eof) break;
+        if (exited) continue; /* drain what is already in the pipe */
+        if (kiln_ctx_interrupted(ctx)) {
+            result = RUN_INTERRUPTED;
+            break;
+        }
+        if (now_s() >= deadline) {
+            result = RUN_TIMED_OUT;
+            break;
+        }
     }
     close(pipefd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
+    if (!exited) {
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        return result;
+    }
+    if (result != 0) return result;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* Names the compiler for messages: which command, and where it came from. */
+static void put_cc(Buf *b, kiln_ctx *ctx) {
+    const char *env = getenv("KILN_CC");
+    if (env && *env) buf_printf(b, "the C compiler named by KILN_CC (%s)", cc_command(ctx));
+    else buf_printf(b, "the C compiler '%s' (the default; KILN_CC names another)", cc_command(ctx));
+}
+
+/* The command line, words joined by spaces, for messages. */
+static void put_command(Buf *b, char **argv) {
+    for (int i = 0; argv[i]; i++) buf_printf(b, "%s%s", i ? " " : "", argv[i]);
+}
+
+/* How a run ended, for messages: "exited with status 1". */
+static void put_status(Buf *b, int rc) {
+    if (rc > 128) buf_printf(b, "was killed by signal %d", rc - 128);
+    else buf_printf(b, "exited with status %d", rc);
+}
+
+/* The last KILN_CC_OUTPUT_TAIL bytes of the output, from a line start. */
+static void put_tail(Buf *b, const Buf *out) {
+    if (!out->p || out->len == 0) {
+        buf_puts(b, "(it printed nothing)");
+        return;
+    }
+    const char *s = out->p;
+    size_t n = out->len;
+    if (n > KILN_CC_OUTPUT_TAIL) {
+        const char *cut = s + n - KILN_CC_OUTPUT_TAIL;
+        const char *nl = memchr(cut, '\n', (size_t)(s + n - cut));
+        s = nl && nl + 1 < out->p + n ? nl + 1 : cut;
+        buf_puts(b, "...\n");
+        n = (size_t)(out->p + n - s);
+    }
+    buf_put(b, s, n);
+}
+
+/* Whether the compiler builds a one-line C file with the same command: the
+ * test that tells a broken compiler from one that rejects kiln's code.  1
+ * yes, 0 no, -1 interrupted or timed out (reported by the caller's path). */
+static int compiler_works(kiln_ctx *ctx, char **argv, int n, const char *dir,
+                          const char *kernel_c, const char *kernel_so, double timeout_s) {
+    char cpath[4200], sopath[4200];
+    snprintf(cpath, sizeof cpath, "%s/probe.c", dir);
+    snprintf(sopath, sizeof sopath, "%s/probe.so", dir);
+    static const char probe[] = "int kiln_probe(int x) { return x + 1; }\n";
+    int fd = open(cpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || write_all(fd, probe, sizeof probe - 1) < 0) {
+        if (fd >= 0) close(fd);
+        return 1; /* cannot tell: do not blame the compiler */
+    }
+    close(fd);
+    /* the same words, with the input and output replaced */
+    char *pv[96];
+    for (int i = 0; i < n; i++)
+        pv[i] = argv[i] == kernel_c ? cpath : argv[i] == kernel_so ? sopath : argv[i];
+    pv[n] = NULL;
+    Buf out;
+    buf_init(&out);
+    int rc = run_capture(ctx, pv, timeout_s, &out);
+    buf_free(&out);
+    if (rc == RUN_INTERRUPTED || rc == RUN_TIMED_OUT) return -1;
+    struct stat st;
+    return rc == 0 && stat(sopath, &st) == 0 && st.st_size > 0;
+}
+
+/* Whether the bytes start as an ELF shared object's. */
+static bool is_shared_object(const void *p, size_t len) {
+    const unsigned char *b = p;
+    /* e_ident, then e_type (ET_DYN = 3) in the file's byte order */
+    if (len < 18 || memcmp(b, "\177ELF", 4) != 0) return false;
+    unsigned type = b[5] == 2 ? (unsigned)b[16] << 8 | b[17] : (unsigned)b[17] << 8 | b[16];
+    return type == 3;
 }
 
 int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size_t *blob_len) {
     *blob = NULL;
     *blob_len = 0;
+    const double timeout_s = cc_timeout(ctx);
+    if (timeout_s < 0) return -1;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     char dir[4096];
@@ -306,34 +478,63 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     argv[n++] = (char *)"-lm";
     argv[n] = NULL;
 
-    Buf out;
+    Buf out, msg;
     buf_init(&out);
-    int rc = run_capture(argv, &out);
-    if (rc < 0) {
-        diag_plain(ctx, KILN_ERROR,
-                   "install a C compiler with OpenMP (gcc) or point KILN_CC at one",
-                   "cannot run the C compiler '%s': %s", argv[0], strerror(errno));
-        buf_free(&out);
-        remove_dir(dir);
-        return -1;
+    buf_init(&msg);
+    int rc = run_capture(ctx, argv, timeout_s, &out);
+    const char *hint = NULL;
+    if (rc == RUN_CANNOT) {
+        buf_puts(&msg, "cannot run ");
+        put_cc(&msg, ctx);
+        buf_printf(&msg, ": '%s': %s", argv[0], strerror(errno));
+        hint = "install a C compiler with OpenMP (gcc) or point KILN_CC at one";
+    } else if (rc == RUN_INTERRUPTED) {
+        buf_puts(&msg, "interrupted while the C compiler ran");
+    } else if (rc == RUN_TIMED_OUT) {
+        put_cc(&msg, ctx);
+        buf_printf(&msg, " did not finish in %g s; kiln stopped it:\n  ", timeout_s);
+        put_command(&msg, argv);
+        hint = "a compiler that never returns is broken; if your kernels need longer, "
+               "raise KILN_CC_TIMEOUT (seconds)";
+    } else if (rc != 0) {
+        int works = compiler_works(ctx, argv, n, dir, cpath, sopath, timeout_s);
+        if (works > 0) {
+            buf_printf(&msg, "the C compiler '%s' rejected the generated code (exit %d):\n%s",
+                       argv[0], rc, out.p ? out.p : "");
+            hint = "this is a bug in kiln's code generation; please report it with the kernel";
+        } else if (works == 0) {
+            put_cc(&msg, ctx);
+            buf_puts(&msg, " failed, and it fails on a one-line C file too: the compiler is "
+                           "broken, not kiln's code.\n  ");
+            put_command(&msg, argv);
+            buf_puts(&msg, "\n");
+            put_status(&msg, rc);
+            buf_puts(&msg, "; its output:\n");
+            put_tail(&msg, &out);
+            hint = "repair the compiler (a complete install, with OpenMP) or point KILN_CC at "
+                   "a working one";
+        } else {
+            buf_puts(&msg, "interrupted while the C compiler ran");
+        }
+    } else if (read_file(sopath, blob, blob_len) < 0 || !is_shared_object(*blob, *blob_len)) {
+        struct stat st;
+        bool none = stat(sopath, &st) != 0;
+        put_cc(&msg, ctx);
+        buf_printf(&msg, " exited with status 0 but %s %s:\n  ",
+                   none ? "wrote no output file" : "its output is not a shared object:", sopath);
+        put_command(&msg, argv);
+        buf_puts(&msg, "\nits output:\n");
+        put_tail(&msg, &out);
+        hint = "KILN_CC must name a C compiler that accepts -shared -fopenmp -o FILE";
+        free(*blob);
+        *blob = NULL;
+        *blob_len = 0;
     }
-    if (rc != 0) {
-        diag_plain(ctx, KILN_ERROR,
-                   "this is a bug in kiln's code generation; please report it with the kernel",
-                   "the C compiler '%s' rejected the generated code (exit %d):\n%s", argv[0], rc,
-                   out.p ? out.p : "");
-        buf_free(&out);
-        remove_dir(dir);
-        return -1;
-    }
+    if (msg.len) diag_plain(ctx, KILN_ERROR, hint, "%s", msg.p);
+    buf_free(&msg);
     buf_free(&out);
-    if (read_file(sopath, blob, blob_len) < 0) {
-        diag_plain(ctx, KILN_ERROR, NULL, "cannot read the compiled kernel %s", sopath);
-        remove_dir(dir);
-        return -1;
-    }
     remove_dir(dir);
-    return 0;
+    return *blob ? 0 : -1;
 }
 
 kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry) {

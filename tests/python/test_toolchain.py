@@ -1,0 +1,245 @@
+"""The C compiler kiln runs, and the source text it compiles.
+
+Broken compilers are real programs on PATH-less paths (scripts, and gcc told to
+run a subprogram that does not exist): each must be named as the culprit, with
+its command line, how it ended and what it printed, and kept apart from a
+working compiler that rejects kiln's code.  A compiler that never returns ends
+at KILN_CC_TIMEOUT, or at Ctrl-C with KeyboardInterrupt.  A source file edited
+after import must not change what kiln compiles under the old name.
+"""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
+
+
+def script(tmp_path, name, body):
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + textwrap.dedent(body))
+    p.chmod(0o755)
+    return str(p)
+
+
+def compile_with(monkeypatch, cc, **env):
+    """Builds a fresh kernel with KILN_CC=cc; returns the CompileError's text."""
+    monkeypatch.setenv("KILN_CC", cc)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+    def fresh(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = 3.0
+
+    with pytest.raises(kiln.CompileError) as e:
+        kiln.jit(fresh, cache=False)[1, 4](np.zeros(4))
+    return str(e.value)
+
+
+def test_a_compiler_that_fails_on_everything_is_blamed_not_kiln(monkeypatch):
+    msg = compile_with(monkeypatch, "false")
+    assert "the C compiler named by KILN_CC (false) failed" in msg
+    assert "fails on a one-line C file too" in msg
+    assert "exited with status 1" in msg and "(it printed nothing)" in msg
+    assert "false -O3 -march=native -fopenmp" in msg  # the command line
+    assert "kiln's code generation" not in msg
+
+
+def test_a_driver_that_cannot_run_its_subprograms_is_blamed(monkeypatch):
+    # gcc itself runs (gcc --version works) but cannot execute cc1, as a broken
+    # install would: here it is told to run its subprograms through a missing program
+    msg = compile_with(monkeypatch, "gcc -wrapper /nonexistent/kiln-wrapper")
+    assert "named by KILN_CC (gcc -wrapper /nonexistent/kiln-wrapper) failed" in msg
+    assert "fails on a one-line C file too" in msg
+    assert "/nonexistent/kiln-wrapper" in msg.split("its output:")[1]  # gcc's own words
+    assert "kiln's code generation" not in msg
+
+
+def test_a_compiler_that_exits_0_without_output_says_so(tmp_path, monkeypatch):
+    cc = script(tmp_path, "silent-cc", "echo 'all good' >&2\nexit 0\n")
+    msg = compile_with(monkeypatch, cc)
+    assert f"the C compiler named by KILN_CC ({cc}) exited with status 0 but wrote no output file" in msg
+    assert "all good" in msg
+    # and one that writes something that is not a shared object
+    cc = script(tmp_path, "junk-cc", """\
+        for a; do [ "$prev" = -o ] && echo junk > "$a"; prev=$a; done
+        exit 0
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "exited with status 0 but its output is not a shared object" in msg
+
+
+def test_a_working_compiler_that_rejects_kilns_code_is_kilns_bug(tmp_path, monkeypatch):
+    cc = script(tmp_path, "picky-cc", """\
+        case "$*" in *kernel.c*) echo 'kernel.c:1:1: error: I do not like it' >&2; exit 1;; esac
+        exec gcc "$@"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "rejected the generated code" in msg and "I do not like it" in msg
+    assert "bug in kiln's code generation" in msg
+
+
+def test_a_compiler_that_never_returns_times_out(tmp_path):
+    pidfile = tmp_path / "pid"
+    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\nexec sleep 1000\n")
+    (tmp_path / "k.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import kiln
+
+        @kiln.jit
+        def k(a):
+            i = kiln.grid(1)
+            if i < a.size:
+                a[i] = 1.0
+
+        try:
+            k[1, 4](np.zeros(4))
+        except kiln.CompileError as e:
+            print(e)
+        """))
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CC_TIMEOUT="1",
+               KILN_CACHE_DIR=str(tmp_path / "cache"))
+    t0 = time.time()
+    try:  # in a child: before the time limit existed, this waited for ever
+        p = subprocess.run([sys.executable, "k.py"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=30)
+    finally:
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert time.time() - t0 < 20
+    assert f"the C compiler named by KILN_CC ({cc}) did not finish in 1 s" in p.stdout, p.stderr
+    assert "KILN_CC_TIMEOUT" in p.stdout
+
+
+def test_a_malformed_compiler_timeout_is_an_error(monkeypatch):
+    msg = compile_with(monkeypatch, "gcc", KILN_CC_TIMEOUT="soon")
+    assert "KILN_CC_TIMEOUT=soon is not a positive number of seconds" in msg
+
+
+def test_ctrl_c_stops_a_compiler_that_never_returns(tmp_path):
+    started = tmp_path / "started"
+    pidfile = tmp_path / "pid"
+    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\ntouch {started}\nexec sleep 1000\n")
+    (tmp_path / "k.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import kiln
+
+        @kiln.jit
+        def k(a):
+            i = kiln.grid(1)
+            if i < a.size:
+                a[i] = 1.0
+
+        try:
+            k[1, 4](np.zeros(4))
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt")
+        """))
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        assert started.exists(), p.communicate()
+        t0 = time.time()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=15)
+        assert time.time() - t0 < 5
+        assert "KeyboardInterrupt" in out, err
+        with pytest.raises(ProcessLookupError):  # kiln killed its compiler
+            os.kill(int(pidfile.read_text()), 0)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+# ---- source edited after import ----------------------------------------------------
+
+def run_edit(tmp_path, body):
+    """Runs body in a child that imports modules from tmp_path (kiln reads their files)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYDIR, str(tmp_path)]),
+               PYTHONDONTWRITEBYTECODE="1")
+    (tmp_path / "main.py").write_text(textwrap.dedent(body))
+    p = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+KERNELS_V1 = '''\
+import kiln
+from helpers import bump
+
+
+@kiln.jit
+def fill(a):
+    i = kiln.grid(1)
+    if i < a.size:
+        a[i] = bump(1.0)
+'''
+KERNELS_V2 = '''\
+import kiln
+from helpers import bump
+
+
+@kiln.jit
+def wipe(a, b):
+    i = kiln.grid(1)
+    if i < a.size:
+        a[i] = -7.0
+'''
+HELPERS_V1 = "def bump(x):\n    return x + 1.0\n"
+HELPERS_V2 = "def bump2(x, y):\n    return x - 100.0\n"
+
+
+def test_a_kernel_edited_after_import_runs_as_imported(tmp_path):
+    (tmp_path / "kernels.py").write_text(KERNELS_V1)
+    (tmp_path / "helpers.py").write_text(HELPERS_V1)
+    out = run_edit(tmp_path, f"""
+        import numpy as np
+        import kernels
+        open("kernels.py", "w").write({KERNELS_V2!r})  # another def at the same lines
+        a = np.zeros(4)
+        kernels.fill[1, 4](a)
+        print(a.tolist())
+        """)
+    assert out.strip() == "[2.0, 2.0, 2.0, 2.0]"  # fill as imported, with bump as imported
+
+
+def test_a_function_whose_file_changed_is_refused(tmp_path):
+    # helpers.py has no kernel, so nothing took its snapshot: kiln reads it at the
+    # first compile and finds another def where bump was
+    (tmp_path / "kernels.py").write_text(KERNELS_V1)
+    (tmp_path / "helpers.py").write_text(HELPERS_V1)
+    out = run_edit(tmp_path, f"""
+        import numpy as np
+        import kiln, kernels
+        open("helpers.py", "w").write({HELPERS_V2!r})
+        try:
+            kernels.fill[1, 4](np.zeros(4))
+        except kiln.CompileError as e:
+            print(e)
+        """)
+    assert "helpers.py:1: error: the source of 'bump' changed since it was imported" in out
+    assert "line 1 now starts 'def bump2'" in out and "restart" in out
