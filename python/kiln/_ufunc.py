@@ -215,7 +215,10 @@ class Vectorized:
                 raise TypeError("out= must be a NumPy array")
             if out.shape != shape:
                 raise ValueError(f"out= has shape {out.shape}, but the result has shape {shape}")
-            result = out if out.dtype == out_dtype else np.empty(shape, out_dtype)
+            # a temporary when the dtype differs, or when out overlaps an input other
+            # than element for element (out=a[1:] with a[:-1]): NumPy's results
+            same = out.dtype == out_dtype and not _overlaps(np, out, ins, shape)
+            result = out if same else np.empty(shape, out_dtype)
         n = result.size
         if n:
             self._launch(result, ins, shape, n)
@@ -321,6 +324,23 @@ class Vectorized:
 
     def __repr__(self):
         return f"<kiln vectorized {self.__name__}>"
+
+
+def _overlaps(np, out, ins, shape):
+    """Whether writing out element by element could change an input element not yet
+    read: out shares memory with an input array that is not the same elements in the
+    same order (same start, item size and strides over the broadcast shape).  NumPy's
+    ufuncs copy such inputs first; kiln computes into a temporary instead."""
+    for x in ins:
+        if not isinstance(x, np.ndarray) or not np.may_share_memory(out, x):
+            continue
+        if x.itemsize != out.itemsize or (
+                x.__array_interface__["data"][0] != out.__array_interface__["data"][0]):
+            return True
+        xs = np.broadcast_to(x, shape).strides
+        if any(n > 1 and a != b for n, a, b in zip(shape, xs, out.strides)):
+            return True
+    return False
 
 
 def _allocate_like(first, shape, dtype):

@@ -123,3 +123,46 @@ def test_reduce_float32_stays_float32(rng):
     r = add(a)
     assert r.dtype == np.float32
     np.testing.assert_allclose(r, a.astype(np.float64).sum(), rtol=1e-4)
+
+
+@kiln.vectorize
+def plus_one(x):
+    return x + 1.0
+
+
+@kiln.vectorize
+def two_x_plus(x, y):
+    return 2.0 * x + y
+
+
+@pytest.mark.parametrize("n", [1000, 100000])
+def test_out_overlapping_an_input_matches_numpy(rng, n):
+    # NumPy computes as if every input were read before out is written (it copies an
+    # input that overlaps out other than element for element); so must kiln
+    views = {
+        "shifted up": (lambda a: (a[:-1],), lambda a: a[1:]),
+        "shifted down": (lambda a: (a[1:],), lambda a: a[:-1]),
+        "reversed": (lambda a: (a[::-1],), lambda a: a),
+        "strided": (lambda a: (a[: n // 2],), lambda a: a[::2]),
+    }
+    for name, (ins, out) in views.items():
+        a = rng.random(n)
+        b = a.copy()
+        plus_one(*ins(a), out=out(a))
+        np.add(*ins(b), 1.0, out=out(b))
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    a, c = rng.random(n), rng.random(n)
+    b = a.copy()
+    two_x_plus(a[1:], a[:-1], out=a[:-1])
+    np.add(2.0 * b[1:], b[:-1], out=b[:-1])
+    np.testing.assert_array_equal(a, b)
+    a = rng.random(n)
+    b = a.copy()
+    r = two_x_plus(a, c, out=a)  # the same elements: computed in place, as NumPy does
+    assert r is a
+    np.testing.assert_array_equal(a, 2.0 * b + c)
+    m = rng.random((60, 60))
+    m2 = m.copy()
+    plus_one(m.T, out=m)  # a transpose of itself
+    np.add(m2.T, 1.0, out=m2)
+    np.testing.assert_array_equal(m, m2)
