@@ -255,7 +255,8 @@ typedef enum kiln_errcode {
     KILN_ERR_ASSERT,   /* assertion failed */
     KILN_ERR_ZERODIV,  /* integer division or modulo by zero */
     KILN_ERR_RANGE,    /* range() step is zero */
-    KILN_ERR_POW       /* integer to a negative power */
+    KILN_ERR_POW,      /* integer to a negative power */
+    KILN_ERR_STOPPED   /* the launch's stop word was set (Ctrl-C): the kernel left early */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {
@@ -268,9 +269,23 @@ typedef struct kiln_kernel_error {
 typedef struct kiln_cpu_launch {
     int64_t grid[3];
     int64_t block[3];
-    int64_t par_threshold; /* below this many threads in all, run on one thread */
+    int64_t par_threshold; /* below this many threads in all, run on one thread;
+                            * KILN_PAR_NEVER: never enter an OpenMP parallel region */
     kiln_kernel_error *err;
+    /* The stop word, or NULL for none.  The kernel polls it (a relaxed atomic
+     * load) at the top of every `while` loop iteration and before each block
+     * (each row, or each KILN_CPU_POLL_SPAN threads, of a grid-only kernel);
+     * when it reads nonzero it records KILN_ERR_STOPPED and returns, so the
+     * launch ends soon after another thread or a signal handler sets it.
+     * `for` loops do not poll: their trip count is known when they start. */
+    const int *stop;
 } kiln_cpu_launch;
+/* par_threshold for a launch that must stay on the calling thread (after fork,
+ * GCC's OpenMP runtime cannot start its threads again). */
+#define KILN_PAR_NEVER INT64_MAX
+/* Threads of a 1-D grid-only kernel run between two polls of the stop word:
+ * the vectorised thread loop runs in pieces this long. */
+enum { KILN_CPU_POLL_SPAN = 1 << 16 };
 
 /* Runs the kernel over the grid.  params: the packed 8-byte slots of the
  * arguments (see docs/abi.md).  Blocks until all blocks have run. */

@@ -1517,6 +1517,12 @@ static void stmt(Emit *E, Node *n) {
         truthy(E, n->ifs.cond);
         PS(") {\n");
         E->ind++;
+        if (!E->cuda) {
+            /* the back-edge's poll of the stop word (rt_cpu.h), at the top so that
+             * `continue` passes it too: only `while` can run without end */
+            indent(E);
+            P("KILN_POLL(%s)\n", E->leave);
+        }
         E->loops[E->nloops++].flag = has_else ? k : -1;
         block(E, &n->ifs.body);
         E->nloops--;
@@ -1835,6 +1841,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     PS("    const i64 GX_ = L->grid[0], GY_ = L->grid[1], GZ_ = L->grid[2];\n"
        "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
        "    struct kiln_err *E_ = L->err;\n"
+       "    const int *S_ = L->stop ? L->stop : &kiln_never_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
     /* the guard's bounds on x = bx * BX + tx, the same for the whole launch */
     GuardPlan *g = &E->guard;
@@ -1852,11 +1859,15 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_init(&fp);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
     /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
-    buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, xlo_, xhi_");
+    buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_");
     for (int i = 0; i < k->nparams; i++) buf_printf(&fp, ", p%d", i);
     buf_puts(&fp, ")");
     const char *a = args.p ? args.p : "";
     const char *simd = E->R->uses_atomics ? "" : "omp simd";
+    /* The stop word is polled between blocks (rows, pieces of KILN_POLL_SPAN
+     * threads), never inside the vectorised thread loop.  A stopped thread leaves
+     * its share at once, except in the collapsed loop over the rows of a 2-D or
+     * 3-D grid-only kernel, where each remaining row skips at its poll. */
     if (!E->R->uses_sregs) {
         /* The kernel sees its position only through kiln.grid()/gridsize(): run the
          * whole grid as one block per row, x innermost, so each row is one loop. */
@@ -1865,25 +1876,42 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
            "    if (x1_ <= x0_) return;\n"
            "    const int par_ = (x1_ - x0_) * NY_ * NZ_ >= L->par_threshold && NB > 1;\n"
            "    if (NY_ * NZ_ == 1) {\n");
-        P("        if (par_) {\n"
-          "            _Pragma(\"omp parallel for %s schedule(%sstatic) %s\")\n"
-          "            for (i64 x = x0_; x < x1_; x++)\n"
-          "                kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
-          "        } else {\n"
-          "            _Pragma(\"%s\")\n"
-          "            for (i64 x = x0_; x < x1_; x++)\n"
-          "                kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
-          "        }\n",
-          E->R->uses_atomics ? "" : "simd", E->R->uses_atomics ? "" : "simd:", fp.p, a, simd, a);
-        PS("    } else {\n");
+        /* one row: each OpenMP thread takes a contiguous share (as schedule(simd:static)
+         * would, in multiples of 16), run in pieces with a poll before each */
+        for (int par = 1; par >= 0; par--) {
+            if (par)
+                P("        if (par_) {\n"
+                  "            _Pragma(\"omp parallel %s\")\n"
+                  "            {\n"
+                  "                const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
+                  "                const i64 per_ = ((x1_ - x0_) / nt_ + 16) & ~(i64)15;\n"
+                  "                const i64 lo_ = x0_ + me_ * per_;\n"
+                  "                const i64 hi_ = x1_ - lo_ > per_ ? lo_ + per_ : x1_;\n",
+                  fp.p);
+            else
+                PS("        } else {\n"
+                   "            {\n"
+                   "                const i64 lo_ = x0_, hi_ = x1_;\n");
+            P("                for (i64 c_ = lo_; c_ < hi_; c_ += KILN_POLL_SPAN) {\n"
+              "                    KILN_POLL(break;)\n"
+              "                    const i64 e_ = hi_ - c_ > KILN_POLL_SPAN ? c_ + KILN_POLL_SPAN : hi_;\n"
+              "                    _Pragma(\"%s\")\n"
+              "                    for (i64 x = c_; x < e_; x++)\n"
+              "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+              "                }\n"
+              "            }\n",
+              simd, a);
+        }
+        PS("        }\n    } else {\n");
         for (int par = 1; par >= 0; par--) {
             if (par) P("        if (par_) {\n            _Pragma(\"omp parallel for collapse(2) schedule(static) %s\")\n", fp.p);
             else PS("        } else {\n");
             P("            for (i64 z = 0; z < NZ_; z++)\n"
               "            for (i64 y = 0; y < NY_; y++) {\n"
+              "                KILN_POLL(continue;)\n"
               "                _Pragma(\"%s\")\n"
               "                for (i64 x = x0_; x < x1_; x++)\n"
-              "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_%s);\n"
+              "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
               "            }\n",
               simd, a);
         }
@@ -1893,24 +1921,34 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         return;
     }
     for (int par = 1; par >= 0; par--) {
+        /* each OpenMP thread a contiguous range of blocks (as schedule(static)),
+         * so a stopped thread leaves its loop at once */
         if (par)
             P("    if (NB > 1 && NB * BX_ * BY_ * BZ_ >= L->par_threshold) {\n"
-              "        _Pragma(\"omp parallel for schedule(static) %s\")\n", fp.p);
+              "        _Pragma(\"omp parallel %s\")\n"
+              "        {\n"
+              "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
+              "        const i64 per_ = NB / nt_ + (NB %% nt_ != 0);\n"
+              "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n",
+              fp.p);
         else
-            PS("    } else {\n");
-        PS("        for (i64 b = 0; b < NB; b++) {\n"
-           "            const i64 bx_ = b % GX_, by_ = (b / GX_) % GY_, bz_ = b / (GX_ * GY_);\n"
-           "            const i64 base_ = bx_ * BX_;\n"
-           "            const i64 tlo_ = xlo_ > base_ ? (xlo_ - base_ < BX_ ? xlo_ - base_ : BX_) : 0;\n"
-           "            const i64 thi_ = xhi_ - base_ < BX_ ? xhi_ - base_ : BX_;\n"
-           "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
-           "            for (i64 ty_ = 0; ty_ < BY_; ty_++) {\n");
+            PS("    } else {\n"
+               "        {\n"
+               "        const i64 b0_ = 0, b1_ = NB;\n");
+        P("        for (i64 b = b0_; b < b1_; b++) {\n"
+          "            KILN_POLL(break;)\n"
+          "            const i64 bx_ = b %% GX_, by_ = (b / GX_) %% GY_, bz_ = b / (GX_ * GY_);\n"
+          "            const i64 base_ = bx_ * BX_;\n"
+          "            const i64 tlo_ = xlo_ > base_ ? (xlo_ - base_ < BX_ ? xlo_ - base_ : BX_) : 0;\n"
+          "            const i64 thi_ = xhi_ - base_ < BX_ ? xhi_ - base_ : BX_;\n"
+          "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
+          "            for (i64 ty_ = 0; ty_ < BY_; ty_++) {\n");
         P("                _Pragma(\"%s\")\n", simd);
         P("                for (i64 tx_ = tlo_; tx_ < thi_; tx_++)\n"
           "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
-          "GZ_, E_%s);\n",
+          "GZ_, E_, S_%s);\n",
           a);
-        PS("            }\n        }\n");
+        PS("            }\n        }\n        }\n");
     }
     PS("    }\n}\n");
     buf_free(&args);

@@ -60,7 +60,26 @@ typedef struct kiln_launch {
     long long block[3];
     long long par_threshold;
     struct kiln_err *err;
+    const int *stop;
 } kiln_launch;
+
+/* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
+ * A relaxed atomic load, so a poll is one load from a line no one writes and a
+ * branch predicted not taken; polls sit at the top of `while` loops and between
+ * blocks (rows, pieces of KILN_POLL_SPAN threads), never inside the vectorised
+ * thread loop of a kernel without `while` loops.  Code 6 is KILN_ERR_STOPPED. */
+static const int kiln_never_ = 0;
+#define KILN_POLL_SPAN 65536 /* KILN_CPU_POLL_SPAN in kiln.h */
+#define KILN_STOPPED() __builtin_expect(__atomic_load_n(S_, __ATOMIC_RELAXED) != 0, 0)
+#define KILN_POLL(leave)                                                               \
+    if (KILN_STOPPED()) {                                                              \
+        if (__atomic_load_n(&E_->code, __ATOMIC_RELAXED) == 0) kiln_fail(E_, 6, 0, 0, 0, 0); \
+        leave                                                                          \
+    }
+/* libgomp's, called only inside a parallel region (never on the serial path,
+ * which must not touch the OpenMP runtime in a forked child) */
+extern int omp_get_num_threads(void);
+extern int omp_get_thread_num(void);
 
 /* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__builtin_popcountll(x); }
@@ -89,8 +108,8 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
 #define KILN_TP                                                                        \
     long long tx_, long long ty_, long long tz_, long long bx_, long long by_,         \
         long long bz_, long long BX_, long long BY_, long long BZ_, long long GX_,     \
-        long long GY_, long long GZ_, struct kiln_err *E_
-#define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_
+        long long GY_, long long GZ_, struct kiln_err *E_, const int *S_
+#define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_
 #define KILN_GX (bx_ * BX_ + tx_)
 #define KILN_TID_X tx_
 #define KILN_TID_Y ty_

@@ -23,6 +23,7 @@
 #include "devarray.h"
 #include "driver.h"
 #include "errors.h"
+#include "signals.h"
 
 typedef struct {
     PyObject_HEAD
@@ -292,9 +293,11 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         memcpy(L.block, self->block, sizeof L.block);
         L.par_threshold = d->par_threshold;
         L.err = &err;
+        if (ext_cpu_launch_begin(&L, d->par_threshold, st->PerformanceWarning) < 0) goto done;
         Py_BEGIN_ALLOW_THREADS
         kiln_cpu_launch_kernel(e->cpu, &L, slots);
         Py_END_ALLOW_THREADS
+        if (ext_cpu_launch_end(&L, &err) < 0) goto done; /* Ctrl-C stopped it */
         if (err.code != 0) {
             ext_raise_kernel_error(&err, e->files);
             goto done;

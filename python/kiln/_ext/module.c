@@ -16,12 +16,14 @@
 #include "interop.h"
 #include "launch.h"
 #include "nvrtc.h"
+#include "signals.h"
 #include "state.h"
 #include "table.h"
 
 static int mod_exec(PyObject *m) {
     ModState *st = ext_state(m);
     if (ext_errors_init(m, st) < 0) return -1;
+    if (ext_signals_init() < 0) return -1;
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
     if (ext_host_types(m, st) < 0) return -1;

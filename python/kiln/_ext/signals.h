@@ -1,0 +1,81 @@
+/* signals.h: Ctrl-C and fork around CPU launches (signals.c).
+ *
+ * A CPU launch calls ext_cpu_launch_begin before it releases the GIL and
+ * ext_cpu_launch_end after it takes it back.  The hot path is inline: a
+ * thread comparison, two loads and a counter; the rest is out of line. */
+#ifndef KILN_EXT_SIGNALS_H
+#define KILN_EXT_SIGNALS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pthread.h>
+
+#include "kiln.h"
+
+/* How often a launch on the main thread checks that kiln's SIGINT handler is
+ * still installed (signal.signal(SIGINT, f) replaces it): every this many
+ * launches, a sigaction call (about 0.2 us) paid once per 256 launches. */
+enum { KILN_SIGINT_RECHECK = 256 };
+
+/* Process-wide by nature (signal dispositions and fork are the process's):
+ * the one piece of global state of the extension, owned by signals.c. */
+typedef struct {
+    int sigint;          /* the stop word of main-thread launches: set by the handler */
+    int omp_started;     /* a launch large enough to start OpenMP's threads ran */
+    int omp_dead;        /* this process was forked after that: launches stay serial */
+    int warned;          /* the serial launches' PerformanceWarning was given */
+    unsigned launches;   /* main-thread launches, for KILN_SIGINT_RECHECK */
+    pthread_t main;      /* Python's main thread, the one that runs signal handlers */
+} ExtSignals;
+extern ExtSignals ext_sig;
+
+/* Once per process, at module init: notes the main thread, installs the
+ * SIGINT handler (when SIGINT has a handler function: Python's), registers
+ * the fork handler.  0, or -1 with an exception set. */
+int ext_signals_init(void);
+
+/* The out-of-line parts of the two calls below. */
+int ext_launch_begin_slow(kiln_cpu_launch *L, int64_t threads, int64_t par_threshold,
+                          PyObject *warning);
+int ext_launch_stopped(const kiln_cpu_launch *L, const kiln_kernel_error *err);
+
+/* Before a CPU launch, with the GIL: sets L->stop (the SIGINT word on the main
+ * thread; none elsewhere, as Python delivers KeyboardInterrupt only there) and
+ * L->par_threshold (KILN_PAR_NEVER in a child forked after OpenMP started,
+ * with one `warning` (kiln.PerformanceWarning) saying why).  Runs Python's
+ * handler for a SIGINT that arrived since the last launch.  0, or -1 with an
+ * exception set (KeyboardInterrupt, or the warning made an error). */
+static inline int ext_cpu_launch_begin(kiln_cpu_launch *L, int64_t par_threshold,
+                                       PyObject *warning) {
+    const int64_t threads =
+        L->grid[0] * L->grid[1] * L->grid[2] * L->block[0] * L->block[1] * L->block[2];
+    L->stop = NULL;
+    L->par_threshold = par_threshold;
+    if (pthread_equal(pthread_self(), ext_sig.main)) {
+        L->stop = &ext_sig.sigint;
+        if (__builtin_expect(__atomic_load_n(&ext_sig.sigint, __ATOMIC_RELAXED) != 0 ||
+                                 ++ext_sig.launches % KILN_SIGINT_RECHECK == 1,
+                             0))
+            return ext_launch_begin_slow(L, threads, par_threshold, warning);
+    }
+    if (threads >= par_threshold) {
+        if (ext_sig.omp_dead) return ext_launch_begin_slow(L, threads, par_threshold, warning);
+        if (!__atomic_load_n(&ext_sig.omp_started, __ATOMIC_RELAXED))
+            __atomic_store_n(&ext_sig.omp_started, 1, __ATOMIC_RELAXED);
+    }
+    return 0;
+}
+
+/* After the launch, with the GIL: when SIGINT stopped the kernel (or arrived
+ * while it ran), runs Python's handler, which raises KeyboardInterrupt; a
+ * stopped kernel whose handler raised nothing raises KeyboardInterrupt
+ * itself, since its work is unfinished.  0, or -1 with an exception set. */
+static inline int ext_cpu_launch_end(const kiln_cpu_launch *L, const kiln_kernel_error *err) {
+    if (__builtin_expect(err->code == KILN_ERR_STOPPED ||
+                             (L->stop && __atomic_load_n(L->stop, __ATOMIC_RELAXED) != 0),
+                         0))
+        return ext_launch_stopped(L, err);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,286 @@
+"""Ctrl-C during CPU kernels, and kernels in forked children.
+
+Every test runs its kernels in a child process under a watchdog: the failures
+these tests exist to catch are hangs (a kernel that only SIGKILL ends, a child
+stuck in libgomp), which must show up as a failed test, never a stuck run.
+A real SIGINT is sent to the child while its kernel runs.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
+
+KERNELS = '''
+import os, signal, sys, threading, time, warnings
+import numpy as np
+import kiln
+
+@kiln.jit
+def spin(x):
+    i = kiln.grid(1)
+    while x[0] >= 0:
+        pass
+
+@kiln.jit
+def forever(x):
+    while True:
+        pass
+
+@kiln.jit
+def count(out, n):
+    i = kiln.grid(1)
+    k = 0
+    while k < n:
+        k += 1
+    out[i] = k
+
+@kiln.jit
+def touch(a, n):
+    i = kiln.grid(1)
+    if i < n:
+        a[i % 8] += 1.0
+
+@kiln.jit
+def touch_blocks(a):
+    i = kiln.blockIdx.x * kiln.blockDim.x + kiln.threadIdx.x
+    a[i % 8] += 1.0
+
+@kiln.jit
+def fill(a, v):
+    i = kiln.grid(1)
+    if i < a.size:
+        a[i] = v + i
+
+def ready():
+    print("ready", flush=True)
+
+def stopped(launch):
+    t = time.time()
+    try:
+        launch()
+    except KeyboardInterrupt:
+        print(f"KeyboardInterrupt after {time.time() - t:.2f} s", flush=True)
+    else:
+        print("finished", flush=True)
+
+'''
+
+
+def child(body, sigint_after=None, timeout=60):
+    """Runs KERNELS + body in a child; with sigint_after, sends SIGINT that many
+    seconds after the child prints 'ready'.  Returns (stdout, stderr, status);
+    a child still running at the timeout is killed and the test fails."""
+    env = dict(os.environ, PYTHONPATH=PYDIR)
+    with tempfile.TemporaryDirectory() as d:  # kiln reads kernels from their files
+        path = os.path.join(d, "child.py")
+        with open(path, "w") as f:
+            f.write(KERNELS + textwrap.dedent(body))
+        p = subprocess.Popen([sys.executable, path], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            if sigint_after is not None:
+                line = p.stdout.readline()
+                assert line.strip() == "ready", (line, p.communicate(timeout=timeout))
+                time.sleep(sigint_after)
+                p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            pytest.fail(f"the child hung\nstdout: {out}\nstderr: {err}")
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    return out, err, p.returncode
+
+
+def interrupted(out):
+    assert "KeyboardInterrupt after" in out, out
+    return float(out.split("KeyboardInterrupt after ")[1].split()[0])
+
+
+@pytest.mark.parametrize("kernel", ["spin", "forever"])
+def test_ctrl_c_stops_an_endless_while_loop(kernel):
+    out, err, rc = child(f"""
+        spin[1, 1](np.array([-1.0]))  # compiled, and ends
+        forever.compile("void(float64[:])")
+        ready()
+        stopped(lambda: {kernel}[1, 1](np.zeros(1)))
+        fill[1, 8](np.zeros(8), 1.0)  # kiln still works afterwards
+        print("after", flush=True)
+        """, sigint_after=0.3, timeout=30)
+    assert interrupted(out) < 5 and "after" in out, err
+
+
+def test_ctrl_c_stops_every_openmp_thread():
+    # 2^16 threads spinning: the launch goes parallel, and every thread must leave
+    out, err, rc = child("""
+        x = np.array([-1.0])
+        spin[256, 256](x)
+        ready()
+        stopped(lambda: spin[256, 256](np.zeros(1)))
+        a = np.zeros(1 << 16)
+        fill[256, 256](a, 2.0)
+        assert a[100] == 102.0
+        print("after", flush=True)
+        """, sigint_after=0.3, timeout=30)
+    assert interrupted(out) < 5 and "after" in out, err
+
+
+@pytest.mark.parametrize("kernel", ["touch", "touch_blocks"])
+def test_ctrl_c_stops_a_huge_grid_between_blocks(kernel):
+    # no while loop: the polls between blocks (rows, pieces of the thread loop) stop it;
+    # 2^40 threads would take hours
+    out, err, rc = child(f"""
+        a = np.zeros(8)
+        if "{kernel}" == "touch":
+            touch[1, 8](a, 8)
+            launch = lambda: touch[(1 << 31) - 1, 512](a, 1 << 40)
+        else:
+            touch_blocks[1, 8](a)
+            launch = lambda: touch_blocks[(1 << 31) - 1, 512](a)
+        ready()
+        stopped(launch)
+        """, sigint_after=0.5, timeout=30)
+    assert interrupted(out) < 5, err
+
+
+def test_a_sigint_handler_installed_later_is_kept_and_called():
+    # signal.signal replaces kiln's handler; a later launch puts it back, chained to
+    # the new one, so Ctrl-C still stops the kernel and the user's handler decides
+    out, err, rc = child("""
+        class Stop(Exception):
+            pass
+
+        def handler(signum, frame):
+            raise Stop("from the handler")
+
+        x = np.array([-1.0])
+        spin[1, 1](x)
+        signal.signal(signal.SIGINT, handler)
+        for _ in range(300):  # kiln looks at its handler every 256 launches
+            spin[1, 1](x)
+        ready()
+        try:
+            spin[1, 1](np.zeros(1))
+        except Stop as e:
+            print("Stop:", e, flush=True)
+        """, sigint_after=0.3, timeout=30)
+    assert "Stop: from the handler" in out, err
+
+
+def test_a_handler_that_does_not_raise_still_ends_the_launch():
+    out, err, rc = child("""
+        calls = []
+        signal.signal(signal.SIGINT, lambda s, f: calls.append(s))
+        x = np.array([-1.0])
+        for _ in range(300):
+            spin[1, 1](x)
+        ready()
+        try:
+            spin[1, 1](np.zeros(1))
+        except KeyboardInterrupt as e:
+            print("KeyboardInterrupt:", e, "calls", len(calls), flush=True)
+        """, sigint_after=0.3, timeout=30)
+    assert "the kernel was stopped by SIGINT before it finished" in out, err
+    assert "calls 1" in out
+
+
+def test_an_ignored_sigint_does_not_stop_kernels():
+    out, err, rc = child("""
+        out = np.zeros(1, np.int64)
+        count[1, 1](out, 10)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for _ in range(300):
+            count[1, 1](out, 10)
+        n = 4 * 10**9  # about a second
+        ready()
+        count[1, 1](out, n)
+        print("finished", int(out[0]) == n, flush=True)
+        """, sigint_after=0.2, timeout=60)
+    assert "finished True" in out, err
+
+
+def test_a_kernel_on_another_thread_runs_to_its_end():
+    # Python raises KeyboardInterrupt on the main thread only; kiln leaves kernels on
+    # other threads alone, as Python leaves code on them
+    out, err, rc = child("""
+        res = np.zeros(1, np.int64)
+        count[1, 1](res, 10)
+        n = 4 * 10**9  # about a second
+        t = threading.Thread(target=lambda: count[1, 1](res, n))
+        t.start()
+        ready()
+        try:
+            while t.is_alive():
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            print("main interrupted", flush=True)
+        t.join()
+        print("worker finished", int(res[0]) == n, flush=True)
+        """, sigint_after=0.2, timeout=60)
+    assert "main interrupted" in out and "worker finished True" in out, err
+
+
+FORK = """
+    def in_child(big):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            b = np.zeros(big)
+            for r in range(3):
+                fill[(big + 255) // 256, 256](b, float(r))
+                assert b[7] == r + 7 and b[-1] == r + big - 1
+        return [str(x.message) for x in w if issubclass(x.category, kiln.PerformanceWarning)]
+
+    def fork_and_check(big):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                warned = in_child(big)
+                print("child ok", len(warned), warned[0][:60] if warned else "", flush=True)
+                os._exit(0)
+            except BaseException as e:
+                print("child failed", repr(e), flush=True)
+                os._exit(1)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                print("child status", status, flush=True)
+                return
+            time.sleep(0.02)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print("child hung", flush=True)
+"""
+
+
+def test_a_child_forked_after_parallel_launches_runs_kernels():
+    # libgomp's thread pool does not survive fork: the child runs its blocks on one
+    # thread, and says so once
+    out, err, rc = child(textwrap.dedent(FORK) + textwrap.dedent("""
+        big = 1 << 18
+        a = np.zeros(big)
+        fill[(big + 255) // 256, 256](a, 1.0)  # OpenMP's threads start here
+        assert a[5] == 6.0
+        fork_and_check(big)
+        """), timeout=60)
+    assert "child ok 1 kiln: this process was forked from one that had run" in out, (out, err)
+    assert "child status 0" in out
+
+
+def test_a_child_forked_before_any_parallel_launch_keeps_openmp():
+    out, err, rc = child(textwrap.dedent(FORK) + textwrap.dedent("""
+        fill[1, 8](np.zeros(8), 1.0)  # small: no OpenMP threads yet
+        fork_and_check(1 << 18)
+        """), timeout=60)
+    assert "child ok 0" in out and "child status 0" in out, (out, err)
