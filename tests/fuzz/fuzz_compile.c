@@ -19,6 +19,11 @@
  * failing lookup), `NAME = literal` lines at the top of the text, and every
  * `def NAME(` in the text as a kiln device function.
  *
+ * With KILN_FUZZ_EMIT_DIR set, every C program a CPU translation generates is
+ * written there (NAME.c, with the input as NAME.in), for `run.sh BUILD
+ * emit-check`, which compiles them: C that the C compiler refuses is a bug of
+ * the emitter that the sanitizers cannot see.
+ *
  * Besides what the sanitizers find, the target checks the API's contract:
  * a translation that fails has reported an error, one that succeeds has not,
  * and every diagnostic carries its formatted text.  Inputs are copied to a
@@ -344,10 +349,35 @@ static void check_program(const kiln_program *p, int nargs) {
     if (kiln_program_gpu_only(p, &what) && what) (void)strlen(what);
 }
 
+/* The input of this run, for the emit dump. */
+static const uint8_t *cur_data;
+static size_t cur_size;
+
+static void dump_emitted(const kiln_program *p) {
+    const char *dir = getenv("KILN_FUZZ_EMIT_DIR");
+    if (!dir || !*dir) return;
+    uint64_t h = 14695981039346656037ull; /* FNV-1a of the input */
+    for (size_t i = 0; i < cur_size; i++) h = (h ^ cur_data[i]) * 1099511628211ull;
+    char path[4200];
+    size_t len;
+    const char *src = kiln_program_source(p, &len);
+    const char *ext[2] = {"c", "in"};
+    const void *what[2] = {src, cur_data};
+    size_t n[2] = {len, cur_size};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%016llx.%s", dir, (unsigned long long)h, ext[i]);
+        FILE *f = fopen(path, "wb");
+        if (!f) return;
+        fwrite(what[i], 1, n[i], f);
+        fclose(f);
+    }
+}
+
 static void translate(kiln_ctx *ctx, Diags *D, Input *in, const kiln_source *src,
                       const kiln_argtype *args, int nargs, const kiln_options *o) {
     *D = (Diags){0, 0};
     kiln_program *p = kiln_translate(ctx, src, args, nargs, o, resolve, in);
+    if (p && o->target == KILN_TARGET_CPU) dump_emitted(p);
     if (!p && D->errors == 0) {
         fprintf(stderr, "fuzz_compile: kiln_translate failed without reporting an error\n");
         abort();
@@ -362,6 +392,8 @@ static void translate(kiln_ctx *ctx, Diags *D, Input *in, const kiln_source *src
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;
+    cur_data = data;
+    cur_size = size;
     uint8_t flags = data[0], types = data[1];
     data += 2;
     size -= 2;

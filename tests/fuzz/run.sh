@@ -3,6 +3,7 @@
 #
 #   tests/fuzz/run.sh BUILD SECONDS [TARGET...]    fuzz each target for SECONDS
 #   tests/fuzz/run.sh BUILD replay                 run tests/fuzz/crashes/* once
+#   tests/fuzz/run.sh BUILD emit-check             compile the C the compile corpus generates
 #
 # BUILD is the fuzz build (build-fuzz) holding fuzz-TARGET binaries, seeds/TARGET
 # (make_seeds.py) and corpus/TARGET, the corpus that grows from run to run.  A crash
@@ -28,6 +29,26 @@ max_len() {  # inputs: kernel text up to 8 KiB; a bundle or database of a few pa
     case $1 in compile) echo 8192 ;; *) echo 16384 ;; esac
 }
 
+if [ "$what" = emit-check ]; then
+    # every C program the compile corpus makes kiln generate must compile: the corpus runs
+    # once with the programs written out, then cc checks them (as kiln runs it, no output)
+    out="$build/emit"
+    rm -rf "$out" && mkdir -p "$out"
+    KILN_FUZZ_EMIT_DIR=$out "$build/fuzz-compile" -runs=0 "$build/corpus/compile" \
+        "$build/seeds/compile" >"$build/emit.log" 2>&1
+    cc=${KILN_CC:-cc}
+    ls "$out"/*.c | xargs -P "$(nproc)" -I{} sh -c \
+        "$cc -fsyntax-only -fopenmp -fwrapv -w -std=gnu11 {} 2>{}.err || echo {}" >"$build/emit-bad.txt"
+    n=$(ls "$out"/*.c | wc -l)
+    bad=$(wc -l <"$build/emit-bad.txt")
+    echo "emit-check: $n generated C programs, $bad refused by $cc"
+    head -5 "$build/emit-bad.txt" | while read -r f; do
+        echo "  ${f%.c}.in:"; grep -m2 error "$f.err" | sed 's/^/    /'
+    done
+    [ "$bad" -eq 0 ]
+    exit
+fi
+
 if [ "$what" = replay ]; then
     # every reproducer must run clean: a reproducer that still crashes is an open bug
     fail=0
@@ -40,7 +61,7 @@ if [ "$what" = replay ]; then
             echo "replay $base: ok"
         else
             echo "replay $base: FAILS (open; see tests/fuzz/crashes/README.md)"
-            grep -E "^(SUMMARY|fuzz_)|ERROR:|runtime error" "$build/replay.log" | head -3 | sed 's/^/    /'
+            grep -E "^(SUMMARY|fuzz_)|internal error|ERROR:|runtime error" "$build/replay.log" | head -3 | sed 's/^/    /'
             fail=1
         fi
     done
