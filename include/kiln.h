@@ -105,6 +105,17 @@ void kiln_ctx_set_interrupt(kiln_ctx *ctx, kiln_interrupt_fn fn, void *userdata)
 /* 1 when the context's interrupt function asks to stop (0 without one). */
 int kiln_ctx_interrupted(kiln_ctx *ctx);
 
+/* Identifiers with characters beyond ASCII mean what Python makes of them: the
+ * NFKC normal form (PEP 3131), so `ﬁ` and `fi` are one name.  The core has no
+ * Unicode tables; the context's normalizer does it (the Python extension's
+ * calls unicodedata.normalize, with the GIL held as during translation).  It
+ * gets the identifier's UTF-8 text (len bytes, no terminator) and returns 0
+ * with *out its normal form, NUL-terminated, from malloc (the core frees it);
+ * 1 if the text is not a valid Python identifier; -1 if it failed (no memory).
+ * Without one, a non-ASCII identifier is a compile error (the CLI). */
+typedef int (*kiln_normalize_fn)(void *userdata, const char *name, size_t len, char **out);
+void kiln_ctx_set_normalize(kiln_ctx *ctx, kiln_normalize_fn fn, void *userdata);
+
 /* ---- globals: how a kernel sees names it does not define ------------------ */
 
 typedef enum kiln_value_kind {

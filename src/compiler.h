@@ -19,6 +19,8 @@ struct kiln_ctx {
     char *cc_id;        /* cached first line of `cc --version`; owned */
     kiln_interrupt_fn interrupt; /* polled by blocking waits; NULL never stops them */
     void *interrupt_ud;
+    kiln_normalize_fn normalize; /* NFKC of non-ASCII identifiers; NULL: refuse them */
+    void *normalize_ud;
 };
 
 /* A source text the compiler reads: a kernel, a callee, a signature. */
@@ -39,6 +41,43 @@ typedef struct Span {
 
 typedef struct Sema Sema;
 
+/* ---- limits ------------------------------------------------------------------
+ * Every input the compiler accepts compiles in time and memory linear in its
+ * size, or is refused with an error that names one of these (docs/limits.md
+ * lists them with the messages).  The recursive passes (parser, sema, emit)
+ * recurse once per level of nesting, so bounding nesting bounds their stack. */
+enum {
+    /* Brackets, calls, subscripts, unary operators, `not`, conditional
+     * expressions and blocks nested in one another: CPython's own limit for
+     * brackets.  The parser recurses about 15 frames per bracket. */
+    KILN_MAX_NESTING = 200,
+    /* Indented blocks one inside another (the lexer's stack of widths), as
+     * in CPython. */
+    KILN_MAX_INDENT = 100,
+    /* Depth of one expression's tree: a chain `a + b + c ...` nests one level
+     * per operator (as in Python's AST), and sema and the emitter recurse once
+     * per level, several frames each.  About what CPython compiles. */
+    KILN_MAX_EXPR_DEPTH = 1000,
+    /* Device functions calling device functions: sema types a callee while
+     * its caller's frames are on the stack. */
+    KILN_MAX_CALL_DEPTH = 64,
+    /* Generated C or CUDA source of one kernel; beyond it the C compiler's
+     * time, not kiln's, becomes the problem. */
+    KILN_MAX_SOURCE_BYTES = 16 << 20,
+    /* Local arrays of one thread: the kernel's and, per call, its device
+     * functions' (calls are inlined).  The CPU runs threads on OpenMP workers
+     * whose stacks are OMP_STACKSIZE or the system's default (2 MiB when the
+     * stack rlimit is unlimited, else the rlimit, usually 8 MiB), and the
+     * calling thread holds the arrays twice (its serial and parallel paths);
+     * 256 KiB leaves room under 2 MiB.  CUDA allows 512 KiB per thread. */
+    KILN_MAX_LOCAL_BYTES = 256 << 10,
+    /* Static shared memory of one block, every kiln.shared.array of the kernel
+     * and its device functions together: what CUDA gives without opting in. */
+    KILN_MAX_SHARED_BYTES = 48 << 10,
+};
+/* Memory of one compilation (its arena): tokens, trees, types, generated text. */
+#define KILN_MAX_ARENA_BYTES ((size_t)1 << 30)
+
 typedef struct Compiler {
     kiln_ctx *ctx;
     Arena arena;          /* everything of this translation */
@@ -53,6 +92,15 @@ typedef struct Compiler {
 
 void compiler_init(Compiler *C, kiln_ctx *ctx);
 void compiler_free(Compiler *C);
+
+/* Runs fn(C, arg), the body of one translation, so that running out of memory
+ * in the arena (malloc failing, or KILN_MAX_ARENA_BYTES) ends it cleanly: the
+ * arena is freed as a whole and "FILE:LINE: out of memory compiling this
+ * function" is reported.  Returns fn's result, or -1 after that report.  fn
+ * keeps whatever must outlive the arena (malloc'd results) in arg, where the
+ * caller frees it on -1; between arena allocations it holds no other memory. */
+int compiler_run(Compiler *C, int (*fn)(Compiler *C, void *arg), void *arg, const char *file,
+                 int line);
 
 /* Reports a diagnostic at sp.  hint may be NULL.  Errors increase nerrors. */
 void diag_at(Compiler *C, kiln_severity sev, Span sp, const char *hint, const char *fmt, ...)

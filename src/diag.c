@@ -6,6 +6,7 @@
  * exception show the same thing, and handed to the context's callback; the
  * core never prints and never exits.
  */
+#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,9 +17,50 @@ void compiler_init(Compiler *C, kiln_ctx *ctx) {
     C->ctx = ctx;
     C->max_errors = 20;
     arena_init(&C->arena);
+    C->arena.limit = KILN_MAX_ARENA_BYTES;
 }
 
 void compiler_free(Compiler *C) { arena_free(&C->arena); }
+
+static void emit_diag(kiln_ctx *ctx, kiln_diag *d);
+
+int compiler_run(Compiler *C, int (*fn)(Compiler *C, void *arg), void *arg, const char *file,
+                 int line) {
+    jmp_buf jb;
+    C->arena.on_oom = &jb;
+    if (setjmp(jb) != 0) {
+        /* Everything of the translation was in the arena: drop it first, so that
+         * reporting has memory to work with. */
+        bool over = C->arena.over_limit;
+        size_t held = C->arena.held;
+        arena_free(&C->arena);
+        C->arena.on_oom = NULL;
+        C->sema = NULL;
+        C->nerrors++;
+        char msg[512];
+        if (over)
+            snprintf(msg, sizeof msg,
+                     "out of memory compiling this function: it needs more than %zu MiB "
+                     "(KILN_MAX_ARENA_BYTES)",
+                     (size_t)KILN_MAX_ARENA_BYTES >> 20);
+        else
+            snprintf(msg, sizeof msg,
+                     "out of memory compiling this function (%zu MiB were in use)", held >> 20);
+        kiln_diag d = {0};
+        d.severity = KILN_ERROR;
+        d.message = msg;
+        d.hint = "split the function, or make its constants (tuples) smaller";
+        d.filename = file;
+        d.line = line;
+        d.col = 1;
+        d.span = 1;
+        emit_diag(C->ctx, &d);
+        return -1;
+    }
+    int rc = fn(C, arg);
+    C->arena.on_oom = NULL;
+    return rc;
+}
 
 Span span_join(Span a, Span b) {
     if (a.file != b.file || b.off + b.len <= a.off) return a;

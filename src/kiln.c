@@ -4,7 +4,9 @@
  * the front end parses the function, sema types it for the argument types,
  * the emitter writes the target source; what outlives the arena (the source,
  * the inspect_types text, parameter names and flags) is copied into the
- * kiln_program, and the arena is freed as a whole.
+ * kiln_program, and the arena is freed as a whole.  The body runs under
+ * compiler_run, so running out of memory anywhere in it is a reported error
+ * that frees the arena, not an abort.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,11 @@ void kiln_ctx_set_interrupt(kiln_ctx *ctx, kiln_interrupt_fn fn, void *userdata)
     ctx->interrupt_ud = userdata;
 }
 
+void kiln_ctx_set_normalize(kiln_ctx *ctx, kiln_normalize_fn fn, void *userdata) {
+    ctx->normalize = fn;
+    ctx->normalize_ud = userdata;
+}
+
 int kiln_ctx_interrupted(kiln_ctx *ctx) {
     return ctx && ctx->interrupt && ctx->interrupt(ctx->interrupt_ud) != 0;
 }
@@ -74,6 +81,96 @@ void kiln_program_free(kiln_program *p) {
     free(p);
 }
 
+/* One translation's state that outlives a jump out of compiler_run: the
+ * inputs, and the malloc'd results the caller frees. */
+typedef struct Translation {
+    const kiln_source *src;
+    const kiln_argtype *args;
+    int nargs;
+    bool want_program;   /* kiln_translate; else kiln_infer_return */
+    Buf out, types;      /* malloc'd: generated source, inspect_types text */
+    kiln_program *p;     /* the result, or NULL */
+    kiln_argtype *ret;   /* kiln_infer_return's answer */
+} Translation;
+
+static int translate_body(Compiler *C, void *arg) {
+    Translation *T = arg;
+    const kiln_source *src = T->src;
+    int nargs = T->nargs;
+    FuncInfo *fi = sema_funcinfo(C, src->scope, src->text, src->len, src->filename,
+                                 src->first_line);
+    if (fi->parse_failed) return -1;
+    const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(nargs + 1));
+    for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(C, &T->args[i]);
+    SemaResult R;
+    if (!T->want_program) {
+        fi->is_device = true;
+        if (sema_run(C, fi, tys, nargs, false, &R) != 0) return -1;
+        const Type *t = R.kernel->ret;
+        if (t->kind == TY_NONE) {
+            T->ret->dtype = KILN_NDTYPES;
+            return 0;
+        }
+        if (ty_is_scalar(t)) {
+            T->ret->dtype = ty_strong(t)->dtype;
+            return 0;
+        }
+        error_at(C, R.kernel->def->def.name_sp, "return one scalar",
+                 "'%s' returns %s where a scalar is needed", fi->name, ty_name(C, t));
+        return -1;
+    }
+    PtrVec files = {0};
+    if (sema_run(C, fi, tys, nargs, true, &R) < 0) return -1;
+    if (emit_program(C, &R, &T->out, &files) < 0) return -1;
+    sema_dump_types(C, &R, &T->types);
+
+    kiln_program *p = calloc(1, sizeof *p);
+    if (!p) goto oom;
+    T->p = p;
+    p->source = buf_take(&T->out, &p->source_len);
+    p->types = buf_take(&T->types, NULL);
+    p->name = strdup(fi->name);
+    p->gpu_only = dup_or_null(R.gpu_only);
+    p->nparams = nargs;
+    p->pnames = calloc((size_t)nargs + 1, sizeof(char *));
+    p->pflags = calloc((size_t)nargs + 1, sizeof(int));
+    if (!p->source || !p->types || !p->name || !p->pnames || !p->pflags) goto oom;
+    p->files = calloc((size_t)files.n + 1, sizeof(char *));
+    if (p->files)
+        for (int i = 0; i < files.n; i++) p->files[p->nfiles++] = strdup(files.v[i]);
+    for (int i = 0; i < nargs; i++) {
+        p->pnames[i] = strdup(R.kernel->psyms[i]->name);
+        if (spec_writes(R.kernel, i)) p->pflags[i] |= KILN_PARAM_WRITTEN;
+    }
+    return 0;
+oom:
+    kiln_program_free(T->p);
+    T->p = NULL;
+    diag_plain(C->ctx, KILN_ERROR, NULL, "out of memory");
+    return -1;
+}
+
+/* Runs one translation in its own Compiler (and arena). */
+static int translate(kiln_ctx *ctx, Translation *T, const kiln_options *opts,
+                     kiln_resolve_fn resolve, void *resolve_userdata) {
+    Compiler C;
+    compiler_init(&C, ctx);
+    C.opts = *opts;
+    C.resolve = resolve;
+    C.resolve_ud = resolve_userdata;
+    buf_init(&T->out);
+    buf_init(&T->types);
+    int rc = compiler_run(&C, translate_body, T, T->src->filename, T->src->first_line);
+    if (rc != 0 && T->p) {
+        kiln_program_free(T->p);
+        T->p = NULL;
+    }
+    buf_free(&T->out);
+    buf_free(&T->types);
+    compiler_free(&C);
+    return rc;
+}
+
 kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
                              int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
                              void *resolve_userdata) {
@@ -86,54 +183,14 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
             diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return NULL;
         }
-    Compiler C;
-    compiler_init(&C, ctx);
-    C.opts = *opts;
-    C.resolve = resolve;
-    C.resolve_ud = resolve_userdata;
-    kiln_program *p = NULL;
-    Buf out, types;
-    buf_init(&out);
-    buf_init(&types);
-
-    FuncInfo *fi = sema_funcinfo(&C, src->scope, src->text, src->len, src->filename,
-                                 src->first_line);
-    if (fi->parse_failed) goto done;
-    const Type **tys = arena_alloc(&C.arena, sizeof(Type *) * (size_t)(nargs + 1));
-    for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(&C, &args[i]);
-    SemaResult R;
-    PtrVec files = {0};
-    if (sema_run(&C, fi, tys, nargs, true, &R) < 0) goto done;
-    if (emit_program(&C, &R, &out, &files) < 0) goto done;
-    sema_dump_types(&C, &R, &types);
-
-    p = calloc(1, sizeof *p);
-    if (!p) goto done;
-    p->source = buf_take(&out, &p->source_len);
-    p->types = buf_take(&types, NULL);
-    p->name = strdup(fi->name);
-    p->gpu_only = dup_or_null(R.gpu_only);
-    p->nparams = nargs;
-    p->pnames = calloc((size_t)nargs + 1, sizeof(char *));
-    p->pflags = calloc((size_t)nargs + 1, sizeof(int));
-    if (!p->source || !p->types || !p->name || !p->pnames || !p->pflags) {
-        kiln_program_free(p);
-        p = NULL;
-        diag_plain(ctx, KILN_ERROR, NULL, "out of memory");
-        goto done;
-    }
-    p->files = calloc((size_t)files.n + 1, sizeof(char *));
-    if (p->files)
-        for (int i = 0; i < files.n; i++) p->files[p->nfiles++] = strdup(files.v[i]);
-    for (int i = 0; i < nargs; i++) {
-        p->pnames[i] = strdup(R.kernel->psyms[i]->name);
-        if (spec_writes(R.kernel, i)) p->pflags[i] |= KILN_PARAM_WRITTEN;
-    }
-done:
-    buf_free(&out);
-    buf_free(&types);
-    compiler_free(&C);
-    return p;
+    Translation T;
+    memset(&T, 0, sizeof T);
+    T.src = src;
+    T.args = args;
+    T.nargs = nargs;
+    T.want_program = true;
+    translate(ctx, &T, opts, resolve, resolve_userdata);
+    return T.p;
 }
 
 int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype *args,
@@ -146,35 +203,13 @@ int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype 
             diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return -1;
         }
-    Compiler C;
-    compiler_init(&C, ctx);
-    C.opts = *opts;
-    C.resolve = resolve;
-    C.resolve_ud = resolve_userdata;
-    int rc = -1;
-    FuncInfo *fi = sema_funcinfo(&C, src->scope, src->text, src->len, src->filename,
-                                 src->first_line);
-    if (!fi->parse_failed) {
-        fi->is_device = true;
-        const Type **tys = arena_alloc(&C.arena, sizeof(Type *) * (size_t)(nargs + 1));
-        for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(&C, &args[i]);
-        SemaResult R;
-        if (sema_run(&C, fi, tys, nargs, false, &R) == 0) {
-            const Type *t = R.kernel->ret;
-            if (t->kind == TY_NONE) {
-                ret->dtype = KILN_NDTYPES;
-                rc = 0;
-            } else if (ty_is_scalar(t)) {
-                ret->dtype = ty_strong(t)->dtype;
-                rc = 0;
-            } else {
-                error_at(&C, R.kernel->def->def.name_sp, "return one scalar",
-                         "'%s' returns %s where a scalar is needed", fi->name, ty_name(&C, t));
-            }
-        }
-    }
-    compiler_free(&C);
-    return rc;
+    Translation T;
+    memset(&T, 0, sizeof T);
+    T.src = src;
+    T.args = args;
+    T.nargs = nargs;
+    T.ret = ret;
+    return translate(ctx, &T, opts, resolve, resolve_userdata);
 }
 
 const char *kiln_program_source(const kiln_program *p, size_t *len) {
@@ -202,21 +237,34 @@ int kiln_program_gpu_only(const kiln_program *p, const char **what) {
     return p->gpu_only != NULL;
 }
 
+typedef struct SigParse {
+    const char *text;
+    kiln_argtype *ret, *args;
+    int max_args;
+    int n;
+} SigParse;
+
+static int signature_body(Compiler *C, void *arg) {
+    SigParse *S = arg;
+    SrcFile *f = arena_alloc(&C->arena, sizeof *f);
+    f->name = "<signature>";
+    f->text = arena_strdup(&C->arena, S->text ? S->text : "");
+    f->len = strlen(f->text);
+    f->first_line = 1;
+    if (memchr(f->text, '\n', f->len)) {
+        diag_plain(C->ctx, KILN_ERROR, NULL, "a signature is one line of text");
+        return -1;
+    }
+    S->n = parse_signature(C, f, S->ret, S->args, S->max_args);
+    return S->n < 0 ? -1 : 0;
+}
+
 int kiln_parse_signature(kiln_ctx *ctx, const char *text, kiln_argtype *ret, kiln_argtype *args,
                          int max_args) {
     Compiler C;
     compiler_init(&C, ctx);
-    SrcFile f;
-    f.name = "<signature>";
-    f.text = arena_strdup(&C.arena, text ? text : "");
-    f.len = strlen(f.text);
-    f.first_line = 1;
-    int n = -1;
-    if (memchr(f.text, '\n', f.len)) {
-        diag_plain(ctx, KILN_ERROR, NULL, "a signature is one line of text");
-    } else {
-        n = parse_signature(&C, &f, ret, args, max_args);
-    }
+    SigParse S = {text, ret, args, max_args, -1};
+    int rc = compiler_run(&C, signature_body, &S, "<signature>", 1);
     compiler_free(&C);
-    return n;
+    return rc < 0 ? -1 : S.n;
 }

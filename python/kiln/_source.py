@@ -151,9 +151,18 @@ def _check(fn, lines, first, filename):
             found = m.group(1)
             break
         at += 1
+    if found and not found.isascii():
+        # Python keeps names in their NFKC form (PEP 3131): `ｘ` in the text is `x`
+        import unicodedata
+
+        found = unicodedata.normalize("NFKC", found)
     ok = found == code.co_name  # also false when the file is now shorter
     if ok:
         names = _params(lines, at)
+        if names is not None and not all(n.isascii() for n in names):
+            import unicodedata
+
+            names = [unicodedata.normalize("NFKC", n) for n in names]
         n = code.co_argcount + code.co_kwonlyargcount
         n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
         ok = names is None or sorted(names) == sorted(code.co_varnames[:n])

@@ -58,7 +58,11 @@ typedef struct Emit {
     Buf funcs;          /* functions */
     Buf *o;             /* where text goes now */
     int ind;            /* indentation of statements */
-    PtrVec tynames;     /* registered struct keys (char *) */
+    const char **names; /* registered keys: an open-addressing set (see registered) */
+    const char **named; /* the value stored with each key (a struct's C name) */
+    int nnames, capnames;
+    int ngarrays;       /* frozen tuples written as static arrays, kga<i> (global_array) */
+    PtrVec gvalues;     /* frozen tuples used as values in this function (GVal *), kgv<i> */
     FuncSpec *f;        /* the function being written */
     int tmp;            /* temporaries in this function */
     int line;           /* last #line written */
@@ -71,6 +75,8 @@ typedef struct Emit {
     bool in_entry;      /* writing the entry: parameters are p0, p1... */
     const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
     const char *subst_text;
+    Buf *body;          /* the function body being written (function()) */
+    bool too_big;       /* KILN_MAX_SOURCE_BYTES was reported: write no more */
 } Emit;
 
 static void ex(Emit *E, Node *n);
@@ -86,15 +92,13 @@ static void indent(Emit *E) {
 
 static const char *cfile(Emit *E, const char *name) {
     Buf b;
-    buf_init(&b);
+    buf_init_arena(&b, &E->C->arena);
     for (const char *s = name; *s; s++) {
         if (*s == '"' || *s == '\\') buf_putc(&b, '\\');
         if ((unsigned char)*s < 32) continue;
         buf_putc(&b, *s);
     }
-    const char *r = arena_strdup(&E->C->arena, b.p ? b.p : "");
-    buf_free(&b);
-    return r;
+    return b.p ? b.p : "";
 }
 
 static void line_marker(Emit *E, Span sp) {
@@ -120,7 +124,7 @@ static int loc(Emit *E, Span sp) {
 
 static const char *sanitize(Emit *E, const char *s) {
     Buf b;
-    buf_init(&b);
+    buf_init_arena(&b, &E->C->arena);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
@@ -128,9 +132,7 @@ static const char *sanitize(Emit *E, const char *s) {
         else
             buf_printf(&b, "_x%02X", c);
     }
-    const char *r = arena_strdup(&E->C->arena, b.p ? b.p : "");
-    buf_free(&b);
-    return r;
+    return b.p ? b.p : "";
 }
 
 static const char *sym_name(Emit *E, const Sym *s) {
@@ -150,12 +152,42 @@ static const char *scalar_ctype(const Type *t) {
     return names[t->dtype];
 }
 
-static bool registered(Emit *E, const char *key) {
-    for (int i = 0; i < E->tynames.n; i++)
-        if (strcmp(E->tynames.v[i], key) == 0) return true;
-    vec_push(&E->C->arena, &E->tynames, (void *)key);
+/* The slot of key in the set of registered keys (types, helpers). */
+static int name_slot(Emit *E, const char *key) {
+    size_t mask = (size_t)E->capnames - 1;
+    size_t i = (size_t)hash_bytes(key, strlen(key)) & mask;
+    while (E->names[i] && strcmp(E->names[i], key) != 0) i = (i + 1) & mask;
+    return (int)i;
+}
+
+/* Whether key was registered before; registers it (with value) if not.  A
+ * hash set, so that a program with many types or helpers stays linear. */
+static bool register_as(Emit *E, const char *key, const char *value, const char **old) {
+    if (2 * (E->nnames + 1) > E->capnames) {
+        const char **on = E->names, **ov = E->named;
+        int ocap = E->capnames;
+        E->capnames = ocap ? ocap * 2 : 64;
+        E->names = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)E->capnames);
+        E->named = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)E->capnames);
+        for (int i = 0; i < ocap; i++)
+            if (on[i]) {
+                int j = name_slot(E, on[i]);
+                E->names[j] = on[i];
+                E->named[j] = ov[i];
+            }
+    }
+    int i = name_slot(E, key);
+    if (E->names[i]) {
+        if (old) *old = E->named[i];
+        return true;
+    }
+    E->names[i] = key;
+    E->named[i] = value;
+    E->nnames++;
     return false;
 }
+
+static bool registered(Emit *E, const char *key) { return register_as(E, key, NULL, NULL); }
 
 static const char *array_ctype(Emit *E, const Type *t) {
     const char *el = scalar_ctype(t->elem);
@@ -177,40 +209,93 @@ static const char *array_ctype(Emit *E, const Type *t) {
     return name;
 }
 
+/* A tuple type is a struct of fields f0, f1 ...; its constructor (_make) and
+ * run-time indexing (_get) are written when first used, so a large tuple that
+ * is only indexed costs no code for them. */
 static const char *tuple_ctype(Emit *E, const Type *t) {
     Buf k;
-    buf_init(&k);
+    buf_init_arena(&k, &E->C->arena);
     const char **el = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(t->n + 1));
+    buf_puts(&k, "tuple:");
     for (int i = 0; i < t->n; i++) {
         el[i] = ctype(E, t->elems[i]);
         buf_printf(&k, "%s,", el[i]);
     }
-    /* the key names the struct: KT_<hash> keeps names short and stable */
-    uint64_t h = hash_bytes(k.p ? k.p : "", k.len);
-    buf_free(&k);
-    const char *name = arena_printf(&E->C->arena, "KT%d_%08llx", t->n, (unsigned long long)(h & 0xffffffffu));
-    if (registered(E, name)) return name;
+    /* the full key finds the struct; its name is KT<n>_<number>, short and
+     * the same for the same program */
+    const char *key = k.p, *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "KT%d_%d", t->n, E->nnames);
+    E->named[name_slot(E, key)] = name; /* the value of the key just added */
     Buf *b = &E->types;
     buf_printf(b, "typedef struct {");
     for (int i = 0; i < t->n; i++) buf_printf(b, " %s f%d;", el[i], i);
     if (t->n == 0) buf_printf(b, " char unused;");
     buf_printf(b, " } %s;\n", name);
-    buf_printf(b, "KILN_FN %s %s_make(", name, name);
-    for (int i = 0; i < t->n; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", el[i], i);
+    return name;
+}
+
+/* The tuple's constructor, NAME_make(a0, a1, ...). */
+static const char *tuple_make(Emit *E, const Type *t) {
+    const char *name = ctype(E, t);
+    const char *fn = arena_printf(&E->C->arena, "%s_make", name);
+    if (registered(E, fn)) return fn;
+    Buf *b = &E->types;
+    buf_printf(b, "KILN_FN %s %s(", name, fn);
+    for (int i = 0; i < t->n; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", ctype(E, t->elems[i]), i);
     if (t->n == 0) buf_printf(b, "void");
     buf_printf(b, ") {\n    %s r;\n", name);
     if (t->n == 0) buf_printf(b, "    r.unused = 0;\n");
     for (int i = 0; i < t->n; i++) buf_printf(b, "    r.f%d = a%d;\n", i, i);
     buf_printf(b, "    return r;\n}\n");
-    bool homo = t->n > 0;
-    for (int i = 1; i < t->n; i++) homo = homo && strcmp(el[i], el[0]) == 0;
-    if (homo && ty_is_scalar(t->elems[0])) {
-        buf_printf(b, "KILN_FN %s %s_get(%s t, i64 i) {\n    switch (i < 0 ? i + %d : i) {\n", el[0],
-                   name, name, t->n);
-        for (int i = 1; i < t->n; i++) buf_printf(b, "    case %d: return t.f%d;\n", i, i);
-        buf_printf(b, "    default: return t.f0;\n    }\n}\n");
+    return fn;
+}
+
+/* Tuples of one scalar type with more items than this are read at a run-time
+ * index as an array (below it, a switch keeps them in registers), and a frozen
+ * one is copied from its static array: a C compiler takes time far beyond
+ * linear on a constructor call with thousands of arguments. */
+enum { TUPLE_AS_ARRAY = 16 };
+
+static bool tuple_homogeneous(Emit *E, const Type *t) {
+    if (t->n == 0 || !ty_is_scalar(t->elems[0])) return false;
+    const char *el = ctype(E, t->elems[0]);
+    for (int i = 1; i < t->n; i++)
+        if (!ty_is_scalar(t->elems[i]) || strcmp(ctype(E, t->elems[i]), el) != 0) return false;
+    return true;
+}
+
+/* Declares that tuple type t (of one scalar type) is laid out as an array of
+ * its items, so that a pointer can index it; the compiler checks it. */
+static void tuple_is_array(Emit *E, const Type *t) {
+    const char *name = ctype(E, t);
+    const char *key = arena_printf(&E->C->arena, "%s_is_an_array", name);
+    if (registered(E, key)) return;
+    buf_printf(&E->types, "typedef char %s[sizeof(%s) == %d * sizeof(%s) ? 1 : -1];\n", key, name,
+               t->n, ctype(E, t->elems[0]));
+}
+
+/* NAME_get(E_, t, i, line): item i of a tuple of one scalar type, i wrapped
+ * as Python does; out of range it is an IndexError (always: a tuple is small
+ * and the check is cheap) and item 0 is read. */
+static const char *tuple_get(Emit *E, const Type *t) {
+    const char *name = ctype(E, t);
+    const char *fn = arena_printf(&E->C->arena, "%s_get", name);
+    if (registered(E, fn)) return fn;
+    const char *el = ctype(E, t->elems[0]);
+    Buf *b = &E->types;
+    if (t->n > TUPLE_AS_ARRAY) {
+        tuple_is_array(E, t);
+        buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n"
+                      "    return ((const %s *)&t)[kiln_chk(E_, i, %d, 0, line)];\n}\n",
+                   el, fn, name, el, t->n);
+        return fn;
     }
-    return name;
+    buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n", el, fn, name);
+    buf_printf(b, "    switch (i < 0 ? i + %d : i) {\n    case 0: return t.f0;\n", t->n);
+    for (int i = 1; i < t->n; i++) buf_printf(b, "    case %d: return t.f%d;\n", i, i);
+    buf_printf(b, "    default: kiln_fail(E_, 1, line, i, 0, %d); return t.f0;\n    }\n}\n", t->n);
+    return fn;
 }
 
 static const char *ctype(Emit *E, const Type *t) {
@@ -333,14 +418,12 @@ static bool pure(const Node *n) {
 /* Renders an expression to a string (for text used more than once). */
 static const char *ex_str(Emit *E, Node *n, const Type *as) {
     Buf tmp, *saved = E->o;
-    buf_init(&tmp);
+    buf_init_arena(&tmp, &E->C->arena);
     E->o = &tmp;
     if (as) ex_as(E, n, as);
     else ex(E, n);
     E->o = saved;
-    const char *r = arena_strdup(&E->C->arena, tmp.p ? tmp.p : "");
-    buf_free(&tmp);
-    return r;
+    return tmp.p ? tmp.p : "";
 }
 
 static void convert(Emit *E, const Type *from, const Type *to, const char *text) {
@@ -461,7 +544,7 @@ static const char *element(Emit *E, Node *n) {
     bool nn[KILN_MAX_NDIM];
     index_strings(E, &n->sub.idx, ix, nn);
     Buf off;
-    buf_init(&off);
+    buf_init_arena(&off, &E->C->arena);
     emit_index_of(E, b, base->ty, ix, nn, loc(E, n->sp), &off);
     const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
     buf_free(&off);
@@ -479,7 +562,7 @@ static void view(Emit *E, Node *n) {
     bool from_tuple = idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE;
     buf_printf(h, "KILN_FN %s kview%d(struct kiln_err *E_, %s a", rn, id, bn);
     Buf args;
-    buf_init(&args);
+    buf_init_arena(&args, &E->C->arena);
     int nargs = 0;
     if (from_tuple) {
         buf_printf(h, ", %s t", ctype(E, idx->v[0]->ty));
@@ -564,7 +647,7 @@ static void emit_atomic(Emit *E, Node *n) {
         NodeList one = {&a->v[1], 1};
         index_strings(E, &one, ix, nn);
         Buf off;
-        buf_init(&off);
+        buf_init_arena(&off, &E->C->arena);
         emit_index_of(E, b, arr->ty, ix, nn, loc(E, n->sp), &off);
         addr = arena_printf(&E->C->arena, "&%s.data[%s]", b, off.p ? off.p : "0");
         buf_free(&off);
@@ -619,7 +702,7 @@ static void call_intrinsic(Emit *E, Node *n) {
         int64_t nd = 1;
         sema_const_int(a[0], &nd);
         const char *ax[3] = {"X", "Y", "Z"};
-        if (nd > 1) P("%s_make(", ctype(E, n->ty));
+        if (nd > 1) P("%s(", tuple_make(E, n->ty));
         for (int i = 0; i < nd; i++) {
             if (i) PS(", ");
             if (in->kind == IK_GRID && i == 0)
@@ -893,7 +976,10 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
     case B_POW: {
         if (isint) {
             if (sgn) {
-                if (E->debug) P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, loc(E, at->sp));
+                /* a negative exponent is an error (LANGUAGE.md), with or without
+                 * debug=True: Python would give a float, NumPy raises */
+                if (!(r->flags & NF_NONNEG))
+                    P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, loc(E, at->sp));
                 else P("((%s)kiln_ipow_i64(", ct);
                 ex_as(E, l, ty_scalar(KILN_INT64));
                 PS(", ");
@@ -1009,9 +1095,12 @@ static void compare_pair(Emit *E, const char *a, const Type *at, const char *b, 
 static void compare(Emit *E, Node *n) {
     NodeList *ops = &n->cmp.operands;
     int np = ops->n - 1;
+    /* A middle operand is written twice (a < b and b < c): only when it is
+     * small and pure; a large one through a temporary, or comparisons nested in
+     * middle operands would double the text at each level. */
     bool needs_tmp = false;
     for (int i = 1; i < np; i++)
-        if (!pure(ops->v[i])) needs_tmp = true;
+        if (ops->v[i]->depth > 3 || !pure(ops->v[i])) needs_tmp = true;
     if (!needs_tmp) {
         if (np > 1) PS("(");
         for (int i = 0; i < np; i++) {
@@ -1045,6 +1134,87 @@ static void compare(Emit *E, Node *n) {
     }
     for (int i = 0; i + 1 < np; i++) PS("} ");
     sx_close(E, "r_");
+}
+
+/* ---- frozen tuples ---------------------------------------------------------------
+ * A global tuple's items are constants, written into the program once however
+ * often the kernel reads it, so a large tuple costs code linear in its size:
+ * a constant index reads the constant, a run-time index reads a static array
+ * written once per program (kga<i>), and the tuple as a value (assigned,
+ * unpacked, passed) is a local built once at the top of each function that uses
+ * it (kgv<i>). */
+
+/* Writes the tuple g as a constructor call of constants. */
+static void global_make(Emit *E, const GVal *g) {
+    P("%s(", tuple_make(E, g->ty));
+    for (int i = 0; i < g->ntuple; i++) {
+        if (i) PS(", ");
+        if (g->tuple[i].ty->kind == TY_TUPLE) global_make(E, &g->tuple[i]);
+        else emit_const(E, g->tuple[i].ty, g->tuple[i].cv);
+    }
+    PS(")");
+}
+
+/* The name of the local holding tuple g in this function (declared by
+ * function() once the body is written). */
+static const char *global_value(Emit *E, const GVal *g) {
+    const char *key = arena_printf(&E->C->arena, "kgv:%d:%p", E->f->id, (const void *)g);
+    const char *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "kgv%d", E->gvalues.n);
+    E->named[name_slot(E, key)] = name;
+    vec_push(&E->C->arena, &E->gvalues, (void *)g);
+    return name;
+}
+
+/* The name of the static array (written once per program) of the frozen
+ * tuple g, whose items are of one scalar type.  On the GPU, floats are stored
+ * as their bits: a __device__ array cannot be initialised with NaN or infinity
+ * otherwise. */
+static const char *global_array(Emit *E, const GVal *g) {
+    const char *key = arena_printf(&E->C->arena, "kga:%p", (const void *)g);
+    const char *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "kga%d", E->ngarrays++);
+    E->named[name_slot(E, key)] = name;
+    const Type *et = g->tuple[0].ty;
+    bool bits = E->cuda && et->kind == TY_FLOAT;
+    bool f32 = bits && !et->weak && et->dtype == KILN_FLOAT32;
+    Buf *saved = E->o;
+    E->o = &E->helpers;
+    P("static %sconst %s %s[%d] = {", E->cuda ? "__device__ " : "",
+      bits ? (f32 ? "u32" : "u64") : ctype(E, et), name, g->ntuple);
+    for (int i = 0; i < g->ntuple; i++) {
+        PS(i % 8 ? ", " : (i ? ",\n    " : "\n    "));
+        if (!bits) {
+            emit_const(E, et, g->tuple[i].cv);
+        } else if (f32) {
+            float f = (float)g->tuple[i].cv.f;
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            P("0x%08xu", u);
+        } else {
+            uint64_t u;
+            memcpy(&u, &g->tuple[i].cv.f, sizeof u);
+            P("0x%016llxull", (unsigned long long)u);
+        }
+    }
+    PS("};\n");
+    E->o = saved;
+    return name;
+}
+
+/* Writes item (run-time index of node n, checked) of the frozen tuple g. */
+static void global_item(Emit *E, const GVal *g, Node *n) {
+    const char *arr = global_array(E, g);
+    const Type *et = g->tuple[0].ty;
+    bool bits = E->cuda && et->kind == TY_FLOAT;
+    bool f32 = bits && !et->weak && et->dtype == KILN_FLOAT32;
+    if (bits) P(f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)");
+    P("%s[kiln_chk(E_, ", arr);
+    ex_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
+    P(", %d, 0, %d)]", g->ntuple, loc(E, n->sp));
+    if (bits) PS(")");
 }
 
 static void ex(Emit *E, Node *n) {
@@ -1096,7 +1266,7 @@ static void ex(Emit *E, Node *n) {
                 return;
             }
             bool strides = strcmp(a, "strides") == 0;
-            P("%s_make(", ctype(E, n->ty));
+            P("%s(", tuple_make(E, n->ty));
             for (int i = 0; i < bt->ndim; i++) {
                 if (strides)
                     P("%s(%s).strides[%d] * %d", i ? ", " : "", bs, i,
@@ -1109,25 +1279,9 @@ static void ex(Emit *E, Node *n) {
         }
         UNREACHABLE();
     }
-    tuple_const: {
-        const GVal *g = n->gv;
-        P("%s_make(", ctype(E, n->ty));
-        for (int i = 0; i < g->ntuple; i++) {
-            if (i) PS(", ");
-            if (g->tuple[i].ty->kind == TY_TUPLE) {
-                Node tmp;
-                memset(&tmp, 0, sizeof tmp);
-                tmp.kind = E_NAME;
-                tmp.ty = g->tuple[i].ty;
-                tmp.gv = &g->tuple[i];
-                ex(E, &tmp);
-            } else {
-                emit_const(E, g->tuple[i].ty, g->tuple[i].cv);
-            }
-        }
-        PS(")");
+    tuple_const:
+        PS(global_value(E, n->gv));
         return;
-    }
     case E_BINOP: binop_text(E, n, (BinOp)n->op, n->opty, n->bin.l, n->bin.r); return;
     case E_UNARY: {
         Node *x = n->un.x;
@@ -1176,7 +1330,11 @@ static void ex(Emit *E, Node *n) {
             return;
         }
         const char *ct = ctype(E, t);
-        if (pure(l)) {
+        /* The left value is used twice (tested, then the result): written twice
+         * only when it is a name or a constant.  Anything else, even pure, goes
+         * through a temporary, or `a or b or c ...` would double in size with
+         * each operand. */
+        if ((l->kind == E_NAME && l->sym) || ((l->flags & NF_CONST) && ty_is_scalar(l->ty))) {
             const char *ls = ex_str(E, l, t);
             P("((%s != 0) ? ", ls);
             if (n->op == BO_OR) {
@@ -1254,14 +1412,28 @@ static void ex(Emit *E, Node *n) {
                 P("(%s).shape[%lld]", ex_str(E, base->attr.base, NULL), (long long)k);
                 return;
             }
+            if (base->gv) {
+                /* a frozen tuple: a constant item is the constant itself, a
+                 * run-time one comes from the tuple's static array */
+                const GVal *g = base->gv;
+                if (sema_const_int(n->sub.idx.v[0], &k)) {
+                    if (k < 0) k += g->ntuple;
+                    const GVal *item = &g->tuple[k];
+                    if (item->ty->kind == TY_TUPLE) PS(global_value(E, item));
+                    else emit_const(E, item->ty, item->cv);
+                } else {
+                    global_item(E, g, n);
+                }
+                return;
+            }
             const char *b = ex_str(E, n->sub.base, NULL);
             if (sema_const_int(n->sub.idx.v[0], &k)) {
                 if (k < 0) k += bt->n;
                 P("(%s).f%lld", b, (long long)k);
             } else {
-                P("%s_get(%s, ", ctype(E, bt), b);
+                P("%s(E_, %s, ", tuple_get(E, bt), b);
                 ex_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
-                PS(")");
+                P(", %d)", loc(E, n->sp));
             }
             return;
         }
@@ -1273,7 +1445,7 @@ static void ex(Emit *E, Node *n) {
         return;
     }
     case E_TUPLE: {
-        P("%s_make(", ctype(E, n->ty));
+        P("%s(", tuple_make(E, n->ty));
         for (int i = 0; i < n->tuple.n; i++) {
             if (i) PS(", ");
             ex(E, n->tuple.v[i]);
@@ -1377,7 +1549,7 @@ static void aug_stmt(Emit *E, Node *n) {
     if (t->kind == E_NAME) {
         P("%s = ", sym_name(E, t->sym));
         Buf tmp, *saved = E->o;
-        buf_init(&tmp);
+        buf_init_arena(&tmp, &E->C->arena);
         E->o = &tmp;
         binop_text(E, n, (BinOp)n->op, n->opty, t, v);
         E->o = saved;
@@ -1390,7 +1562,7 @@ static void aug_stmt(Emit *E, Node *n) {
     int k = E->tmp++;
     P("{ %s *p%d = &%s; *p%d = ", ctype(E, t->ty), k, element(E, t), k);
     Buf tmp, *saved = E->o;
-    buf_init(&tmp);
+    buf_init_arena(&tmp, &E->C->arena);
     E->o = &tmp;
     E->subst = t;
     E->subst_text = arena_printf(&E->C->arena, "(*p%d)", k);
@@ -1489,12 +1661,22 @@ static void stmt(Emit *E, Node *n) {
             return;
         }
         indent(E);
-        PS("if (");
-        truthy(E, n->ifs.cond);
-        PS(") {\n");
-        E->ind++;
-        block(E, &n->ifs.body);
-        E->ind--;
+        for (;;) {
+            PS("if (");
+            truthy(E, n->ifs.cond);
+            PS(") {\n");
+            E->ind++;
+            block(E, &n->ifs.body);
+            E->ind--;
+            if (!elif_of(n)) break;
+            /* elif: `else if` at the same level, however long the chain */
+            n = elif_of(n);
+            indent(E);
+            PS("} else\n");
+            E->line = -1;
+            line_marker(E, n->sp);
+            indent(E);
+        }
         if (n->ifs.orelse.n) {
             indent(E);
             PS("} else {\n");
@@ -1579,8 +1761,29 @@ static void stmt(Emit *E, Node *n) {
     }
 }
 
+/* Bytes of generated text so far (without the preludes). */
+static size_t emitted(const Emit *E) {
+    return E->types.len + E->helpers.len + E->funcs.len + (E->body ? E->body->len : 0);
+}
+
+/* Whether the program has grown past KILN_MAX_SOURCE_BYTES; reported once, at
+ * the statement sp whose code crossed it.  Each statement's code is linear in
+ * its size, so checking between statements bounds the memory too. */
+static bool too_big(Emit *E, Span sp) {
+    if (E->too_big) return true;
+    if (emitted(E) <= KILN_MAX_SOURCE_BYTES) return false;
+    E->too_big = true;
+    error_at(E->C, sp, "split the kernel into smaller ones, or make its global tuples smaller",
+             "the generated source is larger than %d MiB (KILN_MAX_SOURCE_BYTES)",
+             KILN_MAX_SOURCE_BYTES >> 20);
+    return true;
+}
+
 static void block(Emit *E, NodeList *l) {
-    for (int i = 0; i < l->n; i++) stmt(E, l->v[i]);
+    for (int i = 0; i < l->n && !E->too_big; i++) {
+        stmt(E, l->v[i]);
+        too_big(E, l->v[i]->sp);
+    }
 }
 
 /* ---- the guard plan (CPU) ----------------------------------------------------------- */
@@ -1763,9 +1966,17 @@ static void function(Emit *E, FuncSpec *f) {
     E->tmp = 0;
     E->nloops = 0;
     E->line = -1;
-    E->o = &E->funcs;
+    E->gvalues.n = 0;
     bool value = !f->is_kernel && f->ret->kind != TY_NONE;
     const char *rt = value ? ctype(E, f->ret) : "void";
+    E->leave = value ? "return r0_;" : "return;";
+    /* the body first: it tells which frozen tuples need a local (kgv) */
+    Buf body;
+    buf_init_arena(&body, &E->C->arena);
+    E->o = E->body = &body;
+    E->ind = 1;
+    block(E, &f->def->def.body);
+    E->o = &E->funcs;
     if (f->is_kernel) {
         P("KILN_BODY void kiln_body(KILN_TP");
     } else {
@@ -1809,13 +2020,28 @@ static void function(Emit *E, FuncSpec *f) {
         P("%s r0_ = {0};\n", rt);
         indent(E);
         PS("(void)r0_;\n");
-        E->leave = "return r0_;";
-    } else {
-        E->leave = "return;";
     }
-    block(E, &f->def->def.body);
+    for (int i = 0; i < E->gvalues.n; i++) {
+        const GVal *g = E->gvalues.v[i];
+        indent(E);
+        if (g->ntuple > TUPLE_AS_ARRAY && tuple_homogeneous(E, g->ty)) {
+            /* the same bits as its static array (on the GPU, floats as bits too) */
+            tuple_is_array(E, g->ty);
+            const char *arr = global_array(E, g);
+            P("%s kgv%d;\n", ctype(E, g->ty), i);
+            indent(E);
+            P("memcpy(&kgv%d, %s, sizeof kgv%d);\n", i, arr, i);
+            continue;
+        }
+        P("const %s kgv%d = ", ctype(E, g->ty), i);
+        global_make(E, g);
+        PS(";\n");
+    }
+    buf_put(E->o, body.p ? body.p : "", body.len);
+    E->body = NULL;
     if (value) PS("    return r0_;\n");
     PS("}\n\n");
+    too_big(E, f->def->def.name_sp);
 }
 
 int emit_param_slots(const Type *t) { return t->kind == TY_ARRAY ? 1 + 2 * t->ndim : 1; }
@@ -1855,8 +2081,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     }
     E->in_entry = false;
     Buf args, fp;
-    buf_init(&args);
-    buf_init(&fp);
+    buf_init_arena(&args, &E->C->arena);
+    buf_init_arena(&fp, &E->C->arena);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
     /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
     buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_");
@@ -1979,7 +2205,7 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
     E->line = -1;
     PS("#line 1 \"<kiln entry>\"\n");
     Buf args;
-    buf_init(&args);
+    buf_init_arena(&args, &E->C->arena);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
     const char *a = args.p ? args.p : "";
     PS("extern \"C\" __global__ void kiln_entry(struct kiln_err *E_");
@@ -2027,11 +2253,12 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     E->cuda = C->opts.target == KILN_TARGET_CUDA;
     E->debug = C->opts.debug != 0;
     E->fastmath = C->opts.fastmath != 0;
-    buf_init(&E->types);
-    buf_init(&E->helpers);
-    buf_init(&E->funcs);
+    buf_init_arena(&E->types, &E->C->arena);
+    buf_init_arena(&E->helpers, &E->C->arena);
+    buf_init_arena(&E->funcs, &E->C->arena);
     plan_guard(E, r->kernel);
-    for (int i = 0; i < r->order.n; i++) function(E, r->order.v[i]);
+    for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i]);
+    if (E->too_big) return -1;
     if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);
 

@@ -53,6 +53,7 @@ typedef struct Token {
     uint8_t op;   /* Op for TK_OP, Keyword for TK_KEYWORD */
     bool big;     /* TK_INT: the value does not fit in int64 (it fits uint64) */
     Span sp;
+    const char *text; /* TK_NAME beyond ASCII: its NFKC form (arena); NULL: the span's text */
     union {
         uint64_t ival; /* TK_INT */
         double fval;   /* TK_FLOAT */
@@ -124,6 +125,8 @@ struct Node {
     uint8_t kind;   /* NodeKind */
     uint8_t op;     /* BinOp, UnOp, BoolOp; for S_AUGASSIGN the BinOp */
     uint16_t flags; /* NodeFlags */
+    uint16_t depth; /* parser: levels of the expression tree below and at this
+                     * node (a leaf is 1), at most KILN_MAX_EXPR_DEPTH */
     Span sp;
     union {
         struct { const char *id; } name;                           /* E_NAME */
@@ -176,6 +179,14 @@ struct Node {
 };
 
 Node *node_new(Compiler *C, NodeKind k, Span sp);
+
+/* The `elif` of an if statement: its else branch when that is one if
+ * statement, else NULL.  Passes walk elif chains with a loop, so a chain of
+ * any length costs no stack. */
+static inline Node *elif_of(const Node *n) {
+    if (n->kind != S_IF || n->ifs.orelse.n != 1 || n->ifs.orelse.v[0]->kind != S_IF) return NULL;
+    return n->ifs.orelse.v[0];
+}
 void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap);
 
 /* Parses the function that starts at the first line of f (decorators, then

@@ -32,8 +32,6 @@ const char *const op_names[OP_COUNT] = {
     "+=", "-=", "*=", "/=", "//=", "%=", "**=", "<<=", ">>=", "&=", "|=", "^=", "@=",
     "~", "<", ">", "<=", ">=", "==", "!="};
 
-enum { MAX_INDENT = 100 };
-
 struct Lexer {
     Compiler *C;
     const SrcFile *f;
@@ -41,7 +39,7 @@ struct Lexer {
     size_t len, pos;      /* text length, read position */
     int line;             /* line number at pos */
     size_t line_start;    /* offset of the current line's first byte */
-    int indents[MAX_INDENT];
+    int indents[KILN_MAX_INDENT];
     int nindent;          /* indents[0] is the base level */
     int pending_dedents;  /* DEDENT tokens still to hand out */
     int paren;            /* bracket depth: newlines inside are ignored */
@@ -356,6 +354,35 @@ static Token lex_op(Lexer *L) {
     return lex_error(L, start, 1, NULL, "invalid character in kernel source");
 }
 
+/* A name with characters beyond ASCII is what Python makes of it: its NFKC
+ * form (PEP 3131), through the context's normalizer (kiln.h); without one
+ * (the CLI) it is refused rather than compiled as a name Python would not see. */
+static Token normalise_name(Lexer *L, Token t) {
+    Compiler *C = L->C;
+    const char *name = L->s + t.sp.off;
+    kiln_ctx *ctx = C->ctx;
+    if (!ctx->normalize)
+        return lex_error(L, t.sp.off, t.sp.len,
+                         "use an ASCII name, or compile through the Python package (kiln.jit)",
+                         arena_printf(&C->arena,
+                                      "non-ASCII identifier '%.*s': kiln reads such names as "
+                                      "Python does (NFKC) only inside Python",
+                                      (int)t.sp.len, name));
+    char *out = NULL;
+    int rc = ctx->normalize(ctx->normalize_ud, name, t.sp.len, &out);
+    if (rc == 0 && out) {
+        t.text = arena_strdup(&C->arena, out);
+        free(out);
+        return t;
+    }
+    free(out);
+    return lex_error(L, t.sp.off, t.sp.len, NULL,
+                     arena_printf(&C->arena,
+                                  rc > 0 ? "invalid character in identifier '%.*s'"
+                                         : "cannot normalise the identifier '%.*s'",
+                                  (int)t.sp.len, name));
+}
+
 static Token end_token(Lexer *L, TokKind k) {
     Token t;
     memset(&t, 0, sizeof t);
@@ -393,8 +420,12 @@ Token lex_next(Lexer *L) {
             L->at_bol = false;
             int top = L->indents[L->nindent - 1];
             if (ind > top) {
-                if (L->nindent >= MAX_INDENT)
-                    return lex_error(L, L->pos, 1, NULL, "too many levels of indentation");
+                if (L->nindent >= KILN_MAX_INDENT)
+                    return lex_error(L, L->pos, 1, "move the inner blocks into a device function",
+                                     arena_printf(&L->C->arena,
+                                                  "too many levels of indentation: kernels nest "
+                                                  "at most %d blocks (KILN_MAX_INDENT)",
+                                                  KILN_MAX_INDENT));
                 L->indents[L->nindent++] = ind;
                 return end_token(L, TK_INDENT);
             }
@@ -483,7 +514,10 @@ Token lex_next(Lexer *L) {
                     return t;
                 }
             }
-            return make(L, TK_NAME, start);
+            Token t = make(L, TK_NAME, start);
+            for (size_t i = start; i < L->pos; i++)
+                if ((unsigned char)L->s[i] >= 0x80) return normalise_name(L, t);
+            return t;
         }
         if (c == '\'' || c == '"') return lex_string(L, L->pos, false);
         return lex_op(L);

@@ -27,12 +27,15 @@ typedef struct Parser {
     Token ahead;    /* the one after, when have_ahead */
     bool have_ahead;
     bool lex_failed;
+    int depth;      /* recursive descents now open (nest_enter), <= KILN_MAX_NESTING */
+    bool too_deep;  /* a nesting limit was reported: one error per function */
 } Parser;
 
 Node *node_new(Compiler *C, NodeKind k, Span sp) {
     Node *n = arena_alloc(&C->arena, sizeof *n);
     n->kind = (uint8_t)k;
     n->sp = sp;
+    n->depth = 1;
     return n;
 }
 
@@ -70,6 +73,7 @@ static bool accept_op(Parser *p, Op op) {
 }
 
 static const char *tok_text(Parser *p, const Token *t) {
+    if (t->text) return t->text; /* a normalised non-ASCII name */
     return arena_strndup(&p->C->arena, t->sp.file->text + t->sp.off, t->sp.len);
 }
 
@@ -110,6 +114,81 @@ static void *reject(Parser *p, Span sp, const char *hint, const char *msg) {
     do {                       \
         if (!(x)) return NULL; \
     } while (0)
+
+/* ---- nesting limits ------------------------------------------------------------
+ * The parser recurses for every bracket, call, subscript, unary operator, `not`,
+ * `**` and conditional expression, about 15 C frames per bracket; blocks are
+ * bounded by the lexer (KILN_MAX_INDENT).  Sema and the emitter recurse once per
+ * level of the tree the parser builds.  Two limits (compiler.h) keep all of them
+ * off the end of the stack: the descents open at once (KILN_MAX_NESTING), and
+ * the depth of each expression tree, where a chain `a + b + c ...` is one level
+ * per operator (KILN_MAX_EXPR_DEPTH). */
+
+/* Reports a nesting limit once per function: the descent unwinds through
+ * every open level, and one message says it all. */
+static bool first_too_deep(Parser *p) {
+    bool first = !p->too_deep;
+    p->too_deep = true;
+    return first;
+}
+
+/* Opens one level of recursive descent; false (reported) past the limit.
+ * Every true is paired with nest_leave.  A statement's expression is the
+ * first level, so 200 parentheses fit in it, as in CPython. */
+static bool nest_enter(Parser *p) {
+    if (p->depth > KILN_MAX_NESTING) {
+        if (first_too_deep(p))
+            error_at(p->C, tok_span(&p->tok), "split it with intermediate variables",
+                     "too many nested parentheses, brackets, calls or operators: "
+                     "kernels nest at most %d levels (KILN_MAX_NESTING)",
+                     KILN_MAX_NESTING);
+        return false;
+    }
+    p->depth++;
+    return true;
+}
+
+static void nest_leave(Parser *p) { p->depth--; }
+
+static int max_depth(int d, const Node *c) { return c && c->depth > d ? c->depth : d; }
+static int list_depth(int d, const NodeList *l) {
+    for (int i = 0; i < l->n; i++) d = max_depth(d, l->v[i]);
+    return d;
+}
+
+/* Sets the depth of a new expression node from its operands; NULL (reported)
+ * past KILN_MAX_EXPR_DEPTH. */
+static Node *deep(Parser *p, Node *n) {
+    int d = 0;
+    switch ((NodeKind)n->kind) {
+    case E_BINOP:
+    case E_BOOLOP: d = max_depth(max_depth(0, n->bin.l), n->bin.r); break;
+    case E_UNARY: d = max_depth(0, n->un.x); break;
+    case E_COMPARE: d = list_depth(0, &n->cmp.operands); break;
+    case E_IFEXP:
+        d = max_depth(max_depth(max_depth(0, n->ifexp.cond), n->ifexp.then), n->ifexp.orelse);
+        break;
+    case E_CALL: d = list_depth(list_depth(max_depth(0, n->call.fn), &n->call.args), &n->call.kwvals); break;
+    case E_SUBSCRIPT: d = list_depth(max_depth(0, n->sub.base), &n->sub.idx); break;
+    case E_ATTR: d = max_depth(0, n->attr.base); break;
+    case E_TUPLE: d = list_depth(0, &n->tuple); break;
+    case E_SLICE:
+        d = max_depth(max_depth(max_depth(0, n->slice.lo), n->slice.hi), n->slice.step);
+        break;
+    default: break;
+    }
+    if (d >= KILN_MAX_EXPR_DEPTH) {
+        if (first_too_deep(p))
+            error_at(p->C, n->sp,
+                     "split it with intermediate variables; a chain like a + b + c nests one "
+                     "level per operator",
+                     "expression nested too deeply: more than %d levels (KILN_MAX_EXPR_DEPTH)",
+                     KILN_MAX_EXPR_DEPTH);
+        return NULL;
+    }
+    n->depth = (uint16_t)(d + 1);
+    return n;
+}
 
 static Node *parse_test(Parser *p);
 static Node *parse_expr(Parser *p);
@@ -191,7 +270,7 @@ static Node *parse_paren(Parser *p) {
     }
     t->sp = span_join(open, tok_span(&p->tok));
     TRY(expect_op(p, OP_RPAR));
-    return t;
+    return deep(p, t);
 }
 
 static Node *parse_atom(Parser *p) {
@@ -303,7 +382,7 @@ static Node *parse_subscript_elem(Parser *p) {
     }
     s->sp = span_join(start, tok_span(&p->tok));
     if (s->sp.len > 1 && (is_op(p, OP_COMMA) || is_op(p, OP_RSQB))) s->sp.len--;
-    return s;
+    return deep(p, s);
 }
 
 static Node *parse_trailers(Parser *p, Node *e) {
@@ -349,7 +428,8 @@ static Node *parse_trailers(Parser *p, Node *e) {
             }
             c->sp = span_join(e->sp, tok_span(&p->tok));
             TRY(expect_op(p, OP_RPAR));
-            e = c;
+            e = deep(p, c);
+            TRY(e);
         } else if (is_op(p, OP_LSQB)) {
             Node *s = node_new(p->C, E_SUBSCRIPT, e->sp);
             s->sub.base = e;
@@ -369,7 +449,8 @@ static Node *parse_trailers(Parser *p, Node *e) {
                 s->sub.idx = s->sub.idx.v[0]->tuple;
             s->sp = span_join(e->sp, tok_span(&p->tok));
             TRY(expect_op(p, OP_RSQB));
-            e = s;
+            e = deep(p, s);
+            TRY(e);
         } else if (is_op(p, OP_DOT)) {
             advance(p);
             if (p->tok.kind != TK_NAME) return unexpected(p, "an attribute name");
@@ -378,7 +459,8 @@ static Node *parse_trailers(Parser *p, Node *e) {
             a->attr.attr = tok_text(p, &p->tok);
             a->attr.attr_sp = tok_span(&p->tok);
             advance(p);
-            e = a;
+            e = deep(p, a);
+            TRY(e);
         } else {
             return e;
         }
@@ -394,15 +476,17 @@ static Node *parse_power(Parser *p) {
     TRY(e);
     if (is_op(p, OP_DSTAR)) {
         Span opsp = tok_span(&p->tok);
+        if (!nest_enter(p)) return NULL;
         advance(p);
         Node *r = parse_unary(p); /* right-associative, binds tighter than unary on the left */
+        nest_leave(p);
         TRY(r);
         Node *b = node_new(p->C, E_BINOP, span_join(e->sp, r->sp));
         b->op = B_POW;
         b->bin.l = e;
         b->bin.r = r;
         (void)opsp;
-        return b;
+        return deep(p, b);
     }
     return e;
 }
@@ -411,13 +495,15 @@ static Node *parse_unary(Parser *p) {
     if (is_op(p, OP_MINUS) || is_op(p, OP_PLUS) || is_op(p, OP_TILDE)) {
         Span sp = tok_span(&p->tok);
         UnOp op = is_op(p, OP_MINUS) ? U_NEG : is_op(p, OP_PLUS) ? U_POS : U_INVERT;
+        if (!nest_enter(p)) return NULL;
         advance(p);
         Node *x = parse_unary(p);
+        nest_leave(p);
         TRY(x);
         Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
         u->op = (uint8_t)op;
         u->un.x = x;
-        return u;
+        return deep(p, u);
     }
     return parse_power(p);
 }
@@ -427,11 +513,14 @@ static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
     b->op = (uint8_t)op;
     b->bin.l = l;
     b->bin.r = r;
-    return b;
+    return deep(p, b);
 }
 
 /* The binary operators from | (level 0) to * / // % (level 5), parsed by
- * precedence climbing: each level is a left-associative chain of the next. */
+ * precedence climbing: one loop builds a left-associative chain of operators
+ * of at least `level`, recursing only for the right operand of an operator
+ * (which takes operators binding tighter), so an operand costs one frame here
+ * rather than one per level: the stack a bracket costs is KILN_MAX_NESTING's. */
 static const struct {
     Op tok;
     BinOp op;
@@ -444,21 +533,21 @@ static const struct {
 };
 
 static Node *parse_binary(Parser *p, int level) {
-    if (level > 5) return parse_unary(p);
-    Node *e = parse_binary(p, level + 1);
+    Node *e = parse_unary(p);
     TRY(e);
     for (;;) {
-        if (level == 5 && is_op(p, OP_AT))
+        if (is_op(p, OP_AT))
             return reject(p, tok_span(&p->tok), "write the product as loops",
                           "the matrix operator @ is not supported in kernels");
         int found = -1;
         for (size_t i = 0; i < COUNTOF(binops); i++)
-            if (binops[i].level == level && is_op(p, binops[i].tok)) found = (int)i;
-        if (found < 0) return e;
+            if (is_op(p, binops[i].tok)) found = (int)i;
+        if (found < 0 || binops[found].level < level) return e;
         advance(p);
-        Node *r = parse_binary(p, level + 1);
+        Node *r = parse_binary(p, binops[found].level + 1);
         TRY(r);
         e = binop(p, binops[found].op, e, r);
+        TRY(e);
     }
 }
 
@@ -505,19 +594,21 @@ static Node *parse_comparison(Parser *p) {
         nodelist_push(p->C, &c->cmp.operands, r, &cap);
         c->sp = span_join(c->sp, r->sp);
     }
-    return c;
+    return deep(p, c);
 }
 
 static Node *parse_not(Parser *p) {
     if (is_kw(p, KW_NOT)) {
         Span sp = tok_span(&p->tok);
+        if (!nest_enter(p)) return NULL;
         advance(p);
         Node *x = parse_not(p);
+        nest_leave(p);
         TRY(x);
         Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
         u->op = U_NOT;
         u->un.x = x;
-        return u;
+        return deep(p, u);
     }
     return parse_comparison(p);
 }
@@ -533,7 +624,8 @@ static Node *parse_and(Parser *p) {
         b->op = BO_AND;
         b->bin.l = e;
         b->bin.r = r;
-        e = b;
+        e = deep(p, b);
+        TRY(e);
     }
     return e;
 }
@@ -549,12 +641,22 @@ static Node *parse_or_test(Parser *p) {
         b->op = BO_OR;
         b->bin.l = e;
         b->bin.r = r;
-        e = b;
+        e = deep(p, b);
+        TRY(e);
     }
     return e;
 }
 
+static Node *parse_test_inner(Parser *p);
+
 static Node *parse_test(Parser *p) {
+    if (!nest_enter(p)) return NULL;
+    Node *e = parse_test_inner(p);
+    nest_leave(p);
+    return e;
+}
+
+static Node *parse_test_inner(Parser *p) {
     if (is_kw(p, KW_LAMBDA)) return parse_atom(p);
     Node *e = parse_or_test(p);
     TRY(e);
@@ -570,7 +672,7 @@ static Node *parse_test(Parser *p) {
         n->ifexp.cond = cond;
         n->ifexp.then = e;
         n->ifexp.orelse = orelse;
-        return n;
+        return deep(p, n);
     }
     if (is_op(p, OP_WALRUS))
         return reject(p, tok_span(&p->tok), "assign on a line of its own",
@@ -593,7 +695,7 @@ static Node *parse_testlist(Parser *p) {
         nodelist_push(p->C, &t->tuple, e, &cap);
         t->sp = span_join(t->sp, e->sp);
     }
-    return t;
+    return deep(p, t);
 }
 
 /* ---- statements ------------------------------------------------------------- */
@@ -768,25 +870,37 @@ static bool parse_simple_stmts(Parser *p, NodeList *out, int *cap) {
 
 static bool parse_stmt(Parser *p, NodeList *out, int *cap);
 
+/* if/elif/else: an elif is an if statement alone in the else branch, as in
+ * Python's AST; the chain is built with a loop (elif_of walks it), so its
+ * length costs no stack here or in the later passes. */
 static Node *parse_if(Parser *p, Span sp) {
-    /* at 'if' or 'elif' */
-    advance(p);
-    Node *n = node_new(p->C, S_IF, sp);
-    n->ifs.cond = parse_test(p);
-    TRY(n->ifs.cond);
-    TRY(expect_op(p, OP_COLON));
-    if (!parse_block(p, &n->ifs.body)) return NULL;
-    if (is_kw(p, KW_ELIF)) {
-        Node *e = parse_if(p, tok_span(&p->tok));
-        TRY(e);
-        int cap = 0;
-        nodelist_push(p->C, &n->ifs.orelse, e, &cap);
-    } else if (is_kw(p, KW_ELSE)) {
+    Node *first = NULL, *last = NULL;
+    for (;;) {
+        /* at 'if' or 'elif' */
         advance(p);
+        Node *n = node_new(p->C, S_IF, sp);
+        n->ifs.cond = parse_test(p);
+        TRY(n->ifs.cond);
         TRY(expect_op(p, OP_COLON));
-        if (!parse_block(p, &n->ifs.orelse)) return NULL;
+        if (!parse_block(p, &n->ifs.body)) return NULL;
+        if (last) {
+            int cap = 0;
+            nodelist_push(p->C, &last->ifs.orelse, n, &cap);
+        } else {
+            first = n;
+        }
+        last = n;
+        if (is_kw(p, KW_ELIF)) {
+            sp = tok_span(&p->tok);
+            continue;
+        }
+        if (is_kw(p, KW_ELSE)) {
+            advance(p);
+            TRY(expect_op(p, OP_COLON));
+            if (!parse_block(p, &n->ifs.orelse)) return NULL;
+        }
+        return first;
     }
-    return n;
 }
 
 static bool reject_compound(Parser *p, Span sp, const char *hint, const char *msg) {
@@ -899,7 +1013,8 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
     return parse_simple_stmts(p, out, cap);
 }
 
-/* block: NEWLINE INDENT stmt+ DEDENT | simple_stmts on the same line */
+/* block: NEWLINE INDENT stmt+ DEDENT | simple_stmts on the same line.  Blocks
+ * nest at most KILN_MAX_INDENT deep: the lexer counts the indentation. */
 static bool parse_block(Parser *p, NodeList *out) {
     int cap = 0;
     if (p->tok.kind != TK_NEWLINE) {

@@ -63,6 +63,10 @@ static void collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
             collect_locals(S, f, &n->fors.orelse);
             break;
         case S_IF:
+            for (; elif_of(n); n = elif_of(n)) collect_locals(S, f, &n->ifs.body);
+            collect_locals(S, f, &n->ifs.body);
+            collect_locals(S, f, &n->ifs.orelse);
+            break;
         case S_WHILE:
             collect_locals(S, f, &n->ifs.body);
             collect_locals(S, f, &n->ifs.orelse);
@@ -315,6 +319,13 @@ static void widen(Sema *S, Sym *s, const Type *t, Span sp) {
     if (IS_UNKNOWN(t)) return;
     if (IS_ERR(t)) return;
     const Type *u = ty_unify(S->C, s->ty, t);
+    /* A variable that starts as a Python int (`s = 0`) and then takes a narrower
+     * typed integer (`s += x[i]` with int32 x) is int64, as in Numba: NEP 50
+     * alone would make it int32, and an accumulator would overflow where
+     * Python's integers do not (LANGUAGE.md). */
+    if (u && s->ty->kind == TY_INT && s->ty->weak && t->kind == TY_INT && !t->weak &&
+        ty_bits(t) < 64)
+        u = ty_scalar(KILN_INT64);
     if (!u) {
         error_at(S->C, sp, "use a different variable for the new value",
                  "variable '%s' is %s (assigned at line %d) and cannot also hold %s", s->name,
@@ -400,7 +411,11 @@ static bool always_returns(const NodeList *l) {
     if (l->n == 0) return false;
     const Node *last = l->v[l->n - 1];
     if (last->kind == S_RETURN) return true;
-    if (last->kind == S_IF) return always_returns(&last->ifs.body) && always_returns(&last->ifs.orelse);
+    if (last->kind == S_IF) {
+        for (; elif_of(last); last = elif_of(last))
+            if (!always_returns(&last->ifs.body)) return false;
+        return always_returns(&last->ifs.body) && always_returns(&last->ifs.orelse);
+    }
     if (last->kind == S_WHILE && last->ifs.cond->kind == E_BOOL && last->ifs.cond->blit)
         return true; /* while True: leaves only by return (or break, which we accept) */
     return false;
@@ -572,15 +587,18 @@ static void stmt(Sema *S, Node *n) {
         }
         return;
     }
-    case S_IF: {
-        sema_cond(S, n->ifs.cond);
-        int saved = S->nfacts;
-        add_facts(S, n->ifs.cond);
-        block(S, &n->ifs.body);
-        S->nfacts = saved;
+    case S_IF:
+        for (;;) {
+            sema_cond(S, n->ifs.cond);
+            int saved = S->nfacts;
+            add_facts(S, n->ifs.cond);
+            block(S, &n->ifs.body);
+            S->nfacts = saved;
+            if (!elif_of(n)) break;
+            n = elif_of(n);
+        }
         block(S, &n->ifs.orelse);
         return;
-    }
     case S_WHILE:
         sema_cond(S, n->ifs.cond);
         S->loop_depth++;
@@ -672,7 +690,9 @@ static void stmt(Sema *S, Node *n) {
 }
 
 static void block(Sema *S, NodeList *l) {
+    S->depth++; /* a level of nesting for the bound across calls (sema_expr.c) */
     for (int i = 0; i < l->n; i++) stmt(S, l->v[i]);
+    S->depth--;
 }
 
 /* ---- passes and specialisations ------------------------------------------------------ */
@@ -683,6 +703,8 @@ static void run_pass(Sema *S, FuncSpec *f) {
     S->cur = f;
     S->loop_depth = 0;
     f->storage.n = 0;
+    f->local_bytes = 0;
+    f->shared_bytes = 0;
     f->ntemps = 0;
     block(S, &f->def->def.body);
     if (S->final && !f->is_kernel && f->ret->kind != TY_NONE && !IS_UNKNOWN(f->ret) &&
@@ -891,6 +913,13 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         *ret = &ty_unknown;
         return NULL;
     }
+    if (S->stack.n >= KILN_MAX_CALL_DEPTH) {
+        error_at(C, call->sp, "call fewer functions from one another, or merge some",
+                 "device functions call one another too deeply: more than %d levels "
+                 "(KILN_MAX_CALL_DEPTH)",
+                 KILN_MAX_CALL_DEPTH);
+        return NULL;
+    }
     for (int i = 0; i < S->stack.n; i++) {
         FuncSpec *on = S->stack.v[i];
         if (on->fi == fi) {
@@ -905,6 +934,16 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         finalise(S, spec);
         if (spec->failed) note_at(C, call->sp, "in the call of '%s' from here", fi->name);
     }
+    /* the callee's local arrays are inlined here: this thread holds them too */
+    FuncSpec *f = S->cur;
+    if (spec->local_bytes && f->local_bytes + spec->local_bytes > KILN_MAX_LOCAL_BYTES &&
+        f->local_bytes <= KILN_MAX_LOCAL_BYTES && spec->local_bytes <= KILN_MAX_LOCAL_BYTES)
+        error_at(C, call->sp, "use a global array passed as an argument, or fewer local arrays",
+                 "local arrays are limited to %d KiB per thread in all (KILN_MAX_LOCAL_BYTES); "
+                 "with those of '%s', '%s' needs %lld bytes",
+                 KILN_MAX_LOCAL_BYTES >> 10, fi->name, f->fi->name,
+                 (long long)(f->local_bytes + spec->local_bytes));
+    f->local_bytes += spec->local_bytes;
     for (int i = 0; i < np; i++)
         if (spec_writes(spec, i) && types[i]->kind == TY_ARRAY)
             sema_mark_written(S, bound[i]);
@@ -964,6 +1003,16 @@ int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_ke
     if (!k) return -1;
     finalise(S, k);
     out->kernel = k;
+    /* A block has one copy of each function's shared arrays, however often it
+     * is called: the sum over the functions the kernel reaches. */
+    int64_t shared = 0;
+    for (int i = 0; i < out->order.n; i++)
+        shared += ((FuncSpec *)out->order.v[i])->shared_bytes;
+    if (shared > KILN_MAX_SHARED_BYTES)
+        error_at(C, proto->def.name_sp, "use dynamic shared memory: shape 0 and the launch's 4th value",
+                 "static shared memory is limited to %d KiB per block (KILN_MAX_SHARED_BYTES); "
+                 "the shared arrays of '%s' and its device functions need %lld bytes",
+                 KILN_MAX_SHARED_BYTES >> 10, fi->name, (long long)shared);
     return C->nerrors ? -1 : 0;
 }
 

@@ -170,6 +170,9 @@ struct FuncSpec {
     uint64_t written;     /* bit p: array parameter p may be written */
     int id;               /* unique in the translation */
     PtrVec storage;       /* E_CALL nodes of local.array/shared.array */
+    int64_t local_bytes;  /* local arrays per thread, its own and per call of its callees
+                           * (each call inlines them); <= KILN_MAX_LOCAL_BYTES or reported */
+    int64_t shared_bytes; /* its own static shared arrays (one copy per block) */
     int ntemps;           /* node ids handed out (for emitted temporaries) */
 };
 

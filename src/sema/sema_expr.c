@@ -9,6 +9,7 @@
  * contract.  Errors name the operator and both types, and hint at the fix.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sema_int.h"
@@ -657,30 +658,68 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
                  "the dtype of %s must be a scalar type", in->name);
         return &ty_error;
     }
-    int64_t total = 1;
+    /* the size in bytes, exact past 64 bits so that the message can say it */
+    unsigned __int128 items = 1;
+    bool huge = false;
     for (int i = 0; i < nd; i++) {
         if (dims[i] < 0 || (dims[i] == 0 && !(shared && nd == 1))) {
-            error_at(C, a[0]->sp, NULL, "array dimensions must be positive (got %lld)",
+            error_at(C, a[0]->sp,
+                     shared ? "shape 0 (a plain 0, not a tuple) asks for dynamic shared memory"
+                            : NULL,
+                     "the dimensions of %s must be positive (got %lld)", in->name,
                      (long long)dims[i]);
             return &ty_error;
         }
-        if (__builtin_mul_overflow(total, dims[i], &total) || total > (1 << 26)) {
-            error_at(C, a[0]->sp, NULL, "%s is too large", in->name);
-            return &ty_error;
+        /* saturate: eight dimensions could overflow 128 bits */
+        const unsigned __int128 cap = (unsigned __int128)1 << 100;
+        if (dims[i] && items > cap / (unsigned __int128)dims[i]) {
+            huge = true;
+            items = cap;
+        } else {
+            items *= (unsigned __int128)dims[i];
         }
     }
-    int64_t bytes = total * kiln_dtype_size((kiln_dtype)d);
-    if (!shared && bytes > 256 * 1024) {
-        error_at(C, a[0]->sp, "use a global array passed as an argument",
-                 "local arrays are limited to 256 KiB per thread (this one is %lld bytes)",
-                 (long long)bytes);
+    unsigned __int128 bytes128 = items * (unsigned __int128)kiln_dtype_size((kiln_dtype)d);
+    char need[64];
+    if (huge) {
+        snprintf(need, sizeof need, "more than 2**100 bytes");
+    } else {
+        char digits[48];
+        int ndig = 0;
+        unsigned __int128 v = bytes128;
+        do {
+            digits[ndig++] = (char)('0' + (int)(v % 10));
+            v /= 10;
+        } while (v);
+        for (int i = 0; i < ndig; i++) need[i] = digits[ndig - 1 - i];
+        snprintf(need + ndig, sizeof need - (size_t)ndig, " bytes");
+    }
+    if (shared && bytes128 > KILN_MAX_SHARED_BYTES) {
+        error_at(C, a[0]->sp, "use dynamic shared memory: shape 0 and the launch's 4th value",
+                 "static shared memory is limited to %d KiB per block (KILN_MAX_SHARED_BYTES); "
+                 "this array needs %s",
+                 KILN_MAX_SHARED_BYTES >> 10, need);
         return &ty_error;
     }
-    if (shared && bytes > 48 * 1024) {
-        error_at(C, a[0]->sp, "use dynamic shared memory: shape 0 and the launch's 4th value",
-                 "static shared memory is limited to 48 KiB (this array is %lld bytes)",
-                 (long long)bytes);
+    if (!shared && bytes128 > KILN_MAX_LOCAL_BYTES) {
+        error_at(C, a[0]->sp, "use a global array passed as an argument",
+                 "local arrays are limited to %d KiB per thread (KILN_MAX_LOCAL_BYTES); this "
+                 "array needs %s",
+                 KILN_MAX_LOCAL_BYTES >> 10, need);
         return &ty_error;
+    }
+    int64_t bytes = (int64_t)bytes128;
+    if (shared) {
+        S->cur->shared_bytes += bytes;
+    } else {
+        /* every thread has its own: the sum over the kernel and what it calls */
+        FuncSpec *f = S->cur;
+        if (f->local_bytes + bytes > KILN_MAX_LOCAL_BYTES && f->local_bytes <= KILN_MAX_LOCAL_BYTES)
+            error_at(C, n->sp, "use a global array passed as an argument, or fewer local arrays",
+                     "local arrays are limited to %d KiB per thread in all "
+                     "(KILN_MAX_LOCAL_BYTES); with this one, '%s' needs %lld bytes",
+                     KILN_MAX_LOCAL_BYTES >> 10, f->fi->name, (long long)(f->local_bytes + bytes));
+        f->local_bytes += bytes;
     }
     vec_push(&C->arena, &S->cur->storage, n);
     return ty_array(C, ty_scalar((kiln_dtype)d), nd, 'C');
@@ -1288,9 +1327,31 @@ static const Type *expr_inner(Sema *S, Node *n) {
     }
 }
 
+/* The parser and the lexer bound the nesting of each function's expressions
+ * and blocks; a device function is typed while its caller's expression is open
+ * on the stack, so the levels along a chain of calls add up, and the sum is
+ * bounded here (S->depth counts expressions here and blocks in sema.c).  One
+ * function alone never reaches it. */
+enum { SEMA_MAX_DEPTH = KILN_MAX_EXPR_DEPTH + KILN_MAX_INDENT + 1 };
+
+static bool depth_ok(Sema *S, Node *n) {
+    if (S->depth < SEMA_MAX_DEPTH) return true;
+    if (!S->too_deep && !S->C->muted) {
+        S->too_deep = true;
+        error_at(S->C, n->sp, "split the expressions that call device functions",
+                 "expressions and blocks nested too deeply through device function calls: "
+                 "more than %d levels in all (KILN_MAX_EXPR_DEPTH + KILN_MAX_INDENT)",
+                 SEMA_MAX_DEPTH - 1);
+    }
+    return false;
+}
+
 const Type *sema_expr(Sema *S, Node *n) {
     n->flags &= (uint16_t)~(NF_CONST | NF_NONNEG);
+    if (!depth_ok(S, n)) return n->ty = &ty_error;
+    S->depth++;
     const Type *t = expr_inner(S, n);
+    S->depth--;
     n->ty = t;
     if (ty_is_int(t) && !ty_is_signed(t)) n->flags |= NF_NONNEG;
     if (t->kind == TY_BOOL) n->flags |= NF_NONNEG;

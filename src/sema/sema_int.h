@@ -32,6 +32,8 @@ struct Sema {
     int nfacts;
     RCacheEntry *rc;      /* resolved globals */
     int nrc, caprc;
+    int depth;            /* expressions and blocks open, across device function calls */
+    bool too_deep;        /* that depth's limit was reported */
 };
 
 /* sema.c */

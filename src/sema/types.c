@@ -152,16 +152,14 @@ const char *ty_name(Compiler *C, const Type *t) {
                             t->ndim, t->layout);
     case TY_TUPLE: {
         Buf b;
-        buf_init(&b);
+        buf_init_arena(&b, &C->arena);
         buf_puts(&b, "tuple(");
         for (int i = 0; i < t->n; i++) {
             if (i) buf_puts(&b, ", ");
             buf_puts(&b, ty_name(C, t->elems[i]));
         }
         buf_puts(&b, ")");
-        const char *s = arena_strdup(&C->arena, b.p ? b.p : "tuple()");
-        buf_free(&b);
-        return s;
+        return b.p;
     }
     case TY_NS: return "module or intrinsic";
     case TY_DTYPE: return arena_printf(&C->arena, "dtype %s", dtype_names[t->dtype]);

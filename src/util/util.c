@@ -1,6 +1,7 @@
 /* util.c: arena, buffer and hashing.  See util.h for the contracts. */
 #include "util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,7 @@ struct ArenaChunk {
 
 enum { ARENA_CHUNK = 64 * 1024 };
 
-void arena_init(Arena *a) {
-    a->head = NULL;
-    a->used_total = 0;
-}
+void arena_init(Arena *a) { memset(a, 0, sizeof *a); }
 
 void arena_free(Arena *a) {
     ArenaChunk *c = a->head;
@@ -36,20 +34,31 @@ void arena_free(Arena *a) {
     }
     a->head = NULL;
     a->used_total = 0;
+    a->held = 0;
 }
 
-void *arena_alloc(Arena *a, size_t size) {
-    size = (size + 15) & ~(size_t)15;
+/* The allocation cannot be made: unwind to the translation entry, which frees
+ * the arena and reports; a caller without one gets the old behaviour. */
+static KILN_NORETURN void arena_out_of_memory(Arena *a, size_t want, bool over_limit) {
+    a->failed = true;
+    a->over_limit = over_limit;
+    if (a->on_oom) longjmp(*a->on_oom, 1);
+    fprintf(stderr, "kiln: out of memory (arena of %zu bytes)\n", want);
+    abort();
+}
+
+/* Hands out size bytes (a multiple of 16), not zeroed. */
+static void *arena_take(Arena *a, size_t size) {
     ArenaChunk *c = a->head;
     if (!c || c->size - c->used < size) {
         size_t want = size > ARENA_CHUNK / 4 ? size : ARENA_CHUNK;
-        c = malloc(sizeof(ArenaChunk) + want);
-        if (!c) {
-            fprintf(stderr, "kiln: out of memory (arena of %zu bytes)\n", want);
-            abort();
-        }
+        if (a->limit && (want > a->limit || a->held > a->limit - want))
+            arena_out_of_memory(a, want, true);
+        c = want > SIZE_MAX - sizeof(ArenaChunk) ? NULL : malloc(sizeof(ArenaChunk) + want);
+        if (!c) arena_out_of_memory(a, want, false);
         c->size = want;
         c->used = 0;
+        a->held += want;
         /* A large one-off block goes behind the head so the head keeps its space. */
         if (a->head && want != ARENA_CHUNK) {
             c->next = a->head->next;
@@ -62,6 +71,13 @@ void *arena_alloc(Arena *a, size_t size) {
     void *p = c->data + c->used;
     c->used += size;
     a->used_total += size;
+    return p;
+}
+
+void *arena_alloc(Arena *a, size_t size) {
+    if (size > SIZE_MAX - 15) arena_out_of_memory(a, size, false);
+    size = (size + 15) & ~(size_t)15;
+    void *p = arena_take(a, size);
     memset(p, 0, size);
     return p;
 }
@@ -89,6 +105,7 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
 
 void *arena_grow(Arena *a, void *p, int *cap, int need, size_t elem) {
     if (need <= *cap) return p;
+    if (need < 0 || need > INT_MAX / 2) arena_out_of_memory(a, (size_t)need * elem, false);
     int ncap = *cap ? *cap * 2 : 8;
     while (ncap < need) ncap *= 2;
     void *np = arena_alloc(a, (size_t)ncap * elem);
@@ -108,18 +125,40 @@ void buf_init(Buf *b) {
     b->p = NULL;
     b->len = b->cap = 0;
     b->oom = false;
+    b->arena = NULL;
+}
+
+void buf_init_arena(Buf *b, Arena *a) {
+    buf_init(b);
+    b->arena = a;
 }
 
 void buf_free(Buf *b) {
-    free(b->p);
+    Arena *a = b->arena;
+    if (!a) free(b->p);
     buf_init(b);
+    b->arena = a;
 }
 
 static bool buf_reserve(Buf *b, size_t extra) {
     if (b->oom) return false;
     if (b->len + extra + 1 <= b->cap) return true;
+    if (extra > SIZE_MAX / 4 - b->len) {
+        if (b->arena) arena_out_of_memory(b->arena, extra, false);
+        b->oom = true;
+        return false;
+    }
     size_t ncap = b->cap ? b->cap * 2 : 256;
     while (ncap < b->len + extra + 1) ncap *= 2;
+    if (b->arena) {
+        /* the old storage stays in the arena; a failure unwinds with it */
+        char *np = arena_take(b->arena, (ncap + 15) & ~(size_t)15);
+        if (b->len) memcpy(np, b->p, b->len);
+        np[b->len] = 0;
+        b->p = np;
+        b->cap = ncap;
+        return true;
+    }
     char *np = realloc(b->p, ncap);
     if (!np) {
         b->oom = true;
@@ -167,6 +206,7 @@ void buf_printf(Buf *b, const char *fmt, ...) {
 }
 
 char *buf_take(Buf *b, size_t *len) {
+    ASSERT(!b->arena);
     if (!b->p) buf_reserve(b, 0);
     char *p = b->p;
     if (len) *len = b->len;

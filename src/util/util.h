@@ -11,6 +11,7 @@
 #ifndef KILN_UTIL_H
 #define KILN_UTIL_H
 
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,13 +46,22 @@ KILN_NORETURN void kiln_assert_fail(const char *expr, const char *file, int line
 
 /* ---- arena ----------------------------------------------------------------
  * Bump allocation in chunks; freed only as a whole.  Allocation never fails
- * from the caller's point of view: on out-of-memory the arena aborts, because
- * a compiler that half-built an AST has nothing sensible to return.  (The
- * Python extension checks sizes of user input before it reaches here.) */
+ * from the caller's point of view: a compiler that half-built an AST has
+ * nothing sensible to return, so when malloc fails, or the arena would grow
+ * past its limit, the arena jumps to `on_oom` (set by the translation entry,
+ * see compiler_run), which frees the arena as a whole and reports the error.
+ * Nothing the compiler holds outside the arena may be live across an
+ * allocation for that reason: its buffers are arena buffers (buf_init_arena).
+ * Without `on_oom` (the C tests, a caller that sets none) it aborts. */
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {
     ArenaChunk *head;  /* newest chunk; older ones are linked behind it */
     size_t used_total; /* bytes handed out, for statistics */
+    size_t held;       /* bytes of the chunks it holds */
+    size_t limit;      /* most bytes of chunks it may hold; 0: no limit but malloc's */
+    bool failed;       /* an allocation failed (on_oom was taken) */
+    bool over_limit;   /* ...because of `limit`, not malloc */
+    jmp_buf *on_oom;   /* where a failed allocation goes; NULL: abort */
 } Arena;
 
 void arena_init(Arena *a);
@@ -72,16 +82,21 @@ typedef struct PtrVec {
 void vec_push(Arena *a, PtrVec *vec, void *p);
 
 /* ---- growable buffer ------------------------------------------------------
- * malloc-backed, for text that outlives the arena or is large.  On allocation
- * failure the buffer sets `oom` and drops further writes; the owner checks
- * once at the end. */
+ * For text.  A malloc-backed buffer (buf_init) holds text that outlives the
+ * arena: on allocation failure it sets `oom` and drops further writes, and the
+ * owner checks once at the end.  An arena-backed one (buf_init_arena) holds
+ * text of one compilation: it grows in the arena (old storage stays there
+ * until the arena is freed), so running out of memory unwinds with the arena
+ * and nothing leaks; buf_free forgets it and buf_take is not for it. */
 typedef struct Buf {
-    char *p;     /* NUL-terminated contents, owned by the Buf */
-    size_t len;  /* bytes before the terminator */
-    size_t cap;  /* allocated bytes */
-    bool oom;    /* an allocation failed; contents are truncated */
+    char *p;      /* NUL-terminated contents, owned by the Buf (or its arena) */
+    size_t len;   /* bytes before the terminator */
+    size_t cap;   /* allocated bytes */
+    bool oom;     /* an allocation failed; contents are truncated */
+    Arena *arena; /* where it grows, or NULL for malloc */
 } Buf;
 
+void buf_init_arena(Buf *b, Arena *a);
 void buf_init(Buf *b);
 void buf_free(Buf *b);
 void buf_put(Buf *b, const char *s, size_t n);

@@ -270,3 +270,160 @@ TEST(signature_parse) {
     CHECK_STR(buf, "int16[::1, :]");
     kiln_ctx_free(ctx);
 }
+
+/* ---- limits: every input compiles in linear time and memory, or is refused
+ * with an error naming the limit (docs/limits.md) ------------------------------ */
+
+/* A kernel "def k(a, x):\n    a[0] = PRE * n + mid + POST * n\n". */
+static char *nested(const char *pre, const char *mid, const char *post, int n) {
+    size_t lp = strlen(pre), lm = strlen(mid), lq = strlen(post);
+    char *s = malloc(64 + (lp + lq) * (size_t)n + lm);
+    char *p = s + sprintf(s, "def k(a, x):\n    a[0] = ");
+    for (int i = 0; i < n; i++, p += lp) memcpy(p, pre, lp);
+    memcpy(p, mid, lm);
+    p += lm;
+    for (int i = 0; i < n; i++, p += lq) memcpy(p, post, lq);
+    strcpy(p, "\n");
+    return s;
+}
+
+/* Each of these overflowed the C stack at 10,000 levels (the extension and
+ * `kiln compile` crashed); now each is refused at the level the limit names,
+ * with file:line:col and a caret. */
+TEST(translate_refuses_deep_nesting) {
+    static const struct {
+        const char *pre, *mid, *post, *limit;
+    } cases[] = {
+        {"(", "x", ")", "KILN_MAX_NESTING"},
+        {"a[", "0", "]", "KILN_MAX_NESTING"},
+        {"-", "x", "", "KILN_MAX_NESTING"},
+        {"not ", "x", "", "KILN_MAX_NESTING"},
+        {"~", "1", "", "KILN_MAX_NESTING"},
+        {"abs(", "x", ")", "KILN_MAX_NESTING"},
+        {"x ** ", "x", "", "KILN_MAX_NESTING"},
+        {"x if x else ", "x", "", "KILN_MAX_NESTING"},
+        {"x + ", "x", "", "KILN_MAX_EXPR_DEPTH"},
+        {"x or ", "x", "", "KILN_MAX_EXPR_DEPTH"},
+        {"", "x", " < x", NULL}, /* a comparison chain is flat: it compiles */
+    };
+    for (size_t i = 0; i < COUNTOF(cases); i++) {
+        char *src = nested(cases[i].pre, cases[i].mid, cases[i].post, 10000);
+        TResult *r = tr(src, "void(float64[:], float64)", KILN_TARGET_CPU);
+        /* the message comes first; the source line after it is 10,000 long */
+        char head[200];
+        memcpy(head, r->diags, sizeof head - 1);
+        head[sizeof head - 1] = 0;
+        if (!cases[i].limit) {
+            CHECK(r->prog != NULL);
+        } else {
+            CHECK(r->prog == NULL && r->nerrors == 1);
+            CHECK(strncmp(head, "k.py:2:", 7) == 0 && strstr(head, cases[i].limit));
+            if (!strstr(head, cases[i].limit)) fprintf(stderr, "    case %zu: %s\n", i, head);
+        }
+        tr_free(r);
+        free(src);
+    }
+    /* at the limits: 200 parentheses (as CPython), a 999-term sum */
+    char *src = nested("(", "x", ")", 200);
+    TResult *r = tr(src, "void(float64[:], float64)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    tr_free(r);
+    free(src);
+    src = nested("", "x", " + x", 998);
+    r = tr(src, "void(float64[:], float64)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    tr_free(r);
+    free(src);
+    /* blocks nest at most KILN_MAX_INDENT deep */
+    char *deep = malloc(200 * 210);
+    char *p = deep + sprintf(deep, "def k(a, x):\n");
+    for (int i = 1; i <= 150; i++) p += sprintf(p, "%*sif x > %d:\n", i, "", i);
+    sprintf(p, "%*sa[0] = x\n", 151, "");
+    r = tr(deep, "void(float64[:], float64)", KILN_TARGET_CPU);
+    CHECK(r->prog == NULL);
+    CHECK_CONTAINS(r->diags, "too many levels of indentation");
+    CHECK_CONTAINS(r->diags, "KILN_MAX_INDENT");
+    tr_free(r);
+    free(deep);
+}
+
+/* An elif chain nests in the tree (as in Python's AST) but costs no stack:
+ * 100,000 branches compile (the recursive passes needed some 50 MiB). */
+TEST(translate_long_elif_chain) {
+    enum { N = 100000 };
+    char *s = malloc((size_t)N * 64 + 128);
+    char *p = s + sprintf(s, "def k(a, x):\n    if x == 0:\n        a[0] = 0\n");
+    for (int i = 1; i < N; i++) p += sprintf(p, "    elif x == %d:\n        a[0] = %d\n", i, i);
+    sprintf(p, "    else:\n        a[0] = -1\n");
+    TResult *r = tr(s, "void(int64[:], int64)", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        size_t len;
+        const char *code = kiln_program_source(r->prog, &len);
+        CHECK_CONTAINS(code, "} else\n");
+        CHECK(len < (size_t)N * 200);
+    }
+    tr_free(r);
+    free(s);
+}
+
+/* The arena's limit (or malloc) failing anywhere in a translation unwinds to
+ * compiler_run: the arena is freed whole and the error names the function's
+ * place; before, the arena called abort(). */
+static int parse_body(Compiler *C, void *arg) {
+    return parse_function(C, src(C, arg)) ? 0 : -1;
+}
+
+TEST(translate_out_of_memory_unwinds) {
+    enum { N = 20000 };
+    char *text = malloc((size_t)N * 24 + 64);
+    char *p = text + sprintf(text, "def k(a, x):\n");
+    for (int i = 0; i < N; i++) p += sprintf(p, "    x = x + %d\n", i);
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    diag_text[0] = 0;
+    C->arena.limit = 1 << 20;
+    CHECK(compiler_run(C, parse_body, text, "big.py", 7) == -1);
+    CHECK(C->arena.held == 0 && C->arena.head == NULL);
+    CHECK_CONTAINS(diag_text, "big.py:7:1: error: out of memory compiling this function");
+    CHECK_CONTAINS(diag_text, "KILN_MAX_ARENA_BYTES");
+    /* the same Compiler works again with room */
+    C->arena.limit = 0;
+    diag_text[0] = 0;
+    CHECK(compiler_run(C, parse_body, text, "big.py", 7) == 0);
+    CHECK_STR(diag_text, "");
+    free_compiler(C, ctx);
+    free(text);
+}
+
+/* Non-ASCII names are what Python makes of them (NFKC), through the
+ * context's normalizer; without one (the CLI) they are refused, not
+ * compiled as a second variable that Python would not have. */
+static int fake_nfkc(void *ud, const char *name, size_t len, char **out) {
+    (void)ud;
+    if (len == 3 && memcmp(name, "\xef\xac\x81", 3) == 0) { /* U+FB01, the fi ligature */
+        *out = strdup("fi");
+        return 0;
+    }
+    return 1;
+}
+
+TEST(lex_non_ascii_names_are_normalised) {
+    kiln_ctx *ctx;
+    Compiler *C = new_compiler(&ctx);
+    kiln_ctx_set_diag(ctx, collect, NULL);
+    const char *text = "def k(a):\n    fi = 1\n    \xef\xac\x81 = 2\n    a[0] = fi\n";
+    diag_text[0] = 0;
+    CHECK(parse1(C, text) == NULL);
+    CHECK_CONTAINS(diag_text, "t.py:3:5: error: non-ASCII identifier '\xef\xac\x81'");
+    kiln_ctx_set_normalize(ctx, fake_nfkc, NULL);
+    diag_text[0] = 0;
+    Node *fn = parse1(C, text);
+    CHECK(fn != NULL);
+    if (fn) CHECK_STR(fn->def.body.v[1]->assign.targets.v[0]->name.id, "fi");
+    diag_text[0] = 0;
+    CHECK(parse1(C, "def k(a):\n    x\xe2\x86\x92y = 2\n") == NULL);
+    CHECK_CONTAINS(diag_text, "t.py:2:5: error: invalid character in identifier 'x\xe2\x86\x92y'");
+    free_compiler(C, ctx);
+}

@@ -1,4 +1,5 @@
 /* test_sema.c: typing, promotion, diagnostics and code generation. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "sema/types.h"
@@ -150,7 +151,8 @@ TEST(sema_unifies_variables) {
                     "    a[0] = w\n",
                     "void(int32[:], int16)", KILN_TARGET_CPU);
     CHECK(r->prog != NULL);
-    if (r->prog) CHECK_CONTAINS(kiln_program_types(r->prog), "    v: int16\n");
+    /* a Python int first, then a narrower integer: int64, as in Numba (LANGUAGE.md) */
+    if (r->prog) CHECK_CONTAINS(kiln_program_types(r->prog), "    v: int64\n");
     tr_free(r);
     r = tr("def k(a):\n    v = 1\n    v = (1, 2)\n    a[0] = 1\n", "void(int32[:])", KILN_TARGET_CPU);
     CHECK(r->prog == NULL);
@@ -350,4 +352,157 @@ TEST(nvrtc_compiles_cuda_kernels) {
             CHECK(ok);
             if (!ok) fprintf(stderr, "  case %zu sm_%d: %s\n", i, arch, log);
         }
+}
+
+/* ---- limits: generated code linear in the input ----------------------------------- */
+
+/* A resolver that also knows T, a tuple of n float64 items (some not finite). */
+typedef struct TupleGlobal {
+    int n;
+    kiln_value *items;
+} TupleGlobal;
+
+static int resolve_tuple(void *ud, void *scope, const char *name, kiln_value *out) {
+    TupleGlobal *t = ud;
+    if (strcmp(name, "T") != 0) return resolve(NULL, scope, name, out);
+    memset(out, 0, sizeof *out);
+    out->kind = KILN_VAL_TUPLE;
+    out->tuple = t->items;
+    out->ntuple = t->n;
+    return 0;
+}
+
+/* The generated source of `src` (NULL after an error, diagnostics in *diags). */
+static kiln_program *translate_with_tuple(const char *src, const char *sig, kiln_target target,
+                                          int ntuple, TResult *diags) {
+    TupleGlobal t = {ntuple, calloc((size_t)ntuple + 1, sizeof(kiln_value))};
+    for (int i = 0; i < ntuple; i++) {
+        t.items[i].kind = KILN_VAL_FLOAT;
+        t.items[i].v.f = i % 7 == 3 ? NAN : i % 7 == 5 ? -INFINITY : 0.5 * i;
+    }
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, collect, diags);
+    kiln_argtype ret, args[8];
+    int n = kiln_parse_signature(ctx, sig, &ret, args, 8);
+    kiln_options o;
+    memset(&o, 0, sizeof o);
+    o.target = target;
+    o.cuda_arch = 90;
+    kiln_source s = {src, strlen(src), "k.py", 1, NULL};
+    kiln_program *p = n < 0 ? NULL : kiln_translate(ctx, &s, args, n, &o, resolve_tuple, &t);
+    kiln_ctx_free(ctx);
+    free(t.items);
+    return p;
+}
+
+static size_t source_len(const char *src, const char *sig, int ntuple) {
+    TResult d;
+    memset(&d, 0, sizeof d);
+    kiln_program *p = translate_with_tuple(src, sig, KILN_TARGET_CPU, ntuple, &d);
+    size_t len = 0;
+    if (p) kiln_program_source(p, &len);
+    else fprintf(stderr, "    %.300s\n", d.diags);
+    kiln_program_free(p);
+    return len;
+}
+
+/* n copies of `item` joined by `sep`, between `head` and `tail`. */
+static char *repeat(const char *head, const char *item, const char *sep, int n, const char *tail) {
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * (strlen(item) + strlen(sep) + 16) + 1;
+    char *s = malloc(cap), *p = s;
+    p += sprintf(p, "%s", head);
+    for (int i = 0; i < n; i++) p += sprintf(p, i ? "%s" : "%.0s", sep), p += sprintf(p, item, i);
+    sprintf(p, "%s", tail);
+    return s;
+}
+
+/* Sizes for n, 2n and 4n: linear when the second difference is about twice
+ * the first (a doubling per operand, or n x n, is far above). */
+static int grows_linearly(size_t s1, size_t s2, size_t s4) {
+    return s1 && s2 > s1 && s4 > s2 && (s4 - s2) <= (s2 - s1) * 9 / 4;
+}
+
+/* `a or b or c ...` doubled its text with each operand (24 operands: out of
+ * memory); nested chained comparisons too; a global tuple was written out
+ * whole at every use.  Now each is linear, which is checked on the sizes of
+ * the generated source, not on time. */
+TEST(emit_source_grows_linearly) {
+    static const struct {
+        const char *head, *item, *sep, *tail, *sig;
+        int n, ntuple; /* n terms; the tuple's size, 0: n * ntuple */
+    } cases[] = {
+        {"def k(a, x, y):\n    a[0] = ", "(x + %d)", " or ", "\n", "void(float64[:], float64, float64)", 8, -1},
+        {"def k(a, x, y):\n    a[0] = ", "(x * %d)", " and ", "\n", "void(float64[:], float64, float64)", 8, -1},
+        {"def k(a, x, y):\n    a[0] = 0 < ", "(x + %d < y) < ", "", "1\n", "void(float64[:], float64, float64)", 8, -1},
+        /* the tuple and its uses grow together */
+        {"def k(a, i):\n", "    a[%d] = T[i] + T[3] + len(T)\n", "", "    u, v = T[0], T[1]\n", "void(float64[:], int64)", 16, 100},
+        {"def k(a, i):\n", "    t%d = T\n", "", "    a[0] = t0[i]\n", "void(float64[:], int64)", 16, 100},
+    };
+    for (size_t c = 0; c < COUNTOF(cases); c++) {
+        size_t len[3];
+        for (int k = 0; k < 3; k++) {
+            int n = cases[c].n << k;
+            char *src = repeat(cases[c].head, cases[c].item, cases[c].sep, n, cases[c].tail);
+            len[k] = source_len(src, cases[c].sig, cases[c].ntuple < 0 ? 0 : n * cases[c].ntuple);
+            free(src);
+        }
+        CHECK(grows_linearly(len[0], len[1], len[2]));
+        if (!grows_linearly(len[0], len[1], len[2]))
+            fprintf(stderr, "    case %zu: %zu %zu %zu bytes\n", c, len[0], len[1], len[2]);
+    }
+}
+
+/* A run-time index into a global tuple reads a static array (the bits of its
+ * floats on the GPU, where NaN cannot initialise a __device__ array), checked
+ * always; NVRTC takes it, NaN and infinity included. */
+TEST(emit_global_tuple_is_one_array) {
+    const char *src = "def k(a, i):\n    a[0] = T[i] + T[i + 1]\n    a[1] = T[3]\n";
+    for (int cuda = 0; cuda <= 1; cuda++) {
+        TResult d;
+        memset(&d, 0, sizeof d);
+        kiln_program *p = translate_with_tuple(src, "void(float64[:], int64)",
+                                               cuda ? KILN_TARGET_CUDA : KILN_TARGET_CPU, 30000, &d);
+        CHECK(p != NULL);
+        if (!p) continue;
+        size_t len;
+        const char *code = kiln_program_source(p, &len);
+        CHECK_CONTAINS(code, cuda ? "static __device__ const u64 kga0[30000] = {"
+                                  : "static const f64 kga0[30000] = {");
+        CHECK_CONTAINS(code, "kga0[kiln_chk(E_, ");
+        CHECK(strstr(code, "kga1") == NULL && strstr(code, "_make(") == NULL);
+        CHECK(len < 2000000);
+        if (cuda) {
+            kiln_ctx *ctx = kiln_ctx_new();
+            kiln_nvrtc *n = kiln_nvrtc_open(ctx);
+            if (n) {
+                kiln_options o;
+                memset(&o, 0, sizeof o);
+                o.target = KILN_TARGET_CUDA;
+                void *blob = NULL;
+                size_t blen = 0;
+                int is_ptx = 0;
+                CHECK(kiln_nvrtc_compile(ctx, n, code, len, &o, 90, &blob, &blen, &is_ptx) == 0);
+                free(blob);
+                kiln_nvrtc_close(n);
+            }
+            kiln_ctx_free(ctx);
+        }
+        kiln_program_free(p);
+    }
+}
+
+/* Local arrays are per thread, summed over the kernel and, per call, its
+ * device functions: 40 arrays of 256 KiB overflowed the thread stack. */
+TEST(sema_local_memory_per_thread) {
+    TResult *r = tr("def k(a):\n    x = kiln.local.array(32768, kiln.float64)\n"
+                    "    y = kiln.local.array(16, kiln.float32)\n    a[0] = x[0] + y[0]\n",
+                    "void(float64[:])", KILN_TARGET_CPU);
+    CHECK(r->prog == NULL);
+    CHECK_CONTAINS(r->diags, "k.py:3:9: error: local arrays are limited to 256 KiB per thread in "
+                             "all (KILN_MAX_LOCAL_BYTES); with this one, 'k' needs 262208 bytes");
+    tr_free(r);
+    r = tr("def k(a):\n    x = kiln.local.array(32768, kiln.float64)\n    a[0] = x[0]\n",
+           "void(float64[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    tr_free(r);
 }

@@ -232,6 +232,43 @@ typedef struct {
     Resolve R;
 } CoreCall;
 
+/* NFKC of a non-ASCII identifier, as Python's parser makes it (PEP 3131):
+ * the core's kiln_normalize_fn.  Translation runs with the GIL held. */
+static int ext_normalize(void *userdata, const char *name, size_t len, char **out) {
+    (void)userdata;
+    *out = NULL;
+    PyObject *s = PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "strict");
+    if (!s) {
+        PyErr_Clear();
+        return 1;
+    }
+    int rc = 1;
+    PyObject *mod = NULL, *nf = NULL;
+    if (PyUnicode_IsIdentifier(s) <= 0) {
+        PyErr_Clear();
+        goto done;
+    }
+    rc = -1;
+    mod = PyImport_ImportModule("unicodedata");
+    nf = mod ? PyObject_CallMethod(mod, "normalize", "sO", "NFKC", s) : NULL;
+    Py_ssize_t n;
+    const char *u = nf ? PyUnicode_AsUTF8AndSize(nf, &n) : NULL;
+    if (!u) {
+        PyErr_Clear();
+        goto done;
+    }
+    *out = malloc((size_t)n + 1);
+    if (*out) {
+        memcpy(*out, u, (size_t)n + 1);
+        rc = 0;
+    }
+done:
+    Py_XDECREF(nf);
+    Py_XDECREF(mod);
+    Py_DECREF(s);
+    return rc;
+}
+
 static int core_open(CoreCall *c, PyObject *resolver) {
     c->sink.list = PyList_New(0);
     c->sink.nerrors = 0;
@@ -244,6 +281,7 @@ static int core_open(CoreCall *c, PyObject *resolver) {
         return -1;
     }
     kiln_ctx_set_diag(c->ctx, ext_sink_diag, &c->sink);
+    kiln_ctx_set_normalize(c->ctx, ext_normalize, NULL);
     return 0;
 }
 
