@@ -10,9 +10,8 @@
  * vectorise) and -funroll-loops (data-dependent while loops, as in
  * mandelbrot, run about 10% faster unrolled).
  * It runs in a private temporary directory that is removed afterwards; the
- * caller releases the GIL around the whole call.  It runs in a process group
- * of its own, and the wait for it polls: Ctrl-C (kiln_ctx_interrupted) or
- * KILN_CC_TIMEOUT_S ends it, killing the group.  When it fails, a one-line
+ * caller releases the GIL around the whole call.  The wait for it polls:
+ * Ctrl-C (kiln_ctx_interrupted) or KILN_CC_TIMEOUT_S ends it (run_capture).  When it fails, a one-line
  * file compiled with the same command tells a broken compiler (named, with its
  * command line, status and output) from one that rejects kiln's code (kiln's
  * bug); an exit status of 0 must come with an ELF shared object.
@@ -261,12 +260,15 @@ static double cc_timeout(kiln_ctx *ctx) {
     return v;
 }
 
-/* Runs argv in a process group of its own, collecting stdout and stderr into
- * out.  The wait polls: every KILN_POLL_MS it asks kiln_ctx_interrupted, and
- * past timeout_s it gives up; either way it kills the whole group (a compiler
- * driver's cc1 and as too) and reaps the compiler.  Returns the exit status
- * (128 + the signal for a killed compiler), or RUN_CANNOT (errno set),
- * RUN_INTERRUPTED or RUN_TIMED_OUT. */
+/* Runs argv, collecting stdout and stderr into out.  The wait polls: every
+ * KILN_POLL_MS it asks kiln_ctx_interrupted, and past timeout_s it gives up;
+ * either way it kills the compiler and reaps it.  When ctx has an interrupt
+ * function the compiler runs in a process group of its own: the terminal's
+ * Ctrl-C reaches kiln, which decides (a compile on another thread goes on), and
+ * kill(-pid) reaches everything it started (a driver's cc1 and as).  Without
+ * one (the CLI) it stays in the caller's group, so Ctrl-C ends both as before.
+ * Returns the exit status (128 + the signal for a killed compiler), or
+ * RUN_CANNOT (errno set), RUN_INTERRUPTED or RUN_TIMED_OUT. */
 static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) return RUN_CANNOT;
@@ -275,15 +277,15 @@ static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    const bool own_group = ctx && ctx->interrupt;
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
-    /* a group of its own: kill(-pid) reaches everything it starts, and a
-     * terminal's Ctrl-C reaches kiln, which decides */
     posix_spawnattr_setpgroup(&at, 0);
     sigset_t none;
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(&at, (own_group ? POSIX_SPAWN_SETPGROUP : 0) |
+                                      POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -341,7 +343,7 @@ static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
     }
     close(pipefd[0]);
     if (!exited) {
-        kill(-pid, SIGKILL);
+        kill(own_group ? -pid : pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
         return result;
     }

@@ -174,6 +174,63 @@ def test_ctrl_c_stops_a_compiler_that_never_returns(tmp_path):
                 pass
 
 
+def cli_compile(tmp_path, cc, **env):
+    (tmp_path / "k.py").write_text("def k(a):\n    a[0] = 1.0\n")
+    kiln_exe = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"), "kiln")
+    return subprocess.Popen([kiln_exe, "compile", "k.py", "k", "void(float64[:])", "--build"],
+                            cwd=tmp_path, env=dict(os.environ, KILN_CC=cc, **env),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def gone(pidfile):
+    """Whether the process is dead (a zombie left to init counts); kills it if not."""
+    pid = int(pidfile.read_text())
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                return True
+    except FileNotFoundError:
+        return True
+    os.kill(pid, signal.SIGKILL)
+    return False
+
+
+def test_the_cli_stops_a_compiler_that_never_returns(tmp_path):
+    pidfile = tmp_path / "pid"
+    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\nexec sleep 1000\n")
+    p = cli_compile(tmp_path, cc, KILN_CC_TIMEOUT="1")
+    try:
+        err = p.communicate(timeout=30)[1]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+    assert p.returncode == 1 and "did not finish in 1 s" in err, err
+    assert gone(pidfile)
+
+
+def test_ctrl_c_in_a_terminal_ends_the_cli_and_its_compiler(tmp_path):
+    # the CLI polls nothing, so its compiler stays in the terminal's process group:
+    # the Ctrl-C that ends kiln ends the compiler too
+    pidfile, started = tmp_path / "pid", tmp_path / "started"
+    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\ntouch {started}\nexec sleep 1000\n")
+    p = cli_compile(tmp_path, cc)
+    try:
+        deadline = time.time() + 30
+        while not started.exists() and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        assert started.exists(), p.communicate()
+        os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        p.communicate(timeout=10)
+        time.sleep(0.1)
+        assert gone(pidfile)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+
+
 # ---- source edited after import ----------------------------------------------------
 
 def run_edit(tmp_path, body):
