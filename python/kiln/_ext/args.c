@@ -409,16 +409,9 @@ static void contiguous_strides(Arg *a) {
     }
 }
 
-void ext_release_arg(Arg *a) {
-    if (a->has_view) PyBuffer_Release(&a->view);
-    a->has_view = false;
-    if (a->has_foreign) ext_foreign_release(&a->fa);
-    a->has_foreign = false;
-}
-
 /* Stores a scalar argument converted to dtype d into an 8-byte slot. */
-int ext_pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
-                    PyObject *kname, int i) {
+static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
+                       PyObject *kname, int i) {
     *slot = 0;
     kiln_dtype from = (kiln_dtype)a->t.dtype;
     bool from_float = from == KILN_FLOAT32 || from == KILN_FLOAT64;
@@ -494,3 +487,29 @@ static PyObject *mod_key_of(PyObject *module, PyObject *const *args, Py_ssize_t 
 PyMethodDef ext_args_functions[] = {
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
     {NULL, NULL, 0, NULL}};
+
+int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObject *kname,
+             int64_t *slots, int *off, bool gpu) {
+    int s = 0;
+    for (int i = 0; i < n; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        off[i] = s;
+        if (pt->is_array) {
+            if (e->written[i] && a[i].readonly) {
+                char desc[256];
+                ext_arg_desc(desc, sizeof desc, names, kname, i);
+                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
+                return -1;
+            }
+            if (gpu)
+                slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
+            else
+                slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
+            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
+        } else if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], names, kname, i) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}

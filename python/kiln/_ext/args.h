@@ -3,6 +3,7 @@
 #define KILN_EXT_ARGS_H
 
 #include "interop.h"
+#include "table.h"
 
 typedef union {
     int64_t i;
@@ -37,11 +38,20 @@ void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i);
  * for foreign arrays' stream synchronisation. */
 int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
                  void *stream);
-void ext_release_arg(Arg *a);
-/* Stores a scalar argument converted to dtype d into an 8-byte slot; -1 with
- * OverflowError when the value does not fit. */
-int ext_pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
-                    PyObject *kname, int i);
+/* Inline: it runs for every argument of every launch. */
+static inline void ext_release_arg(Arg *a) {
+    if (a->has_view) PyBuffer_Release(&a->view);
+    a->has_view = false;
+    if (a->has_foreign) ext_foreign_release(&a->fa);
+    a->has_foreign = false;
+}
+/* Packs classified arguments into the 8-byte slots of entry e (docs/abi.md):
+ * arrays as data pointer (a device address for a GPU launch), shape and
+ * element strides; scalars converted to the compiled dtype.  Sets the slot
+ * offset of each parameter in off.  -1 with an exception (a read-only array
+ * the kernel writes, a scalar that does not fit: OverflowError). */
+int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObject *kname,
+             int64_t *slots, int *off, bool gpu);
 
 /* key_of */
 extern PyMethodDef ext_args_functions[];

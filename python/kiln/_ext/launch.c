@@ -62,34 +62,6 @@ static void launcher_dealloc(LauncherObject *self) {
 
 enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
 
-/* Packs the arguments into 8-byte slots (docs/abi.md); device addresses for
- * a GPU launch.  Sets the slot offset of each parameter in off. */
-static int pack(Kernel *d, EntryObject *e, Arg *a, int n, int64_t *slots, int *off,
-                bool gpu) {
-    int s = 0;
-    for (int i = 0; i < n; i++) {
-        const kiln_argtype *pt = &e->ptypes[i];
-        off[i] = s;
-        if (pt->is_array) {
-            if (e->written[i] && a[i].readonly) {
-                char desc[256];
-                ext_arg_desc(desc, sizeof desc, d->names, d->kname, i);
-                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
-                return -1;
-            }
-            if (gpu)
-                slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
-            else
-                slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
-            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
-            for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
-        } else if (ext_pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], d->names, d->kname, i) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* The byte span [lo, hi) of a host array's elements around element 0. */
 static void host_span(const Arg *a, int64_t *lo, int64_t *hi) {
     int64_t isz = (int64_t)a->view.itemsize;
@@ -285,7 +257,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
     }
     if (e->target == 0) {
-        if (pack(d, e, a, (int)n, slots, off, false) < 0) goto done;
+        if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, false) < 0) goto done;
         kiln_kernel_error err;
         memset(&err, 0, sizeof err);
         kiln_cpu_launch L = {0}; /* fields added to the struct later stay off */
@@ -310,7 +282,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         if (ext_errbuf(st, e->device, &errp) < 0) goto done;
         staged = true;
         if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
-        if (pack(d, e, a, (int)n, slots, off, true) < 0) goto done;
+        if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, true) < 0) goto done;
         pp[0] = &errp;
         for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
         pp[1 + n] = NULL; /* the driver does not need it; tests/fake_cuda does */
