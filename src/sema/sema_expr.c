@@ -1189,7 +1189,14 @@ static const Type *expr_inner(Sema *S, Node *n) {
                          "local variable '%s' is used before it is assigned", s->name);
                 return &ty_error;
             }
-            if (IS_UNKNOWN(s->ty) && s->poisoned) return &ty_error;
+            if (IS_UNKNOWN(s->ty) && s->poisoned) {
+                /* silent only after the error that poisoned it was reported; never
+                 * let an unreported error reach the emitter */
+                if (S->final && C->nerrors == 0)
+                    error_at(C, n->sp, NULL, "local variable '%s' is used before it is assigned",
+                             s->name);
+                return &ty_error;
+            }
             if (IS_UNKNOWN(s->ty)) {
                 if (S->final) {
                     error_at(C, n->sp, NULL, "local variable '%s' is used before it is assigned",
@@ -1312,11 +1319,15 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_TUPLE: {
         const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n->tuple.n + 1));
         bool unk = false;
+        bool err = false;
+        /* every element, even after an error: a later one may be the error that
+         * explains an earlier silent one (a poisoned name) */
         for (int i = 0; i < n->tuple.n; i++) {
             el[i] = sema_expr(S, n->tuple.v[i]);
-            if (IS_ERR(el[i])) return &ty_error;
-            if (IS_UNKNOWN(el[i])) unk = true;
+            if (IS_ERR(el[i])) err = true;
+            else if (IS_UNKNOWN(el[i])) unk = true;
         }
+        if (err) return &ty_error;
         if (unk) return &ty_unknown;
         return ty_tuple(C, n->tuple.n, el);
     }
