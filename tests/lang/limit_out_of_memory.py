@@ -34,6 +34,9 @@ print("the process goes on")
 
 def main():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    # under ASan (make test-san-py) a failed malloc aborts unless it may return NULL
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"),
+                                                  "allocator_may_return_null=1"]))
     r = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, env=env,
                        timeout=120)
     print(r.stdout, end="")
