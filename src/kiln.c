@@ -65,6 +65,16 @@ static bool argtype_valid(const kiln_argtype *a) {
     return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
 }
 
+/* Reports the first argument type that is not one kiln compiles for. */
+static bool args_valid(kiln_ctx *ctx, const kiln_argtype *args, int nargs) {
+    for (int i = 0; i < nargs; i++)
+        if (!argtype_valid(&args[i])) {
+            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
+            return false;
+        }
+    return true;
+}
+
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 void kiln_program_free(kiln_program *p) {
@@ -178,11 +188,7 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
         diag_plain(ctx, KILN_ERROR, NULL, "kernels take at most %d arguments", KILN_MAX_PARAMS);
         return NULL;
     }
-    for (int i = 0; i < nargs; i++)
-        if (!argtype_valid(&args[i])) {
-            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
-            return NULL;
-        }
+    if (!args_valid(ctx, args, nargs)) return NULL;
     Translation T;
     memset(&T, 0, sizeof T);
     T.src = src;
@@ -198,11 +204,7 @@ int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype 
                       void *resolve_userdata, kiln_argtype *ret) {
     memset(ret, 0, sizeof *ret);
     if (nargs < 0 || nargs > KILN_MAX_PARAMS) return -1;
-    for (int i = 0; i < nargs; i++)
-        if (!argtype_valid(&args[i])) {
-            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
-            return -1;
-        }
+    if (!args_valid(ctx, args, nargs)) return -1;
     Translation T;
     memset(&T, 0, sizeof T);
     T.src = src;

@@ -89,10 +89,9 @@ def test_a_working_compiler_that_rejects_kilns_code_is_kilns_bug(tmp_path, monke
     assert "bug in kiln's code generation" in msg
 
 
-def test_a_compiler_that_never_returns_times_out(tmp_path):
-    pidfile = tmp_path / "pid"
-    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\nexec sleep 1000\n")
-    (tmp_path / "k.py").write_text(textwrap.dedent("""\
+def write_first_call(tmp_path, caught, shown):
+    """k.py: a first launch of a fresh kernel, printing `shown` when `caught` is raised."""
+    (tmp_path / "k.py").write_text(textwrap.dedent(f"""\
         import numpy as np
         import kiln
 
@@ -104,9 +103,15 @@ def test_a_compiler_that_never_returns_times_out(tmp_path):
 
         try:
             k[1, 4](np.zeros(4))
-        except kiln.CompileError as e:
-            print(e)
+        except {caught}:
+            print({shown})
         """))
+
+
+def test_a_compiler_that_never_returns_times_out(tmp_path):
+    pidfile = tmp_path / "pid"
+    cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\nexec sleep 1000\n")
+    write_first_call(tmp_path, "kiln.CompileError as e", "e")
     env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CC_TIMEOUT="1",
                KILN_CACHE_DIR=str(tmp_path / "cache"))
     t0 = time.time()
@@ -133,21 +138,7 @@ def test_ctrl_c_stops_a_compiler_that_never_returns(tmp_path):
     started = tmp_path / "started"
     pidfile = tmp_path / "pid"
     cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\ntouch {started}\nexec sleep 1000\n")
-    (tmp_path / "k.py").write_text(textwrap.dedent("""\
-        import numpy as np
-        import kiln
-
-        @kiln.jit
-        def k(a):
-            i = kiln.grid(1)
-            if i < a.size:
-                a[i] = 1.0
-
-        try:
-            k[1, 4](np.zeros(4))
-        except KeyboardInterrupt:
-            print("KeyboardInterrupt")
-        """))
+    write_first_call(tmp_path, "KeyboardInterrupt", '"KeyboardInterrupt"')
     env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
