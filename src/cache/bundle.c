@@ -152,9 +152,27 @@ static int bundle_mac(sqlite3 *b, const Hmac *hm, const char *key, size_t keylen
     return hmac_end(&h, out) == 0 && ok ? 0 : -1;
 }
 
+static const char *file_type(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
 int64_t kiln_cache_export_bundle(kiln_cache *c, const char *path, const char *const *targets,
                                  int ntargets, int *is_signed) {
     if (is_signed) *is_signed = 0;
+    /* the bundle is renamed into place: never over a device, FIFO or directory
+     * (as root, a rename over /dev/null replaces it) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        diag_plain(c->ctx, KILN_ERROR, "give the path of a new or regular file",
+                   "%s is %s; kiln writes bundles only to regular files", path,
+                   file_type(st.st_mode));
+        return -1;
+    }
     char *key;
     size_t keylen;
     int haskey = bundle_key(c, &key, &keylen);
@@ -275,15 +293,6 @@ done:
 int64_t kiln_cache_export(kiln_cache *c, const char *path, const char *const *targets,
                           int ntargets) {
     return kiln_cache_export_bundle(c, path, targets, ntargets, NULL);
-}
-
-static const char *file_type(mode_t m) {
-    if (S_ISDIR(m)) return "a directory";
-    if (S_ISFIFO(m)) return "a FIFO";
-    if (S_ISSOCK(m)) return "a socket";
-    if (S_ISCHR(m)) return "a character device";
-    if (S_ISBLK(m)) return "a block device";
-    return "not a regular file";
 }
 
 /* A connection to a file nobody vouches for yet: read only, no triggers,

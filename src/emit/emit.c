@@ -19,33 +19,11 @@
 #include <string.h>
 
 #include "emit.h"
+#include "plan.h"
 
 typedef struct LoopCtx {
     int flag; /* temp number of the "left by break" flag, or -1 */
 } LoopCtx;
-
-/* The CPU thread loop can skip the threads a kernel's guard excludes:
- * `i = kiln.grid(1)` followed by `if i < n: ...` becomes a loop over the
- * threads with i < n and an unguarded body, which the compiler vectorises.
- * A Bound is one conjunct `x OP e` of the guard, x the thread's first grid
- * coordinate and e the same for all threads of the launch. */
-typedef struct Bound {
-    Node *e;      /* the invariant side */
-    bool lower;   /* x >= e + adj (lower) or x < e + adj (upper) */
-    int adj;
-} Bound;
-
-typedef struct GuardPlan {
-    Node *stmt;          /* the guarding S_IF, or NULL when there is no plan */
-    Bound b[8];
-    int nb;
-    Node *keep[16];      /* conjuncts that stay in the body: whole nodes... */
-    Node *keep_l[16];    /* ...or one pair of a chained comparison */
-    Node *keep_r[16];
-    int keep_op[16];
-    const Type *keep_ty[16];
-    int nkeep;
-} GuardPlan;
 
 typedef struct Emit {
     Compiler *C;
@@ -71,7 +49,7 @@ typedef struct Emit {
     int nloops;
     const char *leave;  /* statement that leaves the function after a runtime error */
     PtrVec files;       /* source file names; runtime errors carry an index */
-    GuardPlan guard;    /* CPU: the kernel guard folded into the thread loop */
+    CpuPlan plan;       /* CPU: the guard folded into the loops, and their order */
     bool in_entry;      /* writing the entry: parameters are p0, p1... */
     const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
     const char *subst_text;
@@ -376,44 +354,6 @@ static void emit_const(Emit *E, const Type *t, ConstVal v) {
 }
 
 /* ---- expressions ------------------------------------------------------------------ */
-
-static bool pure(const Node *n) {
-    if (!n) return true;
-    switch ((NodeKind)n->kind) {
-    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: case E_NAME: case E_STR: return true;
-    case E_BINOP:
-    case E_BOOLOP: return pure(n->bin.l) && pure(n->bin.r);
-    case E_UNARY: return pure(n->un.x);
-    case E_COMPARE:
-        for (int i = 0; i < n->cmp.operands.n; i++)
-            if (!pure(n->cmp.operands.v[i])) return false;
-        return true;
-    case E_IFEXP: return pure(n->ifexp.cond) && pure(n->ifexp.then) && pure(n->ifexp.orelse);
-    case E_ATTR: return pure(n->attr.base);
-    case E_SUBSCRIPT:
-        for (int i = 0; i < n->sub.idx.n; i++)
-            if (!pure(n->sub.idx.v[i])) return false;
-        return pure(n->sub.base);
-    case E_SLICE: return pure(n->slice.lo) && pure(n->slice.hi) && pure(n->slice.step);
-    case E_TUPLE:
-        for (int i = 0; i < n->tuple.n; i++)
-            if (!pure(n->tuple.v[i])) return false;
-        return true;
-    case E_CALL:
-        if (n->callee) return false;
-        if (n->intr) {
-            switch ((IntrKind)n->intr->kind) {
-            case IK_ATOMIC: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_SYNCTHREADS:
-            case IK_THREADFENCE: case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: return false;
-            default: break;
-            }
-        }
-        for (int i = 0; i < n->call.bound.n; i++)
-            if (n->call.bound.v[i] && !pure(n->call.bound.v[i])) return false;
-        return true;
-    default: return false;
-    }
-}
 
 /* Renders an expression to a string (for text used more than once). */
 static const char *ex_str(Emit *E, Node *n, const Type *as) {
@@ -1100,7 +1040,7 @@ static void compare(Emit *E, Node *n) {
      * middle operands would double the text at each level. */
     bool needs_tmp = false;
     for (int i = 1; i < np; i++)
-        if (ops->v[i]->depth > 3 || !pure(ops->v[i])) needs_tmp = true;
+        if (ops->v[i]->depth > 3 || !plan_pure(ops->v[i])) needs_tmp = true;
     if (!needs_tmp) {
         if (np > 1) PS("(");
         for (int i = 0; i < np; i++) {
@@ -1495,7 +1435,7 @@ static void assign_stmt(Emit *E, Node *n) {
             P("%s = ", sym_name(E, t->sym));
             ex_as(E, v, t->sym->ty);
         } else {
-            if (!pure(v)) {
+            if (!plan_pure(v)) {
                 /* Python evaluates the value before the target's index */
                 int k = E->tmp++;
                 P("{ %s t%d = ", ctype(E, v->ty), k);
@@ -1656,7 +1596,7 @@ static void stmt(Emit *E, Node *n) {
     case S_ASSIGN: assign_stmt(E, n); return;
     case S_AUGASSIGN: aug_stmt(E, n); return;
     case S_IF:
-        if (n == E->guard.stmt && E->f->is_kernel) {
+        if (n == E->plan.guard.stmt && E->f->is_kernel) {
             guard_stmt(E, n);
             return;
         }
@@ -1788,149 +1728,9 @@ static void block(Emit *E, NodeList *l) {
 
 /* ---- the guard plan (CPU) ----------------------------------------------------------- */
 
-static bool invariant(const Node *n) {
-    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
-    switch ((NodeKind)n->kind) {
-    case E_NAME: return n->sym && n->sym->param >= 0 && !n->sym->is_local;
-    case E_ATTR:
-        return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
-               (strcmp(n->attr.attr, "size") == 0) && invariant(n->attr.base);
-    case E_SUBSCRIPT: {
-        int64_t k;
-        Node *b = n->sub.base;
-        return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
-               b->attr.base->ty->kind == TY_ARRAY && invariant(b->attr.base) &&
-               n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
-    }
-    case E_BINOP:
-        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
-               invariant(n->bin.l) && invariant(n->bin.r);
-    case E_CALL:
-        return n->intr && n->intr->kind == IK_LEN && invariant(n->call.bound.v[0]);
-    default: return false;
-    }
-}
-
-static bool simple_prefix(const Node *st) {
-    if (st->kind == S_PASS) return true;
-    if (st->kind == S_EXPR) return st->expr->kind == E_STR;
-    if (st->kind != S_ASSIGN) return false;
-    for (int i = 0; i < st->assign.targets.n; i++) {
-        const Node *t = st->assign.targets.v[i];
-        if (t->kind == E_TUPLE) {
-            for (int j = 0; j < t->tuple.n; j++)
-                if (t->tuple.v[j]->kind != E_NAME) return false;
-        } else if (t->kind != E_NAME) {
-            return false;
-        }
-    }
-    return pure(st->assign.value);
-}
-
-/* The sym holding the x grid coordinate, assigned once in the prefix. */
-static const Sym *grid_x(const NodeList *body, int nprefix) {
-    for (int i = 0; i < nprefix; i++) {
-        const Node *st = body->v[i];
-        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
-        const Node *v = st->assign.value, *t = st->assign.targets.v[0];
-        if (v->kind != E_CALL || !v->intr || v->intr->kind != IK_GRID) continue;
-        const Node *x = t->kind == E_TUPLE ? t->tuple.v[0] : t;
-        if (x->kind == E_NAME && x->sym && x->sym->nassign == 1 && x->sym->param < 0)
-            return x->sym;
-    }
-    return NULL;
-}
-
-static void plan_pair(GuardPlan *g, const Sym *x, Node *l, int op, Node *r, const Type *o,
-                      Node *whole) {
-    bool lx = l->kind == E_NAME && l->sym == x, rx = r->kind == E_NAME && r->sym == x;
-    bool ok = o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && g->nb < 8 &&
-              ((lx && invariant(r)) || (rx && invariant(l)));
-    if (ok) {
-        if (rx) { /* e OP x  ->  x OP' e */
-            static const int flip[] = {C_GT, C_GE, C_LT, C_LE, C_EQ, C_NE};
-            op = flip[op];
-            Node *t = l;
-            l = r;
-            r = t;
-        }
-        switch (op) {
-        case C_LT: g->b[g->nb++] = (Bound){r, false, 0}; return;
-        case C_LE: g->b[g->nb++] = (Bound){r, false, 1}; return;
-        case C_GT: g->b[g->nb++] = (Bound){r, true, 1}; return;
-        case C_GE: g->b[g->nb++] = (Bound){r, true, 0}; return;
-        case C_EQ:
-            if (g->nb < 7) {
-                g->b[g->nb++] = (Bound){r, true, 0};
-                g->b[g->nb++] = (Bound){r, false, 1};
-                return;
-            }
-            break;
-        default: break;
-        }
-    }
-    if (g->nkeep < 16) {
-        int k = g->nkeep++;
-        g->keep[k] = whole;
-        g->keep_l[k] = l;
-        g->keep_r[k] = r;
-        g->keep_op[k] = op;
-        g->keep_ty[k] = o;
-    } else {
-        g->nb = -100; /* too complex: no plan */
-    }
-}
-
-static void plan_conjuncts(GuardPlan *g, const Sym *x, Node *c) {
-    if (c->kind == E_BOOLOP && c->op == BO_AND && c->opty->kind == TY_BOOL) {
-        plan_conjuncts(g, x, c->bin.l);
-        plan_conjuncts(g, x, c->bin.r);
-        return;
-    }
-    if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
-        plan_pair(g, x, c->cmp.operands.v[0], c->cmp.ops[0], c->cmp.operands.v[1],
-                  c->cmp.optys[0], NULL);
-        return;
-    }
-    if (c->kind == E_COMPARE) {
-        for (int i = 0; i < c->cmp.operands.n; i++)
-            if (!pure(c->cmp.operands.v[i])) goto whole;
-        for (int i = 0; i + 1 < c->cmp.operands.n; i++)
-            plan_pair(g, x, c->cmp.operands.v[i], c->cmp.ops[i], c->cmp.operands.v[i + 1],
-                      c->cmp.optys[i], NULL);
-        return;
-    }
-whole:
-    if (g->nkeep < 16) g->keep[g->nkeep++] = c;
-    else g->nb = -100;
-}
-
-static void plan_guard(Emit *E, FuncSpec *k) {
-    memset(&E->guard, 0, sizeof E->guard);
-    if (E->cuda || E->debug) return;
-    NodeList *body = &k->def->def.body;
-    int last = body->n - 1;
-    while (last >= 0 && (body->v[last]->kind == S_PASS ||
-                         (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))
-        last--;
-    if (last < 1) return;
-    Node *st = body->v[last];
-    if (st->kind != S_IF || st->ifs.orelse.n != 0) return;
-    for (int i = 0; i < last; i++)
-        if (!simple_prefix(body->v[i])) return;
-    const Sym *x = grid_x(body, last);
-    if (!x) return;
-    GuardPlan g;
-    memset(&g, 0, sizeof g);
-    plan_conjuncts(&g, x, st->ifs.cond);
-    if (g.nb <= 0) return;
-    g.stmt = st;
-    E->guard = g;
-}
-
 /* The guard statement with the planned conjuncts left out. */
 static void guard_stmt(Emit *E, Node *n) {
-    GuardPlan *g = &E->guard;
+    GuardPlan *g = &E->plan.guard;
     if (g->nkeep) {
         indent(E);
         PS("if (");
@@ -2069,15 +1869,20 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    struct kiln_err *E_ = L->err;\n"
        "    const int *S_ = L->stop ? L->stop : &kiln_never_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
-    /* the guard's bounds on x = bx * BX + tx, the same for the whole launch */
-    GuardPlan *g = &E->guard;
-    PS("    i64 xlo_ = -9223372036854775807LL - 1, xhi_ = 9223372036854775807LL;\n");
+    /* the guard's bounds on the grid coordinates (x = bx * BX + tx, and y, z
+     * alike), the same for the whole launch */
+    static const char cn[3] = {'x', 'y', 'z'};
+    GuardPlan *g = &E->plan.guard;
+    for (int d = 0; d < 3; d++)
+        P("    i64 %clo_ = -9223372036854775807LL - 1, %chi_ = 9223372036854775807LL;\n", cn[d],
+          cn[d]);
     E->in_entry = true;
     for (int i = 0; i < (g->stmt ? g->nb : 0); i++) {
-        P("    { const i64 e_ = (i64)(%s)", ex_str(E, g->b[i].e, ty_scalar(KILN_INT64)));
-        if (g->b[i].adj) P(" + %d", g->b[i].adj);
-        P("; if (e_ %s %s) %s = e_; }\n", g->b[i].lower ? ">" : "<", g->b[i].lower ? "xlo_" : "xhi_",
-          g->b[i].lower ? "xlo_" : "xhi_");
+        const Bound *b = &g->b[i];
+        P("    { const i64 e_ = (i64)(%s)", ex_str(E, b->e, ty_scalar(KILN_INT64)));
+        if (b->adj) P(" + %d", b->adj);
+        P("; if (e_ %s %c%s) %c%s = e_; }\n", b->lower ? ">" : "<", cn[b->dim],
+          b->lower ? "lo_" : "hi_", cn[b->dim], b->lower ? "lo_" : "hi_");
     }
     E->in_entry = false;
     Buf args, fp;
@@ -2085,7 +1890,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_init_arena(&fp, &E->C->arena);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
     /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
-    buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_");
+    buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_, ylo_, yhi_, "
+                  "zlo_, zhi_");
     for (int i = 0; i < k->nparams; i++) buf_printf(&fp, ", p%d", i);
     buf_puts(&fp, ")");
     const char *a = args.p ? args.p : "";
@@ -2096,11 +1902,15 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
      * 3-D grid-only kernel, where each remaining row skips at its poll. */
     if (!E->R->uses_sregs) {
         /* The kernel sees its position only through kiln.grid()/gridsize(): run the
-         * whole grid as one block per row, x innermost, so each row is one loop. */
-        PS("    const i64 NX_ = GX_ * BX_, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n"
-           "    const i64 x0_ = xlo_ > 0 ? xlo_ : 0, x1_ = xhi_ < NX_ ? xhi_ : NX_;\n"
-           "    if (x1_ <= x0_) return;\n"
-           "    const int par_ = (x1_ - x0_) * NY_ * NZ_ >= L->par_threshold && NB > 1;\n"
+         * whole grid as one block, in the loop order planned from its accesses
+         * (plan.h), the innermost loop vectorised, the outer two parallel. */
+        PS("    const i64 NX_ = GX_ * BX_, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n");
+        for (int d = 0; d < 3; d++)
+            P("    const i64 %c0_ = %clo_ > 0 ? %clo_ : 0, %c1_ = %chi_ < N%c_ ? %chi_ : N%c_;\n",
+              cn[d], cn[d], cn[d], cn[d], cn[d], cn[d] - 32, cn[d], cn[d] - 32);
+        PS("    if (x1_ <= x0_ || y1_ <= y0_ || z1_ <= z0_) return;\n"
+           "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) >= L->par_threshold "
+           "&& NB > 1;\n"
            "    if (NY_ * NZ_ == 1) {\n");
         /* one row: each OpenMP thread takes a contiguous share (as schedule(simd:static)
          * would, in multiples of 16), run in pieces with a poll before each */
@@ -2129,17 +1939,38 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
               simd, a);
         }
         PS("        }\n    } else {\n");
+        const int *o = E->plan.order;
+        const char A = cn[o[0]], B = cn[o[1]], Cd = cn[o[2]];
         for (int par = 1; par >= 0; par--) {
-            if (par) P("        if (par_) {\n            _Pragma(\"omp parallel for collapse(2) schedule(static) %s\")\n", fp.p);
+            if (par)
+                P("        if (par_) {\n            _Pragma(\"omp parallel for collapse(%d) "
+                  "schedule(static) %s\")\n", E->plan.tile ? 3 : 2, fp.p);
             else PS("        } else {\n");
-            P("            for (i64 z = 0; z < NZ_; z++)\n"
-              "            for (i64 y = 0; y < NY_; y++) {\n"
+            if (E->plan.tile) {
+                P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
+                  "            for (i64 tb_ = %c0_; tb_ < %c1_; tb_ += %d)\n"
+                  "            for (i64 tc_ = %c0_; tc_ < %c1_; tc_ += %d) {\n"
+                  "                KILN_POLL(continue;)\n"
+                  "                const i64 eb_ = %c1_ - tb_ > %d ? tb_ + %d : %c1_;\n"
+                  "                const i64 ec_ = %c1_ - tc_ > %d ? tc_ + %d : %c1_;\n"
+                  "                for (i64 %c = tb_; %c < eb_; %c++) {\n"
+                  "                    _Pragma(\"%s\")\n"
+                  "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
+                  "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                  "                }\n"
+                  "            }\n",
+                  A, A, A, A, A, B, B, PLAN_TILE, Cd, Cd, PLAN_TILE, B, PLAN_TILE, PLAN_TILE, B,
+                  Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B, simd, Cd, Cd, Cd, a);
+                continue;
+            }
+            P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
+              "            for (i64 %c = %c0_; %c < %c1_; %c++) {\n"
               "                KILN_POLL(continue;)\n"
               "                _Pragma(\"%s\")\n"
-              "                for (i64 x = x0_; x < x1_; x++)\n"
+              "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
               "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
               "            }\n",
-              simd, a);
+              A, A, A, A, A, B, B, B, B, B, simd, Cd, Cd, Cd, Cd, Cd, a);
         }
         PS("        }\n    }\n}\n");
         buf_free(&args);
@@ -2161,16 +1992,23 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             PS("    } else {\n"
                "        {\n"
                "        const i64 b0_ = 0, b1_ = NB;\n");
-        P("        for (i64 b = b0_; b < b1_; b++) {\n"
-          "            KILN_POLL(break;)\n"
-          "            const i64 bx_ = b %% GX_, by_ = (b / GX_) %% GY_, bz_ = b / (GX_ * GY_);\n"
-          "            const i64 base_ = bx_ * BX_;\n"
-          "            const i64 tlo_ = xlo_ > base_ ? (xlo_ - base_ < BX_ ? xlo_ - base_ : BX_) : 0;\n"
-          "            const i64 thi_ = xhi_ - base_ < BX_ ? xhi_ - base_ : BX_;\n"
-          "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
-          "            for (i64 ty_ = 0; ty_ < BY_; ty_++) {\n");
+        PS("        for (i64 b = b0_; b < b1_; b++) {\n"
+           "            KILN_POLL(break;)\n"
+           "            const i64 bx_ = b % GX_, by_ = (b / GX_) % GY_, bz_ = b / (GX_ * GY_);\n");
+        /* the threads of this block inside the guard's bounds, in each dimension */
+        static const char *blk[3][2] = {{"bx_", "BX_"}, {"by_", "BY_"}, {"bz_", "BZ_"}};
+        for (int d = 0; d < 3; d++) {
+            const char *bi = blk[d][0], *bd = blk[d][1];
+            P("            const i64 %cb_ = %s * %s;\n"
+              "            const i64 t%clo_ = %clo_ > %cb_ ? (%clo_ - %cb_ < %s ? %clo_ - %cb_ : %s) : 0;\n"
+              "            const i64 t%chi_ = %chi_ - %cb_ < %s ? %chi_ - %cb_ : %s;\n",
+              cn[d], bi, bd, cn[d], cn[d], cn[d], cn[d], cn[d], bd, cn[d], cn[d], bd, cn[d],
+              cn[d], cn[d], bd, cn[d], cn[d], bd);
+        }
+        PS("            for (i64 tz_ = tzlo_; tz_ < tzhi_; tz_++)\n"
+           "            for (i64 ty_ = tylo_; ty_ < tyhi_; ty_++) {\n");
         P("                _Pragma(\"%s\")\n", simd);
-        P("                for (i64 tx_ = tlo_; tx_ < thi_; tx_++)\n"
+        P("                for (i64 tx_ = txlo_; tx_ < txhi_; tx_++)\n"
           "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
           "GZ_, E_, S_%s);\n",
           a);
@@ -2256,7 +2094,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_init_arena(&E->types, &E->C->arena);
     buf_init_arena(&E->helpers, &E->C->arena);
     buf_init_arena(&E->funcs, &E->C->arena);
-    plan_guard(E, r->kernel);
+    if (!E->cuda) plan_cpu(r->kernel, E->debug, &E->plan);
     for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i]);
     if (E->too_big) return -1;
     if (E->cuda) cuda_entry(E, r->kernel);

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import sqlite3
 import subprocess
 import sys
@@ -237,6 +238,26 @@ def test_import_refuses_files_that_are_not_regular(tmp_path):
         p = subprocess.run([sys.executable, "-c", code, str(fifo)], env=env_for(cache),
                            capture_output=True, text=True, timeout=30)
         assert f"{fifo} is a FIFO, not a bundle file" in p.stdout, p.stdout + p.stderr
+    finally:
+        sock.close()
+
+
+def test_export_refuses_paths_that_are_not_regular_files(tmp_path):
+    # the bundle is renamed into place: over a FIFO, socket or device (as root, /dev/null)
+    # that would replace the special file
+    cache = tmp_path / "cache"
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    sock_path = tmp_path / "out.sock"
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(sock_path))
+    try:
+        for path, what in [(fifo, "a FIFO"), (sock_path, "a socket"), (tmp_path, "a directory")]:
+            p = kiln_cli(cache, "cache", "export", str(path), check=False)
+            assert p.returncode == 1
+            assert f"{path} is {what}; kiln writes bundles only to regular files" in p.stderr, \
+                p.stderr
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISSOCK(os.stat(sock_path).st_mode)
     finally:
         sock.close()
 

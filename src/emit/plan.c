@@ -1,0 +1,405 @@
+/* plan.c: the CPU entry's guard folding and loop order (plan.h says what and why).
+ *
+ * Everything here reads the typed tree and writes a CpuPlan; nothing emits.
+ * The walks recurse along expressions and nested blocks, whose depths the
+ * parser bounds (KILN_MAX_EXPR_DEPTH, KILN_MAX_NESTING); elif chains are walked
+ * with a loop.
+ */
+#include <string.h>
+
+#include "plan.h"
+
+bool plan_pure(const Node *n) {
+    if (!n) return true;
+    switch ((NodeKind)n->kind) {
+    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: case E_NAME: case E_STR: return true;
+    case E_BINOP:
+    case E_BOOLOP: return plan_pure(n->bin.l) && plan_pure(n->bin.r);
+    case E_UNARY: return plan_pure(n->un.x);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (!plan_pure(n->cmp.operands.v[i])) return false;
+        return true;
+    case E_IFEXP:
+        return plan_pure(n->ifexp.cond) && plan_pure(n->ifexp.then) && plan_pure(n->ifexp.orelse);
+    case E_ATTR: return plan_pure(n->attr.base);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (!plan_pure(n->sub.idx.v[i])) return false;
+        return plan_pure(n->sub.base);
+    case E_SLICE: return plan_pure(n->slice.lo) && plan_pure(n->slice.hi) && plan_pure(n->slice.step);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (!plan_pure(n->tuple.v[i])) return false;
+        return true;
+    case E_CALL:
+        if (n->callee) return false;
+        if (n->intr) {
+            switch ((IntrKind)n->intr->kind) {
+            case IK_ATOMIC: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_SYNCTHREADS:
+            case IK_THREADFENCE: case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: return false;
+            default: break;
+            }
+        }
+        for (int i = 0; i < n->call.bound.n; i++)
+            if (n->call.bound.v[i] && !plan_pure(n->call.bound.v[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* ---- the grid coordinates ------------------------------------------------------------ */
+
+/* The variables holding the grid coordinates: `i = kiln.grid(1)` or
+ * `i, j[, k] = kiln.grid(n)` among the first n statements, each variable
+ * assigned only there. */
+static void grid_syms(const NodeList *body, int n, const Sym *dims[3]) {
+    dims[0] = dims[1] = dims[2] = NULL;
+    for (int i = 0; i < n; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *v = st->assign.value, *t = st->assign.targets.v[0];
+        if (v->kind != E_CALL || !v->intr || v->intr->kind != IK_GRID) continue;
+        int m = t->kind == E_TUPLE ? t->tuple.n : 1;
+        for (int d = 0; d < m && d < 3; d++) {
+            const Node *x = t->kind == E_TUPLE ? t->tuple.v[d] : t;
+            if (x->kind == E_NAME && x->sym && x->sym->nassign == 1 && x->sym->param < 0)
+                dims[d] = x->sym;
+        }
+        return;
+    }
+}
+
+static int dim_of_sym(const Sym *const dims[3], const Sym *s) {
+    for (int d = 0; d < 3; d++)
+        if (s && dims[d] == s) return d;
+    return -1;
+}
+
+/* ---- the guard -------------------------------------------------------------------- */
+
+/* Whether n has one value for the whole launch: parameters, their shapes and
+ * sizes, integer constants, and sums and products of those. */
+static bool invariant(const Node *n) {
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return n->sym && n->sym->param >= 0 && !n->sym->is_local;
+    case E_ATTR:
+        return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
+               (strcmp(n->attr.attr, "size") == 0) && invariant(n->attr.base);
+    case E_SUBSCRIPT: {
+        int64_t k;
+        Node *b = n->sub.base;
+        return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
+               b->attr.base->ty->kind == TY_ARRAY && invariant(b->attr.base) &&
+               n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
+    }
+    case E_BINOP:
+        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
+               invariant(n->bin.l) && invariant(n->bin.r);
+    case E_CALL:
+        return n->intr && n->intr->kind == IK_LEN && invariant(n->call.bound.v[0]);
+    default: return false;
+    }
+}
+
+static bool simple_prefix(const Node *st) {
+    if (st->kind == S_PASS) return true;
+    if (st->kind == S_EXPR) return st->expr->kind == E_STR;
+    if (st->kind != S_ASSIGN) return false;
+    for (int i = 0; i < st->assign.targets.n; i++) {
+        const Node *t = st->assign.targets.v[i];
+        if (t->kind == E_TUPLE) {
+            for (int j = 0; j < t->tuple.n; j++)
+                if (t->tuple.v[j]->kind != E_NAME) return false;
+        } else if (t->kind != E_NAME) {
+            return false;
+        }
+    }
+    return plan_pure(st->assign.value);
+}
+
+static void keep_whole(GuardPlan *g, Node *c) {
+    if (g->nkeep < PLAN_MAX_KEEP) g->keep[g->nkeep++] = c;
+    else g->nb = -100; /* too complex: no plan */
+}
+
+static void plan_pair(GuardPlan *g, const Sym *dims[3], Node *l, int op, Node *r,
+                      const Type *o) {
+    int dl = l->kind == E_NAME ? dim_of_sym(dims, l->sym) : -1;
+    int dr = r->kind == E_NAME ? dim_of_sym(dims, r->sym) : -1;
+    bool ok = o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && g->nb < PLAN_MAX_BOUNDS &&
+              ((dl >= 0 && invariant(r)) || (dr >= 0 && invariant(l)));
+    if (ok) {
+        int d = dl;
+        if (dl < 0) { /* e OP x  ->  x OP' e */
+            static const int flip[] = {C_GT, C_GE, C_LT, C_LE, C_EQ, C_NE};
+            op = flip[op];
+            Node *t = l;
+            l = r;
+            r = t;
+            d = dr;
+        }
+        switch (op) {
+        case C_LT: g->b[g->nb++] = (Bound){r, false, 0, d}; return;
+        case C_LE: g->b[g->nb++] = (Bound){r, false, 1, d}; return;
+        case C_GT: g->b[g->nb++] = (Bound){r, true, 1, d}; return;
+        case C_GE: g->b[g->nb++] = (Bound){r, true, 0, d}; return;
+        case C_EQ:
+            if (g->nb < PLAN_MAX_BOUNDS - 1) {
+                g->b[g->nb++] = (Bound){r, true, 0, d};
+                g->b[g->nb++] = (Bound){r, false, 1, d};
+                return;
+            }
+            break;
+        default: break;
+        }
+    }
+    if (g->nkeep < PLAN_MAX_KEEP) {
+        int k = g->nkeep++;
+        g->keep[k] = NULL;
+        g->keep_l[k] = l;
+        g->keep_r[k] = r;
+        g->keep_op[k] = op;
+        g->keep_ty[k] = o;
+    } else {
+        g->nb = -100;
+    }
+}
+
+static void plan_conjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
+    if (c->kind == E_BOOLOP && c->op == BO_AND && c->opty->kind == TY_BOOL) {
+        plan_conjuncts(g, dims, c->bin.l);
+        plan_conjuncts(g, dims, c->bin.r);
+        return;
+    }
+    if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
+        plan_pair(g, dims, c->cmp.operands.v[0], c->cmp.ops[0], c->cmp.operands.v[1],
+                  c->cmp.optys[0]);
+        return;
+    }
+    if (c->kind == E_COMPARE) {
+        for (int i = 0; i < c->cmp.operands.n; i++)
+            if (!plan_pure(c->cmp.operands.v[i])) {
+                keep_whole(g, c);
+                return;
+            }
+        for (int i = 0; i + 1 < c->cmp.operands.n; i++)
+            plan_pair(g, dims, c->cmp.operands.v[i], c->cmp.ops[i], c->cmp.operands.v[i + 1],
+                      c->cmp.optys[i]);
+        return;
+    }
+    keep_whole(g, c);
+}
+
+static void plan_guard(const FuncSpec *k, const Sym *dims[3], GuardPlan *out) {
+    memset(out, 0, sizeof *out);
+    const NodeList *body = &k->def->def.body;
+    int last = body->n - 1;
+    while (last >= 0 && (body->v[last]->kind == S_PASS ||
+                         (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))
+        last--;
+    if (last < 1) return;
+    Node *st = body->v[last];
+    if (st->kind != S_IF || st->ifs.orelse.n != 0) return;
+    for (int i = 0; i < last; i++)
+        if (!simple_prefix(body->v[i])) return;
+    GuardPlan g;
+    memset(&g, 0, sizeof g);
+    plan_conjuncts(&g, dims, st->ifs.cond);
+    if (g.nb <= 0) return;
+    g.stmt = st;
+    *out = g;
+}
+
+/* ---- the loop order ------------------------------------------------------------------- */
+
+typedef struct Votes {
+    const Sym *dims[3];
+    int64_t cost[3]; /* weighted distance from the unit-stride position */
+    int64_t seen[3]; /* weighted accesses that index with the coordinate */
+} Votes;
+
+static bool mentions(const Votes *V, const Node *n) {
+    if (!n) return false;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return dim_of_sym(V->dims, n->sym) >= 0;
+    case E_BINOP: case E_BOOLOP: return mentions(V, n->bin.l) || mentions(V, n->bin.r);
+    case E_UNARY: return mentions(V, n->un.x);
+    case E_IFEXP:
+        return mentions(V, n->ifexp.cond) || mentions(V, n->ifexp.then) ||
+               mentions(V, n->ifexp.orelse);
+    case E_ATTR: return mentions(V, n->attr.base);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (mentions(V, n->sub.idx.v[i])) return true;
+        return mentions(V, n->sub.base);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (mentions(V, n->tuple.v[i])) return true;
+        return false;
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (mentions(V, n->cmp.operands.v[i])) return true;
+        return false;
+    case E_CALL:
+        for (int i = 0; i < n->call.bound.n; i++)
+            if (mentions(V, n->call.bound.v[i])) return true;
+        return false;
+    default: return false;
+    }
+}
+
+/* The grid dimension an index steps by one with: `i`, `i + e`, `e + i`,
+ * `i - e` where e does not mention a coordinate; else -1. */
+static int index_dim(const Votes *V, const Node *n) {
+    if (n->kind == E_NAME) return dim_of_sym(V->dims, n->sym);
+    if (n->kind != E_BINOP || (n->op != B_ADD && n->op != B_SUB)) return -1;
+    int d = index_dim(V, n->bin.l);
+    if (d >= 0) return mentions(V, n->bin.r) ? -1 : d;
+    if (n->op != B_ADD) return -1;
+    d = index_dim(V, n->bin.r);
+    return d >= 0 && !mentions(V, n->bin.l) ? d : -1;
+}
+
+static void vote(Votes *V, const Node *sub, int weight) {
+    const Type *at = sub->sub.base->ty;
+    if (!at || at->kind != TY_ARRAY) return;
+    const NodeList *idx = &sub->sub.idx;
+    Node *const *ix = idx->v;
+    int n = idx->n;
+    if (n == 1 && ix[0]->kind == E_TUPLE) {
+        ix = ix[0]->tuple.v;
+        n = idx->v[0]->tuple.n;
+    }
+    if (n != at->ndim) return; /* a view */
+    int unit = at->layout == 'F' ? 0 : n - 1;
+    for (int p = 0; p < n; p++) {
+        int d = index_dim(V, ix[p]);
+        if (d < 0) continue;
+        V->seen[d] += weight;
+        V->cost[d] += (int64_t)weight * (p > unit ? p - unit : unit - p);
+    }
+}
+
+static void walk_expr(Votes *V, const Node *n);
+
+static void walk_list(Votes *V, const NodeList *l) {
+    for (int i = 0; i < l->n; i++) walk_expr(V, l->v[i]);
+}
+
+static void walk_expr(Votes *V, const Node *n) {
+    if (!n) return;
+    switch ((NodeKind)n->kind) {
+    case E_BINOP: case E_BOOLOP: walk_expr(V, n->bin.l); walk_expr(V, n->bin.r); return;
+    case E_UNARY: walk_expr(V, n->un.x); return;
+    case E_COMPARE: walk_list(V, &n->cmp.operands); return;
+    case E_IFEXP:
+        walk_expr(V, n->ifexp.cond);
+        walk_expr(V, n->ifexp.then);
+        walk_expr(V, n->ifexp.orelse);
+        return;
+    case E_CALL: walk_list(V, &n->call.bound); return;
+    case E_SUBSCRIPT:
+        vote(V, n, 1);
+        walk_expr(V, n->sub.base);
+        walk_list(V, &n->sub.idx);
+        return;
+    case E_ATTR: walk_expr(V, n->attr.base); return;
+    case E_TUPLE: walk_list(V, &n->tuple); return;
+    case E_SLICE:
+        walk_expr(V, n->slice.lo);
+        walk_expr(V, n->slice.hi);
+        walk_expr(V, n->slice.step);
+        return;
+    default: return;
+    }
+}
+
+/* A store target: the element written counts twice, its indices are reads. */
+static void walk_target(Votes *V, const Node *t) {
+    if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++) walk_target(V, t->tuple.v[i]);
+        return;
+    }
+    if (t->kind == E_SUBSCRIPT) {
+        vote(V, t, 2);
+        walk_expr(V, t->sub.base);
+        walk_list(V, &t->sub.idx);
+    }
+}
+
+static void walk_block(Votes *V, const NodeList *l);
+
+static void walk_stmt(Votes *V, const Node *n) {
+    switch ((NodeKind)n->kind) {
+    case S_EXPR: walk_expr(V, n->expr); return;
+    case S_ASSIGN:
+        for (int i = 0; i < n->assign.targets.n; i++) walk_target(V, n->assign.targets.v[i]);
+        walk_expr(V, n->assign.value);
+        return;
+    case S_AUGASSIGN:
+        walk_target(V, n->aug.target);
+        walk_expr(V, n->aug.value);
+        return;
+    case S_IF:
+        for (const Node *c = n; c; c = elif_of(c)) {
+            walk_expr(V, c->ifs.cond);
+            walk_block(V, &c->ifs.body);
+            if (!elif_of(c)) walk_block(V, &c->ifs.orelse);
+        }
+        return;
+    case S_WHILE:
+        walk_expr(V, n->ifs.cond);
+        walk_block(V, &n->ifs.body);
+        walk_block(V, &n->ifs.orelse);
+        return;
+    case S_FOR:
+        walk_expr(V, n->fors.iter);
+        walk_block(V, &n->fors.body);
+        walk_block(V, &n->fors.orelse);
+        return;
+    case S_RETURN: walk_expr(V, n->ret.value); return;
+    case S_ASSERT: walk_expr(V, n->assrt.test); return;
+    default: return;
+    }
+}
+
+static void walk_block(Votes *V, const NodeList *l) {
+    for (int i = 0; i < l->n; i++) walk_stmt(V, l->v[i]);
+}
+
+/* Dimensions outermost first: by cost, the cheapest innermost; a dimension no
+ * access indexes with goes outside all that are; ties keep z, y, x. */
+static void plan_order(const Votes *V, int order[3]) {
+    int inner_first[3] = {0, 1, 2};
+    for (int i = 1; i < 3; i++) {
+        for (int j = i; j > 0; j--) {
+            int a = inner_first[j - 1], b = inner_first[j];
+            bool swap;
+            if (!V->seen[a] || !V->seen[b]) swap = !V->seen[a] && V->seen[b];
+            else swap = V->cost[b] < V->cost[a];
+            if (!swap) break;
+            inner_first[j - 1] = b;
+            inner_first[j] = a;
+        }
+    }
+    for (int i = 0; i < 3; i++) order[i] = inner_first[2 - i];
+}
+
+void plan_cpu(const FuncSpec *k, bool debug, CpuPlan *out) {
+    memset(out, 0, sizeof *out);
+    out->order[0] = 2;
+    out->order[1] = 1;
+    out->order[2] = 0;
+    const NodeList *body = &k->def->def.body;
+    Votes V;
+    memset(&V, 0, sizeof V);
+    grid_syms(body, body->n, V.dims);
+    if (!V.dims[0] && !V.dims[1] && !V.dims[2]) return;
+    if (!debug) plan_guard(k, V.dims, &out->guard);
+    walk_block(&V, body);
+    plan_order(&V, out->order);
+    int inner = out->order[2], mid = out->order[1];
+    out->tile = V.seen[inner] && V.cost[inner] > 0 && V.seen[mid];
+}
