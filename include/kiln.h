@@ -294,6 +294,10 @@ typedef struct kiln_cpu_launch {
 /* par_threshold for a launch that must stay on the calling thread (after fork,
  * GCC's OpenMP runtime cannot start its threads again). */
 #define KILN_PAR_NEVER INT64_MAX
+/* The generated entry may count one thread as up to this many against
+ * par_threshold (a kernel with a loop: src/emit/plan.h, PLAN_LOOP_WEIGHT), so a
+ * launch of par_threshold / KILN_PAR_WEIGHT_MAX threads or more may use OpenMP. */
+#define KILN_PAR_WEIGHT_MAX 256
 /* Threads of a 1-D grid-only kernel run between two polls of the stop word:
  * the vectorised thread loop runs in pieces this long. */
 enum { KILN_CPU_POLL_SPAN = 1 << 16 };

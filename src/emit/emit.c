@@ -593,6 +593,18 @@ static void emit_atomic(Emit *E, Node *n) {
         buf_free(&off);
         first_val = 2;
     }
+    if (E->f->is_kernel && arr->kind == E_NAME && arr->sym && arr->sym->param >= 0 &&
+        arr->sym->param < 64 && ((E->plan.priv >> arr->sym->param) & 1)) {
+        /* a private copy when the entry made one (plan.h) */
+        const char *v = ex_str(E, a->v[2], el);
+        if ((E->plan.acc >> arr->sym->param) & 1) { /* a reduction variable */
+            P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
+            return;
+        }
+        P("(pv%d_ ? (void)(*(%s) %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))", arr->sym->param,
+          addr, sub == IA_SUB ? "-" : "+", v, ops[sub], ct, addr, v);
+        return;
+    }
     P("kiln_atomic_%s_%s(%s", ops[sub], ct, addr);
     for (int i = first_val; i < a->n; i++) {
         PS(", ");
@@ -1783,6 +1795,9 @@ static void function(Emit *E, FuncSpec *f) {
         P("KILN_DEVFN %s %s(KILN_TP", rt, func_name(E, f));
     }
     for (int i = 0; i < f->nparams; i++) P(", %s p%d", ctype(E, f->params[i]), i);
+    for (int i = 0; f->is_kernel && i < f->nparams && i < 64; i++)
+        if ((E->plan.acc >> i) & 1) P(", %s *ra%d_", scalar_ctype(f->params[i]->elem), i);
+        else if ((E->plan.priv >> i) & 1) P(", int pv%d_", i);
     PS(") {\n");
     E->ind = 1;
     /* locals, with the parameters copied into their variables */
@@ -1846,10 +1861,51 @@ static void function(Emit *E, FuncSpec *f) {
 
 int emit_param_slots(const Type *t) { return t->kind == TY_ARRAY ? 1 + 2 * t->ndim : 1; }
 
+/* The private copies of a thread's share (plan.h): made before its loops... */
+static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
+    for (int i = 0; i < k->nparams && i < 64; i++) {
+        if (!((E->plan.priv >> i) & 1)) continue;
+        const Type *t = k->params[i];
+        const char *el = scalar_ctype(t->elem);
+        if ((E->plan.acc >> i) & 1) {
+            P("%s%s ac%d_ = 0;\n", in, el, i);
+            continue;
+        }
+        P("%s%s q%d_ = p%d;\n%sint pv%d_ = 0;\n%s%s *pb%d_ = 0;\n", in, ctype(E, t), i, i, in, i,
+          in, el, i);
+        P("%sif (p%d.shape[0] > 0 && p%d.shape[0] <= %d / (i64)sizeof(%s)) {\n", in, i, i,
+          PLAN_PRIVATE_MAX_BYTES, el);
+        P("%s    pb%d_ = (%s *)calloc((size_t)p%d.shape[0], sizeof(%s));\n", in, i, el, i, el);
+        P("%s    if (pb%d_) { q%d_.data = pb%d_; q%d_.strides[0] = 1; pv%d_ = 1; }\n%s}\n", in, i,
+          i, i, i, i, in);
+    }
+}
+
+/* ...and added into the arrays after them */
+static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
+    for (int i = 0; i < k->nparams && i < 64; i++) {
+        if (!((E->plan.priv >> i) & 1)) continue;
+        const Type *t = k->params[i];
+        if ((E->plan.acc >> i) & 1) {
+            long long c = (long long)E->plan.acc_index[i];
+            P("%sif (ac%d_ != 0) kiln_atomic_add_%s(&p%d.data[(%lldLL < 0 ? %lldLL + p%d.shape[0] "
+              ": %lldLL) * p%d.strides[0]], ac%d_);\n",
+              in, i, ctype(E, t->elem), i, c, c, i, c, i, i);
+            continue;
+        }
+        P("%sif (pb%d_) {\n%s    for (i64 k_ = 0; k_ < p%d.shape[0]; k_++)\n", in, i, in, i);
+        P("%s        if (pb%d_[k_] != 0) kiln_atomic_add_%s(&p%d.data[k_ * p%d.strides[0]], "
+          "pb%d_[k_]);\n",
+          in, i, ctype(E, t->elem), i, i, i);
+        P("%s    free(pb%d_);\n%s}\n", in, i, in);
+    }
+}
+
 static void cpu_entry(Emit *E, FuncSpec *k) {
     E->o = &E->funcs;
     E->line = -1;
     PS("#line 1 \"<kiln entry>\"\n");
+    if (E->plan.priv) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
     PS("KILN_EXPORT void kiln_entry(const kiln_launch *L, const i64 *P) {\n");
     int slot = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -1869,6 +1925,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    struct kiln_err *E_ = L->err;\n"
        "    const int *S_ = L->stop ? L->stop : &kiln_never_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
+    /* each grid position's weight against the parallel threshold (plan.h) */
+    P("    const i64 W_ = %d;\n", E->plan.loops ? PLAN_LOOP_WEIGHT : 1);
     /* the guard's bounds on the grid coordinates (x = bx * BX + tx, and y, z
      * alike), the same for the whole launch */
     static const char cn[3] = {'x', 'y', 'z'};
@@ -1888,14 +1946,31 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     Buf args, fp;
     buf_init_arena(&args, &E->C->arena);
     buf_init_arena(&fp, &E->C->arena);
-    for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
+    uint64_t arrays = E->plan.priv & ~E->plan.acc;
+    for (int i = 0; i < k->nparams; i++)
+        buf_printf(&args, (i < 64 && ((arrays >> i) & 1)) ? ", q%d_" : ", p%d", i);
+    Buf red;
+    buf_init_arena(&red, &E->C->arena);
+    for (int i = 0; i < k->nparams && i < 64; i++) {
+        if ((E->plan.acc >> i) & 1) {
+            buf_printf(&args, ", &ac%d_", i);
+            buf_printf(&red, "%sac%d_", red.len ? ", " : " reduction(+:", i);
+        } else if ((E->plan.priv >> i) & 1) {
+            buf_printf(&args, ", pv%d_", i);
+        }
+    }
+    if (red.len) buf_puts(&red, ")");
     /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
     buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_, ylo_, yhi_, "
                   "zlo_, zhi_");
     for (int i = 0; i < k->nparams; i++) buf_printf(&fp, ", p%d", i);
     buf_puts(&fp, ")");
     const char *a = args.p ? args.p : "";
-    const char *simd = E->R->uses_atomics ? "" : "omp simd";
+    /* atomics keep the thread loop scalar, unless they all became reduction variables */
+    const char *simd = !E->R->uses_atomics ? "omp simd"
+                       : E->plan.simd_ok ? arena_printf(&E->C->arena, "omp simd%s",
+                                                        red.p ? red.p : "")
+                                         : "";
     /* The stop word is polled between blocks (rows, pieces of KILN_POLL_SPAN
      * threads), never inside the vectorised thread loop.  A stopped thread leaves
      * its share at once, except in the collapsed loop over the rows of a 2-D or
@@ -1909,7 +1984,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             P("    const i64 %c0_ = %clo_ > 0 ? %clo_ : 0, %c1_ = %chi_ < N%c_ ? %chi_ : N%c_;\n",
               cn[d], cn[d], cn[d], cn[d], cn[d], cn[d] - 32, cn[d], cn[d] - 32);
         PS("    if (x1_ <= x0_ || y1_ <= y0_ || z1_ <= z0_) return;\n"
-           "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) >= L->par_threshold "
+           "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) * W_ >= L->par_threshold "
            "&& NB > 1;\n"
            "    if (NY_ * NZ_ == 1) {\n");
         /* one row: each OpenMP thread takes a contiguous share (as schedule(simd:static)
@@ -1928,24 +2003,30 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                 PS("        } else {\n"
                    "            {\n"
                    "                const i64 lo_ = x0_, hi_ = x1_;\n");
+            priv_open(E, k, "                ");
             P("                for (i64 c_ = lo_; c_ < hi_; c_ += KILN_POLL_SPAN) {\n"
               "                    KILN_POLL(break;)\n"
               "                    const i64 e_ = hi_ - c_ > KILN_POLL_SPAN ? c_ + KILN_POLL_SPAN : hi_;\n"
               "                    _Pragma(\"%s\")\n"
               "                    for (i64 x = c_; x < e_; x++)\n"
               "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
-              "                }\n"
-              "            }\n",
+              "                }\n",
               simd, a);
+            priv_close(E, k, "                ");
+            PS("            }\n");
         }
         PS("        }\n    } else {\n");
         const int *o = E->plan.order;
         const char A = cn[o[0]], B = cn[o[1]], Cd = cn[o[2]];
         for (int par = 1; par >= 0; par--) {
             if (par)
-                P("        if (par_) {\n            _Pragma(\"omp parallel for collapse(%d) "
-                  "schedule(static) %s\")\n", E->plan.tile ? 3 : 2, fp.p);
-            else PS("        } else {\n");
+                P("        if (par_) {\n            _Pragma(\"omp parallel %s\")\n            {\n",
+                  fp.p);
+            else PS("        } else {\n            {\n");
+            priv_open(E, k, "            ");
+            if (par)
+                P("            _Pragma(\"omp for collapse(%d) schedule(static) nowait\")\n",
+                  E->plan.tile ? 3 : 2);
             if (E->plan.tile) {
                 P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
                   "            for (i64 tb_ = %c0_; tb_ < %c1_; tb_ += %d)\n"
@@ -1961,27 +2042,30 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                   "            }\n",
                   A, A, A, A, A, B, B, PLAN_TILE, Cd, Cd, PLAN_TILE, B, PLAN_TILE, PLAN_TILE, B,
                   Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B, simd, Cd, Cd, Cd, a);
-                continue;
+            } else {
+                P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
+                  "            for (i64 %c = %c0_; %c < %c1_; %c++) {\n"
+                  "                KILN_POLL(continue;)\n"
+                  "                _Pragma(\"%s\")\n"
+                  "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
+                  "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                  "            }\n",
+                  A, A, A, A, A, B, B, B, B, B, simd, Cd, Cd, Cd, Cd, Cd, a);
             }
-            P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-              "            for (i64 %c = %c0_; %c < %c1_; %c++) {\n"
-              "                KILN_POLL(continue;)\n"
-              "                _Pragma(\"%s\")\n"
-              "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-              "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
-              "            }\n",
-              A, A, A, A, A, B, B, B, B, B, simd, Cd, Cd, Cd, Cd, Cd, a);
+            priv_close(E, k, "            ");
+            PS("            }\n");
         }
         PS("        }\n    }\n}\n");
         buf_free(&args);
         buf_free(&fp);
+        buf_free(&red);
         return;
     }
     for (int par = 1; par >= 0; par--) {
         /* each OpenMP thread a contiguous range of blocks (as schedule(static)),
          * so a stopped thread leaves its loop at once */
         if (par)
-            P("    if (NB > 1 && NB * BX_ * BY_ * BZ_ >= L->par_threshold) {\n"
+            P("    if (NB > 1 && NB * BX_ * BY_ * BZ_ * W_ >= L->par_threshold) {\n"
               "        _Pragma(\"omp parallel %s\")\n"
               "        {\n"
               "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
@@ -1992,6 +2076,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             PS("    } else {\n"
                "        {\n"
                "        const i64 b0_ = 0, b1_ = NB;\n");
+        priv_open(E, k, "        ");
         PS("        for (i64 b = b0_; b < b1_; b++) {\n"
            "            KILN_POLL(break;)\n"
            "            const i64 bx_ = b % GX_, by_ = (b / GX_) % GY_, bz_ = b / (GX_ * GY_);\n");
@@ -2012,11 +2097,14 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
           "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
           "GZ_, E_, S_%s);\n",
           a);
-        PS("            }\n        }\n        }\n");
+        PS("            }\n        }\n");
+        priv_close(E, k, "        ");
+        PS("        }\n");
     }
     PS("    }\n}\n");
     buf_free(&args);
     buf_free(&fp);
+    buf_free(&red);
 }
 
 /* Whether the kernel may run several grid positions per thread: it sees its

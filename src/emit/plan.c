@@ -215,6 +215,14 @@ static void plan_guard(const FuncSpec *k, const Sym *dims[3], GuardPlan *out) {
 /* ---- the loop order ------------------------------------------------------------------- */
 
 typedef struct Votes {
+    uint64_t atomic_only; /* bit p: parameter p seen as the array of a private-able atomic */
+    uint64_t other_use;   /* bit p: parameter p used any other way */
+    uint64_t varied;      /* bit p: its atomics use more than one index, or not a constant */
+    uint64_t indexed;     /* bit p: index_of[p] holds the constant index seen first */
+    int64_t index_of[64];
+    int natomic, nsites[64]; /* atomics seen in the kernel; of them, on parameter p */
+    bool calls;           /* the kernel calls a device function */
+    bool loops;           /* it has a for or while loop */
     const Sym *dims[3];
     int64_t cost[3]; /* weighted distance from the unit-stride position */
     int64_t seen[3]; /* weighted accesses that index with the coordinate */
@@ -291,6 +299,9 @@ static void walk_list(Votes *V, const NodeList *l) {
 static void walk_expr(Votes *V, const Node *n) {
     if (!n) return;
     switch ((NodeKind)n->kind) {
+    case E_NAME:
+        if (n->sym && n->sym->param >= 0) V->other_use |= 1ull << (n->sym->param & 63);
+        return;
     case E_BINOP: case E_BOOLOP: walk_expr(V, n->bin.l); walk_expr(V, n->bin.r); return;
     case E_UNARY: walk_expr(V, n->un.x); return;
     case E_COMPARE: walk_list(V, &n->cmp.operands); return;
@@ -299,13 +310,27 @@ static void walk_expr(Votes *V, const Node *n) {
         walk_expr(V, n->ifexp.then);
         walk_expr(V, n->ifexp.orelse);
         return;
-    case E_CALL: walk_list(V, &n->call.bound); return;
+    case E_CALL:
+        if (n->callee) V->calls = true;
+        if (n->intr && n->intr->kind == IK_ATOMIC) V->natomic++;
+        /* len(a) reads the shape, which a private copy shares */
+        if (n->intr && n->intr->kind == IK_LEN && n->call.bound.n == 1 &&
+            n->call.bound.v[0]->kind == E_NAME)
+            return;
+        walk_list(V, &n->call.bound);
+        return;
     case E_SUBSCRIPT:
         vote(V, n, 1);
         walk_expr(V, n->sub.base);
         walk_list(V, &n->sub.idx);
         return;
-    case E_ATTR: walk_expr(V, n->attr.base); return;
+    case E_ATTR:
+        if (n->attr.base->kind == E_NAME &&
+            (!strcmp(n->attr.attr, "shape") || !strcmp(n->attr.attr, "size") ||
+             !strcmp(n->attr.attr, "ndim")))
+            return; /* as len(a) */
+        walk_expr(V, n->attr.base);
+        return;
     case E_TUPLE: walk_list(V, &n->tuple); return;
     case E_SLICE:
         walk_expr(V, n->slice.lo);
@@ -331,9 +356,38 @@ static void walk_target(Votes *V, const Node *t) {
 
 static void walk_block(Votes *V, const NodeList *l);
 
+/* `kiln.atomic.add(a, i, v)` or `sub` as a statement, a a parameter array of
+ * one dimension that is never reassigned: the index and value are walked as
+ * any expression, the array counted apart. */
+static bool private_atomic(Votes *V, const Node *e) {
+    if (e->kind != E_CALL || !e->intr || e->intr->kind != IK_ATOMIC) return false;
+    if (e->intr->sub != IA_ADD && e->intr->sub != IA_SUB) return false;
+    const NodeList *a = &e->call.bound;
+    if (a->n != 3) return false;
+    const Node *arr = a->v[0];
+    if (arr->kind != E_NAME || !arr->sym || arr->sym->param < 0 || arr->sym->param >= 64 ||
+        arr->sym->nassign != 0 || !arr->ty || arr->ty->kind != TY_ARRAY || arr->ty->ndim != 1)
+        return false;
+    const Type *el = arr->ty->elem;
+    if (!(ty_is_int(el) || el->dtype == KILN_FLOAT32 || el->dtype == KILN_FLOAT64)) return false;
+    int p = arr->sym->param;
+    int64_t c;
+    V->atomic_only |= 1ull << p;
+    V->natomic++;
+    V->nsites[p]++;
+    if (!sema_const_int(a->v[1], &c)) V->varied |= 1ull << p;
+    else if (!((V->indexed >> p) & 1)) V->index_of[p] = c, V->indexed |= 1ull << p;
+    else if (V->index_of[p] != c) V->varied |= 1ull << p;
+    walk_expr(V, a->v[1]);
+    walk_expr(V, a->v[2]);
+    return true;
+}
+
 static void walk_stmt(Votes *V, const Node *n) {
     switch ((NodeKind)n->kind) {
-    case S_EXPR: walk_expr(V, n->expr); return;
+    case S_EXPR:
+        if (!private_atomic(V, n->expr)) walk_expr(V, n->expr);
+        return;
     case S_ASSIGN:
         for (int i = 0; i < n->assign.targets.n; i++) walk_target(V, n->assign.targets.v[i]);
         walk_expr(V, n->assign.value);
@@ -350,11 +404,13 @@ static void walk_stmt(Votes *V, const Node *n) {
         }
         return;
     case S_WHILE:
+        V->loops = true;
         walk_expr(V, n->ifs.cond);
         walk_block(V, &n->ifs.body);
         walk_block(V, &n->ifs.orelse);
         return;
     case S_FOR:
+        V->loops = true;
         walk_expr(V, n->fors.iter);
         walk_block(V, &n->fors.body);
         walk_block(V, &n->fors.orelse);
@@ -396,9 +452,20 @@ void plan_cpu(const FuncSpec *k, bool debug, CpuPlan *out) {
     Votes V;
     memset(&V, 0, sizeof V);
     grid_syms(body, body->n, V.dims);
+    walk_block(&V, body);
+    out->loops = V.loops;
+    if (!debug) {
+        out->priv = V.atomic_only & ~V.other_use;
+        out->acc = out->priv & V.indexed & ~V.varied;
+        int acc_sites = 0;
+        for (int p = 0; p < 64; p++) {
+            out->acc_index[p] = V.index_of[p];
+            if ((out->acc >> p) & 1) acc_sites += V.nsites[p];
+        }
+        out->simd_ok = !V.calls && acc_sites == V.natomic;
+    }
     if (!V.dims[0] && !V.dims[1] && !V.dims[2]) return;
     if (!debug) plan_guard(k, V.dims, &out->guard);
-    walk_block(&V, body);
     plan_order(&V, out->order);
     int inner = out->order[2], mid = out->order[1];
     out->tile = V.seen[inner] && V.cost[inner] > 0 && V.seen[mid];

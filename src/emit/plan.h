@@ -23,6 +23,15 @@
  *   dimension costs something (a transpose: one side is strided whichever
  *   order), the inner two loops are tiled so that the lines a tile touches
  *   stay in cache while it is walked.
+ * - Private copies: an array parameter that the kernel only ever updates with
+ *   `kiln.atomic.add`/`sub` whose result it ignores (a sum, a histogram) is
+ *   updated by plain adds into a zeroed copy per OpenMP thread, and each copy
+ *   is added into the array with atomics when the thread's share is done: one
+ *   atomic per element per thread instead of one per update.  When every such
+ *   update uses one constant index (a sum into out[0]), the copy is a scalar
+ *   that the vectorised loop reduces.  The order of floating-point additions
+ *   changes, which atomics never promised.  Not under debug=True, whose
+ *   atomics check their index.
  *
  * Both are pure analyses of the tree; emit.c writes the code.
  */
@@ -34,7 +43,15 @@
 enum {
     PLAN_MAX_BOUNDS = 8, /* folded guard bounds per kernel; more stay in the body */
     PLAN_MAX_KEEP = 16,  /* guard conjuncts kept in the body; more: no plan */
-    PLAN_TILE = 64       /* tile edge of a tiled nest (64 x 64 f64: 32 KiB, in L2) */
+    PLAN_TILE = 64,      /* tile edge of a tiled nest (64 x 64 f64: 32 KiB, in L2) */
+    /* the most bytes of private copies an OpenMP thread allocates for the arrays of
+     * a launch that it updates only with atomic add/sub (docs/limits.md); a larger
+     * array keeps its atomics */
+    PLAN_PRIVATE_MAX_BYTES = 4 << 20,
+    /* a grid position of a kernel with a loop counts as this many positions against
+     * the launch's parallel threshold (par_threshold, 16384 by default): n-body's 4096
+     * positions of 4096 iterations each are worth two threads */
+    PLAN_LOOP_WEIGHT = KILN_PAR_WEIGHT_MAX
 };
 
 /* One conjunct `coord OP e` of the guard: coord (grid dimension dim) >= e + adj
@@ -63,6 +80,16 @@ typedef struct CpuPlan {
     int order[3]; /* grid dimensions (0 x, 1 y, 2 z), outermost first */
     bool tile;    /* some access strides along the innermost dimension (a transpose):
                    * the inner two loops run in PLAN_TILE x PLAN_TILE tiles */
+    uint64_t priv; /* bit p: array parameter p (1-D) is used only as the array of
+                    * statement-level atomic add/sub: each OpenMP thread adds into a
+                    * private copy, merged into the array with atomics at its end */
+    uint64_t acc;  /* bit p (of priv): every such atomic uses one constant index,
+                    * acc_index[p]: the copy is a scalar, a reduction variable of the
+                    * vectorised loop */
+    int64_t acc_index[64];
+    bool loops;    /* the kernel has a for or while loop (PLAN_LOOP_WEIGHT) */
+    bool simd_ok;  /* every atomic the kernel makes is on an acc array (and it calls no
+                    * device function): the thread loop vectorises with reduction() */
 } CpuPlan;
 
 /* Whether evaluating n has no effect (no call of a device function, no atomic). */

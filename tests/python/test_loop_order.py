@@ -206,3 +206,53 @@ def test_plan_in_the_source():
     # every bound of the guard left the body: no comparison of j remains there
     body = st_ij.inspect_source(sig2).split("kiln_body(KILN_TP")[1].split("kiln_entry")[0]
     assert "v3_j >=" not in body and "v3_j <" not in body
+
+
+@kiln.jit
+def rowsum(out, a):
+    i = kiln.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k]
+        out[i] = s
+
+
+def test_loop_kernels_go_parallel_below_the_thread_threshold_and_survive_fork(rng, tmp_path):
+    # 4096 positions of a kernel with a loop weigh 256 each against the threshold
+    # (16384 threads): the launch uses OpenMP, so a child forked after it must not
+    # (GCC's OpenMP runtime hangs in a forked child)
+    a = rng.random((4096, 30))
+    out = np.zeros(4096)
+    rowsum[16, 256](out, a)
+    np.testing.assert_allclose(out, a.sum(1))
+    assert "const i64 W_ = 256;" in rowsum.inspect_source()
+    code = r"""
+import os, sys, numpy as np, kiln
+@kiln.jit
+def rowsum(out, a):
+    i = kiln.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k]
+        out[i] = s
+a = np.random.default_rng(1).random((4096, 300))
+out = np.zeros(4096)
+rowsum[16, 256](out, a)
+assert np.allclose(out, a.sum(1))
+pid = os.fork()
+if pid == 0:
+    out[:] = 0
+    rowsum[16, 256](out, a)
+    os._exit(0 if np.allclose(out, a.sum(1)) else 3)
+_, status = os.waitpid(pid, 0)
+print("child", os.waitstatus_to_exitcode(status))
+"""
+    import os, subprocess, sys
+    script = tmp_path / "forked.py"
+    script.write_text(code)
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-W", "ignore", str(script)], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert p.returncode == 0 and "child 0" in p.stdout, p.stdout + p.stderr

@@ -145,13 +145,13 @@ int ext_launch_begin_slow(kiln_cpu_launch *L, int64_t threads, int64_t par_thres
         if (__atomic_exchange_n(&ext_sig.sigint, 0, __ATOMIC_RELAXED) && PyErr_CheckSignals() < 0)
             return -1;
     }
-    if (threads < par_threshold) return 0;
+    if (threads < par_threshold / KILN_PAR_WEIGHT_MAX) return 0; /* never parallel */
     if (!ext_sig.omp_dead) {
         __atomic_store_n(&ext_sig.omp_started, 1, __ATOMIC_RELAXED);
         return 0;
     }
     L->par_threshold = KILN_PAR_NEVER;
-    if (ext_sig.warned) return 0;
+    if (ext_sig.warned || threads < par_threshold) return 0; /* warned, or was small anyway */
     ext_sig.warned = 1;
     return PyErr_WarnEx(warning,
                         "kiln: this process was forked from one that had run kernels on OpenMP "

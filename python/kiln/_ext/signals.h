@@ -58,7 +58,7 @@ static inline int ext_cpu_launch_begin(kiln_cpu_launch *L, int64_t par_threshold
                              0))
             return ext_launch_begin_slow(L, threads, par_threshold, warning);
     }
-    if (threads >= par_threshold) {
+    if (threads >= par_threshold / KILN_PAR_WEIGHT_MAX) {
         if (ext_sig.omp_dead) return ext_launch_begin_slow(L, threads, par_threshold, warning);
         if (!__atomic_load_n(&ext_sig.omp_started, __ATOMIC_RELAXED))
             __atomic_store_n(&ext_sig.omp_started, 1, __ATOMIC_RELAXED);

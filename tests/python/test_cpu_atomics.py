@@ -1,0 +1,189 @@
+"""Atomics on the CPU target made private per thread (src/emit/plan.h): an array updated only
+by statement-level atomic add/sub gets a zeroed copy per OpenMP thread (a scalar reduction
+variable when one constant index is used), merged with atomics at the end of the thread's
+share.  Results must equal NumPy's for sums, histograms, strided outputs, arrays too large to
+copy, serial and parallel launches, and kernels where the rule must not apply."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+@kiln.jit
+def asum(a, out):
+    i = kiln.grid(1)
+    if i < a.size:
+        kiln.atomic.add(out, 0, a[i])
+
+
+@kiln.jit
+def asum_last(a, out):
+    i = kiln.grid(1)
+    if i < a.size:
+        kiln.atomic.add(out, -1, a[i])
+        kiln.atomic.sub(out, -1, 1)
+
+
+@kiln.jit
+def asum2d(a, out):
+    i, j = kiln.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        kiln.atomic.add(out, 0, a[i, j])
+
+
+@kiln.jit
+def hist(a, h, nb):
+    i = kiln.grid(1)
+    if i < a.size:
+        b = int(a[i] * nb)
+        if b >= nb:
+            b = nb - 1
+        kiln.atomic.add(h, b, 1)
+
+
+@kiln.jit
+def hist_blocks(a, h, nb):
+    i = kiln.threadIdx.x + kiln.blockIdx.x * kiln.blockDim.x
+    if i < a.size:
+        kiln.atomic.add(h, int(a[i] * nb) % nb, 1.0)
+
+
+@kiln.jit
+def sum_and_read(a, out, seen):
+    i = kiln.grid(1)
+    if i < a.size:
+        kiln.atomic.add(out, 0, a[i])
+        if i == 0:
+            seen[0] = out[1]  # a read of out: no private copy
+
+
+@kiln.jit
+def sum_used(a, out, olds):
+    i = kiln.grid(1)
+    if i < a.size:
+        olds[i] = kiln.atomic.add(out, 0, 1)  # the old value is used: no private copy
+
+
+@kiln.jit
+def sum_and_max(a, out, m):
+    i = kiln.grid(1)
+    if i < a.size:
+        kiln.atomic.add(out, 0, a[i])
+        kiln.atomic.max(m, 0, a[i])
+
+
+SIZES = [1000, 300001]  # serial and parallel launches
+
+
+def launch(n, threads=256):
+    return (n + threads - 1) // threads, threads
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint32])
+def test_sum(rng, n, dtype):
+    a = (rng.random(n) * 100).astype(dtype)
+    out = np.zeros(3, dtype)
+    asum[launch(n)](a, out)
+    if np.issubdtype(dtype, np.integer):
+        assert out[0] == a.sum(dtype=dtype)  # wraps as the atomics would
+    else:
+        np.testing.assert_allclose(out[0], a.sum(dtype=np.float64), rtol=1e-5 if dtype == np.float32 else 1e-12)
+    assert out[1] == 0 and out[2] == 0
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_negative_index_and_sub(rng, n):
+    a = rng.integers(0, 1000, n)
+    out = np.full(4, 7, np.int64)
+    asum_last[launch(n)](a, out)
+    np.testing.assert_array_equal(out, [7, 7, 7, 7 + a.sum() - n])
+
+
+@pytest.mark.parametrize("shape", [(30, 40), (700, 513)])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_sum_2d(rng, shape, layout):
+    a = rng.random(shape)
+    if layout == "F":
+        a = np.asfortranarray(a)
+    elif layout == "strided":
+        a = np.zeros((shape[0], 2 * shape[1]))[:, ::2]
+        a[...] = rng.random(shape)
+    out = np.zeros(1)
+    asum2d[((shape[0] + 15) // 16, (shape[1] + 15) // 16), (16, 16)](a, out)
+    np.testing.assert_allclose(out[0], a.sum(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("nb", [1, 7, 256])
+def test_histogram(rng, n, nb):
+    a = rng.random(n).astype(np.float32)
+    h = np.zeros(nb, np.int64)
+    hist[launch(n)](a, h, nb)
+    ref = np.bincount(np.minimum((a * np.float32(nb)).astype(np.int64), nb - 1), minlength=nb)
+    np.testing.assert_array_equal(h, ref)
+
+
+def test_histogram_into_strided_and_reversed_arrays(rng):
+    n = 200003
+    a = rng.random(n)
+    ref = np.bincount((a * 64).astype(np.int64) % 64, minlength=64).astype(np.float64)
+    base = np.full(128, 5.0)
+    hist_blocks[launch(n)](a, base[::2], 64)
+    np.testing.assert_array_equal(base[::2], ref + 5.0)
+    np.testing.assert_array_equal(base[1::2], 5.0)
+    back = np.zeros(64)
+    hist_blocks[launch(n)](a, back[::-1], 64)
+    np.testing.assert_array_equal(back[::-1], ref)
+
+
+def test_histogram_too_large_to_copy_keeps_atomics(rng):
+    nb = (4 << 20) // 8 + 1  # one element past the per-thread copy limit
+    n = 100000
+    a = rng.random(n)
+    h = np.zeros(nb, np.int64)
+    hist[launch(n)](a, h, nb)
+    ref = np.bincount(np.minimum((a * nb).astype(np.int64), nb - 1), minlength=nb)
+    np.testing.assert_array_equal(h, ref)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_kernels_the_rule_does_not_apply_to(rng, n):
+    a = rng.random(n)
+    out = np.array([0.0, 42.0])
+    seen = np.zeros(1)
+    sum_and_read[launch(n)](a, out, seen)
+    np.testing.assert_allclose(out[0], a.sum(), rtol=1e-12)
+    assert seen[0] == 42.0
+    cnt = np.zeros(1, np.int64)
+    olds = np.full(n, -1, np.int64)
+    sum_used[launch(n)](a, cnt, olds)
+    assert cnt[0] == n
+    np.testing.assert_array_equal(np.sort(olds), np.arange(n))  # each old value once
+    out = np.zeros(1)
+    m = np.full(1, -1.0)
+    sum_and_max[launch(n)](a, out, m)
+    np.testing.assert_allclose(out[0], a.sum(), rtol=1e-12)
+    assert m[0] == a.max()
+
+
+def test_plan_in_the_source():
+    s = asum.inspect_source("void(float64[::1], float64[::1])")
+    assert "reduction(+:ac1_)" in s and "kiln_atomic_add_f64(&p1.data" in s
+    s = hist.inspect_source("void(float32[::1], int64[::1], int64)")
+    assert "calloc" in s and "reduction(" not in s
+    s = sum_and_read.inspect_source("void(float64[::1], float64[::1], float64[::1])")
+    assert "calloc" not in s and "ac1_" not in s
+    s = sum_used.inspect_source("void(float64[::1], int64[::1], int64[::1])")
+    assert "calloc" not in s and "ac1_" not in s
+    s = sum_and_max.inspect_source("void(float64[::1], float64[::1], float64[::1])")
+    assert "ac1_" in s and "omp simd reduction" not in s  # the max keeps the loop scalar
+
+
+def test_debug_keeps_checked_atomics(rng):
+    dbg = kiln.jit(debug=True)(asum.py_func)
+    a = rng.random(5000)
+    out = np.zeros(1)
+    dbg[launch(a.size)](a, out)
+    np.testing.assert_allclose(out[0], a.sum(), rtol=1e-12)
+    assert "ac1_" not in dbg.inspect_source("void(float64[::1], float64[::1])")
