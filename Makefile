@@ -13,7 +13,7 @@ SAN     := build-san
 MESONFLAGS ?=
 
 .PHONY: all build demo test test-c test-py test-san test-san-py clean bench bench-startup regen-lang gpu-test
-.PHONY: fuzz fuzz-build test-fuzz-short test-tsan
+.PHONY: fuzz fuzz-build test-fuzz-short test-tsan deps deps-test
 
 all: build
 
@@ -26,7 +26,17 @@ $(VENV)/.stamp:
 $(BUILD)/build.ninja: $(VENV)/.stamp
 	$(MESON) setup $(BUILD) --buildtype=release $(MESONFLAGS)
 
-build: $(BUILD)/build.ninja
+# the Debian packages the build (deps) and the tests (deps-test) need, installed when
+# missing (tools/install-deps.sh: apt-get as root or through sudo, else what to run)
+deps:
+	sh tools/install-deps.sh build
+
+deps-test:
+	sh tools/install-deps.sh test
+
+$(BUILD)/build.ninja: | deps
+
+build: deps $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 	# a new file renamed into place: a process that has the old one loaded keeps it
 	for f in $(BUILD)/_kiln*.so; do cp $$f python/kiln/.new.so && mv -f python/kiln/.new.so python/kiln/$$(basename $$f); done
@@ -60,7 +70,7 @@ test-san-py: $(SAN)/build.ninja
 test-py: build
 	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
 
-test: test-c test-san test-py test-san-py test-fuzz-short test-tsan
+test: deps-test test-c test-san test-py test-san-py test-fuzz-short test-tsan
 
 # ---- fuzzing (tests/fuzz/README.md) ----------------------------------------------------
 # libFuzzer through clang over the compiler path and the cache's readers, with ASan and
