@@ -1,37 +1,39 @@
-/* main.c: the `kiln` command.
+/* main.c: the `kiln` command: its table of commands, and the commands that
+ * work on a kernel file (compile, precompile).
  *
- *   kiln info                          version, C compiler, targets, the cache
- *   kiln compile FILE.py FUNC SIG      type a kernel and print its code
- *        [--target cpu|cuda] [--arch 90] [--types] [--build] [--fastmath] [--debug]
- *   kiln cache stats|ls|verify|clear   the kernel cache (KILN_CACHE_DIR, KILN_REMOTE_CACHE)
- *   kiln cache prune [SIZE]            evict least recently used entries down to SIZE
- *   kiln cache export FILE [--target T]...   write entries to a bundle (signed when
- *                                      KILN_BUNDLE_KEY or KILN_BUNDLE_KEY_FILE is set)
- *   kiln cache import [--trust-unsigned] FILE   check a bundle's signature (when a key is
- *                                      set), verify and store its entries
- *   kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu
- *                                      build every kernel with explicit signatures (runs
- *                                      Python: globals need the module imported)
+ *   kiln --version | version              the version
+ *   kiln info [--json]                    what kiln finds on this machine (info.c)
+ *   kiln compile FILE KERNEL SIG [...]    a kernel's generated code or types
+ *   kiln cache SUBCOMMAND [...]           the kernel cache (cache_cmd.c)
+ *   kiln precompile MODULE.py [--target T]...  build kernels with explicit signatures
+ *   kiln help [COMMAND]                   the same as COMMAND --help
  *
- * The CLI has no Python interpreter, so `compile` resolves globals the way a
- * kernel file that imports its modules conventionally would: math, numpy/np,
- * kiln/cuda and the builtins; other globals are reported as undefined.  It
- * exists to check kernels and read generated code from a shell; the Python
- * package is the full front door.
+ * Every command parses its arguments with args.c's table-driven parser: --help
+ * on each, exit 2 with the usage on stderr for a command line it cannot take.
+ *
+ * A kernel's globals (constants, device functions, imported modules) are
+ * whatever its module's code made them, so `compile` and `precompile` run
+ * Python: `python -m kiln compile|precompile ...` (python/kiln/__main__.py)
+ * imports the file as a module and asks the kernel's dispatcher, as a call
+ * would.  The interpreter is a child, not exec'd in our place, so that its
+ * failure can be told apart from the command's: kiln's Python side writes a
+ * line to the pipe named by KILN_CLI_FD when it starts, and an interpreter
+ * that ends without writing it (not Python, no kiln installed, killed) is
+ * reported here with what it did.  `compile --no-python` keeps the C-only
+ * path: names are resolved as a file that imports math, numpy and kiln
+ * conventionally would (math, numpy/np, kiln/cuda, builtins), and any other
+ * global is reported as undefined.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "kiln.h"
+#include "cli.h"
 
 enum {
     /* CUDA architectures the CLI takes (sm_XY, XY = compute capability x 10): a
@@ -39,8 +41,112 @@ enum {
      * these it can compile for.  python/kiln/__main__.py has the same bounds. */
     ARCH_MIN = 10,
     ARCH_MAX = 199,
-    MAX_EXPORT_TARGETS = 64 /* --target prefixes of one `kiln cache export` */
+    ARCH_DEFAULT = 90, /* --target cuda without --arch and without a GPU */
+    FIND_DEF_PATTERN_MAX = 256 /* "def NAME(" searched for by --no-python */
 };
+
+/* ---- the commands' tables ---------------------------------------------------------- */
+
+static const cli_opt compile_opts[] = {
+    {"--target", 't', "T", "cpu (C with OpenMP, the default) or cuda (CUDA C)"},
+    {"--arch", 0, "N", "CUDA architecture: 90 or sm_90 (default: the first GPU's, else 90)"},
+    {"--types", 0, NULL, "print each variable's type (inspect_types) instead of the code"},
+    {"--build", 0, NULL, "also build it (cc or NVRTC, through the cache) and report the result"},
+    {"--fastmath", 0, NULL, "compile as with @kiln.jit(fastmath=True)"},
+    {"--debug", 0, NULL, "compile as with @kiln.jit(debug=True): bounds checks, assert"},
+    {"--no-python", 0, NULL, "do not run Python: resolve only math, numpy, kiln and builtins"},
+    {0},
+};
+
+static const cli_cmd compile_cmd = {
+    "compile", "FILE KERNEL SIGNATURE",
+    "Print a kernel's generated C or CUDA C, or its types.",
+    "KERNEL is a @kiln.jit function (or a plain one) of FILE, by name; SIGNATURE is\n"
+    "in Numba's syntax: \"void(float32[::1], float32)\".  FILE is imported as a\n"
+    "module by Python ($KILN_PYTHON, else the python3 beside kiln, else python3 on\n"
+    "the PATH), so the kernel's globals, device functions and imported modules\n"
+    "resolve exactly as when it is called; kernels with explicit signatures are not\n"
+    "built at import.  Exit status 1 when the kernel does not compile (the errors\n"
+    "are on stderr), 2 for a command line kiln cannot take.\n",
+    compile_opts, 3, 3};
+
+static const cli_opt precompile_opts[] = {
+    {"--target", 't', "T", "cpu, or cuda:sm_80,sm_90 (repeatable; default: cpu, and the "
+                           "local GPU's architecture when there is one)"},
+    {0},
+};
+
+static const cli_cmd precompile_cmd = {
+    "precompile", "MODULE.py",
+    "Build a module's kernels with explicit signatures into the cache.",
+    "Builds every kernel of MODULE.py that has explicit signatures, for each target\n"
+    "(CUDA targets need NVRTC, not a GPU), by running `python -m kiln precompile`\n"
+    "with the Python `kiln compile` uses; `kiln cache export` then moves the\n"
+    "entries to other machines.\n",
+    precompile_opts, 1, 1};
+
+static const cli_cmd version_cmd = {"version", "", "Print kiln's version.", NULL, NULL, 0, 0};
+
+static const cli_cmd help_cmd = {"help", "[COMMAND [SUBCOMMAND]]",
+                                 "Show the help of a command (or this list).", NULL, NULL, 0, 2};
+
+static int cmd_compile(int argc, char **argv);
+static int cmd_precompile(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct {
+    const cli_cmd *cmd;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {&cli_info_cmd, cmd_info},
+    {&compile_cmd, cmd_compile},
+    {NULL, cmd_cache}, /* a group: cache_cmd.c parses its subcommands */
+    {&precompile_cmd, cmd_precompile},
+    {&version_cmd, cmd_version},
+    {&help_cmd, cmd_help},
+};
+#define NCOMMANDS (int)(sizeof commands / sizeof *commands)
+
+static const char *command_name(int i) { return commands[i].cmd ? commands[i].cmd->name : "cache"; }
+
+static void top_help(FILE *f) {
+    fprintf(f, "usage: kiln [--version] [--help] COMMAND [ARGS]\n\n"
+               "kiln compiles Python kernel functions to C with OpenMP or CUDA C.\n\n"
+               "commands:\n");
+    for (int i = 0; i < NCOMMANDS; i++) {
+        const char *summary = commands[i].cmd ? commands[i].cmd->summary
+                                              : "The kernel cache: stats, ls, verify, clear, "
+                                                "prune, export, import.";
+        fprintf(f, "  %-11s %s\n", command_name(i), summary);
+    }
+    fprintf(f, "\nkiln COMMAND --help says more about each; docs/cli.md has them all.\n");
+}
+
+static int cmd_version(int argc, char **argv) {
+    cli_args a;
+    int prc = cli_parse(&version_cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    printf("kiln %s\n", kiln_version());
+    return 0;
+}
+
+static int cmd_help(int argc, char **argv) {
+    cli_args a;
+    int prc = cli_parse(&help_cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    if (a.npos == 0) {
+        top_help(stdout);
+        return 0;
+    }
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(a.pos[0], command_name(i)) == 0) {
+            char *args[3] = {(char *)a.pos[1], (char *)"--help", NULL};
+            if (a.npos == 2) return commands[i].run(2, args);
+            return commands[i].run(1, args + 1);
+        }
+    return cli_usage_error(&help_cmd, "no command '%s'", a.pos[0]);
+}
 
 /* "90" or "sm_90" -> 90; -1 when it is neither, or out of bounds. */
 static int parse_arch(const char *s) {
@@ -52,426 +158,32 @@ static int parse_arch(const char *s) {
     return v >= ARCH_MIN && v <= ARCH_MAX ? v : -1;
 }
 
-static void bad_arch(const char *s) {
-    fprintf(stderr, "kiln: '%s' is not a CUDA architecture (write 90 or sm_90, from sm_%d to "
-                    "sm_%d)\n", s, ARCH_MIN, ARCH_MAX);
-}
+/* ---- running Python ---------------------------------------------------------------- */
 
-static int nerrors;
-
-static void on_diag(void *ud, const kiln_diag *d) {
-    (void)ud;
-    fprintf(stderr, "%s\n", d->formatted);
-    if (d->severity == KILN_ERROR) nerrors++;
-}
-
-static int resolve(void *ud, void *scope, const char *name, kiln_value *out) {
-    (void)ud;
-    (void)scope;
-    static const char *const builtins[] = {"abs", "min", "max", "int", "float", "bool",
-                                           "round", "range", "len"};
-    memset(out, 0, sizeof *out);
-    out->kind = KILN_VAL_MISSING;
-    if (strcmp(name, "math") == 0) {
-        out->kind = KILN_VAL_NAMESPACE;
-        out->name = "math";
-    } else if (strcmp(name, "np") == 0 || strcmp(name, "numpy") == 0) {
-        out->kind = KILN_VAL_NAMESPACE;
-        out->name = "numpy";
-    } else if (strcmp(name, "kiln") == 0 || strcmp(name, "cuda") == 0) {
-        out->kind = KILN_VAL_NAMESPACE;
-        out->name = "kiln";
-    } else {
-        for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
-            if (strcmp(name, builtins[i]) == 0) {
-                static char buf[64];
-                snprintf(buf, sizeof buf, "builtins.%s", name);
-                out->kind = KILN_VAL_NAMESPACE;
-                out->name = buf;
-            }
-    }
-    return 0;
-}
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (n < 0) {
-        fclose(f);
-        return NULL;
-    }
-    char *p = malloc((size_t)n + 1);
-    if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        fclose(f);
-        return NULL;
-    }
-    p[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return p;
-}
-
-/* Finds the line of `def func(` and moves up over its decorators. */
-static const char *find_def(const char *text, const char *func, int *line) {
-    char pat[256];
-    snprintf(pat, sizeof pat, "def %s(", func);
-    const char *s = text;
-    int ln = 1;
-    const char *hit = NULL;
-    int hit_line = 0;
-    for (const char *p = text; *p; p++) {
-        if (p == s || p[-1] == '\n') {
-            const char *q = p;
-            while (*q == ' ' || *q == '\t') q++;
-            if (strncmp(q, pat, strlen(pat)) == 0) {
-                hit = p;
-                hit_line = ln;
-                break;
-            }
-        }
-        if (*p == '\n') ln++;
-    }
-    if (!hit) return NULL;
-    /* walk back over decorator lines */
-    const char *start = hit;
-    int sl = hit_line;
-    while (start > text) {
-        const char *prev = start - 1;
-        while (prev > text && prev[-1] != '\n') prev--;
-        const char *q = prev;
-        while (*q == ' ' || *q == '\t') q++;
-        if (*q != '@') break;
-        start = prev;
-        sl--;
-    }
-    *line = sl;
-    return start;
-}
-
-static int cmd_info(void) {
-    kiln_ctx *ctx = kiln_ctx_new();
-    printf("kiln %s\n", kiln_version());
-    printf("cpu compiler: %s\n", kiln_cpu_compiler(ctx));
-    printf("targets: cpu, cuda (code generation; running needs the Python package)\n");
-    kiln_ctx_free(ctx);
-    return 0;
-}
-
-static int cmd_compile(int argc, char **argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: kiln compile FILE.py FUNC SIGNATURE [--target cpu|cuda] [--types] "
-                        "[--build] [--fastmath] [--debug]\n");
-        return 2;
-    }
-    const char *path = argv[0], *func = argv[1], *sig = argv[2];
-    kiln_options o;
-    memset(&o, 0, sizeof o);
-    o.target = KILN_TARGET_CPU;
-    o.cuda_arch = 90;
-    int show_types = 0, build = 0;
-    for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
-            const char *t = argv[++i];
-            if (strcmp(t, "cuda") == 0) o.target = KILN_TARGET_CUDA;
-            else if (strcmp(t, "cpu") != 0) {
-                fprintf(stderr, "kiln: unknown target '%s' (cpu or cuda)\n", t);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc) {
-            o.cuda_arch = parse_arch(argv[++i]);
-            if (o.cuda_arch < 0) {
-                bad_arch(argv[i]);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--types") == 0) {
-            show_types = 1;
-        } else if (strcmp(argv[i], "--build") == 0) {
-            build = 1;
-        } else if (strcmp(argv[i], "--fastmath") == 0) {
-            o.fastmath = 1;
-        } else if (strcmp(argv[i], "--debug") == 0) {
-            o.debug = 1;
-        } else {
-            fprintf(stderr, "kiln: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
-    }
-    size_t len;
-    char *text = slurp(path, &len);
-    if (!text) {
-        fprintf(stderr, "kiln: cannot read %s\n", path);
-        return 1;
-    }
-    int line;
-    const char *start = find_def(text, func, &line);
-    if (!start) {
-        fprintf(stderr, "kiln: no function '%s' in %s\n", func, path);
-        free(text);
-        return 1;
-    }
-    kiln_ctx *ctx = kiln_ctx_new();
-    kiln_ctx_set_diag(ctx, on_diag, NULL);
-    kiln_argtype ret, args[KILN_MAX_PARAMS];
-    int n = kiln_parse_signature(ctx, sig, &ret, args, KILN_MAX_PARAMS);
-    int rc = 1;
-    if (n >= 0) {
-        kiln_source src = {start, len - (size_t)(start - text), path, line, NULL};
-        kiln_program *p = kiln_translate(ctx, &src, args, n, &o, resolve, NULL);
-        if (p) {
-            size_t slen;
-            const char *code = kiln_program_source(p, &slen);
-            if (show_types) fputs(kiln_program_types(p), stdout);
-            else fwrite(code, 1, slen, stdout);
-            rc = 0;
-            if (build && o.target == KILN_TARGET_CPU) {
-                void *blob;
-                size_t blen;
-                rc = kiln_cpu_build(ctx, code, slen, &blob, &blen) == 0 ? 0 : 1;
-                if (rc == 0) {
-                    fprintf(stderr, "kiln: built %zu bytes of machine code\n", blen);
-                    free(blob);
-                }
-            }
-            kiln_program_free(p);
-        }
-    }
-    kiln_ctx_free(ctx);
-    free(text);
-    return rc;
-}
-
-/* ---- kiln cache ---------------------------------------------------------------------- */
-
-static int64_t parse_bytes(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0)) return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 0: break;
-    default: return -1;
-    }
-    if (*end == 'i') end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end || v * mul > 9e18) return -1;
-    return (int64_t)(v * mul);
-}
-
-static void human(char *buf, size_t size, double bytes) {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
-static void print_entry(void *ud, const kiln_cache_entry *e) {
-    (void)ud;
-    char hex[33], size[32], when[32];
-    kiln_cache_key_hex(&e->key, hex);
-    human(size, sizeof size, (double)e->size);
-    time_t t = (time_t)(e->last_used_ms / 1000);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-    printf("%s  %-5s  %-12s  %10s  %s  %s\n", hex, e->kind ? e->kind : "?",
-           e->target ? e->target : "?", size, when, e->name ? e->name : "");
-}
-
-static int put_prefix(char out[][32], int *nt, const char *p) {
-    size_t n = strlen(p);
-    if (*nt >= MAX_EXPORT_TARGETS || n >= 32) return -1;
-    memcpy(out[(*nt)++], p, n + 1);
-    return 0;
-}
-
-/* Adds the export prefixes of one --target value: cpu, cpu:NAME, cuda,
- * cuda:sm_80,sm_90 (or cuda:80,90).  0, or -1 when it is malformed. */
-static int add_targets(const char *spec, char out[][32], int *nt) {
-    char buf[256];
-    if (!*spec || snprintf(buf, sizeof buf, "%s", spec) >= (int)sizeof buf) return -1;
-    if (strcmp(buf, "cpu") == 0 || strcmp(buf, "cuda") == 0) return put_prefix(out, nt, buf);
-    if (strncmp(buf, "cpu:", 4) == 0) {
-        const char *p = buf + 4;
-        if (!*p) return -1;
-        for (; *p; p++)
-            if (!(*p == '_' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
-                  (*p >= 'A' && *p <= 'Z')))
-                return -1;
-        return put_prefix(out, nt, buf);
-    }
-    if (strncmp(buf, "cuda:", 5) != 0) return -1;
-    char *save = NULL, *list = buf + 5;
-    if (!*list || *list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,")) return -1;
-    for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
-        if (strncmp(w, "cuda:", 5) == 0) w += 5;
-        int arch = parse_arch(w);
-        if (arch < 0 || *nt >= MAX_EXPORT_TARGETS) return -1;
-        snprintf(out[(*nt)++], 32, "cuda:sm_%d", arch);
-    }
-    return 0;
-}
-
-static int cmd_cache(int argc, char **argv) {
-    static const char usage[] =
-        "usage: kiln cache stats | ls | verify | clear | prune [SIZE] | "
-        "export FILE [--target T]... | import [--trust-unsigned] FILE\n";
-    if (argc < 1) {
-        fputs(usage, stderr);
-        return 2;
-    }
-    const char *sub = argv[0];
-    kiln_ctx *ctx = kiln_ctx_new();
-    kiln_ctx_set_diag(ctx, on_diag, NULL);
-    kiln_cache *c = kiln_cache_open(ctx, NULL);
-    int rc = 0;
-    if (!c) {
-        fprintf(stderr, "kiln: out of memory\n");
-        rc = 1;
-    } else if (strcmp(sub, "stats") == 0 && argc == 1) {
-        kiln_cache_stats st;
-        kiln_cache_get_stats(c, &st);
-        const char *path = kiln_cache_path(c), *remote = kiln_cache_remote(c);
-        char b1[32], b2[32];
-        human(b1, sizeof b1, (double)st.bytes);
-        human(b2, sizeof b2, (double)st.max_bytes);
-        printf("disk tier:      %s\n", path ? path : "off (memory only)");
-        printf("entries:        %lld\n", (long long)st.entries);
-        printf("size:           %s of %s\n", b1, b2);
-        printf("compiles:       %lld, %.1f ms in all (all processes)\n",
-               (long long)st.total_compiles, st.total_compile_ms);
-        printf("evictions:      %lld\n", (long long)st.total_evictions);
-        printf("failed checks:  %lld\n", (long long)st.total_verify_failures);
-        printf("remote tier:    %s\n", remote ? remote : "off (set KILN_REMOTE_CACHE)");
-    } else if (strcmp(sub, "ls") == 0 && argc == 1) {
-        printf("%-32s  %-5s  %-12s  %10s  %-16s  %s\n", "key", "kind", "target", "size",
-               "last used", "kernel");
-        kiln_cache_list(c, print_entry, NULL);
-    } else if (strcmp(sub, "verify") == 0 && argc == 1) {
-        int64_t bad;
-        int64_t n = kiln_cache_verify(c, &bad);
-        printf("checked %lld entries: %lld problems%s\n", (long long)n, (long long)bad,
-               bad ? " (bad entries were removed)" : "");
-        rc = bad ? 1 : 0;
-    } else if (strcmp(sub, "clear") == 0 && argc == 1) {
-        printf("removed %lld entries\n", (long long)kiln_cache_clear(c));
-    } else if (strcmp(sub, "prune") == 0 && argc <= 2) {
-        int64_t max = -1;
-        if (argc == 2 && (max = parse_bytes(argv[1])) < 0) {
-            fprintf(stderr, "kiln: '%s' is not a size (write 512M, 2G...)\n", argv[1]);
-            rc = 2;
-        } else {
-            printf("evicted %lld entries\n", (long long)kiln_cache_prune(c, max));
-        }
-    } else if (strcmp(sub, "export") == 0 && argc >= 2) {
-        char prefixes[MAX_EXPORT_TARGETS][32];
-        const char *targets[MAX_EXPORT_TARGETS];
-        int nt = 0;
-        for (int i = 2; i < argc && rc == 0; i++) {
-            if (strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
-                /* "cuda:sm_80,sm_90" is two prefixes */
-                if (add_targets(argv[++i], prefixes, &nt) != 0) {
-                    fprintf(stderr, "kiln: bad target '%s' (write cpu, cuda, or cuda:sm_80,sm_90; "
-                                    "at most %d in all)\n", argv[i], MAX_EXPORT_TARGETS);
-                    rc = 2;
-                }
-            } else {
-                fprintf(stderr, "kiln: unknown option '%s'\n%s", argv[i], usage);
-                rc = 2;
-            }
-        }
-        for (int i = 0; i < nt; i++) targets[i] = prefixes[i];
-        if (rc == 0) {
-            int is_signed = 0;
-            int64_t n = kiln_cache_export_bundle(c, argv[1], targets, nt, &is_signed);
-            if (n < 0) rc = 1;
-            else printf("exported %lld entries to %s%s\n", (long long)n, argv[1],
-                        is_signed ? " (signed)" : "");
-        }
-    } else if (strcmp(sub, "import") == 0 && argc >= 2) {
-        int flags = 0;
-        const char *file = NULL;
-        for (int i = 1; i < argc && rc == 0; i++) {
-            if (strcmp(argv[i], "--trust-unsigned") == 0) {
-                flags |= KILN_IMPORT_TRUST_UNSIGNED;
-            } else if (!file && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
-                file = argv[i];
-            } else {
-                fprintf(stderr, "kiln: unknown option '%s'\n%s", argv[i], usage);
-                rc = 2;
-            }
-        }
-        if (rc == 0 && !file) {
-            fputs(usage, stderr);
-            rc = 2;
-        }
-        if (rc == 0) {
-            int checked = 0;
-            int64_t n = kiln_cache_import_bundle(c, file, flags, &checked);
-            if (n < 0) rc = 1;
-            else printf("imported %lld entries from %s%s\n", (long long)n, file,
-                        checked ? " (signature checked)" : "");
-        }
-    } else {
-        fputs(usage, stderr);
-        rc = 2;
-    }
-    kiln_cache_close(c);
-    kiln_ctx_free(ctx);
-    return rc;
-}
-
-/* ---- kiln precompile ------------------------------------------------------------------ */
-
-/* Runs `python -m kiln precompile ...`: the Python kiln was installed with
- * this program, so the interpreter beside it comes first; then $KILN_PYTHON,
- * then python3 on the PATH.  The interpreter is a child, not exec'd in our
- * place, so that its failure can be told apart from the precompile's: kiln's
- * Python side writes a line to the pipe named by KILN_PRECOMPILE_FD when it
- * starts, and an interpreter that ends without writing it (not Python, no
- * kiln installed, killed) is reported here with what it did. */
-static int cmd_precompile(int argc, char **argv) {
-    char self[PATH_MAX], beside[PATH_MAX + 16];
-    const char *py = getenv("KILN_PYTHON");
-    bool from_env = py && *py;
-    if (!from_env) {
-        py = "python3";
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        if (n > 0) {
-            self[n] = 0;
-            char *slash = strrchr(self, '/');
-            if (slash) {
-                *slash = 0;
-                snprintf(beside, sizeof beside, "%s/python3", self);
-                if (access(beside, X_OK) == 0) py = beside;
-            }
-        }
-    }
-    const char *named = from_env ? " (KILN_PYTHON)" : "";
-    char **args = calloc((size_t)argc + 5, sizeof *args);
+/* Runs `PY -m kiln COMMAND ARGS...` and returns its exit status, or reports (and
+ * returns 1) when the interpreter failed before kiln's code started. */
+static int run_python(const char *command, const char *const *args, int nargs) {
+    char beside[PATH_MAX + 16];
+    const char *how;
+    const char *py = find_python(beside, sizeof beside, &how);
+    char named[64] = "";
+    if (strcmp(how, "KILN_PYTHON") == 0) snprintf(named, sizeof named, " (KILN_PYTHON)");
+    char **argv = calloc((size_t)nargs + 5, sizeof *argv);
     int pfd[2];
-    if (!args || pipe2(pfd, O_CLOEXEC) != 0) {
+    if (!argv || pipe2(pfd, O_CLOEXEC) != 0) {
         fprintf(stderr, "kiln: cannot start %s: %s\n", py, strerror(errno));
-        free(args);
+        free(argv);
         return 1;
     }
     int n = 0;
-    args[n++] = (char *)py;
-    args[n++] = (char *)"-m";
-    args[n++] = (char *)"kiln";
-    args[n++] = (char *)"precompile";
-    for (int i = 0; i < argc; i++) args[n++] = argv[i];
-    args[n] = NULL;
-    /* Ctrl-C reaches the interpreter too; this process waits for its end */
+    argv[n++] = (char *)py;
+    argv[n++] = (char *)"-m";
+    argv[n++] = (char *)"kiln";
+    argv[n++] = (char *)command;
+    for (int i = 0; i < nargs; i++) argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    /* Ctrl-C reaches the interpreter too (same process group); this process waits
+     * for its end and exits with its status */
     struct sigaction ign = {0}, old_int, old_quit;
     ign.sa_handler = SIG_IGN;
     sigaction(SIGINT, &ign, &old_int);
@@ -483,11 +195,12 @@ static int cmd_precompile(int argc, char **argv) {
         char fd[16];
         snprintf(fd, sizeof fd, "%d", pfd[1]);
         fcntl(pfd[1], F_SETFD, 0); /* the write end crosses exec */
-        setenv("KILN_PRECOMPILE_FD", fd, 1);
-        execvp(py, args);
+        setenv("KILN_CLI_FD", fd, 1);
+        execvp(py, argv);
         dprintf(pfd[1], "exec %d\n", errno);
         _exit(127);
     }
+    int fork_errno = errno;
     close(pfd[1]);
     char said[64] = {0};
     size_t got = 0;
@@ -503,14 +216,17 @@ static int cmd_precompile(int argc, char **argv) {
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    free(args);
-    static const char hint[] = "hint: set KILN_PYTHON to a Python that has kiln installed\n";
-    bool ran = strncmp(said, "kiln precompile\n", 16) == 0;
+    free(argv);
+    static const char hint[] = "hint: set KILN_PYTHON to a Python that has kiln installed";
+    char expect[64];
+    snprintf(expect, sizeof expect, "kiln %s\n", command);
+    bool ran = strncmp(said, expect, strlen(expect)) == 0;
     if (pid < 0) {
-        fprintf(stderr, "kiln: cannot start %s%s: %s\n", py, named, strerror(errno));
+        fprintf(stderr, "kiln: cannot start %s%s: %s\n", py, named, strerror(fork_errno));
     } else if (strncmp(said, "exec ", 5) == 0) {
-        fprintf(stderr, "kiln: cannot run %s%s for precompile: %s\n%s", py, named,
-                strerror(atoi(said + 5)), hint);
+        fprintf(stderr, "kiln: cannot run %s%s for %s: %s\n%s%s\n", py, named, command,
+                strerror(atoi(said + 5)), hint,
+                strcmp(command, "compile") == 0 ? ", or pass --no-python" : "");
     } else if (WIFSIGNALED(status)) {
         fprintf(stderr, "kiln: the Python interpreter %s%s was killed by signal %d (%s)\n", py,
                 named, WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -518,7 +234,8 @@ static int cmd_precompile(int argc, char **argv) {
     } else if (!ran) {
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
         fprintf(stderr, "kiln: the Python interpreter %s%s exited with status %d before running "
-                        "kiln's precompile\n%s", py, named, code, hint);
+                        "kiln's %s\n%s%s\n", py, named, code, command, hint,
+                strcmp(command, "compile") == 0 ? ", or pass --no-python" : "");
         rc = code ? code : 1;
     } else {
         rc = WIFEXITED(status) ? WEXITSTATUS(status) : 1; /* it said what went wrong */
@@ -526,16 +243,234 @@ static int cmd_precompile(int argc, char **argv) {
     return rc;
 }
 
-int main(int argc, char **argv) {
-    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-        printf("usage: kiln info | compile FILE.py FUNC SIGNATURE [options] | cache ... | "
-               "precompile MODULE.py --target ...\n");
-        return argc < 2 ? 2 : 0;
+static int cmd_precompile(int argc, char **argv) {
+    cli_args a;
+    int prc = cli_parse(&precompile_cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    const char *args[2 * CLI_MAX_ARGS + 2];
+    int n = 0;
+    for (int i = 0; i < a.ngiven; i++) {
+        args[n++] = "--target";
+        args[n++] = a.given[i].value;
     }
-    if (strcmp(argv[1], "info") == 0) return cmd_info();
-    if (strcmp(argv[1], "compile") == 0) return cmd_compile(argc - 2, argv + 2);
-    if (strcmp(argv[1], "cache") == 0) return cmd_cache(argc - 2, argv + 2);
-    if (strcmp(argv[1], "precompile") == 0) return cmd_precompile(argc - 2, argv + 2);
-    fprintf(stderr, "kiln: unknown command '%s'\n", argv[1]);
-    return 2;
+    args[n++] = "--";
+    args[n++] = a.pos[0];
+    return run_python("precompile", args, n);
+}
+
+/* ---- compile --no-python ----------------------------------------------------------- */
+
+/* The names a kernel file conventionally imports; scope is unused (one file). */
+static int resolve(void *ud, void *scope, const char *name, kiln_value *out) {
+    static const char *const builtins[] = {"abs", "min", "max", "int", "float", "bool",
+                                           "round", "range", "len"};
+    static const char *const dotted[] = {"builtins.abs", "builtins.min", "builtins.max",
+                                         "builtins.int", "builtins.float", "builtins.bool",
+                                         "builtins.round", "builtins.range", "builtins.len"};
+    (void)ud;
+    (void)scope;
+    memset(out, 0, sizeof *out);
+    out->kind = KILN_VAL_MISSING;
+    if (strcmp(name, "math") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "math";
+    } else if (strcmp(name, "np") == 0 || strcmp(name, "numpy") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "numpy";
+    } else if (strcmp(name, "kiln") == 0 || strcmp(name, "cuda") == 0) {
+        out->kind = KILN_VAL_NAMESPACE;
+        out->name = "kiln";
+    } else {
+        for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
+            if (strcmp(name, builtins[i]) == 0) {
+                out->kind = KILN_VAL_NAMESPACE;
+                out->name = dotted[i];
+            }
+    }
+    return 0;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *p = NULL;
+    long n;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) goto fail;
+    p = malloc((size_t)n + 1);
+    if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) goto fail;
+    p[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+fail:
+    free(p);
+    fclose(f);
+    return NULL;
+}
+
+/* Finds the line of `def func(` and moves up over its decorators. */
+static const char *find_def(const char *text, const char *func, int *line) {
+    char pat[FIND_DEF_PATTERN_MAX];
+    if (snprintf(pat, sizeof pat, "def %s(", func) >= (int)sizeof pat) return NULL;
+    int ln = 1;
+    const char *hit = NULL;
+    int hit_line = 0;
+    for (const char *p = text; *p; p++) {
+        if (p == text || p[-1] == '\n') {
+            const char *q = p;
+            while (*q == ' ' || *q == '\t') q++;
+            if (strncmp(q, pat, strlen(pat)) == 0) {
+                hit = p;
+                hit_line = ln;
+                break;
+            }
+        }
+        if (*p == '\n') ln++;
+    }
+    if (!hit) return NULL;
+    const char *start = hit; /* walk back over decorator lines */
+    int sl = hit_line;
+    while (start > text) {
+        const char *prev = start - 1;
+        while (prev > text && prev[-1] != '\n') prev--;
+        const char *q = prev;
+        while (*q == ' ' || *q == '\t') q++;
+        if (*q != '@') break;
+        start = prev;
+        sl--;
+    }
+    *line = sl;
+    return start;
+}
+
+static int compile_in_c(const char *path, const char *func, const char *sig,
+                        const kiln_options *o, bool show_types, bool build) {
+    size_t len;
+    char *text = slurp(path, &len);
+    if (!text) {
+        fprintf(stderr, "kiln compile: cannot read %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    int line, rc = 1, nerrors = 0;
+    const char *start = find_def(text, func, &line);
+    if (!start) {
+        fprintf(stderr, "kiln compile: no function '%s' in %s\n", func, path);
+        free(text);
+        return 1;
+    }
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_program *p = NULL;
+    if (!ctx) goto done;
+    kiln_ctx_set_diag(ctx, cli_on_diag, &nerrors);
+    kiln_argtype ret, args[KILN_MAX_PARAMS];
+    int n = kiln_parse_signature(ctx, sig, &ret, args, KILN_MAX_PARAMS);
+    if (n < 0) goto done;
+    kiln_source src = {start, len - (size_t)(start - text), path, line, NULL};
+    p = kiln_translate(ctx, &src, args, n, o, resolve, NULL);
+    if (!p) goto done;
+    size_t slen;
+    const char *code = kiln_program_source(p, &slen);
+    if (show_types) fputs(kiln_program_types(p), stdout);
+    else fwrite(code, 1, slen, stdout);
+    rc = 0;
+    if (build) {
+        void *blob = NULL;
+        size_t blen = 0;
+        int is_ptx = 0;
+        if (o->target == KILN_TARGET_CPU) {
+            rc = kiln_cpu_build(ctx, code, slen, &blob, &blen) == 0 ? 0 : 1;
+        } else {
+            kiln_nvrtc *nv = kiln_nvrtc_open(ctx);
+            rc = nv && kiln_nvrtc_compile(ctx, nv, code, slen, o, o->cuda_arch, &blob, &blen,
+                                          &is_ptx) == 0 ? 0 : 1;
+            if (nv) kiln_nvrtc_close(nv);
+        }
+        if (rc == 0)
+            fprintf(stderr, "kiln compile: built %zu bytes of %s\n", blen,
+                    o->target == KILN_TARGET_CPU ? "machine code" : is_ptx ? "PTX" : "cubin");
+        free(blob);
+    }
+done:
+    if (p) kiln_program_free(p);
+    if (ctx) kiln_ctx_free(ctx);
+    free(text);
+    return rc;
+}
+
+/* The first GPU's architecture, else ARCH_DEFAULT. */
+static int local_arch(void) {
+    const char *why;
+    kiln_cuda *c = kiln_cuda_open(&why);
+    int arch = c ? kiln_cuda_arch(c, 0) : -1;
+    if (c) kiln_cuda_close(c);
+    return arch > 0 ? arch : ARCH_DEFAULT;
+}
+
+static int cmd_compile(int argc, char **argv) {
+    const cli_cmd *cmd = &compile_cmd;
+    cli_args a;
+    int prc = cli_parse(cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    kiln_options o;
+    memset(&o, 0, sizeof o);
+    o.target = KILN_TARGET_CPU;
+    const char *target = cli_value(cmd, &a, "--target"), *arch = cli_value(cmd, &a, "--arch");
+    if (target && strcmp(target, "cuda") == 0) o.target = KILN_TARGET_CUDA;
+    else if (target && strcmp(target, "cpu") != 0)
+        return cli_usage_error(cmd, "unknown target '%s' (cpu or cuda)", target);
+    if (arch && (o.cuda_arch = parse_arch(arch)) < 0)
+        return cli_usage_error(cmd, "'%s' is not a CUDA architecture (write 90 or sm_90, from "
+                               "sm_%d to sm_%d)", arch, ARCH_MIN, ARCH_MAX);
+    bool types = cli_flag(cmd, &a, "--types"), build = cli_flag(cmd, &a, "--build");
+    o.fastmath = cli_flag(cmd, &a, "--fastmath");
+    o.debug = cli_flag(cmd, &a, "--debug");
+    if (cli_flag(cmd, &a, "--no-python")) {
+        if (o.target == KILN_TARGET_CUDA && !arch) o.cuda_arch = local_arch();
+        return compile_in_c(a.pos[0], a.pos[1], a.pos[2], &o, types, build);
+    }
+    /* the options checked here go on to Python as they were given */
+    const char *args[2 * CLI_MAX_ARGS + 4];
+    int n = 0;
+    char archbuf[16];
+    if (target) {
+        args[n++] = "--target";
+        args[n++] = target;
+    }
+    if (arch) {
+        snprintf(archbuf, sizeof archbuf, "%d", o.cuda_arch);
+        args[n++] = "--arch";
+        args[n++] = archbuf;
+    }
+    if (types) args[n++] = "--types";
+    if (build) args[n++] = "--build";
+    if (o.fastmath) args[n++] = "--fastmath";
+    if (o.debug) args[n++] = "--debug";
+    args[n++] = "--";
+    for (int i = 0; i < 3; i++) args[n++] = a.pos[i];
+    return run_python("compile", args, n);
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "kiln: missing command\n");
+        top_help(stderr);
+        return EXIT_USAGE;
+    }
+    const char *first = argv[1];
+    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0) {
+        top_help(stdout);
+        return 0;
+    }
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
+        printf("kiln %s\n", kiln_version());
+        return 0;
+    }
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(first, command_name(i)) == 0) return commands[i].run(argc - 2, argv + 2);
+    if (first[0] == '-') fprintf(stderr, "kiln: unknown option '%s'\n", first);
+    else fprintf(stderr, "kiln: unknown command '%s'\n", first);
+    top_help(stderr);
+    return EXIT_USAGE;
 }

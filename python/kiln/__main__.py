@@ -1,10 +1,18 @@
-"""``python -m kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu``
+"""``python -m kiln precompile|compile ...``: the commands of `kiln` that need Python.
 
-Builds every kernel of a module that has explicit signatures, for the targets
+``python -m kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu``
+builds every kernel of a module that has explicit signatures, for the targets
 named, into the cache (``kiln cache export`` then moves them to other
-machines).  CUDA targets need only NVRTC, not a GPU.  The `kiln` command runs
-this for ``kiln precompile``: compiling a module needs its globals, so Python
-imports it.
+machines).  CUDA targets need only NVRTC, not a GPU.
+
+``python -m kiln compile FILE KERNEL SIGNATURE [--target cpu|cuda] [--types]``
+prints a kernel's generated C or CUDA C (or its types), translated by the
+dispatcher's own path: the file is imported as a module, so its globals and
+device functions are what a call would see.
+
+The `kiln` command (cli/main.c) runs these for ``kiln precompile`` and ``kiln
+compile``: compiling a kernel needs its module's globals, so Python imports it.
+The other commands (``kiln info``, ``kiln cache ...``) are the `kiln` command's.
 """
 
 import argparse
@@ -18,6 +26,7 @@ import time
 # these it can compile for.
 ARCH_MIN = 10
 ARCH_MAX = 199
+ARCH_DEFAULT = 90  # `compile --target cuda` without --arch and without a GPU
 
 
 def _parse_targets(specs):
@@ -45,16 +54,29 @@ def _parse_targets(specs):
     return seen
 
 
-def _import_module(path):
+def _import_module(path, command="precompile"):
     path = os.path.abspath(path)
     if not os.path.isfile(path):
-        raise SystemExit(f"kiln precompile: no such file {path}")
+        raise SystemExit(f"kiln {command}: no such file {path}")
     name = os.path.splitext(os.path.basename(path))[0]
     sys.path.insert(0, os.path.dirname(path))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        # the module's own frames, not importlib's or this file's
+        import traceback
+
+        tb = e.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != path:
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(e), e, tb or e.__traceback__))
+        how = "from KILN_PYTHON" if os.environ.get("KILN_PYTHON") else \
+            "KILN_PYTHON chooses another"
+        raise SystemExit(f"{text.rstrip()}\nkiln {command}: importing {path} failed (Python "
+                         f"{sys.executable}, {how})") from None
     return module
 
 
@@ -115,31 +137,135 @@ def precompile(argv):
     return 1 if failures else 0
 
 
-def _tell_the_cli():
+def _kernel_of(module, name, path):
+    """The dispatcher named `name` (dotted names reach attributes) in the module; a
+    plain function is wrapped as @kiln.jit would."""
+    from . import _dispatch
+
+    obj = module
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            break
+    if isinstance(obj, _dispatch.Dispatcher):
+        return obj
+    if obj is not None and hasattr(obj, "__code__"):
+        return _dispatch.Dispatcher(obj)
+    kernels = sorted(k for k, v in vars(module).items() if isinstance(v, _dispatch.Dispatcher))
+    listed = f"; its kernels and device functions: {', '.join(kernels)}" if kernels else ""
+    if obj is None:
+        raise SystemExit(f"kiln compile: {path} has no function '{name}'{listed}")
+    raise SystemExit(f"kiln compile: '{name}' in {path} is a {type(obj).__name__}, not a kiln "
+                     f"kernel or a function{listed}")
+
+
+def compile_(argv):
+    p = argparse.ArgumentParser(
+        prog="kiln compile",
+        description="Print the generated C (CPU) or CUDA C of a kernel for a signature, "
+                    "translated as a call would be: FILE is imported as a module.")
+    p.add_argument("file", help="the kernel's file (imported as a module)")
+    p.add_argument("kernel", help="the kernel's name in it")
+    p.add_argument("signature", help='Numba syntax: "void(float32[::1], float32)"')
+    p.add_argument("-t", "--target", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu (C with OpenMP, the default) or cuda (CUDA C)")
+    p.add_argument("--arch", help="CUDA architecture: 90 or sm_90 (default: the first GPU's, "
+                                  "else 90)")
+    p.add_argument("--types", action="store_true",
+                   help="print each variable's type (inspect_types) instead of the code")
+    p.add_argument("--build", action="store_true",
+                   help="also build it (cc or NVRTC, through the cache) and report the result")
+    p.add_argument("--fastmath", action="store_true", help="as @kiln.jit(fastmath=True)")
+    p.add_argument("--debug", action="store_true", help="as @kiln.jit(debug=True)")
+    args = p.parse_args(argv)
+    from . import _compile, _dispatch, _kiln
+
+    arch = 0
+    if args.target == "cuda":
+        if args.arch is not None:
+            digits = args.arch[3:] if args.arch.startswith("sm_") else args.arch
+            if not (digits.isascii() and digits.isdigit()) or \
+                    not ARCH_MIN <= int(digits) <= ARCH_MAX:
+                p.error(f"'{args.arch}' is not a CUDA architecture (write 90 or sm_90, from "
+                        f"sm_{ARCH_MIN} to sm_{ARCH_MAX})")
+            arch = int(digits)
+        else:
+            arch = _compile._arch_of(0) if _compile.cuda_available() else ARCH_DEFAULT
+    # kernels with explicit signatures are recorded, not built, while the module loads
+    _dispatch._precompiling = []
+    try:
+        module = _import_module(args.file, "compile")
+    finally:
+        _dispatch._precompiling = None
+    disp = _kernel_of(module, args.kernel, args.file)
+    if disp._is_device:
+        raise SystemExit(f"kiln compile: '{args.kernel}' is a device function: its code is "
+                         "generated inside each kernel that calls it (compile one of those; "
+                         "--types shows the device function's types there)")
+    if args.fastmath:
+        disp.options["fastmath"] = True
+    if args.debug:
+        disp.options["debug"] = True
+    try:
+        ret, argkey = _kiln.parse_signature(args.signature)
+        if len(argkey) // 4 != disp._nparams:
+            raise SystemExit(f"kiln compile: signature '{args.signature}' has {len(argkey) // 4} "
+                             f"arguments but '{args.kernel}' takes {disp._nparams}")
+        if ret and not disp._is_device:
+            raise SystemExit(f"kiln compile: kernel '{args.kernel}' returns nothing, but "
+                             f"signature '{args.signature}' has a return type; write void(...)")
+        # the dispatcher's own translation: Dispatcher.inspect_source and inspect_types
+        # show this program once a call has built it
+        prog = _compile._translate(disp, argkey, 1 if args.target == "cuda" else 0, arch)
+        sys.stdout.write(prog.types if args.types else prog.source)
+        sys.stdout.flush()
+        if args.build and args.target == "cpu":
+            _, blob, ckey, hit = _compile.build_cpu(disp, argkey)
+            print(f"kiln compile: {'found in the cache' if hit else 'built'}: {len(blob)} bytes "
+                  f"of machine code, cache key {ckey}", file=sys.stderr)
+        elif args.build:
+            [(_, ckey, hit)] = _compile.check_cuda(disp, argkey, (arch,))
+            print(f"kiln compile: {'found in the cache' if hit else 'built'} for sm_{arch} with "
+                  f"NVRTC, cache key {ckey}", file=sys.stderr)
+    except _kiln.CompileError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0
+
+
+_COMMANDS = {"precompile": precompile, "compile": compile_}
+
+
+def _tell_the_cli(command):
     """The `kiln` command runs this interpreter as a child and waits for this line on the
     pipe it names: without it, it reports that the interpreter failed before kiln ran."""
-    fd = os.environ.pop("KILN_PRECOMPILE_FD", None)
+    fd = os.environ.pop("KILN_CLI_FD", None)
     if fd is None:
         return
     try:
         fd = int(fd)
-        os.write(fd, b"kiln precompile\n")
+        os.write(fd, f"kiln {command}\n".encode())
         os.close(fd)
     except (OSError, ValueError):
         pass
 
 
 def main(argv=None):
-    _tell_the_cli()
     argv = sys.argv[1:] if argv is None else argv
+    _tell_the_cli(argv[0] if argv else "")
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    if argv[0] == "precompile":
-        return precompile(argv[1:])
-    print(f"python -m kiln: unknown command '{argv[0]}' (precompile; the `kiln` command has "
-          "the others)", file=sys.stderr)
-    return 2
+    run = _COMMANDS.get(argv[0])
+    if run is None:
+        print(f"python -m kiln: unknown command '{argv[0]}' ({', '.join(_COMMANDS)}; the `kiln` "
+              "command has the others)", file=sys.stderr)
+        return 2
+    try:
+        return run(argv[1:])
+    except KeyboardInterrupt:
+        print(f"kiln {argv[0]}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

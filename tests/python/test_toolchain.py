@@ -169,7 +169,8 @@ def cli_compile(tmp_path, cc, **env):
     (tmp_path / "k.py").write_text("def k(a):\n    a[0] = 1.0\n")
     kiln_exe = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"), "kiln")
     return subprocess.Popen([kiln_exe, "compile", "k.py", "k", "void(float64[:])", "--build"],
-                            cwd=tmp_path, env=dict(os.environ, KILN_CC=cc, **env),
+                            cwd=tmp_path, env=dict(os.environ, KILN_CC=cc, PYTHONPATH=PYDIR,
+                                                   KILN_PYTHON=sys.executable, **env),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
