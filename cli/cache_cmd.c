@@ -13,8 +13,6 @@
 #include "cli.h"
 
 enum {
-    ARCH_MIN = 10, /* sm_10..sm_199: the same bounds as main.c's and __main__.py's */
-    ARCH_MAX = 199,
     MAX_EXPORT_TARGETS = 64, /* --target prefixes of one `kiln cache export` */
     TARGET_TEXT_MAX = 32     /* one prefix: "cuda:sm_90", "cpu:x86_64" */
 };
@@ -75,16 +73,6 @@ static void group_help(FILE *f) {
     for (int i = 0; i < NSUB; i++)
         fprintf(f, "  %-8s %s\n", cli_cache_cmds[i].name + 6, cli_cache_cmds[i].summary);
     fprintf(f, "\nkiln cache SUBCOMMAND --help says more.\n");
-}
-
-/* "90" or "sm_90" -> 90; -1 when it is neither, or out of bounds. */
-static int parse_arch(const char *s) {
-    if (strncmp(s, "sm_", 3) == 0) s += 3;
-    if (!*s || strlen(s) > 3) return -1;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return -1;
-    int v = atoi(s);
-    return v >= ARCH_MIN && v <= ARCH_MAX ? v : -1;
 }
 
 static int64_t parse_bytes(const char *s) {

@@ -18,8 +18,13 @@
 #include "kiln.h"
 
 enum {
-    EXIT_USAGE = 2,   /* a command line the command cannot take (as getopt tools, git, pip) */
-    CLI_MAX_ARGS = 64 /* positional arguments and options of one command line */
+    EXIT_USAGE = 2,    /* a command line the command cannot take (as getopt tools, git, pip) */
+    CLI_MAX_ARGS = 64, /* positional arguments and options of one command line */
+    /* CUDA architectures the CLI takes (sm_XY, XY = compute capability x 10): a
+     * sanity bound, so "-5" or "100000" is an error here; NVRTC says which of
+     * these it can compile for.  python/kiln/__main__.py has the same bounds. */
+    ARCH_MIN = 10,
+    ARCH_MAX = 199
 };
 
 /* ---- args.c: the one option parser -------------------------------------------------- */
@@ -108,6 +113,9 @@ bool is_secret_var(const char *name);
 const char *mask_url(const char *value, char *buf, size_t size);
 /* What `kiln info` shows for KILN_ variable name=value, into buf. */
 const char *shown_value(const char *name, const char *value, char *buf, size_t size);
+
+/* "90" or "sm_90" -> 90; -1 when it is neither, or out of bounds. */
+int parse_arch(const char *s);
 
 /* "1.5 GiB" */
 void human_bytes(char *buf, size_t size, double bytes);

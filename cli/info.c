@@ -338,11 +338,13 @@ static void report_compiler(Out *o, kiln_ctx *ctx, bool probe) {
         for (int i = 0; i < n; i++) argv[k++] = words[i];
         argv[k++] = (char *)"--version";
         argv[k] = NULL;
-        if (run_bounded(argv, INFO_PROBE_TIMEOUT_MS, out, sizeof out, &status) == 0)
+        if (run_bounded(argv, INFO_PROBE_TIMEOUT_MS, out, sizeof out, &status) == 0) {
             first_line(out, version, sizeof version);
-        else
+            omp = openmp_works(words, n, why, sizeof why, &threads);
+        } else { /* a compiler that hangs on --version is not given another 10 s */
             snprintf(version, sizeof version, "unknown: %.300s", out);
-        omp = openmp_works(words, n, why, sizeof why, &threads);
+            snprintf(why, sizeof why, "not tried: %.300s", out);
+        }
     }
     section(o, "c_compiler", "C compiler (CPU target)");
     field(o, "command", "command (KILN_CC):", cmd);

@@ -36,11 +36,6 @@
 #include "cli.h"
 
 enum {
-    /* CUDA architectures the CLI takes (sm_XY, XY = compute capability x 10): a
-     * sanity bound, so "-5" or "100000" is an error here; NVRTC says which of
-     * these it can compile for.  python/kiln/__main__.py has the same bounds. */
-    ARCH_MIN = 10,
-    ARCH_MAX = 199,
     ARCH_DEFAULT = 90, /* --target cuda without --arch and without a GPU */
     FIND_DEF_PATTERN_MAX = 256 /* "def NAME(" searched for by --no-python */
 };
@@ -146,16 +141,6 @@ static int cmd_help(int argc, char **argv) {
             return commands[i].run(1, args + 1);
         }
     return cli_usage_error(&help_cmd, "no command '%s'", a.pos[0]);
-}
-
-/* "90" or "sm_90" -> 90; -1 when it is neither, or out of bounds. */
-static int parse_arch(const char *s) {
-    if (strncmp(s, "sm_", 3) == 0) s += 3;
-    if (!*s || strlen(s) > 3) return -1;
-    for (const char *p = s; *p; p++)
-        if (*p < '0' || *p > '9') return -1;
-    int v = atoi(s);
-    return v >= ARCH_MIN && v <= ARCH_MAX ? v : -1;
 }
 
 /* ---- running Python ---------------------------------------------------------------- */

@@ -196,6 +196,15 @@ const char *shown_value(const char *name, const char *value, char *buf, size_t s
     return buf;
 }
 
+int parse_arch(const char *s) {
+    if (strncmp(s, "sm_", 3) == 0) s += 3;
+    if (!*s || strlen(s) > 3) return -1;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9') return -1;
+    int v = atoi(s);
+    return v >= ARCH_MIN && v <= ARCH_MAX ? v : -1;
+}
+
 void human_bytes(char *buf, size_t size, double bytes) {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
@@ -212,6 +221,18 @@ static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The probe running now, in a process group of its own (so that a timeout can end
+ * what it started): the terminal's Ctrl-C does not reach it, so this program's
+ * handler ends it, then dies of the signal as it would have.  A static because a
+ * signal handler has no other way to find it; one probe runs at a time. */
+static volatile sig_atomic_t probe_pid;
+
+static void end_probe(int sig) {
+    if (probe_pid > 0) kill(-(pid_t)probe_pid, SIGKILL);
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 int run_bounded(char *const argv[], int timeout_ms, char *out, size_t size, int *status) {
@@ -241,6 +262,14 @@ int run_bounded(char *const argv[], int timeout_ms, char *out, size_t size, int 
     }
     setpgid(pid, pid);
     close(fd[1]);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    struct sigaction sa = {0}, old[4];
+    sa.sa_handler = end_probe;
+    probe_pid = pid;
+    for (int i = 0; i < 4; i++) { /* a signal ignored (nohup, a shell's &) stays ignored */
+        sigaction(sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) sigaction(sigs[i], &sa, NULL);
+    }
     int64_t deadline = now_ms() + timeout_ms;
     bool timed_out = false;
     for (;;) {
@@ -271,6 +300,8 @@ int run_bounded(char *const argv[], int timeout_ms, char *out, size_t size, int 
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    probe_pid = 0;
+    for (int i = 0; i < 4; i++) sigaction(sigs[i], &old[i], NULL);
     if (timed_out) {
         snprintf(out, size, "%s did not finish in %d s (killed)", argv[0], timeout_ms / 1000);
         return -1;

@@ -22,7 +22,7 @@ import sys
 import time
 
 # CUDA architectures taken (sm_XY, XY = compute capability x 10): a sanity bound, the
-# same as the `kiln` command's (cli/main.c ARCH_MIN, ARCH_MAX); NVRTC says which of
+# same as the `kiln` command's (cli/cli.h ARCH_MIN, ARCH_MAX); NVRTC says which of
 # these it can compile for.
 ARCH_MIN = 10
 ARCH_MAX = 199

@@ -8,8 +8,10 @@ Every test runs the real program ($KILN_BUILD_DIR/kiln) in a child process."""
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -351,3 +353,46 @@ def test_compile_does_not_build_kernels_with_signatures_at_import(tmp_path, env)
     assert p.returncode == 0 and "2.0" in p.stdout, p.stderr
     stats = json.loads(cli("cache", "stats", "--json", env=env).stdout)
     assert stats["disk"]["entries"] == 0  # nothing was built
+
+
+def gone(pid, wait=2.0):
+    """Whether the process ended (a zombie not yet reaped by init counts) within `wait` s."""
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ctrl_c_ends_kiln_info_and_its_probe(tmp_path, env):
+    # the probes run in a process group of their own (a timeout kills what they started),
+    # so the terminal's Ctrl-C does not reach them: kiln info ends them itself
+    pidfile = tmp_path / "pid"
+    cc = tmp_path / "hang-cc"
+    cc.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 1000\n")
+    cc.chmod(0o755)
+    env["KILN_CC"] = str(cc)
+    p = subprocess.Popen([KILN, "info"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        deadline = time.time() + 5
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.time() < deadline:
+            time.sleep(0.02)
+        assert pidfile.exists(), p.communicate(timeout=30)
+        os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        p.communicate(timeout=5)
+        assert p.returncode == -signal.SIGINT
+        assert gone(int(pidfile.read_text()))
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        try:
+            os.kill(int(pidfile.read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
