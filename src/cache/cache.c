@@ -131,8 +131,7 @@ void kiln_cache_close(kiln_cache *c) {
 const char *kiln_cache_path(kiln_cache *c) { return c->db ? c->path : NULL; }
 
 const char *kiln_cache_remote(kiln_cache *c) {
-    return remote_ok(c->remote) ? (c->cfg.remote ? c->cfg.remote : getenv("KILN_REMOTE_CACHE"))
-                                : NULL;
+    return remote_ok(c->remote) ? remote_url(c->remote) : NULL; /* password masked */
 }
 
 void cache_lock(kiln_cache *c) {

@@ -180,14 +180,27 @@ static bool parse_url(const char *url, char *host, size_t hostsize, int *port, c
     return *p == 0;
 }
 
+/* The address as messages show it: a password (anything between "//" and the
+ * last "@") becomes "***".  Malloc'd, or NULL. */
+static char *redact_url(const char *url) {
+    const char *s = strstr(url, "//"), *at = strrchr(url, '@');
+    if (!s || !at || at < s) return strdup(url);
+    size_t pre = (size_t)(s + 2 - url), n = pre + 3 + strlen(at) + 1;
+    char *r = malloc(n);
+    if (r) snprintf(r, n, "%.*s***%s", (int)pre, url, at);
+    return r;
+}
+
 Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int timeout_ms,
                     const char *owner) {
     char host[256], pass[256];
     int port, db;
     if (!parse_url(url, host, sizeof host, &port, pass, sizeof pass, &db)) {
+        char *shown = redact_url(url);
         diag_plain(ctx, KILN_WARNING, "write it as redis://host:port/db",
                    "KILN_REMOTE_CACHE=%s is not a redis:// address; using the local cache only",
-                   url);
+                   shown ? shown : "(its value)");
+        free(shown);
         return NULL;
     }
     Hmac h;
@@ -202,7 +215,11 @@ Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int ti
     Remote *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->ctx = ctx;
-    r->url = strdup(url);
+    r->url = redact_url(url); /* for messages and kiln_cache_remote: never the password */
+    if (!r->url) {
+        free(r);
+        return NULL;
+    }
     r->ok = true;
     snprintf(r->owner, sizeof r->owner, "%s", owner);
     r->timeout_ms = timeout_ms;
@@ -239,6 +256,8 @@ void remote_close(Remote *r) {
 }
 
 bool remote_ok(const Remote *r) { return r && r->ok; }
+
+const char *remote_url(const Remote *r) { return r ? r->url : NULL; }
 
 /* ---- records ---------------------------------------------------------------------- */
 

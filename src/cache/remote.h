@@ -32,6 +32,8 @@ Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int ti
 void remote_close(Remote *r);
 /* false once a failure has turned the tier off */
 bool remote_ok(const Remote *r);
+/* The tier's address with any password shown as "***". */
+const char *remote_url(const Remote *r);
 
 /* 1 hit (rec filled), 0 miss, -1 the tier failed (now off).  *rejected is set
  * when a record was there but failed authentication or its checks. */

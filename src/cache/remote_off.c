@@ -14,6 +14,8 @@ Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int ti
 
 void remote_close(Remote *r) {}
 bool remote_ok(const Remote *r) { return false; }
+
+const char *remote_url(const Remote *r) { return NULL; }
 int remote_get(Remote *r, const kiln_cache_key *k, RemoteRecord *rec, bool *rejected) {
     *rejected = false;
     return -1;

@@ -86,6 +86,20 @@ def test_a_redis_claim_without_expiry_is_stale(tmp_path, redis_url):
     assert _redis(redis_url, "EXISTS", claim) == b":0\r\n"  # taken over, then released
 
 
+def test_the_remote_password_is_never_shown(tmp_path):
+    write_kernels(tmp_path)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    srv.close()  # nothing listens there: the tier fails and says so
+    for url, said in [(f"redis://:s3cret-pw@127.0.0.1:{port}/0", "failed"),
+                      ("redis://:s3cret-pw@", "is not a redis:// address")]:
+        r = run(tmp_path, tmp_path / "a", KILN_REMOTE_CACHE=url, KILN_REMOTE_TIMEOUT_MS=300)
+        text = " ".join(r["warnings"])
+        assert said in text and "***@" in text, r["warnings"]
+        assert "s3cret" not in text and "s3cret" not in json.dumps(r["stats"])
+
+
 def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
     """One byte every 200 ms never trips a 300 ms timeout per read; the deadline is per command."""
     write_kernels(tmp_path)
