@@ -55,6 +55,10 @@ typedef struct Emit {
     const char *subst_text;
     Buf *body;          /* the function body being written (function()) */
     bool too_big;       /* KILN_MAX_SOURCE_BYTES was reported: write no more */
+    bool lanes;         /* writing kiln_body_lanes (plan.h, lane mode) */
+    bool in_lane;       /* ...inside one of its lane loops: varying names take [l_] */
+    int *declared;      /* per symbol id: the run whose lane loop declared it */
+    int run;            /* lane loops written so far */
 } Emit;
 
 static void ex(Emit *E, Node *n);
@@ -115,6 +119,15 @@ static const char *sanitize(Emit *E, const char *s) {
 
 static const char *sym_name(Emit *E, const Sym *s) {
     if (E->in_entry && s->param >= 0) return arena_printf(&E->C->arena, "p%d", s->param);
+    if (E->in_lane) {
+        /* lane mode (plan.h): a varying local is one value per lane, the
+         * innermost coordinate the chunk's base plus the lane */
+        int c = E->plan.lanes.cls[s->id];
+        if (c == LANE_VARYING)
+            return arena_printf(&E->C->arena, "v%d_%s[l_]", s->id, sanitize(E, s->name));
+        if (c == LANE_COORD)
+            return arena_printf(&E->C->arena, "(v%d_%s + l_)", s->id, sanitize(E, s->name));
+    }
     return arena_printf(&E->C->arena, "v%d_%s", s->id, sanitize(E, s->name));
 }
 
@@ -1110,7 +1123,8 @@ static void global_make(Emit *E, const GVal *g) {
 /* The name of the local holding tuple g in this function (declared by
  * function() once the body is written). */
 static const char *global_value(Emit *E, const GVal *g) {
-    const char *key = arena_printf(&E->C->arena, "kgv:%d:%p", E->f->id, (const void *)g);
+    const char *key = arena_printf(&E->C->arena, "kgv:%d:%d:%p", E->f->id, E->lanes,
+                                   (const void *)g);
     const char *name = NULL;
     if (register_as(E, key, NULL, &name)) return name;
     name = arena_printf(&E->C->arena, "kgv%d", E->gvalues.n);
@@ -1731,10 +1745,68 @@ static bool too_big(Emit *E, Span sp) {
     return true;
 }
 
+static void lane_block(Emit *E, NodeList *l);
+
 static void block(Emit *E, NodeList *l) {
+    if (E->lanes && !E->in_lane) {
+        lane_block(E, l);
+        return;
+    }
     for (int i = 0; i < l->n && !E->too_big; i++) {
         stmt(E, l->v[i]);
         too_big(E, l->v[i]->sp);
+    }
+}
+
+/* ---- lane mode (CPU, plan.h) ------------------------------------------------------- */
+
+/* A private local of the run being written, declared at the top of its lane loop. */
+static void declare_private(void *arg, const Sym *s) {
+    Emit *E = arg;
+    if (E->plan.lanes.cls[s->id] != LANE_PRIVATE || E->declared[s->id] == E->run) return;
+    E->declared[s->id] = E->run;
+    indent(E);
+    P("%s %s = 0;\n", ctype(E, s->ty), sym_name(E, s));
+}
+
+/* Statements l->v[from..to) as one loop over the lanes of the chunk, which
+ * the vectoriser turns into vector code: each statement runs for every lane
+ * before the next one starts. */
+static void lane_run(Emit *E, NodeList *l, int from, int to) {
+    E->run++;
+    indent(E);
+    PS("_Pragma(\"omp simd\")\n");
+    indent(E);
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+    E->in_lane = true;
+    plan_lane_syms(l, from, to, declare_private, E);
+    for (int i = from; i < to && !E->too_big; i++) {
+        stmt(E, l->v[i]);
+        too_big(E, l->v[i]->sp);
+    }
+    E->in_lane = false;
+    E->ind--;
+    E->line = -1;
+    indent(E);
+    PS("}\n");
+}
+
+/* A block outside any lane loop: its scalar statements (uniform loops and ifs,
+ * whose blocks come back here, and uniform assignments) as themselves, each
+ * maximal run of the others as one lane loop. */
+static void lane_block(Emit *E, NodeList *l) {
+    for (int i = 0; i < l->n && !E->too_big;) {
+        if (plan_lane_scalar(&E->plan, l->v[i])) {
+            stmt(E, l->v[i]);
+            too_big(E, l->v[i]->sp);
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < l->n && !plan_lane_scalar(&E->plan, l->v[j])) j++;
+        lane_run(E, l, i, j);
+        i = j;
     }
 }
 
@@ -1773,8 +1845,11 @@ static bool emittable(const Type *t) {
     return ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_TUPLE;
 }
 
-static void function(Emit *E, FuncSpec *f) {
+/* Writes f; lanes: the kernel's lane body (plan.h), kiln_body_lanes. */
+static void function(Emit *E, FuncSpec *f, bool lanes) {
     E->f = f;
+    E->lanes = lanes;
+    E->in_lane = false;
     E->tmp = 0;
     E->nloops = 0;
     E->line = -1;
@@ -1787,24 +1862,51 @@ static void function(Emit *E, FuncSpec *f) {
     buf_init_arena(&body, &E->C->arena);
     E->o = E->body = &body;
     E->ind = 1;
+    if (lanes) {
+        E->declared = arena_alloc(&E->C->arena, sizeof(int) * (size_t)(f->nsyms + 1));
+        E->run = 0;
+    }
     block(E, &f->def->def.body);
     E->o = &E->funcs;
-    if (f->is_kernel) {
+    /* the parameters after KILN_TP, and their names */
+    Buf ps, pa;
+    buf_init_arena(&ps, &E->C->arena);
+    buf_init_arena(&pa, &E->C->arena);
+    for (int i = 0; i < f->nparams; i++) {
+        buf_printf(&ps, ", %s p%d", ctype(E, f->params[i]), i);
+        buf_printf(&pa, ", p%d", i);
+    }
+    for (int i = 0; f->is_kernel && i < f->nparams && i < 64; i++) {
+        if ((E->plan.acc >> i) & 1) {
+            buf_printf(&ps, ", %s *ra%d_", scalar_ctype(f->params[i]->elem), i);
+            buf_printf(&pa, ", ra%d_", i);
+        } else if ((E->plan.priv >> i) & 1) {
+            buf_printf(&ps, ", int pv%d_", i);
+            buf_printf(&pa, ", pv%d_", i);
+        }
+    }
+    if (lanes) {
+        P("#define KILN_LANES %d\n", E->plan.lanes.n);
+        P("KILN_BODY void kiln_lanes_(KILN_TP, int nl_");
+    } else if (f->is_kernel) {
         P("KILN_BODY void kiln_body(KILN_TP");
     } else {
         P("KILN_DEVFN %s %s(KILN_TP", rt, func_name(E, f));
     }
-    for (int i = 0; i < f->nparams; i++) P(", %s p%d", ctype(E, f->params[i]), i);
-    for (int i = 0; f->is_kernel && i < f->nparams && i < 64; i++)
-        if ((E->plan.acc >> i) & 1) P(", %s *ra%d_", scalar_ctype(f->params[i]->elem), i);
-        else if ((E->plan.priv >> i) & 1) P(", int pv%d_", i);
+    PS(ps.p ? ps.p : "");
     PS(") {\n");
     E->ind = 1;
     /* locals, with the parameters copied into their variables */
     for (int i = 0; i < f->nsyms; i++) {
         Sym *s = f->syms[i];
         if (!emittable(s->ty)) continue;
+        int lc = lanes ? E->plan.lanes.cls[s->id] : LANE_UNIFORM;
+        if (lc == LANE_PRIVATE) continue; /* declared in its run's lane loop */
         indent(E);
+        if (lc == LANE_VARYING) {
+            P("%s %s[KILN_LANES] = {0};\n", ctype(E, s->ty), sym_name(E, s));
+            continue;
+        }
         P("%s %s = ", ctype(E, s->ty), sym_name(E, s));
         if (s->param >= 0)
             convert(E, f->params[s->param], s->ty, arena_printf(&E->C->arena, "p%d", s->param));
@@ -1856,6 +1958,18 @@ static void function(Emit *E, FuncSpec *f) {
     E->body = NULL;
     if (value) PS("    return r0_;\n");
     PS("}\n\n");
+    if (lanes) {
+        /* The entry's loops call this one function, for full chunks and the short
+         * one: the lane body is compiled twice (full chunks with their lane loops
+         * of constant length, whose arrays live in registers), not at every call. */
+        P("static __attribute__((noinline, unused)) void kiln_body_lanes(KILN_TP, int nl_%s) {\n"
+          "    if (nl_ == KILN_LANES) kiln_lanes_(KILN_TA, KILN_LANES%s);\n"
+          "    else kiln_lanes_(KILN_TA, nl_%s);\n}\n\n",
+          ps.p ? ps.p : "", pa.p ? pa.p : "", pa.p ? pa.p : "");
+    }
+    buf_free(&ps);
+    buf_free(&pa);
+    E->lanes = false;
     too_big(E, f->def->def.name_sp);
 }
 
@@ -1987,6 +2101,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
            "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) * W_ >= L->par_threshold "
            "&& NB > 1;\n"
            "    if (NY_ * NZ_ == 1) {\n");
+        /* lane mode (plan.h): along x here, so only when the plan's lanes are */
+        const bool lanes = E->plan.lanes.n > 0, lanes_x = lanes && E->plan.lanes.dim == 0;
         /* one row: each OpenMP thread takes a contiguous share (as schedule(simd:static)
          * would, in multiples of 16), run in pieces with a poll before each */
         for (int par = 1; par >= 0; par--) {
@@ -2006,12 +2122,21 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             priv_open(E, k, "                ");
             P("                for (i64 c_ = lo_; c_ < hi_; c_ += KILN_POLL_SPAN) {\n"
               "                    KILN_POLL(break;)\n"
-              "                    const i64 e_ = hi_ - c_ > KILN_POLL_SPAN ? c_ + KILN_POLL_SPAN : hi_;\n"
-              "                    _Pragma(\"%s\")\n"
-              "                    for (i64 x = c_; x < e_; x++)\n"
-              "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
-              "                }\n",
-              simd, a);
+              "                    const i64 e_ = hi_ - c_ > KILN_POLL_SPAN ? c_ + KILN_POLL_SPAN : hi_;\n");
+            if (lanes_x) /* full chunks of lanes, then one short chunk */
+                P("                    const i64 le_ = c_ + (e_ - c_) / KILN_LANES * KILN_LANES;\n"
+                  "                    for (i64 x = c_; x < le_; x += KILN_LANES)\n"
+                  "                        kiln_body_lanes(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, KILN_LANES%s);\n"
+                  "                    if (le_ < e_)\n"
+                  "                        kiln_body_lanes(le_, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, (int)(e_ - le_)%s);\n"
+                  "                }\n",
+                  a, a);
+            else
+                P("                    _Pragma(\"%s\")\n"
+                  "                    for (i64 x = c_; x < e_; x++)\n"
+                  "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                  "                }\n",
+                  simd, a);
             priv_close(E, k, "                ");
             PS("            }\n");
         }
@@ -2034,23 +2159,42 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                   "                KILN_POLL(continue;)\n"
                   "                const i64 eb_ = %c1_ - tb_ > %d ? tb_ + %d : %c1_;\n"
                   "                const i64 ec_ = %c1_ - tc_ > %d ? tc_ + %d : %c1_;\n"
-                  "                for (i64 %c = tb_; %c < eb_; %c++) {\n"
-                  "                    _Pragma(\"%s\")\n"
-                  "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
-                  "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
-                  "                }\n"
-                  "            }\n",
+                  "                for (i64 %c = tb_; %c < eb_; %c++) {\n",
                   A, A, A, A, A, B, B, PLAN_TILE, Cd, Cd, PLAN_TILE, B, PLAN_TILE, PLAN_TILE, B,
-                  Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B, simd, Cd, Cd, Cd, a);
+                  Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B);
+                if (lanes)
+                    P("                    for (i64 %c = tc_; %c < ec_; %c += KILN_LANES)\n"
+                      "                        kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, "
+                      "ec_ - %c < KILN_LANES ? (int)(ec_ - %c) : KILN_LANES%s);\n",
+                      Cd, Cd, Cd, Cd, Cd, a);
+                else
+                    P("                    _Pragma(\"%s\")\n"
+                      "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
+                      "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n",
+                      simd, Cd, Cd, Cd, a);
+                PS("                }\n"
+                   "            }\n");
             } else {
                 P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
                   "            for (i64 %c = %c0_; %c < %c1_; %c++) {\n"
-                  "                KILN_POLL(continue;)\n"
-                  "                _Pragma(\"%s\")\n"
-                  "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-                  "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
-                  "            }\n",
-                  A, A, A, A, A, B, B, B, B, B, simd, Cd, Cd, Cd, Cd, Cd, a);
+                  "                KILN_POLL(continue;)\n",
+                  A, A, A, A, A, B, B, B, B, B);
+                if (lanes)
+                    P("                const i64 le_ = %c0_ + (%c1_ - %c0_) / KILN_LANES * KILN_LANES;\n"
+                      "                for (i64 %c = %c0_; %c < le_; %c += KILN_LANES)\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, KILN_LANES%s);\n"
+                      "                if (le_ < %c1_) {\n"
+                      "                    const i64 %c = le_;\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, (int)(%c1_ - le_)%s);\n"
+                      "                }\n"
+                      "            }\n",
+                      Cd, Cd, Cd, Cd, Cd, Cd, Cd, a, Cd, Cd, Cd, a);
+                else
+                    P("                _Pragma(\"%s\")\n"
+                      "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
+                      "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                      "            }\n",
+                      simd, Cd, Cd, Cd, Cd, Cd, a);
             }
             priv_close(E, k, "            ");
             PS("            }\n");
@@ -2182,8 +2326,11 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_init_arena(&E->types, &E->C->arena);
     buf_init_arena(&E->helpers, &E->C->arena);
     buf_init_arena(&E->funcs, &E->C->arena);
-    if (!E->cuda) plan_cpu(r->kernel, E->debug, &E->plan);
-    for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i]);
+    if (!E->cuda) plan_cpu(r, E->debug, &C->arena, &E->plan);
+    for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
+    /* the lane body, unless the source is large already (it holds the kernel twice) */
+    if (E->plan.lanes.n && emitted(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
+    if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);
     if (E->too_big) return -1;
     if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);

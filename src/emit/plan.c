@@ -443,7 +443,10 @@ static void plan_order(const Votes *V, int order[3]) {
     for (int i = 0; i < 3; i++) order[i] = inner_first[2 - i];
 }
 
-void plan_cpu(const FuncSpec *k, bool debug, CpuPlan *out) {
+static void plan_lanes(const SemaResult *r, const Votes *V, Arena *a, CpuPlan *out);
+
+void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out) {
+    const FuncSpec *k = r->kernel;
     memset(out, 0, sizeof *out);
     out->order[0] = 2;
     out->order[1] = 1;
@@ -469,4 +472,426 @@ void plan_cpu(const FuncSpec *k, bool debug, CpuPlan *out) {
     plan_order(&V, out->order);
     int inner = out->order[2], mid = out->order[1];
     out->tile = V.seen[inner] && V.cost[inner] > 0 && V.seen[mid];
+    if (!debug) plan_lanes(r, &V, a, out);
+}
+
+/* ---- lane mode ------------------------------------------------------------------------ */
+
+/* Every expression node under n (n included), parents first. */
+static void each_expr(const Node *n, void (*fn)(void *, const Node *), void *arg) {
+    if (!n) return;
+    fn(arg, n);
+    switch ((NodeKind)n->kind) {
+    case E_BINOP: case E_BOOLOP:
+        each_expr(n->bin.l, fn, arg);
+        each_expr(n->bin.r, fn, arg);
+        return;
+    case E_UNARY: each_expr(n->un.x, fn, arg); return;
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++) each_expr(n->cmp.operands.v[i], fn, arg);
+        return;
+    case E_IFEXP:
+        each_expr(n->ifexp.cond, fn, arg);
+        each_expr(n->ifexp.then, fn, arg);
+        each_expr(n->ifexp.orelse, fn, arg);
+        return;
+    case E_CALL: {
+        /* a for loop's range() keeps its arguments unbound */
+        const NodeList *a = n->intr && n->intr->kind == IK_RANGE ? &n->call.args : &n->call.bound;
+        for (int i = 0; i < a->n; i++) each_expr(a->v[i], fn, arg);
+        return;
+    }
+    case E_SUBSCRIPT:
+        each_expr(n->sub.base, fn, arg);
+        for (int i = 0; i < n->sub.idx.n; i++) each_expr(n->sub.idx.v[i], fn, arg);
+        return;
+    case E_ATTR: each_expr(n->attr.base, fn, arg); return;
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++) each_expr(n->tuple.v[i], fn, arg);
+        return;
+    case E_SLICE:
+        each_expr(n->slice.lo, fn, arg);
+        each_expr(n->slice.hi, fn, arg);
+        each_expr(n->slice.step, fn, arg);
+        return;
+    default: return;
+    }
+}
+
+static void each_block(const NodeList *l, void (*fn)(void *, const Node *), void *arg);
+
+/* Every expression of statement st and the statements in it, in the order
+ * they run (a for loop's range before its counter). */
+static void each_stmt(const Node *st, void (*fn)(void *, const Node *), void *arg) {
+    switch ((NodeKind)st->kind) {
+    case S_EXPR: each_expr(st->expr, fn, arg); return;
+    case S_ASSIGN:
+        each_expr(st->assign.value, fn, arg);
+        for (int i = 0; i < st->assign.targets.n; i++) each_expr(st->assign.targets.v[i], fn, arg);
+        return;
+    case S_AUGASSIGN:
+        each_expr(st->aug.target, fn, arg);
+        each_expr(st->aug.value, fn, arg);
+        return;
+    case S_IF:
+        for (const Node *c = st; c; c = elif_of(c)) {
+            each_expr(c->ifs.cond, fn, arg);
+            each_block(&c->ifs.body, fn, arg);
+            if (!elif_of(c)) each_block(&c->ifs.orelse, fn, arg);
+        }
+        return;
+    case S_WHILE:
+        each_expr(st->ifs.cond, fn, arg);
+        each_block(&st->ifs.body, fn, arg);
+        each_block(&st->ifs.orelse, fn, arg);
+        return;
+    case S_FOR:
+        each_expr(st->fors.iter, fn, arg);
+        each_expr(st->fors.target, fn, arg);
+        each_block(&st->fors.body, fn, arg);
+        each_block(&st->fors.orelse, fn, arg);
+        return;
+    case S_RETURN: each_expr(st->ret.value, fn, arg); return;
+    case S_ASSERT:
+        each_expr(st->assrt.test, fn, arg);
+        each_expr(st->assrt.msg, fn, arg);
+        return;
+    default: return;
+    }
+}
+
+static void each_block(const NodeList *l, void (*fn)(void *, const Node *), void *arg) {
+    for (int i = 0; i < l->n; i++) each_stmt(l->v[i], fn, arg);
+}
+
+typedef struct SymVisit {
+    void (*fn)(void *, const Sym *);
+    void *arg;
+} SymVisit;
+
+static void visit_sym(void *arg, const Node *n) {
+    const SymVisit *v = arg;
+    if (n->kind == E_NAME && n->sym) v->fn(v->arg, n->sym);
+}
+
+void plan_lane_syms(const NodeList *l, int from, int to, void (*fn)(void *, const Sym *),
+                    void *arg) {
+    SymVisit v = {fn, arg};
+    for (int i = from; i < to; i++) each_stmt(l->v[i], visit_sym, &v);
+}
+
+/* Whether array expression b may be an array the kernel writes: its root
+ * variable may hold a parameter it writes (or one that sema does not track). */
+static bool may_be_written(const FuncSpec *k, const Node *b) {
+    while (b->kind == E_SUBSCRIPT) b = b->sub.base;
+    if (b->kind != E_NAME || !b->sym) return true;
+    uint64_t o = b->sym->origins;
+    return o == 0 || (o & k->written) != 0;
+}
+
+/* Whether n may differ between the lanes of a chunk. */
+static bool varying(const LanePlan *L, const Node *n) {
+    if (!n) return false;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return n->sym && L->cls[n->sym->id] != LANE_UNIFORM;
+    case E_BINOP: case E_BOOLOP: return varying(L, n->bin.l) || varying(L, n->bin.r);
+    case E_UNARY: return varying(L, n->un.x);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (varying(L, n->cmp.operands.v[i])) return true;
+        return false;
+    case E_IFEXP:
+        return varying(L, n->ifexp.cond) || varying(L, n->ifexp.then) ||
+               varying(L, n->ifexp.orelse);
+    case E_CALL: {
+        if (n->callee || (n->intr && (n->intr->kind == IK_ATOMIC || n->intr->kind == IK_GRID)))
+            return true;
+        const NodeList *a = n->intr && n->intr->kind == IK_RANGE ? &n->call.args : &n->call.bound;
+        for (int i = 0; i < a->n; i++)
+            if (varying(L, a->v[i])) return true;
+        return false;
+    }
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (varying(L, n->sub.idx.v[i])) return true;
+        if (varying(L, n->sub.base)) return true;
+        /* an element of an array the kernel writes: another lane may have stored it */
+        return n->sub.base->ty && n->sub.base->ty->kind == TY_ARRAY && n->ty &&
+               n->ty->kind != TY_ARRAY && may_be_written(L->k, n->sub.base);
+    case E_ATTR: return varying(L, n->attr.base);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (varying(L, n->tuple.v[i])) return true;
+        return false;
+    case E_SLICE:
+        return varying(L, n->slice.lo) || varying(L, n->slice.hi) || varying(L, n->slice.step);
+    default: return false;
+    }
+}
+
+typedef struct LaneScan {
+    const CpuPlan *P;
+    LanePlan *L;
+    bool ok;      /* nothing seen (this pass) that lane mode cannot write */
+    bool changed; /* a local turned varying this pass */
+    int ngrid;    /* kiln.grid() calls */
+} LaneScan;
+
+static void make_varying(LaneScan *S, const Node *t) {
+    if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++) make_varying(S, t->tuple.v[i]);
+        return;
+    }
+    if (t->kind == E_NAME && t->sym && S->L->cls[t->sym->id] == LANE_UNIFORM) {
+        S->L->cls[t->sym->id] = LANE_VARYING;
+        S->changed = true;
+    }
+}
+
+static void scan_block(LaneScan *S, const NodeList *l, bool vctx);
+
+/* One statement of a pass of the uniformity analysis; vctx: it runs under an
+ * if whose condition is varying. */
+static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
+    LanePlan *L = S->L;
+    switch ((NodeKind)n->kind) {
+    case S_PASS: case S_EXPR: case S_ASSERT: return;
+    case S_ASSIGN:
+        if (n == L->grid_stmt) return;
+        if (vctx || varying(L, n->assign.value))
+            for (int i = 0; i < n->assign.targets.n; i++) make_varying(S, n->assign.targets.v[i]);
+        return;
+    case S_AUGASSIGN:
+        if (vctx || varying(L, n->aug.value)) make_varying(S, n->aug.target);
+        return;
+    case S_IF: {
+        if (n == S->P->guard.stmt) { /* its kept conjuncts are checked apart */
+            scan_block(S, &n->ifs.body, vctx);
+            return;
+        }
+        /* a varying condition anywhere in the chain makes the whole chain per lane */
+        bool v = vctx;
+        for (const Node *c = n; c && !v; c = elif_of(c)) v = varying(L, c->ifs.cond);
+        for (const Node *c = n; c; c = elif_of(c)) {
+            scan_block(S, &c->ifs.body, v);
+            if (!elif_of(c)) scan_block(S, &c->ifs.orelse, v);
+        }
+        return;
+    }
+    case S_FOR:
+        if (vctx || !n->sym || varying(L, n->fors.iter) || L->cls[n->sym->id] != LANE_UNIFORM)
+            S->ok = false;
+        scan_block(S, &n->fors.body, vctx);
+        scan_block(S, &n->fors.orelse, vctx);
+        return;
+    case S_WHILE:
+        if (vctx || varying(L, n->ifs.cond)) S->ok = false;
+        scan_block(S, &n->ifs.body, vctx);
+        scan_block(S, &n->ifs.orelse, vctx);
+        return;
+    case S_BREAK: case S_CONTINUE: case S_RETURN:
+        /* leaving a loop or the body: every lane alike, or not at all */
+        if (vctx || (n->kind == S_RETURN && varying(L, n->ret.value))) S->ok = false;
+        return;
+    default: S->ok = false; return;
+    }
+}
+
+static void scan_block(LaneScan *S, const NodeList *l, bool vctx) {
+    for (int i = 0; i < l->n && S->ok; i++) scan_stmt(S, l->v[i], vctx);
+}
+
+static void count_grid(void *arg, const Node *n) {
+    if (n->kind == E_CALL && n->intr && n->intr->kind == IK_GRID) ((LaneScan *)arg)->ngrid++;
+}
+
+bool plan_lane_scalar(const CpuPlan *p, const Node *st) {
+    const LanePlan *L = &p->lanes;
+    switch ((NodeKind)st->kind) {
+    case S_PASS: case S_ASSERT: case S_FOR: case S_WHILE: case S_BREAK: case S_CONTINUE:
+    case S_RETURN:
+        return true;
+    case S_EXPR: return st->expr->kind == E_STR;
+    case S_IF:
+        if (st == p->guard.stmt) return true;
+        for (const Node *c = st; c; c = elif_of(c))
+            if (varying(L, c->ifs.cond)) return false;
+        return true;
+    case S_ASSIGN:
+        if (st == L->grid_stmt) return true;
+        if (!plan_pure(st->assign.value)) return false;
+        for (int i = 0; i < st->assign.targets.n; i++) {
+            const Node *t = st->assign.targets.v[i];
+            const Node *const *v = t->kind == E_TUPLE ? (const Node *const *)t->tuple.v : &t;
+            int m = t->kind == E_TUPLE ? t->tuple.n : 1;
+            for (int j = 0; j < m; j++)
+                if (v[j]->kind != E_NAME || !v[j]->sym || L->cls[v[j]->sym->id] != LANE_UNIFORM)
+                    return false;
+        }
+        return true;
+    case S_AUGASSIGN:
+        return st->aug.target->kind == E_NAME && st->aug.target->sym &&
+               L->cls[st->aug.target->sym->id] == LANE_UNIFORM && plan_pure(st->aug.value);
+    default: return false;
+    }
+}
+
+/* ---- lane mode: the locals private to one run ---- */
+
+typedef struct Privates {
+    const CpuPlan *P;
+    LanePlan *L;
+    int *total;   /* occurrences of each symbol in the kernel */
+    int *in_run;  /* ...in the run being walked (valid where stamp is the run's) */
+    int *stamp;   /* the run in which in_run was last counted */
+    bool *def_first; /* its first occurrence in that run is a top-level assignment */
+    int run;
+    const Sym **seen; /* the symbols of this run */
+    int nseen;
+    bool defining;    /* the occurrence being counted is a top-level assignment target */
+} Privates;
+
+static void count_total(void *arg, const Sym *s) { ((Privates *)arg)->total[s->id]++; }
+
+static void count_run(void *arg, const Sym *s) {
+    Privates *R = arg;
+    if (R->stamp[s->id] != R->run) {
+        R->stamp[s->id] = R->run;
+        R->in_run[s->id] = 0;
+        R->def_first[s->id] = R->defining;
+        R->seen[R->nseen++] = s;
+    }
+    R->in_run[s->id]++;
+}
+
+static void privates_block(Privates *R, const NodeList *l);
+
+/* One run l->v[from..to): its varying locals that occur nowhere else and are
+ * assigned at its top level before anything reads them are private to it. */
+static void privates_run(Privates *R, const NodeList *l, int from, int to) {
+    R->run++;
+    R->nseen = 0;
+    SymVisit v = {count_run, R};
+    for (int i = from; i < to; i++) {
+        const Node *st = l->v[i];
+        if (st->kind != S_ASSIGN) {
+            R->defining = false;
+            each_stmt(st, visit_sym, &v);
+            continue;
+        }
+        R->defining = false;
+        each_expr(st->assign.value, visit_sym, &v);
+        for (int t = 0; t < st->assign.targets.n; t++) {
+            const Node *x = st->assign.targets.v[t];
+            const Node *const *e = x->kind == E_TUPLE ? (const Node *const *)x->tuple.v : &x;
+            int m = x->kind == E_TUPLE ? x->tuple.n : 1;
+            for (int j = 0; j < m; j++) {
+                R->defining = e[j]->kind == E_NAME;
+                each_expr(e[j], visit_sym, &v);
+            }
+        }
+    }
+    for (int i = 0; i < R->nseen; i++) {
+        int id = R->seen[i]->id;
+        if (R->L->cls[id] == LANE_VARYING && R->def_first[id] && R->in_run[id] == R->total[id])
+            R->L->cls[id] = LANE_PRIVATE;
+    }
+}
+
+/* Walks l as emit.c's lane_block does: scalar statements, whose blocks are
+ * walked in turn, and the maximal runs of lane statements between them. */
+static void privates_block(Privates *R, const NodeList *l) {
+    for (int i = 0; i < l->n;) {
+        const Node *st = l->v[i];
+        if (!plan_lane_scalar(R->P, st)) {
+            int j = i;
+            while (j < l->n && !plan_lane_scalar(R->P, l->v[j])) j++;
+            privates_run(R, l, i, j);
+            i = j;
+            continue;
+        }
+        if (st->kind == S_FOR) {
+            privates_block(R, &st->fors.body);
+            privates_block(R, &st->fors.orelse);
+        } else if (st->kind == S_WHILE) {
+            privates_block(R, &st->ifs.body);
+            privates_block(R, &st->ifs.orelse);
+        } else if (st->kind == S_IF) {
+            for (const Node *c = st; c; c = elif_of(c)) {
+                privates_block(R, &c->ifs.body);
+                if (!elif_of(c)) privates_block(R, &c->ifs.orelse);
+            }
+        }
+        i++;
+    }
+}
+
+static void plan_lanes(const SemaResult *r, const Votes *V, Arena *a, CpuPlan *out) {
+    const FuncSpec *k = r->kernel;
+    LanePlan *L = &out->lanes;
+    int dim = out->order[2];
+    const Sym *coord = V->dims[dim];
+    if (r->uses_sregs || r->uses_atomics || V->calls || V->natomic || !V->loops ||
+        k->storage.n || !coord || !coord->ty || coord->ty->kind != TY_INT ||
+        (!coord->ty->weak && coord->ty->dtype != KILN_INT64))
+        return; /* (the coordinate is an i64: base + lane is its value) */
+    const NodeList *body = &k->def->def.body;
+    for (int i = 0; i < body->n && !L->grid_stmt; i++) {
+        const Node *st = body->v[i];
+        if (st->kind == S_ASSIGN && st->assign.value->kind == E_CALL && st->assign.value->intr &&
+            st->assign.value->intr->kind == IK_GRID)
+            L->grid_stmt = st;
+    }
+    LaneScan S = {out, L, true, false, 0};
+    each_block(body, count_grid, &S);
+    if (S.ngrid != 1 || !L->grid_stmt) return;
+    L->k = k;
+    L->dim = dim;
+    L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    L->cls[coord->id] = LANE_COORD;
+    /* the fixed point: locals only ever turn varying */
+    int pass = 0;
+    do {
+        S.changed = false;
+        S.ok = true;
+        scan_block(&S, body, false);
+    } while (S.ok && S.changed && ++pass < PLAN_LANE_PASSES);
+    bool ok = S.ok && !S.changed;
+    const GuardPlan *g = &out->guard;
+    for (int i = 0; ok && g->stmt && i < g->nkeep; i++)
+        ok = g->keep[i] ? !varying(L, g->keep[i])
+                        : !varying(L, g->keep_l[i]) && !varying(L, g->keep_r[i]);
+    for (int i = 0; ok && i < k->nsyms; i++) {
+        const Sym *s = k->syms[i];
+        if (L->cls[s->id] == LANE_VARYING && (s->param >= 0 || !ty_is_scalar(s->ty))) ok = false;
+    }
+    if (!ok) {
+        memset(L, 0, sizeof *L);
+        return;
+    }
+    Privates R;
+    memset(&R, 0, sizeof R);
+    int ns = k->nsyms > 0 ? k->nsyms : 1;
+    R.P = out;
+    R.L = L;
+    R.total = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.in_run = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.stamp = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.def_first = arena_alloc(a, sizeof(bool) * (size_t)ns);
+    R.seen = arena_alloc(a, sizeof(Sym *) * (size_t)ns);
+    SymVisit tv = {count_total, &R};
+    each_block(body, visit_sym, &tv);
+    privates_block(&R, body);
+    /* the bytes of one lane's varying values, and the widest of them */
+    int bytes = 0, widest = 1;
+    for (int i = 0; i < k->nsyms; i++) {
+        const Sym *s = k->syms[i];
+        if (L->cls[s->id] != LANE_VARYING && L->cls[s->id] != LANE_PRIVATE) continue;
+        int b = s->ty->weak ? 8 : s->ty->dtype == KILN_FLOAT16 ? 4 : ty_bits(s->ty) / 8;
+        bytes += b;
+        if (b > widest) widest = b;
+    }
+    int n = PLAN_LANES_MAX;
+    while (n > PLAN_LANE_VECTOR / widest && n * bytes > PLAN_LANE_BUDGET) n /= 2;
+    L->n = n;
 }

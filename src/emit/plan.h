@@ -33,7 +33,44 @@
  *   changes, which atomics never promised.  Not under debug=True, whose
  *   atomics check their index.
  *
- * Both are pure analyses of the tree; emit.c writes the code.
+ * - Lane mode ("SIMT to SIMD", as ISPC does): a grid-only kernel with a loop
+ *   in its body gets a second body, kiln_body_lanes, that runs up to
+ *   LanePlan.n consecutive positions of the innermost dimension at once, so
+ *   that the vectoriser sees a loop over positions (the lanes) inside the
+ *   kernel's own loops (GCC does not vectorise the position loop around a
+ *   body with a loop: "control flow in loop").  A value is uniform when it is
+ *   the same for every position along the innermost dimension (parameters,
+ *   constants, the other grid coordinates, the counters of uniform loops,
+ *   locals assigned only uniform values and never under a varying condition,
+ *   loads at uniform indices from arrays the kernel never writes), varying
+ *   otherwise (the innermost coordinate and what depends on it): a fixed point
+ *   over the kernel, in which locals only ever turn varying.  A varying local
+ *   is an array of lanes, or, when it occurs in one run of statements only and
+ *   is assigned at that run's top level before anything reads it, a scalar
+ *   declared inside the run's lane loop; the innermost coordinate is the
+ *   chunk's base plus the lane (so accesses through it stay unit stride).
+ *   Loops, ifs with uniform conditions, break, continue and return stay scalar
+ *   code, and so do assignments of uniform values to uniform locals; every
+ *   maximal run of the other statements becomes one vectorised loop over the
+ *   lanes, in which an if with a varying condition is an if per lane.  The
+ *   entry runs full chunks and then one short chunk of each row through
+ *   kiln_body_lanes, which compiles the body twice: with the lane count a
+ *   constant (the lane arrays live in registers) and for the short chunk.
+ *   Lanes: the most, a power of two up to PLAN_LANES_MAX, whose varying
+ *   locals fit PLAN_LANE_BUDGET bytes, but at least one PLAN_LANE_VECTOR-byte
+ *   vector of the widest.  Eligible (anything else keeps the one body): no
+ *   thread or block indices, not debug, a `for` or `while` loop, no atomics,
+ *   no call of a device function, no local or shared arrays, one kiln.grid()
+ *   call (the statement grid_syms finds, whose innermost variable is an
+ *   int64), every loop with a uniform range or condition (a uniform counter)
+ *   and outside varying ifs, break, continue and return outside varying ifs,
+ *   the guard's kept conjuncts uniform, every varying local a scalar that is
+ *   not a parameter, and the analysis done in PLAN_LANE_PASSES passes.  The
+ *   lanes of a chunk run statement by statement rather than one position
+ *   after another: the freedom the vectorised position loop already takes,
+ *   which grid-only kernels give since their positions do not communicate.
+ *
+ * All are pure analyses of the tree; emit.c writes the code.
  */
 #ifndef KILN_PLAN_H
 #define KILN_PLAN_H
@@ -51,8 +88,38 @@ enum {
     /* a grid position of a kernel with a loop counts as this many positions against
      * the launch's parallel threshold (par_threshold, 16384 by default): n-body's 4096
      * positions of 4096 iterations each are worth two threads */
-    PLAN_LOOP_WEIGHT = KILN_PAR_WEIGHT_MAX
+    PLAN_LOOP_WEIGHT = KILN_PAR_WEIGHT_MAX,
+    /* lane mode: the lanes of a chunk are the most, a power of two, whose varying
+     * locals fit in PLAN_LANE_BUDGET bytes (half the AVX-512 register file, all of
+     * AVX2's): more lanes are more independent chains of vector operations in
+     * the kernel's loops (matmul's sum: 64 lanes of f64 take half the time of 8,
+     * a Horner loop a fifth), more bytes than registers are spills; but at least
+     * one 64-byte vector of the widest varying type and at most PLAN_LANES_MAX */
+    PLAN_LANE_BUDGET = 512,
+    PLAN_LANE_VECTOR = 64,
+    PLAN_LANES_MAX = 64,
+    /* lane mode: the passes of the uniformity analysis (each pass walks the
+     * kernel once; a chain of assignments that takes more gets no lane body,
+     * docs/limits.md) */
+    PLAN_LANE_PASSES = 16
 };
+
+/* How a local of a kernel with a lane body is written there (plan.h atop). */
+enum LaneClass {
+    LANE_UNIFORM, /* one scalar for all lanes */
+    LANE_VARYING, /* an array of one value per lane */
+    LANE_PRIVATE, /* varying, but used in one run only, written first there: a
+                   * scalar declared inside that run's lane loop */
+    LANE_COORD    /* the innermost grid coordinate: its base, plus the lane */
+};
+
+typedef struct LanePlan {
+    int n;                 /* lanes of a full chunk (KILN_LANES); 0: no lane body */
+    int dim;               /* the grid dimension they run along (order[2]) */
+    const FuncSpec *k;
+    const Node *grid_stmt; /* `i, j = kiln.grid(2)`: scalar code, sets the base */
+    uint8_t *cls;          /* enum LaneClass per symbol id of k */
+} LanePlan;
 
 /* One conjunct `coord OP e` of the guard: coord (grid dimension dim) >= e + adj
  * (lower) or < e + adj (upper); e is invariant over the launch. */
@@ -90,13 +157,25 @@ typedef struct CpuPlan {
     bool loops;    /* the kernel has a for or while loop (PLAN_LOOP_WEIGHT) */
     bool simd_ok;  /* every atomic the kernel makes is on an acc array (and it calls no
                     * device function): the thread loop vectorises with reduction() */
+    LanePlan lanes;
 } CpuPlan;
 
 /* Whether evaluating n has no effect (no call of a device function, no atomic). */
 bool plan_pure(const Node *n);
 
-/* Plans the CPU entry of kernel k (guard folding is left out under debug,
- * where the body checks everything). */
-void plan_cpu(const FuncSpec *k, bool debug, CpuPlan *out);
+/* Plans the CPU entry of r's kernel (guard folding and lane mode are left
+ * out under debug, where the body checks everything); the lane plan's table
+ * lives in arena a. */
+void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out);
+
+/* Lane mode: whether statement st (outside any lane loop) is written as scalar
+ * code (uniform loops and ifs, uniform assignments, the grid statement, the
+ * guard, statements that write nothing) rather than inside a lane loop. */
+bool plan_lane_scalar(const CpuPlan *p, const Node *st);
+
+/* Lane mode: calls fn for every occurrence of a symbol in statements
+ * l->v[from..to) (a run of lane statements), in order. */
+void plan_lane_syms(const NodeList *l, int from, int to, void (*fn)(void *, const Sym *),
+                    void *arg);
 
 #endif

@@ -1,0 +1,616 @@
+"""Lane mode on the CPU target (src/emit/plan.h): a grid-only kernel with a loop in its
+body gets a second body, kiln_body_lanes, that runs KILN_LANES consecutive positions of the
+innermost grid dimension at once (varying locals as arrays of lanes, the kernel's own uniform
+loops around vectorised loops over the lanes).  Each kernel runs against a NumPy float64
+reference on fresh random inputs, on sizes that are not multiples of the lane count, serial
+and parallel launches; the generated source shows which kernels took lane mode.  Kernels
+lane mode must leave alone (varying while conditions, break or return under varying
+conditions, device calls, atomics, varying bounds, loops under varying conditions, local
+arrays) keep the one body and stay correct."""
+import importlib.util
+import math
+import re
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _compile, _kiln
+
+from conftest import layouts
+
+
+def grid2(n0, n1, block=(16, 16)):
+    return ((n0 + block[0] - 1) // block[0], (n1 + block[1] - 1) // block[1]), block
+
+
+def blocks1(n, tpb=128):
+    return (n + tpb - 1) // tpb, tpb
+
+
+def lanes_of(src):
+    """KILN_LANES of a source with a lane body, else None."""
+    m = re.search(r"#define KILN_LANES (\d+)\n", src)
+    return int(m.group(1)) if m and "kiln_body_lanes(" in src else None
+
+
+def source(k, sig):
+    """The C that kernel k translates to for signature sig (nothing is built)."""
+    _, argkey = _kiln.parse_signature(sig)
+    return _compile._translate(k, argkey, 0).source
+
+
+def out_like(kind, shape, dtype):
+    if kind == "F":
+        return np.zeros(shape, dtype, order="F")
+    if kind == "strided":
+        return np.zeros(tuple(2 * s for s in shape), dtype)[::2, ::2]
+    if kind == "negative":
+        return np.zeros(shape, dtype)[::-1, ::-1]
+    return np.zeros(shape, dtype)
+
+
+def close(got, ref, dtype):
+    if np.dtype(dtype).kind in "iu":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        tol = 2e-4 if np.dtype(dtype) == np.float32 else 1e-12
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * np.abs(ref).max())
+
+
+# ---- kernels that take lane mode ----------------------------------------------------------
+
+@kiln.jit
+def matmul(A, B, C):
+    i, j = kiln.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = 0.
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+
+@kiln.jit
+def imatmul(A, B, C):
+    i, j = kiln.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = 0
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+
+EPS2 = 0.01
+
+
+@kiln.jit
+def nbody(ax, ay, az, x, y, z, m):
+    i = kiln.grid(1)
+    if i < x.size:
+        xi = x[i]
+        yi = y[i]
+        zi = z[i]
+        sx = 0.0
+        sy = 0.0
+        sz = 0.0
+        for j in range(x.size):
+            dx = x[j] - xi
+            dy = y[j] - yi
+            dz = z[j] - zi
+            r2 = dx * dx + dy * dy + dz * dz + EPS2
+            s = m[j] / (r2 * math.sqrt(r2))
+            sx += dx * s
+            sy += dy * s
+            sz += dz * s
+        ax[i] = sx
+        ay[i] = sy
+        az[i] = sz
+
+
+def np_nbody(x, y, z, m):
+    x, y, z, m = (np.asarray(v, np.float64) for v in (x, y, z, m))
+    dx = x[None, :] - x[:, None]
+    dy = y[None, :] - y[:, None]
+    dz = z[None, :] - z[:, None]
+    r2 = dx * dx + dy * dy + dz * dz + EPS2
+    s = m[None, :] / (r2 * np.sqrt(r2))
+    return (dx * s).sum(axis=1), (dy * s).sum(axis=1), (dz * s).sum(axis=1)
+
+
+@kiln.jit
+def clipped(out, a, lim):
+    # a varying if (and elif) inside a uniform loop; the local v is private to its run
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        n = 0
+        for k in range(a.shape[1]):
+            v = a[i, k]
+            if v > lim:
+                s += lim
+                n += 1
+            elif v < -lim:
+                s -= v * 0.5
+            else:
+                s += v
+        out[i] = s + n
+
+
+def np_clipped(a, lim):
+    a = np.asarray(a, np.float64)
+    s = np.where(a > lim, lim, np.where(a < -lim, -a * 0.5, a)).sum(axis=1)
+    return s + (a > lim).sum(axis=1)
+
+
+@kiln.jit
+def alternating(out, a, b, w):
+    # uniform ifs (on the loop counter), uniform locals and loads at uniform indices
+    # from an array the kernel never writes, a tuple assignment of varying values
+    i, j = kiln.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        s = 0.0
+        t = 0.0
+        for k in range(a.shape[1]):
+            wk = w[k] * 2.0
+            if k % 2 == 0:
+                s += wk * a[i, k] * b[k, j]
+            elif k % 3 == 0:
+                s -= a[i, k] * b[k, j]
+            else:
+                p, q = a[i, k], b[k, j]
+                t += p * q
+        out[i, j] = s + t
+
+
+def np_alternating(a, b, w):
+    a, b, w = (np.asarray(v, np.float64) for v in (a, b, w))
+    k = np.arange(a.shape[1])
+    coef = np.where(k % 2 == 0, 2.0 * w, np.where(k % 3 == 0, -1.0, 1.0))
+    return (a * coef[None, :]) @ b
+
+
+@kiln.jit
+def batched(out, a, w, flag):
+    # three grid dimensions, the lanes along the last; a kept guard conjunct (uniform)
+    i, j, k = kiln.grid(3)
+    if i < out.shape[0] and j < out.shape[1] and k < out.shape[2] and flag > 0:
+        s = 0.0
+        for t in range(a.shape[2]):
+            s += a[i, j, t] * w[t, k]
+        out[i, j, k] = s
+
+
+@kiln.jit
+def matmul_t(A, B, C):
+    # C is stored transposed: the innermost dimension still strides somewhere, so the
+    # nest is tiled, with chunks of lanes inside each tile
+    i, j = kiln.grid(2)
+    if i < C.shape[1] and j < C.shape[0]:
+        tmp = 0.
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[j, i] = tmp
+
+
+@kiln.jit
+def varying_carry(out, a, n):
+    # a varying local that lives across loop iterations and is updated conditionally,
+    # a nested uniform loop, and a local assigned under a varying if then read after it
+    i = kiln.grid(1)
+    if i < out.size:
+        acc = a[i]
+        last = 0.0
+        for r in range(n):
+            for c in range(3):
+                acc = acc * 0.5 + c
+                if acc > 1.0:
+                    last = acc
+        out[i] = acc + last
+
+
+def np_varying_carry(a, n):
+    acc = np.asarray(a, np.float64).copy()
+    last = np.zeros_like(acc)
+    for _ in range(n):
+        for c in range(3):
+            acc = acc * 0.5 + c
+            last = np.where(acc > 1.0, acc, last)
+    return acc + last
+
+
+@kiln.jit
+def uniform_while(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        k = 0
+        while k < a.shape[1]:
+            s += a[i, k]
+            k += 1
+        out[i] = s
+
+
+@kiln.jit
+def uniform_exits(out, a, stop, skip):
+    # break, continue, return and for-else under uniform conditions
+    i = kiln.grid(1)
+    if i < out.size:
+        if stop < 0:
+            return
+        s = 0.0
+        for k in range(a.shape[1]):
+            if k == skip:
+                continue
+            if k >= stop:
+                break
+            s += a[i, k]
+        else:
+            s += 100.0
+        out[i] = s
+
+
+def np_uniform_exits(a, stop, skip):
+    if stop < 0:
+        return np.zeros(a.shape[0])
+    keep = [k for k in range(min(stop, a.shape[1])) if k != skip]
+    return a[:, keep].sum(axis=1) + (100.0 if stop >= a.shape[1] else 0.0)
+
+
+# ---- kernels that must keep the one body ---------------------------------------------------
+
+@kiln.jit
+def varying_while(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        k = 0
+        while k < a.shape[1] and s < 2.0:
+            s += a[i, k]
+            k += 1
+        out[i] = s
+
+
+def np_varying_while(a):
+    out = np.zeros(a.shape[0])
+    for r in range(a.shape[0]):
+        for v in a[r]:
+            if out[r] >= 2.0:
+                break
+            out[r] += v
+    return out
+
+
+@kiln.jit
+def with_break(out, a, lim):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        for k in range(a.shape[1]):
+            if a[i, k] > lim:
+                break
+            s += a[i, k]
+        out[i] = s
+
+
+@kiln.jit
+def with_return(out, a):
+    i = kiln.grid(1)
+    if i >= out.size:
+        return
+    s = 0.0
+    for k in range(a.shape[1]):
+        s += a[i, k]
+    out[i] = s
+
+
+@kiln.jit(device=True)
+def twice(v):
+    return 2.0 * v
+
+
+@kiln.jit
+def with_call(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += twice(a[i, k])
+        out[i] = s
+
+
+@kiln.jit
+def with_atomic(out, total, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k]
+            kiln.atomic.add(total, k, a[i, k])
+        out[i] = s
+
+
+@kiln.jit
+def triangular(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        for k in range(i + 1):  # a varying bound
+            s += a[i, k]
+        out[i] = s
+
+
+@kiln.jit
+def loop_under_varying_if(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        if a[i, 0] > 0.0:
+            for k in range(a.shape[1]):
+                s += a[i, k]
+        out[i] = s
+
+
+@kiln.jit
+def with_local_array(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        buf = kiln.local.array(4, kiln.float64)
+        for k in range(4):
+            buf[k] = a[i, k] * k
+        s = 0.0
+        for k in range(4):
+            s += buf[k]
+        out[i] = s
+
+
+@kiln.jit
+def varying_guard(out, a, b):
+    # the guard keeps a conjunct that depends on the innermost coordinate
+    i, j = kiln.grid(2)
+    if i < out.shape[0] and j < out.shape[1] and (i + j) % 2 == 0:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += a[i, k] * b[k, j]
+        out[i, j] = s
+
+
+@kiln.jit
+def no_loop(out, a):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = a[i] * 2.0
+
+
+# ---- tests -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["C", "F", "strided", "negative"])
+@pytest.mark.parametrize("shape", [(45, 33, 70), (3, 5, 7), (130, 17, 200)])  # serial, parallel
+def test_matmul_layouts(rng, kind, shape):
+    n, p, m = shape
+    a = layouts(rng.random((n, p)))[kind]
+    b = layouts(rng.random((p, m)))[kind]
+    c = out_like(kind, (n, m), np.float64)
+    matmul[grid2(n, m)](a, b, c)
+    close(c, np.asarray(a) @ np.asarray(b), np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint16])
+def test_matmul_dtypes(rng, dtype):
+    n, p, m = 37, 29, 83
+    if np.dtype(dtype).kind == "f":
+        a = rng.random((n, p)).astype(dtype)
+        b = rng.random((p, m)).astype(dtype)
+        kern = matmul
+    else:
+        a = rng.integers(0, 50, (n, p)).astype(dtype)
+        b = rng.integers(0, 40, (p, m)).astype(dtype)
+        kern = imatmul
+    c = np.zeros((n, m), dtype)
+    kern[grid2(n, m)](a, b, c)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    close(c, ref.astype(dtype) if np.dtype(dtype).kind in "iu" else ref, dtype)
+    assert lanes_of(kern.inspect_source())
+
+
+def test_one_row_launch(rng):
+    # one row in y: the flat loop over x runs (the lanes are along y): the plain body
+    a, b = rng.random((40, 9)), rng.random((9, 1))
+    c = np.zeros((40, 1))
+    matmul[(3, 1), (16, 1)](a, b, c)
+    close(c, a @ b, np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1000, 37, 5])
+def test_nbody(rng, dtype, n):
+    x, y, z = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    m = rng.uniform(0.5, 1.5, n).astype(dtype)
+    out = [np.full(n, np.nan, dtype) for _ in range(3)]
+    nbody[blocks1(n)](*out, x, y, z, m)
+    for got, ref in zip(out, np_nbody(x, y, z, m)):
+        if dtype == np.float32:
+            np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3 * np.abs(ref).max())
+        else:
+            np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n", [1003, 11])
+def test_varying_if_in_uniform_loop(rng, dtype, n):
+    a = rng.uniform(-2, 2, (n, 23)).astype(dtype)
+    out = np.zeros(n, dtype)
+    clipped[blocks1(n)](out, a, 1.0)
+    close(out, np_clipped(a, 1.0), dtype)
+
+
+@pytest.mark.parametrize("shape", [(21, 19, 45), (150, 13, 133)])
+def test_uniform_ifs(rng, shape):
+    n, p, m = shape
+    a, b, w = rng.random((n, p)), rng.random((p, m)), rng.random(p)
+    out = np.zeros((n, m))
+    alternating[grid2(n, m)](out, a, b, w)
+    close(out, np_alternating(a, b, w), np.float64)
+
+
+def test_three_dimensions_and_kept_guard(rng):
+    a, w = rng.random((5, 7, 11)), rng.random((11, 35))
+    out = np.zeros((5, 7, 35))
+    batched[(2, 2, 5), (4, 4, 8)](out, a, w, 1)
+    close(out, a @ w, np.float64)
+    out = np.zeros((5, 7, 35))
+    batched[(2, 2, 5), (4, 4, 8)](out, a, w, 0)
+    assert not out.any()
+
+
+@pytest.mark.parametrize("shape", [(100, 30, 90), (9, 4, 17)])
+def test_tiled(rng, shape):
+    n, p, m = shape
+    a, b = rng.random((n, p)), rng.random((p, m))
+    c = np.zeros((m, n))
+    matmul_t[grid2(n, m)](a, b, c)
+    close(c, (a @ b).T, np.float64)
+
+
+@pytest.mark.parametrize("n", [517, 3])
+def test_varying_carry(rng, n):
+    a = rng.uniform(-3, 3, n)
+    out = np.zeros(n)
+    varying_carry[blocks1(n)](out, a, 4)
+    close(out, np_varying_carry(a, 4), np.float64)
+
+
+@pytest.mark.parametrize("n", [130, 7])
+def test_uniform_while_and_exits(rng, n):
+    a = rng.uniform(-1, 1, (n, 12))
+    out = np.zeros(n)
+    uniform_while[blocks1(n)](out, a)
+    close(out, a.sum(axis=1), np.float64)
+    for stop, skip in [(-1, 0), (5, 2), (12, 0), (40, 11), (0, 3)]:
+        out = np.zeros(n)
+        uniform_exits[blocks1(n)](out, a, stop, skip)
+        close(out, np_uniform_exits(a, stop, skip), np.float64)
+
+
+def test_kernels_without_lane_mode_stay_correct(rng):
+    n = 301
+    a = rng.uniform(-1, 1, (n, 12))
+    out = np.zeros(n)
+    varying_while[blocks1(n)](out, np.abs(a))
+    close(out, np_varying_while(np.abs(a)), np.float64)
+    out = np.zeros(n)
+    with_break[blocks1(n)](out, a, 0.5)
+    ref = np.array([r[:np.argmax(r > 0.5)].sum() if (r > 0.5).any() else r.sum() for r in a])
+    close(out, ref, np.float64)
+    out = np.zeros(n)
+    with_return[blocks1(n)](out, a)
+    close(out, a.sum(axis=1), np.float64)
+    out = np.zeros(n)
+    with_call[blocks1(n)](out, a)
+    close(out, 2.0 * a.sum(axis=1), np.float64)
+    out, total = np.zeros(n), np.zeros(12)
+    with_atomic[blocks1(n)](out, total, a)
+    close(out, a.sum(axis=1), np.float64)
+    close(total, a.sum(axis=0), np.float64)
+    sq = rng.random((n, n))
+    out = np.zeros(n)
+    triangular[blocks1(n)](out, sq)
+    close(out, np.tril(sq).sum(axis=1), np.float64)
+    out = np.zeros(n)
+    loop_under_varying_if[blocks1(n)](out, a)
+    close(out, np.where(a[:, 0] > 0, a.sum(axis=1), 0.0), np.float64)
+    out = np.zeros(n)
+    with_local_array[blocks1(n)](out, a)
+    close(out, a[:, :4] @ np.arange(4.0), np.float64)
+    b = rng.random((12, 40))
+    out = np.zeros((n, 40))
+    varying_guard[grid2(n, 40)](out, a, b)
+    i, j = np.indices((n, 40))
+    close(out, np.where((i + j) % 2 == 0, a @ b, 0.0), np.float64)
+    out = np.zeros(n)
+    no_loop[blocks1(n)](out, a[:, 0].copy())
+    close(out, 2.0 * a[:, 0], np.float64)
+
+
+def test_which_kernels_take_lane_mode():
+    f64_2, f32_2 = "float64[:, ::1]", "float32[:, ::1]"
+    f64_1, f32_1 = "float64[::1]", "float32[::1]"
+    take = {
+        matmul: f"void({f64_2}, {f64_2}, {f64_2})",
+        nbody: f"void({', '.join([f64_1] * 7)})",
+        clipped: f"void({f64_1}, {f64_2}, float64)",
+        alternating: f"void({f64_2}, {f64_2}, {f64_2}, {f64_1})",
+        batched: "void(float64[:, :, ::1], float64[:, :, ::1], float64[:, ::1], int64)",
+        matmul_t: f"void({f64_2}, {f64_2}, {f64_2})",
+        varying_carry: f"void({f64_1}, {f64_1}, int64)",
+        uniform_while: f"void({f64_1}, {f64_2})",
+        uniform_exits: f"void({f64_1}, {f64_2}, int64, int64)",
+    }
+    for k, sig in take.items():
+        assert lanes_of(source(k, sig)), k
+    # as many lanes as fit 512 bytes of varying values (from 64 down to one 64-byte
+    # vector of the widest): matmul's one sum, n-body's eleven varying values
+    assert lanes_of(source(matmul, f"void({f64_2}, {f64_2}, {f64_2})")) == 64
+    assert lanes_of(source(matmul, f"void({f32_2}, {f32_2}, {f32_2})")) == 64
+    assert lanes_of(source(nbody, f"void({', '.join([f64_1] * 7)})")) == 8
+    assert lanes_of(source(nbody, f"void({', '.join([f32_1] * 7)})")) == 16
+    src = source(matmul, f"void({f64_2}, {f64_2}, {f64_2})")
+    # tmp is an array of lanes, j the chunk's base plus the lane, A[i, k] a uniform load
+    assert "f64 v5_tmp[KILN_LANES]" in src
+    assert "(v4_j + l_)" in src
+    src = source(nbody, f"void({', '.join([f64_1] * 7)})")
+    assert re.search(r"for \(int l_ = 0; l_ < nl_; l_\+\+\) \{\n\s+f64 v\d+_dx = 0;", src)
+    leave = {
+        varying_while: f"void({f64_1}, {f64_2})",
+        with_break: f"void({f64_1}, {f64_2}, float64)",
+        with_return: f"void({f64_1}, {f64_2})",
+        with_call: f"void({f64_1}, {f64_2})",
+        with_atomic: f"void({f64_1}, {f64_1}, {f64_2})",
+        triangular: f"void({f64_1}, {f64_2})",
+        loop_under_varying_if: f"void({f64_1}, {f64_2})",
+        with_local_array: f"void({f64_1}, {f64_2})",
+        varying_guard: f"void({f64_2}, {f64_2}, {f64_2})",
+        no_loop: f"void({f64_1}, {f64_1})",
+    }
+    for k, sig in leave.items():
+        src = source(k, sig)
+        assert "kiln_body_lanes" not in src and "KILN_LANES" not in src, k
+    # debug=True checks every index in the one body
+    dbg = kiln.jit(debug=True)(matmul.py_func)
+    assert "kiln_body_lanes" not in source(dbg, f"void({f64_2}, {f64_2}, {f64_2})")
+
+
+def chain_kernel(tmp_path, m):
+    """A kernel whose local a<m> turns varying only through m assignments that run
+    backwards through its loop: the uniformity analysis needs m + 1 passes."""
+    body = "".join(f"            a{j} = a{j - 1} * 0.5\n" for j in range(m, 1, -1))
+    inits = "".join(f"        a{j} = 0.0\n" for j in range(1, m + 1))
+    text = (f"import kiln\n\n\n@kiln.jit\ndef chain(out, x, n):\n    i = kiln.grid(1)\n"
+            f"    if i < out.size:\n{inits}        for k in range(n):\n{body}"
+            f"            a1 = x[i] + k\n        out[i] = a{m}\n")
+    path = tmp_path / f"chain{m}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"chain{m}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.chain
+
+
+def np_chain(x, n, m):
+    a = [np.zeros_like(x) for _ in range(m + 1)]
+    for k in range(n):
+        for j in range(m, 1, -1):
+            a[j] = a[j - 1] * 0.5
+        a[1] = x + k
+    return a[m]
+
+
+def test_analysis_passes_limit(tmp_path, rng):
+    # PLAN_LANE_PASSES (16): a chain of 15 converges in 16 passes and takes lane mode,
+    # one of 16 needs 17 and keeps the one body; both compute the same
+    x = rng.random(300)
+    for m, lanes in [(15, True), (16, False)]:
+        k = chain_kernel(tmp_path, m)
+        assert (lanes_of(source(k, "void(float64[::1], float64[::1], int64)")) is not None) == lanes
+        out = np.zeros(300)
+        k[blocks1(300)](out, x, m + 3)
+        close(out, np_chain(x, m + 3, m), np.float64)
