@@ -258,6 +258,21 @@ typedef struct kiln_cpu_module kiln_cpu_module;
 kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry);
 void kiln_cpu_unload(kiln_cpu_module *m);
 
+/* Tier 0 (src/target/tcc.c): compiles the same generated C in this process
+ * with libtcc, in about a millisecond for a typical kernel, into a module
+ * launched like kiln_cpu_load's (kiln_cpu_unload frees it).  The code runs on
+ * one thread, unvectorised: it is for the launches before the optimised
+ * build is ready.  NULL, after reporting why, when kiln was built without
+ * libtcc, tcc's runtime directory (libtcc1.a; $KILN_TCC_DIR overrides the
+ * built-in one) is missing, or tcc refuses the source (any tcc warning
+ * counts); the caller then builds with kiln_cpu_build.  libtcc keeps its
+ * state in globals: calls must not overlap, in any thread, and no fork may
+ * happen during one; the caller holds one lock for the process around them. */
+kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
+                                     const char *entry);
+/* 1 when kiln was built with libtcc (tier 0 may work), else 0. */
+int kiln_cpu_quick_available(void);
+
 /* A runtime error raised inside a kernel (bounds, assert, division).  The
  * first error of a launch wins; the others are dropped. */
 typedef enum kiln_errcode {

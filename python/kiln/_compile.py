@@ -6,6 +6,7 @@ finds a function's source text, answers the core's questions about global
 names, and decides which specialisation a call needs.
 """
 
+import atexit
 import builtins
 import os
 import sys
@@ -16,6 +17,10 @@ from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 
 CompileError = _kiln.CompileError
+
+# Interpreter exit: the optimising builds still running get a moment to finish and be
+# stored, then are stopped (tier.c); registered here, at the first compilation.
+atexit.register(_kiln.tier_shutdown)
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len"}
 _BUILTIN_OBJECTS = {id(getattr(builtins, n)): n for n in _BUILTINS}
@@ -196,13 +201,38 @@ def check_cuda(disp, argkey, archs=_CHECK_ARCHS):
     return done
 
 
-def build_cpu(disp, argkey):
-    """Translates for the CPU and builds (or finds in the cache) the shared object;
-    returns (program, blob, cache key, hit)."""
-    prog = _translate(disp, argkey, 0)
+def build_cpu(disp, argkey, prog=None):
+    """Translates for the CPU (unless prog is given) and builds (or finds in the cache) the
+    optimised shared object; returns (program, blob, cache key, hit)."""
+    if prog is None:
+        prog = _translate(disp, argkey, 0)
     blob, ckey, hit = _kiln.cpu_build(prog.source, _cache_name(disp, argkey),
                                       disp.options["cache"])
     return prog, blob, ckey, hit
+
+
+def tiers():
+    """KILN_TIERS: 1 (the default) tiered CPU builds, 0 none (the optimising build on the
+    first call), 2 for KILN_TIERS=tcc: tier 0 alone (tests: every kernel through libtcc)."""
+    v = os.environ.get("KILN_TIERS", "1") or "1"
+    if v not in ("0", "1", "tcc"):
+        raise ValueError(f"KILN_TIERS must be 0, 1 or tcc, not {v!r}")
+    return 2 if v == "tcc" else int(v)
+
+
+def cpu_entry(disp, argkey, key, sig):
+    """The Entry of a CPU specialisation: the optimised build when a cache tier has it,
+    else tier 0's code with the optimising build on a worker thread (tier.c), else (tiers
+    off, or tier 0 cannot build the kernel) the optimising build now."""
+    prog = _translate(disp, argkey, 0)
+    mode = tiers()
+    if mode:
+        entry = _kiln.cpu_tiered_entry(prog, key, sig, _cache_name(disp, argkey),
+                                       disp.options["cache"], mode == 2)
+        if entry is not None:
+            return entry
+    _, blob, _, _ = build_cpu(disp, argkey, prog)
+    return _kiln.cpu_entry(prog, blob, key, sig)
 
 
 def build(disp, key):
@@ -217,8 +247,7 @@ def build(disp, key):
                                              _cache_name(disp, argkey), disp.options["cache"])
         entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
     else:
-        prog, blob, _, _ = build_cpu(disp, argkey)
-        entry = _kiln.cpu_entry(prog, blob, key, sig)
+        entry = cpu_entry(disp, argkey, key, sig)
         if os.environ.get("KILN_CHECK_CUDA") == "1":
             check_cuda(disp, argkey)
     if (sig, key) not in disp._compiled:  # threads racing on a first call build it each

@@ -9,9 +9,128 @@
  * variable.  Device functions take the same parameters, so kiln.grid() works
  * in them too.
  */
+/* Tier 0 (src/target/tcc.c): libtcc compiles this same source in the process
+ * for a first call in milliseconds, without OpenMP and without GCC's
+ * builtins.  What it lacks is given here: the OpenMP pragmas go (tcc has no
+ * _Pragma operator; a parallel region then runs once, as thread 0 of 1, and
+ * tcc.c answers omp_get_num_threads and omp_get_thread_num so), the
+ * __atomic builtins become calls of kiln_tcc_atomic and kiln_tcc_cas (GCC's
+ * builtins, compiled into kiln, every one sequentially consistent, which is
+ * at least what any order asks), and the bit builtins are written out.  The
+ * __simd__ declarations below need __GNUC__, which tcc does not define. */
+#ifdef __TINYC__
+/* what the source uses of <math.h>, <stdint.h> and <string.h>, declared here:
+ * tcc reads glibc's <math.h> in about 4 ms, four times the rest of a kernel
+ * (tcc.c compiles with -Werror, so a function missing here fails tier 0 and
+ * the first call builds with cc instead, never calls an undeclared function) */
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+typedef __SIZE_TYPE__ size_t;
+void *memcpy(void *, const void *, size_t);
+void *memmove(void *, const void *, size_t);
+void *memset(void *, int, size_t);
+int memcmp(const void *, const void *, size_t);
+#define KILN_TCC_M1(fn) double fn(double); float fn##f(float);
+#define KILN_TCC_M2(fn) double fn(double, double); float fn##f(float, float);
+KILN_TCC_M1(acos) KILN_TCC_M1(asin) KILN_TCC_M1(atan) KILN_TCC_M1(cos) KILN_TCC_M1(sin)
+KILN_TCC_M1(tan) KILN_TCC_M1(acosh) KILN_TCC_M1(asinh) KILN_TCC_M1(atanh) KILN_TCC_M1(cosh)
+KILN_TCC_M1(sinh) KILN_TCC_M1(tanh) KILN_TCC_M1(exp) KILN_TCC_M1(exp2) KILN_TCC_M1(expm1)
+KILN_TCC_M1(log) KILN_TCC_M1(log10) KILN_TCC_M1(log1p) KILN_TCC_M1(log2) KILN_TCC_M1(logb)
+KILN_TCC_M1(cbrt) KILN_TCC_M1(fabs) KILN_TCC_M1(sqrt) KILN_TCC_M1(erf) KILN_TCC_M1(erfc)
+KILN_TCC_M1(lgamma) KILN_TCC_M1(tgamma) KILN_TCC_M1(ceil) KILN_TCC_M1(floor)
+KILN_TCC_M1(nearbyint) KILN_TCC_M1(rint) KILN_TCC_M1(round) KILN_TCC_M1(trunc)
+KILN_TCC_M2(atan2) KILN_TCC_M2(hypot) KILN_TCC_M2(pow) KILN_TCC_M2(fmod) KILN_TCC_M2(remainder)
+KILN_TCC_M2(copysign) KILN_TCC_M2(nextafter) KILN_TCC_M2(fdim) KILN_TCC_M2(fmax) KILN_TCC_M2(fmin)
+double fma(double, double, double);
+float fmaf(float, float, float);
+double ldexp(double, int);
+float ldexpf(float, int);
+double frexp(double, int *);
+float frexpf(float, int *);
+double modf(double, double *);
+float modff(float, float *);
+long long llrint(double);
+long long llround(double);
+/* the classification macros, each argument evaluated once */
+#define isnan(x) ({ __typeof__(x) kiln_x_ = (x); kiln_x_ != kiln_x_; })
+#define isinf(x) ({ __typeof__(x) kiln_x_ = (x); kiln_x_ == kiln_x_ && kiln_x_ - kiln_x_ != 0; })
+#define isfinite(x) ({ __typeof__(x) kiln_x_ = (x); kiln_x_ - kiln_x_ == 0; })
+#define signbit(x) ({ double kiln_x_ = (x); unsigned long long kiln_b_;                 \
+                      memcpy(&kiln_b_, &kiln_x_, 8); (int)(kiln_b_ >> 63); })
+#define INFINITY (1.0f / 0.0f)
+#define NAN (0.0f / 0.0f)
+#define HUGE_VAL (1.0 / 0.0)
+#define HUGE_VALF (1.0f / 0.0f)
+#define _Pragma(text)
+#define __ATOMIC_RELAXED 0
+#define __ATOMIC_CONSUME 1
+#define __ATOMIC_ACQUIRE 2
+#define __ATOMIC_RELEASE 3
+#define __ATOMIC_ACQ_REL 4
+#define __ATOMIC_SEQ_CST 5
+/* op: 0 load, 1 store, 2 exchange, 3 add, 4 sub, 5 and, 6 or, 7 xor; returns
+ * the old value's bits (the stored value's for a store) */
+extern unsigned long long kiln_tcc_atomic(void *p, int size, int op, unsigned long long v);
+/* compare-and-swap: *e's value for *p's, else *e gets *p's; 1 when swapped */
+extern int kiln_tcc_cas(void *p, int size, void *e, unsigned long long v);
+extern void kiln_tcc_fence(void);
+#define KILN_TCC_AT(p, op, v)                                                          \
+    ((__typeof__(*(p)))kiln_tcc_atomic((void *)(p), sizeof(*(p)), op, (unsigned long long)(v)))
+#define __atomic_load_n(p, o) KILN_TCC_AT(p, 0, 0)
+#define __atomic_store_n(p, v, o) ((void)KILN_TCC_AT(p, 1, v))
+#define __atomic_exchange_n(p, v, o) KILN_TCC_AT(p, 2, v)
+#define __atomic_fetch_add(p, v, o) KILN_TCC_AT(p, 3, v)
+#define __atomic_fetch_sub(p, v, o) KILN_TCC_AT(p, 4, v)
+#define __atomic_fetch_and(p, v, o) KILN_TCC_AT(p, 5, v)
+#define __atomic_fetch_or(p, v, o) KILN_TCC_AT(p, 6, v)
+#define __atomic_fetch_xor(p, v, o) KILN_TCC_AT(p, 7, v)
+#define __atomic_compare_exchange_n(p, e, v, weak, s, f)                               \
+    kiln_tcc_cas((void *)(p), sizeof(*(p)), (void *)(e), (unsigned long long)(v))
+#define __atomic_thread_fence(o) kiln_tcc_fence()
+/* tcc folds these to the values GCC's builtins give (0.0 / 0.0 is +NaN) */
+#define __builtin_inf() (1.0 / 0.0)
+#define __builtin_inff() (1.0f / 0.0f)
+#define __builtin_nan(s) (0.0 / 0.0)
+#define __builtin_nanf(s) (0.0f / 0.0f)
+static inline int kiln_tcc_popcount(unsigned long long x) {
+    int n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+}
+static inline int kiln_tcc_clz(unsigned long long x) { /* x != 0 */
+    int n = 0;
+    for (; !(x >> 63); x <<= 1) n++;
+    return n;
+}
+static inline int kiln_tcc_ffs(long long v) {
+    unsigned long long x = (unsigned long long)v;
+    if (!x) return 0;
+    int n = 1;
+    for (; !(x & 1); x >>= 1) n++;
+    return n;
+}
+static inline unsigned long long kiln_tcc_bswap(unsigned long long x) {
+    unsigned long long r = 0;
+    for (int i = 0; i < 8; i++, x >>= 8) r = r << 8 | (x & 0xff);
+    return r;
+}
+#define __builtin_popcountll(x) kiln_tcc_popcount(x)
+#define __builtin_clzll(x) kiln_tcc_clz(x)
+#define __builtin_ffsll(x) kiln_tcc_ffs(x)
+#define __builtin_bswap64(x) kiln_tcc_bswap(x)
+#else
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#endif
 
 /* glibc's libmvec has vector versions of the common math functions, but
  * <math.h> declares them only under -ffast-math.  Declaring them here lets the

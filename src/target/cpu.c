@@ -45,14 +45,9 @@
 
 #include "compiler.h"
 #include "emit/emit.h"
+#include "target/cpu_module.h"
 
 extern char **environ;
-
-struct kiln_cpu_module {
-    void *handle; /* from dlopen */
-    int fd;       /* the memfd holding the object, open while loaded */
-    void (*entry)(const kiln_cpu_launch *, const int64_t *);
-};
 
 static const char *cc_command(kiln_ctx *ctx) {
     if (!ctx->cc) {
@@ -581,8 +576,9 @@ kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, cons
 
 void kiln_cpu_unload(kiln_cpu_module *m) {
     if (!m) return;
-    dlclose(m->handle);
-    close(m->fd);
+    if (m->handle) dlclose(m->handle);
+    if (m->fd >= 0) close(m->fd);
+    if (m->code) munmap(m->code, m->code_len); /* tier 0's (tcc.c) */
     free(m);
 }
 

@@ -107,21 +107,11 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
-                     int key_flags, const char *short_target, const char *name,
-                     ext_build_fn build, void *ud, ExtArtifact *out) {
+int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t len,
+                           const char *target, int key_flags, const char *short_target,
+                           const char *name, ext_build_fn build, void *ud, ExtArtifact *out) {
     memset(out, 0, sizeof *out);
-    kiln_ctx *ctx = kiln_ctx_new();
-    if (!ctx) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    TextSink t = {NULL, 0, 0, 0};
-    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
-    /* every wait below (a claim held elsewhere, the C compiler) polls it */
-    kiln_ctx_set_interrupt(ctx, ext_interrupted, NULL);
     int rc = 0;
-    Py_BEGIN_ALLOW_THREADS
     kiln_cache *c = target ? ext_get_cache(st) : NULL;
     kiln_cache_key k;
     if (c) {
@@ -156,6 +146,30 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
         else if (c)
             kiln_cache_release(c, &k); /* a failed build is never cached */
     }
+    if (rc < 0) {
+        free(out->blob);
+        out->blob = NULL;
+    }
+    return rc;
+}
+
+int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
+                     int key_flags, const char *short_target, const char *name,
+                     ext_build_fn build, void *ud, ExtArtifact *out) {
+    memset(out, 0, sizeof *out);
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    TextSink t = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    /* every wait (a claim held elsewhere, the C compiler) polls it */
+    kiln_ctx_set_interrupt(ctx, ext_interrupted, NULL);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ext_cached_build_nogil(st, ctx, src, len, target, key_flags, short_target, name, build,
+                                ud, out);
     Py_END_ALLOW_THREADS
     kiln_ctx_free(ctx);
     if (rc < 0) {
@@ -177,6 +191,26 @@ int ext_cached_build(ModState *st, const char *src, size_t len, const char *targ
         return -1;
     }
     return 0;
+}
+
+int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *target,
+                      ExtArtifact *out) {
+    memset(out, 0, sizeof *out);
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = ext_get_cache(st);
+    if (c) {
+        kiln_cache_key k;
+        kiln_cache_key_of(src, len, target, 0, &k);
+        kiln_cache_key_hex(&k, out->key);
+        out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
+    }
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) {
+        free(out->blob);
+        out->blob = NULL;
+        return -1;
+    }
+    return out->hit;
 }
 
 /* ---- opening ahead ------------------------------------------------------------------

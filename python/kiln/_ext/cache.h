@@ -21,6 +21,17 @@ typedef int (*ext_build_fn)(void *ud, kiln_ctx *ctx, void **blob, size_t *len, c
 int ext_cached_build(ModState *st, const char *src, size_t len, const char *target,
                      int key_flags, const char *short_target, const char *name,
                      ext_build_fn build, void *ud, ExtArtifact *out);
+/* The same with the GIL released (or on a thread without it), through the caller's
+ * ctx (diagnostics, interrupt hook); a failure leaves its text in ctx's sink.  0 or -1. */
+int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t len,
+                           const char *target, int key_flags, const char *short_target,
+                           const char *name, ext_build_fn build, void *ud, ExtArtifact *out);
+/* Only looks: the artifact for source built for target from the cache's tiers
+ * (memory, SQLite, Redis), without claiming, waiting or building.  With the GIL.
+ * 1 hit (out->blob is the caller's), 0 miss, -1 with an exception set (a cache
+ * warning made an error). */
+int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *target,
+                      ExtArtifact *out);
 void ext_cache_free(ModState *st);
 /* The cache, opened at first use; with or without the GIL.  NULL only when
  * out of memory. */

@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "table.h"
+#include "tier.h"
 
 /* ---- Program ------------------------------------------------------------------- */
 
@@ -431,6 +432,8 @@ static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObj
     e->target = 0;
     e->cpu = NULL;
     e->cu = NULL;
+    e->cpu0 = NULL;
+    e->job = NULL;
     e->device = 0;
     e->st = st;
     e->debug = false;
@@ -464,6 +467,22 @@ static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObj
     return e;
 }
 
+/* Loads a built shared object as e's code; 0, or -1 with an exception set. */
+static int load_cpu(ModState *st, EntryObject *e, const void *blob, size_t len) {
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    TextSink t = {NULL, 0, 0, 0};
+    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    e->cpu = kiln_cpu_load(ctx, blob, len, kiln_program_entry(((ProgramObject *)e->program)->p));
+    kiln_ctx_free(ctx);
+    if (!e->cpu) ext_raise_text(st, &t, "kiln: cannot load the kernel");
+    PyMem_RawFree(t.buf);
+    return e->cpu ? 0 : -1;
+}
+
 /* cpu_entry(program, blob, key, signature) -> Entry: loads a built kernel */
 static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
     ModState *st = ext_state(module);
@@ -473,25 +492,77 @@ static PyObject *mod_cpu_entry(PyObject *module, PyObject *args) {
                           &sig))
         return NULL;
     EntryObject *e = entry_new(st, prog, key, sig);
-    if (!e) {
-        PyBuffer_Release(&blob);
-        return NULL;
-    }
-    kiln_ctx *ctx = kiln_ctx_new();
-    TextSink t = {NULL, 0, 0, 0};
-    kiln_ctx_set_diag(ctx, ext_text_diag, &t);
-    e->cpu = kiln_cpu_load(ctx, blob.buf, (size_t)blob.len,
-                           kiln_program_entry(((ProgramObject *)prog)->p));
-    kiln_ctx_free(ctx);
+    int rc = e ? load_cpu(st, e, blob.buf, (size_t)blob.len) : -1;
     PyBuffer_Release(&blob);
-    if (!e->cpu) {
-        ext_raise_text(st, &t, "kiln: cannot load the kernel");
-        PyMem_RawFree(t.buf);
-        Py_DECREF(e);
+    if (rc < 0) {
+        Py_XDECREF(e);
         return NULL;
     }
-    PyMem_RawFree(t.buf);
     return (PyObject *)e;
+}
+
+/* cpu_tiered_entry(program, key, signature, name, cache, tier0_only) -> Entry or None.
+ * The optimised build from a cache tier when one has it; else tier 0's code, with
+ * the optimising build queued (tier.c); None when tier 0 cannot build the kernel
+ * (the caller builds it with the C compiler).  tier0_only (KILN_TIERS=tcc, for
+ * tests): tier 0 alone, neither cache nor optimising build, and a refusal raises. */
+static PyObject *mod_cpu_tiered_entry(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *prog, *key, *sig;
+    const char *name;
+    int use_cache, only0;
+    if (!PyArg_ParseTuple(args, "O!O!Usip", st->ProgramType, &prog, &PyBytes_Type, &key, &sig,
+                          &name, &use_cache, &only0))
+        return NULL;
+    if (!kiln_cpu_quick_available()) Py_RETURN_NONE; /* built without libtcc */
+    kiln_program *p = ((ProgramObject *)prog)->p;
+    size_t len;
+    const char *src = kiln_program_source(p, &len);
+    /* the C compiler's identity, read now: the optimising build uses this context */
+    kiln_ctx *ctx = kiln_ctx_new();
+    if (!ctx) return PyErr_NoMemory();
+    char *target = NULL;
+    if (!only0) {
+        Py_BEGIN_ALLOW_THREADS
+        target = strdup(use_cache ? kiln_cpu_target(ctx) : kiln_cpu_compiler(ctx));
+        Py_END_ALLOW_THREADS
+        if (!target) {
+            kiln_ctx_free(ctx);
+            return PyErr_NoMemory();
+        }
+    }
+    EntryObject *e = entry_new(st, prog, key, sig);
+    if (!e) goto fail;
+    if (!only0 && use_cache) {
+        ExtArtifact art;
+        int hit = ext_cached_lookup(st, src, len, target, &art);
+        if (hit < 0) goto fail;
+        if (hit) { /* built before: no tier 0 */
+            int rc = load_cpu(st, e, art.blob, art.len);
+            free(art.blob);
+            if (rc < 0) goto fail;
+            kiln_ctx_free(ctx);
+            free(target);
+            return (PyObject *)e;
+        }
+    }
+    e->cpu = e->cpu0 = ext_tier0_load(st, src, len, kiln_program_entry(p), only0);
+    if (!e->cpu) goto fail; /* refused: None, or CompileError for tier0_only */
+    if (!only0) {
+        e->job = ext_tier_start(st, ctx, src, len, use_cache ? target : NULL, name,
+                                kiln_program_entry(p), &e->cpu);
+        ctx = NULL; /* the job's, or freed */
+        if (!e->job) goto fail; /* no worker can run it: build it now instead */
+    }
+    kiln_ctx_free(ctx);
+    free(target);
+    return (PyObject *)e;
+fail:
+    kiln_ctx_free(ctx);
+    free(target);
+    Py_XDECREF(e);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* cuda_entry(program, image, key, signature, device, debug) -> Entry: loads a cubin or PTX */
@@ -584,6 +655,8 @@ static PyMethodDef core_functions[] = {
     {"cpu_build", mod_cpu_build, METH_VARARGS,
      "cpu_build(source, name='', cache=True) -> (shared object, cache key, hit)"},
     {"cpu_entry", mod_cpu_entry, METH_VARARGS, "cpu_entry(program, blob, key, signature) -> Entry"},
+    {"cpu_tiered_entry", mod_cpu_tiered_entry, METH_VARARGS,
+     "cpu_tiered_entry(program, key, signature, name, cache, tier0_only) -> Entry or None"},
     {"cuda_entry", mod_cuda_entry, METH_VARARGS,
      "cuda_entry(program, image, key, signature, device, debug) -> Entry"},
     {"parse_signature", mod_parse_signature, METH_O, "parse_signature(text) -> (ret, args)"},

@@ -24,6 +24,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "signals.h"
+#include "tier.h"
 
 typedef struct {
     PyObject_HEAD
@@ -257,18 +258,32 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
     }
     if (e->target == 0) {
+        /* the code, read once: tier 0's until the optimising build stores its own (tier.h) */
+        kiln_cpu_module *code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
+        int64_t par = d->par_threshold;
+        double t0 = 0;
+        if (__builtin_expect(code == e->cpu0, 0)) {
+            /* a large launch may wait for the optimised build; a fork, a failure */
+            if (ext_tier_poll(st, e->job, self->grid, self->block) < 0) goto done;
+            code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
+            if (code == e->cpu0) {
+                par = KILN_PAR_NEVER; /* tcc's code has no OpenMP to start */
+                t0 = ext_tier_clock();
+            }
+        }
         if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, false) < 0) goto done;
         kiln_kernel_error err;
         memset(&err, 0, sizeof err);
         kiln_cpu_launch L = {0}; /* fields added to the struct later stay off */
         memcpy(L.grid, self->grid, sizeof L.grid);
         memcpy(L.block, self->block, sizeof L.block);
-        L.par_threshold = d->par_threshold;
+        L.par_threshold = par;
         L.err = &err;
-        if (ext_cpu_launch_begin(&L, d->par_threshold, st->PerformanceWarning) < 0) goto done;
+        if (ext_cpu_launch_begin(&L, par, st->PerformanceWarning) < 0) goto done;
         Py_BEGIN_ALLOW_THREADS
-        kiln_cpu_launch_kernel(e->cpu, &L, slots);
+        kiln_cpu_launch_kernel(code, &L, slots);
         Py_END_ALLOW_THREADS
+        if (t0 > 0) ext_tier_ran(e->job, self->grid, self->block, t0);
         if (ext_cpu_launch_end(&L, &err) < 0) goto done; /* Ctrl-C stopped it */
         if (err.code != 0) {
             ext_raise_kernel_error(&err, e->files);

@@ -19,6 +19,7 @@
 #include "signals.h"
 #include "state.h"
 #include "table.h"
+#include "tier.h"
 
 static int mod_exec(PyObject *m) {
     ModState *st = ext_state(m);
@@ -33,6 +34,8 @@ static int mod_exec(PyObject *m) {
     if (PyModule_AddFunctions(m, ext_cache_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_args_functions) < 0) return -1;
     pthread_mutex_init(&st->cache_warn_mu, NULL);
+    if (ext_tier_init(st) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_tier_functions) < 0) return -1;
     if (ext_core_init(m, st) < 0) return -1;
     if (ext_table_init(m, st) < 0) return -1;
     if (ext_dispatcher_init(m, st) < 0) return -1;
@@ -53,7 +56,8 @@ static int mod_clear(PyObject *m) {
 
 static void mod_free(void *m) {
     mod_clear((PyObject *)m);
-    ext_cache_free(ext_state((PyObject *)m));
+    /* the optimising builds use the cache: close it only when they are over */
+    if (ext_tier_shutdown(ext_state((PyObject *)m)) == 0) ext_cache_free(ext_state((PyObject *)m));
 }
 
 static PyModuleDef_Slot mod_slots[] = {{Py_mod_exec, mod_exec}, {0, NULL}};

@@ -12,10 +12,11 @@
  *   host.c        events, page-locked memory, device attributes
  *   devarray.c    device memory: Alloc, DeviceArray, Stream, DLPack export
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
- *   cache.c       the artifact cache: cached builds, kiln.cache's functions
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
  *   table.c       the specialisation table and its reference-counted entries
+ *   tier.c        tiered CPU builds: tier 0 (libtcc), the optimising builds' workers
+ *   cache.c       the artifact cache: cached builds, kiln.cache's functions
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */
@@ -78,6 +79,8 @@ typedef struct {
     kiln_ctx *cache_ctx;            /* its diagnostics go to cache_warn */
     pthread_mutex_t cache_warn_mu;
     TextSink cache_warn;            /* warnings waiting for the GIL */
+    /* tiered CPU builds (tier.c): tier 0's lock, the optimising builds' jobs */
+    struct ExtTiers *tiers;
 } ModState;
 
 ModState *ext_state(PyObject *module);

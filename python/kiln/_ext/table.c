@@ -16,6 +16,8 @@
  * a launch's) is gone, so nothing runs it. */
 static void entry_dealloc(EntryObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
+    ext_tier_detach(self->st, self->job); /* from here on, no build swaps self->cpu */
+    if (self->cpu != self->cpu0) kiln_cpu_unload(self->cpu0);
     kiln_cpu_unload(self->cpu);
     if (self->cu && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)
         kiln_cuda_unload(self->st->cuda, self->cu);
@@ -28,6 +30,17 @@ static void entry_dealloc(EntryObject *self) {
     Py_DECREF(tp);
 }
 
+/* 0 while the entry runs tier 0's code, 1 once it runs optimised code (every
+ * entry not made by tier 0, CUDA's included) */
+static PyObject *entry_tier(EntryObject *self, void *c) {
+    kiln_cpu_module *m = __atomic_load_n(&self->cpu, __ATOMIC_ACQUIRE);
+    return PyLong_FromLong(self->cpu0 && m == self->cpu0 ? 0 : 1);
+}
+
+static PyGetSetDef entry_getset[] = {
+    {"tier", (getter)entry_tier, NULL, "0: tier 0's quick code runs; 1: the optimised code", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static PyMemberDef entry_members[] = {
     {"program", T_OBJECT, offsetof(EntryObject, program), READONLY, "the translated Program"},
     {"signature", T_OBJECT, offsetof(EntryObject, signature), READONLY, "compiled signature"},
@@ -36,6 +49,7 @@ static PyMemberDef entry_members[] = {
 static PyType_Slot entry_slots[] = {
     {Py_tp_dealloc, entry_dealloc},
     {Py_tp_members, entry_members},
+    {Py_tp_getset, entry_getset},
     {Py_tp_doc, (void *)"A compiled, loaded specialisation of a kernel."},
     {0, NULL}};
 

@@ -7,6 +7,12 @@
  * reference goes, so no launch ever runs code that was unloaded.  A key's
  * entry is never replaced: the first entry inserted for a key stays, and a
  * thread whose build lost the race uses it and drops its own.
+ *
+ * Tiers (tier.h): a CPU entry made by tier 0 has cpu == cpu0 (libtcc's code)
+ * and a job, the optimising build, which stores the optimised module into
+ * cpu (release) when it is loaded.  A launch reads cpu once (acquire) and runs
+ * what it read; tier 0's module stays loaded until entry_dealloc, so a launch
+ * that read it before the swap finishes in loaded code.
  */
 #ifndef KILN_EXT_TABLE_H
 #define KILN_EXT_TABLE_H
@@ -14,11 +20,14 @@
 #include <string.h>
 
 #include "state.h"
+#include "tier.h"
 
 typedef struct {
     PyObject_HEAD
     int target;           /* 0 CPU, 1 CUDA */
-    kiln_cpu_module *cpu;
+    kiln_cpu_module *cpu; /* the code launches run: read once per launch, acquire */
+    kiln_cpu_module *cpu0; /* tier 0's module while it may run, else NULL */
+    ExtTierJob *job;      /* the optimising build after tier 0, or NULL */
     kiln_cuda_module *cu;
     int device;           /* CUDA: the device the module is loaded on */
     bool can_fail;        /* it may record a kernel error */

@@ -1,0 +1,387 @@
+"""Tiered compilation on the CPU target (docs/architecture.md, "Tiers").
+
+A first call whose optimised build is in no cache tier runs tier 0 (libtcc, in the
+process) and queues the optimising build; the build's module is swapped in for the
+next launch.  Every scenario runs in a fresh process with a cache directory of its
+own and KILN_TIERS=1 (the rest of the suite runs with KILN_TIERS=0), checking every
+result against NumPy; waits are bounded (kiln._kiln.tier_wait)."""
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import kiln
+from kiln import _kiln
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYDIR = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
+
+pytestmark = pytest.mark.skipif(not _kiln.tier_stats()["available"],
+                                reason="kiln was built without libtcc (tier 0 off)")
+
+HEAD = '''
+import os, sys, time, warnings, threading
+import numpy as np
+import kiln
+from kiln import _kiln
+
+@kiln.jit
+def mix(out, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = x[i] * 3 + y[i] // 2 + i % 7
+
+def want(x, y):
+    return x * 3 + y // 2 + np.arange(x.size) % 7
+
+def inputs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(-1000, 1000, n), rng.integers(-1000, 1000, n)
+
+def entry(k):
+    return k._entry_for(None)
+
+def until_running():
+    """Waits (at most 10 s) until a worker runs the optimising build."""
+    for _ in range(1000):
+        if _kiln.tier_stats()["running"]:
+            return
+        time.sleep(0.01)
+    raise AssertionError(_kiln.tier_stats())
+'''
+
+
+def env_for(tmp_path, **extra):
+    env = dict(os.environ)
+    env.update(PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_TARGET="cpu",
+               KILN_TIERS="1", TMPDIR=str(tmp_path))
+    env.pop("KILN_REMOTE_CACHE", None)
+    env.pop("KILN_CHECK_CUDA", None)
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(tmp_path, body, timeout=60, **extra):
+    """Runs HEAD + body in a new process; returns its stdout (asserting status 0)."""
+    script = tmp_path / f"script{len(list(tmp_path.glob('script*.py')))}.py"
+    script.write_text(HEAD + textwrap.dedent(body))
+    p = subprocess.run([sys.executable, str(script)], env=env_for(tmp_path, **extra),
+                       capture_output=True, text=True, timeout=timeout, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def slow_cc(tmp_path, seconds):
+    """A C compiler that takes `seconds` before compiling: the optimising build stays
+    pending meanwhile."""
+    path = tmp_path / "slow-cc"
+    path.write_text(f"#!/bin/sh\nsleep {seconds}\nexec cc \"$@\"\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_first_call_runs_tier0_then_the_optimised_code(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(5000)
+        out = np.zeros_like(x)
+        mix[40, 128](out, x, y)
+        e = entry(mix)
+        s = _kiln.tier_stats()
+        assert e.tier == 0 and s["tier0_loads"] == 1, (e.tier, s)
+        assert np.array_equal(out, want(x, y))
+        assert _kiln.tier_wait(60)
+        s = _kiln.tier_stats()
+        assert e.tier == 1 and s["swaps"] == 1 and s["failures"] == 0, s
+        out[:] = 0
+        mix[40, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        assert kiln.cache.stats()["compiles"] == 1
+        print("ok", s["tier0_ms"])
+    ''')
+    assert out.startswith("ok")
+
+
+def test_eight_threads_launch_across_the_swap(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(3000)
+        ref = want(x, y)
+        start = threading.Barrier(8)
+        seen = []   # the tier each launch found before it started
+        bad = []
+        def work(t):
+            out = np.empty_like(x)
+            start.wait()
+            for r in range(100000):
+                before = mix._entry_for(None).tier if r else 0
+                out[:] = -1
+                mix[24, 128](out, x, y)
+                if not np.array_equal(out, ref):
+                    bad.append((t, r))
+                seen.append(before)
+                if before == 1 and r > 20:
+                    break
+        ts = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+        for t in ts: t.start()
+        for t in ts: t.join(60)
+        assert not any(t.is_alive() for t in ts)
+        assert not bad, bad[:5]
+        assert seen.count(0) > 8 and seen.count(1) >= 8, (seen.count(0), seen.count(1))
+        assert _kiln.tier_stats()["swaps"] == 1
+        print("ok", len(seen))
+    ''', KILN_CC=slow_cc(tmp_path, 0.5))
+    assert out.startswith("ok")
+
+
+def test_kiln_tiers_0_builds_the_optimised_code_at_the_first_call(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(1000)
+        out = np.zeros_like(x)
+        mix[8, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        s = _kiln.tier_stats()
+        assert entry(mix).tier == 1 and s["tier0_loads"] == 0 and s["queued"] + s["running"] == 0
+        assert kiln.cache.stats()["compiles"] == 1
+        print("ok")
+    ''', KILN_TIERS=0)
+    assert out.startswith("ok")
+
+
+def test_a_cache_hit_skips_tier0(tmp_path):
+    body = '''
+        x, y = inputs(1000)
+        out = np.zeros_like(x)
+        mix[8, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        print(entry(mix).tier, _kiln.tier_stats()["tier0_loads"])
+        _kiln.tier_wait(60)
+    '''
+    assert run(tmp_path, body).split() == ["0", "1"]
+    assert run(tmp_path, body).split() == ["1", "0"]  # the disk tier has the optimised build
+    # the memory tier: a second kernel of the same text in the same process
+    out = run(tmp_path, body + '''
+        mix._clear_entries()
+        mix[8, 128](out, x, y)
+        print(entry(mix).tier, _kiln.tier_stats()["tier0_loads"])
+    ''')
+    assert out.split() == ["1", "0", "1", "0"]
+
+
+def test_a_large_launch_waits_for_the_optimised_build(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(1 << 21)
+        out = np.zeros_like(x)
+        mix[(x.size + 255) // 256, 256](out, x, y)   # 2M threads: past tier 0's budget
+        s = _kiln.tier_stats()
+        assert entry(mix).tier == 1 and s["waits"] == 1 and s["tier0_loads"] == 1, s
+        assert np.array_equal(out, want(x, y))
+        print("ok")
+    ''')
+    assert out.startswith("ok")
+
+
+def test_a_broken_compiler_after_tier0_warns_once_and_results_stay_right(tmp_path):
+    bad = tmp_path / "broken-cc"
+    bad.write_text("#!/bin/sh\necho 'broken-cc: cannot work today' >&2\nexit 3\n")
+    bad.chmod(0o755)
+    out = run(tmp_path, '''
+        x, y = inputs(2000)
+        out = np.zeros_like(x)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            mix[16, 128](out, x, y)
+            assert np.array_equal(out, want(x, y))
+            assert _kiln.tier_wait(60)
+            for _ in range(3):
+                out[:] = 0
+                mix[16, 128](out, x, y)
+                assert np.array_equal(out, want(x, y))
+        perf = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+        assert len(perf) == 1, perf
+        assert "broken-cc" in perf[0] and "tier 0" in perf[0], perf[0]
+        assert entry(mix).tier == 0 and _kiln.tier_stats()["failures"] == 1
+        print("ok")
+    ''', KILN_CC=str(bad))
+    assert out.startswith("ok")
+
+
+def test_fork_while_the_optimised_build_runs(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(2000)
+        out = np.zeros_like(x)
+        mix[16, 128](out, x, y)
+        assert entry(mix).tier == 0
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                for _ in range(5):
+                    out[:] = 0
+                    mix[16, 128](out, x, y)
+                    assert np.array_equal(out, want(x, y))
+                assert _kiln.tier_wait(60), _kiln.tier_stats()
+                assert entry(mix).tier == 1, _kiln.tier_stats()
+                mix[16, 128](out, x, y)
+                assert np.array_equal(out, want(x, y))
+                code = 0
+            finally:
+                sys.stdout.flush()
+                os._exit(code)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.02)
+        else:
+            os.kill(pid, 9)
+            raise AssertionError("the child did not end")
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert _kiln.tier_wait(60) and entry(mix).tier == 1
+        mix[16, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        print("ok")
+    ''', timeout=120, KILN_CC=slow_cc(tmp_path, 1))
+    assert out.startswith("ok")
+
+
+def test_ctrl_c_stops_a_tier0_kernel_in_an_endless_loop(tmp_path):
+    script = tmp_path / "spin.py"
+    script.write_text(textwrap.dedent('''
+        import sys, numpy as np, kiln
+        from kiln import _kiln
+
+        @kiln.jit
+        def spin(a, n):
+            i = kiln.grid(1)
+            k = 0
+            while k >= 0:
+                k = (k + 1) % n
+            a[i] = k
+
+        a = np.zeros(1, np.int64)
+        print("started", flush=True)
+        try:
+            spin[1, 1](a, 1000)
+        except KeyboardInterrupt:
+            print("interrupted", spin._entry_for(None).tier, _kiln.tier_stats()["tier0_loads"],
+                  flush=True)
+    '''))
+    # the optimised build takes long: the launch runs tier 0's code
+    p = subprocess.Popen([sys.executable, str(script)],
+                         env=env_for(tmp_path, KILN_CC=slow_cc(tmp_path, 30)),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "started"
+        time.sleep(1.0)  # in the kernel by now (tier 0 builds in milliseconds)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, out + err
+    assert out.split() == ["interrupted", "0", "1"], out + err
+
+
+def test_interpreter_exit_during_a_pending_build_is_prompt(tmp_path):
+    t0 = time.monotonic()
+    out = run(tmp_path, '''
+        x, y = inputs(1000)
+        out = np.zeros_like(x)
+        mix[8, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        until_running()
+        print("ok")
+    ''', KILN_CC=slow_cc(tmp_path, 60))
+    took = time.monotonic() - t0
+    assert out.startswith("ok")
+    assert took < 15, took  # the exit grace (2 s) and the compiler's kill, not its 60 s
+    assert not glob.glob(str(tmp_path / "kiln-*")), "the build's temporary directory is left"
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "slow-cc")], capture_output=True)
+    assert leftover.returncode != 0, "the slow compiler still runs"
+
+
+def test_a_missing_tcc_runtime_falls_back_to_the_optimising_build(tmp_path):
+    out = run(tmp_path, '''
+        x, y = inputs(1000)
+        out = np.zeros_like(x)
+        mix[8, 128](out, x, y)
+        assert np.array_equal(out, want(x, y))
+        s = _kiln.tier_stats()
+        assert entry(mix).tier == 1 and s["tier0_refusals"] == 1, s
+        assert "libtcc1.a" in s["last_refusal"], s["last_refusal"]
+        print("ok")
+    ''', KILN_TCC_DIR=str(tmp_path / "no-such-dir"))
+    assert out.startswith("ok")
+
+
+def test_an_entry_dropped_while_its_build_runs(tmp_path):
+    out = run(tmp_path, '''
+        import gc
+        x, y = inputs(1000)
+        out = np.zeros_like(x)
+        mix[8, 128](out, x, y)
+        until_running()
+        mix._clear_entries()   # the entry goes; its build, running, goes on to the cache
+        gc.collect()
+        assert _kiln.tier_wait(60)
+        s = _kiln.tier_stats()
+        assert s["swaps"] == 0 and s["failures"] == 0, s
+        mix[8, 128](out, x, y)   # the build was stored: a cache hit now
+        assert entry(mix).tier == 1 and np.array_equal(out, want(x, y))
+        print("ok")
+    ''')
+    assert out.startswith("ok")
+
+
+def test_tier0_refusals_are_errors_and_libtcc_stays_usable():
+    good = "int kiln_entry(void) { return 1; }\n"
+    cases = [
+        # an undeclared function: tcc would call it as returning int; -Werror refuses
+        ("double f(double x) { return kiln_undeclared(x); }\n", "implicit declaration"),
+        # declared, but nowhere to link: two of them, both named (libtcc reports them
+        # out of a compile, where it calls exit(1) unless tcc.c keeps its state entered)
+        ("extern double kiln_nowhere1(double), kiln_nowhere2(double);\n"
+         "double kiln_entry(double x) { return kiln_nowhere1(x) + kiln_nowhere2(x); }\n",
+         "undefined symbol 'kiln_nowhere2'"),
+        ("int kiln_entry(void) { return }\n", "error"),
+        ("int other(void) { return 0; }\n", "no symbol 'kiln_entry'"),
+    ]
+    for src, said in cases:
+        with pytest.raises(kiln.CompileError) as e:
+            _kiln.tier0_try(src, "kiln_entry")
+        assert said in str(e.value) and "tier 0" in str(e.value), str(e.value)
+        _kiln.tier0_try(good, "kiln_entry")  # the next compile works: nothing left held
+
+
+# ---- every kernel of tests/lang through tier 0 ----------------------------------------
+
+_FLOAT = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")
+
+
+def _rounded(text):
+    """Floats to 9 significant digits: tier 0 (tcc) neither contracts a * b + c into an
+    FMA nor calls libmvec's vector functions, so the last bits may differ from cc's."""
+    return _FLOAT.sub(lambda m: f"{float(m.group()):.9g}", text)
+
+
+def test_every_lang_kernel_through_tier0(monkeypatch):
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import test_lang
+
+    monkeypatch.setenv("KILN_TIERS", "tcc")  # tier 0 alone; a refusal raises CompileError
+    before = _kiln.tier_stats()["tier0_loads"]
+    bad = []
+    for name in test_lang.CASES:
+        with open(os.path.join(test_lang.LANG, name + ".expect")) as f:
+            expected = f.read()
+        got = test_lang.run_case(name)
+        if _rounded(got) != _rounded(expected):
+            bad.append(f"{name}:\n--- expected\n{expected}--- tier 0\n{got}")
+    assert not bad, "\n".join(bad)
+    assert _kiln.tier_stats()["tier0_loads"] - before > 50
