@@ -13,6 +13,11 @@
  * evaluates once but C would evaluate twice (the middle of a chained
  * comparison, the left of a non-boolean `or`) use a GNU statement expression,
  * which both GCC and NVRTC accept.
+ *
+ * On the CPU a kernel that plan.c puts in lane mode (plan.h) is written twice:
+ * as kiln_body and as kiln_lanes_, the same statements with varying names
+ * indexed by the lane and each run of them inside a vectorised loop over the
+ * lanes (lane_block), called through kiln_body_lanes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -59,6 +64,7 @@ typedef struct Emit {
     bool in_lane;       /* ...inside one of its lane loops: varying names take [l_] */
     int *declared;      /* per symbol id: the run whose lane loop declared it */
     int run;            /* lane loops written so far */
+    const char *mask;   /* the lanes still in the varying while loop being written */
 } Emit;
 
 static void ex(Emit *E, Node *n);
@@ -1781,9 +1787,19 @@ static void lane_run(Emit *E, NodeList *l, int from, int to) {
     E->ind++;
     E->in_lane = true;
     plan_lane_syms(l, from, to, declare_private, E);
+    if (E->mask) {
+        indent(E);
+        P("if (%s[l_]) {\n", E->mask);
+        E->ind++;
+    }
     for (int i = from; i < to && !E->too_big; i++) {
         stmt(E, l->v[i]);
         too_big(E, l->v[i]->sp);
+    }
+    if (E->mask) {
+        E->ind--;
+        indent(E);
+        PS("}\n");
     }
     E->in_lane = false;
     E->ind--;
@@ -1792,19 +1808,73 @@ static void lane_run(Emit *E, NodeList *l, int from, int to) {
     PS("}\n");
 }
 
+/* A while loop with a varying condition: each pass tests the condition of the
+ * lanes still in the loop (a lane that leaves never comes back), ends when none
+ * is, and runs the body under their mask. */
+static void lane_while(Emit *E, Node *n) {
+    int k = E->tmp++;
+    const char *m = arena_printf(&E->C->arena, "wm%d", k);
+    line_marker(E, n->sp);
+    indent(E);
+    P("{\n");
+    E->ind++;
+    indent(E);
+    P("i%d %s[KILN_LANES];\n", E->plan.lanes.widest * 8, m);
+    indent(E);
+    PS("_Pragma(\"omp simd\")\n");
+    indent(E);
+    P("for (int l_ = 0; l_ < nl_; l_++) %s[l_] = 1;\n", m);
+    indent(E);
+    PS("for (;;) {\n");
+    E->ind++;
+    indent(E);
+    P("KILN_POLL(%s)\n", E->leave);
+    indent(E);
+    P("int any%d = 0;\n", k);
+    indent(E);
+    P("_Pragma(\"omp simd reduction(|:any%d)\")\n", k);
+    indent(E);
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+    E->in_lane = true;
+    indent(E);
+    P("%s[l_] = %s[l_] && ", m, m);
+    truthy(E, n->ifs.cond);
+    PS(";\n");
+    E->in_lane = false;
+    indent(E);
+    P("any%d |= %s[l_];\n", k, m);
+    E->ind--;
+    indent(E);
+    PS("}\n");
+    indent(E);
+    P("if (!any%d) break;\n", k);
+    E->mask = m;
+    block(E, &n->ifs.body);
+    E->mask = NULL;
+    E->ind--;
+    indent(E);
+    PS("}\n");
+    E->ind--;
+    indent(E);
+    PS("}\n");
+}
+
 /* A block outside any lane loop: its scalar statements (uniform loops and ifs,
- * whose blocks come back here, and uniform assignments) as themselves, each
- * maximal run of the others as one lane loop. */
+ * whose blocks come back here, and uniform assignments) as themselves, varying
+ * while loops as lane_while, each maximal run of the others as one lane loop. */
 static void lane_block(Emit *E, NodeList *l) {
     for (int i = 0; i < l->n && !E->too_big;) {
-        if (plan_lane_scalar(&E->plan, l->v[i])) {
-            stmt(E, l->v[i]);
+        int kind = plan_lane_stmt(&E->plan, l->v[i]);
+        if (kind != LANE_RUN) {
+            if (kind == LANE_LOOP) lane_while(E, l->v[i]);
+            else stmt(E, l->v[i]);
             too_big(E, l->v[i]->sp);
             i++;
             continue;
         }
         int j = i;
-        while (j < l->n && !plan_lane_scalar(&E->plan, l->v[j])) j++;
+        while (j < l->n && plan_lane_stmt(&E->plan, l->v[j]) == LANE_RUN) j++;
         lane_run(E, l, i, j);
         i = j;
     }
@@ -1850,6 +1920,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     E->f = f;
     E->lanes = lanes;
     E->in_lane = false;
+    E->mask = NULL;
     E->tmp = 0;
     E->nloops = 0;
     E->line = -1;

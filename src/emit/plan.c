@@ -1,4 +1,5 @@
-/* plan.c: the CPU entry's guard folding and loop order (plan.h says what and why).
+/* plan.c: the CPU entry's guard folding, loop order, private copies and lane
+ * mode (plan.h says what and why).
  *
  * Everything here reads the typed tree and writes a CpuPlan; nothing emits.
  * The walks recurse along expressions and nested blocks, whose depths the
@@ -684,11 +685,15 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
         scan_block(S, &n->fors.body, vctx);
         scan_block(S, &n->fors.orelse, vctx);
         return;
-    case S_WHILE:
-        if (vctx || varying(L, n->ifs.cond)) S->ok = false;
-        scan_block(S, &n->ifs.body, vctx);
+    case S_WHILE: {
+        /* a varying condition: every lane iterates on its own, so the body runs
+         * under a varying condition (and takes no loop, exit or else) */
+        bool v = varying(L, n->ifs.cond);
+        if (vctx || (v && n->ifs.orelse.n)) S->ok = false;
+        scan_block(S, &n->ifs.body, vctx || v);
         scan_block(S, &n->ifs.orelse, vctx);
         return;
+    }
     case S_BREAK: case S_CONTINUE: case S_RETURN:
         /* leaving a loop or the body: every lane alike, or not at all */
         if (vctx || (n->kind == S_RETURN && varying(L, n->ret.value))) S->ok = false;
@@ -705,34 +710,36 @@ static void count_grid(void *arg, const Node *n) {
     if (n->kind == E_CALL && n->intr && n->intr->kind == IK_GRID) ((LaneScan *)arg)->ngrid++;
 }
 
-bool plan_lane_scalar(const CpuPlan *p, const Node *st) {
+int plan_lane_stmt(const CpuPlan *p, const Node *st) {
     const LanePlan *L = &p->lanes;
     switch ((NodeKind)st->kind) {
-    case S_PASS: case S_ASSERT: case S_FOR: case S_WHILE: case S_BREAK: case S_CONTINUE:
-    case S_RETURN:
-        return true;
-    case S_EXPR: return st->expr->kind == E_STR;
+    case S_PASS: case S_ASSERT: case S_FOR: case S_BREAK: case S_CONTINUE: case S_RETURN:
+        return LANE_SCALAR;
+    case S_WHILE: return varying(L, st->ifs.cond) ? LANE_LOOP : LANE_SCALAR;
+    case S_EXPR: return st->expr->kind == E_STR ? LANE_SCALAR : LANE_RUN;
     case S_IF:
-        if (st == p->guard.stmt) return true;
+        if (st == p->guard.stmt) return LANE_SCALAR;
         for (const Node *c = st; c; c = elif_of(c))
-            if (varying(L, c->ifs.cond)) return false;
-        return true;
+            if (varying(L, c->ifs.cond)) return LANE_RUN;
+        return LANE_SCALAR;
     case S_ASSIGN:
-        if (st == L->grid_stmt) return true;
-        if (!plan_pure(st->assign.value)) return false;
+        if (st == L->grid_stmt) return LANE_SCALAR;
+        if (!plan_pure(st->assign.value)) return LANE_RUN;
         for (int i = 0; i < st->assign.targets.n; i++) {
             const Node *t = st->assign.targets.v[i];
             const Node *const *v = t->kind == E_TUPLE ? (const Node *const *)t->tuple.v : &t;
             int m = t->kind == E_TUPLE ? t->tuple.n : 1;
             for (int j = 0; j < m; j++)
                 if (v[j]->kind != E_NAME || !v[j]->sym || L->cls[v[j]->sym->id] != LANE_UNIFORM)
-                    return false;
+                    return LANE_RUN;
         }
-        return true;
+        return LANE_SCALAR;
     case S_AUGASSIGN:
         return st->aug.target->kind == E_NAME && st->aug.target->sym &&
-               L->cls[st->aug.target->sym->id] == LANE_UNIFORM && plan_pure(st->aug.value);
-    default: return false;
+                       L->cls[st->aug.target->sym->id] == LANE_UNIFORM && plan_pure(st->aug.value)
+                   ? LANE_SCALAR
+                   : LANE_RUN;
+    default: return LANE_RUN;
     }
 }
 
@@ -798,14 +805,17 @@ static void privates_run(Privates *R, const NodeList *l, int from, int to) {
     }
 }
 
-/* Walks l as emit.c's lane_block does: scalar statements, whose blocks are
- * walked in turn, and the maximal runs of lane statements between them. */
+/* Walks l as emit.c's lane_block does: scalar statements and varying while
+ * loops, whose blocks are walked in turn, and the maximal runs of lane
+ * statements between them.  (A varying while's condition is read in a lane
+ * loop of its own, so no local it reads is private to a run.) */
 static void privates_block(Privates *R, const NodeList *l) {
     for (int i = 0; i < l->n;) {
         const Node *st = l->v[i];
-        if (!plan_lane_scalar(R->P, st)) {
+        int kind = plan_lane_stmt(R->P, st);
+        if (kind == LANE_RUN) {
             int j = i;
-            while (j < l->n && !plan_lane_scalar(R->P, l->v[j])) j++;
+            while (j < l->n && plan_lane_stmt(R->P, l->v[j]) == LANE_RUN) j++;
             privates_run(R, l, i, j);
             i = j;
             continue;
@@ -892,6 +902,7 @@ static void plan_lanes(const SemaResult *r, const Votes *V, Arena *a, CpuPlan *o
         if (b > widest) widest = b;
     }
     int n = PLAN_LANES_MAX;
-    while (n > PLAN_LANE_VECTOR / widest && n * bytes > PLAN_LANE_BUDGET) n /= 2;
+    while (n > PLAN_LANE_MIN_BYTES / widest && n * bytes > PLAN_LANE_BUDGET) n /= 2;
     L->n = n;
+    L->widest = widest;
 }

@@ -49,26 +49,30 @@
  *   is assigned at that run's top level before anything reads it, a scalar
  *   declared inside the run's lane loop; the innermost coordinate is the
  *   chunk's base plus the lane (so accesses through it stay unit stride).
- *   Loops, ifs with uniform conditions, break, continue and return stay scalar
- *   code, and so do assignments of uniform values to uniform locals; every
- *   maximal run of the other statements becomes one vectorised loop over the
- *   lanes, in which an if with a varying condition is an if per lane.  The
- *   entry runs full chunks and then one short chunk of each row through
- *   kiln_body_lanes, which compiles the body twice: with the lane count a
- *   constant (the lane arrays live in registers) and for the short chunk.
- *   Lanes: the most, a power of two up to PLAN_LANES_MAX, whose varying
- *   locals fit PLAN_LANE_BUDGET bytes, but at least one PLAN_LANE_VECTOR-byte
- *   vector of the widest.  Eligible (anything else keeps the one body): no
- *   thread or block indices, not debug, a `for` or `while` loop, no atomics,
- *   no call of a device function, no local or shared arrays, one kiln.grid()
- *   call (the statement grid_syms finds, whose innermost variable is an
- *   int64), every loop with a uniform range or condition (a uniform counter)
- *   and outside varying ifs, break, continue and return outside varying ifs,
- *   the guard's kept conjuncts uniform, every varying local a scalar that is
- *   not a parameter, and the analysis done in PLAN_LANE_PASSES passes.  The
- *   lanes of a chunk run statement by statement rather than one position
- *   after another: the freedom the vectorised position loop already takes,
- *   which grid-only kernels give since their positions do not communicate.
+ *   Loops with a uniform range or condition, ifs with uniform conditions,
+ *   break, continue, return and assignments of uniform values to uniform
+ *   locals stay scalar code; every maximal run of the other statements becomes
+ *   one vectorised loop over the lanes, in which an if with a varying
+ *   condition is an if per lane.  A while loop with a varying condition keeps
+ *   a mask of the lanes still in it (an integer as wide as the widest varying
+ *   value), tests the condition of those each pass, stops when none is left
+ *   and runs its body's lane loops under the mask.  The entry runs full chunks
+ *   and then one short chunk of each row through kiln_body_lanes, which
+ *   compiles the body twice: with the lane count a constant (the lane arrays
+ *   live in registers) and for the short chunk.  Lanes: the most, a power of
+ *   two up to PLAN_LANES_MAX, whose varying locals fit PLAN_LANE_BUDGET
+ *   bytes, but at least PLAN_LANE_MIN_BYTES of the widest.  Eligible
+ *   (anything else keeps the one body): no thread or block indices, not
+ *   debug, a `for` or `while` loop, no atomics, no call of a device function,
+ *   no local or shared arrays, one kiln.grid() call (the statement grid_syms
+ *   finds, whose innermost variable is an int64), every `for` with a uniform
+ *   range and counter, no loop, break, continue or return under a varying
+ *   condition (an if's or a while's), no else on a varying while, the guard's
+ *   kept conjuncts uniform, every varying local a scalar that is not a
+ *   parameter, and the analysis done in PLAN_LANE_PASSES passes.  The lanes
+ *   of a chunk run statement by statement rather than one position after
+ *   another: the freedom the vectorised position loop already takes, which
+ *   grid-only kernels give since their positions do not communicate.
  *
  * All are pure analyses of the tree; emit.c writes the code.
  */
@@ -94,9 +98,11 @@ enum {
      * AVX2's): more lanes are more independent chains of vector operations in
      * the kernel's loops (matmul's sum: 64 lanes of f64 take half the time of 8,
      * a Horner loop a fifth), more bytes than registers are spills; but at least
-     * one 64-byte vector of the widest varying type and at most PLAN_LANES_MAX */
+     * two 64-byte vectors of the widest varying type (one chain of operations
+     * per lane loop leaves the vector units idle: Mandelbrot's escape loop runs
+     * 8 lanes of f64 at half the speed of 16) and at most PLAN_LANES_MAX */
     PLAN_LANE_BUDGET = 512,
-    PLAN_LANE_VECTOR = 64,
+    PLAN_LANE_MIN_BYTES = 128,
     PLAN_LANES_MAX = 64,
     /* lane mode: the passes of the uniformity analysis (each pass walks the
      * kernel once; a chain of assignments that takes more gets no lane body,
@@ -118,6 +124,9 @@ typedef struct LanePlan {
     int dim;               /* the grid dimension they run along (order[2]) */
     const FuncSpec *k;
     const Node *grid_stmt; /* `i, j = kiln.grid(2)`: scalar code, sets the base */
+    int widest;            /* bytes of the widest varying local: a varying while's
+                            * mask is an integer of that width (a bool's 1 byte
+                            * against 8-byte data stops GCC vectorising) */
     uint8_t *cls;          /* enum LaneClass per symbol id of k */
 } LanePlan;
 
@@ -168,10 +177,15 @@ bool plan_pure(const Node *n);
  * lives in arena a. */
 void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out);
 
-/* Lane mode: whether statement st (outside any lane loop) is written as scalar
- * code (uniform loops and ifs, uniform assignments, the grid statement, the
- * guard, statements that write nothing) rather than inside a lane loop. */
-bool plan_lane_scalar(const CpuPlan *p, const Node *st);
+/* Lane mode: how statement st (outside any lane loop) is written. */
+enum LaneStmt {
+    LANE_SCALAR, /* as scalar code: uniform loops and ifs, uniform assignments and
+                  * exits, the grid statement, the guard, statements that do nothing */
+    LANE_RUN,    /* inside a lane loop, with the statements around it of this kind */
+    LANE_LOOP    /* a while loop with a varying condition: its lanes iterate until
+                  * none is left, each under a mask of the lanes still in it */
+};
+int plan_lane_stmt(const CpuPlan *p, const Node *st);
 
 /* Lane mode: calls fn for every occurrence of a symbol in statements
  * l->v[from..to) (a run of lane statements), in order. */
