@@ -841,7 +841,7 @@ static void plan_lanes(const SemaResult *r, const Votes *V, Arena *a, CpuPlan *o
     LanePlan *L = &out->lanes;
     int dim = out->order[2];
     const Sym *coord = V->dims[dim];
-    if (r->uses_sregs || r->uses_atomics || V->calls || V->natomic || !V->loops ||
+    if (r->uses_sregs || r->uses_atomics || V->natomic || !V->loops ||
         k->storage.n || !coord || !coord->ty || coord->ty->kind != TY_INT ||
         (!coord->ty->weak && coord->ty->dtype != KILN_INT64))
         return; /* (the coordinate is an i64: base + lane is its value) */
@@ -852,8 +852,12 @@ static void plan_lanes(const SemaResult *r, const Votes *V, Arena *a, CpuPlan *o
             st->assign.value->intr->kind == IK_GRID)
             L->grid_stmt = st;
     }
+    /* the grid statement is the one kiln.grid() call: a device function that
+     * called it would see the chunk's base, not each lane's position (calls pass
+     * KILN_TA, the same for every lane) */
     LaneScan S = {out, L, true, false, 0};
-    each_block(body, count_grid, &S);
+    for (int i = 0; i < r->order.n; i++)
+        each_block(&((const FuncSpec *)r->order.v[i])->def->def.body, count_grid, &S);
     if (S.ngrid != 1 || !L->grid_stmt) return;
     L->k = k;
     L->dim = dim;

@@ -63,10 +63,12 @@
  *   two up to PLAN_LANES_MAX, whose varying locals fit PLAN_LANE_BUDGET
  *   bytes, but at least PLAN_LANE_MIN_BYTES of the widest.  Eligible
  *   (anything else keeps the one body): no thread or block indices, not
- *   debug, a `for` or `while` loop, no atomics, no call of a device function,
- *   no local or shared arrays, one kiln.grid() call (the statement grid_syms
- *   finds, whose innermost variable is an int64), every `for` with a uniform
- *   range and counter, no loop, break, continue or return under a varying
+ *   debug, a `for` or `while` loop, no atomics, no local or shared arrays in
+ *   the kernel, one kiln.grid() call in it and its device functions (the
+ *   statement grid_syms finds, whose innermost variable is an int64: a
+ *   device function, called per lane, gets the chunk's base), every `for`
+ *   with a uniform range and counter, no loop, break, continue or return
+ *   under a varying
  *   condition (an if's or a while's), no else on a varying while, the guard's
  *   kept conjuncts uniform, every varying local a scalar that is not a
  *   parameter, and the analysis done in PLAN_LANE_PASSES passes.  The lanes

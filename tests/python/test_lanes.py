@@ -5,8 +5,8 @@ loops around vectorised loops over the lanes).  Each kernel runs against a NumPy
 reference on fresh random inputs, on sizes that are not multiples of the lane count, serial
 and parallel launches; the generated source shows which kernels took lane mode.  Kernels
 lane mode must leave alone (break or return under varying conditions, loops in varying
-loops, device calls, atomics, varying bounds, loops under varying ifs, local arrays) keep
-the one body and stay correct."""
+loops, kiln.grid() in a device function, atomics, varying bounds, loops under varying ifs,
+local arrays) keep the one body and stay correct."""
 import importlib.util
 import math
 import re
@@ -318,6 +318,43 @@ def np_mandel(h, w, x0, y0, dx, dy):
     return n
 
 
+@kiln.jit(device=True)
+def twice(v):
+    return 2.0 * v
+
+
+@kiln.jit(device=True)
+def row_sum(a, i, upto):
+    # a loop and an early return inside the callee
+    t = 0.0
+    for k in range(a.shape[1]):
+        if k >= upto:
+            return t
+        t += a[i, k]
+    return t
+
+
+@kiln.jit(device=True)
+def store_half(out, i, v):
+    out[i] = v * 0.5
+
+
+@kiln.jit
+def with_calls(out, a, upto):
+    # device functions called with varying and uniform arguments, one that stores
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0.0
+        for k in range(a.shape[1]):
+            s += twice(a[i, k]) + twice(k)
+        store_half(out, i, s + row_sum(a, i, upto))
+
+
+def np_with_calls(a, upto):
+    n = a.shape[1]
+    return 0.5 * (2.0 * a.sum(axis=1) + n * (n - 1) + a[:, :upto].sum(axis=1))
+
+
 # ---- kernels that must keep the one body ---------------------------------------------------
 
 @kiln.jit
@@ -369,17 +406,18 @@ def with_return(out, a):
 
 
 @kiln.jit(device=True)
-def twice(v):
-    return 2.0 * v
+def where_grid(a, k):
+    # kiln.grid() in a device function: it would see the chunk's base position
+    return a[kiln.grid(1), k]
 
 
 @kiln.jit
-def with_call(out, a):
+def grid_in_callee(out, a):
     i = kiln.grid(1)
     if i < out.size:
         s = 0.0
         for k in range(a.shape[1]):
-            s += twice(a[i, k])
+            s += where_grid(a, k)
         out[i] = s
 
 
@@ -544,6 +582,15 @@ def test_varying_carry(rng, n):
     close(out, np_varying_carry(a, 4), np.float64)
 
 
+@pytest.mark.parametrize("n", [301, 5])
+def test_device_functions(rng, n):
+    a = rng.uniform(-1, 1, (n, 10))
+    for upto in (4, 20):
+        out = np.zeros(n)
+        with_calls[blocks1(n)](out, a, upto)
+        close(out, np_with_calls(a, upto), np.float64)
+
+
 @pytest.mark.parametrize("n", [130, 7])
 def test_uniform_while_and_exits(rng, n):
     a = rng.uniform(-1, 1, (n, 12))
@@ -596,8 +643,8 @@ def test_kernels_without_lane_mode_stay_correct(rng):
     with_return[blocks1(n)](out, a)
     close(out, a.sum(axis=1), np.float64)
     out = np.zeros(n)
-    with_call[blocks1(n)](out, a)
-    close(out, 2.0 * a.sum(axis=1), np.float64)
+    grid_in_callee[blocks1(n)](out, a)
+    close(out, a.sum(axis=1), np.float64)
     out, total = np.zeros(n), np.zeros(12)
     with_atomic[blocks1(n)](out, total, a)
     close(out, a.sum(axis=1), np.float64)
@@ -636,6 +683,7 @@ def test_which_kernels_take_lane_mode():
         uniform_while: f"void({f64_1}, {f64_2})",
         varying_while: f"void({f64_1}, {f64_2}, int64)",
         mandel: "void(int32[:, ::1], float64, float64, float64, float64)",
+        with_calls: f"void({f64_1}, {f64_2}, int64)",
         uniform_exits: f"void({f64_1}, {f64_2}, int64, int64)",
     }
     for k, sig in take.items():
@@ -660,7 +708,7 @@ def test_which_kernels_take_lane_mode():
         break_in_varying_while: f"void({f64_1}, {f64_2})",
         with_break: f"void({f64_1}, {f64_2}, float64)",
         with_return: f"void({f64_1}, {f64_2})",
-        with_call: f"void({f64_1}, {f64_2})",
+        grid_in_callee: f"void({f64_1}, {f64_2})",
         with_atomic: f"void({f64_1}, {f64_1}, {f64_2})",
         triangular: f"void({f64_1}, {f64_2})",
         loop_under_varying_if: f"void({f64_1}, {f64_2})",
