@@ -1885,6 +1885,17 @@ static void lane_block(Emit *E, NodeList *l) {
 /* The guard statement with the planned conjuncts left out. */
 static void guard_stmt(Emit *E, Node *n) {
     GuardPlan *g = &E->plan.guard;
+    if (g->early) { /* an early return: what stays of its condition */
+        if (!g->nkeep) return;
+        indent(E);
+        PS("if (");
+        for (int i = 0; i < g->nkeep; i++) {
+            if (i) PS(" || ");
+            truthy(E, g->keep[i]);
+        }
+        P(") { %s }\n", E->leave);
+        return;
+    }
     if (g->nkeep) {
         indent(E);
         PS("if (");

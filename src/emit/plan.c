@@ -125,13 +125,22 @@ static void keep_whole(GuardPlan *g, Node *c) {
     else g->nb = -100; /* too complex: no plan */
 }
 
+/* Whether `l OP r` (compared as o) bounds a grid coordinate by a launch
+ * invariant, within the bounds left. */
+static bool pair_folds(const GuardPlan *g, const Sym *const dims[3], const Node *l, int op,
+                       const Node *r, const Type *o) {
+    int dl = l->kind == E_NAME ? dim_of_sym(dims, l->sym) : -1;
+    int dr = r->kind == E_NAME ? dim_of_sym(dims, r->sym) : -1;
+    return o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && op != C_NE &&
+           g->nb < (op == C_EQ ? PLAN_MAX_BOUNDS - 1 : PLAN_MAX_BOUNDS) &&
+           ((dl >= 0 && invariant(r)) || (dr >= 0 && invariant(l)));
+}
+
 static void plan_pair(GuardPlan *g, const Sym *dims[3], Node *l, int op, Node *r,
                       const Type *o) {
     int dl = l->kind == E_NAME ? dim_of_sym(dims, l->sym) : -1;
     int dr = r->kind == E_NAME ? dim_of_sym(dims, r->sym) : -1;
-    bool ok = o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && g->nb < PLAN_MAX_BOUNDS &&
-              ((dl >= 0 && invariant(r)) || (dr >= 0 && invariant(l)));
-    if (ok) {
+    if (pair_folds(g, dims, l, op, r, o)) {
         int d = dl;
         if (dl < 0) { /* e OP x  ->  x OP' e */
             static const int flip[] = {C_GT, C_GE, C_LT, C_LE, C_EQ, C_NE};
@@ -193,9 +202,53 @@ static void plan_conjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
     keep_whole(g, c);
 }
 
+/* The disjuncts of an early return's condition: each that, negated, bounds a
+ * coordinate is folded (`i >= n` is the bound i < n); the others stay whole. */
+static void plan_disjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
+    if (c->kind == E_BOOLOP && c->op == BO_OR && c->opty->kind == TY_BOOL) {
+        plan_disjuncts(g, dims, c->bin.l);
+        plan_disjuncts(g, dims, c->bin.r);
+        return;
+    }
+    static const int negate[] = {C_GE, C_GT, C_LE, C_LT, C_NE, C_EQ};
+    if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
+        Node *l = c->cmp.operands.v[0], *r = c->cmp.operands.v[1];
+        int op = negate[c->cmp.ops[0]];
+        if (pair_folds(g, dims, l, op, r, c->cmp.optys[0])) {
+            plan_pair(g, dims, l, op, r, c->cmp.optys[0]);
+            return;
+        }
+    }
+    keep_whole(g, c);
+}
+
+/* `if <disjuncts>: return` (nothing else in the if) after simple statements, the
+ * early return that many kernels start with: the guard of everything after it. */
+static bool plan_early_return(const NodeList *body, const Sym *dims[3], GuardPlan *out) {
+    for (int i = 0; i < body->n; i++) {
+        Node *st = body->v[i];
+        if (st->kind == S_IF && st->ifs.orelse.n == 0 && st->ifs.body.n == 1 &&
+            st->ifs.body.v[0]->kind == S_RETURN &&
+            (!st->ifs.body.v[0]->ret.value || st->ifs.body.v[0]->ret.value->kind == E_NONE) &&
+            plan_pure(st->ifs.cond)) {
+            GuardPlan g;
+            memset(&g, 0, sizeof g);
+            plan_disjuncts(&g, dims, st->ifs.cond);
+            if (g.nb <= 0) return false;
+            g.stmt = st;
+            g.early = true;
+            *out = g;
+            return true;
+        }
+        if (!simple_prefix(st)) return false;
+    }
+    return false;
+}
+
 static void plan_guard(const FuncSpec *k, const Sym *dims[3], GuardPlan *out) {
     memset(out, 0, sizeof *out);
     const NodeList *body = &k->def->def.body;
+    if (plan_early_return(body, dims, out)) return;
     int last = body->n - 1;
     while (last >= 0 && (body->v[last]->kind == S_PASS ||
                          (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))

@@ -8,7 +8,10 @@
  *   bound a grid coordinate by launch invariants (`i < a.shape[0]`,
  *   `j >= 1`) becomes the bounds of the loops, so the body runs only where the
  *   guard holds and carries no branch.  Conjuncts that are not such bounds stay
- *   in the body.
+ *   in the body.  An early return, `if <disjuncts>: return` (`i >= n or
+ *   j >= m`, pure), is a guard too, of the statements after it: each disjunct
+ *   that negated is such a bound folds, the others stay as `if (...) return;`.
+ *   Only simple assignments (pure values) may come before either.
  * - The loop order: which grid dimension is the innermost loop (unit stride,
  *   vectorised), which the outermost (parallel).  Each full subscript of an
  *   array whose index is a grid coordinate, plus or minus something that is
@@ -151,6 +154,8 @@ typedef struct GuardPlan {
     int keep_op[PLAN_MAX_KEEP];
     const Type *keep_ty[PLAN_MAX_KEEP];
     int nkeep;
+    bool early;                    /* stmt is `if <disjuncts>: return`, the guard of the
+                                    * statements after it; keep[] are whole disjuncts */
 } GuardPlan;
 
 typedef struct CpuPlan {

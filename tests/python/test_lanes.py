@@ -355,6 +355,39 @@ def np_with_calls(a, upto):
     return 0.5 * (2.0 * a.sum(axis=1) + n * (n - 1) + a[:, :upto].sum(axis=1))
 
 
+@kiln.jit
+def matmul_early(A, B, C, flag):
+    # the early-return idiom: its bounds fold into the loops, the uniform rest stays
+    i, j = kiln.grid(2)
+    if i >= C.shape[0] or j >= C.shape[1] or flag < 0:
+        return
+    tmp = 0.
+    for k in range(A.shape[1]):
+        tmp += A[i, k] * B[k, j]
+    C[i, j] = tmp
+
+
+@kiln.jit
+def early_varying(out, a):
+    # a disjunct that depends on the position stays: per position, so no lane mode
+    i = kiln.grid(1)
+    if i >= out.size or a[i, 0] < 0.0:
+        return
+    s = 0.0
+    for k in range(a.shape[1]):
+        s += a[i, k]
+    out[i] = s
+
+
+@kiln.jit
+def early_blocks(out, a):
+    # thread indices: the block loops, with the early return's bound folded
+    i = kiln.grid(1)
+    if i >= out.size:
+        return
+    out[i] = a[i] + kiln.threadIdx.x
+
+
 # ---- kernels that must keep the one body ---------------------------------------------------
 
 @kiln.jit
@@ -396,6 +429,7 @@ def with_break(out, a, lim):
 
 @kiln.jit
 def with_return(out, a):
+    # the early return folds into the loop's bounds: lane mode
     i = kiln.grid(1)
     if i >= out.size:
         return
@@ -582,6 +616,37 @@ def test_varying_carry(rng, n):
     close(out, np_varying_carry(a, 4), np.float64)
 
 
+@pytest.mark.parametrize("shape", [(45, 33, 70), (3, 4, 5)])
+def test_early_return(rng, shape):
+    n, p, m = shape
+    a, b = rng.random((n, p)), rng.random((p, m))
+    c = np.full((n, m), -1.0)
+    matmul_early[grid2(n + 5, m + 7)](a, b, c, 1)
+    close(c, a @ b, np.float64)
+    c = np.full((n, m), -1.0)
+    matmul_early[grid2(n, m)](a, b, c, -1)
+    assert (c == -1.0).all()
+    x = rng.uniform(-1, 1, (n, p))
+    out = np.full(n, -1.0)
+    early_varying[blocks1(n)](out, x)
+    close(out, np.where(x[:, 0] < 0, -1.0, x.sum(axis=1)), np.float64)
+    v = rng.random(n * 40)
+    out = np.full(n * 40, -1.0)
+    early_blocks[blocks1(n * 40, 64)](out, v)
+    close(out, v + np.arange(n * 40) % 64, np.float64)
+
+
+def test_early_return_folds():
+    f64_2 = "float64[:, ::1]"
+    src = source(matmul_early, f"void({f64_2}, {f64_2}, {f64_2}, int64)")
+    assert lanes_of(src)
+    # both bounds folded into the loops, the flag kept as a uniform early return
+    assert src.count("if (e_ < xhi_) xhi_ = e_;") == 1 and src.count("if (e_ < yhi_) yhi_ = e_;") == 1
+    assert re.search(r"if \(\(v\d+_flag < 0LL\)\) \{ return; \}", src)
+    src = source(early_blocks, "void(float64[::1], float64[::1])")
+    assert src.count("if (e_ < xhi_) xhi_ = e_;") == 1 and "return;" not in src.split("kiln_body(")[1].split("}")[0]
+
+
 @pytest.mark.parametrize("n", [301, 5])
 def test_device_functions(rng, n):
     a = rng.uniform(-1, 1, (n, 10))
@@ -684,6 +749,8 @@ def test_which_kernels_take_lane_mode():
         varying_while: f"void({f64_1}, {f64_2}, int64)",
         mandel: "void(int32[:, ::1], float64, float64, float64, float64)",
         with_calls: f"void({f64_1}, {f64_2}, int64)",
+        matmul_early: f"void({f64_2}, {f64_2}, {f64_2}, int64)",
+        with_return: f"void({f64_1}, {f64_2})",
         uniform_exits: f"void({f64_1}, {f64_2}, int64, int64)",
     }
     for k, sig in take.items():
@@ -707,8 +774,8 @@ def test_which_kernels_take_lane_mode():
         loop_in_varying_while: f"void({f64_1}, {f64_2})",
         break_in_varying_while: f"void({f64_1}, {f64_2})",
         with_break: f"void({f64_1}, {f64_2}, float64)",
-        with_return: f"void({f64_1}, {f64_2})",
         grid_in_callee: f"void({f64_1}, {f64_2})",
+        early_varying: f"void({f64_1}, {f64_2})",
         with_atomic: f"void({f64_1}, {f64_1}, {f64_2})",
         triangular: f"void({f64_1}, {f64_2})",
         loop_under_varying_if: f"void({f64_1}, {f64_2})",
