@@ -64,7 +64,9 @@
  *   compiles the body twice: with the lane count a constant (the lane arrays
  *   live in registers) and for the short chunk.  Lanes: the most, a power of
  *   two up to PLAN_LANES_MAX, whose varying locals fit PLAN_LANE_BUDGET
- *   bytes, but at least PLAN_LANE_MIN_BYTES of the widest.  Eligible
+ *   bytes, but at least PLAN_LANE_MIN_BYTES of the widest; that least when
+ *   some access strides along the lanes (the loop order's cost of the
+ *   innermost dimension is not 0), whose loads are then gathers.  Eligible
  *   (anything else keeps the one body): no thread or block indices, not
  *   debug, a `for` or `while` loop, no atomics, no local or shared arrays in
  *   the kernel, one kiln.grid() call in it and its device functions (the

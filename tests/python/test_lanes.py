@@ -761,6 +761,10 @@ def test_which_kernels_take_lane_mode():
     assert lanes_of(source(matmul, f"void({f32_2}, {f32_2}, {f32_2})")) == 64
     assert lanes_of(source(nbody, f"void({', '.join([f64_1] * 7)})")) == 16
     assert lanes_of(source(nbody, f"void({', '.join([f32_1] * 7)})")) == 32
+    # rows of a C array, one per lane, are gathers: the fewest lanes; columns of an F
+    # array are unit stride along the lanes
+    assert lanes_of(source(with_return, f"void({f64_1}, {f64_2})")) == 16
+    assert lanes_of(source(with_return, f"void({f64_1}, float64[::1, :])")) == 64
     # a varying while's mask is as wide as the widest varying value
     src = source(mandel, "void(int32[:, ::1], float64, float64, float64, float64)")
     assert re.search(r"i64 wm\d+\[KILN_LANES\];", src)
