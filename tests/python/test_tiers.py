@@ -378,6 +378,36 @@ def test_tier0_refusals_are_errors_and_libtcc_stays_usable():
         _kiln.tier0_try(good, "kiln_entry")  # the next compile works: nothing left held
 
 
+def test_tier_stats_while_the_collector_frees_a_tiered_entry(tmp_path):
+    # building tier_stats' dict may run the garbage collector, which may free an Entry,
+    # whose dealloc takes the tiers' lock: tier_stats must not hold it meanwhile
+    out = run(tmp_path, '''
+        import gc
+        gc.disable()
+        def make():
+            @kiln.jit
+            def k(out, x, y):
+                i = kiln.grid(1)
+                if i < out.size:
+                    out[i] = x[i] + y[i]
+            x, y = inputs(100)
+            out = np.zeros_like(x)
+            k[1, 128](out, x, y)
+            assert np.array_equal(out, x + y)
+            k.me = k   # only a cycle keeps the dispatcher, and so its tiered entry
+        import weakref
+        make()
+        keep = [{} for _ in range(200)]  # no dict left in the free list: the next one is new
+        gc.set_threshold(1)
+        gc.enable()
+        s = _kiln.tier_stats()   # its dict's allocation collects the cycle
+        gc.disable()
+        assert gc.get_count()[0] < 10, gc.get_count()
+        print("ok", s["tier0_loads"])
+    ''', timeout=20)
+    assert out.split() == ["ok", "1"]
+
+
 # ---- every kernel of tests/lang through tier 0 ----------------------------------------
 
 _FLOAT = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+")

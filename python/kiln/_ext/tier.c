@@ -79,6 +79,12 @@ struct ExtTierJob {
     double ns_per_thread;    /* the last tier-0 launch's time per thread (GIL) */
 };
 
+typedef struct {
+    long long loads, refusals, swaps, failures, restarts, cancelled, waits;
+    double load_ms;
+    char last_refusal[KILN_TIER_REFUSAL_MAX];
+} TierStats;
+
 struct ExtTiers {
     pthread_mutex_t mu;      /* everything below but tcc_mu */
     pthread_cond_t cv;       /* a job ended or a worker left */
@@ -88,10 +94,7 @@ struct ExtTiers {
     bool closing;            /* exit began: no new jobs */
     int stopping;            /* atomic: cancel the running builds */
     ModState *st;
-    /* tier_stats */
-    long long loads, refusals, swaps, failures, restarts, cancelled, waits;
-    double load_ms;
-    char last_refusal[KILN_TIER_REFUSAL_MAX];
+    TierStats n;             /* tier_stats */
 };
 
 static ExtTiers *fork_tiers; /* for the fork handlers: process-wide, as fork is */
@@ -160,17 +163,17 @@ static void run_job(ExtTiers *T, ExtTierJob *j) {
         __atomic_store_n(j->slot, mod, __ATOMIC_RELEASE);
         mod = NULL;
         j->state = JOB_DONE;
-        T->swaps++;
+        T->n.swaps++;
     } else if (rc == 0 && (mod || !wanted)) {
         j->state = JOB_DONE; /* built and stored; its entry went away meanwhile */
     } else if (__atomic_load_n(&T->stopping, __ATOMIC_RELAXED)) {
         j->state = JOB_CANCELLED;
-        T->cancelled++;
+        T->n.cancelled++;
     } else {
         j->state = JOB_FAILED;
         free(j->error);
         j->error = strdup(t.n ? t.buf : "the optimised build failed, and said nothing");
-        T->failures++;
+        T->n.failures++;
     }
     job_unref(T, j);
     pthread_cond_broadcast(&T->cv);
@@ -309,11 +312,11 @@ kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const
     kiln_ctx_free(ctx);
     pthread_mutex_lock(&T->mu);
     if (m) {
-        T->loads++;
-        T->load_ms += ms;
+        T->n.loads++;
+        T->n.load_ms += ms;
     } else {
-        T->refusals++;
-        snprintf(T->last_refusal, sizeof T->last_refusal, "%s", t.n ? t.buf : "?");
+        T->n.refusals++;
+        snprintf(T->n.last_refusal, sizeof T->n.last_refusal, "%s", t.n ? t.buf : "?");
     }
     pthread_mutex_unlock(&T->mu);
     if (!m && raise) ext_raise_text(st, &t, "kiln: tier 0 (libtcc) refused the kernel");
@@ -395,7 +398,7 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int6
     bool now = false;
     pthread_mutex_lock(&T->mu);
     if (j->state == JOB_ORPHANED && !T->closing) {
-        T->restarts++;
+        T->n.restarts++;
         if (enqueue(T, j) < 0) {
             j->state = JOB_RUNNING; /* no thread: this launch builds it */
             j->refs++;
@@ -416,7 +419,7 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int6
     if (threads * ns > KILN_TIER0_BUDGET_MS * 1e6) {
         pthread_mutex_lock(&T->mu);
         bool b = busy(j);
-        if (b) T->waits++;
+        if (b) T->n.waits++;
         pthread_mutex_unlock(&T->mu);
         if (b && wait_for(T, j) < 0) return -1;
     }
@@ -505,7 +508,7 @@ int ext_tier_shutdown(ModState *st) {
         T->qhead = j->qnext;
         j->qnext = NULL;
         j->state = JOB_CANCELLED;
-        T->cancelled++;
+        T->n.cancelled++;
         job_unref(T, j);
     }
     T->qtail = NULL;
@@ -541,20 +544,22 @@ static PyObject *f_tier_wait(PyObject *m, PyObject *arg) {
 
 static PyObject *f_tier_stats(PyObject *m, PyObject *unused) {
     ExtTiers *T = ext_state(m)->tiers;
+    /* copied under the lock, built after it: building may run the garbage collector,
+     * which may free an Entry, whose dealloc takes the lock */
     pthread_mutex_lock(&T->mu);
-    int queued = 0, running = 0;
+    TierStats c = T->n;
+    int workers = T->workers, queued = 0, running = 0;
     for (ExtTierJob *j = T->all; j; j = j->next) {
         queued += j->state == JOB_QUEUED;
         running += j->state == JOB_RUNNING;
     }
-    PyObject *r = Py_BuildValue(
-        "{s:O,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
-        kiln_cpu_quick_available() ? Py_True : Py_False, "tier0_loads", T->loads,
-        "tier0_ms", T->load_ms, "tier0_refusals", T->refusals, "last_refusal", T->last_refusal,
-        "swaps", T->swaps, "failures", T->failures, "restarts", T->restarts, "cancelled",
-        T->cancelled, "waits", T->waits, "queued", queued, "running", running, "workers", T->workers);
     pthread_mutex_unlock(&T->mu);
-    return r;
+    return Py_BuildValue(
+        "{s:O,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
+        kiln_cpu_quick_available() ? Py_True : Py_False, "tier0_loads", c.loads, "tier0_ms",
+        c.load_ms, "tier0_refusals", c.refusals, "last_refusal", c.last_refusal, "swaps",
+        c.swaps, "failures", c.failures, "restarts", c.restarts, "cancelled", c.cancelled,
+        "waits", c.waits, "queued", queued, "running", running, "workers", workers);
 }
 
 /* tier0_try(source, entry): tier 0 on any C text (tests: what a refusal says, and
