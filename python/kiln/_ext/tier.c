@@ -175,6 +175,13 @@ static void run_job(ExtTiers *T, ExtTierJob *j) {
         j->error = strdup(t.n ? t.buf : "the optimised build failed, and said nothing");
         T->n.failures++;
     }
+    /* the source and the compiler's context are needed no more: an ended job is never
+     * run again (after fork, only queued and running ones are) */
+    free(j->src);
+    free(j->target);
+    kiln_ctx_free(j->ctx);
+    j->src = j->target = NULL;
+    j->ctx = NULL;
     job_unref(T, j);
     pthread_cond_broadcast(&T->cv);
     pthread_mutex_unlock(&T->mu);
