@@ -20,6 +20,12 @@
  * interrupt hook) as kiln_cpu_build polls for Ctrl-C, so a cancelled build's
  * compiler is killed within KILN_POLL_MS.
  *
+ * A launch expected to run longer on tier 0 than KILN_TIER0_BUDGET_MS (the
+ * entry's last tier-0 time per thread, or a guess, times its threads) waits
+ * for the optimised build instead: tcc's code is unvectorised and on one
+ * thread, about 50x slower than cc's on Black-Scholes, so a large launch
+ * finishes sooner after the wait.
+ *
  * A failed build (a broken KILN_CC) leaves the entry on tier 0, correct but
  * slow, and the next launch reports it once as kiln.PerformanceWarning with
  * the build's message.  Interpreter exit (atexit, registered by _compile.py,
@@ -36,11 +42,10 @@
  */
 #include "tier.h"
 
-#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cache.h"
 #include "errors.h"
