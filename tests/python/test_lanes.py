@@ -9,6 +9,8 @@ loops, kiln.grid() in a device function, atomics, varying bounds, loops under va
 local arrays) keep the one body and stay correct."""
 import importlib.util
 import math
+import os
+import random
 import re
 
 import numpy as np
@@ -830,3 +832,143 @@ def test_analysis_passes_limit(tmp_path, rng):
         out = np.zeros(300)
         k[blocks1(300)](out, x, m + 3)
         close(out, np_chain(x, m + 3, m), np.float64)
+
+
+class KernelGen:
+    """Random integer kernels for lane mode: loops with uniform ranges and conditions,
+    while loops with varying conditions, ifs of both kinds, uniform break and continue,
+    loads at computed indices, stores to the position's own element."""
+
+    def __init__(self, rnd, dims):
+        self.r, self.dims, self.lines, self.n = rnd, dims, [], 0
+        self.vars, self.uniform = ["v0", "v1", "v2", "v3"], []
+
+    def atom(self, varying):
+        pool = ["n", "m", str(self.r.randint(-5, 9))] + self.uniform
+        if varying:
+            pool += self.vars + (["i", "j"] if self.dims == 2 else ["i"])
+        return self.r.choice(pool)
+
+    def expr(self, varying=True, d=0):
+        r = self.r
+        if d > 2 or r.random() < 0.3:
+            if r.random() < 0.25:
+                return (f"a[({self.expr(varying, d + 1)}) % a.shape[0], "
+                        f"({self.expr(varying, d + 1)}) % a.shape[1]]")
+            return self.atom(varying)
+        x, y = self.expr(varying, d + 1), self.expr(varying, d + 1)
+        return r.choice([f"({x} + {y})", f"({x} - {y})", f"({x} * {y})", f"min({x}, {y})",
+                         f"max({x}, {y})", f"abs({x})", f"(({x}) % {r.randint(1, 7)})",
+                         f"(1 if {x} < {y} else 2)"])
+
+    def cond(self, varying=True):
+        op = self.r.choice(["<", "<=", ">", "==", "!="])
+        return f"{self.expr(varying, 1)} {op} {self.expr(varying, 1)}"
+
+    def emit(self, ind, s):
+        self.lines.append("    " * ind + s)
+
+    def block(self, ind, depth, in_for, straight):
+        for _ in range(self.r.randint(1, 3)):
+            self.stmt(ind, depth, in_for, straight)
+
+    def stmt(self, ind, depth, in_for, straight):
+        r = self.r
+        kinds = ["assign", "assign", "aug", "store", "if"]
+        if depth < 3 and not straight:
+            kinds += ["for", "for", "uwhile", "vwhile", "uif"]
+        if in_for and not straight:
+            kinds.append("exit")
+        kind, v = r.choice(kinds), r.choice(self.vars[:4])
+        own = "i, j" if self.dims == 2 else "i, 0"
+        if kind == "assign":
+            self.emit(ind, f"{v} = {self.expr()}")
+        elif kind == "aug":
+            self.emit(ind, f"{v} += {self.expr()}")
+        elif kind == "store":
+            self.emit(ind, f"out2[{own}] = out2[{own}] + {self.expr()}")
+        elif kind in ("if", "uif"):
+            self.emit(ind, f"if {self.cond(kind == 'if')}:")
+            # a varying if's blocks must be straight-line for lane mode, mostly
+            inner = straight or (kind == "if" and r.random() < 0.7)
+            self.block(ind + 1, depth + 1, in_for, inner)
+            if r.random() < 0.5:
+                self.emit(ind, "else:")
+                self.block(ind + 1, depth + 1, in_for, inner)
+        elif kind == "for":
+            k = f"k{self.n}"
+            self.n += 1
+            hi = r.choice(["n % 5 + 1", str(r.randint(1, 6)), "m % 4"])
+            self.emit(ind, f"for {k} in range({r.randint(0, 4)}, {hi}):")
+            self.uniform.append(k)
+            self.block(ind + 1, depth + 1, True, straight)
+            self.uniform.pop()
+        elif kind == "uwhile":
+            w = f"w{self.n}"
+            self.n += 1
+            self.emit(ind, f"{w} = 0")
+            self.emit(ind, f"while {w} < {r.randint(1, 4)}:")
+            self.uniform.append(w)
+            self.block(ind + 1, depth + 1, False, straight)
+            self.uniform.pop()
+            self.emit(ind + 1, f"{w} += 1")
+        elif kind == "vwhile":
+            t = f"t{self.n}"
+            self.n += 1
+            self.emit(ind, f"{t} = abs({self.expr()}) % 6")
+            self.emit(ind, f"while {t} > 0:")
+            self.vars.append(t)
+            self.block(ind + 1, depth + 1, False, True)
+            self.vars.pop()
+            self.emit(ind + 1, f"{t} -= 1")
+        else:
+            self.emit(ind, f"if {self.cond(False)}:")
+            self.emit(ind + 1, r.choice(["break", "continue"]))
+
+    def text(self):
+        head = "i, j = kiln.grid(2)" if self.dims == 2 else "i = kiln.grid(1)"
+        guard = "and j < out.shape[1]" if self.dims == 2 else ""
+        self.emit(0, "@kiln.jit")
+        self.emit(0, "def k(out, out2, a, n, m):")
+        self.emit(1, head)
+        self.emit(1, f"if i < out.shape[0] {guard}:")
+        for v in self.vars:
+            self.emit(2, f"{v} = {self.r.randint(-3, 3)}")
+        self.block(2, 0, False, False)
+        self.block(2, 0, False, False)
+        self.emit(2, f"out[i, {'j' if self.dims == 2 else '0'}] = v0 + v1 + v2 + v3")
+        return "import kiln\n\n\n" + "\n".join(self.lines) + "\n"
+
+
+def test_random_kernels_match_the_one_body(tmp_path, monkeypatch):
+    # lane mode against debug=True (one body, no lane mode) on random integer kernels;
+    # through tier 0 (libtcc) when kiln has it: the same generated C, compiled at once
+    monkeypatch.setenv("KILN_TIERS", "tcc")
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"kernel seed: {seed}")
+    lanes = 0
+    for s in range(seed, seed + 40):
+        rnd = random.Random(s)
+        dims = rnd.choice([1, 2])
+        path = tmp_path / f"rk{s}.py"
+        path.write_text(KernelGen(rnd, dims).text())
+        spec = importlib.util.spec_from_file_location(f"rk{s}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sig = "void(int64[:, ::1], int64[:, ::1], int64[:, ::1], int64, int64)"
+        lanes += lanes_of(source(mod.k, sig)) is not None
+        rng = np.random.default_rng(s)
+        h, w = int(rng.integers(1, 30)), int(rng.integers(1, 150))
+        a = rng.integers(-20, 20, (7, 5))
+        got = []
+        for kern in (mod.k, kiln.jit(debug=True)(mod.k.py_func)):
+            out = np.zeros((h, w) if dims == 2 else (w, 1), np.int64)
+            out2 = np.zeros_like(out)
+            if dims == 2:
+                kern[((h + 7) // 8, (w + 15) // 16), (8, 16)](out, out2, a, 7, 9)
+            else:
+                kern[(w + 31) // 32, 32](out, out2, a, 7, 9)
+            got.append((out, out2))
+        assert np.array_equal(got[0][0], got[1][0]), path.read_text()
+        assert np.array_equal(got[0][1], got[1][1]), path.read_text()
+    assert lanes >= 10  # most of them take lane mode
