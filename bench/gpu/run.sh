@@ -1,7 +1,10 @@
 #!/bin/bash
 # One call on the GPU machine: build (system meson and ninja), then the parts asked
 # for, comma-separated: tests, bench, aot, startup (default: all of them), and
-# variants (bench/gpu/variants.py, a code-generation study; only when asked).
+# variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
+# (only when asked): the commit in .deps/base.tar (`git archive -o .deps/base.tar REV`)
+# built beside this tree, and bench/gpu/shapes.py alternating between the two builds
+# (bench/ab.py; SHAPES picks its parts, AB_ROUNDS the rounds).
 # Logs and tables go to $OUT (or ./gpu-out).  Usage: bench/gpu/run.sh [aot,startup,...]
 set -o pipefail
 OUT=${OUT:-gpu-out}
@@ -35,5 +38,12 @@ if [[ $what == *,bench,* ]]; then
     PYTHONPATH=python $PY bench/gpu/launch.py 2>&1 | tee "$OUT/launch.md" | tail -14
     PYTHONPATH=python $PY bench/gpu/kernels.py 2>&1 | tee "$OUT/kernels.md" | tail -20
     PYTHONPATH=python $PY bench/gpu/kernels2d.py 2>&1 | tee "$OUT/kernels2d.md" | tail -10
+    PYTHONPATH=python $PY bench/gpu/shapes.py 2>&1 | tee "$OUT/shapes.md" | tail -45
+fi
+if [[ $what == *,ab,* ]]; then
+    base=$(mktemp -d)
+    tar -xf .deps/base.tar -C "$base" && mkdir -p "$base/.deps" && cp .deps/*.deb "$base/.deps/" &&
+        (cd "$base" && sh tools/gpu-build.sh "$PY") > "$OUT/base-build.log" 2>&1 || { tail -20 "$OUT/base-build.log"; exit 1; }
+    (cd bench/gpu && SHAPES=${SHAPES:-bs,rows,sum} $PY ../ab.py "$base/python" ../../python shapes.py "${AB_ROUNDS:-3}") 2>&1 | tee "$OUT/ab.md" | tail -30
 fi
 exit $rc

@@ -207,18 +207,27 @@ def _is_gpu_array(obj):
     return False
 
 
+_typestrs = {}  # __cuda_array_interface__ typestr -> (kiln dtype code, itemsize)
+
+
+def _typestr_info(typestr):
+    got = _typestrs.get(typestr)
+    if got is None:
+        dt = _np().dtype(typestr)
+        got = _typestrs[typestr] = (_code(dt), dt.itemsize)
+    return got
+
+
 def as_cuda_array(obj):
     """A DeviceArray viewing another library's GPU array without a copy."""
     if isinstance(obj, DeviceArray):
         return obj
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
-        np = _np()
-        code = _code(np.dtype(cai["typestr"]))
+        code, isz = _typestr_info(cai["typestr"])
         shape = tuple(cai["shape"])
         strides = cai.get("strides")
         if strides is None:
-            isz = np.dtype(cai["typestr"]).itemsize
             strides, s = [0] * len(shape), isz
             for i in range(len(shape) - 1, -1, -1):
                 strides[i] = s

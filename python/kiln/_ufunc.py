@@ -17,14 +17,17 @@ import os
 import threading
 
 from . import _kiln
-from ._cuda import DeviceArray, _code, _is_gpu_array, as_cuda_array, device_array, to_device
+from ._cuda import DTYPE_NAMES, DeviceArray, _code, _is_gpu_array, as_cuda_array, device_array, to_device
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
 
 _counter = [0]
 _BLOCK = 256          # threads per block of the GPU reduction
-_MAX_BLOCKS = 1024    # its first pass: enough blocks to fill any GPU kiln targets
+_BLOCKS_PER_SM = 8    # its blocks per multiprocessor: 2048 threads, a full H100/H200 SM;
+                      # a multiple of the SMs, so that each SM does the same share
+# accumulator dtypes that kiln.atomic.add takes: their reduction is one launch
+_ONE_LAUNCH = frozenset(("int32", "uint32", "int64", "uint64", "float32", "float64"))
 
 
 def _register_source(name, text):
@@ -436,98 +439,150 @@ class Reduction:
         return acc
 
     def _get_gpu_kernel(self, acc):
+        """The GPU pass for accumulator dtype acc.  Each block folds its threads'
+        grid-stride partials in shared memory and writes its partial; where atomics
+        take acc (_ONE_LAUNCH), the last block to finish (a counter it increments after
+        a fence) folds the blocks' partials and writes the result: one launch.  Its
+        reads of the other blocks' partials are atomic adds of 0, which read at the L2
+        cache that the partials' stores reached (a plain load could hit a stale L1
+        line).  Otherwise the same kernel runs again on the partials in one block."""
         k = self._gpu_kernels.get(acc)
         if k is None:
+            one = acc.name in _ONE_LAUNCH
             name = f"__kiln_reduce_gpu_{self.__name__}"
-            text = (f"def {name}(a, part, n):\n"
+            fold = (f"    s = {_BLOCK // 2}\n"
+                    f"    while s > 0:\n"
+                    f"        if tid < s and tid + s < cnt:\n"
+                    f"            sm[tid] = __kiln_f(sm[tid], sm[tid + s])\n"
+                    f"        kiln.syncthreads()\n"
+                    f"        cnt = min(cnt, s)\n"
+                    f"        s //= 2\n")
+            text = (f"def {name}(a, part, count, out, n):\n"
                     f"    sm = kiln.shared.array({_BLOCK}, kiln.{acc.name})\n"
+                    + (f"    last = kiln.shared.array(1, kiln.int32)\n" if one else "") +
                     f"    tid = kiln.threadIdx.x\n"
                     f"    i = kiln.grid(1)\n"
                     f"    stride = kiln.gridsize(1)\n"
                     f"    acc = a[i] if i < n else a[0]\n"
                     f"    j = i + stride\n"
-                    # four loads in flight per thread: memory, not latency, limits the pass
-                    f"    while j + 3 * stride < n:\n"
-                    f"        v0 = a[j]\n"
-                    f"        v1 = a[j + stride]\n"
-                    f"        v2 = a[j + 2 * stride]\n"
-                    f"        v3 = a[j + 3 * stride]\n"
+                    # eight loads in flight per thread (2048 threads per SM: 64 KiB for
+                    # float32): memory, not latency, limits the pass
+                    f"    while j + 7 * stride < n:\n"
+                    + "".join(f"        v{u} = a[j + {u} * stride]\n" for u in range(8)) +
                     f"        acc = __kiln_f(__kiln_f(__kiln_f(__kiln_f(acc, v0), v1), v2), v3)\n"
-                    f"        j += 4 * stride\n"
+                    f"        acc = __kiln_f(__kiln_f(__kiln_f(__kiln_f(acc, v4), v5), v6), v7)\n"
+                    f"        j += 8 * stride\n"
                     f"    while j < n:\n"
                     f"        acc = __kiln_f(acc, a[j])\n"
                     f"        j += stride\n"
                     f"    sm[tid] = acc\n"
                     f"    kiln.syncthreads()\n"
                     f"    cnt = min({_BLOCK}, n - kiln.blockIdx.x * {_BLOCK})\n"
-                    f"    s = {_BLOCK // 2}\n"
-                    f"    while s > 0:\n"
-                    f"        if tid < s and tid + s < cnt:\n"
-                    f"            sm[tid] = __kiln_f(sm[tid], sm[tid + s])\n"
-                    f"        kiln.syncthreads()\n"
-                    f"        cnt = min(cnt, s)\n"
-                    f"        s //= 2\n"
+                    + fold +
                     f"    if tid == 0:\n"
                     f"        part[kiln.blockIdx.x] = sm[0]\n")
+            if one:
+                text += (f"        kiln.threadfence()\n"
+                         f"        last[0] = 1 if kiln.atomic.add(count, 0, 1) == kiln.gridDim.x - 1 else 0\n"
+                         f"    kiln.syncthreads()\n"
+                         f"    if last[0] == 1:\n"
+                         f"        nb = kiln.gridDim.x\n"
+                         f"        if tid < nb:\n"
+                         f"            acc = kiln.atomic.add(part, tid, 0)\n"
+                         f"            j = tid + {_BLOCK}\n"
+                         f"            while j < nb:\n"
+                         f"                acc = __kiln_f(acc, kiln.atomic.add(part, j, 0))\n"
+                         f"                j += {_BLOCK}\n"
+                         f"            sm[tid] = acc\n"
+                         f"        kiln.syncthreads()\n"
+                         f"        cnt = min({_BLOCK}, nb)\n"
+                         + "\n".join("    " + ln if ln else ln for ln in fold.split("\n")) +
+                         f"        if tid == 0:\n"
+                         f"            out[0] = sm[0]\n"
+                         f"            count[0] = 0\n")
             k = _make_kernel(name, text, {"kiln": _KILN, "__kiln_f": self._dev},
                              **{o: v for o, v in self._options.items() if o != "target"})
             self._gpu_kernels[acc] = k
         return k
 
-    def _scratch(self, acc, device, stream):
-        """The partials and total buffers, made once per thread, dtype, device and stream:
-        a stream runs its work in order and each thread has its own, so reuse is safe."""
-        bufs = getattr(self._tls, "scratch", None)
-        if bufs is None:
-            bufs = self._tls.scratch = {}
-        key = (acc, device, _kiln.stream_handle(stream))
-        pair = bufs.get(key)
-        if pair is None:
-            code = _code(acc)
-            pair = bufs[key] = (_kiln.device_empty((_MAX_BLOCKS,), code, "C", device, stream),
-                                _kiln.device_empty((1,), code, "C", device, stream))
-        return pair
+    def _plan(self, code, device, stream):
+        """What a call needs for an array dtype (kiln code), device and stream, made once
+        per thread: the accumulator dtype and its code, whether the pass is one launch,
+        the kernel, the most blocks, the partials, the result, the last-block counter
+        (zero between calls: the last block resets it) and the launchers by block count.
+        A stream runs its work in order and each thread has its own, so reuse is safe;
+        the per-call work is a dict lookup (the dtype's name and the launch
+        configuration's parsing cost more than the launch itself)."""
+        plans = getattr(self._tls, "plans", None)
+        if plans is None:
+            plans = self._tls.plans = {}
+        key = (code, device, _kiln.stream_handle(stream))
+        got = plans.get(key)
+        if got is None:
+            np = _np()
+            acc = self._accumulator(np.dtype(DTYPE_NAMES[code]))
+            acode = _code(acc)
+            count = _kiln.device_empty((1,), _code(np.dtype(np.int32)), "C", device, stream)
+            count.copy_to_device(np.zeros(1, np.int32), stream)
+            grid = _kiln.device_attribute(device, 16) * _BLOCKS_PER_SM  # multiprocessors
+            got = plans[key] = (acc, acode, acc.name in _ONE_LAUNCH, self._get_gpu_kernel(acc),
+                                grid, _kiln.device_empty((grid,), acode, "C", device, stream),
+                                _kiln.device_empty((1,), acode, "C", device, stream), count, {})
+        return got
 
     def _call_gpu(self, arr, size, res, init, stream):
         """A tree reduction: per-thread partials over a grid-stride loop, folded in shared
-        memory per block, then the blocks' partials the same way in one block.  The
-        grid-stride order assumes the function is commutative as well as associative, as
-        Numba's cuda.reduce does (the CPU reduction keeps the array's order)."""
+        memory per block, then the blocks' partials the same way in one block (the last
+        block of the same launch where it can, _get_gpu_kernel).  The grid-stride order
+        assumes the function is commutative as well as associative, as Numba's
+        cuda.reduce does (the CPU reduction keeps the array's order)."""
 
-        np = _np()
         a = as_cuda_array(arr)
         if a.ndim != 1:
             if not a.is_c_contiguous():
                 raise ValueError("reduce of a non-contiguous multi-dimensional GPU array: "
                                  "make it contiguous first")
             a = a.reshape(a.size)
-        a = self._first(a, size)
+        if size is not None:
+            a = self._first(a, size)
         n = a.size
         if n == 0:
             return self._empty(init)
-        acc = self._accumulator(a.dtype)
-        k = self._get_gpu_kernel(acc)
-        blocks = min((n + _BLOCK - 1) // _BLOCK, _MAX_BLOCKS)
-        part, total = self._scratch(acc, a._device, stream)
-        k[blocks, _BLOCK, stream](a, part, n)
-        if blocks > 1:
-            k[1, _BLOCK, stream](part, total, blocks)
-            part = total
-        if init is not None:
-            pair = _kiln.device_empty((2,), _code(acc), "C", a._device, stream)
-            pair[:1].copy_to_device(np.array([init], acc), stream)
-            _kiln.copy("d2d", pair._device, pair._ptr + acc.itemsize, part._ptr, acc.itemsize, stream)
-            part = _kiln.device_empty((1,), _code(acc), "C", a._device, stream)
-            k[1, _BLOCK, stream](pair, part, 2)
+        acc, acode, one, k, grid, part, total, count, launchers = self._plan(
+            a._dtype_code, a._device, stream)
+        r = None
         if res is not None:
-            # like numba.cuda.reduce: the result stays on the GPU, the call is asynchronous
             r = as_cuda_array(res)
-            if r.dtype != acc:
+            if r._dtype_code != acode:
                 raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
-            _kiln.copy("d2d", r._device, r._ptr, part._ptr, acc.itemsize, stream)
+        blocks = min((n + _BLOCK - 1) // _BLOCK, grid)
+        launch = launchers.get(blocks)
+        if launch is None:
+            launch = launchers[blocks] = k[blocks, _BLOCK, stream]
+        # the result goes straight into res= when nothing follows the pass
+        dest = r if (r is not None and init is None and (one or blocks == 1)) else total
+        launch(a, part, count, dest, n)
+        if not one:
+            if blocks > 1:
+                k[1, _BLOCK, stream](part, total, count, dest, blocks)
+            else:
+                _kiln.copy("d2d", dest._device, dest._ptr, part._ptr, acc.itemsize, stream)
+        np = _np()
+        if init is not None:
+            pair = _kiln.device_empty((2,), acode, "C", a._device, stream)
+            pair[:1].copy_to_device(np.array([init], acc), stream)
+            _kiln.copy("d2d", pair._device, pair._ptr + acc.itemsize, dest._ptr, acc.itemsize, stream)
+            k[1, _BLOCK, stream](pair, part, count, total, 2)
+            if not one:
+                _kiln.copy("d2d", total._device, total._ptr, part._ptr, acc.itemsize, stream)
+            dest = total
+        if r is not None:
+            # like numba.cuda.reduce: the result stays on the GPU, the call is asynchronous
+            if dest is not r:
+                _kiln.copy("d2d", r._device, r._ptr, dest._ptr, acc.itemsize, stream)
             return None
         out = np.empty(1, acc)
-        _kiln.copy("d2h", part._device, out, part._ptr, acc.itemsize, stream)
+        _kiln.copy("d2h", dest._device, out, dest._ptr, acc.itemsize, stream)
         return out[0]
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):

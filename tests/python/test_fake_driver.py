@@ -237,8 +237,14 @@ def test_gpu_reduce_paths_reach_the_driver():
             return p + q
         big = kiln.device_array(1 << 20, np.float32)
         before = fake.fake_launch_count()
-        assert add(big) == 0 and fake.fake_launch_count() == before + 2
-        assert last()[1] == (1, 1, 1)  # the second pass: one block
+        # float32 sums in one launch of 8 blocks per multiprocessor (132 here), the last
+        # block folding the partials; int16 (no atomics) in two, the second one block
+        assert add(big) == 0 and fake.fake_launch_count() == before + 1
+        assert last()[1] == (132 * 8, 1, 1)
+        assert add(kiln.device_array(1000, np.float32)) == 0 and last()[1] == (4, 1, 1)
+        before = fake.fake_launch_count()
+        assert add(kiln.device_array(1 << 20, np.int16)) == 0
+        assert fake.fake_launch_count() == before + 2 and last()[1] == (1, 1, 1)
         assert add(big, init=2.0) == 0
         assert add(big, res=kiln.device_array(1, np.float32)) is None
         assert add(big, stream=kiln.stream()) == 0
