@@ -76,6 +76,9 @@ def snapshot(fn):
     if lc is not None and filename in lc.cache:  # notebook cells, registered text
         lines = lc.cache[filename][2]
         return Snapshot(lines) if lines else None
+    if filename.startswith("<"):  # text given to exec or compile: this function's own
+        lines = _exec_lines(code)
+        return Snapshot(lines) if lines else None
     try:
         st = os.stat(filename)
     except OSError:
@@ -194,17 +197,176 @@ def source_of(fn, snap=None):
         hit = _files.get(filename)
         snap = hit[1] if hit is not None else None
     lines = snap.lines if snap is not None else None
+    exec_text = filename.startswith("<")
+    if lines is None and exec_text:
+        lines = _linecache_lines(filename, getattr(fn, "__globals__", None)) or _exec_lines(code)
     if lines is None:
         lines = _file_lines(filename)
         if lines is None:
             lines = _linecache_lines(filename, getattr(fn, "__globals__", None))
     first = code.co_firstlineno
+    if not lines and code.co_name == "<lambda>":
+        raise _no_lambda(fn, filename, "Python keeps no text for it")
     if not lines:
         from . import _kiln
 
+        hint = ("kiln compiles functions defined in files, notebooks or linecache-registered text"
+                if not exec_text else
+                "kiln finds the text given to exec while a caller's frame holds it (a local "
+                "variable or a constant); wrap the function where the text is, define it in a "
+                "file, or register the text with linecache under a unique file name given to "
+                "compile()")
         raise _kiln.CompileError(
             f"{filename}:{first}: error: cannot read the source of '{fn.__qualname__}'\n"
-            "hint: kiln compiles functions defined in files, notebooks or linecache-registered text")
-    if code.co_name != "<lambda>":  # a lambda has no def to check; the parser says what it is
-        _check(fn, lines, first, filename)
+            f"hint: {hint}")
+    if code.co_name == "<lambda>":
+        return _lambda_source(fn, lines, filename)
+    _check(fn, lines, first, filename)
     return "".join(lines[first - 1:]), filename, first
+
+
+# ---- lambdas ---------------------------------------------------------------------
+#
+# A lambda has no def line for the core's parser to start at, and several may share a
+# line.  Its own code object says where its body is (co_positions: line and column of
+# each instruction), the file's syntax tree says where each lambda on that line starts
+# and ends, and the lambda is the one whose body holds every position of its code.
+# The core then compiles an equivalent def whose body sits at the lambda body's lines
+# and columns, so a diagnostic's line and caret point into the user's lambda:
+#
+#     line n-1:  def _lambda(a, b): return (
+#     line n:                       a + b)        <- the body, blanked before its column
+
+_LAMBDA_NAME = "_lambda"  # the def's name in diagnostics ('<lambda>' is not an identifier)
+
+
+def _no_lambda(fn, filename, why):
+    from . import _kiln
+
+    line = fn.__code__.co_firstlineno
+    return _kiln.CompileError(
+        f"{filename}:{line}: error: cannot find the source of this lambda: {why}\n"
+        "hint: define the function with def (in a file) and pass that")
+
+
+def _char_col(text, col):
+    """The character column of a UTF-8 byte offset (ast and co_positions count bytes)."""
+    return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+
+def _lambda_node(fn, tree):
+    """The ast.Lambda of fn: on its first line, with a body that holds every source
+    position of its code (the smallest such, for lambdas inside lambdas)."""
+    import ast
+
+    code = fn.__code__
+    first = code.co_firstlineno
+    cands = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+    # RESUME and the implicit return carry the first line, column 0 to 0: not the body's
+    pos = [(l, c, el, ec) for l, el, c, ec in code.co_positions()
+           if None not in (l, el, c, ec) and (l, c) != (el, ec)]
+    if pos:
+        def holds(n):
+            b = n.body
+            return all((b.lineno, b.col_offset) <= (l, c) and (el, ec) <= (b.end_lineno,
+                       b.end_col_offset) for l, c, el, ec in pos)
+        cands = [n for n in cands if holds(n)]
+    else:  # python -X no_debug_ranges: the parameter names must tell
+        names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        cands = [n for n in cands if [a.arg for a in n.args.posonlyargs + n.args.args
+                                      + n.args.kwonlyargs] == names]
+    if not cands:
+        return None
+    span = lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset)
+    return min(cands, key=span) if pos else (cands[0] if len(cands) == 1 else None)
+
+
+def _lambda_source(fn, lines, filename):
+    """(text of a def equivalent to lambda fn, file name, its first line): the body at
+    its own lines and columns (see above)."""
+    import ast
+
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError) as e:
+        raise _no_lambda(fn, filename, f"its file does not parse now ({e.msg if hasattr(e, 'msg') else e})")
+    node = _lambda_node(fn, tree)
+    if node is None:
+        raise _no_lambda(fn, filename, f"line {fn.__code__.co_firstlineno} holds no lambda "
+                         "that matches it (the file changed, or several lambdas alike)")
+    b = node.body
+    bl, el = b.lineno, b.end_lineno
+    bc = _char_col(lines[bl - 1], b.col_offset)
+    ec = _char_col(lines[el - 1], b.end_col_offset)
+    head = f"def {_LAMBDA_NAME}({ast.unparse(node.args)}): return ("
+    body = [lines[i] for i in range(bl - 1, el)]
+    body[-1] = body[-1][:ec] + ")\n"
+    if bl > 1:  # the def on the line above: the body keeps its line and columns
+        body[0] = " " * bc + body[0][bc:]
+        return head + "\n" + "".join(body), filename, bl - 1
+    # on the file's first line the def shares it: columns past the head stay exact
+    body[0] = head + " " * max(0, bc - len(head)) + body[0][bc:]
+    return "".join(body), filename, 1
+
+
+# ---- text given to exec ---------------------------------------------------------
+#
+# exec("def k(a): ...") leaves a function whose file is '<string>': Python keeps no text
+# for it (Numba reads bytecode; kiln reads source).  The text is in reach while a frame
+# that holds it lives: the frame that called exec, when the function is decorated inside
+# the text, or the frame that made the text and then wraps the function.  So kiln looks
+# through the string locals and constants of up to _EXEC_FRAMES frames above the caller
+# for a text that defines the function, and matches it by compiling the text again and
+# finding a code object equal to the function's own (bytecode, constants, names, lines),
+# so two texts with a `def fn` on the same line are never confused.  Once those frames
+# are gone (a helper that returned what its exec made) the text is too, and the error
+# says what to do.  Catching every text as Python compiles it would take an audit hook
+# (PEP 578), which taxes every audited event of the process (id(), open, ...) for as long
+# as it runs: measured at about 420 ns per event for a hook written in Python.
+
+_EXEC_FRAMES = 64             # frames searched for the text given to exec (docs/limits.md)
+_EXEC_MAX_CHARS = 1 << 20     # longer strings are not tried as that text (docs/limits.md)
+_FUTURE_MASK = []             # the __future__ flags a code object carries, computed once
+
+
+def _holds(top, code):
+    todo = [top]
+    while todo:
+        c = todo.pop()
+        if c == code:
+            return True
+        todo.extend(k for k in c.co_consts if type(k) is type(c))
+    return False
+
+
+def _exec_lines(code):
+    """The lines of the text given to exec that defined this code object, found in a
+    frame above the caller, or None."""
+    if not _FUTURE_MASK:
+        import __future__
+
+        mask = 0
+        for name in __future__.all_feature_names:
+            mask |= getattr(__future__, name).compiler_flag
+        _FUTURE_MASK.append(mask)
+    needle = "lambda" if code.co_name == "<lambda>" else code.co_name
+    tried = set()
+    f = sys._getframe(1)
+    for _ in range(_EXEC_FRAMES):
+        if f is None:
+            break
+        texts = [v for v in f.f_locals.values() if type(v) is str]
+        texts += [c for c in f.f_code.co_consts if type(c) is str]
+        for text in texts:
+            if id(text) in tried or len(text) > _EXEC_MAX_CHARS or needle not in text:
+                continue
+            tried.add(id(text))
+            try:
+                top = compile(text, code.co_filename, "exec",
+                              flags=code.co_flags & _FUTURE_MASK[0], dont_inherit=True)
+            except (SyntaxError, ValueError, OverflowError):
+                continue
+            if _holds(top, code):
+                return text.splitlines(True)
+        f = f.f_back
+    return None

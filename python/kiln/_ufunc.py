@@ -47,6 +47,11 @@ def _make_kernel(name, text, namespace, **options):
     return Dispatcher(fn, **options)
 
 
+def _ident(name):
+    """A function's name as part of an identifier ('<lambda>' is not one)."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
 def _np():
     import numpy
 
@@ -130,7 +135,7 @@ class Vectorized:
         k = self._kernels.get((mode, roles, ndim))
         if k is not None:
             return k
-        name = f"__kiln_vectorize_{self.__name__}"
+        name = f"__kiln_vectorize_{_ident(self.__name__)}"
         params = ", ".join(f"a{i}" for i in range(len(roles)))
         if mode == "flat":
             args = ", ".join(f"a{i}[i]" if r == "a" else f"a{i}" for i, r in enumerate(roles))
@@ -394,7 +399,7 @@ class Reduction:
 
     def _get_kernel(self):
         if self._kernel is None:
-            name = f"__kiln_reduce_{self.__name__}"
+            name = f"__kiln_reduce_{_ident(self.__name__)}"
             text = (f"def {name}(a, part, n, chunk):\n"
                     f"    b = kiln.blockIdx.x\n"
                     f"    lo = b * chunk\n"
@@ -449,7 +454,7 @@ class Reduction:
         k = self._gpu_kernels.get(acc)
         if k is None:
             one = acc.name in _ONE_LAUNCH
-            name = f"__kiln_reduce_gpu_{self.__name__}"
+            name = f"__kiln_reduce_gpu_{_ident(self.__name__)}"
             fold = (f"    s = {_BLOCK // 2}\n"
                     f"    while s > 0:\n"
                     f"        if tid < s and tid + s < cnt:\n"

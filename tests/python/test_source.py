@@ -1,0 +1,128 @@
+"""Where kiln finds a function's text: lambdas given to reduce and vectorize (Numba's
+examples write them so), and functions made by exec from a string."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+
+HERE = os.path.basename(__file__)
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_reduce_lambda_as_numba_writes_it(rng):
+    x = rng.uniform(-1, 1, 1000)
+    sum_reduce = kiln.reduce(lambda a, b: a + b)
+    assert np.isclose(sum_reduce(x), x.sum())
+
+
+def test_vectorize_lambda_with_and_without_signatures(rng):
+    x = rng.uniform(-1, 1, 100).astype(np.float32)
+    double = kiln.vectorize(["float32(float32)"])(lambda x: x * 2)
+    r = double(x)
+    assert r.dtype == np.float32 and np.array_equal(r, x * 2)
+    lazy = kiln.vectorize(lambda a, b: a - b)
+    assert np.array_equal(lazy(x, x[::-1]), x - x[::-1])
+
+
+def test_several_lambdas_on_one_line_are_told_apart():
+    x = np.arange(1, 9, dtype=np.float64)
+    add, mul, big = kiln.reduce(lambda a, b: a + b), kiln.reduce(lambda a, b: a * b), kiln.reduce(lambda a, b: max(a, b))
+    assert (add(x), mul(x), big(x)) == (36.0, 40320.0, 8.0)
+
+
+def test_lambda_in_a_call_spanning_lines():
+    x = np.arange(10, dtype=np.int64)
+    smallest = kiln.reduce(
+        lambda a,
+        b: min(a,
+               b),
+        )
+    shifted = kiln.vectorize(["int64(int64, int64)"])(lambda p, q:
+                                                       p + q * 10)
+    assert smallest(x[::-1]) == 0
+    assert np.array_equal(shifted(x, x), x * 11)
+
+
+def test_lambda_error_points_at_the_lambdas_line_and_column():
+    bad = kiln.reduce(lambda a, b: a + not_defined_anywhere)
+    with pytest.raises(kiln.CompileError) as e:
+        bad(np.ones(4))
+    msg = str(e.value)
+    line = test_lambda_error_points_at_the_lambdas_line_and_column.__code__.co_firstlineno + 1
+    col = "    bad = kiln.reduce(lambda a, b: a + not_defined_anywhere)".index("not_defined") + 1
+    assert f"{HERE}:{line}:{col}: error: name 'not_defined_anywhere' is not defined" in msg, msg
+
+
+def test_lambda_called_from_a_kernel_is_a_device_function():
+    twice = lambda v: v * 2  # noqa: E731
+    @kiln.jit
+    def k(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = twice(a[i]) + 1
+    a = np.arange(8.0)
+    k[1, 8](a)
+    assert np.array_equal(a, np.arange(8.0) * 2 + 1)
+
+
+def test_lambda_without_source_says_to_use_def():
+    # python -c keeps no text of its lambdas: the error says so and names def
+    code = "import kiln, numpy as np\nkiln.reduce(lambda a, b: a + b)(np.ones(3))\n"
+    env = dict(os.environ, PYTHONPATH=os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode != 0
+    assert "kiln.CompileError: <string>:2: error: cannot find the source of this lambda" in out.stderr
+    assert "hint: define the function with def" in out.stderr
+
+
+def test_exec_text_decorated_inside_it():
+    ns = {}
+    exec("import kiln\n@kiln.jit\ndef k(a):\n    i = kiln.grid(1)\n"
+         "    if i < a.size:\n        a[i] = i * 3\n", ns)
+    a = np.zeros(5)
+    ns["k"][1, 5](a)
+    assert np.array_equal(a, np.arange(5) * 3.0)
+
+
+def _vectorized_from_text(op):
+    src = f"def fn(a, b):\n    return a {op} b\n"  # the same def line for every op
+    d = {}
+    exec(src, d)
+    return kiln.vectorize(["float64(float64, float64)"])(d["fn"])
+
+
+def test_exec_texts_with_the_same_def_line_are_told_apart():
+    x, y = np.arange(4.0), np.full(4, 2.0)
+    add, sub, mul = (_vectorized_from_text(op) for op in "+-*")
+    assert np.array_equal(add(x, y), x + y)
+    assert np.array_equal(sub(x, y), x - y)
+    assert np.array_equal(mul(x, y), x * y)
+
+
+def test_exec_lambda_on_the_texts_first_line():
+    ns = {"kiln": kiln}
+    exec("r = kiln.reduce(lambda a, b: a + b)", ns)
+    assert ns["r"](np.arange(5.0)) == 10.0
+    exec("r = kiln.reduce(lambda a, b: a + c)", ns)
+    with pytest.raises(kiln.CompileError, match=r"<string>:1:34: error: name 'c' is not defined"):
+        ns["r"](np.arange(5.0))
+
+
+def _made_by_a_helper():
+    ns = {}
+    exec("def gone(a):\n    a[0] = 1\n", ns)
+    return ns["gone"]
+
+
+def test_exec_text_gone_is_a_clear_error():
+    k = kiln.jit(_made_by_a_helper())
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 1](np.zeros(1))
+    msg = str(e.value)
+    assert "<string>:1: error: cannot read the source of 'gone'" in msg
+    assert "register the text with linecache" in msg
