@@ -7,7 +7,11 @@ name.  So the decorators take a snapshot of the file's lines when they wrap a
 function (``snapshot``: one stat, and one read per file while the file stays
 the same), and the compiler reads from the snapshot.  Whatever the lines come
 from, ``source_of`` checks that the line the code object names starts the
-``def`` of this function with its parameters, and refuses otherwise.
+``def`` of this function with its parameters, and refuses otherwise.  Two kinds
+of function have no def line of their own: a lambda (the core gets an
+equivalent def, "lambdas" below) and a function made by exec from a string
+(its text is looked for in the frames that may still hold it, "text given to
+exec" below).
 
 Imports nothing of kiln, so the decorators can use it at ``import kiln``.
 """
