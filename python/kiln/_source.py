@@ -322,7 +322,8 @@ def _lambda_source(fn, lines, filename):
 # through the string locals and constants of up to _EXEC_FRAMES frames above the caller
 # for a text that defines the function, and matches it by compiling the text again and
 # finding a code object equal to the function's own (bytecode, constants, names, lines),
-# so two texts with a `def fn` on the same line are never confused.  Once those frames
+# so two texts with a `def fn` on the same line are never confused.  `python -c TEXT`
+# is such a text too: sys.orig_argv keeps it.  Once those frames
 # are gone (a helper that returned what its exec made) the text is too, and the error
 # says what to do.  Catching every text as Python compiles it would take an audit hook
 # (PEP 578), which taxes every audited event of the process (id(), open, ...) for as long
@@ -356,11 +357,15 @@ def _exec_lines(code):
     needle = "lambda" if code.co_name == "<lambda>" else code.co_name
     tried = set()
     f = sys._getframe(1)
+    argv = getattr(sys, "orig_argv", [])
+    # `python -c TEXT` compiles TEXT as '<string>' too, and keeps it in sys.orig_argv
+    extra = [argv[argv.index("-c") + 1]] if "-c" in argv[:-1] else []
     for _ in range(_EXEC_FRAMES):
         if f is None:
             break
         texts = [v for v in f.f_locals.values() if type(v) is str]
-        texts += [c for c in f.f_code.co_consts if type(c) is str]
+        texts += [c for c in f.f_code.co_consts if type(c) is str] + extra
+        extra = []
         for text in texts:
             if id(text) in tried or len(text) > _EXEC_MAX_CHARS or needle not in text:
                 continue

@@ -69,15 +69,32 @@ def test_lambda_called_from_a_kernel_is_a_device_function():
     assert np.array_equal(a, np.arange(8.0) * 2 + 1)
 
 
+def _lambda_made_by_a_helper():
+    ns = {}
+    exec("f = lambda a, b: a + b", ns)
+    return ns["f"]
+
+
 def test_lambda_without_source_says_to_use_def():
-    # python -c keeps no text of its lambdas: the error says so and names def
-    code = "import kiln, numpy as np\nkiln.reduce(lambda a, b: a + b)(np.ones(3))\n"
+    # the text given to exec is gone with the helper's frame: the error names def
+    r = kiln.reduce(_lambda_made_by_a_helper())
+    with pytest.raises(kiln.CompileError) as e:
+        r(np.ones(3))
+    msg = str(e.value)
+    assert "<string>:1: error: cannot find the source of this lambda" in msg
+    assert "hint: define the function with def" in msg
+
+
+def test_python_dash_c_kernels_and_lambdas():
+    # `python -c TEXT`: the text is in sys.orig_argv
+    code = ("import kiln, numpy as np\n@kiln.jit\ndef k(a):\n    a[0] = 7\n"
+            "a = np.zeros(3)\nk[1, 1](a)\n"
+            "print(a[0], kiln.reduce(lambda x, y: x + y)(np.arange(4.0)))\n")
     env = dict(os.environ, PYTHONPATH=os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=120)
-    assert out.returncode != 0
-    assert "kiln.CompileError: <string>:2: error: cannot find the source of this lambda" in out.stderr
-    assert "hint: define the function with def" in out.stderr
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["7.0", "6.0"]
 
 
 def test_exec_text_decorated_inside_it():
