@@ -54,7 +54,22 @@ from ._intrinsics import (  # noqa: F401  (the names kernels use)
 
 
 def vectorize(func_or_sigs=None, **options):
-    """``@kiln.vectorize`` or ``@kiln.vectorize(["float32(float32, float32)"])``."""
+    """Makes an elementwise function (a ufunc) of a scalar function.
+
+    ``@kiln.vectorize`` compiles for the dtypes of each call;
+    ``@kiln.vectorize(["float32(float32, float32)", ...])`` compiles those signatures
+    now; a call takes the first signature its argument dtypes match exactly, else the
+    first they cast to safely, else within their kind, as NumPy's ufuncs choose loops.  Lambdas
+    work too: ``kiln.vectorize(["float32(float32)"])(lambda x: x * 2)``.
+
+    The result is called like a NumPy ufunc: ``f(a, b, out=None, stream=0)``, with
+    NumPy's broadcasting over arrays and scalars (Python scalars typed as NumPy 2 types
+    them next to the arrays); it returns an array of the kind of its first array
+    argument (NumPy, CuPy, PyTorch or kiln device array).
+
+    Options: ``target`` (``'auto'``, ``'cpu'``, ``'cuda'``; ``'parallel'`` means the
+    CPU), ``fastmath``, ``debug``, ``lineinfo``; Numba's ``cache``, ``identity`` and
+    ``nopython`` are accepted and ignored."""
     from ._ufunc import Vectorized
 
     if callable(func_or_sigs) and hasattr(func_or_sigs, "__code__"):
@@ -67,7 +82,18 @@ def vectorize(func_or_sigs=None, **options):
 
 
 def reduce(func=None, **options):
-    """``@kiln.reduce``: a binary associative function becomes a parallel reduction."""
+    """Makes a parallel reduction of a binary function, as ``numba.cuda.reduce`` does.
+
+    ``kiln.reduce(lambda a, b: a + b)`` or ``@kiln.reduce`` over a ``def``.  The
+    function must be associative, and commutative too (the GPU folds in grid-stride
+    order).  The result is called as ``r(array, size=None, res=None, init=None,
+    stream=0)``: it reduces the first ``size`` elements of the array (all by default,
+    any shape, read in C order) and returns the result as a scalar; ``init`` is folded
+    in as well, and an empty array with no ``init`` is a ValueError; with ``res`` (a
+    one-element array of the result's dtype) the result is written to ``res[0]`` and
+    None is returned, without waiting for the GPU.
+
+    Options: ``target``, ``fastmath``, ``debug``, as for ``kiln.jit``."""
     from ._ufunc import Reduction
 
     if func is not None:

@@ -49,13 +49,16 @@ class DeviceArray(_kiln.DeviceArrayBase):
 
     @property
     def dtype(self):
+        """The elements' NumPy dtype."""
         return _np().dtype(DTYPE_NAMES[self._dtype_code])
 
     @property
     def device(self):
+        """The ordinal of the GPU that holds the memory."""
         return self._device
 
     def is_c_contiguous(self):
+        """Whether the elements lie in C order with no gaps."""
         s = self.itemsize
         for n, st in zip(reversed(self.shape), reversed(self.strides)):
             if n != 1 and st != s:
@@ -64,6 +67,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return True
 
     def is_f_contiguous(self):
+        """Whether the elements lie in Fortran order with no gaps."""
         s = self.itemsize
         for n, st in zip(self.shape, self.strides):
             if n != 1 and st != s:
@@ -156,6 +160,8 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return view
 
     def reshape(self, *shape, order="C"):
+        """A view with another shape (one dimension may be -1); the array must be
+        contiguous in ``order`` ('C' or 'F')."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         size = 1
@@ -180,10 +186,12 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return _kiln.device_view(self, 0, tuple(shape), tuple(strides))
 
     def ravel(self, order="C"):
+        """A one-dimensional view of a contiguous array."""
         return self.reshape(self.size, order=order)
 
     @property
     def T(self):
+        """The transposed view (dimensions and strides reversed)."""
         return _kiln.device_view(self, 0, self.shape[::-1], self.strides[::-1])
 
     def __repr__(self):
@@ -289,6 +297,7 @@ def stream():
 
 
 def default_stream():
+    """The current device's default (legacy) stream, as a kiln.Stream."""
     return _kiln.default_stream(_kiln.current_device())
 
 

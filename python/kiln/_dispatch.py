@@ -28,11 +28,15 @@ def _check_target(target):
 
 
 class Dispatcher(_kiln.DispatcherBase):
-    """A kiln kernel or device function.
+    """A kiln kernel or device function (what ``kiln.jit`` returns).
 
-    ``k[griddim, blockdim](*args)`` launches a kernel; ``k.signatures`` lists
-    what was compiled; ``k.inspect_types()`` and ``k.inspect_source()`` show
-    the types of every variable and the generated code."""
+    ``k[griddim, blockdim](*args)`` launches a kernel: griddim and blockdim are an int
+    or a tuple of up to 3 ints; ``k[griddim, blockdim, stream]`` queues it on a stream
+    and ``k[griddim, blockdim, stream, shared_bytes]`` also sets the dynamic shared
+    memory.  The first launch with new argument types compiles a specialisation; later
+    ones find it in C without running Python.  ``k.signatures`` lists what was
+    compiled; ``k.inspect_types()`` and ``k.inspect_source()`` show the types of every
+    variable and the generated code."""
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, inline=None,
@@ -103,7 +107,8 @@ class Dispatcher(_kiln.DispatcherBase):
         return 1 if t == "cuda" else 0
 
     def compile(self, signature):
-        """Compiles the kernel for an explicit signature now; returns its Entry."""
+        """Compiles the kernel for an explicit signature (``"void(float32[::1], int64)"``)
+        now; returns the loaded specialisation."""
         if _precompiling is not None:
             _precompiling.append((self, signature_text(signature)))
             return None
@@ -126,7 +131,9 @@ class Dispatcher(_kiln.DispatcherBase):
         return _compile.entry_for_signature(self, signature_text(signature))
 
     def inspect_types(self, signature=None, file=None):
-        """Prints (or returns, with file=False) each variable's type."""
+        """Prints each variable's type in a specialisation (the last compiled one, or
+        the one of ``signature``) to ``file`` (default stdout); returns the text instead
+        with ``file=False``."""
         text = self._entry_for(signature).program.types
         if file is False:
             return text
@@ -149,10 +156,27 @@ class Dispatcher(_kiln.DispatcherBase):
 
 
 def jit(func_or_sig=None, *args, **options):
-    """``@kiln.jit``, ``@kiln.jit(device=True)``, ``@kiln.jit("void(float32[::1])")``.
+    """Makes a kernel or a device function of a Python function; returns a Dispatcher.
 
-    Options: device, fastmath, debug, lineinfo, cache, target ('auto', 'cpu',
-    'cuda'), max_registers."""
+    ``@kiln.jit`` compiles at each launch with new argument types;
+    ``@kiln.jit("void(float32[::1], int64)")`` (or a list of signatures, Numba's syntax)
+    compiles those now and accepts only them; ``@kiln.jit(device=True)`` makes a device
+    function, callable from kernels, that may return a scalar or a tuple.
+
+    Options:
+
+    - ``device``: a device function rather than a kernel.
+    - ``fastmath``: approximate transcendental functions and division, denormals flushed.
+    - ``debug``: bounds-checked indexing (IndexError naming the line, index and shape),
+      ``assert``, ZeroDivisionError for integer division by zero.
+    - ``lineinfo``: source lines in NVIDIA's profilers.
+    - ``cache``: use the compiled-kernel cache (default True).
+    - ``target``: ``'auto'`` (default: GPU arrays run on the GPU, host arrays on the GPU
+      when one is usable, else the CPU), ``'cpu'`` or ``'cuda'``.
+    - ``max_registers``: at most this many registers per GPU thread.
+
+    ``inline`` and ``opt`` (Numba's) are accepted and ignored.  Unknown options are a
+    TypeError."""
     bad = [k for k in options if k not in _JIT_OPTIONS]
     if bad:
         raise TypeError(f"kiln.jit got unknown option(s) {', '.join(bad)}; "

@@ -116,7 +116,10 @@ class Array(Type):
 
 
 class Signature:
-    """A function signature: return type and argument types."""
+    """A function signature: ``ret`` (the return type) and ``args`` (the argument types).
+
+    Calling a type makes one, as in Numba: ``kiln.void(kiln.float32[::1], kiln.int64)``;
+    ``kiln.jit`` and ``kiln.vectorize`` take it wherever they take signature text."""
 
     __slots__ = ("ret", "args")
 

@@ -378,7 +378,7 @@ def _broadcast_view(_kiln, x, shape):
 
 
 class Reduction:
-    """The object ``@kiln.reduce`` returns: ``r(array, init=None)``."""
+    """The object ``kiln.reduce`` returns: ``r(array, size=None, res=None, init=None, stream=0)``."""
 
     def __init__(self, func, **options):
         bad = [k for k in options if k not in ("fastmath", "debug", "target")]

@@ -110,14 +110,18 @@ static PyObject *event_handle(EventObject *self, void *c) {
 }
 
 static PyMethodDef event_methods[] = {
+    /* "name($self, ...)\n--\n\n": the text signature help() and the docs show */
     {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
-     "record(stream=0): mark the point after the work queued so far on stream"},
-    {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS, "wait until the event completes"},
-    {"query", (PyCFunction)event_query, METH_NOARGS, "whether the event has completed"},
+     "record($self, /, stream=0)\n--\n\nMarks the point after the work queued so far on stream."},
+    {"synchronize", (PyCFunction)event_synchronize, METH_NOARGS,
+     "synchronize($self, /)\n--\n\nWaits until the event completes."},
+    {"query", (PyCFunction)event_query, METH_NOARGS,
+     "query($self, /)\n--\n\nWhether the event has completed."},
     {"wait", (PyCFunction)(void (*)(void))event_wait, METH_VARARGS | METH_KEYWORDS,
-     "wait(stream=0): later work on stream waits for this event"},
+     "wait($self, /, stream=0)\n--\n\nMakes later work on stream wait for this event."},
     {"elapsed_time", (PyCFunction)event_elapsed_time, METH_O,
-     "elapsed_time(end) -> milliseconds from this event to end"},
+     "elapsed_time($self, end, /)\n--\n\nMilliseconds from this event to end (both recorded, "
+     "made with timing=True)."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef event_getset[] = {
