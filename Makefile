@@ -13,7 +13,7 @@ SAN     := build-san
 MESONFLAGS ?=
 
 .PHONY: all build demo test test-c test-py test-san test-san-py clean bench bench-startup regen-lang gpu-test
-.PHONY: fuzz fuzz-build test-fuzz-short test-tsan deps deps-test
+.PHONY: fuzz fuzz-build test-fuzz-short test-tsan deps deps-test docs
 
 all: build
 
@@ -59,7 +59,7 @@ test-san: $(SAN)/build.ninja
 # own allocations to exit), every other finding stops the run.
 SANPKG  := $(SAN)/pkg
 SANLIBS  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
-test-san-py: $(SAN)/build.ninja
+test-san-py: $(SAN)/build.ninja $(VENV)/.docs-stamp
 	$(NINJA) -C $(SAN)
 	rm -rf $(SANPKG) && mkdir -p $(SANPKG)/kiln
 	cp python/kiln/*.py $(SAN)/_kiln*.so $(SANPKG)/kiln/
@@ -67,7 +67,7 @@ test-san-py: $(SAN)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 KILN_TEST_PYDIR=$(CURDIR)/$(SANPKG) \
 	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu" tests $(PYTEST_ARGS)
 
-test-py: build
+test-py: build $(VENV)/.docs-stamp
 	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
 
 test: deps-test test-c test-san test-py test-san-py test-fuzz-short test-tsan
@@ -140,11 +140,23 @@ bench-startup: build
 	$(VENV)/bin/pip install -q numba
 	PYTHONPATH=python $(VPY) bench/startup.py
 
+# ---- documentation (docs/building-docs.md) -----------------------------------------------
+# Sphinx with MyST (the Markdown pages of docs/) and autodoc (the API reference, read from the
+# built package), installed into the venv the first time; warnings are errors.
+DOCS    := build-docs
+$(VENV)/.docs-stamp: $(VENV)/.stamp
+	$(VPY) -m pip install -q "sphinx>=8,<10" "myst-parser>=4,<6"
+	touch $@
+
+docs: build $(VENV)/.docs-stamp
+	$(VPY) -m sphinx -W --keep-going -q -E -b html docs $(DOCS)/html
+	@echo "docs: $(DOCS)/html/index.html"
+
 regen-lang: build
 	PYTHONPATH=python $(VPY) tests/test_lang.py --regen
 
 clean:
-	rm -rf $(BUILD) $(SAN) $(FUZZ) $(TSAN) python/kiln/_kiln*.so
+	rm -rf $(BUILD) $(SAN) $(FUZZ) $(TSAN) $(DOCS) python/kiln/_kiln*.so
 
 # On a machine with a CUDA GPU and no network (the device machine): build with the
 # system's meson and ninja, then run the GPU tests.  Logs go to $(GPU_LOG)/.

@@ -9,7 +9,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+# the package autodoc documents: the source tree's, or another build's (make test-san-py)
+sys.path.insert(0, os.environ.get("KILN_TEST_PYDIR") or os.path.join(os.path.dirname(HERE), "python"))
 
 import kiln  # noqa: E402  (the version, and a clear failure when the extension is not built)
 
