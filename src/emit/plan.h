@@ -62,17 +62,28 @@
  *   and runs its body's lane loops under the mask.  The entry runs full chunks
  *   and then one short chunk of each row through kiln_body_lanes, which
  *   compiles the body twice: with the lane count a constant (the lane arrays
- *   live in registers) and for the short chunk.  Lanes: the most, a power of
+ *   live in registers) and for the short chunk.  A grid-stride loop, `for j in
+ *   range(i + u, hi, step)` with i the innermost coordinate, u, hi and step
+ *   uniform and step positive (a lane for loop), runs a pass per base value
+ *   of j over the lanes still in the loop, always a prefix of the chunk, and
+ *   j is written as the pass's base plus the lane, so its loads stay unit
+ *   stride.  A statement with an atomic runs in a lane loop that is not
+ *   vectorised (two lanes may update one element).  Lanes: the most, a power of
  *   two up to PLAN_LANES_MAX, whose varying locals fit PLAN_LANE_BUDGET
  *   bytes, but at least PLAN_LANE_MIN_BYTES of the widest; that least when
  *   some access strides along the lanes (the loop order's cost of the
  *   innermost dimension is not 0), whose loads are then gathers.  Eligible
  *   (anything else keeps the one body): no thread or block indices, not
- *   debug, a `for` or `while` loop, no atomics, no local or shared arrays in
+ *   debug, a `for` or `while` loop, atomics only as statements of the kernel
+ *   that return nothing (add, sub, max, min, and, or, xor: in any order of the
+ *   lanes they give what some order of GPU threads gives; an exch or cas could
+ *   be a lock one lane waits on while another holds it), no local or shared arrays in
  *   the kernel, one kiln.grid() call in it and its device functions (the
  *   statement grid_syms finds, whose innermost variable is an int64: a
  *   device function, called per lane, gets the chunk's base), every `for`
- *   with a uniform range and counter, no loop, break, continue or return
+ *   with a uniform range and counter or a lane for loop (whose counter is an
+ *   int64 nothing else assigns or reads after it, with no else and no return
+ *   in it), no loop, break, continue or return
  *   under a varying
  *   condition (an if's or a while's), no else on a varying while, the guard's
  *   kept conjuncts uniform, every varying local a scalar that is not a
@@ -81,7 +92,7 @@
  *   another: the freedom the vectorised position loop already takes, which
  *   grid-only kernels give since their positions do not communicate.
  *
- * All are pure analyses of the tree; emit.c writes the code.
+ * All are pure analyses of the tree (plan.c, plan_lanes.c); the emitter writes the code.
  */
 #ifndef KILN_PLAN_H
 #define KILN_PLAN_H
@@ -114,7 +125,10 @@ enum {
     /* lane mode: the passes of the uniformity analysis (each pass walks the
      * kernel once; a chain of assignments that takes more gets no lane body,
      * docs/limits.md) */
-    PLAN_LANE_PASSES = 16
+    PLAN_LANE_PASSES = 16,
+    /* lane mode: lane for loops nested in each other (a table of occurrences per
+     * level); one nested deeper keeps the one body (docs/limits.md) */
+    PLAN_LANE_FOR_DEPTH = 8
 };
 
 /* How a local of a kernel with a lane body is written there (plan.h atop). */
@@ -123,13 +137,15 @@ enum LaneClass {
     LANE_VARYING, /* an array of one value per lane */
     LANE_PRIVATE, /* varying, but used in one run only, written first there: a
                    * scalar declared inside that run's lane loop */
-    LANE_COORD    /* the innermost grid coordinate: its base, plus the lane */
+    LANE_COORD    /* the innermost grid coordinate, or the counter of a lane for
+                   * loop: its base (a scalar), plus the lane */
 };
 
 typedef struct LanePlan {
     int n;                 /* lanes of a full chunk (KILN_LANES); 0: no lane body */
     int dim;               /* the grid dimension they run along (order[2]) */
     const FuncSpec *k;
+    const Sym *coord;      /* the innermost grid coordinate's variable */
     const Node *grid_stmt; /* `i, j = kiln.grid(2)`: scalar code, sets the base */
     int widest;            /* bytes of the widest varying local: a varying while's
                             * mask is an integer of that width (a bool's 1 byte
@@ -191,8 +207,13 @@ enum LaneStmt {
     LANE_SCALAR, /* as scalar code: uniform loops and ifs, uniform assignments and
                   * exits, the grid statement, the guard, statements that do nothing */
     LANE_RUN,    /* inside a lane loop, with the statements around it of this kind */
-    LANE_LOOP    /* a while loop with a varying condition: its lanes iterate until
+    LANE_LOOP,   /* a while loop with a varying condition: its lanes iterate until
                   * none is left, each under a mask of the lanes still in it */
+    LANE_FOR,    /* a lane for loop: a pass per base value of its counter, over the
+                  * prefix of the lanes still in it */
+    LANE_ATOMIC  /* a statement with an atomic: inside a lane loop of its own (with
+                  * its neighbours of this kind) that is not `omp simd`, since two
+                  * lanes may update one element */
 };
 int plan_lane_stmt(const CpuPlan *p, const Node *st);
 

@@ -520,6 +520,111 @@ def no_loop(out, a):
         out[i] = a[i] * 2.0
 
 
+# ---- grid-stride loops (lane for loops) and atomics in lane mode -------------------------
+
+@kiln.jit
+def gs_sum(res, a):
+    start = kiln.grid(1)
+    stride = kiln.gridsize(1)
+    acc = a[0] * 0
+    for i in range(start, a.size, stride):
+        acc += a[i]
+    kiln.atomic.add(res, 0, acc)
+
+
+@kiln.jit
+def gs_map(out, a, c):
+    start = kiln.grid(1)
+    for i in range(start + 0, out.size, kiln.gridsize(1)):
+        v = a[i]
+        if v > c:
+            v = v * 2
+        out[i] = v
+
+
+@kiln.jit
+def gs_offset(out, a, off):
+    # a constant step and a start past the position: lane l's counter is j + l + off
+    j = kiln.grid(1)
+    for i in range(j + off, out.size, 5):
+        out[i] = out[i] + a[i - off]
+
+
+@kiln.jit
+def gs_hist(hist, x, lo, width):
+    # a private copy of hist per thread: statement-level atomics at computed indices
+    start = kiln.grid(1)
+    for i in range(start, x.size, kiln.gridsize(1)):
+        b = int((x[i] - lo) / width)
+        if b >= 0 and b < hist.size:
+            kiln.atomic.add(hist, b, 1)
+
+
+@kiln.jit
+def gs_minmax(ext, a):
+    start = kiln.grid(1)
+    for i in range(start, a.size, kiln.gridsize(1)):
+        kiln.atomic.max(ext, 0, a[i])
+        kiln.atomic.min(ext, 1, a[i])
+
+
+@kiln.jit
+def gs_nested(out, a, n):
+    # a uniform loop and a varying while inside the lane for loop, a uniform break
+    start = kiln.grid(1)
+    for i in range(start, out.size, kiln.gridsize(1)):
+        s = 0.0
+        for k in range(n):
+            if k > 2:
+                break
+            s += a[i, k]
+        t = i % 4
+        while t > 0:
+            s += 1.0
+            t -= 1
+        out[i] = s
+
+
+@kiln.jit
+def gs_counter_after(out, a):
+    # the counter read after the loop: each position's last value, one body
+    i = 0
+    for i in range(kiln.grid(1), a.size, kiln.gridsize(1)):
+        out[i] = a[i]
+    if kiln.grid(1) < out.size:
+        out[kiln.grid(1)] += 0 * i
+
+
+@kiln.jit
+def gs_return(out, a, stop):
+    start = kiln.grid(1)
+    for i in range(start, a.size, kiln.gridsize(1)):
+        if stop > 0:
+            return
+        out[i] = a[i]
+
+
+@kiln.jit
+def gs_exch(out, flags, a):
+    # an exchange's value tells the order of the lanes: one body
+    start = kiln.grid(1)
+    for i in range(start, a.size, kiln.gridsize(1)):
+        old = kiln.atomic.exch(flags, i % flags.size, 1)
+        out[i] = a[i] + old * 0
+
+
+@kiln.jit(device=True)
+def add_to(total, v):
+    kiln.atomic.add(total, 0, v)
+
+
+@kiln.jit
+def gs_atomic_in_callee(total, a):
+    start = kiln.grid(1)
+    for i in range(start, a.size, kiln.gridsize(1)):
+        add_to(total, a[i])
+
+
 # ---- tests -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind", ["C", "F", "strided", "negative"])
@@ -782,7 +887,6 @@ def test_which_kernels_take_lane_mode():
         with_break: f"void({f64_1}, {f64_2}, float64)",
         grid_in_callee: f"void({f64_1}, {f64_2})",
         early_varying: f"void({f64_1}, {f64_2})",
-        with_atomic: f"void({f64_1}, {f64_1}, {f64_2})",
         triangular: f"void({f64_1}, {f64_2})",
         loop_under_varying_if: f"void({f64_1}, {f64_2})",
         with_local_array: f"void({f64_1}, {f64_2})",
@@ -795,6 +899,105 @@ def test_which_kernels_take_lane_mode():
     # debug=True checks every index in the one body
     dbg = kiln.jit(debug=True)(matmul.py_func)
     assert "kiln_body_lanes" not in source(dbg, f"void({f64_2}, {f64_2}, {f64_2})")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32])
+@pytest.mark.parametrize("n,grid", [(1, (1, 1)), (1000, (3, 32)), (4099, (7, 64)), (50, (4, 64)),
+                                    (100003, (16, 128))])
+def test_grid_stride_sum(rng, dtype, n, grid):
+    a = (rng.uniform(-1, 1, n) if np.dtype(dtype).kind == "f" else
+         rng.integers(-1000, 1000, n)).astype(dtype)
+    res = np.zeros(1, dtype)
+    gs_sum[grid](res, a)
+    close(res, np.array([a.astype(np.float64).sum()]).astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("n,grid", [(1, (1, 1)), (777, (2, 64)), (4097, (8, 128)), (300, (8, 128))])
+def test_grid_stride_map_and_offsets(rng, n, grid):
+    a = rng.uniform(-1, 1, n)
+    out = np.zeros(n)
+    gs_map[grid](out, a, 0.25)
+    close(out, np.where(a > 0.25, 2 * a, a), np.float64)
+    for off in (0, 3, 70):
+        out = np.zeros(n)
+        gs_offset[grid](out, a, off)
+        nthreads = grid[0] * grid[1]
+        ref = np.zeros(n)
+        for j in range(nthreads):  # the Python meaning, thread by thread
+            for i in range(j + off, n, 5):
+                ref[i] += a[i - off]
+        close(out, ref, np.float64)
+
+
+def test_grid_stride_atomics(rng):
+    x = rng.uniform(-0.1, 1.1, 50001)
+    for grid in [(1, 1), (5, 64), (40, 128)]:
+        hist = np.zeros(17, np.int64)
+        gs_hist[grid](hist, x, 0.0, 1.0 / 17)
+        b = ((x - 0.0) / (1.0 / 17)).astype(np.int64)  # int() truncates, as C does
+        ref = np.bincount(b[(b >= 0) & (b < 17)], minlength=17)
+        assert np.array_equal(hist, ref)
+        ext = np.array([-np.inf, np.inf])
+        gs_minmax[grid](ext, x)
+        assert ext[0] == x.max() and ext[1] == x.min()
+
+
+def test_grid_stride_nested_and_one_body_cases(rng):
+    n = 1111
+    a = rng.uniform(-1, 1, (n, 6))
+    out = np.zeros(n)
+    gs_nested[(3, 64)](out, a, 5)
+    close(out, a[:, :3].sum(axis=1) + np.arange(n) % 4, np.float64)
+    v = rng.uniform(-1, 1, n)
+    out = np.zeros(n)
+    gs_counter_after[(3, 64)](out, v)
+    close(out, v, np.float64)
+    for stop, ref in [(0, v), (1, np.zeros(n))]:
+        out = np.zeros(n)
+        gs_return[(3, 64)](out, v, stop)
+        close(out, ref, np.float64)
+    out, flags = np.zeros(n), np.zeros(7, np.int64)
+    gs_exch[(3, 64)](out, flags, v)
+    close(out, v, np.float64)
+    total = np.zeros(1)
+    gs_atomic_in_callee[(3, 64)](total, v)
+    close(total, np.array([v.sum()]), np.float64)
+
+
+def test_grid_stride_loops_take_lane_mode():
+    f64_1 = "float64[::1]"
+    take = {
+        gs_sum: f"void({f64_1}, {f64_1})",
+        gs_map: f"void({f64_1}, {f64_1}, float64)",
+        gs_offset: f"void({f64_1}, {f64_1}, int64)",
+        gs_hist: f"void(int64[::1], {f64_1}, float64, float64)",
+        gs_minmax: f"void({f64_1}, {f64_1})",
+        gs_nested: f"void({f64_1}, float64[:, ::1], int64)",
+        with_atomic: f"void({f64_1}, {f64_1}, float64[:, ::1])",
+    }
+    for k, sig in take.items():
+        src = source(k, sig)
+        assert lanes_of(src), k
+    # a pass per base value of the counter, over the prefix of lanes still in the loop;
+    # the loads along the counter are unit stride (the base plus the lane)
+    src = source(gs_sum, f"void({f64_1}, {f64_1})")
+    assert re.search(r"const int nl_ = sp\d+ - it\d+ < nlo\d+", src)
+    assert re.search(r"v\d+_a\.data\[\(v\d+_i \+ l_\)\]", src)
+    # the atomic's statement runs in a lane loop that is not `omp simd`: lanes may
+    # update one element
+    lane_body = src[src.index("kiln_lanes_("):]
+    atomic_loop = re.search(r"(.*)\n\s*for \(int l_ = 0; l_ < nl_; l_\+\+\) \{\n[^\n]*\n\s*\(void\)\(\(void\)\(\*ra0_",
+                            lane_body)
+    assert atomic_loop and "omp simd" not in atomic_loop.group(1).splitlines()[-1]
+    leave = {
+        gs_counter_after: f"void({f64_1}, {f64_1})",
+        gs_return: f"void({f64_1}, {f64_1}, int64)",
+        gs_exch: f"void({f64_1}, int64[::1], {f64_1})",
+        gs_atomic_in_callee: f"void({f64_1}, {f64_1})",
+    }
+    for k, sig in leave.items():
+        src = source(k, sig)
+        assert "kiln_body_lanes" not in src and "KILN_LANES" not in src, k
 
 
 def chain_kernel(tmp_path, m):
@@ -837,7 +1040,9 @@ def test_analysis_passes_limit(tmp_path, rng):
 class KernelGen:
     """Random integer kernels for lane mode: loops with uniform ranges and conditions,
     while loops with varying conditions, ifs of both kinds, uniform break and continue,
-    loads at computed indices, stores to the position's own element."""
+    loads at computed indices, stores to the position's own element, grid-stride loops
+    (lane for loops) that add along their counter, atomic adds and subs into a
+    private-copy array (computed indices) and a reduction array (index 0)."""
 
     def __init__(self, rnd, dims):
         self.r, self.dims, self.lines, self.n = rnd, dims, [], 0
@@ -874,19 +1079,23 @@ class KernelGen:
 
     def stmt(self, ind, depth, in_for, straight):
         r = self.r
-        kinds = ["assign", "assign", "aug", "store", "if"]
+        kinds = ["assign", "assign", "aug", "store", "if", "atomic"]
         if depth < 3 and not straight:
-            kinds += ["for", "for", "uwhile", "vwhile", "uif"]
+            kinds += ["for", "for", "uwhile", "vwhile", "uif", "gfor"]
         if in_for and not straight:
             kinds.append("exit")
         kind, v = r.choice(kinds), r.choice(self.vars[:4])
         own = "i, j" if self.dims == 2 else "i, 0"
+        # values stay small (% 97, % 10007): an expression multiplies at most 8 leaves of
+        # at most 150, so nothing overflows int64 (overflow wraps, but sema's knowledge of
+        # signs assumes it does not: docs/language-notes.md, "Known gaps")
         if kind == "assign":
-            self.emit(ind, f"{v} = {self.expr()}")
+            self.emit(ind, f"{v} = ({self.expr()}) % 97")
         elif kind == "aug":
             self.emit(ind, f"{v} += {self.expr()}")
+            self.emit(ind, f"{v} = {v} % 97")
         elif kind == "store":
-            self.emit(ind, f"out2[{own}] = out2[{own}] + {self.expr()}")
+            self.emit(ind, f"out2[{own}] = (out2[{own}] + {self.expr()}) % 10007")
         elif kind in ("if", "uif"):
             self.emit(ind, f"if {self.cond(kind == 'if')}:")
             # a varying if's blocks must be straight-line for lane mode, mostly
@@ -903,6 +1112,26 @@ class KernelGen:
             self.uniform.append(k)
             self.block(ind + 1, depth + 1, True, straight)
             self.uniform.pop()
+        elif kind == "atomic":
+            op = r.choice(["add", "sub"])
+            if r.random() < 0.5:
+                self.emit(ind, f"kiln.atomic.{op}(tot, abs({self.expr()}) % tot.size, {self.expr()})")
+            else:
+                self.emit(ind, f"kiln.atomic.{op}(red, 0, {self.expr()})")
+        elif kind == "gfor":
+            # a grid-stride loop over out3's elements (n * 20 of them), added to with
+            # atomics (threads' ranges overlap when the step is not the grid's size)
+            g = f"g{self.n}"
+            self.n += 1
+            inner = "j" if self.dims == 2 else "i"
+            lo = r.choice([inner, f"{inner} + {r.randint(0, 3)}", f"{r.randint(0, 3)} + {inner}"])
+            step = r.choice(["kiln.gridsize(1)" if self.dims == 1 else "kiln.gridsize(2)[1]",
+                             str(r.randint(1, 4)), "m % 3 + 1"])
+            self.emit(ind, f"for {g} in range({lo}, n * 20, {step}):")
+            self.vars.append(g)
+            self.emit(ind + 1, f"kiln.atomic.add(out3, {g}, {self.expr()})")
+            self.block(ind + 1, depth + 1, True, straight)
+            self.vars.pop()
         elif kind == "uwhile":
             w = f"w{self.n}"
             self.n += 1
@@ -929,7 +1158,7 @@ class KernelGen:
         head = "i, j = kiln.grid(2)" if self.dims == 2 else "i = kiln.grid(1)"
         guard = "and j < out.shape[1]" if self.dims == 2 else ""
         self.emit(0, "@kiln.jit")
-        self.emit(0, "def k(out, out2, a, n, m):")
+        self.emit(0, "def k(out, out2, a, n, m, out3, tot, red):")
         self.emit(1, head)
         self.emit(1, f"if i < out.shape[0] {guard}:")
         for v in self.vars:
@@ -955,7 +1184,8 @@ def test_random_kernels_match_the_one_body(tmp_path, monkeypatch):
         spec = importlib.util.spec_from_file_location(f"rk{s}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        sig = "void(int64[:, ::1], int64[:, ::1], int64[:, ::1], int64, int64)"
+        sig = ("void(int64[:, ::1], int64[:, ::1], int64[:, ::1], int64, int64, int64[::1], "
+               "int64[::1], int64[::1])")
         lanes += lanes_of(source(mod.k, sig)) is not None
         rng = np.random.default_rng(s)
         h, w = int(rng.integers(1, 30)), int(rng.integers(1, 150))
@@ -964,11 +1194,12 @@ def test_random_kernels_match_the_one_body(tmp_path, monkeypatch):
         for kern in (mod.k, kiln.jit(debug=True)(mod.k.py_func)):
             out = np.zeros((h, w) if dims == 2 else (w, 1), np.int64)
             out2 = np.zeros_like(out)
+            extra = (np.zeros(140, np.int64), np.zeros(5, np.int64), np.zeros(1, np.int64))
             if dims == 2:
-                kern[((h + 7) // 8, (w + 15) // 16), (8, 16)](out, out2, a, 7, 9)
+                kern[((h + 7) // 8, (w + 15) // 16), (8, 16)](out, out2, a, 7, 9, *extra)
             else:
-                kern[(w + 31) // 32, 32](out, out2, a, 7, 9)
-            got.append((out, out2))
-        assert np.array_equal(got[0][0], got[1][0]), path.read_text()
-        assert np.array_equal(got[0][1], got[1][1]), path.read_text()
+                kern[(w + 31) // 32, 32](out, out2, a, 7, 9, *extra)
+            got.append((out, out2) + extra)
+        for x, y in zip(got[0], got[1]):
+            assert np.array_equal(x, y), path.read_text()
     assert lanes >= 10  # most of them take lane mode

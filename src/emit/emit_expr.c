@@ -1,0 +1,913 @@
+/* emit_expr.c: expressions as C or CUDA C++ text.
+ *
+ * Conversions are where sema recorded them: each operation's operands are
+ * converted to its `opty`.  Values that Python evaluates once but C would
+ * evaluate twice (the middle of a chained comparison, the left of a
+ * non-boolean `or`) use a statement expression (emit_sx_open).  Subscripts are
+ * checked (debug=True) or wrapped for negative indices unless sema proved them
+ * non-negative; intrinsics map to the preludes' KILN_* macros and functions.
+ */
+#include "emit_int.h"
+
+/* ---- expressions ------------------------------------------------------------------ */
+
+/* Renders an expression to a string (for text used more than once). */
+const char *emit_expr_str(Emit *E, Node *n, const Type *as) {
+    Buf tmp, *saved = E->o;
+    buf_init_arena(&tmp, &E->C->arena);
+    E->o = &tmp;
+    if (as) emit_expr_as(E, n, as);
+    else emit_expr(E, n);
+    E->o = saved;
+    return tmp.p ? tmp.p : "";
+}
+
+void emit_expr_as(Emit *E, Node *n, const Type *to) {
+    if (!to || !n->ty || ty_equal(n->ty, to) || emit_same_ctype(E, n->ty, to)) {
+        emit_expr(E, n);
+        return;
+    }
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty) && ty_is_scalar(to) && to->kind != TY_BOOL) {
+        /* constants: convert at compile time where exact */
+        if (n->ty->kind == TY_INT && to->kind == TY_FLOAT) {
+            ConstVal v;
+            v.f = ty_is_signed(n->ty) || n->ty->weak ? (double)n->cval.i : (double)n->cval.u;
+            emit_const(E, to, v);
+            return;
+        }
+        if (n->ty->kind == TY_INT && to->kind == TY_INT && ty_int_fits(to, n->cval.i, false) &&
+            (ty_is_signed(n->ty) || n->ty->weak || n->cval.i >= 0)) {
+            emit_const(E, to, n->cval);
+            return;
+        }
+    }
+    emit_convert(E, n->ty, to, emit_expr_str(E, n, NULL));
+}
+
+void emit_truthy(Emit *E, Node *n) {
+    if (n->ty->kind == TY_BOOL) {
+        emit_expr(E, n);
+        return;
+    }
+    PS("(");
+    emit_expr(E, n);
+    PS(" != 0)");
+}
+
+/* The indices of a full subscript as i64 strings, from index nodes or a tuple. */
+static int index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
+    if (idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE) {
+        Node *t = idx->v[0];
+        if (t->kind == E_TUPLE) {
+            for (int k = 0; k < t->tuple.n; k++) {
+                ix[k] = emit_expr_str(E, t->tuple.v[k], ty_scalar(KILN_INT64));
+                nn[k] = (t->tuple.v[k]->flags & NF_NONNEG) != 0;
+            }
+            return t->tuple.n;
+        }
+        const char *ts = emit_expr_str(E, t, NULL);
+        for (int k = 0; k < t->ty->n; k++) {
+            ix[k] = arena_printf(&E->C->arena, "((i64)(%s).f%d)", ts, k);
+            nn[k] = !ty_is_signed(t->ty->elems[k]) || sema_elem_nonneg(t, k);
+        }
+        return t->ty->n;
+    }
+    for (int k = 0; k < idx->n; k++) {
+        ix[k] = emit_expr_str(E, idx->v[k], ty_scalar(KILN_INT64));
+        nn[k] = (idx->v[k]->flags & NF_NONNEG) != 0;
+    }
+    return idx->n;
+}
+
+/* "base.data[offset]" for a full subscript, as an lvalue. */
+const char *emit_element(Emit *E, Node *n) {
+    Node *base = n->sub.base;
+    const char *b = emit_expr_str(E, base, NULL);
+    if (base->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);
+    const char *ix[KILN_MAX_NDIM];
+    bool nn[KILN_MAX_NDIM];
+    index_strings(E, &n->sub.idx, ix, nn);
+    Buf off;
+    buf_init_arena(&off, &E->C->arena);
+    emit_index_of(E, b, base->ty, ix, nn, emit_loc(E, n->sp), &off);
+    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
+    buf_free(&off);
+    return r;
+}
+
+/* A view: a helper function per site computes the new array struct. */
+static void view(Emit *E, Node *n) {
+    Node *base = n->sub.base;
+    const Type *bt = base->ty, *rt = n->ty;
+    const char *bn = emit_ctype(E, bt), *rn = emit_ctype(E, rt);
+    int id = E->nhelp++;
+    Buf *h = &E->helpers;
+    NodeList *idx = &n->sub.idx;
+    bool from_tuple = idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE;
+    buf_printf(h, "KILN_FN %s kview%d(struct kiln_err *E_, %s a", rn, id, bn);
+    Buf args;
+    buf_init_arena(&args, &E->C->arena);
+    int nargs = 0;
+    if (from_tuple) {
+        buf_printf(h, ", %s t", emit_ctype(E, idx->v[0]->ty));
+        buf_printf(&args, ", %s", emit_expr_str(E, idx->v[0], NULL));
+    } else {
+        for (int k = 0; k < idx->n; k++) {
+            Node *x = idx->v[k];
+            if (x->kind == E_SLICE) {
+                Node *parts[3] = {x->slice.lo, x->slice.hi, x->slice.step};
+                for (int j = 0; j < 3; j++)
+                    if (parts[j] && parts[j]->ty->kind != TY_NONE) {
+                        buf_printf(h, ", i64 x%d", nargs++);
+                        buf_printf(&args, ", %s", emit_expr_str(E, parts[j], ty_scalar(KILN_INT64)));
+                    }
+            } else {
+                buf_printf(h, ", i64 x%d", nargs++);
+                buf_printf(&args, ", %s", emit_expr_str(E, x, ty_scalar(KILN_INT64)));
+            }
+        }
+    }
+    buf_printf(h, ") {\n    %s r;\n    i64 off = 0, st, len;\n    (void)st; (void)len; (void)E_;\n", rn);
+    int j = 0, a = 0;
+    int line = emit_loc(E, n->sp);
+    for (int k = 0; k < bt->ndim; k++) {
+        Node *x = (!from_tuple && k < idx->n) ? idx->v[k] : NULL;
+        bool is_int = from_tuple ? k < idx->v[0]->ty->n : (x && x->kind != E_SLICE);
+        if (is_int) {
+            const char *v = from_tuple ? arena_printf(&E->C->arena, "(i64)t.f%d", k)
+                                       : arena_printf(&E->C->arena, "x%d", a++);
+            if (E->debug)
+                buf_printf(h, "    off += kiln_chk(E_, %s, a.shape[%d], %d, %d) * a.strides[%d];\n",
+                           v, k, k, line, k);
+            else
+                buf_printf(h, "    off += kiln_wrap(%s, a.shape[%d]) * a.strides[%d];\n", v, k, k);
+        } else if (x && x->kind == E_SLICE) {
+            bool hl = x->slice.lo && x->slice.lo->ty->kind != TY_NONE;
+            bool hh = x->slice.hi && x->slice.hi->ty->kind != TY_NONE;
+            bool hs = x->slice.step && x->slice.step->ty->kind != TY_NONE;
+            const char *lo = hl ? arena_printf(&E->C->arena, "x%d", a++) : "0";
+            const char *hi = hh ? arena_printf(&E->C->arena, "x%d", a++) : "0";
+            const char *sp = hs ? arena_printf(&E->C->arena, "x%d", a++) : "1";
+            buf_printf(h, "    kiln_slice(%s, %s, %s, %d, %d, a.shape[%d], &st, &len);\n", lo, hi,
+                       sp, hl, hh, k);
+            buf_printf(h, "    off += st * a.strides[%d];\n    r.shape[%d] = len;\n", k, j);
+            buf_printf(h, "    r.strides[%d] = (%s == 0 ? 1 : %s) * a.strides[%d];\n", j, sp, sp, k);
+            j++;
+        } else {
+            buf_printf(h, "    r.shape[%d] = a.shape[%d];\n    r.strides[%d] = a.strides[%d];\n", j,
+                       k, j, k);
+            j++;
+        }
+    }
+    buf_printf(h, "    r.data = a.data + off;\n    return r;\n}\n");
+    P("kview%d(E_, %s%s)", id, emit_expr_str(E, base, NULL), args.p ? args.p : "");
+    buf_free(&args);
+}
+
+static int storage_index(Emit *E, const Node *n) {
+    for (int i = 0; i < E->f->storage.n; i++)
+        if (E->f->storage.v[i] == n) return i;
+    return -1;
+}
+
+static void emit_atomic(Emit *E, Node *n) {
+    NodeList *a = &n->call.bound;
+    Node *arr = a->v[0];
+    const Type *el = arr->ty->elem;
+    const char *ct = emit_ctype(E, el);
+    static const char *const ops[] = {"add", "sub", "max", "min", "exch", "cas",
+                                      "and", "or",  "xor", "inc", "dec"};
+    int sub = n->intr->sub;
+    const char *b = emit_expr_str(E, arr, NULL);
+    if (arr->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);
+    const char *addr;
+    int first_val;
+    if (sub == IA_CAS && a->n == 3) {
+        addr = arena_printf(&E->C->arena, "&%s.data[0]", b);
+        first_val = 1;
+    } else {
+        const char *ix[KILN_MAX_NDIM];
+        bool nn[KILN_MAX_NDIM];
+        NodeList one = {&a->v[1], 1};
+        index_strings(E, &one, ix, nn);
+        Buf off;
+        buf_init_arena(&off, &E->C->arena);
+        emit_index_of(E, b, arr->ty, ix, nn, emit_loc(E, n->sp), &off);
+        addr = arena_printf(&E->C->arena, "&%s.data[%s]", b, off.p ? off.p : "0");
+        buf_free(&off);
+        first_val = 2;
+    }
+    if (E->f->is_kernel && arr->kind == E_NAME && arr->sym && arr->sym->param >= 0 &&
+        arr->sym->param < 64 && ((E->plan.priv >> arr->sym->param) & 1)) {
+        /* a private copy when the entry made one (plan.h) */
+        const char *v = emit_expr_str(E, a->v[2], el);
+        if ((E->plan.acc >> arr->sym->param) & 1) { /* a reduction variable */
+            P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
+            return;
+        }
+        P("(pv%d_ ? (void)(*(%s) %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))", arr->sym->param,
+          addr, sub == IA_SUB ? "-" : "+", v, ops[sub], ct, addr, v);
+        return;
+    }
+    P("kiln_atomic_%s_%s(%s", ops[sub], ct, addr);
+    for (int i = first_val; i < a->n; i++) {
+        PS(", ");
+        emit_expr_as(E, a->v[i], el);
+    }
+    PS(")");
+}
+
+static void math_call(Emit *E, const char *name, const Type *t, Node **args, int nargs) {
+    bool f = emit_is_f32(t);
+    const char *fast = NULL;
+    if (E->fastmath && E->cuda && f) {
+        if (strcmp(name, "exp") == 0) fast = "__expf";
+        else if (strcmp(name, "log") == 0) fast = "__logf";
+        else if (strcmp(name, "sin") == 0) fast = "__sinf";
+        else if (strcmp(name, "cos") == 0) fast = "__cosf";
+        else if (strcmp(name, "tan") == 0) fast = "__tanf";
+        else if (strcmp(name, "pow") == 0) fast = "__powf";
+        else if (strcmp(name, "log2") == 0) fast = "__log2f";
+        else if (strcmp(name, "log10") == 0) fast = "__log10f";
+        else if (strcmp(name, "exp2") == 0) fast = "exp2f";
+    }
+    if (fast) P("%s(", fast);
+    else P("%s%s(", name, f ? "f" : "");
+    for (int i = 0; i < nargs; i++) {
+        if (i) PS(", ");
+        emit_expr_as(E, args[i], ty_strong(t));
+    }
+    PS(")");
+}
+
+static void call_intrinsic(Emit *E, Node *n) {
+    const Intrinsic *in = n->intr;
+    Node **a = n->call.bound.v;
+    int na = n->call.bound.n;
+    const Type *ot = n->opty;
+    switch ((IntrKind)in->kind) {
+    case IK_GRID:
+    case IK_GRIDSIZE: {
+        int64_t nd = 1;
+        sema_const_int(a[0], &nd);
+        const char *ax[3] = {"X", "Y", "Z"};
+        if (nd > 1) P("%s(", emit_tuple_make(E, n->ty));
+        for (int i = 0; i < nd; i++) {
+            if (i) PS(", ");
+            if (in->kind == IK_GRID && i == 0)
+                PS("KILN_GX");
+            else if (in->kind == IK_GRID)
+                P("(KILN_BID_%s * KILN_BDIM_%s + KILN_TID_%s)", ax[i], ax[i], ax[i]);
+            else
+                P("(KILN_BDIM_%s * KILN_GDIM_%s)", ax[i], ax[i]);
+        }
+        if (nd > 1) PS(")");
+        return;
+    }
+    case IK_SYNCTHREADS:
+        if (in->sub) {
+            PS("__syncwarp(");
+            if (a[0]) emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
+            else PS("0xffffffffu");
+            PS(")");
+        } else {
+            PS("__syncthreads()");
+        }
+        return;
+    case IK_THREADFENCE:
+        if (!E->cuda) PS("KILN_FENCE()");
+        else PS(in->sub == 0 ? "__threadfence()" : in->sub == 1 ? "__threadfence_block()" : "__threadfence_system()");
+        return;
+    case IK_SHARED_ARRAY:
+    case IK_LOCAL_ARRAY: {
+        int64_t dims[KILN_MAX_NDIM];
+        int nd = sema_shape(a[0], dims, KILN_MAX_NDIM);
+        const char *tn = emit_ctype(E, n->ty);
+        int k = storage_index(E, n);
+        bool dyn = in->kind == IK_SHARED_ARRAY && nd == 1 && dims[0] == 0;
+        if (dyn) {
+            P("%s_local((%s *)kiln_dsmem, (i64)(KILN_DSMEM_BYTES / sizeof(%s)))", tn,
+              emit_scalar_ctype(n->ty->elem), emit_scalar_ctype(n->ty->elem));
+            return;
+        }
+        P("%s_local(%s%d", tn, in->kind == IK_SHARED_ARRAY ? "sst" : "lst", k);
+        for (int i = 0; i < nd; i++) P(", %lldLL", (long long)dims[i]);
+        PS(")");
+        return;
+    }
+    case IK_ATOMIC: emit_atomic(E, n); return;
+    case IK_SHFL: {
+        static const char *const f[] = {"__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync",
+                                        "__shfl_sync"};
+        P("%s(", f[in->sub]);
+        emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
+        PS(", ");
+        emit_expr_as(E, a[1], ot);
+        PS(", ");
+        emit_expr_as(E, a[2], ty_scalar(KILN_INT32));
+        PS(")");
+        return;
+    }
+    case IK_VOTE: {
+        static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync"};
+        P("(%s(", f[in->sub]);
+        emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
+        PS(", ");
+        emit_truthy(E, a[1]);
+        PS(in->sub ? ") != 0)" : "))");
+        return;
+    }
+    case IK_ACTIVEMASK: PS("__activemask()"); return;
+    case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
+    case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
+    case IK_FMA: math_call(E, "fma", ot, a, 3); return;
+    case IK_BITS: {
+        /* counted in the argument type's width W, through the 64-bit helper */
+        static const char *const fn[] = {"kiln_popc64", "kiln_brev64", "kiln_clz64", "kiln_ffs64"};
+        int w = ty_bits(ot);
+        P("((%s)(%s((u64)(u%d)(", emit_ctype(E, ot), fn[in->sub], w);
+        emit_expr_as(E, a[0], ot);
+        PS("))");
+        if (in->sub == IB_BREV && w < 64) P(" >> %d", 64 - w);
+        if (in->sub == IB_CLZ && w < 64) P(" - %d", 64 - w);
+        PS("))");
+        return;
+    }
+    case IK_SELP:
+        PS("(");
+        emit_truthy(E, a[0]);
+        PS(" ? ");
+        emit_expr_as(E, a[1], ot);
+        PS(" : ");
+        emit_expr_as(E, a[2], ot);
+        PS(")");
+        return;
+    case IK_LOG:
+        if (!a[1]) {
+            math_call(E, "log", ot, a, 1);
+        } else {
+            PS("(");
+            math_call(E, "log", ot, a, 1);
+            PS(" / ");
+            math_call(E, "log", ot, a + 1, 1);
+            PS(")");
+        }
+        return;
+    case IK_ROUNDING: {
+        static const char *const f[] = {"floor", "ceil", "trunc"};
+        if (ot->kind != TY_FLOAT) {
+            if (in->flags & IF_NUMPY) {
+                P("%s((f64)", f[in->sub]);
+                emit_expr(E, a[0]);
+                PS(")");
+            } else {
+                emit_expr_as(E, a[0], ot);
+            }
+            return;
+        }
+        if (!(in->flags & IF_NUMPY)) P("((%s)", emit_ctype(E, n->ty));
+        math_call(E, f[in->sub], ot, a, 1);
+        if (!(in->flags & IF_NUMPY)) PS(")");
+        return;
+    }
+    case IK_PRED: {
+        static const char *const f[] = {"isnan", "isinf", "isfinite"};
+        if (ot->kind != TY_FLOAT) {
+            PS(in->sub == 2 ? "((kbool)1)" : "((kbool)0)");
+            return;
+        }
+        P("((kbool)%s(", f[in->sub]);
+        emit_expr(E, a[0]);
+        PS("))");
+        return;
+    }
+    case IK_ABS:
+        if (ot->kind == TY_FLOAT) {
+            math_call(E, "fabs", ot, a, 1);
+        } else if (!ty_is_signed(ot)) {
+            emit_expr_as(E, a[0], ot);
+        } else {
+            P("((%s)kiln_abs_i64(", emit_ctype(E, ot));
+            emit_expr_as(E, a[0], ty_scalar(KILN_INT64));
+            PS("))");
+        }
+        return;
+    case IK_SIGN:
+        if (ot->kind == TY_FLOAT) {
+            P("kiln_sign_%s(", emit_ctype(E, ot));
+            emit_expr_as(E, a[0], ot);
+            PS(")");
+        } else {
+            P("((%s)kiln_sign_i64((i64)", emit_ctype(E, ot));
+            emit_expr(E, a[0]);
+            PS("))");
+        }
+        return;
+    case IK_MINMAX:
+    case IK_NPMINMAX: {
+        const char *ct = emit_ctype(E, ot);
+        bool npf = in->kind == IK_NPMINMAX && ot->kind == TY_FLOAT;
+        const char *fn = npf ? (in->sub ? "kiln_npmax" : "kiln_npmin") : (in->sub ? "kiln_max" : "kiln_min");
+        for (int i = na - 1; i >= 1; i--) P("%s_%s(", fn, ct);
+        emit_expr_as(E, a[0], ot);
+        for (int i = 1; i < na; i++) {
+            PS(", ");
+            emit_expr_as(E, a[i], ot);
+            PS(")");
+        }
+        return;
+    }
+    case IK_POWER: break; /* handled as a binary operator below */
+    case IK_INT:
+    case IK_FLOAT:
+        if (!a[0]) {
+            emit_const(E, n->ty, n->cval);
+            return;
+        }
+        P("((%s)", emit_ctype(E, n->ty));
+        emit_expr(E, a[0]);
+        PS(")");
+        return;
+    case IK_BOOL:
+        if (!a[0]) PS("((kbool)0)");
+        else emit_truthy(E, a[0]);
+        return;
+    case IK_ROUND:
+        if (ot->kind == TY_FLOAT) {
+            if (!a[1]) {
+                P("((%s)rint%s(", emit_ctype(E, n->ty), emit_fsuffix(ot));
+                emit_expr_as(E, a[0], ot);
+                PS("))");
+            } else {
+                P("kiln_round_%s(", emit_ctype(E, ot));
+                emit_expr_as(E, a[0], ot);
+                PS(", ");
+                emit_expr_as(E, a[1], ty_scalar(KILN_INT64));
+                PS(")");
+            }
+        } else if (a[1]) {
+            P("((%s)kiln_round_i64((i64)", emit_ctype(E, ot));
+            emit_expr(E, a[0]);
+            PS(", ");
+            emit_expr_as(E, a[1], ty_scalar(KILN_INT64));
+            PS("))");
+        } else {
+            emit_expr_as(E, a[0], ot);
+        }
+        return;
+    case IK_LEN: {
+        const char *b = emit_expr_str(E, a[0], NULL);
+        P("(%s).shape[0]", b);
+        return;
+    }
+    default: break;
+    }
+    UNREACHABLE();
+}
+
+void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
+    const char *ct = emit_ctype(E, t);
+    bool isint = t->kind == TY_INT || t->kind == TY_BOOL;
+    bool sgn = ty_is_signed(t) || t->weak;
+    bool narrow = isint && ty_bits(t) < 32 && !t->weak;
+    int bits = t->weak ? 64 : ty_bits(t);
+    switch (op) {
+    case B_ADD:
+    case B_SUB:
+    case B_MUL: {
+        static const char *const s[] = {" + ", " - ", " * "};
+        if (narrow) P("((%s)(", ct);
+        else PS("(");
+        emit_expr_as(E, l, t);
+        PS(s[op]);
+        emit_expr_as(E, r, t);
+        PS(narrow ? "))" : ")");
+        return;
+    }
+    case B_DIV:
+        if (E->fastmath && E->cuda && emit_is_f32(t)) {
+            PS("__fdividef(");
+            emit_expr_as(E, l, t);
+            PS(", ");
+            emit_expr_as(E, r, t);
+            PS(")");
+            return;
+        }
+        PS("(");
+        emit_expr_as(E, l, t);
+        PS(" / ");
+        emit_expr_as(E, r, t);
+        PS(")");
+        return;
+    case B_FLOORDIV:
+    case B_MOD: {
+        const char *what = op == B_FLOORDIV ? "fdiv" : "mod";
+        if (t->kind == TY_FLOAT) {
+            P("kiln_%s_%s(", what, ct);
+            emit_expr_as(E, l, t);
+            PS(", ");
+            emit_expr_as(E, r, t);
+            PS(")");
+            return;
+        }
+        bool nn = (l->flags & NF_NONNEG) && (r->flags & NF_NONNEG) && sgn;
+        const char *wt = sgn ? "i64" : "u64";
+        const char *fn = nn ? arena_printf(&E->C->arena, "kiln_%s_nn", what)
+                            : arena_printf(&E->C->arena, "kiln_%s_%s", what, wt);
+        P("((%s)%s(", ct, fn);
+        emit_expr_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(", ");
+        if (E->debug) P("kiln_zchk_%s(E_, %d, ", wt, emit_loc(E, at->sp));
+        emit_expr_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(E->debug ? ")))" : "))");
+        return;
+    }
+    case B_POW: {
+        if (isint) {
+            if (sgn) {
+                /* a negative exponent is an error (LANGUAGE.md), with or without
+                 * debug=True: Python would give a float, NumPy raises */
+                if (!(r->flags & NF_NONNEG))
+                    P("((%s)kiln_ipow_i64_chk(E_, %d, ", ct, emit_loc(E, at->sp));
+                else P("((%s)kiln_ipow_i64(", ct);
+                emit_expr_as(E, l, ty_scalar(KILN_INT64));
+                PS(", ");
+                emit_expr_as(E, r, ty_scalar(KILN_INT64));
+            } else {
+                P("((%s)kiln_ipow_u64(", ct);
+                emit_expr_as(E, l, ty_scalar(KILN_UINT64));
+                PS(", ");
+                emit_expr_as(E, r, ty_scalar(KILN_UINT64));
+            }
+            PS("))");
+            return;
+        }
+        int64_t k;
+        double kf = 0;
+        bool kconst = false;
+        if (sema_const_int(r, &k)) {
+            kconst = true;
+            kf = (double)k;
+        } else if ((r->flags & NF_CONST) && r->ty->kind == TY_FLOAT) {
+            kconst = true;
+            kf = r->cval.f;
+        }
+        const char *sfx = emit_is_f32(t) ? "f32" : "f64";
+        if (kconst && kf == 2.0) {
+            P("kiln_sq_%s(", sfx);
+            emit_expr_as(E, l, t);
+            PS(")");
+            return;
+        }
+        if (kconst && kf == 3.0) {
+            P("kiln_cube_%s(", sfx);
+            emit_expr_as(E, l, t);
+            PS(")");
+            return;
+        }
+        if (kconst && kf == 1.0) {
+            emit_expr_as(E, l, t);
+            return;
+        }
+        Node *args[2] = {l, r};
+        math_call(E, "pow", t, args, 2);
+        return;
+    }
+    case B_LSHIFT:
+    case B_RSHIFT: {
+        int64_t k;
+        if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        if (sema_const_int(r, &k) && k >= 0 && k < bits) {
+            if (op == B_LSHIFT) {
+                P("((%s)((u64)", ct);
+                emit_expr_as(E, l, t);
+                P(" << %lld))", (long long)k);
+            } else {
+                P("((%s)(", ct);
+                emit_expr_as(E, l, t);
+                P(" >> %lld))", (long long)k);
+            }
+            return;
+        }
+        P("((%s)kiln_%s_%s(", ct, op == B_LSHIFT ? "shl" : "shr", sgn ? "i64" : "u64");
+        emit_expr_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        PS(", ");
+        emit_expr_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        P(", %d))", bits);
+        return;
+    }
+    case B_AND:
+    case B_OR:
+    case B_XOR: {
+        static const char *const s[] = {" & ", " | ", " ^ "};
+        P("((%s)(", ct);
+        emit_expr_as(E, l, t);
+        PS(s[op - B_AND]);
+        emit_expr_as(E, r, t);
+        PS("))");
+        return;
+    }
+    }
+}
+
+static void compare(Emit *E, Node *n) {
+    NodeList *ops = &n->cmp.operands;
+    int np = ops->n - 1;
+    /* A middle operand is written twice (a < b and b < c): only when it is
+     * small and pure; a large one through a temporary, or comparisons nested in
+     * middle operands would double the text at each level. */
+    bool needs_tmp = false;
+    for (int i = 1; i < np; i++)
+        if (ops->v[i]->depth > 3 || !plan_pure(ops->v[i])) needs_tmp = true;
+    if (!needs_tmp) {
+        if (np > 1) PS("(");
+        for (int i = 0; i < np; i++) {
+            if (i) PS(" && ");
+            emit_compare_pair(E, emit_expr_str(E, ops->v[i], NULL), ops->v[i]->ty,
+                         emit_expr_str(E, ops->v[i + 1], NULL), ops->v[i + 1]->ty, n->cmp.optys[i],
+                         (CmpOp)n->cmp.ops[i]);
+        }
+        if (np > 1) PS(")");
+        return;
+    }
+    /* evaluate each operand once, left to right, stopping early */
+    emit_sx_open(E, ty_scalar(KILN_BOOL));
+    PS("kbool r_ = 1; ");
+    int base = E->tmp;
+    E->tmp += ops->n;
+    P("%s t%d = ", emit_ctype(E, ops->v[0]->ty), base);
+    emit_expr(E, ops->v[0]);
+    PS("; ");
+    for (int i = 0; i < np; i++) {
+        P("%s t%d = ", emit_ctype(E, ops->v[i + 1]->ty), base + i + 1);
+        emit_expr(E, ops->v[i + 1]);
+        PS("; r_ = ");
+        emit_compare_pair(E, arena_printf(&E->C->arena, "t%d", base + i), ops->v[i]->ty,
+                     arena_printf(&E->C->arena, "t%d", base + i + 1), ops->v[i + 1]->ty,
+                     n->cmp.optys[i], (CmpOp)n->cmp.ops[i]);
+        PS("; if (!r_) { ");
+        for (int j = i + 2; j <= np; j++) P("(void)0; ");
+        PS("} ");
+        if (i + 1 < np) PS("if (r_) { ");
+    }
+    for (int i = 0; i + 1 < np; i++) PS("} ");
+    emit_sx_close(E, "r_");
+}
+
+/* Writes item (run-time index of node n, checked) of the frozen tuple g. */
+static void global_item(Emit *E, const GVal *g, Node *n) {
+    const char *arr = emit_global_array(E, g);
+    const Type *et = g->tuple[0].ty;
+    bool bits = E->cuda && et->kind == TY_FLOAT;
+    bool f32 = bits && !et->weak && et->dtype == KILN_FLOAT32;
+    if (bits) P(f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)");
+    P("%s[kiln_chk(E_, ", arr);
+    emit_expr_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
+    P(", %d, 0, %d)]", g->ntuple, emit_loc(E, n->sp));
+    if (bits) PS(")");
+}
+
+void emit_expr(Emit *E, Node *n) {
+    if (n == E->subst) {
+        PS(E->subst_text);
+        return;
+    }
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) {
+        emit_const(E, n->ty, n->cval);
+        return;
+    }
+    switch ((NodeKind)n->kind) {
+    case E_NAME:
+        if (n->sym) {
+            PS(emit_sym_name(E, n->sym));
+            return;
+        }
+        if (n->intr && n->intr->kind == IK_SREG) {
+            P("((i64)%s)", emit_sreg(n->intr->sub));
+            return;
+        }
+        if (n->intr && n->intr->kind == IK_LANEID) {
+            PS("KILN_LANEID");
+            return;
+        }
+        if (n->gv) goto tuple_const;
+        UNREACHABLE();
+    case E_ATTR: {
+        if (n->intr) {
+            if (n->intr->kind == IK_SREG) {
+                P("((i64)%s)", emit_sreg(n->intr->sub));
+                return;
+            }
+            if (n->intr->kind == IK_LANEID) {
+                PS("KILN_LANEID");
+                return;
+            }
+        }
+        if (n->gv) goto tuple_const;
+        Node *b = n->attr.base;
+        const Type *bt = b->ty;
+        if (bt->kind == TY_ARRAY) {
+            const char *bs = emit_expr_str(E, b, NULL);
+            const char *a = n->attr.attr;
+            if (strcmp(a, "size") == 0) {
+                PS("(");
+                for (int i = 0; i < bt->ndim; i++) P("%s(%s).shape[%d]", i ? " * " : "", bs, i);
+                PS(")");
+                return;
+            }
+            bool strides = strcmp(a, "strides") == 0;
+            P("%s(", emit_tuple_make(E, n->ty));
+            for (int i = 0; i < bt->ndim; i++) {
+                if (strides)
+                    P("%s(%s).strides[%d] * %d", i ? ", " : "", bs, i,
+                      kiln_dtype_size((kiln_dtype)bt->elem->dtype));
+                else
+                    P("%s(%s).shape[%d]", i ? ", " : "", bs, i);
+            }
+            PS(")");
+            return;
+        }
+        UNREACHABLE();
+    }
+    tuple_const:
+        PS(emit_global_value(E, n->gv));
+        return;
+    case E_BINOP: emit_binop_text(E, n, (BinOp)n->op, n->opty, n->bin.l, n->bin.r); return;
+    case E_UNARY: {
+        Node *x = n->un.x;
+        const Type *t = n->opty;
+        switch ((UnOp)n->op) {
+        case U_NOT:
+            PS("(!");
+            emit_truthy(E, x);
+            PS(")");
+            return;
+        case U_NEG:
+            if (t->kind == TY_FLOAT) {
+                PS("(-");
+                emit_expr_as(E, x, t);
+                PS(")");
+            } else {
+                P("((%s)(0 - ", emit_ctype(E, t));
+                emit_expr_as(E, x, t);
+                PS("))");
+            }
+            return;
+        case U_POS: emit_expr_as(E, x, t); return;
+        case U_INVERT:
+            if (t->kind == TY_BOOL) {
+                PS("(!");
+                emit_expr(E, x);
+                PS(")");
+            } else {
+                P("((%s)(~", emit_ctype(E, t));
+                emit_expr_as(E, x, t);
+                PS("))");
+            }
+            return;
+        }
+        return;
+    }
+    case E_BOOLOP: {
+        const Type *t = n->opty;
+        Node *l = n->bin.l, *r = n->bin.r;
+        if (t->kind == TY_BOOL) {
+            PS("(");
+            emit_truthy(E, l);
+            PS(n->op == BO_AND ? " && " : " || ");
+            emit_truthy(E, r);
+            PS(")");
+            return;
+        }
+        const char *ct = emit_ctype(E, t);
+        /* The left value is used twice (tested, then the result): written twice
+         * only when it is a name or a constant.  Anything else, even pure, goes
+         * through a temporary, or `a or b or c ...` would double in size with
+         * each operand. */
+        if ((l->kind == E_NAME && l->sym) || ((l->flags & NF_CONST) && ty_is_scalar(l->ty))) {
+            const char *ls = emit_expr_str(E, l, t);
+            P("((%s != 0) ? ", ls);
+            if (n->op == BO_OR) {
+                PS(ls);
+                PS(" : ");
+                emit_expr_as(E, r, t);
+            } else {
+                emit_expr_as(E, r, t);
+                PS(" : ");
+                PS(ls);
+            }
+            PS(")");
+            return;
+        }
+        int k = E->tmp++;
+        emit_sx_open(E, t);
+        P("%s t%d = ", ct, k);
+        emit_expr_as(E, l, t);
+        PS("; ");
+        const char *rs = emit_expr_str(E, r, t);
+        emit_sx_close(E, n->op == BO_OR ? arena_printf(&E->C->arena, "(t%d != 0) ? t%d : %s", k, k, rs)
+                                   : arena_printf(&E->C->arena, "(t%d != 0) ? %s : t%d", k, rs, k));
+        return;
+    }
+    case E_COMPARE: compare(E, n); return;
+    case E_IFEXP:
+        PS("(");
+        emit_truthy(E, n->ifexp.cond);
+        PS(" ? ");
+        emit_expr_as(E, n->ifexp.then, n->opty);
+        PS(" : ");
+        emit_expr_as(E, n->ifexp.orelse, n->opty);
+        PS(")");
+        return;
+    case E_CALL:
+        if (n->callee) {
+            FuncSpec *f = n->callee;
+            /* an explicit signature's return type wins over the inferred one */
+            bool cast = f->ret->kind != TY_NONE && !emit_same_ctype(E, f->ret, n->ty);
+            if (cast) P("((%s)", emit_ctype(E, n->ty));
+            P("%s(KILN_TA", emit_func_name(E, f));
+            for (int i = 0; i < n->call.bound.n; i++) {
+                PS(", ");
+                emit_expr_as(E, n->call.bound.v[i], f->params[i]);
+            }
+            PS(cast ? "))" : ")");
+            return;
+        }
+        if (n->intr) {
+            if (n->intr->kind == IK_POWER) {
+                emit_binop_text(E, n, B_POW, n->opty, n->call.bound.v[0], n->call.bound.v[1]);
+                return;
+            }
+            call_intrinsic(E, n);
+            return;
+        }
+        /* dtype cast */
+        if (n->call.bound.n == 0) {
+            ConstVal z;
+            z.u = 0;
+            emit_const(E, n->ty, z);
+            return;
+        }
+        emit_convert(E, n->call.bound.v[0]->ty, n->ty, emit_expr_str(E, n->call.bound.v[0], NULL));
+        return;
+    case E_SUBSCRIPT: {
+        const Type *bt = n->sub.base->ty;
+        if (bt->kind == TY_TUPLE) {
+            int64_t k;
+            Node *base = n->sub.base;
+            if (base->kind == E_ATTR && base->attr.base->ty->kind == TY_ARRAY && !base->gv &&
+                strcmp(base->attr.attr, "shape") == 0 && sema_const_int(n->sub.idx.v[0], &k)) {
+                /* a.shape[k]: the extent itself */
+                if (k < 0) k += bt->n;
+                P("(%s).shape[%lld]", emit_expr_str(E, base->attr.base, NULL), (long long)k);
+                return;
+            }
+            if (base->gv) {
+                /* a frozen tuple: a constant item is the constant itself, a
+                 * run-time one comes from the tuple's static array */
+                const GVal *g = base->gv;
+                if (sema_const_int(n->sub.idx.v[0], &k)) {
+                    if (k < 0) k += g->ntuple;
+                    const GVal *item = &g->tuple[k];
+                    if (item->ty->kind == TY_TUPLE) PS(emit_global_value(E, item));
+                    else emit_const(E, item->ty, item->cv);
+                } else {
+                    global_item(E, g, n);
+                }
+                return;
+            }
+            const char *b = emit_expr_str(E, n->sub.base, NULL);
+            if (sema_const_int(n->sub.idx.v[0], &k)) {
+                if (k < 0) k += bt->n;
+                P("(%s).f%lld", b, (long long)k);
+            } else {
+                P("%s(E_, %s, ", emit_tuple_get(E, bt), b);
+                emit_expr_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
+                P(", %d)", emit_loc(E, n->sp));
+            }
+            return;
+        }
+        if (n->ty->kind == TY_ARRAY) {
+            view(E, n);
+            return;
+        }
+        PS(emit_element(E, n));
+        return;
+    }
+    case E_TUPLE: {
+        P("%s(", emit_tuple_make(E, n->ty));
+        for (int i = 0; i < n->tuple.n; i++) {
+            if (i) PS(", ");
+            emit_expr(E, n->tuple.v[i]);
+        }
+        PS(")");
+        return;
+    }
+    case E_INT:
+    case E_FLOAT:
+    case E_BOOL: emit_const(E, n->ty, n->cval); return;
+    default: break;
+    }
+    UNREACHABLE();
+}
+

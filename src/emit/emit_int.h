@@ -1,0 +1,112 @@
+/* emit_int.h: the emitter's private header (src/emit/).
+ *
+ * The emitter is four files that call one way: emit.c (the program, each
+ * function, the CPU and CUDA entries) -> emit_stmt.c (statements, lane mode,
+ * the folded guard) -> emit_expr.c (expressions: operators, subscripts,
+ * intrinsics, comparisons) -> emit_text.c (the text every level writes: line
+ * markers, names, C types, constants, conversions, index arithmetic, frozen
+ * tuples).  Expressions recurse into each other and stay in one file; a file
+ * calls only the files after it.  Every function here writes into E->o.
+ */
+#ifndef KILN_EMIT_INT_H
+#define KILN_EMIT_INT_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emit.h"
+#include "plan.h"
+
+typedef struct LoopCtx {
+    int flag; /* temp number of the "left by break" flag, or -1 */
+} LoopCtx;
+
+typedef struct Emit {
+    Compiler *C;
+    const SemaResult *R;
+    bool cuda;
+    bool debug;
+    bool fastmath;
+    Buf types;          /* struct typedefs and their constructors */
+    Buf helpers;        /* per-program helper functions (views...) */
+    Buf funcs;          /* functions */
+    Buf *o;             /* where text goes now */
+    int ind;            /* indentation of statements */
+    const char **names; /* registered keys: an open-addressing set (see registered) */
+    const char **named; /* the value stored with each key (a struct's C name) */
+    int nnames, capnames;
+    int ngarrays;       /* frozen tuples written as static arrays, kga<i> (global_array) */
+    PtrVec gvalues;     /* frozen tuples used as values in this function (GVal *), kgv<i> */
+    FuncSpec *f;        /* the function being written */
+    int tmp;            /* temporaries in this function */
+    int line;           /* last #line written */
+    int nhelp;          /* helpers made */
+    LoopCtx loops[128];
+    int nloops;
+    const char *leave;  /* statement that leaves the function after a runtime error */
+    PtrVec files;       /* source file names; runtime errors carry an index */
+    CpuPlan plan;       /* CPU: the guard folded into the loops, and their order */
+    bool in_entry;      /* writing the entry: parameters are p0, p1... */
+    const Node *subst;  /* this node is written as subst_text (a[i] op= v) */
+    const char *subst_text;
+    Buf *body;          /* the function body being written (function()) */
+    bool too_big;       /* KILN_MAX_SOURCE_BYTES was reported: write no more */
+    bool lanes;         /* writing kiln_body_lanes (plan.h, lane mode) */
+    bool in_lane;       /* ...inside one of its lane loops: varying names take [l_] */
+    int *declared;      /* per symbol id: the run whose lane loop declared it */
+    int run;            /* lane loops written so far */
+    const char *mask;   /* the lanes still in the varying while loop being written */
+} Emit;
+
+/* Tuples of one scalar type with more items than this are read at a run-time
+ * index as an array (below it, a switch keeps them in registers), and a frozen
+ * one is copied from its static array: a C compiler takes time far beyond
+ * linear on a constructor call with thousands of arguments. */
+enum { TUPLE_AS_ARRAY = 16 };
+
+#define P(...) buf_printf(E->o, __VA_ARGS__)
+#define PS(s) buf_puts(E->o, s)
+
+/* ---- emit_text.c: text every level writes ---- */
+void emit_indent(Emit *E);
+void emit_line_marker(Emit *E, Span sp);
+int emit_loc(Emit *E, Span sp);
+const char *emit_sym_name(Emit *E, const Sym *s);
+const char *emit_func_name(Emit *E, const FuncSpec *f);
+const char *emit_scalar_ctype(const Type *t);
+const char *emit_tuple_make(Emit *E, const Type *t);
+bool emit_tuple_homogeneous(Emit *E, const Type *t);
+void emit_tuple_is_array(Emit *E, const Type *t);
+const char *emit_tuple_get(Emit *E, const Type *t);
+const char *emit_ctype(Emit *E, const Type *t);
+bool emit_same_ctype(Emit *E, const Type *a, const Type *b);
+void emit_const(Emit *E, const Type *t, ConstVal v);
+void emit_convert(Emit *E, const Type *from, const Type *to, const char *text);
+const char *emit_fsuffix(const Type *t);
+bool emit_is_f32(const Type *t);
+void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix, const bool *nn,
+                   int line, Buf *out);
+const char *emit_sreg(int s);
+void emit_sx_open(Emit *E, const Type *t);
+void emit_sx_close(Emit *E, const char *value);
+void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, const Type *bt,
+                       const Type *o, CmpOp op);
+void emit_global_make(Emit *E, const GVal *g);
+const char *emit_global_value(Emit *E, const GVal *g);
+const char *emit_global_array(Emit *E, const GVal *g);
+
+/* ---- emit_expr.c: expressions ---- */
+const char *emit_expr_str(Emit *E, Node *n, const Type *as);
+void emit_expr_as(Emit *E, Node *n, const Type *to);
+void emit_truthy(Emit *E, Node *n);
+const char *emit_element(Emit *E, Node *n);
+void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
+void emit_expr(Emit *E, Node *n);
+
+/* ---- emit_stmt.c: statements ---- */
+size_t emit_size(const Emit *E);
+bool emit_too_big(Emit *E, Span sp);
+void emit_block(Emit *E, NodeList *l);
+
+#endif

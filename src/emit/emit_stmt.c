@@ -1,0 +1,554 @@
+/* emit_stmt.c: statements, and the two ways the CPU entry rewrites them.
+ *
+ * Each statement is preceded by a #line marker.  A kernel in lane mode
+ * (plan.h) has its straight runs of statements written inside vectorised loops
+ * over the lanes (lane_block), with varying names indexed by the lane; the
+ * guard that plan.c folded into the entry's loops is written here as the
+ * statement it replaces (guard_stmt).  Between statements the generated size is
+ * checked against KILN_MAX_SOURCE_BYTES.
+ */
+#include "emit_int.h"
+
+/* ---- statements ------------------------------------------------------------------ */
+
+static void guard_stmt(Emit *E, Node *n);
+
+static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
+    if (t->kind == E_NAME) {
+        emit_indent(E);
+        P("%s = ", emit_sym_name(E, t->sym));
+        emit_convert(E, vt, t->sym->ty, val);
+        PS(";\n");
+    } else if (t->kind == E_SUBSCRIPT) {
+        emit_indent(E);
+        P("%s = ", emit_element(E, t));
+        emit_convert(E, vt, t->ty, val);
+        PS(";\n");
+    } else if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++)
+            store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "(%s).f%d", val, i),
+                         vt->elems[i]);
+    }
+}
+
+static void assign_stmt(Emit *E, Node *n) {
+    Node *v = n->assign.value;
+    NodeList *ts = &n->assign.targets;
+    /* the common case: one simple target */
+    if (ts->n == 1 && ts->v[0]->kind != E_TUPLE) {
+        Node *t = ts->v[0];
+        emit_indent(E);
+        if (t->kind == E_NAME) {
+            P("%s = ", emit_sym_name(E, t->sym));
+            emit_expr_as(E, v, t->sym->ty);
+        } else {
+            if (!plan_pure(v)) {
+                /* Python evaluates the value before the target's index */
+                int k = E->tmp++;
+                P("{ %s t%d = ", emit_ctype(E, v->ty), k);
+                emit_expr(E, v);
+                P("; %s = ", emit_element(E, t));
+                emit_convert(E, v->ty, t->ty, arena_printf(&E->C->arena, "t%d", k));
+                PS("; }\n");
+                return;
+            }
+            P("%s = ", emit_element(E, t));
+            emit_expr_as(E, v, t->ty);
+        }
+        PS(";\n");
+        return;
+    }
+    /* a, b = b, a: every value first, then the targets left to right */
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    if (v->kind == E_TUPLE && ts->n == 1) {
+        Node *t = ts->v[0];
+        int base = E->tmp;
+        E->tmp += v->tuple.n;
+        for (int i = 0; i < v->tuple.n; i++) {
+            emit_indent(E);
+            P("%s t%d = ", emit_ctype(E, v->tuple.v[i]->ty), base + i);
+            emit_expr(E, v->tuple.v[i]);
+            PS(";\n");
+        }
+        for (int i = 0; i < t->tuple.n; i++)
+            store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "t%d", base + i),
+                         v->tuple.v[i]->ty);
+    } else {
+        int k = E->tmp++;
+        emit_indent(E);
+        P("%s t%d = ", emit_ctype(E, v->ty), k);
+        emit_expr(E, v);
+        PS(";\n");
+        for (int i = 0; i < ts->n; i++)
+            store_target(E, ts->v[i], arena_printf(&E->C->arena, "t%d", k), v->ty);
+    }
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
+static void aug_stmt(Emit *E, Node *n) {
+    Node *t = n->aug.target;
+    Node *v = n->aug.value;
+    emit_indent(E);
+    if (t->kind == E_NAME) {
+        P("%s = ", emit_sym_name(E, t->sym));
+        Buf tmp, *saved = E->o;
+        buf_init_arena(&tmp, &E->C->arena);
+        E->o = &tmp;
+        emit_binop_text(E, n, (BinOp)n->op, n->opty, t, v);
+        E->o = saved;
+        emit_convert(E, n->ty, t->sym->ty, tmp.p ? tmp.p : "0");
+        buf_free(&tmp);
+        PS(";\n");
+        return;
+    }
+    /* a[i] op= v: the element's address is computed once */
+    int k = E->tmp++;
+    P("{ %s *p%d = &%s; *p%d = ", emit_ctype(E, t->ty), k, emit_element(E, t), k);
+    Buf tmp, *saved = E->o;
+    buf_init_arena(&tmp, &E->C->arena);
+    E->o = &tmp;
+    E->subst = t;
+    E->subst_text = arena_printf(&E->C->arena, "(*p%d)", k);
+    emit_binop_text(E, n, (BinOp)n->op, n->opty, t, v);
+    E->subst = NULL;
+    E->o = saved;
+    emit_convert(E, n->ty, t->ty, tmp.p ? tmp.p : "0");
+    buf_free(&tmp);
+    PS("; }\n");
+}
+
+static void for_stmt(Emit *E, Node *n) {
+    Node *iter = n->fors.iter;
+    NodeList *a = &iter->call.args;
+    const Type *lt = iter->opty;
+    const char *ct = emit_ctype(E, lt);
+    int k = E->tmp++;
+    bool has_else = n->fors.orelse.n > 0;
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    emit_indent(E);
+    P("%s st%d = ", ct, k);
+    if (a->n == 1) PS("0");
+    else emit_expr_as(E, a->v[0], lt);
+    P(", sp%d = ", k);
+    emit_expr_as(E, a->n == 1 ? a->v[0] : a->v[1], lt);
+    PS(";\n");
+    int64_t step = 1;
+    bool const_step = true;
+    if (a->n == 3) {
+        const_step = sema_const_int(a->v[2], &step);
+        emit_indent(E);
+        P("%s sd%d = ", ty_is_signed(lt) ? "i64" : "u64", k);
+        emit_expr_as(E, a->v[2], ty_is_signed(lt) ? ty_scalar(KILN_INT64) : lt);
+        PS(";\n");
+        if (!const_step) {
+            emit_indent(E);
+            P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
+        }
+    }
+    if (has_else) {
+        emit_indent(E);
+        P("kbool brk%d = 0;\n", k);
+    }
+    emit_indent(E);
+    const char *sym = emit_sym_name(E, n->sym);
+    const char *inc = a->n == 3 ? arena_printf(&E->C->arena, "it%d += sd%d", k, k)
+                                : arena_printf(&E->C->arena, "it%d++", k);
+    if (const_step)
+        P("for (%s it%d = st%d; it%d %s sp%d; %s) {\n", ct, k, k, k, step > 0 ? "<" : ">", k, inc);
+    else
+        P("for (%s it%d = st%d; sd%d > 0 ? it%d < sp%d : it%d > sp%d; %s) {\n", ct, k, k, k, k, k,
+          k, k, inc);
+    E->ind++;
+    emit_indent(E);
+    P("%s = ", sym);
+    emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
+    PS(";\n");
+    E->loops[E->nloops++].flag = has_else ? k : -1;
+    emit_block(E, &n->fors.body);
+    E->nloops--;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    if (has_else) {
+        emit_indent(E);
+        P("if (!brk%d) {\n", k);
+        E->ind++;
+        emit_block(E, &n->fors.orelse);
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
+static void stmt(Emit *E, Node *n) {
+    emit_line_marker(E, n->sp);
+    switch ((NodeKind)n->kind) {
+    case S_EXPR:
+        if (n->expr->kind == E_STR) return;
+        emit_indent(E);
+        PS("(void)(");
+        emit_expr(E, n->expr);
+        PS(");\n");
+        return;
+    case S_PASS: return;
+    case S_ASSIGN: assign_stmt(E, n); return;
+    case S_AUGASSIGN: aug_stmt(E, n); return;
+    case S_IF:
+        if (n == E->plan.guard.stmt && E->f->is_kernel) {
+            guard_stmt(E, n);
+            return;
+        }
+        emit_indent(E);
+        for (;;) {
+            PS("if (");
+            emit_truthy(E, n->ifs.cond);
+            PS(") {\n");
+            E->ind++;
+            emit_block(E, &n->ifs.body);
+            E->ind--;
+            if (!elif_of(n)) break;
+            /* elif: `else if` at the same level, however long the chain */
+            n = elif_of(n);
+            emit_indent(E);
+            PS("} else\n");
+            E->line = -1;
+            emit_line_marker(E, n->sp);
+            emit_indent(E);
+        }
+        if (n->ifs.orelse.n) {
+            emit_indent(E);
+            PS("} else {\n");
+            E->ind++;
+            emit_block(E, &n->ifs.orelse);
+            E->ind--;
+        }
+        emit_indent(E);
+        PS("}\n");
+        return;
+    case S_WHILE: {
+        bool has_else = n->ifs.orelse.n > 0;
+        int k = E->tmp++;
+        if (has_else) {
+            emit_indent(E);
+            P("{ kbool brk%d = 0;\n", k);
+        }
+        emit_indent(E);
+        PS("while (");
+        emit_truthy(E, n->ifs.cond);
+        PS(") {\n");
+        E->ind++;
+        if (!E->cuda) {
+            /* the back-edge's poll of the stop word (rt_cpu.h), at the top so that
+             * `continue` passes it too: only `while` can run without end */
+            emit_indent(E);
+            P("KILN_POLL(%s)\n", E->leave);
+        }
+        E->loops[E->nloops++].flag = has_else ? k : -1;
+        emit_block(E, &n->ifs.body);
+        E->nloops--;
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+        if (has_else) {
+            emit_indent(E);
+            P("if (!brk%d) {\n", k);
+            E->ind++;
+            emit_block(E, &n->ifs.orelse);
+            E->ind--;
+            emit_indent(E);
+            PS("} }\n");
+        }
+        return;
+    }
+    case S_FOR: for_stmt(E, n); return;
+    case S_BREAK: {
+        int flag = E->nloops ? E->loops[E->nloops - 1].flag : -1;
+        emit_indent(E);
+        if (flag >= 0) P("{ brk%d = 1; break; }\n", flag);
+        else PS("break;\n");
+        return;
+    }
+    case S_CONTINUE:
+        emit_indent(E);
+        PS("continue;\n");
+        return;
+    case S_RETURN:
+        emit_indent(E);
+        if (E->f->is_kernel || E->f->ret->kind == TY_NONE) {
+            if (n->ret.value && n->ret.value->kind != E_NONE) {
+                PS("(void)(");
+                emit_expr(E, n->ret.value);
+                PS(");\n");
+                emit_indent(E);
+            }
+            PS("return;\n");
+            return;
+        }
+        PS("return ");
+        emit_expr_as(E, n->ret.value, E->f->ret);
+        PS(";\n");
+        return;
+    case S_ASSERT:
+        if (!E->debug) return;
+        emit_indent(E);
+        PS("if (!");
+        emit_truthy(E, n->assrt.test);
+        P(") { kiln_fail(E_, 2, %d, 0, 0, 0); %s }\n", emit_loc(E, n->sp), E->leave);
+        return;
+    default: UNREACHABLE();
+    }
+}
+
+/* Bytes of generated text so far (without the preludes). */
+size_t emit_size(const Emit *E) {
+    return E->types.len + E->helpers.len + E->funcs.len + (E->body ? E->body->len : 0);
+}
+
+/* Whether the program has grown past KILN_MAX_SOURCE_BYTES; reported once, at
+ * the statement sp whose code crossed it.  Each statement's code is linear in
+ * its size, so checking between statements bounds the memory too. */
+bool emit_too_big(Emit *E, Span sp) {
+    if (E->too_big) return true;
+    if (emit_size(E) <= KILN_MAX_SOURCE_BYTES) return false;
+    E->too_big = true;
+    error_at(E->C, sp, "split the kernel into smaller ones, or make its global tuples smaller",
+             "the generated source is larger than %d MiB (KILN_MAX_SOURCE_BYTES)",
+             KILN_MAX_SOURCE_BYTES >> 20);
+    return true;
+}
+
+static void lane_block(Emit *E, NodeList *l);
+
+void emit_block(Emit *E, NodeList *l) {
+    if (E->lanes && !E->in_lane) {
+        lane_block(E, l);
+        return;
+    }
+    for (int i = 0; i < l->n && !E->too_big; i++) {
+        stmt(E, l->v[i]);
+        emit_too_big(E, l->v[i]->sp);
+    }
+}
+
+/* ---- lane mode (CPU, plan.h) ------------------------------------------------------- */
+
+/* A private local of the run being written, declared at the top of its lane loop. */
+static void declare_private(void *arg, const Sym *s) {
+    Emit *E = arg;
+    if (E->plan.lanes.cls[s->id] != LANE_PRIVATE || E->declared[s->id] == E->run) return;
+    E->declared[s->id] = E->run;
+    emit_indent(E);
+    P("%s %s = 0;\n", emit_ctype(E, s->ty), emit_sym_name(E, s));
+}
+
+/* Statements l->v[from..to) as one loop over the lanes of the chunk, which
+ * the vectoriser turns into vector code: each statement runs for every lane
+ * before the next one starts. */
+static void lane_run(Emit *E, NodeList *l, int from, int to, bool simd) {
+    E->run++;
+    if (simd) {
+        emit_indent(E);
+        PS("_Pragma(\"omp simd\")\n");
+    }
+    emit_indent(E);
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+    E->in_lane = true;
+    plan_lane_syms(l, from, to, declare_private, E);
+    if (E->mask) {
+        emit_indent(E);
+        P("if (%s[l_]) {\n", E->mask);
+        E->ind++;
+    }
+    for (int i = from; i < to && !E->too_big; i++) {
+        stmt(E, l->v[i]);
+        emit_too_big(E, l->v[i]->sp);
+    }
+    if (E->mask) {
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
+    E->in_lane = false;
+    E->ind--;
+    E->line = -1;
+    emit_indent(E);
+    PS("}\n");
+}
+
+/* A while loop with a varying condition: each pass tests the condition of the
+ * lanes still in the loop (a lane that leaves never comes back), ends when none
+ * is, and runs the body under their mask. */
+static void lane_while(Emit *E, Node *n) {
+    int k = E->tmp++;
+    const char *m = arena_printf(&E->C->arena, "wm%d", k);
+    emit_line_marker(E, n->sp);
+    emit_indent(E);
+    P("{\n");
+    E->ind++;
+    emit_indent(E);
+    P("i%d %s[KILN_LANES];\n", E->plan.lanes.widest * 8, m);
+    emit_indent(E);
+    PS("_Pragma(\"omp simd\")\n");
+    emit_indent(E);
+    P("for (int l_ = 0; l_ < nl_; l_++) %s[l_] = 1;\n", m);
+    emit_indent(E);
+    PS("for (;;) {\n");
+    E->ind++;
+    emit_indent(E);
+    P("KILN_POLL(%s)\n", E->leave);
+    emit_indent(E);
+    P("int any%d = 0;\n", k);
+    emit_indent(E);
+    P("_Pragma(\"omp simd reduction(|:any%d)\")\n", k);
+    emit_indent(E);
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+    E->in_lane = true;
+    emit_indent(E);
+    P("%s[l_] = %s[l_] && ", m, m);
+    emit_truthy(E, n->ifs.cond);
+    PS(";\n");
+    E->in_lane = false;
+    emit_indent(E);
+    P("any%d |= %s[l_];\n", k, m);
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    emit_indent(E);
+    P("if (!any%d) break;\n", k);
+    E->mask = m;
+    emit_block(E, &n->ifs.body);
+    E->mask = NULL;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
+/* A lane for loop (plan.h): a pass per value of the counter's base, from the
+ * start's value at lane 0 by the step, over the lanes still in the loop, a
+ * prefix of the chunk: inside the pass, nl_ is the length of that prefix (a
+ * local that hides the function's), so the lane loops and varying whiles of the
+ * body run over those lanes only. */
+static void lane_for(Emit *E, Node *n) {
+    Node *iter = n->fors.iter;
+    NodeList *a = &iter->call.args;
+    const Type *lt = iter->opty;
+    int k = E->tmp++;
+    emit_line_marker(E, n->sp);
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    emit_indent(E);
+    P("i64 st%d = ", k);
+    emit_expr_as(E, a->v[0], lt);
+    P(", sp%d = ", k);
+    emit_expr_as(E, a->v[1], lt);
+    P(", sd%d = ", k);
+    if (a->n == 3) emit_expr_as(E, a->v[2], lt);
+    else PS("1");
+    PS(";\n");
+    int64_t step;
+    if (a->n == 3 && !sema_const_int(a->v[2], &step)) {
+        emit_indent(E);
+        P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
+    }
+    emit_indent(E);
+    P("const int nlo%d = nl_;\n", k);
+    emit_indent(E);
+    P("for (i64 it%d = st%d; it%d < sp%d; it%d += sd%d) {\n", k, k, k, k, k, k);
+    E->ind++;
+    emit_indent(E);
+    P("const int nl_ = sp%d - it%d < nlo%d ? (int)(sp%d - it%d) : nlo%d;\n", k, k, k, k, k, k);
+    emit_indent(E);
+    P("(void)nl_;\n");
+    emit_indent(E);
+    P("%s = ", emit_sym_name(E, n->sym));
+    emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
+    PS(";\n");
+    E->loops[E->nloops++].flag = -1;
+    emit_block(E, &n->fors.body);
+    E->nloops--;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
+/* A block outside any lane loop: its scalar statements (uniform loops and ifs,
+ * whose blocks come back here, and uniform assignments) as themselves, varying
+ * while loops as lane_while, lane for loops as lane_for, each maximal run of
+ * the others as one lane loop (vectorised, or not for statements with
+ * atomics). */
+static void lane_block(Emit *E, NodeList *l) {
+    for (int i = 0; i < l->n && !E->too_big;) {
+        int kind = plan_lane_stmt(&E->plan, l->v[i]);
+        if (kind != LANE_RUN && kind != LANE_ATOMIC) {
+            if (kind == LANE_LOOP) lane_while(E, l->v[i]);
+            else if (kind == LANE_FOR) lane_for(E, l->v[i]);
+            else stmt(E, l->v[i]);
+            emit_too_big(E, l->v[i]->sp);
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < l->n && plan_lane_stmt(&E->plan, l->v[j]) == kind) j++;
+        lane_run(E, l, i, j, kind == LANE_RUN);
+        i = j;
+    }
+}
+
+/* ---- the guard plan (CPU) ----------------------------------------------------------- */
+
+/* The guard statement with the planned conjuncts left out. */
+static void guard_stmt(Emit *E, Node *n) {
+    GuardPlan *g = &E->plan.guard;
+    if (g->early) { /* an early return: what stays of its condition */
+        if (!g->nkeep) return;
+        emit_indent(E);
+        PS("if (");
+        for (int i = 0; i < g->nkeep; i++) {
+            if (i) PS(" || ");
+            emit_truthy(E, g->keep[i]);
+        }
+        P(") { %s }\n", E->leave);
+        return;
+    }
+    if (g->nkeep) {
+        emit_indent(E);
+        PS("if (");
+        for (int i = 0; i < g->nkeep; i++) {
+            if (i) PS(" && ");
+            if (g->keep[i]) {
+                emit_truthy(E, g->keep[i]);
+            } else {
+                emit_compare_pair(E, emit_expr_str(E, g->keep_l[i], NULL), g->keep_l[i]->ty,
+                             emit_expr_str(E, g->keep_r[i], NULL), g->keep_r[i]->ty, g->keep_ty[i],
+                             (CmpOp)g->keep_op[i]);
+            }
+        }
+        PS(") {\n");
+        E->ind++;
+    }
+    emit_block(E, &n->ifs.body);
+    if (g->nkeep) {
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
+}
+

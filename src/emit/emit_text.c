@@ -1,0 +1,461 @@
+/* emit_text.c: the text every level of the emitter writes.
+ *
+ * Line markers and error locations, C names for symbols and functions, the C
+ * types of arrays and tuples (each struct written once per program, registered
+ * in an open-addressing set of names), constants, conversions, the offset of a
+ * subscript in each layout, and frozen global tuples.  Nothing here emits an
+ * expression node: the files above call down into this one.
+ */
+#include "emit_int.h"
+
+void emit_indent(Emit *E) {
+    for (int i = 0; i < E->ind; i++) PS("    ");
+}
+
+static const char *cfile(Emit *E, const char *name) {
+    Buf b;
+    buf_init_arena(&b, &E->C->arena);
+    for (const char *s = name; *s; s++) {
+        if (*s == '"' || *s == '\\') buf_putc(&b, '\\');
+        if ((unsigned char)*s < 32) continue;
+        buf_putc(&b, *s);
+    }
+    return b.p ? b.p : "";
+}
+
+void emit_line_marker(Emit *E, Span sp) {
+    if (!sp.file || sp.line == E->line) return;
+    E->line = sp.line;
+    P("#line %d \"%s\"\n", sp.line, cfile(E, sp.file->name));
+}
+
+/* Where a runtime error happened: (file index << 20) | line, as kiln.h says. */
+int emit_loc(Emit *E, Span sp) {
+    int idx = -1;
+    const char *name = sp.file ? sp.file->name : "?";
+    for (int i = 0; i < E->files.n; i++)
+        if (strcmp(E->files.v[i], name) == 0) idx = i;
+    if (idx < 0) {
+        idx = E->files.n;
+        vec_push(&E->C->arena, &E->files, (void *)name);
+    }
+    return (idx << 20) | (sp.line & 0xFFFFF);
+}
+
+/* ---- names ------------------------------------------------------------------ */
+
+static const char *sanitize(Emit *E, const char *s) {
+    Buf b;
+    buf_init_arena(&b, &E->C->arena);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')
+            buf_putc(&b, (char)c);
+        else
+            buf_printf(&b, "_x%02X", c);
+    }
+    return b.p ? b.p : "";
+}
+
+const char *emit_sym_name(Emit *E, const Sym *s) {
+    if (E->in_entry && s->param >= 0) return arena_printf(&E->C->arena, "p%d", s->param);
+    if (E->in_lane) {
+        /* lane mode (plan.h): a varying local is one value per lane, the
+         * innermost coordinate the chunk's base plus the lane */
+        int c = E->plan.lanes.cls[s->id];
+        if (c == LANE_VARYING)
+            return arena_printf(&E->C->arena, "v%d_%s[l_]", s->id, sanitize(E, s->name));
+        if (c == LANE_COORD)
+            return arena_printf(&E->C->arena, "(v%d_%s + l_)", s->id, sanitize(E, s->name));
+    }
+    return arena_printf(&E->C->arena, "v%d_%s", s->id, sanitize(E, s->name));
+}
+
+const char *emit_func_name(Emit *E, const FuncSpec *f) {
+    return arena_printf(&E->C->arena, "kf%d_%s", f->id, sanitize(E, f->fi->name));
+}
+
+/* ---- types ------------------------------------------------------------------ */
+
+const char *emit_scalar_ctype(const Type *t) {
+    static const char *const names[KILN_NDTYPES] = {"kbool", "i8",  "i16", "i32", "i64", "u8",
+                                                    "u16",   "u32", "u64", "f32", "f32", "f64"};
+    return names[t->dtype];
+}
+
+/* The slot of key in the set of registered keys (types, helpers). */
+static int name_slot(Emit *E, const char *key) {
+    size_t mask = (size_t)E->capnames - 1;
+    size_t i = (size_t)hash_bytes(key, strlen(key)) & mask;
+    while (E->names[i] && strcmp(E->names[i], key) != 0) i = (i + 1) & mask;
+    return (int)i;
+}
+
+/* Whether key was registered before; registers it (with value) if not.  A
+ * hash set, so that a program with many types or helpers stays linear. */
+static bool register_as(Emit *E, const char *key, const char *value, const char **old) {
+    if (2 * (E->nnames + 1) > E->capnames) {
+        const char **on = E->names, **ov = E->named;
+        int ocap = E->capnames;
+        E->capnames = ocap ? ocap * 2 : 64;
+        E->names = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)E->capnames);
+        E->named = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)E->capnames);
+        for (int i = 0; i < ocap; i++)
+            if (on[i]) {
+                int j = name_slot(E, on[i]);
+                E->names[j] = on[i];
+                E->named[j] = ov[i];
+            }
+    }
+    int i = name_slot(E, key);
+    if (E->names[i]) {
+        if (old) *old = E->named[i];
+        return true;
+    }
+    E->names[i] = key;
+    E->named[i] = value;
+    E->nnames++;
+    return false;
+}
+
+static bool registered(Emit *E, const char *key) { return register_as(E, key, NULL, NULL); }
+
+static const char *array_ctype(Emit *E, const Type *t) {
+    const char *el = emit_scalar_ctype(t->elem);
+    const char *name = arena_printf(&E->C->arena, "KA_%s_%d", el, t->ndim);
+    if (registered(E, name)) return name;
+    Buf *b = &E->types;
+    int nd = t->ndim;
+    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el, nd,
+               nd, name);
+    /* constructor for local and shared storage: C-contiguous strides */
+    buf_printf(b, "KILN_FN %s %s_local(%s *d", name, name, el);
+    for (int i = 0; i < nd; i++) buf_printf(b, ", i64 s%d", i);
+    buf_printf(b, ") {\n    %s r;\n    r.data = d;\n", name);
+    for (int i = 0; i < nd; i++) buf_printf(b, "    r.shape[%d] = s%d;\n", i, i);
+    buf_printf(b, "    r.strides[%d] = 1;\n", nd - 1);
+    for (int i = nd - 2; i >= 0; i--)
+        buf_printf(b, "    r.strides[%d] = r.strides[%d] * s%d;\n", i, i + 1, i + 1);
+    buf_printf(b, "    return r;\n}\n");
+    return name;
+}
+
+/* A tuple type is a struct of fields f0, f1 ...; its constructor (_make) and
+ * run-time indexing (_get) are written when first used, so a large tuple that
+ * is only indexed costs no code for them. */
+static const char *tuple_ctype(Emit *E, const Type *t) {
+    Buf k;
+    buf_init_arena(&k, &E->C->arena);
+    const char **el = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(t->n + 1));
+    buf_puts(&k, "tuple:");
+    for (int i = 0; i < t->n; i++) {
+        el[i] = emit_ctype(E, t->elems[i]);
+        buf_printf(&k, "%s,", el[i]);
+    }
+    /* the full key finds the struct; its name is KT<n>_<number>, short and
+     * the same for the same program */
+    const char *key = k.p, *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "KT%d_%d", t->n, E->nnames);
+    E->named[name_slot(E, key)] = name; /* the value of the key just added */
+    Buf *b = &E->types;
+    buf_printf(b, "typedef struct {");
+    for (int i = 0; i < t->n; i++) buf_printf(b, " %s f%d;", el[i], i);
+    if (t->n == 0) buf_printf(b, " char unused;");
+    buf_printf(b, " } %s;\n", name);
+    return name;
+}
+
+/* The tuple's constructor, NAME_make(a0, a1, ...). */
+const char *emit_tuple_make(Emit *E, const Type *t) {
+    const char *name = emit_ctype(E, t);
+    const char *fn = arena_printf(&E->C->arena, "%s_make", name);
+    if (registered(E, fn)) return fn;
+    Buf *b = &E->types;
+    buf_printf(b, "KILN_FN %s %s(", name, fn);
+    for (int i = 0; i < t->n; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", emit_ctype(E, t->elems[i]), i);
+    if (t->n == 0) buf_printf(b, "void");
+    buf_printf(b, ") {\n    %s r;\n", name);
+    if (t->n == 0) buf_printf(b, "    r.unused = 0;\n");
+    for (int i = 0; i < t->n; i++) buf_printf(b, "    r.f%d = a%d;\n", i, i);
+    buf_printf(b, "    return r;\n}\n");
+    return fn;
+}
+
+bool emit_tuple_homogeneous(Emit *E, const Type *t) {
+    if (t->n == 0 || !ty_is_scalar(t->elems[0])) return false;
+    const char *el = emit_ctype(E, t->elems[0]);
+    for (int i = 1; i < t->n; i++)
+        if (!ty_is_scalar(t->elems[i]) || strcmp(emit_ctype(E, t->elems[i]), el) != 0) return false;
+    return true;
+}
+
+/* Declares that tuple type t (of one scalar type) is laid out as an array of
+ * its items, so that a pointer can index it; the compiler checks it. */
+void emit_tuple_is_array(Emit *E, const Type *t) {
+    const char *name = emit_ctype(E, t);
+    const char *key = arena_printf(&E->C->arena, "%s_is_an_array", name);
+    if (registered(E, key)) return;
+    buf_printf(&E->types, "typedef char %s[sizeof(%s) == %d * sizeof(%s) ? 1 : -1];\n", key, name,
+               t->n, emit_ctype(E, t->elems[0]));
+}
+
+/* NAME_get(E_, t, i, line): item i of a tuple of one scalar type, i wrapped
+ * as Python does; out of range it is an IndexError (always: a tuple is small
+ * and the check is cheap) and item 0 is read. */
+const char *emit_tuple_get(Emit *E, const Type *t) {
+    const char *name = emit_ctype(E, t);
+    const char *fn = arena_printf(&E->C->arena, "%s_get", name);
+    if (registered(E, fn)) return fn;
+    const char *el = emit_ctype(E, t->elems[0]);
+    Buf *b = &E->types;
+    if (t->n > TUPLE_AS_ARRAY) {
+        emit_tuple_is_array(E, t);
+        buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n"
+                      "    return ((const %s *)&t)[kiln_chk(E_, i, %d, 0, line)];\n}\n",
+                   el, fn, name, el, t->n);
+        return fn;
+    }
+    buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n", el, fn, name);
+    buf_printf(b, "    switch (i < 0 ? i + %d : i) {\n    case 0: return t.f0;\n", t->n);
+    for (int i = 1; i < t->n; i++) buf_printf(b, "    case %d: return t.f%d;\n", i, i);
+    buf_printf(b, "    default: kiln_fail(E_, 1, line, i, 0, %d); return t.f0;\n    }\n}\n", t->n);
+    return fn;
+}
+
+const char *emit_ctype(Emit *E, const Type *t) {
+    switch ((TypeKind)t->kind) {
+    case TY_BOOL:
+    case TY_INT:
+    case TY_FLOAT: return t->weak ? (t->kind == TY_INT ? "i64" : "f64") : emit_scalar_ctype(t);
+    case TY_ARRAY: return array_ctype(E, t);
+    case TY_TUPLE: return tuple_ctype(E, t);
+    case TY_NONE: return "void";
+    default: return "i64"; /* compile-time values never reach code */
+    }
+}
+
+bool emit_same_ctype(Emit *E, const Type *a, const Type *b) {
+    return strcmp(emit_ctype(E, a), emit_ctype(E, b)) == 0;
+}
+
+/* A converter between two tuple types of the same length. */
+static const char *tuple_conv(Emit *E, const Type *from, const Type *to) {
+    const char *fn = emit_ctype(E, from), *tn = emit_ctype(E, to);
+    const char *name = arena_printf(&E->C->arena, "%s_from_%s", tn, fn);
+    if (registered(E, name)) return name;
+    Buf *b = &E->helpers;
+    buf_printf(b, "KILN_FN %s %s(%s x) {\n    %s r;\n", tn, name, fn, tn);
+    for (int i = 0; i < to->n; i++) {
+        const Type *ft = from->elems[i], *tt = to->elems[i];
+        if (tt->kind == TY_TUPLE && !emit_same_ctype(E, ft, tt))
+            buf_printf(b, "    r.f%d = %s(x.f%d);\n", i, tuple_conv(E, ft, tt), i);
+        else
+            buf_printf(b, "    r.f%d = (%s)x.f%d;\n", i, emit_ctype(E, tt), i);
+    }
+    buf_printf(b, "    return r;\n}\n");
+    return name;
+}
+
+/* ---- constants ------------------------------------------------------------------ */
+
+static void emit_float(Emit *E, double v, bool f32) {
+    if (isnan(v)) {
+        PS(f32 ? "KILN_NANF" : "KILN_NAN");
+        return;
+    }
+    if (isinf(v)) {
+        PS(v < 0 ? "(-" : "(");
+        PS(f32 ? "KILN_INFF)" : "KILN_INF)");
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    if (!strpbrk(buf, ".eE")) strcat(buf, ".0");
+    if (f32) {
+        P("((f32)%s)", buf);
+    } else {
+        P("%s", buf);
+    }
+}
+
+void emit_const(Emit *E, const Type *t, ConstVal v) {
+    switch ((TypeKind)t->kind) {
+    case TY_BOOL: PS(v.i ? "((kbool)1)" : "((kbool)0)"); return;
+    case TY_INT: {
+        const char *ct = emit_ctype(E, t);
+        if (!ty_is_signed(t) && !t->weak) {
+            P("((%s)%lluULL)", ct, (unsigned long long)v.u);
+        } else if (v.i == INT64_MIN) {
+            P("((%s)(-9223372036854775807LL - 1))", ct);
+        } else if (strcmp(ct, "i64") == 0) {
+            P("%lldLL", (long long)v.i);
+        } else {
+            P("((%s)%lldLL)", ct, (long long)v.i);
+        }
+        return;
+    }
+    case TY_FLOAT: emit_float(E, v.f, !t->weak && t->dtype == KILN_FLOAT32); return;
+    default: UNREACHABLE();
+    }
+}
+
+void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
+    if (to->kind == TY_TUPLE && from->kind == TY_TUPLE && !emit_same_ctype(E, from, to)) {
+        P("%s(%s)", tuple_conv(E, from, to), text);
+        return;
+    }
+    if (emit_same_ctype(E, from, to) || !ty_is_scalar(to)) {
+        PS(text);
+        return;
+    }
+    if (to->kind == TY_BOOL) {
+        P("((%s) != 0)", text);
+        return;
+    }
+    P("((%s)%s)", emit_ctype(E, to), text);
+}
+
+const char *emit_fsuffix(const Type *t) { return (t->dtype == KILN_FLOAT32 && !t->weak) ? "f" : ""; }
+bool emit_is_f32(const Type *t) { return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT32; }
+
+void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
+                          const bool *nn, int line, Buf *out) {
+    /* line: an error location from emit_loc() */
+    const char *w[KILN_MAX_NDIM];
+    for (int k = 0; k < at->ndim; k++) {
+        if (E->debug)
+            w[k] = arena_printf(&E->C->arena, "kiln_chk(E_, %s, %s.shape[%d], %d, %d)", ix[k], b,
+                                k, k, line);
+        else if (nn[k])
+            w[k] = ix[k];
+        else
+            w[k] = arena_printf(&E->C->arena, "kiln_wrap(%s, %s.shape[%d])", ix[k], b, k);
+    }
+    int nd = at->ndim;
+    if (nd == 1) {
+        if (at->layout == 'A') buf_printf(out, "%s * %s.strides[0]", w[0], b);
+        else buf_printf(out, "%s", w[0]);
+        return;
+    }
+    if (at->layout == 'C') {
+        for (int k = 0; k < nd - 1; k++) buf_puts(out, "(");
+        buf_puts(out, w[0]);
+        for (int k = 1; k < nd; k++) buf_printf(out, " * %s.shape[%d] + %s)", b, k, w[k]);
+    } else if (at->layout == 'F') {
+        for (int k = 0; k < nd - 1; k++) buf_printf(out, "%s + %s.shape[%d] * (", w[k], b, k);
+        buf_puts(out, w[nd - 1]);
+        for (int k = 0; k < nd - 1; k++) buf_puts(out, ")");
+    } else {
+        for (int k = 0; k < nd; k++)
+            buf_printf(out, "%s%s * %s.strides[%d]", k ? " + " : "", w[k], b, k);
+    }
+}
+
+const char *emit_sreg(int s) {
+    static const char *const r[] = {"KILN_TID_X",  "KILN_TID_Y",  "KILN_TID_Z",  "KILN_BID_X",
+                                    "KILN_BID_Y",  "KILN_BID_Z",  "KILN_BDIM_X", "KILN_BDIM_Y",
+                                    "KILN_BDIM_Z", "KILN_GDIM_X", "KILN_GDIM_Y", "KILN_GDIM_Z"};
+    return r[s];
+}
+
+/* Opens and closes an expression that runs statements: a GNU statement
+ * expression in C, an immediately invoked lambda in CUDA C++ (NVRTC has no
+ * statement expressions).  `value` is the expression's result. */
+void emit_sx_open(Emit *E, const Type *t) {
+    if (E->cuda) P("([&]() -> %s { ", emit_ctype(E, t));
+    else PS("({ ");
+}
+
+void emit_sx_close(Emit *E, const char *value) {
+    if (E->cuda) P("return %s; })()", value);
+    else P("%s; })", value);
+}
+
+void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, const Type *bt,
+                         const Type *o, CmpOp op) {
+    static const char *const s[] = {" < ", " <= ", " > ", " >= ", " == ", " != "};
+    if (!o) {
+        /* exact signed/unsigned comparison */
+        if (ty_is_signed(at) || at->weak)
+            P("(kiln_cmp_iu((i64)%s, (u64)%s)%s0)", a, b, s[op]);
+        else
+            P("(0%skiln_cmp_iu((i64)%s, (u64)%s))", s[op], b, a);
+        return;
+    }
+    PS("(");
+    emit_convert(E, at, o, a);
+    PS(s[op]);
+    emit_convert(E, bt, o, b);
+    PS(")");
+}
+
+/* ---- frozen tuples ---------------------------------------------------------------
+ * A global tuple's items are constants, written into the program once however
+ * often the kernel reads it, so a large tuple costs code linear in its size:
+ * a constant index reads the constant, a run-time index reads a static array
+ * written once per program (kga<i>), and the tuple as a value (assigned,
+ * unpacked, passed) is a local built once at the top of each function that uses
+ * it (kgv<i>). */
+
+/* Writes the tuple g as a constructor call of constants. */
+void emit_global_make(Emit *E, const GVal *g) {
+    P("%s(", emit_tuple_make(E, g->ty));
+    for (int i = 0; i < g->ntuple; i++) {
+        if (i) PS(", ");
+        if (g->tuple[i].ty->kind == TY_TUPLE) emit_global_make(E, &g->tuple[i]);
+        else emit_const(E, g->tuple[i].ty, g->tuple[i].cv);
+    }
+    PS(")");
+}
+
+/* The name of the local holding tuple g in this function (declared by
+ * function() once the body is written). */
+const char *emit_global_value(Emit *E, const GVal *g) {
+    const char *key = arena_printf(&E->C->arena, "kgv:%d:%d:%p", E->f->id, E->lanes,
+                                   (const void *)g);
+    const char *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "kgv%d", E->gvalues.n);
+    E->named[name_slot(E, key)] = name;
+    vec_push(&E->C->arena, &E->gvalues, (void *)g);
+    return name;
+}
+
+/* The name of the static array (written once per program) of the frozen
+ * tuple g, whose items are of one scalar type.  On the GPU, floats are stored
+ * as their bits: a __device__ array cannot be initialised with NaN or infinity
+ * otherwise. */
+const char *emit_global_array(Emit *E, const GVal *g) {
+    const char *key = arena_printf(&E->C->arena, "kga:%p", (const void *)g);
+    const char *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "kga%d", E->ngarrays++);
+    E->named[name_slot(E, key)] = name;
+    const Type *et = g->tuple[0].ty;
+    bool bits = E->cuda && et->kind == TY_FLOAT;
+    bool f32 = bits && !et->weak && et->dtype == KILN_FLOAT32;
+    Buf *saved = E->o;
+    E->o = &E->helpers;
+    P("static %sconst %s %s[%d] = {", E->cuda ? "__device__ " : "",
+      bits ? (f32 ? "u32" : "u64") : emit_ctype(E, et), name, g->ntuple);
+    for (int i = 0; i < g->ntuple; i++) {
+        PS(i % 8 ? ", " : (i ? ",\n    " : "\n    "));
+        if (!bits) {
+            emit_const(E, et, g->tuple[i].cv);
+        } else if (f32) {
+            float f = (float)g->tuple[i].cv.f;
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            P("0x%08xu", u);
+        } else {
+            uint64_t u;
+            memcpy(&u, &g->tuple[i].cv.f, sizeof u);
+            P("0x%016llxull", (unsigned long long)u);
+        }
+    }
+    PS("};\n");
+    E->o = saved;
+    return name;
+}
+

@@ -1,0 +1,37 @@
+/* plan_int.h: the plan's private header (src/emit/).
+ *
+ * plan.c (guard folding, loop order, private copies; plan_cpu) calls
+ * plan_lanes.c (lane mode), and both call plan_walk.c (the tree walks).
+ */
+#ifndef KILN_PLAN_INT_H
+#define KILN_PLAN_INT_H
+
+#include "plan.h"
+
+/* ---- plan_walk.c ---- */
+
+/* Calls fn on every expression node under n (n included), parents first. */
+void plan_each_expr(const Node *n, void (*fn)(void *, const Node *), void *arg);
+/* ...of statement st and the statements in it, in the order they run (a for
+ * loop's range before its counter). */
+void plan_each_stmt(const Node *st, void (*fn)(void *, const Node *), void *arg);
+void plan_each_block(const NodeList *l, void (*fn)(void *, const Node *), void *arg);
+
+/* A visitor of symbols, for plan_each_*: plan_visit_sym calls fn(arg, sym) on
+ * every name node that has a symbol. */
+typedef struct PlanSymVisit {
+    void (*fn)(void *, const Sym *);
+    void *arg;
+} PlanSymVisit;
+void plan_visit_sym(void *visit, const Node *n);
+
+/* ---- plan_lanes.c ---- */
+
+/* Plans lane mode for r's kernel along coord, the innermost loop's coordinate
+ * (coord_cost: the loop order's cost of that dimension, 0 when every access is
+ * unit stride along it), into out->lanes; out->guard and the loop order are
+ * planned already. */
+void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena *a,
+                CpuPlan *out);
+
+#endif

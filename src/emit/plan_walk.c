@@ -1,0 +1,147 @@
+/* plan_walk.c: the walks over the typed tree that the plan and the emitter share.
+ *
+ * Whether an expression is pure, and visitors over every expression node of a
+ * statement or block in the order they run.  They recurse along expressions
+ * and nested blocks, whose depths the parser bounds (KILN_MAX_EXPR_DEPTH,
+ * KILN_MAX_NESTING); elif chains are walked with a loop.
+ */
+#include "plan_int.h"
+
+bool plan_pure(const Node *n) {
+    if (!n) return true;
+    switch ((NodeKind)n->kind) {
+    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: case E_NAME: case E_STR: return true;
+    case E_BINOP:
+    case E_BOOLOP: return plan_pure(n->bin.l) && plan_pure(n->bin.r);
+    case E_UNARY: return plan_pure(n->un.x);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (!plan_pure(n->cmp.operands.v[i])) return false;
+        return true;
+    case E_IFEXP:
+        return plan_pure(n->ifexp.cond) && plan_pure(n->ifexp.then) && plan_pure(n->ifexp.orelse);
+    case E_ATTR: return plan_pure(n->attr.base);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (!plan_pure(n->sub.idx.v[i])) return false;
+        return plan_pure(n->sub.base);
+    case E_SLICE: return plan_pure(n->slice.lo) && plan_pure(n->slice.hi) && plan_pure(n->slice.step);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (!plan_pure(n->tuple.v[i])) return false;
+        return true;
+    case E_CALL:
+        if (n->callee) return false;
+        if (n->intr) {
+            switch ((IntrKind)n->intr->kind) {
+            case IK_ATOMIC: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_SYNCTHREADS:
+            case IK_THREADFENCE: case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: return false;
+            default: break;
+            }
+        }
+        for (int i = 0; i < n->call.bound.n; i++)
+            if (n->call.bound.v[i] && !plan_pure(n->call.bound.v[i])) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* Every expression node under n (n included), parents first. */
+void plan_each_expr(const Node *n, void (*fn)(void *, const Node *), void *arg) {
+    if (!n) return;
+    fn(arg, n);
+    switch ((NodeKind)n->kind) {
+    case E_BINOP: case E_BOOLOP:
+        plan_each_expr(n->bin.l, fn, arg);
+        plan_each_expr(n->bin.r, fn, arg);
+        return;
+    case E_UNARY: plan_each_expr(n->un.x, fn, arg); return;
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++) plan_each_expr(n->cmp.operands.v[i], fn, arg);
+        return;
+    case E_IFEXP:
+        plan_each_expr(n->ifexp.cond, fn, arg);
+        plan_each_expr(n->ifexp.then, fn, arg);
+        plan_each_expr(n->ifexp.orelse, fn, arg);
+        return;
+    case E_CALL: {
+        /* a for loop's range() keeps its arguments unbound */
+        const NodeList *a = n->intr && n->intr->kind == IK_RANGE ? &n->call.args : &n->call.bound;
+        for (int i = 0; i < a->n; i++) plan_each_expr(a->v[i], fn, arg);
+        return;
+    }
+    case E_SUBSCRIPT:
+        plan_each_expr(n->sub.base, fn, arg);
+        for (int i = 0; i < n->sub.idx.n; i++) plan_each_expr(n->sub.idx.v[i], fn, arg);
+        return;
+    case E_ATTR: plan_each_expr(n->attr.base, fn, arg); return;
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++) plan_each_expr(n->tuple.v[i], fn, arg);
+        return;
+    case E_SLICE:
+        plan_each_expr(n->slice.lo, fn, arg);
+        plan_each_expr(n->slice.hi, fn, arg);
+        plan_each_expr(n->slice.step, fn, arg);
+        return;
+    default: return;
+    }
+}
+
+
+/* Every expression of statement st and the statements in it, in the order
+ * they run (a for loop's range before its counter). */
+void plan_each_stmt(const Node *st, void (*fn)(void *, const Node *), void *arg) {
+    switch ((NodeKind)st->kind) {
+    case S_EXPR: plan_each_expr(st->expr, fn, arg); return;
+    case S_ASSIGN:
+        plan_each_expr(st->assign.value, fn, arg);
+        for (int i = 0; i < st->assign.targets.n; i++) plan_each_expr(st->assign.targets.v[i], fn, arg);
+        return;
+    case S_AUGASSIGN:
+        plan_each_expr(st->aug.target, fn, arg);
+        plan_each_expr(st->aug.value, fn, arg);
+        return;
+    case S_IF:
+        for (const Node *c = st; c; c = elif_of(c)) {
+            plan_each_expr(c->ifs.cond, fn, arg);
+            plan_each_block(&c->ifs.body, fn, arg);
+            if (!elif_of(c)) plan_each_block(&c->ifs.orelse, fn, arg);
+        }
+        return;
+    case S_WHILE:
+        plan_each_expr(st->ifs.cond, fn, arg);
+        plan_each_block(&st->ifs.body, fn, arg);
+        plan_each_block(&st->ifs.orelse, fn, arg);
+        return;
+    case S_FOR:
+        plan_each_expr(st->fors.iter, fn, arg);
+        plan_each_expr(st->fors.target, fn, arg);
+        plan_each_block(&st->fors.body, fn, arg);
+        plan_each_block(&st->fors.orelse, fn, arg);
+        return;
+    case S_RETURN: plan_each_expr(st->ret.value, fn, arg); return;
+    case S_ASSERT:
+        plan_each_expr(st->assrt.test, fn, arg);
+        plan_each_expr(st->assrt.msg, fn, arg);
+        return;
+    default: return;
+    }
+}
+
+void plan_each_block(const NodeList *l, void (*fn)(void *, const Node *), void *arg) {
+    for (int i = 0; i < l->n; i++) plan_each_stmt(l->v[i], fn, arg);
+}
+
+void plan_visit_sym(void *arg, const Node *n) {
+    const PlanSymVisit *v = arg;
+    if (n->kind == E_NAME && n->sym) v->fn(v->arg, n->sym);
+}
+
+void plan_lane_syms(const NodeList *l, int from, int to, void (*fn)(void *, const Sym *),
+                    void *arg) {
+    PlanSymVisit v = {fn, arg};
+    for (int i = from; i < to; i++) plan_each_stmt(l->v[i], plan_visit_sym, &v);
+}
+
+/* Whether array expression b may be an array the kernel writes: its root
+ * variable may hold a parameter it writes (or one that sema does not track). */
