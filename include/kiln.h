@@ -226,6 +226,62 @@ int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype 
                       int nargs, const kiln_options *opts, kiln_resolve_fn resolve,
                       void *resolve_userdata, kiln_argtype *ret);
 
+/* ---- kiln.fuse: array expressions as one kernel ---------------------------- */
+
+/* One argument of a fused function's call. */
+typedef enum kiln_fuse_argkind {
+    KILN_FUSE_ARRAY,   /* an array: dtype, ndim (0 for 0-d), ones */
+    KILN_FUSE_SCALAR,  /* a typed scalar (a NumPy scalar): dtype */
+    KILN_FUSE_PYINT,   /* a Python int: weak (NEP 50) */
+    KILN_FUSE_PYFLOAT  /* a Python float: weak */
+} kiln_fuse_argkind;
+
+typedef struct kiln_fuse_arg {
+    kiln_fuse_argkind kind;
+    kiln_dtype dtype;  /* ARRAY, SCALAR (a Python bool is a bool SCALAR) */
+    int ndim;          /* ARRAY: 0..KILN_MAX_NDIM */
+    uint32_t ones;     /* ARRAY: bit d set when dimension d has extent 1 */
+} kiln_fuse_arg;
+
+typedef enum kiln_fuse_kind {
+    KILN_FUSE_MAP,  /* elementwise: one output element per position */
+    KILN_FUSE_ROWS, /* reductions over the last axis: one row per position */
+    KILN_FUSE_ALL   /* whole-array reductions: partials, then one combining position */
+} kiln_fuse_kind;
+
+/* What kiln_fuse made: the kernel (kiln's kernel language, to be compiled like
+ * any kernel) and how to call it. */
+typedef struct kiln_fuse_plan {
+    kiln_fuse_kind kind;
+    int keepdims;
+    int ndim_in;       /* ROWS, ALL: dimensions of the values reduced */
+    int ndim_out;      /* dimensions of each output */
+    int tuple;         /* the function returns a tuple */
+    int nout;
+    kiln_dtype out[16];
+    int nred;
+    kiln_dtype red[16];     /* accumulator dtypes (ALL: partials' dtype) */
+    int red_op[16];         /* 0 sum, 1 prod, 2 max, 3 min, 4 mean */
+    uint64_t red_args[16];  /* bit i: array argument i is reduced by reduction r */
+    uint64_t outer;         /* bit i: array argument i is read outside reductions */
+    uint64_t out_args[16];  /* per output: the arrays it reads outside reductions */
+    char *name;             /* the kernel's name */
+    char *source;           /* the kernel's text (malloc'd) */
+    /* the kernel's parameters in order, space separated: oK output K, pR partials
+     * of reduction R, aI argument I, m the reduced extent (ROWS), sD extent D of
+     * the reduced shape, chunk, total, np (partials), phase (ALL), nz (positions
+     * of the leading dimensions past three) */
+    char *params;
+} kiln_fuse_plan;
+
+/* Lowers the fused function in src for one call's argument types into one
+ * kernel for target.  Returns 0, or -1 after reporting errors at the user's
+ * source (what cannot be fused).  Free the plan with kiln_fuse_plan_free. */
+int kiln_fuse(kiln_ctx *ctx, const kiln_source *src, const kiln_fuse_arg *args, int nargs,
+              kiln_target target, kiln_resolve_fn resolve, void *resolve_userdata,
+              kiln_fuse_plan *plan);
+void kiln_fuse_plan_free(kiln_fuse_plan *plan);
+
 /* ---- signatures ----------------------------------------------------------- */
 
 /* Parses "void(float32[::1], int64)" (Numba syntax).  *ret gets the return

@@ -13,6 +13,7 @@
 
 #include "compiler.h"
 #include "emit/emit.h"
+#include "sema/fuse.h"
 #include "sema/sema.h"
 
 struct kiln_program {
@@ -269,4 +270,104 @@ int kiln_parse_signature(kiln_ctx *ctx, const char *text, kiln_argtype *ret, kil
     int rc = compiler_run(&C, signature_body, &S, "<signature>", 1);
     compiler_free(&C);
     return rc < 0 ? -1 : S.n;
+}
+
+/* ---- kiln.fuse ------------------------------------------------------------------ */
+
+typedef struct FuseRun {
+    const kiln_source *src;
+    const kiln_fuse_arg *args;
+    int nargs;
+    kiln_target target;
+    kiln_fuse_plan *plan;
+    Buf text, params;    /* malloc'd: outlive the arena */
+} FuseRun;
+
+static uint64_t fuse_arrays(const FNode *n) { return n ? n->arrays : 0; }
+
+/* The arrays an output reads outside its reductions (the shape the output
+ * broadcasts with): a walk that stops at FN_RED. */
+static uint64_t outer_arrays(const FNode *n) {
+    if (!n || n->kind == FN_RED) return 0;
+    if (n->kind == FN_ARG) return n->arrays;
+    return outer_arrays(n->a) | outer_arrays(n->b) | outer_arrays(n->c);
+}
+
+static int fuse_body(Compiler *C, void *arg) {
+    FuseRun *R = arg;
+    SrcFile *f = arena_alloc(&C->arena, sizeof *f);
+    f->name = arena_strdup(&C->arena, R->src->filename ? R->src->filename : "<unknown>");
+    f->text = arena_strndup(&C->arena, R->src->text, R->src->len);
+    f->len = R->src->len;
+    f->first_line = R->src->first_line > 0 ? R->src->first_line : 1;
+    FuseIR *ir = arena_alloc(&C->arena, sizeof *ir);
+    if (fuse_lower(C, f, R->src->scope, R->args, R->nargs, ir) != 0 || C->nerrors) return -1;
+    kiln_fuse_plan *p = R->plan;
+    p->kind = ir->kind;
+    p->keepdims = ir->keepdims;
+    p->ndim_in = ir->ndim_in;
+    p->ndim_out = ir->ndim_out;
+    p->tuple = ir->tuple;
+    p->nout = ir->nout;
+    for (int k = 0; k < ir->nout; k++) {
+        p->out[k] = (kiln_dtype)ir->outs[k]->t->dtype;
+        p->out_args[k] = ir->nred ? outer_arrays(ir->outs[k]) : fuse_arrays(ir->outs[k]);
+        p->outer |= p->out_args[k];
+    }
+    p->nred = ir->nred;
+    for (int r = 0; r < ir->nred; r++) {
+        p->red[r] = (kiln_dtype)ir->red[r].acc->dtype;
+        p->red_op[r] = ir->red[r].op;
+        p->red_args[r] = ir->red[r].arg->arrays;
+    }
+    fuse_write(C, ir, R->target, &R->text, &R->params);
+    p->name = strdup(ir->name);
+    return 0;
+}
+
+int kiln_fuse(kiln_ctx *ctx, const kiln_source *src, const kiln_fuse_arg *args, int nargs,
+              kiln_target target, kiln_resolve_fn resolve, void *resolve_userdata,
+              kiln_fuse_plan *plan) {
+    memset(plan, 0, sizeof *plan);
+    if (nargs < 0 || nargs > KILN_MAX_PARAMS) {
+        diag_plain(ctx, KILN_ERROR, NULL, "a fused function takes at most %d arguments",
+                   KILN_MAX_PARAMS);
+        return -1;
+    }
+    for (int i = 0; i < nargs; i++)
+        if (args[i].dtype >= KILN_NDTYPES || args[i].dtype == KILN_FLOAT16 ||
+            (args[i].kind == KILN_FUSE_ARRAY && (args[i].ndim < 0 || args[i].ndim > KILN_MAX_NDIM))) {
+            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
+            return -1;
+        }
+    Compiler C;
+    compiler_init(&C, ctx);
+    C.opts.target = target;
+    C.resolve = resolve;
+    C.resolve_ud = resolve_userdata;
+    FuseRun R = {src, args, nargs, target, plan, {0}, {0}};
+    buf_init(&R.text);
+    buf_init(&R.params);
+    int rc = compiler_run(&C, fuse_body, &R, src->filename, src->first_line);
+    if (rc == 0 && (R.text.oom || R.params.oom || !plan->name)) {
+        diag_plain(ctx, KILN_ERROR, NULL, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        plan->source = buf_take(&R.text, NULL);
+        plan->params = buf_take(&R.params, NULL);
+    }
+    buf_free(&R.text);
+    buf_free(&R.params);
+    compiler_free(&C);
+    if (rc != 0) kiln_fuse_plan_free(plan);
+    return rc;
+}
+
+void kiln_fuse_plan_free(kiln_fuse_plan *plan) {
+    if (!plan) return;
+    free(plan->name);
+    free(plan->source);
+    free(plan->params);
+    memset(plan, 0, sizeof *plan);
 }

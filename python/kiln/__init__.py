@@ -101,6 +101,16 @@ def reduce(func=None, **options):
     return lambda fn: Reduction(fn, **options)
 
 
+def fuse(func=None, **options):
+    """``@kiln.fuse``: a function of arrays (NumPy's operators, ufuncs, np.where, .astype,
+    reductions over all axes or the last) becomes one kernel (docs/modes.md)."""
+    from ._fuse import Fused
+
+    if func is not None:
+        return Fused(func, **options)
+    return lambda fn: Fused(fn, **options)
+
+
 # Numba names kiln does not provide, with what to use instead: a clear AttributeError
 # rather than a bare one when a Numba file is run after `import kiln as cuda`.
 _NOT_PROVIDED = {

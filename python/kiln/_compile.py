@@ -104,8 +104,8 @@ def describe(v):
     return ("other", type(v).__qualname__)
 
 
-def resolve(fn, dotted):
-    """The value of a dotted global name as seen by function fn, described."""
+def lookup(fn, dotted):
+    """(True, value) of a dotted global name as seen by function fn, or (False, None)."""
     parts = dotted.split(".")
     head = parts[0]
     code = fn.__code__
@@ -121,7 +121,7 @@ def resolve(fn, dotted):
                 value = fn.__closure__[i].cell_contents
                 found = True
             except ValueError:
-                return ("missing",)
+                return False, None
     if not found:
         g = fn.__globals__
         if head in g:
@@ -134,13 +134,19 @@ def resolve(fn, dotted):
                 value = bd[head]
                 found = True
     if not found:
-        return ("missing",)
+        return False, None
     for p in parts[1:]:
         try:
             value = getattr(value, p)
         except AttributeError:
-            return ("missing",)
-    return describe(value)
+            return False, None
+    return True, value
+
+
+def resolve(fn, dotted):
+    """The value of a dotted global name as seen by function fn, described."""
+    found, value = lookup(fn, dotted)
+    return describe(value) if found else ("missing",)
 
 
 # ---- targets --------------------------------------------------------------------------

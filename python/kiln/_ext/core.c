@@ -347,6 +347,67 @@ done:
     return result;
 }
 
+/* fuse(text, filename, first_line, args, target, resolver, scope) -> dict: kiln.fuse's
+ * lowering (kiln_fuse).  args: per argument (kind, dtype, ndim, ones), kiln_fuse_arg's. */
+static PyObject *mod_fuse(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    const char *text, *filename;
+    Py_ssize_t tlen;
+    int first_line, target;
+    PyObject *fargs, *resolver, *scope;
+    if (!PyArg_ParseTuple(args, "s#siO!iOO", &text, &tlen, &filename, &first_line,
+                          &PyTuple_Type, &fargs, &target, &resolver, &scope))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(fargs);
+    if (n > KILN_MAX_PARAMS) {
+        PyErr_Format(PyExc_TypeError, "a fused function takes at most %d arguments",
+                     KILN_MAX_PARAMS);
+        return NULL;
+    }
+    kiln_fuse_arg fa[KILN_MAX_PARAMS + 1];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int kind, dtype, ndim;
+        unsigned int ones;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fargs, i), "iiiI", &kind, &dtype, &ndim, &ones))
+            return NULL;
+        fa[i].kind = (kiln_fuse_argkind)kind;
+        fa[i].dtype = (kiln_dtype)dtype;
+        fa[i].ndim = ndim;
+        fa[i].ones = ones;
+    }
+    CoreCall c;
+    PyObject *result = NULL;
+    kiln_fuse_plan plan;
+    memset(&plan, 0, sizeof plan);
+    if (core_open(&c, resolver) < 0) goto done;
+    kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
+    if (kiln_fuse(c.ctx, &src, fa, (int)n, target ? KILN_TARGET_CUDA : KILN_TARGET_CPU,
+                  c_resolve, &c.R, &plan) != 0) {
+        ext_raise_compile_error(st, &c.sink, "kiln: kiln.fuse failed");
+        goto done;
+    }
+    PyObject *outs = PyTuple_New(plan.nout), *reds = PyTuple_New(plan.nred);
+    for (int k = 0; outs && k < plan.nout; k++)
+        PyTuple_SET_ITEM(outs, k, Py_BuildValue("iK", (int)plan.out[k],
+                                                (unsigned long long)plan.out_args[k]));
+    for (int r = 0; reds && r < plan.nred; r++)
+        PyTuple_SET_ITEM(reds, r, Py_BuildValue("iiK", (int)plan.red[r], plan.red_op[r],
+                                                (unsigned long long)plan.red_args[r]));
+    if (outs && reds)
+        result = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:s,s:s,s:s}", "kind",
+                               (int)plan.kind, "keepdims", plan.keepdims, "ndim_in",
+                               plan.ndim_in, "ndim_out", plan.ndim_out, "tuple", plan.tuple,
+                               "outs", outs, "reds", reds, "outer",
+                               (unsigned long long)plan.outer, "name", plan.name, "source",
+                               plan.source, "params", plan.params);
+    Py_XDECREF(outs);
+    Py_XDECREF(reds);
+done:
+    kiln_fuse_plan_free(&plan);
+    core_close(&c);
+    return result;
+}
+
 /* infer_return(text, filename, first_line, key, resolver, scope) -> bytes (4, or empty for None) */
 static PyObject *mod_infer_return(PyObject *module, PyObject *args) {
     ModState *st = ext_state(module);
@@ -650,6 +711,8 @@ static PyObject *mod_cpu_compiler(PyObject *module, PyObject *unused) {
 static PyMethodDef core_functions[] = {
     {"translate", mod_translate, METH_VARARGS,
      "translate(text, filename, first_line, key, options, resolver, scope) -> Program"},
+    {"fuse", mod_fuse, METH_VARARGS,
+     "fuse(text, filename, first_line, args, target, resolver, scope) -> plan (kiln.fuse)"},
     {"infer_return", mod_infer_return, METH_VARARGS,
      "infer_return(text, filename, first_line, key, resolver, scope) -> bytes"},
     {"cpu_build", mod_cpu_build, METH_VARARGS,

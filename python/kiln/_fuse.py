@@ -1,0 +1,369 @@
+"""kiln.fuse: a function of arrays becomes one kernel.
+
+The C core does the work (kiln._kiln.fuse, src/sema/fuse.c and
+src/emit/fuse_text.c): it types the function as NumPy would for the call's
+argument types and writes one kernel in kiln's language, which is compiled,
+cached and launched like any kernel (a Dispatcher made by _ufunc._make_kernel).
+This module classifies a call's arguments into the key of a specialisation,
+computes the output shapes with NumPy's broadcasting rules, allocates the
+outputs and launches: the thin layer around the C launch path that
+docs/modes.md measures.
+"""
+
+import os
+import threading
+
+from . import _compile, _kiln, _source
+from ._cuda import DeviceArray, _is_gpu_array, as_cuda_array, device_array
+from ._intrinsics import namespace as _KILN
+from ._types import DTYPE_NAMES, dtype_code
+from ._ufunc import _allocate_like, _make_kernel
+
+_ARRAY, _SCALAR, _PYINT, _PYFLOAT = 0, 1, 2, 3
+_MAP, _ROWS, _ALL = 0, 1, 2
+_RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
+_GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
+_GPU_PARTIALS = 1024  # blocks of a GPU whole-array reduction's first phase
+_CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the grid as loops)
+_NUMPY_FUNCS = ("where", "sum", "prod", "product", "max", "amax", "min", "amin", "mean")
+
+_codes = {}  # numpy dtype -> kiln dtype code
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _code_of(dt):
+    c = _codes.get(dt)
+    if c is None:
+        c = dtype_code(dt.name)
+        if c is None or dt.name == "float16":
+            raise TypeError(f"kiln.fuse does not support dtype {dt}")
+        _codes[dt] = c
+    return c
+
+
+def _resolve(fn, dotted):
+    """_compile.resolve, but NumPy's Python-level functions that kiln.fuse knows
+    (np.where, np.sum, ...) imported by name are named, not compiled."""
+    found, value = _compile.lookup(fn, dotted)
+    if not found:
+        return ("missing",)
+    np = _np()
+    for name in _NUMPY_FUNCS:
+        if value is getattr(np, name, None):
+            return ("ns", "numpy." + name)
+    return _compile.describe(value)
+
+
+class _Spec:
+    """One specialisation: the plan the core made and its kernel."""
+
+    __slots__ = ("kind", "keepdims", "ndim_in", "ndim_out", "tuple", "outs", "reds",
+                 "params", "kernel", "source", "checked", "maxmin")
+
+    def __init__(self, plan, kernel):
+        np = _np()
+        self.kind = plan["kind"]
+        self.keepdims = plan["keepdims"]
+        self.ndim_in = plan["ndim_in"]
+        self.ndim_out = plan["ndim_out"]
+        self.tuple = plan["tuple"]
+        self.outs = [(np.dtype(DTYPE_NAMES[d]), _bits(m)) for d, m in plan["outs"]]
+        self.reds = [(np.dtype(DTYPE_NAMES[d]), op, _bits(m)) for d, op, m in plan["reds"]]
+        self.maxmin = [_RED_NAMES[op] for _, op, _ in self.reds if op in (2, 3)]
+        self.params = plan["params"].split()
+        self.source = plan["source"]
+        self.kernel = kernel
+        self.checked = set()
+
+
+def _bits(mask):
+    return [i for i in range(64) if mask >> i & 1]
+
+
+def _bshape(np, shapes):
+    first = shapes[0]
+    for s in shapes:
+        if s != first:
+            return np.broadcast_shapes(*shapes)
+    return first
+
+
+class Fused:
+    """The object ``@kiln.fuse`` returns: call it like the function."""
+
+    def __init__(self, func, cache=True):
+        code = getattr(func, "__code__", None)
+        if code is None:
+            raise TypeError(f"kiln.fuse needs a Python function, not {type(func).__name__}")
+        self.py_func = func
+        self.__name__ = func.__name__
+        self.__qualname__ = getattr(func, "__qualname__", func.__name__)
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+        self.__wrapped__ = func
+        self._nparams = code.co_argcount
+        self._cache = bool(cache)
+        self._source = _source.snapshot(func)
+        self._specs = {}
+        self._lock = threading.Lock()
+
+    # ---- specialisation ------------------------------------------------------------------
+
+    def _lower(self, key, target):
+        text, filename, line = _compile.dispatcher_source(self)
+        plan = _kiln.fuse(text, filename, line, key, target, _resolve, self.py_func)
+        ns = {"kiln": _KILN, "math": __import__("math"), "numpy": _np()}
+        opts = {"cache": self._cache, "target": "cuda" if target else "cpu"}
+        kernel = _make_kernel(f"__kiln_fuse_{plan['name']}", plan["source"], ns, **opts)
+        if plan["kind"] != _MAP:
+            kernel._par_threshold = 1  # rows and partials loop: always worth the threads
+        return _Spec(plan, kernel)
+
+    def _spec(self, key, target):
+        spec = self._specs.get((key, target))
+        if spec is None:
+            with self._lock:
+                spec = self._specs.get((key, target))
+                if spec is None:
+                    spec = self._specs[(key, target)] = self._lower(key, target)
+        return spec
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def __call__(self, *args):
+        if len(args) != self._nparams:
+            raise TypeError(f"'{self.__name__}' takes {self._nparams} arguments but "
+                            f"{len(args)} were given")
+        np = _np()
+        ndarray = np.ndarray
+        key = []
+        vals = []
+        gpu = None
+        for a in args:
+            t = type(a)
+            if t is ndarray:
+                pass
+            elif t is float:
+                key.append((_PYFLOAT, 11, 0, 0))
+                vals.append(a)
+                continue
+            elif t is bool:
+                key.append((_SCALAR, 0, 0, 0))
+                vals.append(a)
+                continue
+            elif t is int:
+                key.append((_PYINT, 4, 0, 0))
+                vals.append(a)
+                continue
+            elif isinstance(a, np.generic):
+                key.append((_SCALAR, _code_of(a.dtype), 0, 0))
+                vals.append(a)
+                continue
+            elif _is_gpu_array(a):
+                if gpu is None:
+                    gpu = a
+                a = as_cuda_array(a)
+            else:
+                a = np.asarray(a)
+            ones = 0
+            d = 0
+            for s in a.shape:
+                if s == 1:
+                    ones |= 1 << d
+                d += 1
+            key.append((_ARRAY, _code_of(a.dtype), d, ones))
+            vals.append(a)
+        key = tuple(key)
+        if gpu is not None:
+            return self._run(self._spec(key, 1), vals, gpu)
+        spec = self._spec(key, 0)
+        if spec.checked is not None and os.environ.get("KILN_CHECK_CUDA") == "1":
+            self._check_cuda(key, vals)
+        return self._run(spec, vals, None)
+
+    def _shapes(self, spec, vals):
+        """The shape every output has and, for reductions, the shape reduced."""
+        np = _np()
+        if spec.kind == _MAP:
+            out = None
+            for _, arrs in spec.outs:
+                s = _bshape(np, [vals[i].shape for i in arrs])
+                if out is None:
+                    out = s
+                elif s != out:
+                    raise ValueError(f"'{self.__name__}' returns values of shapes {out} and {s}: "
+                                     "kiln.fuse writes its outputs in one kernel, of one shape")
+            return out, None
+        inner = None
+        for _, _, arrs in spec.reds:
+            s = _bshape(np, [vals[i].shape for i in arrs])
+            if inner is None:
+                inner = s
+            elif s != inner:
+                raise ValueError(f"'{self.__name__}' reduces arrays of shapes {inner} and {s}: "
+                                 "kiln.fuse reduces one shape per function")
+        if spec.kind == _ROWS:
+            red = inner[:-1] + ((1,) if spec.keepdims else ())
+        else:
+            red = (1,) * len(inner) if spec.keepdims else ()
+        for _, arrs in spec.outs:
+            if arrs:
+                s = np.broadcast_shapes(red, *[vals[i].shape for i in arrs])
+                if s != red:
+                    raise ValueError(f"'{self.__name__}': an array of shape {s} does not broadcast "
+                                     f"to the reduction's shape {red} without growing it")
+        return red, inner
+
+    def _run(self, spec, vals, gpu):
+        np = _np()
+        out_shape, inner = self._shapes(spec, vals)
+        if inner is not None and spec.maxmin:
+            size = 1
+            for s in (inner[-1:] if spec.kind == _ROWS else inner):
+                size *= s
+            if size == 0:
+                raise ValueError(f"zero-size array to reduction operation {spec.maxmin[0]} "
+                                 "which has no identity")
+        shape1 = out_shape if out_shape else (1,)
+        if gpu is None:
+            outs = [np.empty(shape1, dt) for dt, _ in spec.outs]
+        else:
+            outs = [as_cuda_array(_allocate_like(gpu, shape1, dt)) for dt, _ in spec.outs]
+        n = 1
+        for s in out_shape:
+            n *= s
+        if n:
+            self._launch(spec, vals, outs, out_shape, inner, gpu)
+        if gpu is not None:
+            res = [o if out_shape else o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
+            return tuple(res) if spec.tuple else res[0]
+        if not out_shape:
+            res = [o[0] for o in outs]
+        else:
+            res = outs
+        return tuple(res) if spec.tuple else res[0]
+
+    def _launch(self, spec, vals, outs, out_shape, inner, gpu):
+        np = _np()
+        extra = {}
+        parts = []
+        if spec.kind == _ALL:
+            sh = inner if inner else (1,)
+            total = 1
+            for s in sh:
+                total *= s
+            if gpu is None:
+                nparts = max(1, min(total, (os.cpu_count() or 1) * 8))
+                chunk = -(-total // nparts) if total else 0
+                nparts = -(-total // chunk) if total else 1
+                parts = [np.empty(nparts, dt) for dt, _, _ in spec.reds]
+            else:
+                nparts = max(1, min(-(-total // _GPU_BLOCK), _GPU_PARTIALS))
+                chunk = 0
+                parts = [device_array((nparts,), dt) for dt, _, _ in spec.reds]
+            extra = {"chunk": chunk, "total": total, "np": nparts}
+            for d, s in enumerate(sh):
+                extra[f"s{d}"] = s
+        elif spec.kind == _ROWS:
+            extra["m"] = inner[-1]
+        if "nz" in spec.params:
+            nz = 1
+            for s in (out_shape if gpu is not None else out_shape[:-2]):
+                nz *= s
+            extra["nz"] = nz
+        argv = []
+        for p in spec.params:
+            c = p[0]
+            if c == "o":
+                argv.append(outs[int(p[1:])])
+            elif c == "a" and p[1:].isdigit():
+                v = vals[int(p[1:])]
+                if getattr(v, "ndim", None) == 0 and not isinstance(v, np.generic):
+                    v = v.reshape(1)
+                argv.append(v)
+            elif c == "p" and p != "phase":
+                argv.append(parts[int(p[1:])])
+            elif p == "phase":
+                argv.append(0)
+            else:
+                argv.append(extra[p])
+        k = spec.kernel
+        if spec.kind == _ALL:
+            if gpu is None:
+                k[extra["np"], 1](*argv)
+                argv[-1] = 1
+                k[1, 1](*argv)
+            else:
+                k[extra["np"], _GPU_BLOCK](*argv)
+                argv[-1] = 1
+                k[1, _GPU_BLOCK](*argv)
+            return
+        if gpu is not None:
+            if spec.kind == _MAP:
+                n = extra.get("nz", 1)
+                k[-(-n // _GPU_BLOCK), _GPU_BLOCK](*argv)
+            else:
+                rows = 1
+                for s in inner[:-1]:
+                    rows *= s
+                k[rows, _GPU_BLOCK](*argv)
+            return
+        dims = out_shape if spec.kind == _MAP else inner[:-1]
+        D = len(dims)
+        if D == 0:
+            k[1, 1](*argv)
+        elif D == 1:
+            k[-(-dims[0] // _CPU_THREADS), _CPU_THREADS](*argv)
+        elif D == 2:
+            k[(-(-dims[1] // _CPU_THREADS), dims[0]), (_CPU_THREADS, 1)](*argv)
+        elif D == 3:
+            k[(-(-dims[2] // _CPU_THREADS), dims[1], dims[0]), (_CPU_THREADS, 1, 1)](*argv)
+        else:
+            k[(-(-dims[-1] // _CPU_THREADS), dims[-2], extra["nz"]), (_CPU_THREADS, 1, 1)](*argv)
+
+    def _check_cuda(self, key, vals):
+        """KILN_CHECK_CUDA=1 (the test suite): the CUDA kernel of this specialisation,
+        for these arguments' layouts, compiled by NVRTC for sm_80 and sm_90."""
+        np = _np()
+        spec = self._spec(key, 1)
+        argkey = []
+        for p in spec.params:
+            c = p[0]
+            if c == "o":
+                dt = spec.outs[int(p[1:])][0]
+                argkey.append(bytes([1, _code_of(dt), max(spec.ndim_out, 1), ord("C")]))
+            elif c == "p" and p != "phase":
+                argkey.append(bytes([1, _code_of(spec.reds[int(p[1:])][0]), 1, ord("C")]))
+            elif c == "a" and p[1:].isdigit():
+                v = vals[int(p[1:])]
+                kind = key[int(p[1:])][0]
+                if kind == _ARRAY:
+                    lay = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "A"
+                    argkey.append(bytes([1, _code_of(v.dtype), max(v.ndim, 1), ord(lay)]))
+                elif kind == _SCALAR:
+                    argkey.append(bytes([0, key[int(p[1:])][1], 0, 0]))
+                else:
+                    argkey.append(bytes([0, 4 if kind == _PYINT else 11, 0, 0]))
+            else:
+                argkey.append(bytes([0, 4, 0, 0]))
+        argkey = b"".join(argkey)
+        if argkey not in spec.checked:
+            _compile.check_cuda(spec.kernel, argkey)
+            spec.checked.add(argkey)
+
+    def __repr__(self):
+        return f"<kiln fused {self.__name__}>"
+
+
+def fuse(func=None, **options):
+    if func is not None:
+        return Fused(func, **options)
+    return lambda fn: Fused(fn, **options)
+
+
+__all__ = ["Fused", "fuse"]

@@ -1,0 +1,427 @@
+/* fuse_text.c: kiln.fuse's kernel, written in kiln's kernel language.
+ *
+ * The typed tree of a fused function (sema/fuse.h) becomes the text of one
+ * kernel, which then goes through the front end, sema, the emitters, the cache
+ * tiers and the launch path like any kernel: the fused function gets lane
+ * mode, loop order, tier 0, NVRTC and the disk cache without code of its own.
+ * NumPy's semantics are made explicit in the text: every operand is converted
+ * to the dtype NumPy computes in (kiln.float32(...)), bool + and * become | and
+ * &, ~ of a bool becomes not, so the kernel language's scalar rules (Python's,
+ * for weak values) never decide a type the fused function's NumPy rules decide.
+ *
+ * The kernel's shape (docs/modes.md, "kiln.fuse"):
+ *  - MAP: one output element per position.  CPU: kiln.grid over up to three
+ *    dimensions, the last one x (plan.c orders the loops by the arrays'
+ *    layouts), dimensions past three folded into z; GPU: one flat position
+ *    split by the output's extents.
+ *  - ROWS: one row of the reduced shape per position; the row's values are
+ *    accumulated in registers and each output written once.  GPU: a block
+ *    per row, its threads striding the row, folded in shared memory.
+ *  - ALL: phase 0 makes `np` partials, each of a contiguous range of the
+ *    flat index (CPU) or a grid-stride share folded per block (GPU); phase 1,
+ *    one position (one block), folds the partials and writes the outputs.
+ * No intermediate array is ever written: only outputs and the partials.
+ */
+#include <string.h>
+
+#include "sema/fuse.h"
+
+/* Threads of a GPU block (the shared-memory fold assumes a power of two); the
+ * Python side launches with the same number (kiln/_fuse.py _GPU_BLOCK). */
+#define FUSE_GPU_BLOCK 256
+
+typedef struct W {
+    Compiler *C;
+    const FuseIR *ir;
+    Buf reg[2];            /* statements in the loop (0) and after it (1) */
+    const char *idx[2][KILN_MAX_NDIM + 1]; /* index of each dimension, per region */
+    int nidx[2];
+    bool gpu;
+} W;
+
+static const char *kname(const Type *t) {
+    return t->kind == TY_BOOL ? "bool_" : kiln_dtype_name((kiln_dtype)t->dtype);
+}
+
+static const char *emit(W *w, FNode *n, int reg);
+
+/* n's text converted to t (NULL: as it is). */
+static const char *conv(W *w, FNode *n, const Type *t, int reg) {
+    const char *s = emit(w, n, reg);
+    if (!t || (!n->t->weak && !t->weak && n->t->dtype == t->dtype && n->t->kind == t->kind))
+        return s;
+    return arena_printf(&w->C->arena, "kiln.%s(%s)", kname(t), s);
+}
+
+static const char *load(W *w, FNode *n, int reg) {
+    const kiln_fuse_arg *a = &w->ir->args[n->arg];
+    const char *name = arena_printf(&w->C->arena, "u_%s", n->text);
+    if (a->kind != KILN_FUSE_ARRAY) return name;
+    if (a->ndim == 0) return arena_printf(&w->C->arena, "%s[0]", name);
+    Buf b;
+    buf_init_arena(&b, &w->C->arena);
+    buf_printf(&b, "%s[", name);
+    int D = w->nidx[reg];
+    for (int t = 0; t < a->ndim; t++) {
+        const char *ix = (a->ones >> t & 1) ? "0" : w->idx[reg][D - a->ndim + t];
+        buf_printf(&b, "%s%s", t ? ", " : "", ix);
+    }
+    buf_putc(&b, ']');
+    return b.p;
+}
+
+static const char *const binsym[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"};
+static const char *const cmpsym[] = {"<", "<=", ">", ">=", "==", "!="};
+
+static const char *emit(W *w, FNode *n, int reg) {
+    Arena *A = &w->C->arena;
+    switch ((enum FKind)n->kind) {
+    case FN_ARG: return load(w, n, reg);
+    case FN_CONST: return n->text;
+    case FN_VAR: {
+        const char *name = arena_printf(A, "k_v%d_%d", n->arg, reg);
+        if (!n->emitted[reg]) {
+            const char *v = emit(w, n->a, reg);
+            buf_printf(&w->reg[reg], "%s = %s\n", name, v);
+            n->emitted[reg] = true;
+        }
+        return name;
+    }
+    case FN_UN: {
+        const char *x = conv(w, n->a, n->opty, reg);
+        if (n->op == U_INVERT && n->t->kind == TY_BOOL) return arena_printf(A, "(not %s)", x);
+        return arena_printf(A, "(%s%s)", n->op == U_NEG ? "-" : n->op == U_POS ? "+" : "~", x);
+    }
+    case FN_BIN: {
+        const char *a = conv(w, n->a, n->opty, reg), *b = conv(w, n->b, n->opty, reg);
+        const char *op = binsym[n->op];
+        if (n->opty && n->opty->kind == TY_BOOL) {
+            if (n->op == B_ADD) op = "|";
+            if (n->op == B_MUL) op = "&";
+        }
+        if (n->op == B_POW && n->opty) return arena_printf(A, "numpy.power(%s, %s)", a, b);
+        return arena_printf(A, "(%s %s %s)", a, op, b);
+    }
+    case FN_CMP:
+        return arena_printf(A, "(%s %s %s)", emit(w, n->a, reg), cmpsym[n->op],
+                            emit(w, n->b, reg));
+    case FN_CALL:
+        if (!n->text) { /* identities: integer floor, |bool|, isnan of an integer */
+            if (n->t->kind == TY_BOOL && n->a->t->kind != TY_BOOL)
+                return n->op == 2 ? "kiln.bool_(True)" : "kiln.bool_(False)";
+            return conv(w, n->a, n->t, reg);
+        }
+        if (n->nargs == 2)
+            return arena_printf(A, "%s(%s, %s)", n->text, conv(w, n->a, n->opty, reg),
+                                conv(w, n->b, n->opty, reg));
+        return arena_printf(A, "%s(%s)", n->text, conv(w, n->a, n->opty, reg));
+    case FN_WHERE: {
+        const char *c = emit(w, n->a, reg);
+        if (n->a->t->kind != TY_BOOL) c = arena_printf(A, "(%s != 0)", c);
+        return arena_printf(A, "(%s if %s else %s)", conv(w, n->b, n->t, reg), c,
+                            conv(w, n->c, n->t, reg));
+    }
+    case FN_CAST: return conv(w, n->a, n->t, reg);
+    case FN_RED: {
+        const FRedInfo *r = &w->ir->red[n->arg];
+        if (r->op == FR_MEAN)
+            return arena_printf(A, "(k_a%d / kiln.%s(%s))", n->arg, kname(r->acc),
+                                w->ir->kind == KILN_FUSE_ROWS ? "k_m" : "k_total");
+        return arena_printf(A, "k_a%d", n->arg);
+    }
+    }
+    UNREACHABLE();
+}
+
+/* The initial value of an accumulator: the reduction's identity, or the
+ * lowest (highest) value of the type for max (min). */
+static const char *init_of(W *w, const FRedInfo *r) {
+    const Type *t = r->acc;
+    const char *k = kname(t);
+    Arena *A = &w->C->arena;
+    switch (r->op) {
+    case FR_SUM:
+    case FR_MEAN: return arena_printf(A, "kiln.%s(0)", k);
+    case FR_PROD: return arena_printf(A, "kiln.%s(1)", k);
+    default: break;
+    }
+    bool max = r->op == FR_MAX;
+    if (t->kind == TY_BOOL) return max ? "kiln.bool_(False)" : "kiln.bool_(True)";
+    if (t->kind == TY_FLOAT) return arena_printf(A, "kiln.%s(%smath.inf)", k, max ? "-" : "");
+    int bits = ty_bits(t);
+    if (!ty_is_signed(t))
+        return max ? arena_printf(A, "kiln.%s(0)", k)
+                   : arena_printf(A, "kiln.%s(%llu)", k,
+                                  bits == 64 ? ~0ull : (1ull << bits) - 1);
+    long long hi = bits == 64 ? INT64_MAX : (1ll << (bits - 1)) - 1;
+    return max ? arena_printf(A, "kiln.%s(-%lld - 1)", k, hi) : arena_printf(A, "kiln.%s(%lld)", k, hi);
+}
+
+/* acc OP v, both of the accumulator's type. */
+static const char *fold(W *w, const FRedInfo *r, const char *acc, const char *v) {
+    Arena *A = &w->C->arena;
+    switch (r->op) {
+    case FR_SUM:
+    case FR_MEAN: return arena_printf(A, "%s + %s", acc, v);
+    case FR_PROD: return arena_printf(A, "%s * %s", acc, v);
+    case FR_MAX: return arena_printf(A, "numpy.maximum(%s, %s)", acc, v);
+    default: return arena_printf(A, "numpy.minimum(%s, %s)", acc, v);
+    }
+}
+
+static void lines(Buf *out, int indent, const char *text) {
+    while (*text) {
+        const char *e = strchr(text, '\n');
+        size_t n = e ? (size_t)(e - text) : strlen(text);
+        buf_printf(out, "%*s%.*s\n", indent, "", (int)n, text);
+        text += n + (e ? 1 : 0);
+    }
+}
+
+/* The index variables k_i0..k_iD-1 of a position, from the grid (the last
+ * dimension x); `bound` names the extent of dimension d. */
+static void positions(W *w, Buf *o, int D, const char *shape_of, bool flat) {
+    Arena *A = &w->C->arena;
+    if (D == 0) {
+        buf_printf(o, "    k_p = kiln.grid(1)\n    if k_p < 1:\n");
+        return;
+    }
+    if (flat || D > 3) {
+        int lead = flat ? D : D - 2; /* dimensions split from one coordinate */
+        if (flat) buf_printf(o, "    k_z = kiln.grid(1)\n    if k_z < k_nz:\n");
+        else
+            buf_printf(o, "    k_i%d, k_i%d, k_z = kiln.grid(3)\n    if k_i%d < %s[%d] and k_i%d < "
+                          "%s[%d] and k_z < k_nz:\n",
+                       D - 1, D - 2, D - 1, shape_of, D - 1, D - 2, shape_of, D - 2);
+        buf_printf(o, "        k_r = k_z\n");
+        for (int d = lead - 1; d >= 1; d--)
+            buf_printf(o, "        k_i%d = k_r %% %s[%d]\n        k_r = k_r // %s[%d]\n", d, shape_of,
+                       d, shape_of, d);
+        buf_printf(o, "        k_i0 = k_r\n");
+        return;
+    }
+    Buf names, guard;
+    buf_init_arena(&names, A);
+    buf_init_arena(&guard, A);
+    for (int d = D - 1; d >= 0; d--) {
+        buf_printf(&names, "%sk_i%d", d == D - 1 ? "" : ", ", d);
+        buf_printf(&guard, "%sk_i%d < %s[%d]", d == D - 1 ? "" : " and ", d, shape_of, d);
+    }
+    buf_printf(o, "    %s = kiln.grid(%d)\n    if %s:\n", names.p, D, guard.p);
+}
+
+static void set_index(W *w, int reg, int D, bool loop_last) {
+    for (int d = 0; d < D; d++)
+        w->idx[reg][d] = (loop_last && d == D - 1) ? "k_j" : arena_printf(&w->C->arena, "k_i%d", d);
+    w->nidx[reg] = D;
+}
+
+/* The outputs' stores (after the post region's statements they need). */
+static void stores(W *w, Buf *o, int indent, int reg) {
+    const FuseIR *ir = w->ir;
+    Buf b;
+    buf_init_arena(&b, &w->C->arena);
+    for (int k = 0; k < ir->nout; k++) {
+        const char *v = conv(w, ir->outs[k], ir->outs[k]->t, reg);
+        buf_printf(&b, "k_o%d[", k);
+        if (ir->ndim_out == 0) buf_puts(&b, "0");
+        for (int d = 0; d < ir->ndim_out; d++) buf_printf(&b, "%s%s", d ? ", " : "", w->idx[reg][d]);
+        buf_printf(&b, "] = %s\n", v);
+    }
+    lines(o, indent, w->reg[reg].p);
+    lines(o, indent, b.p);
+    w->reg[reg].len = 0;
+    w->reg[reg].p[0] = 0;
+}
+
+static void write_map(W *w, Buf *o) {
+    const FuseIR *ir = w->ir;
+    int D = ir->ndim_out;
+    set_index(w, 0, D, false);
+    positions(w, o, D, "k_o0.shape", w->gpu);
+    stores(w, o, 8, 0);
+}
+
+/* The post region over the reduced shape R: the index of each output dimension. */
+static void set_post(W *w, int DR) {
+    const FuseIR *ir = w->ir;
+    set_index(w, 1, DR, false);
+    if (ir->keepdims) {
+        int D = ir->ndim_out;
+        for (int d = DR; d < D; d++) w->idx[1][d] = "0";
+        w->nidx[1] = D;
+    }
+}
+
+static void write_rows(W *w, Buf *o) {
+    const FuseIR *ir = w->ir;
+    Arena *A = &w->C->arena;
+    int DR = ir->ndim_in - 1;
+    set_index(w, 0, ir->ndim_in, true);
+    set_post(w, DR);
+    Buf body;
+    buf_init_arena(&body, A);
+    for (int r = 0; r < ir->nred; r++) {
+        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, 0);
+        buf_printf(&body, "k_a%d = %s\n", r, fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), v));
+    }
+    if (!w->gpu) {
+        positions(w, o, DR, "k_o0.shape", false);
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
+        buf_printf(o, "        for k_j in range(k_m):\n");
+        lines(o, 12, w->reg[0].p);
+        lines(o, 12, body.p);
+        stores(w, o, 8, 1);
+        return;
+    }
+    buf_printf(o, "    k_t = kiln.threadIdx.x\n    k_r = kiln.blockIdx.x\n");
+    for (int d = DR - 1; d >= 1; d--)
+        buf_printf(o, "    k_i%d = k_r %% k_o0.shape[%d]\n    k_r = k_r // k_o0.shape[%d]\n", d, d, d);
+    buf_printf(o, "    k_i0 = k_r\n");
+    for (int r = 0; r < ir->nred; r++) {
+        buf_printf(o, "    k_a%d = %s\n", r, init_of(w, &ir->red[r]));
+        buf_printf(o, "    k_sh%d = kiln.shared.array(%d, kiln.%s)\n", r, FUSE_GPU_BLOCK,
+                   kname(ir->red[r].acc));
+    }
+    buf_printf(o, "    for k_j in range(k_t, k_m, %d):\n", FUSE_GPU_BLOCK);
+    lines(o, 8, w->reg[0].p);
+    lines(o, 8, body.p);
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
+    buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
+               FUSE_GPU_BLOCK / 2);
+    for (int r = 0; r < ir->nred; r++)
+        buf_printf(o, "            k_sh%d[k_t] = %s\n", r,
+                   fold(w, &ir->red[r], arena_printf(A, "k_sh%d[k_t]", r),
+                        arena_printf(A, "k_sh%d[k_t + k_s]", r)));
+    buf_printf(o, "        kiln.syncthreads()\n        k_s //= 2\n    if k_t == 0:\n");
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = k_sh%d[0]\n", r, r);
+    stores(w, o, 8, 1);
+}
+
+static void write_all(W *w, Buf *o) {
+    const FuseIR *ir = w->ir;
+    Arena *A = &w->C->arena;
+    int D = ir->ndim_in > 0 ? ir->ndim_in : 1;
+    set_index(w, 0, D, true);
+    set_post(w, 0);
+    Buf body;
+    buf_init_arena(&body, A);
+    for (int r = 0; r < ir->nred; r++) {
+        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, 0);
+        buf_printf(&body, "k_a%d = %s\n", r, fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), v));
+    }
+    if (!w->gpu) {
+        buf_printf(o, "    k_b = kiln.grid(1)\n    if k_phase == 0 and k_b < k_np:\n"
+                      "        k_lo = k_b * k_chunk\n        k_hi = min(k_lo + k_chunk, k_total)\n");
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
+        buf_printf(o, "        k_f = k_lo\n        while k_f < k_hi:\n"
+                      "            k_r = k_f // k_s%d\n            k_c0 = k_f - k_r * k_s%d\n"
+                      "            k_c1 = min(k_s%d, k_c0 + k_hi - k_f)\n",
+                   D - 1, D - 1, D - 1);
+        for (int d = D - 2; d >= 1; d--)
+            buf_printf(o, "            k_i%d = k_r %% k_s%d\n            k_r = k_r // k_s%d\n", d, d, d);
+        if (D > 1) buf_printf(o, "            k_i0 = k_r\n");
+        buf_printf(o, "            for k_j in range(k_c0, k_c1):\n");
+        lines(o, 16, w->reg[0].p);
+        lines(o, 16, body.p);
+        buf_printf(o, "            k_f += k_c1 - k_c0\n");
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_p%d[k_b] = k_a%d\n", r, r);
+        buf_printf(o, "    if k_phase == 1 and k_b == 0:\n");
+        for (int r = 0; r < ir->nred; r++) {
+            buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
+            buf_printf(o, "        for k_q in range(k_np):\n            k_a%d = %s\n", r,
+                       fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
+                            arena_printf(A, "k_p%d[k_q]", r)));
+        }
+        stores(w, o, 8, 1);
+        return;
+    }
+    /* GPU: a grid-stride share per thread, folded per block into k_p (phase 0);
+     * one block folds the partials and writes the outputs (phase 1) */
+    buf_printf(o, "    k_t = kiln.threadIdx.x\n");
+    for (int r = 0; r < ir->nred; r++) {
+        buf_printf(o, "    k_a%d = %s\n", r, init_of(w, &ir->red[r]));
+        buf_printf(o, "    k_sh%d = kiln.shared.array(%d, kiln.%s)\n", r, FUSE_GPU_BLOCK,
+                   kname(ir->red[r].acc));
+    }
+    buf_printf(o, "    if k_phase == 0:\n        for k_f in range(kiln.grid(1), k_total, "
+                  "kiln.gridsize(1)):\n");
+    if (D > 1) {
+        buf_printf(o, "            k_r = k_f // k_s%d\n            k_j = k_f - k_r * k_s%d\n", D - 1,
+                   D - 1);
+        for (int d = D - 2; d >= 1; d--)
+            buf_printf(o, "            k_i%d = k_r %% k_s%d\n            k_r = k_r // k_s%d\n", d, d, d);
+        buf_printf(o, "            k_i0 = k_r\n");
+    } else {
+        buf_printf(o, "            k_j = k_f\n");
+    }
+    lines(o, 12, w->reg[0].p);
+    lines(o, 12, body.p);
+    buf_printf(o, "    else:\n        for k_q in range(k_t, k_np, %d):\n", FUSE_GPU_BLOCK);
+    for (int r = 0; r < ir->nred; r++)
+        buf_printf(o, "            k_a%d = %s\n", r,
+                   fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), arena_printf(A, "k_p%d[k_q]", r)));
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
+    buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
+               FUSE_GPU_BLOCK / 2);
+    for (int r = 0; r < ir->nred; r++)
+        buf_printf(o, "            k_sh%d[k_t] = %s\n", r,
+                   fold(w, &ir->red[r], arena_printf(A, "k_sh%d[k_t]", r),
+                        arena_printf(A, "k_sh%d[k_t + k_s]", r)));
+    buf_printf(o, "        kiln.syncthreads()\n        k_s //= 2\n");
+    buf_printf(o, "    if k_t == 0 and k_phase == 0:\n");
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_p%d[kiln.blockIdx.x] = k_sh%d[0]\n", r, r);
+    buf_printf(o, "    if k_t == 0 and k_phase == 1:\n");
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = k_sh%d[0]\n", r, r);
+    stores(w, o, 8, 1);
+}
+
+void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf *params) {
+    W w;
+    memset(&w, 0, sizeof w);
+    w.C = C;
+    w.ir = ir;
+    w.gpu = target == KILN_TARGET_CUDA;
+    buf_init_arena(&w.reg[0], &C->arena);
+    buf_init_arena(&w.reg[1], &C->arena);
+    buf_puts(&w.reg[0], "");
+    buf_puts(&w.reg[1], "");
+    Buf ps;
+    buf_init_arena(&ps, &C->arena);
+    for (int k = 0; k < ir->nout; k++) {
+        buf_printf(&ps, "%sk_o%d", k ? ", " : "", k);
+        buf_printf(params, "%so%d", k ? " " : "", k);
+    }
+    if (ir->kind == KILN_FUSE_ALL)
+        for (int r = 0; r < ir->nred; r++) {
+            buf_printf(&ps, ", k_p%d", r);
+            buf_printf(params, " p%d", r);
+        }
+    for (int i = 0; i < ir->nargs; i++) {
+        buf_printf(&ps, ", u_%s", ir->pnames[i]);
+        buf_printf(params, " a%d", i);
+    }
+    int D = ir->kind == KILN_FUSE_MAP ? ir->ndim_out : ir->ndim_in - 1;
+    if (ir->kind == KILN_FUSE_ROWS) {
+        buf_puts(&ps, ", k_m");
+        buf_puts(params, " m");
+    }
+    if (ir->kind == KILN_FUSE_ALL) {
+        int Din = ir->ndim_in > 0 ? ir->ndim_in : 1;
+        for (int d = 0; d < Din; d++) {
+            buf_printf(&ps, ", k_s%d", d);
+            buf_printf(params, " s%d", d);
+        }
+        buf_puts(&ps, ", k_chunk, k_total, k_np, k_phase");
+        buf_puts(params, " chunk total np phase");
+    } else if ((w.gpu && ir->kind == KILN_FUSE_MAP && D > 0) || (!w.gpu && D > 3)) {
+        buf_puts(&ps, ", k_nz");
+        buf_puts(params, " nz");
+    }
+    buf_printf(out, "def __kiln_fuse_%s(%s):\n", ir->name, ps.p);
+    switch (ir->kind) {
+    case KILN_FUSE_MAP: write_map(&w, out); break;
+    case KILN_FUSE_ROWS: write_rows(&w, out); break;
+    case KILN_FUSE_ALL: write_all(&w, out); break;
+    }
+}

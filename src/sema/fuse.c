@@ -1,0 +1,858 @@
+/* fuse.c: kiln.fuse's lowering: a function of arrays typed as NumPy types it.
+ *
+ * The fused function is parsed by the kernel front end, then walked once,
+ * statement by statement: assignments bind names to typed trees (fuse.h),
+ * the return gives the outputs.  Typing follows NumPy 2 for arrays: NEP 50
+ * promotion (ty_promote; Python scalars are weak), the dtype of each ufunc's
+ * loop (int16 into np.exp is float32, int8 would be float16, which kiln does
+ * not have), bool arithmetic (+ is or, * is and, - is refused), true division
+ * of integers to float64, and the reductions' accumulators (a sum of int32 is
+ * int64, a mean of ints float64).  Shapes follow broadcasting, counted from
+ * the right: a node knows its number of dimensions and which have extent 1
+ * (from the specialisation), so the kernel indexes an extent-1 dimension with
+ * 0 and never needs a broadcast view.
+ *
+ * Everything that cannot become one kernel is an error at the user's source,
+ * never a fallback: loops, ifs, subscripts, unknown functions, an axis other
+ * than None or the last, a reduction of a reduction, a reduced value combined
+ * with unreduced arrays, outputs of different shapes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema/fuse.h"
+
+typedef struct Binding {
+    const char *name;
+    FNode *v;
+} Binding;
+
+typedef struct Fuse {
+    Compiler *C;
+    const SrcFile *f;
+    void *scope;
+    FuseIR *ir;
+    Binding *env;
+    int nenv, capenv;
+} Fuse;
+
+static FNode *err_null(void) { return NULL; }
+#define ERR(sp, hint, ...) (error_at(F->C, (sp), (hint), __VA_ARGS__), err_null())
+
+static FNode *fnew(Fuse *F, int kind, Span sp) {
+    FNode *n = arena_alloc(&F->C->arena, sizeof *n);
+    n->kind = (uint8_t)kind;
+    n->sp = sp;
+    return n;
+}
+
+static const char *dt_name(const Type *t) {
+    return t->weak ? (t->kind == TY_FLOAT ? "Python float" : "Python int")
+                   : kiln_dtype_name((kiln_dtype)t->dtype);
+}
+
+/* ---- shapes ---------------------------------------------------------------- */
+
+/* The broadcast of two values' shapes into n (ndim, ones, arrays, level). */
+static bool combine(Fuse *F, FNode *n, FNode *a, FNode *b) {
+    n->ndim = a->ndim;
+    n->ones = a->ones | (~0u << a->ndim);
+    if (b) {
+        n->ndim = MAX(a->ndim, b->ndim);
+        n->ones &= b->ones | (~0u << b->ndim);
+    }
+    n->ones &= n->ndim >= 32 ? ~0u : ~(~0u << n->ndim);
+    n->arrays = a->arrays | (b ? b->arrays : 0);
+    n->level = (uint8_t)MAX(a->level, b ? b->level : FL_SCALAR);
+    if (b && a->level == FL_POST && b->level == FL_POST) return true;
+    if (n->level == FL_POST) {
+        /* an elementwise array beside a reduced value is read after the loop, at the
+         * output's position: it must not add dimensions */
+        FNode *post = a->level == FL_POST ? a : b, *other = post == a ? b : a;
+        if (other && other->level == FL_ELEM && other->ndim > post->ndim) {
+            error_at(F->C, other->sp, "reduce it too, or combine the arrays before reducing",
+                     "kiln.fuse cannot combine a reduced value (%d dimensions) with an array "
+                     "of more dimensions (%d): that needs a second pass over the array",
+                     post->ndim, other->ndim);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- types ----------------------------------------------------------------- */
+
+static bool is_bool(const Type *t) { return t->kind == TY_BOOL; }
+
+/* NumPy's loop dtype for a float function of x: float16 is refused. */
+static const Type *float_of(Fuse *F, const Type *x, Span sp, const char *what) {
+    if (x->kind == TY_FLOAT) return x->weak ? ty_scalar(KILN_FLOAT64) : x;
+    if (x->weak) return ty_scalar(KILN_FLOAT64);
+    int bits = is_bool(x) ? 8 : ty_bits(x);
+    if (bits <= 8) {
+        error_at(F->C, sp, "convert first, e.g. x.astype(np.float32)",
+                 "%s of %s is float16 in NumPy, which kiln does not support", what,
+                 dt_name(x));
+        return NULL;
+    }
+    return ty_scalar(bits <= 16 ? KILN_FLOAT32 : KILN_FLOAT64);
+}
+
+static const Type *promote(Fuse *F, FNode *a, FNode *b, Span sp) {
+    const Type *t = ty_promote(a->t, b->t);
+    /* NEP 50: a Python int must fit the typed integer it meets */
+    FNode *w = a->t->weak ? a : b, *s = a->t->weak ? b : a;
+    if (w->t->weak && !s->t->weak && w->kind == FN_CONST && ty_is_int(s->t) &&
+        w->t->kind == TY_INT) {
+        int64_t v = 0;
+        bool big = false;
+        if (w->text && w->text[0] != '(') {
+            unsigned long long u = strtoull(w->text[0] == '-' ? w->text + 1 : w->text, NULL, 10);
+            big = u > (unsigned long long)INT64_MAX && w->text[0] != '-';
+            v = w->text[0] == '-' ? -(int64_t)u : (int64_t)u;
+        }
+        if (!ty_int_fits(s->t, v, big)) {
+            error_at(F->C, w->sp, NULL, "Python integer %s out of bounds for %s", w->text,
+                     dt_name(s->t));
+            return NULL;
+        }
+    }
+    (void)sp;
+    return t;
+}
+
+/* ---- names ------------------------------------------------------------------- */
+
+static FNode *lookup_local(Fuse *F, const char *name) {
+    for (int i = F->nenv - 1; i >= 0; i--)
+        if (strcmp(F->env[i].name, name) == 0) return F->env[i].v;
+    return NULL;
+}
+
+static void bind(Fuse *F, const char *name, FNode *v) {
+    F->env = arena_grow(&F->C->arena, F->env, &F->capenv, F->nenv + 1, sizeof *F->env);
+    F->env[F->nenv].name = name;
+    F->env[F->nenv].v = v;
+    F->nenv++;
+}
+
+/* The dotted path of a name or attribute chain (np.random.rand), or NULL. */
+static const char *dotted(Fuse *F, const Node *n) {
+    if (n->kind == E_NAME) return n->name.id;
+    if (n->kind != E_ATTR) return NULL;
+    const char *b = dotted(F, n->attr.base);
+    return b ? arena_printf(&F->C->arena, "%s.%s", b, n->attr.attr) : NULL;
+}
+
+/* What a global path names: a value through the resolver, with the head of a
+ * known namespace turned into a canonical name (np.exp -> "numpy.exp"). */
+static bool resolve(Fuse *F, const Node *n, const char *path, kiln_value *kv,
+                    const char **canon) {
+    *canon = NULL;
+    memset(kv, 0, sizeof *kv);
+    char head[256];
+    size_t hl = strcspn(path, ".");
+    if (hl >= sizeof head) hl = sizeof head - 1;
+    memcpy(head, path, hl);
+    head[hl] = 0;
+    if (!F->C->resolve || F->C->resolve(F->C->resolve_ud, F->scope, head, kv) != 0) {
+        error_at(F->C, n->sp, NULL, "looking up '%s' failed", head);
+        return false;
+    }
+    if (kv->kind == KILN_VAL_NAMESPACE) {
+        *canon = path[hl] ? arena_printf(&F->C->arena, "%s%s", kv->name, path + hl)
+                          : arena_strdup(&F->C->arena, kv->name);
+        return true;
+    }
+    if (kv->kind == KILN_VAL_MODULE && path[hl]) {
+        memset(kv, 0, sizeof *kv);
+        if (F->C->resolve(F->C->resolve_ud, F->scope, path, kv) != 0) {
+            error_at(F->C, n->sp, NULL, "looking up '%s' failed", path);
+            return false;
+        }
+        if (kv->kind == KILN_VAL_NAMESPACE) *canon = arena_strdup(&F->C->arena, kv->name);
+        return true;
+    }
+    if (path[hl]) {
+        error_at(F->C, n->sp, NULL, "kiln.fuse cannot look up '%s'", path);
+        return false;
+    }
+    return true;
+}
+
+static FNode *constant(Fuse *F, Span sp, const Type *t, const char *text) {
+    FNode *c = fnew(F, FN_CONST, sp);
+    c->t = t;
+    c->text = text;
+    return c;
+}
+
+static const char *float_text(Fuse *F, double v) {
+    if (v != v) return "math.nan";
+    if (v > 1.7976931348623157e308) return "math.inf";
+    if (v < -1.7976931348623157e308) return "(-math.inf)";
+    const char *s = arena_printf(&F->C->arena, "%.17g", v);
+    if (!strpbrk(s, ".eEn")) s = arena_printf(&F->C->arena, "%s.0", s);
+    return v < 0 ? arena_printf(&F->C->arena, "(%s)", s) : s;
+}
+
+/* A frozen global value as a constant node. */
+static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_value *kv) {
+    switch (kv->kind) {
+    case KILN_VAL_INT:
+        return constant(F, n->sp, &ty_weak_int,
+                        arena_printf(&F->C->arena, kv->v.i < 0 ? "(%lld)" : "%lld",
+                                     (long long)kv->v.i));
+    case KILN_VAL_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, kv->v.f));
+    case KILN_VAL_BOOL:
+        return constant(F, n->sp, ty_scalar(KILN_BOOL), kv->v.i ? "True" : "False");
+    case KILN_VAL_SCALAR: {
+        const Type *t = ty_scalar(kv->dtype);
+        const char *v = t->kind == TY_FLOAT ? float_text(F, kv->v.f)
+                        : t->kind == TY_BOOL ? (kv->v.i ? "True" : "False")
+                        : ty_is_signed(t) ? arena_printf(&F->C->arena, "(%lld)", (long long)kv->v.i)
+                                          : arena_printf(&F->C->arena, "%llu",
+                                                         (unsigned long long)kv->v.u);
+        return constant(F, n->sp, t,
+                        arena_printf(&F->C->arena, "kiln.%s(%s)", ty_name(F->C, t), v));
+    }
+    case KILN_VAL_MISSING: return ERR(n->sp, NULL, "name '%s' is not defined", path);
+    default:
+        return ERR(n->sp, "pass it as an argument",
+                   "'%s' is %s, which kiln.fuse cannot use as a value", path,
+                   kv->kind == KILN_VAL_OTHER && kv->name ? kv->name : "not a number");
+    }
+}
+
+/* ---- expressions --------------------------------------------------------------- */
+
+static FNode *expr(Fuse *F, const Node *n);
+
+static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
+    FNode *r = fnew(F, FN_UN, n->sp);
+    r->op = (uint8_t)op;
+    r->a = x;
+    combine(F, r, x, NULL);
+    if (op == U_NOT)
+        return ERR(n->sp, "use ~x (np.logical_not) for arrays",
+                   "'not' asks for one truth value; on an array NumPy raises ValueError");
+    if (x->t->weak) {
+        r->t = x->t;
+        return r;
+    }
+    if (is_bool(x->t) && op != U_INVERT)
+        return ERR(n->sp, "use ~x for a logical not", "NumPy does not support %s on bool",
+                   op == U_NEG ? "unary -" : "unary +");
+    if (op == U_INVERT && x->t->kind == TY_FLOAT)
+        return ERR(n->sp, NULL, "'~' is not supported for %s in NumPy", dt_name(x->t));
+    r->t = r->opty = x->t;
+    return r;
+}
+
+static FNode *bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
+    static const char *const sym[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"};
+    FNode *r = fnew(F, FN_BIN, n->sp);
+    r->op = (uint8_t)op;
+    r->a = a;
+    r->b = b;
+    if (!combine(F, r, a, b)) return NULL;
+    const Type *t = promote(F, a, b, n->sp);
+    if (!t) return NULL;
+    if (a->t->weak && b->t->weak) { /* Python arithmetic on Python scalars */
+        r->t = op == B_DIV ? &ty_weak_float : t;
+        return r;
+    }
+    bool both_bool = is_bool(a->t) && is_bool(b->t);
+    switch (op) {
+    case B_SUB:
+        if (both_bool)
+            return ERR(n->sp, "use ^ (bitwise_xor) or np.logical_xor",
+                       "NumPy does not support - on two bool arrays");
+        break;
+    case B_DIV:
+        if (t->kind != TY_FLOAT) t = ty_scalar(KILN_FLOAT64);
+        break;
+    case B_FLOORDIV:
+    case B_MOD:
+    case B_POW:
+    case B_LSHIFT:
+    case B_RSHIFT:
+        if (both_bool) t = ty_scalar(KILN_INT8);
+        if (op >= B_LSHIFT && t->kind == TY_FLOAT)
+            return ERR(n->sp, NULL, "NumPy does not support %s on %s and %s", sym[op],
+                       dt_name(a->t), dt_name(b->t));
+        break;
+    case B_AND:
+    case B_OR:
+    case B_XOR:
+        if (t->kind == TY_FLOAT)
+            return ERR(n->sp, NULL, "NumPy does not support %s on %s and %s", sym[op],
+                       dt_name(a->t), dt_name(b->t));
+        break;
+    default: break;
+    }
+    r->t = r->opty = t;
+    return r;
+}
+
+static const char *const red_names[] = {"sum", "prod", "max", "min", "mean"};
+
+/* np.sum(x, axis, keepdims) and x.sum(axis, keepdims): which reduction a name is. */
+static int red_of(const char *name) {
+    static const char *const alias[][2] = {{"sum", "sum"},   {"prod", "prod"}, {"max", "max"},
+                                           {"amax", "max"},  {"min", "min"},   {"amin", "min"},
+                                           {"mean", "mean"}, {"product", "prod"}};
+    for (size_t i = 0; i < COUNTOF(alias); i++)
+        if (strcmp(name, alias[i][0]) == 0)
+            for (int r = 0; r < 5; r++)
+                if (strcmp(alias[i][1], red_names[r]) == 0) return r;
+    return -1;
+}
+
+static const Type *red_acc(int op, const Type *t) {
+    if (op == FR_MAX || op == FR_MIN) return t;
+    if (op == FR_MEAN) return t->kind == TY_FLOAT ? t : ty_scalar(KILN_FLOAT64);
+    if (t->kind == TY_FLOAT) return t;
+    if (is_bool(t) || ty_is_signed(t)) return ty_scalar(KILN_INT64);
+    return ty_scalar(KILN_UINT64);
+}
+
+/* A reduction of x; posargs after x and the keywords give axis and keepdims. */
+static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *const *pos,
+                        int npos) {
+    const Node *axis = npos > 0 ? pos[0] : NULL, *keep = NULL;
+    if (npos > 1)
+        return ERR(pos[1]->sp, "write axis= and keepdims= only",
+                   "kiln.fuse takes no dtype or out argument for np.%s", red_names[op]);
+    for (int i = 0; i < n->call.kwvals.n; i++) {
+        const char *k = n->call.kwnames[i];
+        if (strcmp(k, "axis") == 0) axis = n->call.kwvals.v[i];
+        else if (strcmp(k, "keepdims") == 0) keep = n->call.kwvals.v[i];
+        else
+            return ERR(n->call.kwvals.v[i]->sp, "write axis= and keepdims= only",
+                       "kiln.fuse does not take %s= for np.%s", k, red_names[op]);
+    }
+    if (!x) return NULL;
+    if (x->level == FL_POST)
+        return ERR(n->sp, "reduce the array once", "kiln.fuse cannot reduce a reduced value");
+    if (x->level == FL_SCALAR)
+        return ERR(n->sp, NULL, "np.%s of a value that is not an array", red_names[op]);
+    bool rows = false;
+    if (axis && axis->kind != E_NONE) {
+        int64_t v = 0;
+        bool neg = axis->kind == E_UNARY && axis->op == U_NEG && axis->un.x->kind == E_INT;
+        const Node *lit = neg ? axis->un.x : axis;
+        if (lit->kind != E_INT)
+            return ERR(axis->sp, "write axis=-1 or axis=None",
+                       "kiln.fuse needs the axis as a literal");
+        v = neg ? -(int64_t)lit->ilit.v : (int64_t)lit->ilit.v;
+        if (v < -x->ndim || v >= x->ndim)
+            return ERR(axis->sp, NULL, "axis %lld is out of bounds for array of dimension %d",
+                       (long long)v, x->ndim);
+        if (v != -1 && v != x->ndim - 1)
+            return ERR(axis->sp, "transpose the inputs so the axis is the last one",
+                       "kiln.fuse reduces over all axes (axis=None) or the last one "
+                       "(axis=-1), not axis %lld of %d",
+                       (long long)v, x->ndim);
+        rows = x->ndim > 1;
+    }
+    bool keepdims = false;
+    if (keep) {
+        if (keep->kind != E_BOOL)
+            return ERR(keep->sp, NULL, "kiln.fuse needs keepdims=True or keepdims=False");
+        keepdims = keep->blit;
+    }
+    FuseIR *ir = F->ir;
+    if (ir->nred >= KILN_FUSE_MAX_REDUCTIONS)
+        return ERR(n->sp, NULL, "kiln.fuse takes at most %d reductions in one function",
+                   KILN_FUSE_MAX_REDUCTIONS);
+    if (ir->nred > 0) {
+        FRedInfo *p = &ir->red[0];
+        if (p->rows != rows || p->keepdims != keepdims || p->arg->ndim != x->ndim)
+            return ERR(n->sp, "one function: reductions of one shape, axis and keepdims",
+                       "this reduction differs from the one at line %d in its axis, keepdims "
+                       "or the dimensions it reduces",
+                       p->sp.line);
+    }
+    FRedInfo *ri = &ir->red[ir->nred];
+    ri->arg = x;
+    ri->op = (uint8_t)op;
+    ri->rows = rows;
+    ri->keepdims = keepdims;
+    ri->acc = red_acc(op, ty_strong(x->t));
+    ri->sp = n->sp;
+    FNode *r = fnew(F, FN_RED, n->sp);
+    r->arg = ir->nred++;
+    r->t = ri->acc;
+    r->level = FL_POST;
+    r->arrays = x->arrays;
+    if (rows) {
+        r->ndim = x->ndim - (keepdims ? 0 : 1);
+        r->ones = keepdims ? ((x->ones >> 1) << 1) | 1 : x->ones >> 1;
+    } else {
+        r->ndim = keepdims ? x->ndim : 0;
+        r->ones = keepdims ? ~(~0u << x->ndim) : 0;
+    }
+    return r;
+}
+
+static FNode *cast(Fuse *F, Span sp, FNode *x, const Type *t) {
+    FNode *r = fnew(F, FN_CAST, sp);
+    r->a = x;
+    combine(F, r, x, NULL);
+    r->t = t;
+    return r;
+}
+
+/* The dtype a dtype argument names: np.float32, kiln.int8, "float64". */
+static const Type *dtype_arg(Fuse *F, const Node *a) {
+    if (a->kind == E_STR) {
+        const char *s = arena_strndup(&F->C->arena, a->sp.file->text + a->sp.off + 1,
+                                      a->sp.len >= 2 ? a->sp.len - 2 : 0);
+        for (int d = 0; d < KILN_NDTYPES; d++)
+            if (d != KILN_FLOAT16 && strcmp(s, kiln_dtype_name((kiln_dtype)d)) == 0)
+                return ty_scalar((kiln_dtype)d);
+        error_at(F->C, a->sp, NULL, "kiln.fuse does not know dtype '%s'", s);
+        return NULL;
+    }
+    const char *path = dotted(F, a);
+    kiln_value kv;
+    const char *canon;
+    if (path && !lookup_local(F, path) && resolve(F, a, path, &kv, &canon)) {
+        if (kv.kind == KILN_VAL_DTYPE) return ty_scalar(kv.dtype);
+        const Intrinsic *in = canon ? intrinsic_lookup(canon) : NULL;
+        if (in && in->kind == IK_DTYPE) return ty_scalar((kiln_dtype)in->sub);
+        if (canon && strcmp(canon, "builtins.float") == 0) return ty_scalar(KILN_FLOAT64);
+        if (canon && strcmp(canon, "builtins.int") == 0) return ty_scalar(KILN_INT64);
+        if (canon && strcmp(canon, "builtins.bool") == 0) return ty_scalar(KILN_BOOL);
+    }
+    if (F->C->nerrors == 0) error_at(F->C, a->sp, NULL, "kiln.fuse needs a dtype here");
+    return NULL;
+}
+
+static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na,
+                      const Node *const *pos, int npos);
+
+static FNode *call(Fuse *F, const Node *n) {
+    const Node *fn = n->call.fn;
+    int npos = n->call.args.n;
+    const Node *const *pos = (const Node *const *)n->call.args.v;
+    /* methods of values: x.astype(dt), x.sum(axis=...) */
+    if (fn->kind == E_ATTR) {
+        const char *path = dotted(F, fn);
+        const char *head = path ? arena_strndup(&F->C->arena, path, strcspn(path, ".")) : NULL;
+        bool value = !path || lookup_local(F, head);
+        for (int i = 0; !value && i < F->ir->nargs; i++)
+            if (strcmp(F->ir->pnames[i], head) == 0) value = true;
+        if (value) {
+            const char *m = fn->attr.attr;
+            FNode *x = expr(F, fn->attr.base);
+            if (!x) return NULL;
+            if (strcmp(m, "astype") == 0) {
+                if (npos != 1 || n->call.kwvals.n)
+                    return ERR(n->sp, NULL, "kiln.fuse takes x.astype(dtype) with one argument");
+                const Type *t = dtype_arg(F, pos[0]);
+                return t ? cast(F, n->sp, x, t) : NULL;
+            }
+            int r = red_of(m);
+            if (r >= 0) return reduction(F, n, r, x, pos, npos);
+            return ERR(fn->attr.attr_sp, NULL, "kiln.fuse cannot fuse the method '.%s'", m);
+        }
+    }
+    const char *path = dotted(F, fn);
+    if (!path) return ERR(fn->sp, NULL, "kiln.fuse can only call functions it knows by name");
+    kiln_value kv;
+    const char *canon;
+    if (!resolve(F, fn, path, &kv, &canon)) return NULL;
+    if (kv.kind == KILN_VAL_DTYPE) canon = arena_printf(&F->C->arena, "numpy.%s",
+                                                        kiln_dtype_name(kv.dtype));
+    if (!canon)
+        return ERR(fn->sp, "use NumPy's functions (np.exp ...) or kiln's", "kiln.fuse cannot fuse "
+                   "a call of '%s'", path);
+    /* reductions take their options as literals: only the first argument is a value */
+    const char *dot = strrchr(canon, '.');
+    if (strncmp(canon, "numpy.", 6) == 0 && red_of(dot + 1) >= 0) {
+        if (npos < 1) return ERR(n->sp, NULL, "np.%s needs an array", dot + 1);
+        return reduction(F, n, red_of(dot + 1), expr(F, pos[0]), pos + 1, npos - 1);
+    }
+    if (n->call.kwvals.n)
+        return ERR(n->call.kwvals.v[0]->sp, NULL, "kiln.fuse takes no keyword arguments for '%s'",
+                   path);
+    FNode *a[3] = {0};
+    if (npos > 3) return ERR(n->sp, NULL, "kiln.fuse cannot fuse '%s' with %d arguments", path, npos);
+    for (int i = 0; i < npos; i++)
+        if (!(a[i] = expr(F, pos[i]))) return NULL;
+    return call_fn(F, n, canon, a, npos, pos, npos);
+}
+
+static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na,
+                      const Node *const *pos, int npos) {
+    (void)pos;
+    (void)npos;
+    if (strcmp(canon, "numpy.where") == 0) {
+        if (na != 3) return ERR(n->sp, NULL, "kiln.fuse takes np.where(condition, x, y)");
+        FNode *r = fnew(F, FN_WHERE, n->sp);
+        r->a = a[0];
+        r->b = a[1];
+        r->c = a[2];
+        FNode tmp;
+        memset(&tmp, 0, sizeof tmp);
+        if (!combine(F, &tmp, a[0], a[1]) || !combine(F, r, &tmp, a[2])) return NULL;
+        r->t = promote(F, a[1], a[2], n->sp);
+        if (!r->t) return NULL;
+        if (r->t->weak && r->level != FL_SCALAR) r->t = ty_strong(r->t);
+        return r;
+    }
+    const Intrinsic *in = intrinsic_lookup(canon);
+    if (in && in->kind == IK_DTYPE) {
+        if (na != 1) return ERR(n->sp, NULL, "kiln.fuse takes one argument for '%s'", canon);
+        return cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
+    }
+    if (!in || in->kind == IK_NS || (in->flags & IF_VALUE))
+        return ERR(n->call.fn->sp, "kiln.fuse fuses NumPy's ufuncs with a kernel counterpart "
+                   "(docs/modes.md)", "kiln.fuse cannot fuse '%s'", canon);
+    int want = in->kind == IK_MATH2 || in->kind == IK_NPMINMAX || in->kind == IK_POWER ? 2 : 1;
+    bool known = in->kind == IK_MATH1 || in->kind == IK_MATH2 || in->kind == IK_NPMINMAX ||
+                 in->kind == IK_POWER || in->kind == IK_ROUNDING || in->kind == IK_PRED ||
+                 in->kind == IK_ABS || in->kind == IK_SIGN || in->kind == IK_LOG;
+    if (!known)
+        return ERR(n->call.fn->sp, NULL, "kiln.fuse cannot fuse '%s'", canon);
+    if (na != want)
+        return ERR(n->sp, NULL, "'%s' takes %d argument%s in kiln.fuse", canon, want,
+                   want == 1 ? "" : "s");
+    if (in->kind == IK_POWER)
+        return bin(F, n, B_POW, a[0], a[1]);
+    FNode *r = fnew(F, FN_CALL, n->sp);
+    r->a = a[0];
+    r->b = na > 1 ? a[1] : NULL;
+    r->nargs = na;
+    if (!combine(F, r, a[0], r->b)) return NULL;
+    const char *short_name = strrchr(canon, '.') + 1;
+    r->text = canon;
+    const Type *x = a[0]->t;
+    switch ((IntrKind)in->kind) {
+    case IK_MATH1:
+    case IK_LOG:
+        r->opty = r->t = float_of(F, x, n->sp, canon);
+        if (in->kind == IK_LOG) r->text = "numpy.log";
+        break;
+    case IK_MATH2: {
+        const Type *p = float_of(F, x, n->sp, canon), *q = float_of(F, a[1]->t, n->sp, canon);
+        if (!p || !q) return NULL;
+        r->opty = r->t = ty_promote(p, q);
+        break;
+    }
+    case IK_NPMINMAX:
+        r->opty = r->t = promote(F, a[0], a[1], n->sp);
+        if (r->t && r->t->weak) r->opty = r->t = ty_strong(r->t);
+        break;
+    case IK_ROUNDING:
+        r->text = arena_printf(&F->C->arena, "numpy.%s", short_name);
+        if (x->kind == TY_FLOAT || x->weak) {
+            r->opty = r->t = float_of(F, x, n->sp, canon);
+        } else {
+            if (is_bool(x)) return ERR(n->sp, NULL, "NumPy does not support %s on bool", canon);
+            r->t = x; /* NumPy 2: the integer itself */
+            r->text = NULL;
+        }
+        break;
+    case IK_PRED:
+        r->t = ty_scalar(KILN_BOOL);
+        if (x->kind != TY_FLOAT) r->text = NULL; /* never NaN, always finite */
+        r->op = in->sub;
+        break;
+    case IK_ABS:
+        r->opty = r->t = ty_strong(x);
+        r->text = is_bool(x) ? NULL : "abs";
+        break;
+    case IK_SIGN:
+        if (is_bool(x)) return ERR(n->sp, NULL, "NumPy does not support np.sign on bool");
+        r->opty = r->t = ty_strong(x);
+        r->text = "numpy.sign";
+        break;
+    default: UNREACHABLE();
+    }
+    return r->t ? r : NULL;
+}
+
+static FNode *expr(Fuse *F, const Node *n) {
+    switch (n->kind) {
+    case E_INT:
+        if (n->ilit.big) return constant(F, n->sp, &ty_weak_int,
+                                         arena_printf(&F->C->arena, "%llu",
+                                                      (unsigned long long)n->ilit.v));
+        return constant(F, n->sp, &ty_weak_int,
+                        arena_printf(&F->C->arena, "%llu", (unsigned long long)n->ilit.v));
+    case E_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, n->flit));
+    case E_BOOL: return constant(F, n->sp, ty_scalar(KILN_BOOL), n->blit ? "True" : "False");
+    case E_NAME: {
+        FNode *v = lookup_local(F, n->name.id);
+        if (v) return v;
+        for (int i = 0; i < F->ir->nargs; i++)
+            if (strcmp(F->ir->pnames[i], n->name.id) == 0) {
+                const kiln_fuse_arg *a = &F->ir->args[i];
+                FNode *p = fnew(F, FN_ARG, n->sp);
+                p->arg = i;
+                p->text = n->name.id;
+                if (a->kind == KILN_FUSE_ARRAY) {
+                    p->t = ty_scalar(a->dtype);
+                    p->ndim = a->ndim;
+                    for (int d = 0; d < a->ndim; d++)
+                        if (a->ones >> d & 1) p->ones |= 1u << (a->ndim - 1 - d);
+                    p->arrays = 1ull << (i & 63);
+                    p->level = FL_ELEM;
+                } else {
+                    p->t = a->kind == KILN_FUSE_PYINT     ? &ty_weak_int
+                           : a->kind == KILN_FUSE_PYFLOAT ? &ty_weak_float
+                                                          : ty_scalar(a->dtype);
+                }
+                return p;
+            }
+        kiln_value kv;
+        const char *canon;
+        if (!resolve(F, n, n->name.id, &kv, &canon)) return NULL;
+        if (canon) goto named;
+        return global_value(F, n, n->name.id, &kv);
+    named: {
+        const Intrinsic *in = intrinsic_lookup(canon);
+        if (in && in->kind == IK_CONST)
+            return constant(F, n->sp, &ty_weak_float,
+                            in->sub == IC_PI ? "math.pi" : in->sub == IC_E ? "math.e"
+                            : in->sub == IC_TAU ? "math.tau" : in->sub == IC_INF ? "math.inf"
+                                                                                  : "math.nan");
+        return ERR(n->sp, "call it", "'%s' is not a value kiln.fuse can use", canon);
+    }
+    }
+    case E_ATTR: {
+        const char *path = dotted(F, n);
+        const char *head = path ? arena_strndup(&F->C->arena, path, strcspn(path, ".")) : NULL;
+        bool value = !path || lookup_local(F, head);
+        for (int i = 0; !value && i < F->ir->nargs; i++)
+            if (strcmp(F->ir->pnames[i], head) == 0) value = true;
+        if (value)
+            return ERR(n->sp, "compute on the arrays' values only",
+                       "kiln.fuse cannot fuse the attribute '.%s'", n->attr.attr);
+        kiln_value kv;
+        const char *canon;
+        if (!resolve(F, n, path, &kv, &canon)) return NULL;
+        if (!canon) return global_value(F, n, path, &kv);
+        const Intrinsic *in = intrinsic_lookup(canon);
+        if (in && in->kind == IK_CONST)
+            return constant(F, n->sp, &ty_weak_float,
+                            in->sub == IC_PI ? "math.pi" : in->sub == IC_E ? "math.e"
+                            : in->sub == IC_TAU ? "math.tau" : in->sub == IC_INF ? "math.inf"
+                                                                                  : "math.nan");
+        return ERR(n->sp, "call it", "'%s' is not a value kiln.fuse can use", canon);
+    }
+    case E_UNARY: {
+        FNode *x = expr(F, n->un.x);
+        if (!x) return NULL;
+        if (n->op == U_NEG && x->kind == FN_CONST && x->t->weak)
+            return constant(F, n->sp, x->t, arena_printf(&F->C->arena, "(-%s)", x->text));
+        return un(F, n, n->op, x);
+    }
+    case E_BINOP: {
+        FNode *a = expr(F, n->bin.l);
+        FNode *b = a ? expr(F, n->bin.r) : NULL;
+        return b ? bin(F, n, n->op, a, b) : NULL;
+    }
+    case E_COMPARE: {
+        if (n->cmp.operands.n != 2)
+            return ERR(n->sp, "write (a < b) & (b < c)",
+                       "a chained comparison asks for one truth value; on arrays NumPy raises "
+                       "ValueError");
+        FNode *a = expr(F, n->cmp.operands.v[0]);
+        FNode *b = a ? expr(F, n->cmp.operands.v[1]) : NULL;
+        if (!b) return NULL;
+        FNode *r = fnew(F, FN_CMP, n->sp);
+        r->op = n->cmp.ops[0];
+        r->a = a;
+        r->b = b;
+        if (!combine(F, r, a, b) || !promote(F, a, b, n->sp)) return NULL;
+        r->t = ty_scalar(KILN_BOOL);
+        return r;
+    }
+    case E_CALL: return call(F, n);
+    case E_BOOLOP:
+        return ERR(n->sp, "use & and | (with parentheses) for arrays",
+                   "'and'/'or' ask for one truth value; on arrays NumPy raises ValueError");
+    case E_IFEXP:
+        return ERR(n->sp, "use np.where(condition, x, y)",
+                   "a conditional expression asks for one truth value; kiln.fuse needs "
+                   "np.where");
+    case E_SUBSCRIPT:
+        return ERR(n->sp, "pass the part of the array you need as the argument",
+                   "kiln.fuse cannot fuse indexing or slicing");
+    default: return ERR(n->sp, NULL, "kiln.fuse cannot fuse this expression");
+    }
+}
+
+/* ---- statements ------------------------------------------------------------------ */
+
+static FNode *variable(Fuse *F, const char *name, Span sp, FNode *v) {
+    if (v->level == FL_SCALAR && v->kind != FN_VAR) {
+        /* scalars are inlined (they are cheap and keep weak types weak) */
+        return v;
+    }
+    FNode *r = fnew(F, FN_VAR, sp);
+    *r = *v;
+    r->kind = FN_VAR;
+    r->a = v;
+    r->b = r->c = NULL;
+    r->text = name;
+    r->arg = F->ir->nvars++;
+    r->emitted[0] = r->emitted[1] = false;
+    return r;
+}
+
+static bool output(Fuse *F, const Node *n) {
+    FuseIR *ir = F->ir;
+    const NodeList *vals = NULL;
+    NodeList one = {(Node **)&n, 1};
+    if (n->kind == E_TUPLE) {
+        vals = &n->tuple;
+        ir->tuple = true;
+    } else {
+        vals = &one;
+    }
+    if (vals->n > KILN_FUSE_MAX_OUTPUTS) {
+        error_at(F->C, n->sp, NULL, "kiln.fuse returns at most %d values",
+                 KILN_FUSE_MAX_OUTPUTS);
+        return false;
+    }
+    for (int i = 0; i < vals->n; i++) {
+        FNode *v = expr(F, vals->v[i]);
+        if (!v) return false;
+        if (v->level == FL_SCALAR) {
+            error_at(F->C, vals->v[i]->sp, "compute it outside the fused function",
+                     "kiln.fuse returns arrays; this value depends on no array argument");
+            return false;
+        }
+        ir->outs[ir->nout++] = v;
+    }
+    return true;
+}
+
+static int lower_body(Fuse *F, const Node *def) {
+    FuseIR *ir = F->ir;
+    const NodeList *body = &def->def.body;
+    bool returned = false;
+    for (int i = 0; i < body->n; i++) {
+        const Node *s = body->v[i];
+        if (returned) {
+            error_at(F->C, s->sp, NULL, "code after return");
+            return -1;
+        }
+        switch (s->kind) {
+        case S_EXPR:
+            if (s->flags & NF_DOCSTRING || s->expr->kind == E_STR) continue;
+            error_at(F->C, s->sp, "assign it to a name, or return it",
+                     "kiln.fuse takes assignments and one return; this expression is unused");
+            return -1;
+        case S_PASS: continue;
+        case S_ASSIGN: {
+            if (s->assign.targets.n != 1 || s->assign.targets.v[0]->kind != E_NAME) {
+                error_at(F->C, s->sp, "assign one name at a time",
+                         "kiln.fuse takes assignments to one name (no unpacking, subscripts "
+                         "or chains)");
+                return -1;
+            }
+            FNode *v = expr(F, s->assign.value);
+            if (!v) return -1;
+            const char *nm = s->assign.targets.v[0]->name.id;
+            bind(F, nm, variable(F, nm, s->assign.targets.v[0]->sp, v));
+            continue;
+        }
+        case S_AUGASSIGN: {
+            if (s->aug.target->kind != E_NAME) {
+                error_at(F->C, s->sp, NULL, "kiln.fuse cannot fuse a store into an array");
+                return -1;
+            }
+            FNode *a = expr(F, s->aug.target);
+            FNode *b = a ? expr(F, s->aug.value) : NULL;
+            FNode *v = b ? bin(F, s, s->op, a, b) : NULL;
+            if (!v) return -1;
+            const char *nm = s->aug.target->name.id;
+            bind(F, nm, variable(F, nm, s->aug.target->sp, v));
+            continue;
+        }
+        case S_RETURN:
+            if (!s->ret.value) {
+                error_at(F->C, s->sp, NULL, "a fused function returns its result");
+                return -1;
+            }
+            if (!output(F, s->ret.value)) return -1;
+            returned = true;
+            continue;
+        case S_FOR:
+        case S_WHILE:
+            error_at(F->C, s->sp, "write the loop as a @kiln.jit kernel",
+                     "kiln.fuse cannot fuse a Python loop: a fused function is straight-line "
+                     "array code");
+            return -1;
+        case S_IF:
+            error_at(F->C, s->sp, "use np.where(condition, x, y)",
+                     "kiln.fuse cannot fuse an if statement");
+            return -1;
+        default:
+            error_at(F->C, s->sp, NULL, "kiln.fuse cannot fuse this statement");
+            return -1;
+        }
+    }
+    if (!returned) {
+        error_at(F->C, def->def.name_sp, "end it with return", "a fused function returns its result");
+        return -1;
+    }
+    /* the shape of the call: elementwise, rows, or whole arrays */
+    ir->kind = KILN_FUSE_MAP;
+    if (ir->nred) {
+        FRedInfo *r = &ir->red[0];
+        ir->kind = r->rows ? KILN_FUSE_ROWS : KILN_FUSE_ALL;
+        ir->keepdims = r->keepdims;
+        ir->ndim_in = r->arg->ndim;
+    }
+    for (int i = 0; i < ir->nout; i++) {
+        FNode *o = ir->outs[i];
+        if (ir->nred && o->level != FL_POST) {
+            error_at(F->C, o->sp, "return the reduced values only, or write two functions",
+                     "kiln.fuse returns values of one shape; this one is not reduced like "
+                     "the function's reductions");
+            return -1;
+        }
+        if (i && o->ndim != ir->ndim_out) {
+            error_at(F->C, o->sp, "write two functions", "kiln.fuse returns values of one "
+                     "shape; this one has %d dimensions, the first %d", o->ndim, ir->ndim_out);
+            return -1;
+        }
+        ir->ndim_out = o->ndim;
+        if (!o->t || o->t->weak) {
+            error_at(F->C, o->sp, NULL, "kiln.fuse cannot type this output");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int fuse_lower(Compiler *C, const SrcFile *f, void *scope, const kiln_fuse_arg *args,
+               int nargs, FuseIR *ir) {
+    Node *def = parse_function(C, f);
+    if (!def) return -1;
+    Fuse F = {C, f, scope, ir, NULL, 0, 0};
+    ir->name = def->def.name;
+    ir->args = args;
+    ir->nargs = nargs;
+    if (def->def.nparams != nargs) {
+        error_at(C, def->def.name_sp, NULL, "'%s' takes %d arguments but %d were given",
+                 def->def.name, def->def.nparams, nargs);
+        return -1;
+    }
+    ir->pnames = arena_alloc(&C->arena, sizeof(char *) * (size_t)(nargs + 1));
+    for (int i = 0; i < nargs; i++) {
+        ir->pnames[i] = def->def.params[i].name;
+        if (def->def.params[i].deflt) {
+            error_at(C, def->def.params[i].sp, NULL, "kiln.fuse takes no default values");
+            return -1;
+        }
+    }
+    return lower_body(&F, def);
+}
