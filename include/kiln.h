@@ -233,7 +233,8 @@ typedef enum kiln_fuse_argkind {
     KILN_FUSE_ARRAY,   /* an array: dtype, ndim (0 for 0-d), ones */
     KILN_FUSE_SCALAR,  /* a typed scalar (a NumPy scalar): dtype */
     KILN_FUSE_PYINT,   /* a Python int: weak (NEP 50) */
-    KILN_FUSE_PYFLOAT  /* a Python float: weak */
+    KILN_FUSE_PYFLOAT, /* a Python float: weak */
+    KILN_FUSE_PYBOOL   /* a Python bool: Python's rules among Python scalars */
 } kiln_fuse_argkind;
 
 typedef struct kiln_fuse_arg {
@@ -254,7 +255,6 @@ typedef enum kiln_fuse_kind {
 typedef struct kiln_fuse_plan {
     kiln_fuse_kind kind;
     int keepdims;
-    int ndim_in;       /* ROWS, ALL: dimensions of the values reduced */
     int ndim_out;      /* dimensions of each output */
     int tuple;         /* the function returns a tuple */
     int nout;
@@ -263,8 +263,10 @@ typedef struct kiln_fuse_plan {
     kiln_dtype red[16];     /* accumulator dtypes (ALL: partials' dtype) */
     int red_op[16];         /* 0 sum, 1 prod, 2 max, 3 min, 4 mean */
     uint64_t red_args[16];  /* bit i: array argument i is reduced by reduction r */
+    int red_group[16];      /* its loop: reductions of the same arrays share one */
     uint64_t outer;         /* bit i: array argument i is read outside reductions */
     uint64_t out_args[16];  /* per output: the arrays it reads outside reductions */
+    uint32_t out_groups[16]; /* per output: bit g: it reads a reduction of loop g */
     char *name;             /* the kernel's name */
     char *source;           /* the kernel's text (malloc'd) */
     /* the kernel's parameters in order, space separated: oK output K, pR partials

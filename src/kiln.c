@@ -283,16 +283,6 @@ typedef struct FuseRun {
     Buf text, params;    /* malloc'd: outlive the arena */
 } FuseRun;
 
-static uint64_t fuse_arrays(const FNode *n) { return n ? n->arrays : 0; }
-
-/* The arrays an output reads outside its reductions (the shape the output
- * broadcasts with): a walk that stops at FN_RED. */
-static uint64_t outer_arrays(const FNode *n) {
-    if (!n || n->kind == FN_RED) return 0;
-    if (n->kind == FN_ARG) return n->arrays;
-    return outer_arrays(n->a) | outer_arrays(n->b) | outer_arrays(n->c);
-}
-
 static int fuse_body(Compiler *C, void *arg) {
     FuseRun *R = arg;
     SrcFile *f = arena_alloc(&C->arena, sizeof *f);
@@ -305,20 +295,22 @@ static int fuse_body(Compiler *C, void *arg) {
     kiln_fuse_plan *p = R->plan;
     p->kind = ir->kind;
     p->keepdims = ir->keepdims;
-    p->ndim_in = ir->ndim_in;
     p->ndim_out = ir->ndim_out;
     p->tuple = ir->tuple;
     p->nout = ir->nout;
     for (int k = 0; k < ir->nout; k++) {
         p->out[k] = (kiln_dtype)ir->outs[k]->t->dtype;
-        p->out_args[k] = ir->nred ? outer_arrays(ir->outs[k]) : fuse_arrays(ir->outs[k]);
+        p->out_args[k] = ir->nred ? ir->outs[k]->outer : ir->outs[k]->arrays;
         p->outer |= p->out_args[k];
+        for (int r = 0; r < ir->nred; r++)
+            if (ir->outs[k]->reds >> r & 1) p->out_groups[k] |= 1u << ir->red[r].group;
     }
     p->nred = ir->nred;
     for (int r = 0; r < ir->nred; r++) {
         p->red[r] = (kiln_dtype)ir->red[r].acc->dtype;
         p->red_op[r] = ir->red[r].op;
         p->red_args[r] = ir->red[r].arg->arrays;
+        p->red_group[r] = ir->red[r].group;
     }
     fuse_write(C, ir, R->target, &R->text, &R->params);
     p->name = strdup(ir->name);

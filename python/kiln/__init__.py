@@ -18,7 +18,7 @@ imported when the first kernel is compiled, not here.
 
 The package's modules import one way, each only from those below it:
 ``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
-(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- this file; beneath
+(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_fuse`` (fuse) <- this file; beneath
 them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
 kernels use), ``_cuda`` and ``cache``.  tests/python/test_layout.py checks it.
 """

@@ -14,12 +14,12 @@ import os
 import threading
 
 from . import _compile, _kiln, _source
-from ._cuda import DeviceArray, _is_gpu_array, as_cuda_array, device_array
+from ._cuda import _is_gpu_array, as_cuda_array, device_array
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
-from ._ufunc import _allocate_like, _make_kernel
+from ._ufunc import _make_kernel
 
-_ARRAY, _SCALAR, _PYINT, _PYFLOAT = 0, 1, 2, 3
+_ARRAY, _SCALAR, _PYINT, _PYFLOAT, _PYBOOL = 0, 1, 2, 3, 4
 _MAP, _ROWS, _ALL = 0, 1, 2
 _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
 _GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
@@ -62,23 +62,28 @@ def _resolve(fn, dotted):
 class _Spec:
     """One specialisation: the plan the core made and its kernel."""
 
-    __slots__ = ("kind", "keepdims", "ndim_in", "ndim_out", "tuple", "outs", "reds",
-                 "params", "kernel", "source", "checked", "maxmin")
+    __slots__ = ("kind", "keepdims", "ndim_out", "tuple", "outs", "reds", "groups",
+                 "params", "kernel", "source")
 
     def __init__(self, plan, kernel):
         np = _np()
         self.kind = plan["kind"]
         self.keepdims = plan["keepdims"]
-        self.ndim_in = plan["ndim_in"]
         self.ndim_out = plan["ndim_out"]
         self.tuple = plan["tuple"]
-        self.outs = [(np.dtype(DTYPE_NAMES[d]), _bits(m)) for d, m in plan["outs"]]
-        self.reds = [(np.dtype(DTYPE_NAMES[d]), op, _bits(m)) for d, op, m in plan["reds"]]
-        self.maxmin = [_RED_NAMES[op] for _, op, _ in self.reds if op in (2, 3)]
+        # outputs: (dtype, arrays read outside reductions, loops whose reductions it reads)
+        self.outs = [(np.dtype(DTYPE_NAMES[d]), _bits(m), _bits(g)) for d, m, g in plan["outs"]]
+        self.reds = [(np.dtype(DTYPE_NAMES[d]), op) for d, op, _, _ in plan["reds"]]
+        # loops: (the arrays they reduce, the max/min reductions among theirs)
+        groups = {}
+        for _, op, m, g in plan["reds"]:
+            arrs, names = groups.setdefault(g, (_bits(m), []))
+            if op in (2, 3):
+                names.append(_RED_NAMES[op])
+        self.groups = [groups[g] for g in range(len(groups))]
         self.params = plan["params"].split()
         self.source = plan["source"]
         self.kernel = kernel
-        self.checked = set()
 
 
 def _bits(mask):
@@ -110,6 +115,7 @@ class Fused:
         self._cache = bool(cache)
         self._source = _source.snapshot(func)
         self._specs = {}
+        self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
         self._lock = threading.Lock()
 
     # ---- specialisation ------------------------------------------------------------------
@@ -153,7 +159,7 @@ class Fused:
                 vals.append(a)
                 continue
             elif t is bool:
-                key.append((_SCALAR, 0, 0, 0))
+                key.append((_PYBOOL, 0, 0, 0))
                 vals.append(a)
                 continue
             elif t is int:
@@ -182,95 +188,88 @@ class Fused:
         if gpu is not None:
             return self._run(self._spec(key, 1), vals, gpu)
         spec = self._spec(key, 0)
-        if spec.checked is not None and os.environ.get("KILN_CHECK_CUDA") == "1":
-            self._check_cuda(key, vals)
+        if os.environ.get("KILN_CHECK_CUDA") == "1":
+            self._check_cuda(spec, key, vals)
         return self._run(spec, vals, None)
 
     def _shapes(self, spec, vals):
-        """The shape every output has and, for reductions, the shape reduced."""
+        """The shape every output has and, for reductions, the shape each loop reduces."""
         np = _np()
-        if spec.kind == _MAP:
-            out = None
-            for _, arrs in spec.outs:
-                s = _bshape(np, [vals[i].shape for i in arrs])
-                if out is None:
-                    out = s
-                elif s != out:
-                    raise ValueError(f"'{self.__name__}' returns values of shapes {out} and {s}: "
-                                     "kiln.fuse writes its outputs in one kernel, of one shape")
-            return out, None
-        inner = None
-        for _, _, arrs in spec.reds:
+        inners = []
+        reduced = []
+        for arrs, maxmin in spec.groups:
             s = _bshape(np, [vals[i].shape for i in arrs])
-            if inner is None:
-                inner = s
-            elif s != inner:
-                raise ValueError(f"'{self.__name__}' reduces arrays of shapes {inner} and {s}: "
-                                 "kiln.fuse reduces one shape per function")
-        if spec.kind == _ROWS:
-            red = inner[:-1] + ((1,) if spec.keepdims else ())
-        else:
-            red = (1,) * len(inner) if spec.keepdims else ()
-        for _, arrs in spec.outs:
-            if arrs:
-                s = np.broadcast_shapes(red, *[vals[i].shape for i in arrs])
-                if s != red:
-                    raise ValueError(f"'{self.__name__}': an array of shape {s} does not broadcast "
-                                     f"to the reduction's shape {red} without growing it")
-        return red, inner
+            inners.append(s)
+            if spec.kind == _ROWS:
+                reduced.append(s[:-1] + ((1,) if spec.keepdims and s else ()))
+                size = s[-1] if s else 1
+            else:
+                reduced.append((1,) * len(s) if spec.keepdims else ())
+                size = 1
+                for e in s:
+                    size *= e
+            if maxmin and size == 0:
+                raise ValueError(f"zero-size array to reduction operation {maxmin[0]} "
+                                 "which has no identity")
+        out = None
+        for _, arrs, groups in spec.outs:
+            shapes = [reduced[g] for g in groups] + [vals[i].shape for i in arrs]
+            s = _bshape(np, shapes) if len(shapes) > 0 else ()
+            if out is None:
+                out = s
+            elif s != out:
+                raise ValueError(f"'{self.__name__}' returns values of shapes {out} and {s}: "
+                                 "kiln.fuse writes its outputs in one kernel, of one shape")
+        return out, inners
 
     def _run(self, spec, vals, gpu):
         np = _np()
-        out_shape, inner = self._shapes(spec, vals)
-        if inner is not None and spec.maxmin:
-            size = 1
-            for s in (inner[-1:] if spec.kind == _ROWS else inner):
-                size *= s
-            if size == 0:
-                raise ValueError(f"zero-size array to reduction operation {spec.maxmin[0]} "
-                                 "which has no identity")
+        out_shape, inners = self._shapes(spec, vals)
         shape1 = out_shape if out_shape else (1,)
         if gpu is None:
-            outs = [np.empty(shape1, dt) for dt, _ in spec.outs]
+            outs = [np.empty(shape1, dt) for dt, _, _ in spec.outs]
         else:
-            outs = [as_cuda_array(_allocate_like(gpu, shape1, dt)) for dt, _ in spec.outs]
+            outs = [device_array(shape1, dt) for dt, _, _ in spec.outs]
         n = 1
         for s in out_shape:
             n *= s
         if n:
-            self._launch(spec, vals, outs, out_shape, inner, gpu)
-        if gpu is not None:
-            res = [o if out_shape else o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
-            return tuple(res) if spec.tuple else res[0]
-        if not out_shape:
+            self._launch(spec, vals, outs, out_shape, inners, gpu)
+        if gpu is None and not out_shape:
             res = [o[0] for o in outs]
+        elif gpu is not None and not out_shape:
+            res = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
         else:
             res = outs
         return tuple(res) if spec.tuple else res[0]
 
-    def _launch(self, spec, vals, outs, out_shape, inner, gpu):
+    def _launch(self, spec, vals, outs, out_shape, inners, gpu):
         np = _np()
         extra = {}
         parts = []
         if spec.kind == _ALL:
-            sh = inner if inner else (1,)
-            total = 1
-            for s in sh:
-                total *= s
+            totals = []
+            for g, sh in enumerate(inners):
+                sh = sh if sh else (1,)
+                t = 1
+                for d, e in enumerate(sh):
+                    extra[f"s{g}_{d}"] = e
+                    t *= e
+                totals.append(t)
+                extra[f"total{g}"] = t
+            most = max(totals)
             if gpu is None:
-                nparts = max(1, min(total, (os.cpu_count() or 1) * 8))
-                chunk = -(-total // nparts) if total else 0
-                nparts = -(-total // chunk) if total else 1
-                parts = [np.empty(nparts, dt) for dt, _, _ in spec.reds]
+                nparts = max(1, min(most, (os.cpu_count() or 1) * 8))
+                parts = [np.empty(nparts, dt) for dt, _ in spec.reds]
             else:
-                nparts = max(1, min(-(-total // _GPU_BLOCK), _GPU_PARTIALS))
-                chunk = 0
-                parts = [device_array((nparts,), dt) for dt, _, _ in spec.reds]
-            extra = {"chunk": chunk, "total": total, "np": nparts}
-            for d, s in enumerate(sh):
-                extra[f"s{d}"] = s
+                nparts = max(1, min(-(-most // _GPU_BLOCK), _GPU_PARTIALS))
+                parts = [device_array((nparts,), dt) for dt, _ in spec.reds]
+            for g, t in enumerate(totals):
+                extra[f"chunk{g}"] = -(-t // nparts)
+            extra["np"] = nparts
         elif spec.kind == _ROWS:
-            extra["m"] = inner[-1]
+            for g, sh in enumerate(inners):
+                extra[f"m{g}"] = sh[-1] if sh else 1
         if "nz" in spec.params:
             nz = 1
             for s in (out_shape if gpu is not None else out_shape[:-2]):
@@ -294,26 +293,22 @@ class Fused:
                 argv.append(extra[p])
         k = spec.kernel
         if spec.kind == _ALL:
-            if gpu is None:
-                k[extra["np"], 1](*argv)
-                argv[-1] = 1
-                k[1, 1](*argv)
-            else:
-                k[extra["np"], _GPU_BLOCK](*argv)
-                argv[-1] = 1
-                k[1, _GPU_BLOCK](*argv)
+            threads = 1 if gpu is None else _GPU_BLOCK
+            k[extra["np"], threads](*argv)
+            argv[-1] = 1
+            k[1, threads](*argv)
             return
+        dims = out_shape if spec.kind == _MAP else out_shape[:len(out_shape) - spec.keepdims]
         if gpu is not None:
             if spec.kind == _MAP:
                 n = extra.get("nz", 1)
                 k[-(-n // _GPU_BLOCK), _GPU_BLOCK](*argv)
             else:
                 rows = 1
-                for s in inner[:-1]:
+                for s in dims:
                     rows *= s
                 k[rows, _GPU_BLOCK](*argv)
             return
-        dims = out_shape if spec.kind == _MAP else inner[:-1]
         D = len(dims)
         if D == 0:
             k[1, 1](*argv)
@@ -326,10 +321,15 @@ class Fused:
         else:
             k[(-(-dims[-1] // _CPU_THREADS), dims[-2], extra["nz"]), (_CPU_THREADS, 1, 1)](*argv)
 
-    def _check_cuda(self, key, vals):
-        """KILN_CHECK_CUDA=1 (the test suite): the CUDA kernel of this specialisation,
-        for these arguments' layouts, compiled by NVRTC for sm_80 and sm_90."""
-        np = _np()
+    def _check_cuda(self, cpu, key, vals):
+        """KILN_CHECK_CUDA=1 (the test suite): the CUDA kernel of this specialisation, for
+        these arguments' layouts, compiled by NVRTC for sm_80 and sm_90; once per shape of
+        kernel (kind, dimensions, loops), since dtypes and layouts only change conversions
+        and index formulas that the kernel tests compile for every dtype and layout."""
+        shape = (cpu.kind, cpu.ndim_out, cpu.keepdims, len(cpu.groups))
+        if shape in self._checked:
+            return
+        self._checked.add(shape)
         spec = self._spec(key, 1)
         argkey = []
         for p in spec.params:
@@ -345,25 +345,16 @@ class Fused:
                 if kind == _ARRAY:
                     lay = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "A"
                     argkey.append(bytes([1, _code_of(v.dtype), max(v.ndim, 1), ord(lay)]))
-                elif kind == _SCALAR:
+                elif kind in (_SCALAR, _PYBOOL):
                     argkey.append(bytes([0, key[int(p[1:])][1], 0, 0]))
                 else:
                     argkey.append(bytes([0, 4 if kind == _PYINT else 11, 0, 0]))
             else:
                 argkey.append(bytes([0, 4, 0, 0]))
-        argkey = b"".join(argkey)
-        if argkey not in spec.checked:
-            _compile.check_cuda(spec.kernel, argkey)
-            spec.checked.add(argkey)
+        _compile.check_cuda(spec.kernel, b"".join(argkey))
 
     def __repr__(self):
         return f"<kiln fused {self.__name__}>"
 
 
-def fuse(func=None, **options):
-    if func is not None:
-        return Fused(func, **options)
-    return lambda fn: Fused(fn, **options)
-
-
-__all__ = ["Fused", "fuse"]
+__all__ = ["Fused"]

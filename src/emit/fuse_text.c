@@ -30,12 +30,16 @@
  * Python side launches with the same number (kiln/_fuse.py _GPU_BLOCK). */
 #define FUSE_GPU_BLOCK 256
 
+/* Regions of the kernel: the loop of each group of reductions (the elementwise
+ * body of a MAP kernel is region 0), and what follows the loops. */
+enum { POST = KILN_FUSE_MAX_REDUCTIONS, NREG };
+
 typedef struct W {
     Compiler *C;
     const FuseIR *ir;
-    Buf reg[2];            /* statements in the loop (0) and after it (1) */
-    const char *idx[2][KILN_MAX_NDIM + 1]; /* index of each dimension, per region */
-    int nidx[2];
+    Buf reg[NREG];         /* each region's statements (user variables' locals) */
+    const char *idx[NREG][KILN_MAX_NDIM + 1]; /* index of each dimension, per region */
+    int nidx[NREG];
     bool gpu;
 } W;
 
@@ -80,16 +84,19 @@ static const char *emit(W *w, FNode *n, int reg) {
     case FN_CONST: return n->text;
     case FN_VAR: {
         const char *name = arena_printf(A, "k_v%d_%d", n->arg, reg);
-        if (!n->emitted[reg]) {
+        if (!(n->emitted >> reg & 1)) {
             const char *v = emit(w, n->a, reg);
             buf_printf(&w->reg[reg], "%s = %s\n", name, v);
-            n->emitted[reg] = true;
+            n->emitted |= 1u << reg;
         }
         return name;
     }
     case FN_UN: {
         const char *x = conv(w, n->a, n->opty, reg);
-        if (n->op == U_INVERT && n->t->kind == TY_BOOL) return arena_printf(A, "(not %s)", x);
+        if (n->py && n->a->t->kind == TY_BOOL) /* Python: ~True is -2 */
+            x = arena_printf(A, "kiln.int64(%s)", x);
+        else if (n->op == U_INVERT && n->t->kind == TY_BOOL)
+            return arena_printf(A, "(not %s)", x);
         return arena_printf(A, "(%s%s)", n->op == U_NEG ? "-" : n->op == U_POS ? "+" : "~", x);
     }
     case FN_BIN: {
@@ -125,8 +132,8 @@ static const char *emit(W *w, FNode *n, int reg) {
     case FN_RED: {
         const FRedInfo *r = &w->ir->red[n->arg];
         if (r->op == FR_MEAN)
-            return arena_printf(A, "(k_a%d / kiln.%s(%s))", n->arg, kname(r->acc),
-                                w->ir->kind == KILN_FUSE_ROWS ? "k_m" : "k_total");
+            return arena_printf(A, "(k_a%d / kiln.%s(k_%s%d))", n->arg, kname(r->acc),
+                                w->ir->kind == KILN_FUSE_ROWS ? "m" : "total", r->group);
         return arena_printf(A, "k_a%d", n->arg);
     }
     }
@@ -210,13 +217,17 @@ static void positions(W *w, Buf *o, int D, const char *shape_of, bool flat) {
     buf_printf(o, "    %s = kiln.grid(%d)\n    if %s:\n", names.p, D, guard.p);
 }
 
-static void set_index(W *w, int reg, int D, bool loop_last) {
+/* Region reg indexes D dimensions with position indices, the last one k_j for a
+ * loop's region; first: the number of the first position index used (a loop's
+ * values are aligned right with the output's positions). */
+static void set_index(W *w, int reg, int D, bool loop_last, int first) {
     for (int d = 0; d < D; d++)
-        w->idx[reg][d] = (loop_last && d == D - 1) ? "k_j" : arena_printf(&w->C->arena, "k_i%d", d);
+        w->idx[reg][d] = (loop_last && d == D - 1) ? "k_j"
+                                                   : arena_printf(&w->C->arena, "k_i%d", first + d);
     w->nidx[reg] = D;
 }
 
-/* The outputs' stores (after the post region's statements they need). */
+/* The outputs' stores (after the region's statements they need). */
 static void stores(W *w, Buf *o, int indent, int reg) {
     const FuseIR *ir = w->ir;
     Buf b;
@@ -230,137 +241,54 @@ static void stores(W *w, Buf *o, int indent, int reg) {
     }
     lines(o, indent, w->reg[reg].p);
     lines(o, indent, b.p);
-    w->reg[reg].len = 0;
-    w->reg[reg].p[0] = 0;
 }
 
 static void write_map(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     int D = ir->ndim_out;
-    set_index(w, 0, D, false);
+    set_index(w, 0, D, false, 0);
     positions(w, o, D, "k_o0.shape", w->gpu);
     stores(w, o, 8, 0);
 }
 
-/* The post region over the reduced shape R: the index of each output dimension. */
+/* The post region over the reduced shape (DR dimensions, then keepdims' zeros). */
 static void set_post(W *w, int DR) {
     const FuseIR *ir = w->ir;
-    set_index(w, 1, DR, false);
-    if (ir->keepdims) {
-        int D = ir->ndim_out;
-        for (int d = DR; d < D; d++) w->idx[1][d] = "0";
-        w->nidx[1] = D;
-    }
+    set_index(w, POST, DR, false, 0);
+    for (int d = DR; d < ir->ndim_out; d++) w->idx[POST][d] = "0";
+    w->nidx[POST] = ir->ndim_out;
 }
 
-static void write_rows(W *w, Buf *o) {
+/* Each reduction of group g folded with its value at the loop's position, after the
+ * group region's statements. */
+static void accumulate(W *w, Buf *o, int indent, int g) {
     const FuseIR *ir = w->ir;
     Arena *A = &w->C->arena;
-    int DR = ir->ndim_in - 1;
-    set_index(w, 0, ir->ndim_in, true);
-    set_post(w, DR);
     Buf body;
     buf_init_arena(&body, A);
     for (int r = 0; r < ir->nred; r++) {
-        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, 0);
+        if (ir->red[r].group != g) continue;
+        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, g);
         buf_printf(&body, "k_a%d = %s\n", r, fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), v));
     }
-    if (!w->gpu) {
-        positions(w, o, DR, "k_o0.shape", false);
-        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
-        buf_printf(o, "        for k_j in range(k_m):\n");
-        lines(o, 12, w->reg[0].p);
-        lines(o, 12, body.p);
-        stores(w, o, 8, 1);
-        return;
-    }
-    buf_printf(o, "    k_t = kiln.threadIdx.x\n    k_r = kiln.blockIdx.x\n");
-    for (int d = DR - 1; d >= 1; d--)
-        buf_printf(o, "    k_i%d = k_r %% k_o0.shape[%d]\n    k_r = k_r // k_o0.shape[%d]\n", d, d, d);
-    buf_printf(o, "    k_i0 = k_r\n");
-    for (int r = 0; r < ir->nred; r++) {
-        buf_printf(o, "    k_a%d = %s\n", r, init_of(w, &ir->red[r]));
-        buf_printf(o, "    k_sh%d = kiln.shared.array(%d, kiln.%s)\n", r, FUSE_GPU_BLOCK,
-                   kname(ir->red[r].acc));
-    }
-    buf_printf(o, "    for k_j in range(k_t, k_m, %d):\n", FUSE_GPU_BLOCK);
-    lines(o, 8, w->reg[0].p);
-    lines(o, 8, body.p);
-    for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
-    buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
-               FUSE_GPU_BLOCK / 2);
-    for (int r = 0; r < ir->nred; r++)
-        buf_printf(o, "            k_sh%d[k_t] = %s\n", r,
-                   fold(w, &ir->red[r], arena_printf(A, "k_sh%d[k_t]", r),
-                        arena_printf(A, "k_sh%d[k_t + k_s]", r)));
-    buf_printf(o, "        kiln.syncthreads()\n        k_s //= 2\n    if k_t == 0:\n");
-    for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = k_sh%d[0]\n", r, r);
-    stores(w, o, 8, 1);
+    lines(o, indent, w->reg[g].p);
+    lines(o, indent, body.p);
 }
 
-static void write_all(W *w, Buf *o) {
+static void inits(W *w, Buf *o, int indent, bool shared) {
+    const FuseIR *ir = w->ir;
+    for (int r = 0; r < ir->nred; r++) {
+        buf_printf(o, "%*sk_a%d = %s\n", indent, "", r, init_of(w, &ir->red[r]));
+        if (shared)
+            buf_printf(o, "%*sk_sh%d = kiln.shared.array(%d, kiln.%s)\n", indent, "", r,
+                       FUSE_GPU_BLOCK, kname(ir->red[r].acc));
+    }
+}
+
+/* GPU: every thread's accumulators folded in shared memory (a tree over the block). */
+static void block_fold(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     Arena *A = &w->C->arena;
-    int D = ir->ndim_in > 0 ? ir->ndim_in : 1;
-    set_index(w, 0, D, true);
-    set_post(w, 0);
-    Buf body;
-    buf_init_arena(&body, A);
-    for (int r = 0; r < ir->nred; r++) {
-        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, 0);
-        buf_printf(&body, "k_a%d = %s\n", r, fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), v));
-    }
-    if (!w->gpu) {
-        buf_printf(o, "    k_b = kiln.grid(1)\n    if k_phase == 0 and k_b < k_np:\n"
-                      "        k_lo = k_b * k_chunk\n        k_hi = min(k_lo + k_chunk, k_total)\n");
-        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
-        buf_printf(o, "        k_f = k_lo\n        while k_f < k_hi:\n"
-                      "            k_r = k_f // k_s%d\n            k_c0 = k_f - k_r * k_s%d\n"
-                      "            k_c1 = min(k_s%d, k_c0 + k_hi - k_f)\n",
-                   D - 1, D - 1, D - 1);
-        for (int d = D - 2; d >= 1; d--)
-            buf_printf(o, "            k_i%d = k_r %% k_s%d\n            k_r = k_r // k_s%d\n", d, d, d);
-        if (D > 1) buf_printf(o, "            k_i0 = k_r\n");
-        buf_printf(o, "            for k_j in range(k_c0, k_c1):\n");
-        lines(o, 16, w->reg[0].p);
-        lines(o, 16, body.p);
-        buf_printf(o, "            k_f += k_c1 - k_c0\n");
-        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_p%d[k_b] = k_a%d\n", r, r);
-        buf_printf(o, "    if k_phase == 1 and k_b == 0:\n");
-        for (int r = 0; r < ir->nred; r++) {
-            buf_printf(o, "        k_a%d = %s\n", r, init_of(w, &ir->red[r]));
-            buf_printf(o, "        for k_q in range(k_np):\n            k_a%d = %s\n", r,
-                       fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
-                            arena_printf(A, "k_p%d[k_q]", r)));
-        }
-        stores(w, o, 8, 1);
-        return;
-    }
-    /* GPU: a grid-stride share per thread, folded per block into k_p (phase 0);
-     * one block folds the partials and writes the outputs (phase 1) */
-    buf_printf(o, "    k_t = kiln.threadIdx.x\n");
-    for (int r = 0; r < ir->nred; r++) {
-        buf_printf(o, "    k_a%d = %s\n", r, init_of(w, &ir->red[r]));
-        buf_printf(o, "    k_sh%d = kiln.shared.array(%d, kiln.%s)\n", r, FUSE_GPU_BLOCK,
-                   kname(ir->red[r].acc));
-    }
-    buf_printf(o, "    if k_phase == 0:\n        for k_f in range(kiln.grid(1), k_total, "
-                  "kiln.gridsize(1)):\n");
-    if (D > 1) {
-        buf_printf(o, "            k_r = k_f // k_s%d\n            k_j = k_f - k_r * k_s%d\n", D - 1,
-                   D - 1);
-        for (int d = D - 2; d >= 1; d--)
-            buf_printf(o, "            k_i%d = k_r %% k_s%d\n            k_r = k_r // k_s%d\n", d, d, d);
-        buf_printf(o, "            k_i0 = k_r\n");
-    } else {
-        buf_printf(o, "            k_j = k_f\n");
-    }
-    lines(o, 12, w->reg[0].p);
-    lines(o, 12, body.p);
-    buf_printf(o, "    else:\n        for k_q in range(k_t, k_np, %d):\n", FUSE_GPU_BLOCK);
-    for (int r = 0; r < ir->nred; r++)
-        buf_printf(o, "            k_a%d = %s\n", r,
-                   fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), arena_printf(A, "k_p%d[k_q]", r)));
     for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
     buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
                FUSE_GPU_BLOCK / 2);
@@ -369,11 +297,110 @@ static void write_all(W *w, Buf *o) {
                    fold(w, &ir->red[r], arena_printf(A, "k_sh%d[k_t]", r),
                         arena_printf(A, "k_sh%d[k_t + k_s]", r)));
     buf_printf(o, "        kiln.syncthreads()\n        k_s //= 2\n");
+}
+
+static void write_rows(W *w, Buf *o) {
+    const FuseIR *ir = w->ir;
+    int DR = ir->ndim_out - (ir->keepdims ? 1 : 0);
+    for (int g = 0; g < ir->ngroups; g++) {
+        int Dg = ir->group_ndim[g];
+        set_index(w, g, Dg, true, DR - (Dg - 1));
+    }
+    set_post(w, DR);
+    if (!w->gpu) {
+        positions(w, o, DR, "k_o0.shape", false);
+        inits(w, o, 8, false);
+        for (int g = 0; g < ir->ngroups; g++) {
+            buf_printf(o, "        for k_j in range(k_m%d):\n", g);
+            accumulate(w, o, 12, g);
+        }
+        stores(w, o, 8, POST);
+        return;
+    }
+    /* a block per position of the reduced shape, its threads striding the rows */
+    buf_printf(o, "    k_t = kiln.threadIdx.x\n    k_r = kiln.blockIdx.x\n");
+    for (int d = DR - 1; d >= 1; d--)
+        buf_printf(o, "    k_i%d = k_r %% k_o0.shape[%d]\n    k_r = k_r // k_o0.shape[%d]\n", d, d, d);
+    if (DR > 0) buf_printf(o, "    k_i0 = k_r\n");
+    inits(w, o, 4, true);
+    for (int g = 0; g < ir->ngroups; g++) {
+        buf_printf(o, "    for k_j in range(k_t, k_m%d, %d):\n", g, FUSE_GPU_BLOCK);
+        accumulate(w, o, 8, g);
+    }
+    block_fold(w, o);
+    buf_printf(o, "    if k_t == 0:\n");
+    for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = k_sh%d[0]\n", r, r);
+    stores(w, o, 8, POST);
+}
+
+/* The position indices of flat index k_f in the shape group g reduces (s<g>_<d>). */
+static void split_flat(W *w, Buf *o, int indent, int g, bool columns) {
+    int D = w->ir->group_ndim[g] > 0 ? w->ir->group_ndim[g] : 1;
+    buf_printf(o, "%*sk_r = k_f // k_s%d_%d\n", indent, "", g, D - 1);
+    if (columns)
+        buf_printf(o, "%*sk_c0 = k_f - k_r * k_s%d_%d\n%*sk_c1 = min(k_s%d_%d, k_c0 + k_hi - k_f)\n",
+                   indent, "", g, D - 1, indent, "", g, D - 1);
+    else
+        buf_printf(o, "%*sk_j = k_f - k_r * k_s%d_%d\n", indent, "", g, D - 1);
+    for (int d = D - 2; d >= 1; d--)
+        buf_printf(o, "%*sk_i%d = k_r %% k_s%d_%d\n%*sk_r = k_r // k_s%d_%d\n", indent, "", d, g, d,
+                   indent, "", g, d);
+    if (D > 1) buf_printf(o, "%*sk_i0 = k_r\n", indent, "");
+}
+
+static void write_all(W *w, Buf *o) {
+    const FuseIR *ir = w->ir;
+    Arena *A = &w->C->arena;
+    for (int g = 0; g < ir->ngroups; g++) {
+        int D = ir->group_ndim[g] > 0 ? ir->group_ndim[g] : 1;
+        set_index(w, g, D, true, 0);
+    }
+    set_post(w, 0);
+    if (!w->gpu) {
+        /* phase 0: partial k_b of each loop is a contiguous range of its flat index,
+         * walked row by row so the innermost loop runs along the last dimension */
+        buf_printf(o, "    k_b = kiln.grid(1)\n    if k_phase == 0 and k_b < k_np:\n");
+        inits(w, o, 8, false);
+        for (int g = 0; g < ir->ngroups; g++) {
+            buf_printf(o, "        k_lo = k_b * k_chunk%d\n        k_hi = min(k_lo + k_chunk%d, "
+                          "k_total%d)\n        k_f = k_lo\n        while k_f < k_hi:\n",
+                       g, g, g);
+            split_flat(w, o, 12, g, true);
+            buf_printf(o, "            for k_j in range(k_c0, k_c1):\n");
+            accumulate(w, o, 16, g);
+            buf_printf(o, "            k_f += k_c1 - k_c0\n");
+        }
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_p%d[k_b] = k_a%d\n", r, r);
+        buf_printf(o, "    if k_phase == 1 and k_b == 0:\n");
+        inits(w, o, 8, false);
+        buf_printf(o, "        for k_q in range(k_np):\n");
+        for (int r = 0; r < ir->nred; r++)
+            buf_printf(o, "            k_a%d = %s\n", r,
+                       fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
+                            arena_printf(A, "k_p%d[k_q]", r)));
+        stores(w, o, 8, POST);
+        return;
+    }
+    /* GPU: a grid-stride share per thread, folded per block into k_p (phase 0);
+     * one block folds the partials and writes the outputs (phase 1) */
+    buf_printf(o, "    k_t = kiln.threadIdx.x\n");
+    inits(w, o, 4, true);
+    buf_printf(o, "    if k_phase == 0:\n");
+    for (int g = 0; g < ir->ngroups; g++) {
+        buf_printf(o, "        for k_f in range(kiln.grid(1), k_total%d, kiln.gridsize(1)):\n", g);
+        split_flat(w, o, 12, g, false);
+        accumulate(w, o, 12, g);
+    }
+    buf_printf(o, "    else:\n        for k_q in range(k_t, k_np, %d):\n", FUSE_GPU_BLOCK);
+    for (int r = 0; r < ir->nred; r++)
+        buf_printf(o, "            k_a%d = %s\n", r,
+                   fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), arena_printf(A, "k_p%d[k_q]", r)));
+    block_fold(w, o);
     buf_printf(o, "    if k_t == 0 and k_phase == 0:\n");
     for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_p%d[kiln.blockIdx.x] = k_sh%d[0]\n", r, r);
     buf_printf(o, "    if k_t == 0 and k_phase == 1:\n");
     for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_a%d = k_sh%d[0]\n", r, r);
-    stores(w, o, 8, 1);
+    stores(w, o, 8, POST);
 }
 
 void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf *params) {
@@ -382,10 +409,10 @@ void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf
     w.C = C;
     w.ir = ir;
     w.gpu = target == KILN_TARGET_CUDA;
-    buf_init_arena(&w.reg[0], &C->arena);
-    buf_init_arena(&w.reg[1], &C->arena);
-    buf_puts(&w.reg[0], "");
-    buf_puts(&w.reg[1], "");
+    for (int r = 0; r < NREG; r++) {
+        buf_init_arena(&w.reg[r], &C->arena);
+        buf_puts(&w.reg[r], "");
+    }
     Buf ps;
     buf_init_arena(&ps, &C->arena);
     for (int k = 0; k < ir->nout; k++) {
@@ -401,19 +428,24 @@ void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf
         buf_printf(&ps, ", u_%s", ir->pnames[i]);
         buf_printf(params, " a%d", i);
     }
-    int D = ir->kind == KILN_FUSE_MAP ? ir->ndim_out : ir->ndim_in - 1;
-    if (ir->kind == KILN_FUSE_ROWS) {
-        buf_puts(&ps, ", k_m");
-        buf_puts(params, " m");
-    }
-    if (ir->kind == KILN_FUSE_ALL) {
-        int Din = ir->ndim_in > 0 ? ir->ndim_in : 1;
-        for (int d = 0; d < Din; d++) {
-            buf_printf(&ps, ", k_s%d", d);
-            buf_printf(params, " s%d", d);
+    for (int g = 0; g < ir->ngroups; g++) {
+        if (ir->kind == KILN_FUSE_ROWS) {
+            buf_printf(&ps, ", k_m%d", g);
+            buf_printf(params, " m%d", g);
+            continue;
         }
-        buf_puts(&ps, ", k_chunk, k_total, k_np, k_phase");
-        buf_puts(params, " chunk total np phase");
+        int D = ir->group_ndim[g] > 0 ? ir->group_ndim[g] : 1;
+        for (int d = 0; d < D; d++) {
+            buf_printf(&ps, ", k_s%d_%d", g, d);
+            buf_printf(params, " s%d_%d", g, d);
+        }
+        buf_printf(&ps, ", k_chunk%d, k_total%d", g, g);
+        buf_printf(params, " chunk%d total%d", g, g);
+    }
+    int D = ir->kind == KILN_FUSE_MAP ? ir->ndim_out : ir->ndim_out - (ir->keepdims ? 1 : 0);
+    if (ir->kind == KILN_FUSE_ALL) {
+        buf_puts(&ps, ", k_np, k_phase");
+        buf_puts(params, " np phase");
     } else if ((w.gpu && ir->kind == KILN_FUSE_MAP && D > 0) || (!w.gpu && D > 3)) {
         buf_puts(&ps, ", k_nz");
         buf_puts(params, " nz");

@@ -63,17 +63,21 @@ static bool combine(Fuse *F, FNode *n, FNode *a, FNode *b) {
     }
     n->ones &= n->ndim >= 32 ? ~0u : ~(~0u << n->ndim);
     n->arrays = a->arrays | (b ? b->arrays : 0);
+    n->outer = a->outer | (b ? b->outer : 0);
+    n->reds = a->reds | (b ? b->reds : 0);
     n->level = (uint8_t)MAX(a->level, b ? b->level : FL_SCALAR);
     if (b && a->level == FL_POST && b->level == FL_POST) return true;
     if (n->level == FL_POST) {
         /* an elementwise array beside a reduced value is read after the loop, at the
          * output's position: it must not add dimensions */
         FNode *post = a->level == FL_POST ? a : b, *other = post == a ? b : a;
-        if (other && other->level == FL_ELEM && other->ndim > post->ndim) {
+        uint32_t dims = other ? ~(~0u << other->ndim) : 0;
+        if (other && other->level == FL_ELEM &&
+            (other->ndim > post->ndim || (post->ones & ~other->ones & dims))) {
             error_at(F->C, other->sp, "reduce it too, or combine the arrays before reducing",
-                     "kiln.fuse cannot combine a reduced value (%d dimensions) with an array "
-                     "of more dimensions (%d): that needs a second pass over the array",
-                     post->ndim, other->ndim);
+                     "kiln.fuse cannot combine a reduced value with an array it would "
+                     "broadcast to (%d dimensions): that needs a second pass over the array",
+                     other->ndim);
             return false;
         }
     }
@@ -184,7 +188,26 @@ static FNode *constant(Fuse *F, Span sp, const Type *t, const char *text) {
     FNode *c = fnew(F, FN_CONST, sp);
     c->t = t;
     c->text = text;
+    c->py = t->weak || strcmp(text, "True") == 0 || strcmp(text, "False") == 0;
     return c;
+}
+
+/* Python's own rules for an operation of Python scalars (bools, ints, floats): what
+ * NumPy sees is its result, a Python value.  bool & | ^ bool stays bool; other
+ * arithmetic on bools is int. */
+static FNode *python_op(FNode *r, int op, FNode *a, FNode *b, bool cmp) {
+    r->py = true;
+    r->opty = NULL;
+    if (cmp) {
+        r->t = ty_scalar(KILN_BOOL);
+        return r;
+    }
+    bool fl = a->t->kind == TY_FLOAT || (b && b->t->kind == TY_FLOAT);
+    if (b && (op == B_AND || op == B_OR || op == B_XOR) && is_bool(a->t) && is_bool(b->t))
+        r->t = ty_scalar(KILN_BOOL);
+    else
+        r->t = fl || (b && op == B_DIV) ? &ty_weak_float : &ty_weak_int;
+    return r;
 }
 
 static const char *float_text(Fuse *F, double v) {
@@ -227,6 +250,7 @@ static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_
 /* ---- expressions --------------------------------------------------------------- */
 
 static FNode *expr(Fuse *F, const Node *n);
+static FNode *cast(Fuse *F, Span sp, FNode *x, const Type *t);
 
 static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
     FNode *r = fnew(F, FN_UN, n->sp);
@@ -236,10 +260,7 @@ static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
     if (op == U_NOT)
         return ERR(n->sp, "use ~x (np.logical_not) for arrays",
                    "'not' asks for one truth value; on an array NumPy raises ValueError");
-    if (x->t->weak) {
-        r->t = x->t;
-        return r;
-    }
+    if (x->py) return python_op(r, op, x, NULL, false);
     if (is_bool(x->t) && op != U_INVERT)
         return ERR(n->sp, "use ~x for a logical not", "NumPy does not support %s on bool",
                    op == U_NEG ? "unary -" : "unary +");
@@ -256,12 +277,9 @@ static FNode *bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     r->a = a;
     r->b = b;
     if (!combine(F, r, a, b)) return NULL;
+    if (a->py && b->py) return python_op(r, op, a, b, false);
     const Type *t = promote(F, a, b, n->sp);
     if (!t) return NULL;
-    if (a->t->weak && b->t->weak) { /* Python arithmetic on Python scalars */
-        r->t = op == B_DIV ? &ty_weak_float : t;
-        return r;
-    }
     bool both_bool = is_bool(a->t) && is_bool(b->t);
     switch (op) {
     case B_SUB:
@@ -335,8 +353,6 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
     if (!x) return NULL;
     if (x->level == FL_POST)
         return ERR(n->sp, "reduce the array once", "kiln.fuse cannot reduce a reduced value");
-    if (x->level == FL_SCALAR)
-        return ERR(n->sp, NULL, "np.%s of a value that is not an array", red_names[op]);
     bool rows = false;
     if (axis && axis->kind != E_NONE) {
         int64_t v = 0;
@@ -354,7 +370,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
                        "kiln.fuse reduces over all axes (axis=None) or the last one "
                        "(axis=-1), not axis %lld of %d",
                        (long long)v, x->ndim);
-        rows = x->ndim > 1;
+        rows = true;
     }
     bool keepdims = false;
     if (keep) {
@@ -362,19 +378,33 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
             return ERR(keep->sp, NULL, "kiln.fuse needs keepdims=True or keepdims=False");
         keepdims = keep->blit;
     }
+    if (x->level == FL_SCALAR) /* np.sum(3): the value itself, in the result's dtype */
+        return cast(F, n->sp, x, red_acc(op, ty_strong(x->t)));
     FuseIR *ir = F->ir;
     if (ir->nred >= KILN_FUSE_MAX_REDUCTIONS)
         return ERR(n->sp, NULL, "kiln.fuse takes at most %d reductions in one function",
                    KILN_FUSE_MAX_REDUCTIONS);
-    if (ir->nred > 0) {
-        FRedInfo *p = &ir->red[0];
-        if (p->rows != rows || p->keepdims != keepdims || p->arg->ndim != x->ndim)
-            return ERR(n->sp, "one function: reductions of one shape, axis and keepdims",
-                       "this reduction differs from the one at line %d in its axis, keepdims "
-                       "or the dimensions it reduces",
+    for (int i = 0; i < ir->nred; i++) {
+        /* over the last axis and over all axes are one thing for one dimension */
+        FRedInfo *p = &ir->red[i];
+        bool whole = !rows && x->ndim > 1, pwhole = !p->rows && p->arg->ndim > 1;
+        bool row = rows && x->ndim > 1, prow = p->rows && p->arg->ndim > 1;
+        if (p->keepdims != keepdims || (whole && prow) || (row && pwhole))
+            return ERR(n->sp, "write two functions",
+                       "kiln.fuse makes one kernel of reductions with one axis and keepdims; "
+                       "this one differs from the one at line %d",
                        p->sp.line);
     }
     FRedInfo *ri = &ir->red[ir->nred];
+    /* the same arrays have the same broadcast shape at every call: one loop */
+    int g = 0;
+    while (g < ir->ngroups && ir->group_arrays[g] != x->arrays) g++;
+    if (g == ir->ngroups) {
+        ir->group_arrays[g] = x->arrays;
+        ir->group_ndim[g] = x->ndim;
+        ir->ngroups++;
+    }
+    ri->group = g;
     ri->arg = x;
     ri->op = (uint8_t)op;
     ri->rows = rows;
@@ -386,6 +416,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
     r->t = ri->acc;
     r->level = FL_POST;
     r->arrays = x->arrays;
+    r->reds = 1u << r->arg;
     if (rows) {
         r->ndim = x->ndim - (keepdims ? 0 : 1);
         r->ones = keepdims ? ((x->ones >> 1) << 1) | 1 : x->ones >> 1;
@@ -551,8 +582,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         if (x->kind == TY_FLOAT || x->weak) {
             r->opty = r->t = float_of(F, x, n->sp, canon);
         } else {
-            if (is_bool(x)) return ERR(n->sp, NULL, "NumPy does not support %s on bool", canon);
-            r->t = x; /* NumPy 2: the integer itself */
+            r->t = x; /* NumPy 2: the integer (or bool) itself */
             r->text = NULL;
         }
         break;
@@ -599,12 +629,14 @@ static FNode *expr(Fuse *F, const Node *n) {
                     p->ndim = a->ndim;
                     for (int d = 0; d < a->ndim; d++)
                         if (a->ones >> d & 1) p->ones |= 1u << (a->ndim - 1 - d);
-                    p->arrays = 1ull << (i & 63);
+                    p->arrays = p->outer = 1ull << (i & 63);
                     p->level = FL_ELEM;
                 } else {
                     p->t = a->kind == KILN_FUSE_PYINT     ? &ty_weak_int
                            : a->kind == KILN_FUSE_PYFLOAT ? &ty_weak_float
+                           : a->kind == KILN_FUSE_PYBOOL  ? ty_scalar(KILN_BOOL)
                                                           : ty_scalar(a->dtype);
+                    p->py = a->kind != KILN_FUSE_SCALAR;
                 }
                 return p;
             }
@@ -668,7 +700,9 @@ static FNode *expr(Fuse *F, const Node *n) {
         r->op = n->cmp.ops[0];
         r->a = a;
         r->b = b;
-        if (!combine(F, r, a, b) || !promote(F, a, b, n->sp)) return NULL;
+        if (!combine(F, r, a, b)) return NULL;
+        if (a->py && b->py) return python_op(r, 0, a, b, true);
+        if (!promote(F, a, b, n->sp)) return NULL;
         r->t = ty_scalar(KILN_BOOL);
         return r;
     }
@@ -701,7 +735,7 @@ static FNode *variable(Fuse *F, const char *name, Span sp, FNode *v) {
     r->b = r->c = NULL;
     r->text = name;
     r->arg = F->ir->nvars++;
-    r->emitted[0] = r->emitted[1] = false;
+    r->emitted = 0;
     return r;
 }
 
@@ -731,6 +765,34 @@ static bool output(Fuse *F, const Node *n) {
         ir->outs[ir->nout++] = v;
     }
     return true;
+}
+
+/* NumPy's kinds in the order same_kind casting allows: bool, unsigned, signed, float. */
+static int kind_rank(const Type *t) {
+    return t->kind == TY_BOOL ? 0 : t->kind == TY_FLOAT ? 3 : ty_is_signed(t) ? 2 : 1;
+}
+
+/* a op= b on an array is NumPy's in-place ufunc: the result keeps a's dtype (a
+ * same_kind cast) and a's shape (b may not enlarge it). */
+static FNode *in_place(Fuse *F, const Node *s, FNode *a, FNode *v) {
+    if (v->ndim > a->ndim || (a->ones & ~v->ones)) {
+        error_at(F->C, s->sp, "write x = x + y", "non-broadcastable output operand: the "
+                 "in-place result would be larger than the target");
+        return NULL;
+    }
+    if (v->t->weak || ty_equal(v->t, a->t)) return v;
+    if (kind_rank(v->t) > kind_rank(a->t)) {
+        error_at(F->C, s->sp, "write x = x + y, or cast with .astype",
+                 "Cannot cast ufunc output from dtype('%s') to dtype('%s') with casting rule "
+                 "'same_kind'", dt_name(v->t), dt_name(a->t));
+        return NULL;
+    }
+    return cast(F, s->sp, v, a->t);
+}
+
+static void mark_used(FuseIR *ir, const FNode *n) {
+    for (int r = 0; r < ir->nred; r++)
+        if (n->reds >> r & 1) ir->red[r].used = true;
 }
 
 static int lower_body(Fuse *F, const Node *def) {
@@ -772,6 +834,7 @@ static int lower_body(Fuse *F, const Node *def) {
             FNode *b = a ? expr(F, s->aug.value) : NULL;
             FNode *v = b ? bin(F, s, s->op, a, b) : NULL;
             if (!v) return -1;
+            if (a->level != FL_SCALAR && !(v = in_place(F, s, a, v))) return -1;
             const char *nm = s->aug.target->name.id;
             bind(F, nm, variable(F, nm, s->aug.target->sp, v));
             continue;
@@ -807,9 +870,10 @@ static int lower_body(Fuse *F, const Node *def) {
     ir->kind = KILN_FUSE_MAP;
     if (ir->nred) {
         FRedInfo *r = &ir->red[0];
-        ir->kind = r->rows ? KILN_FUSE_ROWS : KILN_FUSE_ALL;
+        ir->kind = KILN_FUSE_ALL;
+        for (int i = 0; i < ir->nred; i++)
+            if (ir->red[i].rows && ir->red[i].arg->ndim > 1) ir->kind = KILN_FUSE_ROWS;
         ir->keepdims = r->keepdims;
-        ir->ndim_in = r->arg->ndim;
     }
     for (int i = 0; i < ir->nout; i++) {
         FNode *o = ir->outs[i];
@@ -825,11 +889,18 @@ static int lower_body(Fuse *F, const Node *def) {
             return -1;
         }
         ir->ndim_out = o->ndim;
+        mark_used(ir, o);
         if (!o->t || o->t->weak) {
             error_at(F->C, o->sp, NULL, "kiln.fuse cannot type this output");
             return -1;
         }
     }
+    for (int r = 0; r < ir->nred; r++)
+        if (!ir->red[r].used) {
+            error_at(F->C, ir->red[r].sp, "return it, or remove it",
+                     "kiln.fuse: no output uses this reduction");
+            return -1;
+        }
     return 0;
 }
 

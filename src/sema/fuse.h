@@ -42,11 +42,14 @@ struct FNode {
     int ndim;         /* as an array (0: a scalar or 0-d) */
     uint32_t ones;    /* bit r: dimension ndim-1-r has extent 1 (counted from the right) */
     uint64_t arrays;  /* bit i: array argument i is read (i < 64; more share bits) */
+    uint64_t outer;   /* the arrays it reads outside reductions */
+    uint32_t reds;    /* bit r: reduction r is part of it */
     FNode *a, *b, *c;
     int arg;          /* FN_ARG: parameter; FN_RED: reduction; FN_VAR: variable number */
     const char *text; /* FN_CONST, FN_CALL, FN_VAR: the user's name */
     int nargs;        /* FN_CALL */
-    bool emitted[2];  /* FN_VAR: its local is written in the loop (0) or after it (1) */
+    uint32_t emitted; /* FN_VAR: bit g: its local is written in region g (fuse_text.c) */
+    bool py;          /* a Python value (Python scalars only): Python's rules, no casts */
 };
 
 typedef struct FRedInfo {
@@ -55,6 +58,8 @@ typedef struct FRedInfo {
     bool rows;            /* over the last axis (else the whole array) */
     bool keepdims;
     const Type *acc;      /* accumulator and result types */
+    int group;            /* reductions of the same arrays share one loop */
+    bool used;            /* an output reads it */
     Span sp;
 } FRedInfo;
 
@@ -62,7 +67,7 @@ typedef struct FRedInfo {
 enum {
     /* values one fused function returns (a tuple) */
     KILN_FUSE_MAX_OUTPUTS = 16,
-    /* reductions in one fused function: one accumulator each */
+    /* reductions in one fused function: one accumulator each (and at most one loop) */
     KILN_FUSE_MAX_REDUCTIONS = 16,
 };
 
@@ -78,7 +83,9 @@ typedef struct FuseIR {
     int nred;
     kiln_fuse_kind kind;
     bool keepdims;
-    int ndim_in;                 /* ROWS, ALL: dimensions of the reduced values */
+    int ngroups;                 /* loops: one per set of arrays reduced */
+    uint64_t group_arrays[KILN_FUSE_MAX_REDUCTIONS];
+    int group_ndim[KILN_FUSE_MAX_REDUCTIONS]; /* dimensions of the values a loop reduces */
     int ndim_out;                /* dimensions of every output */
     int nvars;
 } FuseIR;

@@ -2,7 +2,7 @@
 
 Python: every import among kiln's modules, at module level or inside functions
 (``from . import X``, ``from .X import``, ``import kiln``), forms no cycle, and the
-package keeps its order: _compile <- _dispatch <- _ufunc <- __init__.
+package keeps its order: _compile <- _dispatch <- _ufunc <- _fuse <- __init__.
 C: no file of python/kiln/_ext/ is over 800 lines; each file's includes (its
 calls, since every cross-file function is declared in its file's header) go only
 to files listed after it in the map atop state.h, so no file calls into one that
@@ -83,7 +83,9 @@ def test_the_package_imports_one_way():
     assert find_cycle(g) is None, f"import cycle: {' -> '.join(find_cycle(g))}"
     assert not g["_compile"] & {"_dispatch", "_ufunc", "__init__", "__main__"}, g["_compile"]
     assert not g["_dispatch"] & {"_ufunc", "__init__", "__main__"}, g["_dispatch"]
-    assert not g["_ufunc"] & {"__init__", "__main__"}, g["_ufunc"]
+    assert not g["_ufunc"] & {"_fuse", "__init__", "__main__"}, g["_ufunc"]
+    assert not g["_fuse"] & {"__init__", "__main__"}, g["_fuse"]
+    assert {"_ufunc", "_compile"} <= g["_fuse"]
     assert {"_dispatch", "_compile"} <= g["_ufunc"]
     assert "_compile" in g["_dispatch"]
 

@@ -388,15 +388,17 @@ static PyObject *mod_fuse(PyObject *module, PyObject *args) {
     }
     PyObject *outs = PyTuple_New(plan.nout), *reds = PyTuple_New(plan.nred);
     for (int k = 0; outs && k < plan.nout; k++)
-        PyTuple_SET_ITEM(outs, k, Py_BuildValue("iK", (int)plan.out[k],
-                                                (unsigned long long)plan.out_args[k]));
+        PyTuple_SET_ITEM(outs, k, Py_BuildValue("iKI", (int)plan.out[k],
+                                                (unsigned long long)plan.out_args[k],
+                                                (unsigned int)plan.out_groups[k]));
     for (int r = 0; reds && r < plan.nred; r++)
-        PyTuple_SET_ITEM(reds, r, Py_BuildValue("iiK", (int)plan.red[r], plan.red_op[r],
-                                                (unsigned long long)plan.red_args[r]));
+        PyTuple_SET_ITEM(reds, r, Py_BuildValue("iiKi", (int)plan.red[r], plan.red_op[r],
+                                                (unsigned long long)plan.red_args[r],
+                                                plan.red_group[r]));
     if (outs && reds)
-        result = Py_BuildValue("{s:i,s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:s,s:s,s:s}", "kind",
-                               (int)plan.kind, "keepdims", plan.keepdims, "ndim_in",
-                               plan.ndim_in, "ndim_out", plan.ndim_out, "tuple", plan.tuple,
+        result = Py_BuildValue("{s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:s,s:s,s:s}", "kind",
+                               (int)plan.kind, "keepdims", plan.keepdims,
+                               "ndim_out", plan.ndim_out, "tuple", plan.tuple,
                                "outs", outs, "reds", reds, "outer",
                                (unsigned long long)plan.outer, "name", plan.name, "source",
                                plan.source, "params", plan.params);

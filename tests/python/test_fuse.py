@@ -1,0 +1,543 @@
+"""kiln.fuse against NumPy: expressions x dtypes x layouts x broadcasting, errors with the
+user's line and a caret, and the cache across processes.
+
+Each fused function here is ordinary NumPy code, so the reference is the function itself
+called on the same inputs.  The matrix runs on tier 0 (KILN_TIERS=tcc: libtcc compiles
+each specialisation in about 2 ms); test_optimised_build_matches_numpy checks the cc
+build.  With KILN_CHECK_CUDA=1 (make test) every fused kernel's CUDA version is compiled
+by NVRTC for sm_80 and sm_90 as well.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+from conftest import ALL_DTYPES, random_array, layouts
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(autouse=True)
+def tier0(monkeypatch):
+    monkeypatch.setenv("KILN_TIERS", "tcc")
+
+
+# ---- the fused functions ---------------------------------------------------------------
+
+@kiln.fuse
+def arith(a, b):
+    return a * b + a
+
+
+@kiln.fuse
+def where(a, b):
+    return np.where(a > b, a, b * 2)
+
+
+@kiln.fuse
+def bits(a, b):
+    return (a & b) ^ ~a | (b << 1)
+
+
+@kiln.fuse
+def minmax(a, b):
+    t = np.maximum(a, b)
+    return t - np.minimum(a, 1)
+
+
+@kiln.fuse
+def ufuncs(a, b):
+    return np.sqrt(np.abs(a)) + np.exp(b * 0.01) - np.tanh(a) * np.floor(b)
+
+
+@kiln.fuse
+def divide(a, b):
+    return a / (b + 1.5), (a // 3) % 5 + b
+
+
+@kiln.fuse
+def cast(a, b):
+    x = a.astype(np.float32) * 2.5
+    x += b
+    return x
+
+
+@kiln.fuse
+def compare(a, b):
+    return (a >= b) & (a != 0) | ~(b < 3)
+
+
+@kiln.fuse
+def row_sum(a, b):
+    return np.sum(a * b, axis=-1)
+
+
+@kiln.fuse
+def row_max(a, b):
+    return np.max(a - b, axis=-1, keepdims=True)
+
+
+@kiln.fuse
+def row_stats(a, b):
+    return a.sum(axis=-1), np.mean(b, axis=-1), a.min(-1)
+
+
+@kiln.fuse
+def total(a, b):
+    return np.sum(a) + np.max(b), np.mean(a)
+
+
+@kiln.fuse
+def total_keep(a, b):
+    return np.min(a * b, keepdims=True)
+
+
+@kiln.fuse
+def issue(x, y):
+    return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+
+
+@kiln.fuse
+def chain6(x, y):
+    return np.sqrt(np.abs(x * y + 1.0)) * np.exp(-x) - np.maximum(y, 0.5) / 3.0
+
+
+NO_BOOL = {"minmax", "ufuncs", "divide", "row_max", "total"}  # NumPy refuses bool - and floor
+INT_ONLY = {"bits"}
+SMALL_INT_FLOAT16 = {"ufuncs"}  # int8/uint8 into np.exp is float16 in NumPy
+
+
+def _dtypes_for(name):
+    out = []
+    for dt in ALL_DTYPES:
+        dt = np.dtype(dt)
+        if name in NO_BOOL and dt.kind == "b":
+            continue
+        if name in INT_ONLY and dt.kind == "f":
+            continue
+        if name in SMALL_INT_FLOAT16 and dt.itemsize == 1:
+            continue
+        out.append(dt)
+    return out
+
+
+ALL_FUNCS = [arith, where, bits, minmax, ufuncs, divide, cast, compare, row_sum, row_max,
+             row_stats, total, total_keep]
+
+
+def _inputs(rng, dt, shape):
+    a = random_array(rng, shape, dt)
+    if dt.kind == "f":
+        a = (a / 40).astype(dt)  # keep exp and products finite
+    elif dt.kind in "iu":
+        a = (a % 7).astype(dt)  # keep products and shifts inside every type
+    return a
+
+
+def _same(got, want, name=""):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w, name)
+        return
+    assert type(got) is type(want), (name, type(got), type(want))
+    assert got.dtype == want.dtype, (name, got.dtype, want.dtype)
+    assert np.shape(got) == np.shape(want), (name, np.shape(got), np.shape(want))
+    if want.dtype.kind == "f":
+        rtol = 2e-5 if want.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 10, err_msg=name)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def _reference(fn, *args):
+    with np.errstate(all="ignore"):
+        return fn.py_func(*args)
+
+
+def _check(fn, *args, name=""):
+    """fn(*args) is NumPy's result; where NumPy raises, kiln raises too (a ValueError or a
+    CompileError); where NumPy's outputs have different shapes, kiln says it writes one."""
+    try:
+        want = _reference(fn, *args)
+    except (ValueError, TypeError):
+        with pytest.raises((ValueError, TypeError, kiln.CompileError)):
+            fn(*args)
+        return
+    if isinstance(want, tuple) and len({np.shape(w) for w in want}) > 1:
+        with pytest.raises((ValueError, kiln.CompileError), match="one shape"):
+            fn(*args)
+        return
+    _same(fn(*args), want, name)
+
+
+@pytest.mark.parametrize("fn", ALL_FUNCS, ids=lambda f: f.__name__)
+def test_dtypes_match_numpy(fn, rng):
+    """Every dtype kiln has, C arrays of one shape."""
+    for dt in _dtypes_for(fn.__name__):
+        a, b = _inputs(rng, dt, (5, 37)), _inputs(rng, dt, (5, 37))
+        _check(fn, a, b, name=f"{fn.__name__} {dt}")
+
+
+@pytest.mark.parametrize("fn", ALL_FUNCS, ids=lambda f: f.__name__)
+def test_layouts_match_numpy(fn, rng):
+    """C, F, strided and negatively strided inputs, mixed."""
+    for dt in (np.dtype(np.float32), np.dtype(np.int32)):
+        if dt.kind == "f" and fn.__name__ in INT_ONLY:
+            dt = np.dtype(np.int64)
+        a, b = _inputs(rng, dt, (6, 33)), _inputs(rng, dt, (6, 33))
+        la, lb = layouts(a), layouts(b)
+        for ka, kb in (("C", "F"), ("F", "F"), ("strided", "C"), ("negative", "strided"),
+                       ("negative", "negative")):
+            x, y = la[ka], lb[kb]
+            _check(fn, x, y, name=f"{fn.__name__} {dt} {ka}/{kb}")
+
+
+@pytest.mark.parametrize("fn", ALL_FUNCS, ids=lambda f: f.__name__)
+def test_broadcasting_matches_numpy(fn, rng):
+    """Rows, columns, leading dimensions, 0-d arrays, NumPy and Python scalars."""
+    dt = np.dtype(np.int16) if fn.__name__ in INT_ONLY else np.dtype(np.float64)
+    a = _inputs(rng, dt, (4, 7))
+    cases = [
+        (a, _inputs(rng, dt, (7,))),
+        (a, _inputs(rng, dt, (4, 1))),
+        (_inputs(rng, dt, (1, 7)), a),
+        (_inputs(rng, dt, (3, 4, 7)), _inputs(rng, dt, (4, 1))),
+        (a, np.array(_inputs(rng, dt, ()))),
+        (a, dt.type(2)),
+        (a, 3),
+    ]
+    if dt.kind == "f":
+        cases.append((a, 1.25))
+    for x, y in cases:
+        _check(fn, x, y, name=f"{fn.__name__} {np.shape(x)} {np.shape(y)!r}")
+
+
+def test_weak_scalars_keep_the_array_dtype(rng):
+    """NEP 50: a Python float with float32 is float32, with int8 float64; a NumPy scalar is
+    strong."""
+    x8 = _inputs(rng, np.dtype(np.int8), (9,))
+    x32 = _inputs(rng, np.dtype(np.float32), (9,))
+    for x, y in ((x32, 0.5), (x8, 0.5), (x8, 3), (x32, np.float64(2)), (x8, np.int16(3)),
+                 (x8, True)):
+        _same(arith(x, y), _reference(arith, x, y), f"{x.dtype} {y!r}")
+
+
+def test_zero_d_and_mixed_dtypes(rng):
+    """0-d inputs give NumPy scalars; mixed dtypes promote as NumPy does."""
+    a = np.array(np.float32(1.5))
+    _same(arith(a, a), _reference(arith, a, a))
+    _same(total(a, a), _reference(total, a, a))
+    for da, db in ((np.int8, np.uint8), (np.int32, np.float32), (np.uint64, np.int64),
+                   (np.bool_, np.int8), (np.uint16, np.float64)):
+        x, y = _inputs(rng, np.dtype(da), (3, 5)), _inputs(rng, np.dtype(db), (3, 5))
+        for fn in (arith, where, row_sum, total):
+            _check(fn, x, y, name=f"{fn.__name__} {da} {db}")
+
+
+def test_more_than_three_dimensions(rng):
+    x, y = _inputs(rng, np.dtype(np.float64), (2, 3, 2, 4, 5)), _inputs(rng, np.dtype(np.float64), (4, 5))
+    for fn in (arith, row_sum, total_keep):
+        _check(fn, x, y, name=fn.__name__)
+    xf = np.asfortranarray(x)
+    _same(arith(xf, y), _reference(arith, xf, y))
+
+
+@kiln.fuse
+def last_axis_by_number(a):
+    return np.max(a, axis=1) + np.sum(a, 1)
+
+
+def test_the_last_axis_by_its_number(rng):
+    _check(last_axis_by_number, _inputs(rng, np.dtype(np.int32), (5, 6)))
+
+
+def test_empty_arrays():
+    e = np.zeros((3, 0), np.float32)
+    _same(arith(e, e), _reference(arith, e, e))
+    _same(row_sum(e, e), _reference(row_sum, e, e))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        row_max(e, e)
+
+
+def test_issue_expressions(rng):
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    y = rng.standard_normal((64, 300)).astype(np.float32)
+    got = issue(x, y)
+    want = _reference(issue, x, y)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    _same(chain6(x, y), _reference(chain6, x, y))
+
+
+@kiln.fuse
+def spelled_with_math(x):
+    return math.exp(x) + math.sqrt(math.fabs(x)) + math.floor(x)
+
+
+def test_math_spellings(rng):
+    x = _inputs(rng, np.dtype(np.float32), (4, 6))
+    want = np.exp(x) + np.sqrt(np.fabs(x)) + np.floor(x)
+    _same(spelled_with_math(x), want)
+
+
+def test_optimised_build_matches_numpy(rng, monkeypatch):
+    """The cc -O3 build (lane mode, libmvec) of the issue's expression, not tier 0."""
+    monkeypatch.setenv("KILN_TIERS", "0")
+
+    @kiln.fuse
+    def opt(x, y):
+        return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1), np.max(x * y, -1)
+
+    x = rng.standard_normal((33, 130)).astype(np.float32)
+    y = rng.standard_normal((33, 130)).astype(np.float32)
+    got, want = opt(x, y), opt.py_func(x, y)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got[1], want[1])
+    assert got[1].dtype == want[1].dtype
+    assert all(e.tier == 1 for s in opt._specs.values() for e in _entries(s.kernel))
+
+
+def _entries(disp):
+    return [disp._entry_for(sig) for sig in disp.signatures]
+
+
+def test_shape_mismatch_is_numpys_value_error():
+    with pytest.raises(ValueError, match="shape mismatch|could not be broadcast|cannot be broadcast"):
+        arith(np.ones((3, 4)), np.ones(5))
+
+
+def test_reductions_of_different_shapes_get_a_loop_each(rng):
+    """np.sum(a) + np.max(b) with a and b of different shapes: a loop per set of arrays
+    reduced, in one kernel."""
+    a, b = _inputs(rng, np.dtype(np.float64), (4, 7)), _inputs(rng, np.dtype(np.float64), (4, 1))
+    _check(total, a, b)
+    _check(row_stats, a, b)
+    _check(row_stats, a, b[:, 0])
+    _check(row_sum, _inputs(rng, np.dtype(np.float64), (3, 4, 7)), b)
+
+
+def test_outputs_of_different_shapes_are_a_value_error():
+    @kiln.fuse
+    def two(a, b):
+        return a + 1, b + 1
+
+    with pytest.raises(ValueError, match="one kernel"):
+        two(np.ones((3, 1)), np.ones((1, 4)))
+    _same(two(np.ones((3, 4)), np.ones((3, 4))), two.py_func(np.ones((3, 4)), np.ones((3, 4))))
+
+
+# ---- what cannot be fused: errors at the user's line ------------------------------------
+
+def _error_of(fn, *args):
+    with pytest.raises(kiln.CompileError) as e:
+        fn(*args)
+    return str(e.value)
+
+
+def _line_of(fn, text):
+    lines, first = __import__("inspect").getsourcelines(fn.py_func)
+    for i, l in enumerate(lines):
+        if text in l:
+            return first + i, l.rstrip("\n")
+    raise AssertionError(text)
+
+
+@kiln.fuse
+def bad_loop(x):
+    for i in range(3):
+        x = x + i
+    return x
+
+
+@kiln.fuse
+def bad_call(x):
+    return np.cumsum(x) + 1
+
+
+@kiln.fuse
+def bad_axis(x):
+    return np.sum(x, axis=0)
+
+
+@kiln.fuse
+def bad_index(x):
+    return x[1:] * 2
+
+
+@kiln.fuse
+def bad_bool(x):
+    return x - x
+
+
+@kiln.fuse
+def bad_float16(x):
+    return np.exp(x)
+
+
+@kiln.fuse
+def bad_mix(x):
+    return x - np.max(x, axis=-1, keepdims=True)
+
+
+@kiln.fuse
+def bad_truth(x):
+    return x if x > 0 else -x
+
+
+@kiln.fuse
+def bad_nested(x):
+    return np.sum(np.sum(x, axis=-1))
+
+
+@kiln.fuse
+def bad_shapes(x):
+    return x + 1, np.sum(x)
+
+
+@pytest.mark.parametrize("fn,args,text,message", [
+    (bad_loop, (np.ones(3),), "for i in range(3):", "cannot fuse a Python loop"),
+    (bad_call, (np.ones(3),), "np.cumsum(x)", "cannot fuse 'numpy.cumsum'"),
+    (bad_axis, (np.ones((2, 3)),), "axis=0", "not axis 0 of 2"),
+    (bad_index, (np.ones(3),), "x[1:]", "cannot fuse indexing or slicing"),
+    (bad_bool, (np.ones(3, bool),), "x - x", "NumPy does not support - on two bool arrays"),
+    (bad_float16, (np.ones(3, np.int8),), "np.exp(x)", "float16"),
+    (bad_mix, (np.ones((2, 3)),), "x - np.max", "second pass"),
+    (bad_truth, (np.ones(3),), "x if x > 0 else -x", "np.where"),
+    (bad_nested, (np.ones((2, 3)),), "np.sum(np.sum", "cannot reduce a reduced value"),
+    (bad_shapes, (np.ones(3),), "return x + 1", "one shape"),
+], ids=lambda v: v.__name__ if hasattr(v, "__name__") else None)
+def test_what_cannot_be_fused_points_at_the_line(fn, args, text, message):
+    msg = _error_of(fn, *args)
+    line, src = _line_of(fn, text)
+    assert f"{__file__}:{line}:" in msg, msg
+    assert message in msg, msg
+    assert src in msg and "^" in msg.split(src, 1)[1], msg
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match="takes 2 arguments but 1 were given"):
+        arith(np.ones(3))
+
+
+# ---- the cache across processes ----------------------------------------------------------
+
+def test_second_process_loads_from_the_disk_cache(tmp_path):
+    script = tmp_path / "fused.py"
+    script.write_text(textwrap.dedent("""
+        import json, numpy as np, kiln
+
+        @kiln.fuse
+        def f(x, y):
+            return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+
+        x = np.linspace(-1, 1, 60, dtype=np.float32).reshape(3, 20)
+        r = f(x, x)
+        ok = bool(np.allclose(r, f.py_func(x, x), rtol=1e-5))
+        print(json.dumps({"ok": ok, "stats": kiln.cache.stats()}))
+    """))
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_TIERS="0",
+               PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
+    env.pop("KILN_CHECK_CUDA", None)
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert runs[0]["ok"] and runs[1]["ok"]
+    assert runs[0]["stats"]["compiles"] == 1
+    assert runs[1]["stats"]["compiles"] == 0 and runs[1]["stats"]["disk"]["hits"] == 1
+
+
+# ---- the GPU ---------------------------------------------------------------------------
+
+def test_gpu_host_side_against_the_fake_driver():
+    """Device arrays in: the CUDA kernel is written, compiled by NVRTC and launched with
+    the kernel shape's grid (a block per row; partials, then one block), and a kiln device
+    array of NumPy's shape and dtype comes back.  tests/fake_cuda runs nothing, so values
+    are checked on the H200 (test_gpu_matches_numpy)."""
+    from test_fake_driver import run
+
+    out = run("""
+        @kiln.fuse
+        def rows(x, y):
+            return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+
+        @kiln.fuse
+        def total(x, y):
+            return np.max(x * y), np.mean(x)
+
+        @kiln.fuse
+        def elementwise(x, y):
+            return x * 2.0 + y
+
+        x = kiln.to_device(np.ones((64, 300), np.float32))
+        r = rows(x, x)
+        assert isinstance(r, kiln.DeviceArray) and r.shape == (64,) and r.dtype == np.float32
+        name, grid, block, _ = last()
+        assert grid == (64, 1, 1) and block == (256, 1, 1), (grid, block)
+        m, mean = total(x, x)
+        assert m.shape == () and m.dtype == np.float32 and mean.dtype == np.float32
+        name, grid, block, _ = last()
+        assert grid == (1, 1, 1) and block == (256, 1, 1), (grid, block)
+        e = elementwise(x, kiln.to_device(np.ones(300, np.float64)))
+        assert e.shape == (64, 300) and e.dtype == np.float64
+        name, grid, block, _ = last()
+        assert grid == (-(-64 * 300 // 256), 1, 1), grid
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
+def _host(v):
+    if isinstance(v, tuple):
+        return tuple(_host(x) for x in v)
+    h = v.copy_to_host()
+    return h[()] if h.ndim == 0 else h
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fn", ALL_FUNCS + [issue, chain6], ids=lambda f: f.__name__)
+def test_gpu_matches_numpy(fn, rng):
+    """On the H200: device arrays in, the GPU kernel's results against NumPy's."""
+    dts = [np.dtype(np.int64)] if fn.__name__ in INT_ONLY else \
+        [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32)]
+    for dt in dts:
+        if fn in (issue, chain6) and dt.kind != "f":
+            continue
+        for sa, sb in (((64, 300), (64, 300)), ((64, 300), (300,)), ((3, 4, 50), (4, 1)),
+                       ((5000, 3), (5000, 3)), ((), ())):
+            a, b = _inputs(rng, dt, sa), _inputs(rng, dt, sb)
+            want = _reference(fn, a, b)
+            if isinstance(want, tuple) and len({np.shape(w) for w in want}) > 1:
+                continue
+            got = _host(fn(kiln.to_device(np.asarray(a)), kiln.to_device(np.asarray(b))))
+            want = tuple(np.asarray(w) for w in want) if isinstance(want, tuple) else np.asarray(want)
+            got = tuple(np.asarray(g) for g in got) if isinstance(got, tuple) else np.asarray(got)
+            if fn in (issue, row_sum, total, row_stats):
+                for g, w in zip(got if isinstance(got, tuple) else (got,),
+                                want if isinstance(want, tuple) else (want,)):
+                    assert g.dtype == w.dtype and g.shape == w.shape
+                    np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-3)
+            else:
+                _same(got, want, f"{fn.__name__} {dt} {sa} {sb}")
+
+
+@pytest.mark.gpu
+def test_gpu_takes_cupy_and_torch_arrays(rng):
+    x = _inputs(rng, np.dtype(np.float32), (128, 257))
+    want = _reference(issue, x, x)
+    for lib in ("cupy", "torch"):
+        mod = pytest.importorskip(lib)
+        d = mod.asarray(x) if lib == "cupy" else mod.tensor(x, device="cuda")
+        got = issue(d, d)
+        assert isinstance(got, kiln.DeviceArray)
+        np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4, atol=1e-3)
