@@ -109,18 +109,21 @@ def precompile(argv):
     failures = 0
     built = cached = 0
     t0 = time.perf_counter()
-    for disp, text in found:
-        _, argkey = _kiln.parse_signature(text)
+    for entry, text in found:
         for kind, arch in targets:
             label = "cpu" if kind == "cpu" else f"cuda:sm_{arch}"
             try:
+                if hasattr(entry, "precompile_target"):  # kiln.fuse: a kernel per target
+                    disp, argkey = entry.precompile_target(kind)
+                else:
+                    disp, (_, argkey) = entry, _kiln.parse_signature(text)
                 if kind == "cpu":
                     _, _, ckey, hit = _compile.build_cpu(disp, argkey)
                 else:
                     [(_, ckey, hit)] = _compile.check_cuda(disp, argkey, (arch,))
             except _kiln.CompileError as e:
                 failures += 1
-                print(f"error: {disp.__qualname__}{text[text.index('('):]} for {label}:\n{e}",
+                print(f"error: {entry.__qualname__}{text[text.index('('):]} for {label}:\n{e}",
                       file=sys.stderr)
                 continue
             cached += bool(hit)

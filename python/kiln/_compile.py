@@ -254,7 +254,7 @@ def build(disp, key):
         entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
     else:
         entry = cpu_entry(disp, argkey, key, sig)
-        if os.environ.get("KILN_CHECK_CUDA") == "1":
+        if os.environ.get("KILN_CHECK_CUDA") == "1" and not getattr(disp, "_cpu_only", False):
             check_cuda(disp, argkey)
     if (sig, key) not in disp._compiled:  # threads racing on a first call build it each
         disp._compiled.append((sig, key))

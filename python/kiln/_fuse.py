@@ -28,12 +28,15 @@ _CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the gri
 _NUMPY_FUNCS = ("where", "sum", "prod", "product", "max", "amax", "min", "amin", "mean")
 
 _codes = {}  # numpy dtype -> kiln dtype code
+_numpy = []
 
 
 def _np():
-    import numpy
+    if not _numpy:
+        import numpy
 
-    return numpy
+        _numpy.append(numpy)
+    return _numpy[0]
 
 
 def _code_of(dt):
@@ -63,9 +66,9 @@ class _Spec:
     """One specialisation: the plan the core made and its kernel."""
 
     __slots__ = ("kind", "keepdims", "ndim_out", "tuple", "outs", "reds", "groups",
-                 "params", "kernel", "source")
+                 "params", "kernel", "source", "dtypes", "zero_d", "extra", "all_arrays")
 
-    def __init__(self, plan, kernel):
+    def __init__(self, plan, kernel, key):
         np = _np()
         self.kind = plan["kind"]
         self.keepdims = plan["keepdims"]
@@ -84,6 +87,16 @@ class _Spec:
         self.params = plan["params"].split()
         self.source = plan["source"]
         self.kernel = kernel
+        # the launch's arguments in order: outputs, partials, the call's arguments (0-d
+        # arrays as 1-element arrays), then the extents and counts named in extra
+        self.dtypes = [dt for dt, _, _ in self.outs]
+        self.zero_d = [i for i, k in enumerate(key) if k[0] == _ARRAY and k[2] == 0]
+        self.extra = [p for p in self.params if not (p[0] in "oa" and p[1:].isdigit())
+                      and not (p[0] == "p" and p[1:].isdigit())]
+        arrs = set()
+        for _, a, _ in self.outs:
+            arrs.update(a)
+        self.all_arrays = sorted(arrs)
 
 
 def _bits(mask):
@@ -101,7 +114,7 @@ def _bshape(np, shapes):
 class Fused:
     """The object ``@kiln.fuse`` returns: call it like the function."""
 
-    def __init__(self, func, cache=True):
+    def __init__(self, func, signatures=(), cache=True):
         code = getattr(func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.fuse needs a Python function, not {type(func).__name__}")
@@ -117,6 +130,17 @@ class Fused:
         self._specs = {}
         self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
         self._lock = threading.Lock()
+        if isinstance(signatures, str):
+            signatures = [signatures]
+        from . import _dispatch
+
+        for text in signatures:  # checked now; built now, or by kiln precompile
+            key, layouts, text = self._signature(text)
+            if _dispatch._precompiling is not None:
+                _dispatch._precompiling.append((_Precompiled(self, key, layouts), text))
+            else:
+                kernel, argkey = self._precompile_target(key, layouts, "cpu")
+                kernel.compile("void(" + _kiln.argtype_str(argkey) + ")")
 
     # ---- specialisation ------------------------------------------------------------------
 
@@ -128,7 +152,10 @@ class Fused:
         kernel = _make_kernel(f"__kiln_fuse_{plan['name']}", plan["source"], ns, **opts)
         if plan["kind"] != _MAP:
             kernel._par_threshold = 1  # rows and partials loop: always worth the threads
-        return _Spec(plan, kernel)
+        # KILN_CHECK_CUDA: a GPU call runs the CUDA text (target 1), checked by _check_cuda;
+        # this kernel's CPU text is never compiled for CUDA
+        kernel._cpu_only = not target
+        return _Spec(plan, kernel, key)
 
     def _spec(self, key, target):
         spec = self._specs.get((key, target))
@@ -187,14 +214,24 @@ class Fused:
         key = tuple(key)
         if gpu is not None:
             return self._run(self._spec(key, 1), vals, gpu)
-        spec = self._spec(key, 0)
-        if os.environ.get("KILN_CHECK_CUDA") == "1":
-            self._check_cuda(spec, key, vals)
+        spec = self._specs.get((key, 0))
+        if spec is None:
+            spec = self._spec(key, 0)
+            if os.environ.get("KILN_CHECK_CUDA") == "1":
+                self._check_cuda(spec, key, vals)
         return self._run(spec, vals, None)
 
     def _shapes(self, spec, vals):
         """The shape every output has and, for reductions, the shape each loop reduces."""
         np = _np()
+        if spec.kind == _MAP:  # the common case first: every array of one shape
+            arrs = spec.all_arrays
+            shape = vals[arrs[0]].shape
+            for i in arrs:
+                if vals[i].shape != shape:
+                    break
+            else:
+                return shape, None
         inners = []
         reduced = []
         for arrs, maxmin in spec.groups:
@@ -275,22 +312,11 @@ class Fused:
             for s in (out_shape if gpu is not None else out_shape[:-2]):
                 nz *= s
             extra["nz"] = nz
-        argv = []
-        for p in spec.params:
-            c = p[0]
-            if c == "o":
-                argv.append(outs[int(p[1:])])
-            elif c == "a" and p[1:].isdigit():
-                v = vals[int(p[1:])]
-                if getattr(v, "ndim", None) == 0 and not isinstance(v, np.generic):
-                    v = v.reshape(1)
-                argv.append(v)
-            elif c == "p" and p != "phase":
-                argv.append(parts[int(p[1:])])
-            elif p == "phase":
-                argv.append(0)
-            else:
-                argv.append(extra[p])
+        argv = outs + parts + vals
+        for i in spec.zero_d:
+            argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
+        for p in spec.extra:
+            argv.append(0 if p == "phase" else extra[p])
         k = spec.kernel
         if spec.kind == _ALL:
             threads = 1 if gpu is None else _GPU_BLOCK
@@ -324,37 +350,83 @@ class Fused:
     def _check_cuda(self, cpu, key, vals):
         """KILN_CHECK_CUDA=1 (the test suite): the CUDA kernel of this specialisation, for
         these arguments' layouts, compiled by NVRTC for sm_80 and sm_90; once per shape of
-        kernel (kind, dimensions, loops), since dtypes and layouts only change conversions
-        and index formulas that the kernel tests compile for every dtype and layout."""
-        shape = (cpu.kind, cpu.ndim_out, cpu.keepdims, len(cpu.groups))
+        kernel (elementwise, rows or whole; keepdims; one loop or several; dimensions past
+        three), since dtypes, layouts and broadcasting only change conversions and index
+        formulas, which the kernel tests compile for every dtype and layout."""
+        shape = (cpu.kind, cpu.keepdims, len(cpu.groups) > 1, cpu.ndim_out > 3)
         if shape in self._checked:
             return
         self._checked.add(shape)
         spec = self._spec(key, 1)
-        argkey = []
-        for p in spec.params:
-            c = p[0]
-            if c == "o":
-                dt = spec.outs[int(p[1:])][0]
-                argkey.append(bytes([1, _code_of(dt), max(spec.ndim_out, 1), ord("C")]))
-            elif c == "p" and p != "phase":
-                argkey.append(bytes([1, _code_of(spec.reds[int(p[1:])][0]), 1, ord("C")]))
-            elif c == "a" and p[1:].isdigit():
-                v = vals[int(p[1:])]
-                kind = key[int(p[1:])][0]
-                if kind == _ARRAY:
-                    lay = "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "A"
-                    argkey.append(bytes([1, _code_of(v.dtype), max(v.ndim, 1), ord(lay)]))
-                elif kind in (_SCALAR, _PYBOOL):
-                    argkey.append(bytes([0, key[int(p[1:])][1], 0, 0]))
-                else:
-                    argkey.append(bytes([0, 4 if kind == _PYINT else 11, 0, 0]))
+        layouts = ["C" if getattr(v, "flags", None) is None or v.flags.c_contiguous else
+                   "F" if v.flags.f_contiguous else "A" for v in vals]
+        _compile.check_cuda(spec.kernel, _kernel_argkey(spec, key, layouts))
+
+    # ---- explicit signatures and kiln precompile -----------------------------------------
+
+    def _signature(self, text):
+        """A signature "(float32[:, ::1], float64)" as the fuse key and the arrays' layouts:
+        arrays with no extent-1 dimension; int64, float64 and bool scalars are Python's."""
+        text = text.strip()
+        if not text.startswith("void"):
+            text = "void" + (text if text.startswith("(") else f"({text})")
+        _, argkey = _kiln.parse_signature(text)
+        if len(argkey) // 4 != self._nparams:
+            raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
+                            f"'{self.__name__}' takes {self._nparams}")
+        key, layouts = [], []
+        for i in range(0, len(argkey), 4):
+            arr, dt, nd, lay = argkey[i:i + 4]
+            if arr:
+                key.append((_ARRAY, dt, nd, 0))
             else:
-                argkey.append(bytes([0, 4, 0, 0]))
-        _compile.check_cuda(spec.kernel, b"".join(argkey))
+                kind = {4: _PYINT, 11: _PYFLOAT, 0: _PYBOOL}.get(dt, _SCALAR)
+                key.append((kind, dt, 0, 0))
+            layouts.append(chr(lay) if arr else "C")
+        return tuple(key), layouts, text
+
+    def _precompile_target(self, key, layouts, kind):
+        """(kernel, its argument key) of a signature for `kind` ("cpu" or "cuda")."""
+        spec = self._spec(key, 0 if kind == "cpu" else 1)
+        return spec.kernel, _kernel_argkey(spec, key, layouts)
 
     def __repr__(self):
         return f"<kiln fused {self.__name__}>"
+
+
+def _kernel_argkey(spec, key, layouts):
+    """The generated kernel's argument key for a call of this key with these layouts."""
+    argkey = []
+    for p in spec.params:
+        c = p[0]
+        if c == "o":
+            dt = spec.outs[int(p[1:])][0]
+            argkey.append(bytes([1, _code_of(dt), max(spec.ndim_out, 1), ord("C")]))
+        elif c == "p" and p[1:].isdigit():
+            argkey.append(bytes([1, _code_of(spec.reds[int(p[1:])][0]), 1, ord("C")]))
+        elif c == "a" and p[1:].isdigit():
+            kind, dt, nd, _ = key[int(p[1:])]
+            if kind == _ARRAY:
+                argkey.append(bytes([1, dt, max(nd, 1), ord(layouts[int(p[1:])])]))
+            elif kind in (_SCALAR, _PYBOOL):
+                argkey.append(bytes([0, dt, 0, 0]))
+            else:
+                argkey.append(bytes([0, 4 if kind == _PYINT else 11, 0, 0]))
+        else:
+            argkey.append(bytes([0, 4, 0, 0]))
+    return b"".join(argkey)
+
+
+class _Precompiled:
+    """What `kiln precompile` builds for one signature of a fused function: the CPU
+    kernel for the cpu target, the CUDA kernel for cuda targets."""
+
+    def __init__(self, fused, key, layouts):
+        self._fused, self._key, self._layouts = fused, key, layouts
+        self.__qualname__ = fused.__qualname__
+
+    def precompile_target(self, kind):
+        return self._fused._precompile_target(self._key, self._layouts, kind)
 
 
 __all__ = ["Fused"]

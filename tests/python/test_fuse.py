@@ -541,3 +541,39 @@ def test_gpu_takes_cupy_and_torch_arrays(rng):
         got = issue(d, d)
         assert isinstance(got, kiln.DeviceArray)
         np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4, atol=1e-3)
+
+
+def test_precompile_builds_fused_kernels_for_a_later_process(tmp_path):
+    """kiln precompile finds @kiln.fuse(signatures=...) functions and builds the CPU kernel
+    and the CUDA one (NVRTC, no GPU); a later process's call loads the CPU build from the
+    disk cache."""
+    mod = tmp_path / "fused_mod.py"
+    mod.write_text(textwrap.dedent("""
+        import numpy as np, kiln
+
+        @kiln.fuse(signatures=["(float32[:, ::1], float32[:, ::1])"])
+        def f(x, y):
+            return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+    """))
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_TIERS="0",
+               PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
+    env.pop("KILN_CHECK_CUDA", None)
+    out = subprocess.run([sys.executable, "-m", "kiln", "precompile", str(mod), "--target", "cpu",
+                          "--target", "cuda:sm_80"], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 built, 0 already cached, 0 failed" in out.stdout, out.stdout
+    script = tmp_path / "use.py"
+    script.write_text(textwrap.dedent("""
+        import json, numpy as np, kiln
+        from fused_mod import f
+        x = np.linspace(-1, 1, 60, dtype=np.float32).reshape(3, 20)
+        ok = bool(np.allclose(f(x, x), f.py_func(x, x), rtol=1e-5))
+        print(json.dumps({"ok": ok, "stats": kiln.cache.stats()}))
+    """))
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["ok"] and r["stats"]["compiles"] == 0 and r["stats"]["disk"]["hits"] == 1, r
