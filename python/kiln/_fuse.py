@@ -24,6 +24,7 @@ _MAP, _ROWS, _ALL = 0, 1, 2
 _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
 _GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
 _GPU_PARTIALS = 1024  # blocks of a GPU whole-array reduction's first phase
+_GPU_GRID_Y = 65535   # CUDA's limit on a grid's y dimension (an elementwise kernel's rows)
 _CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the grid as loops)
 _NUMPY_FUNCS = ("where", "sum", "prod", "product", "max", "amax", "min", "amin", "mean")
 
@@ -307,9 +308,9 @@ class Fused:
         elif spec.kind == _ROWS:
             for g, sh in enumerate(inners):
                 extra[f"m{g}"] = sh[-1] if sh else 1
-        if "nz" in spec.params:
+        if "nz" in spec.params:  # positions of the dimensions the grid folds into one
             nz = 1
-            for s in (out_shape if gpu is not None else out_shape[:-2]):
+            for s in (out_shape[:-1] if gpu is not None else out_shape[:-2]):
                 nz *= s
             extra["nz"] = nz
         argv = outs + parts + vals
@@ -326,9 +327,12 @@ class Fused:
             return
         dims = out_shape if spec.kind == _MAP else out_shape[:len(out_shape) - spec.keepdims]
         if gpu is not None:
-            if spec.kind == _MAP:
-                n = extra.get("nz", 1)
+            if spec.kind == _MAP and len(out_shape) < 2:
+                n = out_shape[0] if out_shape else 1
                 k[-(-n // _GPU_BLOCK), _GPU_BLOCK](*argv)
+            elif spec.kind == _MAP:
+                k[(-(-out_shape[-1] // _GPU_BLOCK), min(extra["nz"], _GPU_GRID_Y)),
+                  (_GPU_BLOCK, 1)](*argv)
             else:
                 rows = 1
                 for s in dims:

@@ -12,8 +12,8 @@
  * The kernel's shape (docs/modes.md, "kiln.fuse"):
  *  - MAP: one output element per position.  CPU: kiln.grid over up to three
  *    dimensions, the last one x (plan.c orders the loops by the arrays'
- *    layouts), dimensions past three folded into z; GPU: one flat position
- *    split by the output's extents.
+ *    layouts), dimensions past three folded into z; GPU: x along the last
+ *    dimension, y striding the others folded into one.
  *  - ROWS: one row of the reduced shape per position; the row's values are
  *    accumulated in registers and each output written once.  GPU: a block
  *    per row, its threads striding the row, folded in shared memory.
@@ -185,23 +185,21 @@ static void lines(Buf *out, int indent, const char *text) {
     }
 }
 
-/* The index variables k_i0..k_iD-1 of a position, from the grid (the last
- * dimension x); `bound` names the extent of dimension d. */
-static void positions(W *w, Buf *o, int D, const char *shape_of, bool flat) {
+/* The index variables k_i0..k_iD-1 of a position (CPU, and the GPU's one-dimensional
+ * kernels), from the grid with the last dimension as x; dimensions past three are
+ * folded into z (k_nz positions); shape_of names the extents. */
+static void positions(W *w, Buf *o, int D, const char *shape_of) {
     Arena *A = &w->C->arena;
     if (D == 0) {
         buf_printf(o, "    k_p = kiln.grid(1)\n    if k_p < 1:\n");
         return;
     }
-    if (flat || D > 3) {
-        int lead = flat ? D : D - 2; /* dimensions split from one coordinate */
-        if (flat) buf_printf(o, "    k_z = kiln.grid(1)\n    if k_z < k_nz:\n");
-        else
-            buf_printf(o, "    k_i%d, k_i%d, k_z = kiln.grid(3)\n    if k_i%d < %s[%d] and k_i%d < "
-                          "%s[%d] and k_z < k_nz:\n",
-                       D - 1, D - 2, D - 1, shape_of, D - 1, D - 2, shape_of, D - 2);
+    if (D > 3) {
+        buf_printf(o, "    k_i%d, k_i%d, k_z = kiln.grid(3)\n    if k_i%d < %s[%d] and k_i%d < "
+                      "%s[%d] and k_z < k_nz:\n",
+                   D - 1, D - 2, D - 1, shape_of, D - 1, D - 2, shape_of, D - 2);
         buf_printf(o, "        k_r = k_z\n");
-        for (int d = lead - 1; d >= 1; d--)
+        for (int d = D - 3; d >= 1; d--)
             buf_printf(o, "        k_i%d = k_r %% %s[%d]\n        k_r = k_r // %s[%d]\n", d, shape_of,
                        d, shape_of, d);
         buf_printf(o, "        k_i0 = k_r\n");
@@ -247,8 +245,23 @@ static void write_map(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     int D = ir->ndim_out;
     set_index(w, 0, D, false, 0);
-    positions(w, o, D, "k_o0.shape", w->gpu);
-    stores(w, o, 8, 0);
+    if (!w->gpu || D < 2) {
+        positions(w, o, D, "k_o0.shape");
+        stores(w, o, 8, 0);
+        return;
+    }
+    /* GPU: x along the last dimension (coalesced), y striding the leading dimensions
+     * folded into one (k_nz of them; the grid's y has at most 65535 blocks), so a
+     * position costs no division for two dimensions and one per further dimension */
+    buf_printf(o, "    k_i%d, k_y = kiln.grid(2)\n    if k_i%d < k_o0.shape[%d]:\n"
+                  "        for k_z in range(k_y, k_nz, kiln.gridsize(2)[1]):\n",
+               D - 1, D - 1, D - 1);
+    buf_printf(o, "            k_r = k_z\n");
+    for (int d = D - 2; d >= 1; d--)
+        buf_printf(o, "            k_i%d = k_r %% k_o0.shape[%d]\n            k_r = k_r // k_o0.shape[%d]\n",
+                   d, d, d);
+    buf_printf(o, "            k_i0 = k_r\n");
+    stores(w, o, 12, 0);
 }
 
 /* The post region over the reduced shape (DR dimensions, then keepdims' zeros). */
@@ -308,7 +321,7 @@ static void write_rows(W *w, Buf *o) {
     }
     set_post(w, DR);
     if (!w->gpu) {
-        positions(w, o, DR, "k_o0.shape", false);
+        positions(w, o, DR, "k_o0.shape");
         inits(w, o, 8, false);
         for (int g = 0; g < ir->ngroups; g++) {
             buf_printf(o, "        for k_j in range(k_m%d):\n", g);
@@ -446,7 +459,7 @@ void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf
     if (ir->kind == KILN_FUSE_ALL) {
         buf_puts(&ps, ", k_np, k_phase");
         buf_puts(params, " np phase");
-    } else if ((w.gpu && ir->kind == KILN_FUSE_MAP && D > 0) || (!w.gpu && D > 3)) {
+    } else if ((w.gpu && ir->kind == KILN_FUSE_MAP && D > 1) || (!w.gpu && D > 3)) {
         buf_puts(&ps, ", k_nz");
         buf_puts(params, " nz");
     }

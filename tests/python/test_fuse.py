@@ -491,7 +491,13 @@ def test_gpu_host_side_against_the_fake_driver():
         e = elementwise(x, kiln.to_device(np.ones(300, np.float64)))
         assert e.shape == (64, 300) and e.dtype == np.float64
         name, grid, block, _ = last()
-        assert grid == (-(-64 * 300 // 256), 1, 1), grid
+        assert grid == (2, 64, 1) and block == (256, 1, 1), (grid, block)  # x: columns
+        e = elementwise(kiln.to_device(np.ones((70000, 3, 2), np.float32)), 1.5)
+        name, grid, block, _ = last()
+        assert grid == (1, 65535, 1), grid  # y strides the 210000 rows
+        e = elementwise(kiln.to_device(np.ones(1000, np.float32)), 1.5)
+        name, grid, block, _ = last()
+        assert grid == (4, 1, 1), grid
         print("ok")
     """)
     assert out.strip().endswith("ok")
