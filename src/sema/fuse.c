@@ -1,8 +1,8 @@
-/* fuse.c: kiln.fuse's lowering: a function of arrays typed as NumPy types it.
+/* fuse.c: kiln.fuse's lowering, the expressions: typed as NumPy types arrays.
  *
- * The fused function is parsed by the kernel front end, then walked once,
- * statement by statement: assignments bind names to typed trees (fuse.h),
- * the return gives the outputs.  Typing follows NumPy 2 for arrays: NEP 50
+ * The fused function is parsed by the kernel front end and walked once,
+ * statement by statement (fuse_stmt.c); each expression becomes a typed tree
+ * (fuse.h) here.  Typing follows NumPy 2 for arrays: NEP 50
  * promotion (ty_promote; Python scalars are weak), the dtype of each ufunc's
  * loop (int16 into np.exp is float32, int8 would be float16, which kiln does
  * not have), bool arithmetic (+ is or, * is and, - is refused), true division
@@ -20,21 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sema/fuse.h"
+#include "sema/fuse_int.h"
 
-typedef struct Binding {
-    const char *name;
-    FNode *v;
-} Binding;
-
-typedef struct Fuse {
-    Compiler *C;
-    const SrcFile *f;
-    void *scope;
-    FuseIR *ir;
-    Binding *env;
-    int nenv, capenv;
-} Fuse;
 
 static FNode *err_null(void) { return NULL; }
 #define ERR(sp, hint, ...) (error_at(F->C, (sp), (hint), __VA_ARGS__), err_null())
@@ -46,7 +33,7 @@ static FNode *fnew(Fuse *F, int kind, Span sp) {
     return n;
 }
 
-static const char *dt_name(const Type *t) {
+const char *fuse_type_name(const Type *t) {
     return t->weak ? (t->kind == TY_FLOAT ? "Python float" : "Python int")
                    : kiln_dtype_name((kiln_dtype)t->dtype);
 }
@@ -96,13 +83,13 @@ static const Type *float_of(Fuse *F, const Type *x, Span sp, const char *what) {
     if (bits <= 8) {
         error_at(F->C, sp, "convert first, e.g. x.astype(np.float32)",
                  "%s of %s is float16 in NumPy, which kiln does not support", what,
-                 dt_name(x));
+                 fuse_type_name(x));
         return NULL;
     }
     return ty_scalar(bits <= 16 ? KILN_FLOAT32 : KILN_FLOAT64);
 }
 
-static const Type *promote(Fuse *F, FNode *a, FNode *b, Span sp) {
+static const Type *promote(Fuse *F, FNode *a, FNode *b) {
     const Type *t = ty_promote(a->t, b->t);
     /* NEP 50: a Python int must fit the typed integer it meets */
     FNode *w = a->t->weak ? a : b, *s = a->t->weak ? b : a;
@@ -117,11 +104,10 @@ static const Type *promote(Fuse *F, FNode *a, FNode *b, Span sp) {
         }
         if (!ty_int_fits(s->t, v, big)) {
             error_at(F->C, w->sp, NULL, "Python integer %s out of bounds for %s", w->text,
-                     dt_name(s->t));
+                     fuse_type_name(s->t));
             return NULL;
         }
     }
-    (void)sp;
     return t;
 }
 
@@ -133,7 +119,7 @@ static FNode *lookup_local(Fuse *F, const char *name) {
     return NULL;
 }
 
-static void bind(Fuse *F, const char *name, FNode *v) {
+void fuse_bind(Fuse *F, const char *name, FNode *v) {
     F->env = arena_grow(&F->C->arena, F->env, &F->capenv, F->nenv + 1, sizeof *F->env);
     F->env[F->nenv].name = name;
     F->env[F->nenv].v = v;
@@ -249,8 +235,6 @@ static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_
 
 /* ---- expressions --------------------------------------------------------------- */
 
-static FNode *expr(Fuse *F, const Node *n);
-static FNode *cast(Fuse *F, Span sp, FNode *x, const Type *t);
 
 static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
     FNode *r = fnew(F, FN_UN, n->sp);
@@ -265,12 +249,12 @@ static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
         return ERR(n->sp, "use ~x for a logical not", "NumPy does not support %s on bool",
                    op == U_NEG ? "unary -" : "unary +");
     if (op == U_INVERT && x->t->kind == TY_FLOAT)
-        return ERR(n->sp, NULL, "'~' is not supported for %s in NumPy", dt_name(x->t));
+        return ERR(n->sp, NULL, "'~' is not supported for %s in NumPy", fuse_type_name(x->t));
     r->t = r->opty = x->t;
     return r;
 }
 
-static FNode *bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
+FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     static const char *const sym[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"};
     FNode *r = fnew(F, FN_BIN, n->sp);
     r->op = (uint8_t)op;
@@ -278,7 +262,7 @@ static FNode *bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     r->b = b;
     if (!combine(F, r, a, b)) return NULL;
     if (a->py && b->py) return python_op(r, op, a, b, false);
-    const Type *t = promote(F, a, b, n->sp);
+    const Type *t = promote(F, a, b);
     if (!t) return NULL;
     bool both_bool = is_bool(a->t) && is_bool(b->t);
     switch (op) {
@@ -298,14 +282,14 @@ static FNode *bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
         if (both_bool) t = ty_scalar(KILN_INT8);
         if (op >= B_LSHIFT && t->kind == TY_FLOAT)
             return ERR(n->sp, NULL, "NumPy does not support %s on %s and %s", sym[op],
-                       dt_name(a->t), dt_name(b->t));
+                       fuse_type_name(a->t), fuse_type_name(b->t));
         break;
     case B_AND:
     case B_OR:
     case B_XOR:
         if (t->kind == TY_FLOAT)
             return ERR(n->sp, NULL, "NumPy does not support %s on %s and %s", sym[op],
-                       dt_name(a->t), dt_name(b->t));
+                       fuse_type_name(a->t), fuse_type_name(b->t));
         break;
     default: break;
     }
@@ -379,7 +363,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
         keepdims = keep->blit;
     }
     if (x->level == FL_SCALAR) /* np.sum(3): the value itself, in the result's dtype */
-        return cast(F, n->sp, x, red_acc(op, ty_strong(x->t)));
+        return fuse_cast(F, n->sp, x, red_acc(op, ty_strong(x->t)));
     FuseIR *ir = F->ir;
     if (ir->nred >= KILN_FUSE_MAX_REDUCTIONS)
         return ERR(n->sp, NULL, "kiln.fuse takes at most %d reductions in one function",
@@ -427,7 +411,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
     return r;
 }
 
-static FNode *cast(Fuse *F, Span sp, FNode *x, const Type *t) {
+FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t) {
     FNode *r = fnew(F, FN_CAST, sp);
     r->a = x;
     combine(F, r, x, NULL);
@@ -461,8 +445,7 @@ static const Type *dtype_arg(Fuse *F, const Node *a) {
     return NULL;
 }
 
-static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na,
-                      const Node *const *pos, int npos);
+static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na);
 
 static FNode *call(Fuse *F, const Node *n) {
     const Node *fn = n->call.fn;
@@ -477,13 +460,13 @@ static FNode *call(Fuse *F, const Node *n) {
             if (strcmp(F->ir->pnames[i], head) == 0) value = true;
         if (value) {
             const char *m = fn->attr.attr;
-            FNode *x = expr(F, fn->attr.base);
+            FNode *x = fuse_expr(F, fn->attr.base);
             if (!x) return NULL;
             if (strcmp(m, "astype") == 0) {
                 if (npos != 1 || n->call.kwvals.n)
                     return ERR(n->sp, NULL, "kiln.fuse takes x.astype(dtype) with one argument");
                 const Type *t = dtype_arg(F, pos[0]);
-                return t ? cast(F, n->sp, x, t) : NULL;
+                return t ? fuse_cast(F, n->sp, x, t) : NULL;
             }
             int r = red_of(m);
             if (r >= 0) return reduction(F, n, r, x, pos, npos);
@@ -504,7 +487,7 @@ static FNode *call(Fuse *F, const Node *n) {
     const char *dot = strrchr(canon, '.');
     if (strncmp(canon, "numpy.", 6) == 0 && red_of(dot + 1) >= 0) {
         if (npos < 1) return ERR(n->sp, NULL, "np.%s needs an array", dot + 1);
-        return reduction(F, n, red_of(dot + 1), expr(F, pos[0]), pos + 1, npos - 1);
+        return reduction(F, n, red_of(dot + 1), fuse_expr(F, pos[0]), pos + 1, npos - 1);
     }
     if (n->call.kwvals.n)
         return ERR(n->call.kwvals.v[0]->sp, NULL, "kiln.fuse takes no keyword arguments for '%s'",
@@ -512,14 +495,11 @@ static FNode *call(Fuse *F, const Node *n) {
     FNode *a[3] = {0};
     if (npos > 3) return ERR(n->sp, NULL, "kiln.fuse cannot fuse '%s' with %d arguments", path, npos);
     for (int i = 0; i < npos; i++)
-        if (!(a[i] = expr(F, pos[i]))) return NULL;
-    return call_fn(F, n, canon, a, npos, pos, npos);
+        if (!(a[i] = fuse_expr(F, pos[i]))) return NULL;
+    return call_fn(F, n, canon, a, npos);
 }
 
-static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na,
-                      const Node *const *pos, int npos) {
-    (void)pos;
-    (void)npos;
+static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na) {
     if (strcmp(canon, "numpy.where") == 0) {
         if (na != 3) return ERR(n->sp, NULL, "kiln.fuse takes np.where(condition, x, y)");
         FNode *r = fnew(F, FN_WHERE, n->sp);
@@ -529,7 +509,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         FNode tmp;
         memset(&tmp, 0, sizeof tmp);
         if (!combine(F, &tmp, a[0], a[1]) || !combine(F, r, &tmp, a[2])) return NULL;
-        r->t = promote(F, a[1], a[2], n->sp);
+        r->t = promote(F, a[1], a[2]);
         if (!r->t) return NULL;
         if (r->t->weak && r->level != FL_SCALAR) r->t = ty_strong(r->t);
         return r;
@@ -537,7 +517,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
     const Intrinsic *in = intrinsic_lookup(canon);
     if (in && in->kind == IK_DTYPE) {
         if (na != 1) return ERR(n->sp, NULL, "kiln.fuse takes one argument for '%s'", canon);
-        return cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
+        return fuse_cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
     }
     if (!in || in->kind == IK_NS || (in->flags & IF_VALUE))
         return ERR(n->call.fn->sp, "kiln.fuse fuses NumPy's ufuncs with a kernel counterpart "
@@ -552,7 +532,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         return ERR(n->sp, NULL, "'%s' takes %d argument%s in kiln.fuse", canon, want,
                    want == 1 ? "" : "s");
     if (in->kind == IK_POWER)
-        return bin(F, n, B_POW, a[0], a[1]);
+        return fuse_bin(F, n, B_POW, a[0], a[1]);
     FNode *r = fnew(F, FN_CALL, n->sp);
     r->a = a[0];
     r->b = na > 1 ? a[1] : NULL;
@@ -574,7 +554,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         break;
     }
     case IK_NPMINMAX:
-        r->opty = r->t = promote(F, a[0], a[1], n->sp);
+        r->opty = r->t = promote(F, a[0], a[1]);
         if (r->t && r->t->weak) r->opty = r->t = ty_strong(r->t);
         break;
     case IK_ROUNDING:
@@ -605,12 +585,9 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
     return r->t ? r : NULL;
 }
 
-static FNode *expr(Fuse *F, const Node *n) {
+FNode *fuse_expr(Fuse *F, const Node *n) {
     switch (n->kind) {
     case E_INT:
-        if (n->ilit.big) return constant(F, n->sp, &ty_weak_int,
-                                         arena_printf(&F->C->arena, "%llu",
-                                                      (unsigned long long)n->ilit.v));
         return constant(F, n->sp, &ty_weak_int,
                         arena_printf(&F->C->arena, "%llu", (unsigned long long)n->ilit.v));
     case E_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, n->flit));
@@ -677,24 +654,24 @@ static FNode *expr(Fuse *F, const Node *n) {
         return ERR(n->sp, "call it", "'%s' is not a value kiln.fuse can use", canon);
     }
     case E_UNARY: {
-        FNode *x = expr(F, n->un.x);
+        FNode *x = fuse_expr(F, n->un.x);
         if (!x) return NULL;
         if (n->op == U_NEG && x->kind == FN_CONST && x->t->weak)
             return constant(F, n->sp, x->t, arena_printf(&F->C->arena, "(-%s)", x->text));
         return un(F, n, n->op, x);
     }
     case E_BINOP: {
-        FNode *a = expr(F, n->bin.l);
-        FNode *b = a ? expr(F, n->bin.r) : NULL;
-        return b ? bin(F, n, n->op, a, b) : NULL;
+        FNode *a = fuse_expr(F, n->bin.l);
+        FNode *b = a ? fuse_expr(F, n->bin.r) : NULL;
+        return b ? fuse_bin(F, n, n->op, a, b) : NULL;
     }
     case E_COMPARE: {
         if (n->cmp.operands.n != 2)
             return ERR(n->sp, "write (a < b) & (b < c)",
                        "a chained comparison asks for one truth value; on arrays NumPy raises "
                        "ValueError");
-        FNode *a = expr(F, n->cmp.operands.v[0]);
-        FNode *b = a ? expr(F, n->cmp.operands.v[1]) : NULL;
+        FNode *a = fuse_expr(F, n->cmp.operands.v[0]);
+        FNode *b = a ? fuse_expr(F, n->cmp.operands.v[1]) : NULL;
         if (!b) return NULL;
         FNode *r = fnew(F, FN_CMP, n->sp);
         r->op = n->cmp.ops[0];
@@ -702,7 +679,7 @@ static FNode *expr(Fuse *F, const Node *n) {
         r->b = b;
         if (!combine(F, r, a, b)) return NULL;
         if (a->py && b->py) return python_op(r, 0, a, b, true);
-        if (!promote(F, a, b, n->sp)) return NULL;
+        if (!promote(F, a, b)) return NULL;
         r->t = ty_scalar(KILN_BOOL);
         return r;
     }
@@ -721,209 +698,3 @@ static FNode *expr(Fuse *F, const Node *n) {
     }
 }
 
-/* ---- statements ------------------------------------------------------------------ */
-
-static FNode *variable(Fuse *F, const char *name, Span sp, FNode *v) {
-    if (v->level == FL_SCALAR && v->kind != FN_VAR) {
-        /* scalars are inlined (they are cheap and keep weak types weak) */
-        return v;
-    }
-    FNode *r = fnew(F, FN_VAR, sp);
-    *r = *v;
-    r->kind = FN_VAR;
-    r->a = v;
-    r->b = r->c = NULL;
-    r->text = name;
-    r->arg = F->ir->nvars++;
-    r->emitted = 0;
-    return r;
-}
-
-static bool output(Fuse *F, const Node *n) {
-    FuseIR *ir = F->ir;
-    const NodeList *vals = NULL;
-    NodeList one = {(Node **)&n, 1};
-    if (n->kind == E_TUPLE) {
-        vals = &n->tuple;
-        ir->tuple = true;
-    } else {
-        vals = &one;
-    }
-    if (vals->n > KILN_FUSE_MAX_OUTPUTS) {
-        error_at(F->C, n->sp, NULL, "kiln.fuse returns at most %d values",
-                 KILN_FUSE_MAX_OUTPUTS);
-        return false;
-    }
-    for (int i = 0; i < vals->n; i++) {
-        FNode *v = expr(F, vals->v[i]);
-        if (!v) return false;
-        if (v->level == FL_SCALAR) {
-            error_at(F->C, vals->v[i]->sp, "compute it outside the fused function",
-                     "kiln.fuse returns arrays; this value depends on no array argument");
-            return false;
-        }
-        ir->outs[ir->nout++] = v;
-    }
-    return true;
-}
-
-/* NumPy's kinds in the order same_kind casting allows: bool, unsigned, signed, float. */
-static int kind_rank(const Type *t) {
-    return t->kind == TY_BOOL ? 0 : t->kind == TY_FLOAT ? 3 : ty_is_signed(t) ? 2 : 1;
-}
-
-/* a op= b on an array is NumPy's in-place ufunc: the result keeps a's dtype (a
- * same_kind cast) and a's shape (b may not enlarge it). */
-static FNode *in_place(Fuse *F, const Node *s, FNode *a, FNode *v) {
-    if (v->ndim > a->ndim || (a->ones & ~v->ones)) {
-        error_at(F->C, s->sp, "write x = x + y", "non-broadcastable output operand: the "
-                 "in-place result would be larger than the target");
-        return NULL;
-    }
-    if (v->t->weak || ty_equal(v->t, a->t)) return v;
-    if (kind_rank(v->t) > kind_rank(a->t)) {
-        error_at(F->C, s->sp, "write x = x + y, or cast with .astype",
-                 "Cannot cast ufunc output from dtype('%s') to dtype('%s') with casting rule "
-                 "'same_kind'", dt_name(v->t), dt_name(a->t));
-        return NULL;
-    }
-    return cast(F, s->sp, v, a->t);
-}
-
-static void mark_used(FuseIR *ir, const FNode *n) {
-    for (int r = 0; r < ir->nred; r++)
-        if (n->reds >> r & 1) ir->red[r].used = true;
-}
-
-static int lower_body(Fuse *F, const Node *def) {
-    FuseIR *ir = F->ir;
-    const NodeList *body = &def->def.body;
-    bool returned = false;
-    for (int i = 0; i < body->n; i++) {
-        const Node *s = body->v[i];
-        if (returned) {
-            error_at(F->C, s->sp, NULL, "code after return");
-            return -1;
-        }
-        switch (s->kind) {
-        case S_EXPR:
-            if (s->flags & NF_DOCSTRING || s->expr->kind == E_STR) continue;
-            error_at(F->C, s->sp, "assign it to a name, or return it",
-                     "kiln.fuse takes assignments and one return; this expression is unused");
-            return -1;
-        case S_PASS: continue;
-        case S_ASSIGN: {
-            if (s->assign.targets.n != 1 || s->assign.targets.v[0]->kind != E_NAME) {
-                error_at(F->C, s->sp, "assign one name at a time",
-                         "kiln.fuse takes assignments to one name (no unpacking, subscripts "
-                         "or chains)");
-                return -1;
-            }
-            FNode *v = expr(F, s->assign.value);
-            if (!v) return -1;
-            const char *nm = s->assign.targets.v[0]->name.id;
-            bind(F, nm, variable(F, nm, s->assign.targets.v[0]->sp, v));
-            continue;
-        }
-        case S_AUGASSIGN: {
-            if (s->aug.target->kind != E_NAME) {
-                error_at(F->C, s->sp, NULL, "kiln.fuse cannot fuse a store into an array");
-                return -1;
-            }
-            FNode *a = expr(F, s->aug.target);
-            FNode *b = a ? expr(F, s->aug.value) : NULL;
-            FNode *v = b ? bin(F, s, s->op, a, b) : NULL;
-            if (!v) return -1;
-            if (a->level != FL_SCALAR && !(v = in_place(F, s, a, v))) return -1;
-            const char *nm = s->aug.target->name.id;
-            bind(F, nm, variable(F, nm, s->aug.target->sp, v));
-            continue;
-        }
-        case S_RETURN:
-            if (!s->ret.value) {
-                error_at(F->C, s->sp, NULL, "a fused function returns its result");
-                return -1;
-            }
-            if (!output(F, s->ret.value)) return -1;
-            returned = true;
-            continue;
-        case S_FOR:
-        case S_WHILE:
-            error_at(F->C, s->sp, "write the loop as a @kiln.jit kernel",
-                     "kiln.fuse cannot fuse a Python loop: a fused function is straight-line "
-                     "array code");
-            return -1;
-        case S_IF:
-            error_at(F->C, s->sp, "use np.where(condition, x, y)",
-                     "kiln.fuse cannot fuse an if statement");
-            return -1;
-        default:
-            error_at(F->C, s->sp, NULL, "kiln.fuse cannot fuse this statement");
-            return -1;
-        }
-    }
-    if (!returned) {
-        error_at(F->C, def->def.name_sp, "end it with return", "a fused function returns its result");
-        return -1;
-    }
-    /* the shape of the call: elementwise, rows, or whole arrays */
-    ir->kind = KILN_FUSE_MAP;
-    if (ir->nred) {
-        FRedInfo *r = &ir->red[0];
-        ir->kind = KILN_FUSE_ALL;
-        for (int i = 0; i < ir->nred; i++)
-            if (ir->red[i].rows && ir->red[i].arg->ndim > 1) ir->kind = KILN_FUSE_ROWS;
-        ir->keepdims = r->keepdims;
-    }
-    for (int i = 0; i < ir->nout; i++) {
-        FNode *o = ir->outs[i];
-        if (ir->nred && o->level != FL_POST) {
-            error_at(F->C, o->sp, "return the reduced values only, or write two functions",
-                     "kiln.fuse returns values of one shape; this one is not reduced like "
-                     "the function's reductions");
-            return -1;
-        }
-        if (i && o->ndim != ir->ndim_out) {
-            error_at(F->C, o->sp, "write two functions", "kiln.fuse returns values of one "
-                     "shape; this one has %d dimensions, the first %d", o->ndim, ir->ndim_out);
-            return -1;
-        }
-        ir->ndim_out = o->ndim;
-        mark_used(ir, o);
-        if (!o->t || o->t->weak) {
-            error_at(F->C, o->sp, NULL, "kiln.fuse cannot type this output");
-            return -1;
-        }
-    }
-    for (int r = 0; r < ir->nred; r++)
-        if (!ir->red[r].used) {
-            error_at(F->C, ir->red[r].sp, "return it, or remove it",
-                     "kiln.fuse: no output uses this reduction");
-            return -1;
-        }
-    return 0;
-}
-
-int fuse_lower(Compiler *C, const SrcFile *f, void *scope, const kiln_fuse_arg *args,
-               int nargs, FuseIR *ir) {
-    Node *def = parse_function(C, f);
-    if (!def) return -1;
-    Fuse F = {C, f, scope, ir, NULL, 0, 0};
-    ir->name = def->def.name;
-    ir->args = args;
-    ir->nargs = nargs;
-    if (def->def.nparams != nargs) {
-        error_at(C, def->def.name_sp, NULL, "'%s' takes %d arguments but %d were given",
-                 def->def.name, def->def.nparams, nargs);
-        return -1;
-    }
-    ir->pnames = arena_alloc(&C->arena, sizeof(char *) * (size_t)(nargs + 1));
-    for (int i = 0; i < nargs; i++) {
-        ir->pnames[i] = def->def.params[i].name;
-        if (def->def.params[i].deflt) {
-            error_at(C, def->def.params[i].sp, NULL, "kiln.fuse takes no default values");
-            return -1;
-        }
-    }
-    return lower_body(&F, def);
-}

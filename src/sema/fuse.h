@@ -1,8 +1,8 @@
-/* fuse.h: kiln.fuse's typed tree, between the lowering (sema/fuse.c) and the
- * writer of the kernel (emit/fuse_text.c).
+/* fuse.h: kiln.fuse's typed tree, between the lowering (sema/fuse_stmt.c and
+ * fuse.c) and the writer of the kernel (emit/fuse_text.c).
  *
- * A fused function is straight-line code over arrays and scalars.  fuse.c types
- * it as NumPy would for one specialisation (each array's dtype, number of
+ * A fused function is straight-line code over arrays and scalars.  The lowering
+ * types it as NumPy would for one specialisation (each array's dtype, number of
  * dimensions and which dimensions have extent 1; each scalar typed or weak) and
  * builds this tree: every node has a NumPy scalar type (weak for Python
  * scalars, NEP 50), the number of dimensions its value would have as an array,
@@ -90,7 +90,7 @@ typedef struct FuseIR {
     int nvars;
 } FuseIR;
 
-/* Types the function in f (sema/fuse.c) for the arguments; 0, or -1 after
+/* Types the function in f (sema/fuse_stmt.c) for the arguments; 0, or -1 after
  * reporting errors at the user's source. */
 int fuse_lower(Compiler *C, const SrcFile *f, void *scope, const kiln_fuse_arg *args,
                int nargs, FuseIR *ir);

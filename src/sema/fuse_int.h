@@ -1,0 +1,36 @@
+/* fuse_int.h: what the two halves of kiln.fuse's lowering share: the lowering's
+ * state, and the expressions' side (fuse.c) as the statements' side
+ * (fuse_stmt.c) calls it.  Calls run one way: fuse_stmt.c -> fuse.c.
+ */
+#ifndef KILN_FUSE_INT_H
+#define KILN_FUSE_INT_H
+
+#include "sema/fuse.h"
+
+typedef struct Binding {
+    const char *name;
+    FNode *v;
+} Binding;
+
+/* One lowering: the function's names bound so far (assignments rebind). */
+typedef struct Fuse {
+    Compiler *C;
+    const SrcFile *f;
+    void *scope;
+    FuseIR *ir;
+    Binding *env;
+    int nenv, capenv;
+} Fuse;
+
+/* The typed tree of an expression of the fused function, or NULL after an error. */
+FNode *fuse_expr(Fuse *F, const Node *n);
+/* a op b with NumPy's types and broadcasting. */
+FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b);
+/* x converted to t (NumPy's astype). */
+FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t);
+/* Binds a name to a value for the statements that follow. */
+void fuse_bind(Fuse *F, const char *name, FNode *v);
+/* "float32", "Python int": a type as NumPy's messages name it. */
+const char *fuse_type_name(const Type *t);
+
+#endif
