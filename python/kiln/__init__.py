@@ -102,8 +102,16 @@ def reduce(func=None, **options):
 
 
 def fuse(func=None, **options):
-    """``@kiln.fuse``: a function of arrays (NumPy's operators, ufuncs, np.where, .astype,
-    reductions over all axes or the last) becomes one kernel (docs/modes.md)."""
+    """``@kiln.fuse`` or ``@kiln.fuse(signatures=[...], cache=True)``: a function of arrays
+    written with NumPy (operators, ufuncs with a kernel counterpart, ``np.where``,
+    ``.astype``, sum/prod/max/min/mean over all axes or the last) becomes one kernel.
+
+    Calling it returns what NumPy returns for the same call (values, dtypes under NEP 50,
+    shapes, broadcasting), computed without temporary arrays: NumPy arrays in give NumPy
+    results from the CPU target, GPU arrays in a kiln device array from the GPU.  What
+    cannot be fused is a CompileError at its line.  ``signatures`` (``"(float32[:, ::1],
+    float32)"``) compile at decoration, and let ``kiln precompile`` build the kernels.
+    See docs/modes.md."""
     from ._fuse import Fused
 
     if func is not None:
