@@ -156,6 +156,9 @@ class Fused:
         # KILN_CHECK_CUDA: a GPU call runs the CUDA text (target 1), checked by _check_cuda;
         # this kernel's CPU text is never compiled for CUDA
         kernel._cpu_only = not target
+        # what `kiln cache ls` and `kiln precompile` name it: the user's function
+        kernel.__module__ = self.__module__
+        kernel.__qualname__ = f"{self.__qualname__}<fused>"
         return _Spec(plan, kernel, key)
 
     def _spec(self, key, target):
