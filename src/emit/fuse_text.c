@@ -29,6 +29,9 @@
 /* Threads of a GPU block (the shared-memory fold assumes a power of two); the
  * Python side launches with the same number (kiln/_fuse.py _GPU_BLOCK). */
 #define FUSE_GPU_BLOCK 256
+/* Parentheses a node's text may nest before it becomes a local (below
+ * KILN_MAX_NESTING, with room for the statement around it). */
+#define FUSE_SPILL_NESTING 32
 
 /* Regions of the kernel: the loop of each group of reductions (the elementwise
  * body of a MAP kernel is region 0), and what follows the loops. */
@@ -41,6 +44,7 @@ typedef struct W {
     const char *idx[NREG][KILN_MAX_NDIM + 1]; /* index of each dimension, per region */
     int nidx[NREG];
     bool gpu;
+    int ntemps;            /* locals made for deep expressions */
 } W;
 
 static const char *kname(const Type *t) {
@@ -48,6 +52,7 @@ static const char *kname(const Type *t) {
 }
 
 static const char *emit(W *w, FNode *n, int reg);
+static const char *emit_node(W *w, FNode *n, int reg);
 
 /* n's text converted to t (NULL: as it is). */
 static const char *conv(W *w, FNode *n, const Type *t, int reg) {
@@ -77,7 +82,7 @@ static const char *load(W *w, FNode *n, int reg) {
 static const char *const binsym[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"};
 static const char *const cmpsym[] = {"<", "<=", ">", ">=", "==", "!="};
 
-static const char *emit(W *w, FNode *n, int reg) {
+static const char *emit_node(W *w, FNode *n, int reg) {
     Arena *A = &w->C->arena;
     switch ((enum FKind)n->kind) {
     case FN_ARG: return load(w, n, reg);
@@ -138,6 +143,29 @@ static const char *emit(W *w, FNode *n, int reg) {
     }
     }
     UNREACHABLE();
+}
+
+/* Parentheses nested in a text: the user's chain a + b + c + ... is flat in
+ * Python, but its text here nests one level per operator, and the front end
+ * (and Python, which compiles the kernel's def) allows KILN_MAX_NESTING. */
+static int nesting(const char *s) {
+    int d = 0, most = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[') d++;
+        else if (*s == ')' || *s == ']') d--;
+        if (d > most) most = d;
+    }
+    return most;
+}
+
+/* A node's text; a text nested deeper than FUSE_SPILL_NESTING becomes a local of its
+ * region (k_t<n>), so any depth the user wrote stays within the kernel's limits. */
+static const char *emit(W *w, FNode *n, int reg) {
+    const char *s = emit_node(w, n, reg);
+    if (nesting(s) <= FUSE_SPILL_NESTING) return s;
+    const char *name = arena_printf(&w->C->arena, "k_t%d", w->ntemps++);
+    buf_printf(&w->reg[reg], "%s = %s\n", name, s);
+    return name;
 }
 
 /* The initial value of an accumulator: the reduction's identity, or the

@@ -583,3 +583,19 @@ def test_precompile_builds_fused_kernels_for_a_later_process(tmp_path):
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["ok"] and r["stats"]["compiles"] == 0 and r["stats"]["disk"]["hits"] == 1, r
+
+
+def test_long_chains_stay_within_the_kernels_nesting(tmp_path):
+    """x + x + ... (600 terms) is flat in Python; its kernel text would nest 600
+    parentheses, so deep parts become locals (FUSE_SPILL_NESTING)."""
+    mod = tmp_path / "chain_mod.py"
+    mod.write_text("import numpy as np\n\ndef f(x):\n    return " +
+                   " + ".join(f"x * {i}" for i in range(600)) + "\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import chain_mod
+    finally:
+        sys.path.remove(str(tmp_path))
+    f = kiln.fuse(chain_mod.f)
+    x = np.arange(12, dtype=np.float64).reshape(3, 4)
+    _same(f(x), chain_mod.f(x))
