@@ -231,6 +231,8 @@ static void math_call(Emit *E, const char *name, const Type *t, Node **args, int
         else if (strcmp(name, "log10") == 0) fast = "__log10f";
         else if (strcmp(name, "exp2") == 0) fast = "exp2f";
     }
+    /* both targets: kiln's own sequence (rt_common.h), a third of libdevice's */
+    if (E->fastmath && f && strcmp(name, "erfc") == 0) fast = "kiln_erfcf_fast";
     if (fast) P("%s(", fast);
     else P("%s%s(", name, f ? "f" : "");
     for (int i = 0; i < nargs; i++) {
@@ -671,6 +673,13 @@ void emit_expr(Emit *E, Node *n) {
     if (n == E->subst) {
         PS(E->subst_text);
         return;
+    }
+    if (E->hoist && n->kind == E_SUBSCRIPT) {
+        for (int j = 0; j < E->hoist->nloads; j++)
+            if (E->hoist->loads[j] == n) {
+                P("hl%d_%d_%d", E->hoist_id, j, E->hoist_copy);
+                return;
+            }
     }
     if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) {
         emit_const(E, n->ty, n->cval);

@@ -17,6 +17,7 @@
 
 #include "emit.h"
 #include "plan.h"
+#include "unroll.h"
 
 typedef struct LoopCtx {
     int flag; /* temp number of the "left by break" flag, or -1 */
@@ -57,6 +58,10 @@ typedef struct Emit {
     int *declared;      /* per symbol id: the run whose lane loop declared it */
     int run;            /* lane loops written so far */
     const char *mask;   /* the lanes still in the varying while loop being written */
+    const UnrollPlan *hoist; /* CUDA: the unrolled loop whose copy is being written: its
+                              * hoisted loads are written as hl<hoist_id>_<load>_<copy>
+                              * (emit_stmt.c, unrolled_for) */
+    int hoist_id, hoist_copy;
 } Emit;
 
 /* Tuples of one scalar type with more items than this are read at a run-time

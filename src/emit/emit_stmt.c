@@ -1,6 +1,11 @@
-/* emit_stmt.c: statements, and the two ways the CPU entry rewrites them.
+/* emit_stmt.c: statements, the two ways the CPU entry rewrites them, and the
+ * CUDA loops unroll.h unrolls.
  *
- * Each statement is preceded by a #line marker.  A kernel in lane mode
+ * Each statement is preceded by a #line marker.  A CUDA for loop that
+ * unroll_plan accepts is written as passes of UNROLL_FACTOR copies of its body
+ * with the pass's loads issued first (unrolled_for), behind a run-time check
+ * that the arrays read are apart from those written, then as written for the
+ * rest.  A kernel in lane mode
  * (plan.h) has its straight runs of statements written inside vectorised loops
  * over the lanes (lane_block), with varying names indexed by the lane; the
  * guard that plan.c folded into the entry's loops is written here as the
@@ -121,7 +126,137 @@ static void aug_stmt(Emit *E, Node *n) {
     PS("; }\n");
 }
 
+/* A for loop that unroll.h unrolls (CUDA): passes of UNROLL_FACTOR copies of the
+ * body, each pass's hoisted loads first, while the arrays they read are apart
+ * from those the kernel writes and a whole pass is left; then the loop as
+ * usual for the rest.  The counter is an int64 (unroll_plan). */
+static void unrolled_for(Emit *E, Node *n, const UnrollPlan *u) {
+    NodeList *a = &n->fors.iter->call.args;
+    const Type *lt = n->fors.iter->opty;
+    int k = E->tmp++;
+    const char *var = emit_sym_name(E, n->sym);
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    emit_indent(E);
+    P("i64 st%d = ", k);
+    if (a->n == 1) PS("0");
+    else emit_expr_as(E, a->v[0], lt);
+    P(", sp%d = ", k);
+    emit_expr_as(E, a->n == 1 ? a->v[0] : a->v[1], lt);
+    P(", sd%d = ", k);
+    if (a->n == 3) emit_expr_as(E, a->v[2], lt);
+    else PS("1");
+    PS(";\n");
+    if (!u->const_step) {
+        emit_indent(E);
+        P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
+    }
+    emit_indent(E);
+    P("i64 it%d = st%d;\n", k, k);
+    /* the main loop: a positive step small enough that a pass's offsets stay exact,
+     * and the arrays its loads read apart from those the kernel writes */
+    uint64_t both = u->reads | u->writes;
+    for (int p = 0; p < 64; p++)
+        if (u->writes && ((both >> p) & 1)) {
+            emit_indent(E);
+            P("u64 lo%d_%d, hi%d_%d;\n", k, p, k, p);
+            emit_indent(E);
+            P("KILN_SPAN(p%d, lo%d_%d, hi%d_%d);\n", p, k, p, k, p);
+        }
+    emit_indent(E);
+    /* The main loop counts in 32 bits (the counter and every value it takes below
+     * 2^32, the step at most 2^29 so that a pass's offsets stay exact): the loop
+     * variable is a zero-extended u32, so each address is one IMAD.WIDE.U32 instead of
+     * 64-bit arithmetic.  Other ranges run the loop as written. */
+    P("if (st%d >= 0 && sp%d > st%d && sd%d > 0 && sd%d <= ((i64)1 << 29) && "
+      "sp%d <= (i64)0xFFFFFFFF - sd%d",
+      k, k, k, k, k, k, k);
+    for (int r = 0; r < 64; r++)
+        for (int w = 0; w < 64 && ((u->reads >> r) & 1); w++)
+            if ((u->writes >> w) & 1)
+                P(" && kiln_apart_(lo%d_%d, hi%d_%d, lo%d_%d, hi%d_%d)", k, r, k, r, k, w, k, w);
+    PS(") {\n");
+    E->ind++;
+    emit_indent(E);
+    P("u32 iu%d = (u32)it%d;\n", k, k);
+    emit_indent(E);
+    P("const u32 spu%d = (u32)sp%d, sdu%d = (u32)sd%d;\n", k, k, k, k);
+    emit_indent(E);
+    P("for (; iu%d < spu%d && spu%d - iu%d > sdu%d * %du; iu%d += sdu%d * %du) {\n", k, k, k, k, k,
+      UNROLL_FACTOR - 1, k, k, UNROLL_FACTOR);
+    E->ind++;
+    /* a load written the same way as one before it (t[i] used twice) is that one */
+    const char **text = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)u->nloads);
+    for (int c = 0; c < UNROLL_FACTOR; c++) {
+        emit_indent(E);
+        P("%s = ", var);
+        emit_convert(E, lt, n->sym->ty,
+                arena_printf(&E->C->arena, "(i64)(u32)(iu%d + sdu%d * %du)", k, k, c));
+        PS(";\n");
+        for (int j = 0; j < u->nloads; j++) {
+            Node *ld = (Node *)u->loads[j];
+            if (c == 0) text[j] = emit_expr_str(E, ld, NULL);
+            int same = 0;
+            while (same < j && strcmp(text[same], text[j]) != 0) same++;
+            emit_indent(E);
+            if (same < j) P("const %s hl%d_%d_%d = hl%d_%d_%d;\n", emit_ctype(E, ld->ty), k, j, c, k, same, c);
+            else P("const %s hl%d_%d_%d = %s;\n", emit_ctype(E, ld->ty), k, j, c, text[j]);
+        }
+    }
+    E->hoist = u;
+    E->hoist_id = k;
+    for (int c = 0; c < UNROLL_FACTOR; c++) {
+        E->hoist_copy = c;
+        emit_indent(E);
+        PS("{\n");
+        E->ind++;
+        emit_indent(E);
+        P("%s = ", var);
+        emit_convert(E, lt, n->sym->ty,
+                arena_printf(&E->C->arena, "(i64)(u32)(iu%d + sdu%d * %du)", k, k, c));
+        PS(";\n");
+        E->loops[E->nloops++].flag = -1;
+        emit_block(E, &n->fors.body);
+        E->nloops--;
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
+    E->hoist = NULL;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    emit_indent(E);
+    P("it%d = (i64)iu%d;\n", k, k);
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    /* the iterations left, and every one when the main loop could not run */
+    emit_indent(E);
+    P("for (; sd%d > 0 ? it%d < sp%d : it%d > sp%d; it%d += sd%d) {\n", k, k, k, k, k, k, k);
+    E->ind++;
+    emit_indent(E);
+    P("%s = ", var);
+    emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
+    PS(";\n");
+    E->loops[E->nloops++].flag = -1;
+    emit_block(E, &n->fors.body);
+    E->nloops--;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
 static void for_stmt(Emit *E, Node *n) {
+    UnrollPlan u;
+    if (E->cuda && !E->debug && !E->hoist && unroll_plan(E->f, n, &E->C->arena, &u)) {
+        unrolled_for(E, n, &u);
+        return;
+    }
     Node *iter = n->fors.iter;
     NodeList *a = &iter->call.args;
     const Type *lt = iter->opty;

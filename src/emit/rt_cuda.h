@@ -176,3 +176,32 @@ KILN_FN f64 kiln_atomic_min_f64(f64 *p, f64 v) {
     }
     return __longlong_as_double((long long)old);
 }
+
+/* ---- unrolled loops (unroll.h) --------------------------------------------------- */
+
+/* The bytes [lo, hi) that an array's elements span (strides in elements, either
+ * sign); an empty array spans nothing. */
+KILN_FN void kiln_span_(const void *d, const i64 *shape, const i64 *strides, int nd, i64 es,
+                        u64 *lo, u64 *hi) {
+    u64 l = (u64)d, h = (u64)d + (u64)es;
+    for (int k = 0; k < nd; k++) {
+        if (shape[k] <= 0) {
+            *lo = *hi = 0;
+            return;
+        }
+        i64 e = (shape[k] - 1) * strides[k] * es;
+        if (e < 0) l += (u64)e;
+        else h += (u64)e;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* Whether two spans share no byte: an unrolled loop loads one array's elements
+ * ahead of the stores to the other of the iterations before. */
+KILN_FN bool kiln_apart_(u64 al, u64 ah, u64 bl, u64 bh) {
+    return al == ah || bl == bh || ah <= bl || bh <= al;
+}
+#define KILN_SPAN(a, lo, hi)                                                               \
+    kiln_span_((a).data, (a).shape, (a).strides,                                           \
+               (int)(sizeof((a).shape) / sizeof(i64)), (i64)sizeof(*(a).data), &(lo), &(hi))
