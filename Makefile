@@ -12,15 +12,15 @@ BUILD   := build
 SAN     := build-san
 MESONFLAGS ?=
 
-.PHONY: all build demo test test-c test-py test-san test-san-py clean bench bench-startup regen-lang gpu-test
+.PHONY: all build demo test test-c test-py test-slow test-san test-san-py clean bench bench-startup regen-lang gpu-test
 .PHONY: fuzz fuzz-build test-fuzz-short test-tsan deps deps-test docs
 
 all: build
 
-$(VENV)/.stamp:
-	$(PY) -m venv $(VENV)
+$(VENV)/.stamp: tools/requirements-dev.txt | deps
+	[ -x $(VPY) ] || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q meson ninja meson-python numpy pytest
+	$(VPY) -m pip install -q -r tools/requirements-dev.txt
 	touch $@
 
 $(BUILD)/build.ninja: $(VENV)/.stamp
@@ -29,10 +29,10 @@ $(BUILD)/build.ninja: $(VENV)/.stamp
 # the Debian packages the build (deps) and the tests (deps-test) need, installed when
 # missing (tools/install-deps.sh: apt-get as root or through sudo, else what to run)
 deps:
-	sh tools/install-deps.sh build
+	sh tools/install-deps.sh build $(PY)
 
 deps-test:
-	sh tools/install-deps.sh test
+	sh tools/install-deps.sh test $(PY)
 
 $(BUILD)/build.ninja: | deps
 
@@ -65,12 +65,16 @@ test-san-py: $(SAN)/build.ninja $(VENV)/.docs-stamp
 	cp python/kiln/*.py $(SAN)/_kiln*.so $(SANPKG)/kiln/
 	LD_PRELOAD="$(SANLIBS)" ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 KILN_TEST_PYDIR=$(CURDIR)/$(SANPKG) \
-	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu" tests $(PYTEST_ARGS)
+	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu and not slow" tests $(PYTEST_ARGS)
 
 test-py: build $(VENV)/.docs-stamp
-	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu" tests
+	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu and not slow" tests
 
-test: deps-test test-c test-san test-py test-san-py test-fuzz-short test-tsan
+# the tests that take minutes (marker slow): a wheel built and installed into a new venv
+test-slow: build
+	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "slow and not gpu" tests
+
+test: deps-test test-c test-san test-py test-san-py test-fuzz-short test-tsan test-slow
 
 # ---- fuzzing (tests/fuzz/README.md) ----------------------------------------------------
 # libFuzzer through clang over the compiler path and the cache's readers, with ASan and

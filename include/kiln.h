@@ -24,7 +24,10 @@
 extern "C" {
 #endif
 
-#define KILN_VERSION "0.1.0"
+/* The version comes from the build (meson.build reads the VERSION file, its one place) */
+#ifndef KILN_VERSION
+#error "KILN_VERSION is defined by the build: meson.build passes the VERSION file's text"
+#endif
 #define KILN_MAX_NDIM 8
 #define KILN_MAX_PARAMS 256
 
