@@ -6,6 +6,7 @@
  *   kiln compile FILE KERNEL SIG [...]    a kernel's generated code or types
  *   kiln cache SUBCOMMAND [...]           the kernel cache (cache_cmd.c)
  *   kiln precompile MODULE.py [--target T]...  build kernels with explicit signatures
+ *   kiln report TRACE [-o FILE]           a trace as an HTML page (python -m kiln report)
  *   kiln help [COMMAND]                   the same as COMMAND --help
  *
  * Every command parses its arguments with args.c's table-driven parser: --help
@@ -80,6 +81,23 @@ static const cli_cmd precompile_cmd = {
     "entries to other machines.\n",
     precompile_opts, 1, 1};
 
+static const cli_opt report_opts[] = {
+    {"--output", 'o', "FILE", "the page to write (default: TRACE with .html for .json)"},
+    {0},
+};
+
+static const cli_cmd report_cmd = {
+    "report", "TRACE",
+    "Render a trace (kiln.profile, KILN_TRACE) as one HTML page.",
+    "The page has a timeline of compiles, cache look-ups, launches, copies and\n"
+    "synchronisations, one row per host thread and per GPU stream, and a table per\n"
+    "kernel: builds, compile ms by stage, cache hits, launches, mean launch cost,\n"
+    "device time and GB/s against the device's copy ceiling.  It is drawn with Plotly\n"
+    "(pip install 'kiln[report]'), whose JavaScript goes into the page, so it opens\n"
+    "offline.  Runs `python -m kiln report` with the Python `kiln compile` uses.\n"
+    "Exit status 1 for a trace it cannot read (the reason is on stderr).\n",
+    report_opts, 1, 1};
+
 static const cli_cmd version_cmd = {"version", "", "Print kiln's version.", NULL, NULL, 0, 0};
 
 static const cli_cmd help_cmd = {"help", "[COMMAND [SUBCOMMAND]]",
@@ -87,6 +105,7 @@ static const cli_cmd help_cmd = {"help", "[COMMAND [SUBCOMMAND]]",
 
 static int cmd_compile(int argc, char **argv);
 static int cmd_precompile(int argc, char **argv);
+static int cmd_report(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
@@ -98,6 +117,7 @@ static const struct {
     {&compile_cmd, cmd_compile},
     {NULL, cmd_cache}, /* a group: cache_cmd.c parses its subcommands */
     {&precompile_cmd, cmd_precompile},
+    {&report_cmd, cmd_report},
     {&version_cmd, cmd_version},
     {&help_cmd, cmd_help},
 };
@@ -241,6 +261,22 @@ static int cmd_precompile(int argc, char **argv) {
     args[n++] = "--";
     args[n++] = a.pos[0];
     return run_python("precompile", args, n);
+}
+
+static int cmd_report(int argc, char **argv) {
+    cli_args a;
+    int prc = cli_parse(&report_cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    const char *args[4];
+    int n = 0;
+    const char *out = cli_value(&report_cmd, &a, "--output");
+    if (out) {
+        args[n++] = "--output";
+        args[n++] = out;
+    }
+    args[n++] = "--";
+    args[n++] = a.pos[0];
+    return run_python("report", args, n);
 }
 
 /* ---- compile --no-python ----------------------------------------------------------- */

@@ -1,4 +1,4 @@
-"""``python -m kiln precompile|compile ...``: the commands of `kiln` that need Python.
+"""``python -m kiln precompile|compile|report ...``: the commands of `kiln` that need Python.
 
 ``python -m kiln precompile MODULE.py --target cuda:sm_80,sm_90 --target cpu``
 builds every kernel of a module that has explicit signatures, for the targets
@@ -10,8 +10,13 @@ prints a kernel's generated C or CUDA C (or its types), translated by the
 dispatcher's own path: the file is imported as a module, so its globals and
 device functions are what a call would see.
 
-The `kiln` command (cli/main.c) runs these for ``kiln precompile`` and ``kiln
-compile``: compiling a kernel needs its module's globals, so Python imports it.
+``python -m kiln report TRACE.json [-o REPORT.html]`` renders a trace written by
+kiln.profile() or KILN_TRACE as one self-contained HTML page: a timeline and a table
+per kernel (needs Plotly: ``pip install 'kiln[report]'``).
+
+The `kiln` command (cli/main.c) runs these for ``kiln precompile``, ``kiln compile``
+and ``kiln report``: compiling a kernel needs its module's globals, so Python imports
+it, and the report is drawn by a Python library.
 The other commands (``kiln info``, ``kiln cache ...``) are the `kiln` command's.
 """
 
@@ -236,7 +241,28 @@ def compile_(argv):
     return 0
 
 
-_COMMANDS = {"precompile": precompile, "compile": compile_}
+def report(argv):
+    p = argparse.ArgumentParser(
+        prog="kiln report",
+        description="Render a trace (kiln.profile(), KILN_TRACE) as one self-contained HTML "
+                    "page: a timeline of compiles and launches per thread and stream, and a "
+                    "table per kernel.")
+    p.add_argument("trace", help="the Chrome trace-event file (trace.json)")
+    p.add_argument("-o", "--output", help="the page to write (default: the trace's name "
+                                          "with .html)")
+    args = p.parse_args(argv)
+    from . import _report
+
+    try:
+        out = _report.report(args.trace, args.output)
+    except _report.ReportError as e:
+        print(f"kiln report: {e}", file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+_COMMANDS = {"precompile": precompile, "compile": compile_, "report": report}
 
 
 def _tell_the_cli(command):
