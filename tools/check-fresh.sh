@@ -1,0 +1,58 @@
+#!/bin/sh
+# Checks that the README's two commands work on a fresh Debian machine: a bookworm chroot
+# made by debootstrap with Debian's minimal base and the two programs the README assumes
+# (make and python3) and nothing else (no compiler, no -dev package), a clean clone of the
+# repository in it, and `make demo` then `make test` run inside as root.
+#
+#   tools/check-fresh.sh [REPO] [DIR]      (as root; REPO defaults to this checkout's
+#                                           committed HEAD, DIR to /tmp/kiln-fresh)
+#
+# Needs debootstrap (apt-get install debootstrap), network access to Debian's archive
+# and PyPI, and about 4 GB in DIR.  Writes DIR/check.log (everything the two commands
+# printed) and prints the result; exits with the commands' status.  docs/setup.md has
+# the last run's result.
+set -eu
+repo=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+dir=${2:-/tmp/kiln-fresh}
+mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+[ "$(id -u)" -eq 0 ] || { echo "check-fresh: run as root (debootstrap, chroot)" >&2; exit 2; }
+command -v debootstrap >/dev/null || { echo "check-fresh: apt-get install debootstrap" >&2; exit 2; }
+
+mounted=""
+cleanup() {
+    for m in $mounted; do umount -l "$dir$m" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+
+if [ ! -x "$dir/usr/bin/python3" ]; then
+    rm -rf "$dir"
+    echo "check-fresh: debootstrap bookworm (minbase + make, python3) into $dir"
+    debootstrap --variant=minbase --include=make,python3 bookworm "$dir" "$mirror" \
+        > "$dir.debootstrap.log" 2>&1 || { tail -20 "$dir.debootstrap.log"; exit 1; }
+fi
+# what the machine has before the commands run: no compiler, no headers
+for p in gcc cc libsqlite3-dev libxxhash-dev python3-dev python3-venv; do
+    if chroot "$dir" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        echo "check-fresh: $dir is not fresh: $p is installed (remove $dir)" >&2; exit 2
+    fi
+done
+cp /etc/resolv.conf "$dir/etc/resolv.conf"
+for m in /proc /sys /dev /dev/pts; do
+    mkdir -p "$dir$m"
+    mount --bind "$m" "$dir$m"
+    mounted="$m $mounted"
+done
+rm -rf "$dir/root/kiln"
+git clone -q --no-local "$repo" "$dir/root/kiln"
+echo "check-fresh: $(git -C "$dir/root/kiln" log -1 --format='%h %s' | cut -c1-100)"
+echo "check-fresh: running 'make demo' and 'make test' in the chroot (log: $dir/check.log)"
+start=$(date +%s)
+set +e
+chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    sh -c 'cd /root/kiln && make demo && make test' > "$dir/check.log" 2>&1
+rc=$?
+set -e
+echo "check-fresh: exit status $rc after $(( $(date +%s) - start )) s; the log's last lines:"
+tail -15 "$dir/check.log"
+exit $rc
