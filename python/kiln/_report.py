@@ -170,7 +170,10 @@ def _ceiling(devices, dev):
 
 def _key(ev):
     a = ev["args"]
-    kernel = a.get("kernel") if isinstance(a.get("kernel"), str) else ev["name"]
+    # a compile the writer could not tie to a kernel (a build on a worker thread) is
+    # counted under its event's name, marked as such
+    kernel = a.get("kernel") if isinstance(a.get("kernel"), str) else \
+        f"{ev['name']} (no kernel named)"
     spec = a.get("spec") if isinstance(a.get("spec"), str) else ""
     return kernel, spec
 

@@ -103,6 +103,15 @@ def test_the_table_counts_builds_stages_hits_launches_and_device_time():
     assert n["gbps"] == pytest.approx(4 * (8 << 20) / 4000e3) and n["of_ceiling"] is None
 
 
+def test_a_compile_without_a_kernel_is_counted_apart():
+    doc = make_trace()
+    doc["traceEvents"].append(x("compile", "compile", 80000, 3000, tid=TID2, stage="cc"))
+    rows = by_kernel(doc)
+    assert rows["compile (no kernel named)"]["builds"] == 1
+    assert rows["compile (no kernel named)"]["compile_ms"] == 3.0
+    assert rows["saxpy"]["builds"] == 2
+
+
 def test_without_a_copy_ceiling_there_is_no_fraction_of_it():
     s = by_kernel(make_trace(copy_gbps=None))["saxpy"]
     assert s["gbps"] == pytest.approx(1500.0) and s["of_ceiling"] is None
