@@ -5,7 +5,8 @@
 # repository in it, and `make demo` then `make test` run inside as root.
 #
 #   tools/check-fresh.sh [REPO] [DIR]      (as root; REPO defaults to this checkout's
-#                                           committed HEAD, DIR to /tmp/kiln-fresh)
+#                                           committed HEAD, DIR to /tmp/kiln-fresh;
+#                                           the debootstrapped base is kept in DIR.base)
 #
 # Needs debootstrap (apt-get install debootstrap), network access to Debian's archive
 # and PyPI, and about 4 GB in DIR.  Writes DIR/check.log (everything the two commands
@@ -24,12 +25,16 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if [ ! -x "$dir/usr/bin/python3" ]; then
-    rm -rf "$dir"
-    echo "check-fresh: debootstrap bookworm (minbase + make, python3) into $dir"
-    debootstrap --variant=minbase --include=make,python3 bookworm "$dir" "$mirror" \
+# debootstrap once into DIR.base; each run starts from a fresh copy of it in DIR
+if [ ! -x "$dir.base/usr/bin/python3" ]; then
+    rm -rf "$dir.base"
+    echo "check-fresh: debootstrap bookworm (minbase + make, python3) into $dir.base"
+    debootstrap --variant=minbase --include=make,python3 bookworm "$dir.base" "$mirror" \
         > "$dir.debootstrap.log" 2>&1 || { tail -20 "$dir.debootstrap.log"; exit 1; }
 fi
+for m in /dev/pts /dev /sys /proc; do umount -l "$dir$m" 2>/dev/null || true; done
+rm -rf "$dir"
+cp -a "$dir.base" "$dir"
 # what the machine has before the commands run: no compiler, no headers
 for p in gcc cc libsqlite3-dev libxxhash-dev python3-dev python3-venv; do
     if chroot "$dir" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
