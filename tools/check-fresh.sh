@@ -42,6 +42,15 @@ for p in gcc cc libsqlite3-dev libxxhash-dev python3-dev python3-venv; do
     fi
 done
 cp /etc/resolv.conf "$dir/etc/resolv.conf"
+# A machine that reaches PyPI through a TLS-inspecting proxy trusts the proxy's CA and says
+# so to pip (PIP_CERT, SSL_CERT_FILE): the chroot gets the same bundle and variables, as a
+# new machine of the same kind would have them.  Nothing else of the host's goes in.
+tls=""
+ca=${PIP_CERT:-${SSL_CERT_FILE:-}}
+if [ -n "$ca" ] && [ -f "$ca" ]; then
+    cp "$ca" "$dir/etc/host-ca-bundle.crt"
+    tls="PIP_CERT=/etc/host-ca-bundle.crt SSL_CERT_FILE=/etc/host-ca-bundle.crt"
+fi
 for m in /proc /sys /dev /dev/pts; do
     mkdir -p "$dir$m"
     mount --bind "$m" "$dir$m"
@@ -53,7 +62,7 @@ echo "check-fresh: $(git -C "$dir/root/kiln" log -1 --format='%h %s' | cut -c1-1
 echo "check-fresh: running 'make demo' and 'make test' in the chroot (log: $dir/check.log)"
 start=$(date +%s)
 set +e
-chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+chroot "$dir" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 $tls \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     sh -c 'cd /root/kiln && make demo && make test' > "$dir/check.log" 2>&1
 rc=$?
