@@ -7,6 +7,8 @@ PY      ?= python3
 VENV    := .venv
 VPY     := $(VENV)/bin/python
 MESON   := $(VENV)/bin/meson
+# meson setup looks for ninja on the PATH: the venv's, on a machine with no ninja of its own
+ONPATH   = PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 NINJA   := $(VENV)/bin/ninja
 BUILD   := build
 SAN     := build-san
@@ -24,7 +26,7 @@ $(VENV)/.stamp: tools/requirements-dev.txt | deps
 	touch $@
 
 $(BUILD)/build.ninja: $(VENV)/.stamp
-	$(MESON) setup $(BUILD) --buildtype=release $(MESONFLAGS)
+	$(ONPATH) $(MESON) setup $(BUILD) --buildtype=release $(MESONFLAGS)
 
 # the Debian packages the build (deps) and the tests (deps-test) need, installed when
 # missing (tools/install-deps.sh: apt-get as root or through sudo, else what to run)
@@ -45,7 +47,7 @@ demo: build
 	PYTHONPATH=python $(VPY) examples/demo.py
 
 $(SAN)/build.ninja: $(VENV)/.stamp
-	$(MESON) setup $(SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false $(MESONFLAGS)
+	$(ONPATH) $(MESON) setup $(SAN) --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false $(MESONFLAGS)
 
 test-c: build
 	$(BUILD)/kiln-ctest
@@ -88,7 +90,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_SHORT   ?= 20
 
 $(FUZZ)/build.ninja: $(VENV)/.stamp
-	CC=clang $(MESON) setup $(FUZZ) --buildtype=debugoptimized -Db_sanitize=address,undefined \
+	CC=clang $(ONPATH) $(MESON) setup $(FUZZ) --buildtype=debugoptimized -Db_sanitize=address,undefined \
 	  -Db_lundef=false -Dfuzz=true -Dc_args=-fsanitize=fuzzer-no-link $(MESONFLAGS)
 
 fuzz-build: $(FUZZ)/build.ninja
@@ -123,7 +125,7 @@ TSAN_TESTS = $(wildcard tests/python/test_threads.py) \
 	tests/python/test_stress.py::test_stress_threads_first_launches
 
 $(TSAN)/build.ninja: $(VENV)/.stamp
-	$(MESON) setup $(TSAN) --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dtcc=disabled $(MESONFLAGS)
+	$(ONPATH) $(MESON) setup $(TSAN) --buildtype=debugoptimized -Db_sanitize=thread -Db_lundef=false -Dtcc=disabled $(MESONFLAGS)
 
 test-tsan: $(TSAN)/build.ninja
 	$(NINJA) -C $(TSAN)
