@@ -56,6 +56,17 @@ for m in /proc /sys /dev /dev/pts; do
     mount --bind "$m" "$dir$m"
     mounted="$m $mounted"
 done
+# The CUDA toolkit is part of a machine of this kind (not a Debian package: /usr/local/cuda,
+# whose NVRTC the tests compile CUDA C with): the chroot sees the host's, read-only.
+if [ -d /usr/local/cuda/ ] && [ "${KILN_FRESH_NO_CUDA:-}" != 1 ]; then
+    real=$(readlink -f /usr/local/cuda)
+    mkdir -p "$dir$real"
+    mount --bind "$real" "$dir$real" && mount -o remount,ro,bind "$dir$real"
+    mounted="$real $mounted"
+    ln -sfn "$real" "$dir/usr/local/cuda"
+    for f in /etc/ld.so.conf.d/*cuda*; do [ -f "$f" ] && cp "$f" "$dir/etc/ld.so.conf.d/"; done
+    chroot "$dir" ldconfig
+fi
 rm -rf "$dir/root/kiln"
 git clone -q --no-local "$repo" "$dir/root/kiln"
 echo "check-fresh: $(git -C "$dir/root/kiln" log -1 --format='%h %s' | cut -c1-100)"
