@@ -9,8 +9,9 @@
 #          (python3-dev, python3-venv); `make build` and `make demo` run this
 #   test   build, plus sqlite3 (the C tests edit cache databases with it), redis-server
 #          (the remote tier's tests start one), clang with libFuzzer (make
-#          test-fuzz-short), llvm (its llvm-symbolizer names the frames of sanitizer
-#          reports, which tests/lsan.supp matches), GCC's ThreadSanitizer runtime (make
+#          test-fuzz-short), llvm and libc6-dbg (llvm-symbolizer and glibc's symbols
+#          name the dynamic loader's frames in sanitizer reports, which tests/lsan.supp
+#          matches: leak:dl_open_worker), GCC's ThreadSanitizer runtime (make
 #          test-tsan) and Chromium (the report page's test renders it headless);
 #          `make test` (and so `.ci/run`) runs this
 #
@@ -24,7 +25,7 @@ py=${2:-python3}
 pkgs="gcc libc6-dev pkgconf libsqlite3-dev libxxhash-dev libhiredis-dev libtcc-dev tcc"
 case $what in
 build) ;;
-test) pkgs="$pkgs sqlite3 redis-server clang libclang-rt-dev llvm libtsan2 chromium" ;;
+test) pkgs="$pkgs sqlite3 redis-server clang libclang-rt-dev llvm libc6-dbg libtsan2 chromium" ;;
 *) echo "usage: tools/install-deps.sh [build|test] [PYTHON]" >&2; exit 2 ;;
 esac
 if ! command -v dpkg-query >/dev/null 2>&1; then
