@@ -218,6 +218,9 @@ const char *kiln_program_param_name(const kiln_program *p, int i);
 int kiln_program_param_flags(const kiln_program *p, int i); /* KILN_PARAM_* bits */
 /* The name of source file i, for kernel error locations (see kiln_kernel_error). */
 const char *kiln_program_file(const kiln_program *p, int i);
+/* The milliseconds its translation spent in the front end (the kernel's own
+ * parse), sema (with callees' parses) and the emitter, for kiln.metrics(). */
+void kiln_program_stage_ms(const kiln_program *p, double ms[3]);
 /* 1 if the kernel uses a GPU-only feature; *what names it. */
 int kiln_program_gpu_only(const kiln_program *p, const char **what);
 
@@ -555,6 +558,12 @@ const char *kiln_cache_remote(kiln_cache *c);
  * holds the artifact and *kind (when not NULL) its kind.  1 hit, 0 miss. */
 int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
                    char kind[16]);
+/* kiln_cache_get, saying which tier had the entry: KILN_CACHE_MEMORY, _DISK
+ * or _REMOTE (a lower tier's hit fills the upper ones), or 0 for a miss;
+ * *looked (when not NULL) gets the tiers that were on, as bits 1 << tier. */
+enum { KILN_CACHE_MEMORY = 1, KILN_CACHE_DISK = 2, KILN_CACHE_REMOTE = 3 };
+int kiln_cache_get_tier(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                        char kind[16], int *looked);
 /* Stores a freshly built artifact in every tier and ends this process's claim
  * on it.  kind: "so", "cubin", "ptx"; name: the kernel, shown by `kiln cache
  * ls`; target: a short text such as "cpu:x86_64" or "cuda:sm_90" that export
@@ -605,6 +614,7 @@ typedef struct kiln_cache_stats {
     /* the disk tier, all processes together (zero when it is off) */
     int64_t entries, bytes, max_bytes;
     int64_t total_compiles, total_evictions, total_verify_failures;
+    int64_t total_hits;        /* disk-tier hits, each counted on its entry too */
     double total_compile_ms;
 } kiln_cache_stats;
 
@@ -614,6 +624,8 @@ typedef struct kiln_cache_entry {
     kiln_cache_key key;
     const char *kind, *name, *target;
     int64_t size, created_ms, last_used_ms;
+    int64_t hits;       /* disk-tier hits on it, all processes (0 in a kiln.db from before) */
+    double compile_ms;  /* the build that stored it (0: imported, or a kiln.db from before) */
 } kiln_cache_entry;
 
 /* Calls fn for every entry of the disk tier, most recently used first;

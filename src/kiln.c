@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compiler.h"
 #include "emit/emit.h"
@@ -27,6 +28,7 @@ struct kiln_program {
     char *gpu_only;    /* first GPU-only feature, or NULL */
     int nfiles;
     char **files;      /* source files that runtime error locations index */
+    double stage_ms[3]; /* front (the kernel's parse), sema (callees' parses too), emit */
 };
 
 const char *kiln_version(void) { return KILN_VERSION; }
@@ -104,13 +106,21 @@ typedef struct Translation {
     kiln_argtype *ret;   /* kiln_infer_return's answer */
 } Translation;
 
+static double mono_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
 static int translate_body(Compiler *C, void *arg) {
     Translation *T = arg;
+    double t0 = mono_ms();
     const kiln_source *src = T->src;
     int nargs = T->nargs;
     FuncInfo *fi = sema_funcinfo(C, src->scope, src->text, src->len, src->filename,
                                  src->first_line);
     if (fi->parse_failed) return -1;
+    double t1 = mono_ms();
     const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(nargs + 1));
     for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(C, &T->args[i]);
     SemaResult R;
@@ -132,8 +142,10 @@ static int translate_body(Compiler *C, void *arg) {
     }
     PtrVec files = {0};
     if (sema_run(C, fi, tys, nargs, true, &R) < 0) return -1;
+    double t2 = mono_ms();
     if (emit_program(C, &R, &T->out, &files) < 0) return -1;
     sema_dump_types(C, &R, &T->types);
+    double t3 = mono_ms();
 
     kiln_program *p = calloc(1, sizeof *p);
     if (!p) goto oom;
@@ -141,6 +153,9 @@ static int translate_body(Compiler *C, void *arg) {
     p->source = buf_take(&T->out, &p->source_len);
     p->types = buf_take(&T->types, NULL);
     p->name = strdup(fi->name);
+    p->stage_ms[0] = t1 - t0;
+    p->stage_ms[1] = t2 - t1;
+    p->stage_ms[2] = t3 - t2;
     p->gpu_only = dup_or_null(R.gpu_only);
     p->nparams = nargs;
     p->pnames = calloc((size_t)nargs + 1, sizeof(char *));
@@ -234,6 +249,9 @@ int kiln_program_param_flags(const kiln_program *p, int i) {
 }
 const char *kiln_program_file(const kiln_program *p, int i) {
     return i >= 0 && i < p->nfiles ? p->files[i] : NULL;
+}
+void kiln_program_stage_ms(const kiln_program *p, double ms[3]) {
+    memcpy(ms, p->stage_ms, sizeof p->stage_ms);
 }
 int kiln_program_gpu_only(const kiln_program *p, const char **what) {
     if (what) *what = p->gpu_only;

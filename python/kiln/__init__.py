@@ -20,12 +20,13 @@ The package's modules import one way, each only from those below it:
 ``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
 (jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_fuse`` (fuse) <- this file; beneath
 them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
-kernels use), ``_cuda`` and ``cache``.  tests/python/test_layout.py checks it.
+kernels use), ``_cuda``, ``cache`` and ``_obs`` (metrics, traces, logs, dumps).  tests/python/test_layout.py checks it.
 """
 
 from ._kiln import CompileError, CudaError, PerformanceWarning, version as __version__
 from ._kiln import CacheWarning, CacheError  # noqa: F401
 from . import cache  # noqa: F401  (kiln.cache.stats(), kiln.cache.clear())
+from ._obs import metrics, profile  # noqa: F401  (docs/observability.md)
 from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,

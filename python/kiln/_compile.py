@@ -12,7 +12,7 @@ import os
 import sys
 import types
 
-from . import _kiln, _source
+from . import _kiln, _obs, _source
 from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 
@@ -246,16 +246,36 @@ def build(disp, key):
     (argument types, then the target and the device); returns the Entry."""
     argkey, target, device = key[:-2], key[-2], key[-1]
     sig = "(" + _kiln.argtype_str(argkey) + ")"
-    if target == 1:
-        arch = _arch_of(device)
-        prog = _translate(disp, argkey, 1, arch)
-        image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
-                                             _cache_name(disp, argkey), disp.options["cache"])
-        entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
-    else:
-        entry = cpu_entry(disp, argkey, key, sig)
-        if os.environ.get("KILN_CHECK_CUDA") == "1" and not getattr(disp, "_cpu_only", False):
-            check_cuda(disp, argkey)
+    qualname = f"{disp.__module__}.{disp.__qualname__}"
+    _, filename, first = dispatcher_source(disp)
+    loc = f"{filename}:{first}"
+    if _obs.log_enabled(_obs.LOG_RECOMPILE):
+        why = _obs.recompile_reason(disp.py_func.__code__.co_varnames, key, [k for _, k in disp._compiled if k != key])
+        if why:
+            _kiln.obs_log(_obs.LOG_RECOMPILE,
+                          f"kiln recompile: {qualname}{sig} ({loc}): {why}")
+    # the compile's stages and cache look-ups are collected on this thread (obs.c)
+    _kiln.obs_begin(qualname, sig, loc)
+    image = None
+    try:
+        if target == 1:
+            arch = _arch_of(device)
+            prog = _translate(disp, argkey, 1, arch)
+            image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
+                                                 _cache_name(disp, argkey), disp.options["cache"])
+            entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
+        else:
+            entry = cpu_entry(disp, argkey, key, sig)
+    except BaseException:
+        _kiln.obs_end()
+        raise
+    _kiln.obs_register(entry, qualname, sig, loc)
+    if _obs._dump_dir is not None:
+        _obs.dump(qualname, key, f"cuda-sm{_arch_of(device)}" if target == 1 else "cpu",
+                  entry.program.source, image)
+    if (target != 1 and os.environ.get("KILN_CHECK_CUDA") == "1"
+            and not getattr(disp, "_cpu_only", False)):
+        check_cuda(disp, argkey)
     if (sig, key) not in disp._compiled:  # threads racing on a first call build it each
         disp._compiled.append((sig, key))
     return entry

@@ -177,7 +177,8 @@ static int remote_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, si
     return 1;
 }
 
-/* Looks through the tiers, with the lock held; counts in the stats when asked. */
+/* Looks through the tiers, with the lock held; counts in the stats when asked.
+ * Returns the tier that had it (KILN_CACHE_MEMORY...), or 0. */
 int cache_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, char kind[16],
                  bool counted) {
     kiln_cache_stats saved = c->st;
@@ -185,17 +186,19 @@ int cache_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *le
     int mem = mem_get(c, k, blob, len, kind);
     if (mem > 0) {
         c->st.mem_hits++;
-        hit = 1;
+        hit = KILN_CACHE_MEMORY;
     } else if (mem == 0) {
         c->st.mem_misses++;
         if (c->db) {
-            hit = disk_get(c, k, blob, len, kind);
-            if (hit)
+            if (disk_get(c, k, blob, len, kind)) {
+                hit = KILN_CACHE_DISK;
                 c->st.disk_hits++;
-            else
+            } else {
                 c->st.disk_misses++;
+            }
         }
-        if (!hit && remote_ok(c->remote)) hit = remote_lookup(c, k, blob, len, kind, counted);
+        if (!hit && remote_ok(c->remote) && remote_lookup(c, k, blob, len, kind, counted))
+            hit = KILN_CACHE_REMOTE;
         if (hit) mem_put(c, k, kind, *blob, *len);
     }
     if (!counted) {
@@ -207,13 +210,21 @@ int cache_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *le
     return hit;
 }
 
-int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
-                   char kind[16]) {
+int kiln_cache_get_tier(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                        char kind[16], int *looked) {
     char kbuf[16];
     cache_lock(c);
-    int hit = cache_lookup(c, k, blob, len, kind ? kind : kbuf, true);
+    if (looked)
+        *looked = 1 << KILN_CACHE_MEMORY | (c->db ? 1 << KILN_CACHE_DISK : 0) |
+                  (remote_ok(c->remote) ? 1 << KILN_CACHE_REMOTE : 0);
+    int tier = cache_lookup(c, k, blob, len, kind ? kind : kbuf, true);
     cache_unlock(c);
-    return hit;
+    return tier;
+}
+
+int kiln_cache_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len,
+                   char kind[16]) {
+    return kiln_cache_get_tier(c, k, blob, len, kind, NULL) ? 1 : 0;
 }
 
 int kiln_cache_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const char *name,

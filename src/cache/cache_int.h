@@ -106,7 +106,8 @@ static inline void warn(kiln_cache *c, const char *hint, const char *fmt, const 
 void cache_lock(kiln_cache *c);
 void cache_unlock(kiln_cache *c);
 /* Looks through the tiers, filling the upper ones from a hit in a lower one:
- * 1 with *blob malloc'd (the caller frees it), 0 a miss.  Counts in the
+ * the tier that had it (KILN_CACHE_MEMORY, _DISK, _REMOTE) with *blob
+ * malloc'd (the caller frees it), 0 a miss.  Counts in the
  * stats when counted; a second look, after a claim, does not. */
 int cache_lookup(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, char kind[16],
                  bool counted);

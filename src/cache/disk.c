@@ -1,8 +1,13 @@
 /* disk.c: the disk tier, one SQLite database (kiln.db) in WAL mode.
  *
  * One row per artifact with its blob, size, an XXH3-128 checksum, what it is,
- * and its creation and last-use times; both checks run on every read, and a
- * row that fails them is deleted, counted and never handed out.  WAL gives
+ * its creation and last-use times, the milliseconds of the build that stored
+ * it and how many hits it had (all processes: `kiln cache stats` gives the hit
+ * rate, `kiln cache ls --sort hits` the kernels that paid off); both checks
+ * run on every read, and a row that fails them is deleted, counted and never
+ * handed out.  A kiln.db made before the last two columns gets them at open
+ * (ALTER TABLE ... DEFAULT 0), so it keeps working, and an older kiln reading
+ * a newer database ignores them (its INSERTs leave them at their defaults).  WAL gives
  * atomic multi-process writes and crash safety: each store is one transaction
  * (row, counters, end of claim, eviction), so a process killed in the middle
  * of a write leaves the last committed state.
@@ -42,12 +47,45 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS artifacts("
     " key BLOB PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL, target TEXT NOT NULL,"
     " size INTEGER NOT NULL, checksum BLOB NOT NULL, created INTEGER NOT NULL,"
-    " last_used INTEGER NOT NULL, blob BLOB NOT NULL);"
+    " last_used INTEGER NOT NULL, blob BLOB NOT NULL,"
+    " hits INTEGER NOT NULL DEFAULT 0, compile_ms REAL NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS artifacts_lru ON artifacts(last_used);"
     "CREATE TABLE IF NOT EXISTS pending(key BLOB PRIMARY KEY, owner TEXT NOT NULL,"
     " expires INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value REAL NOT NULL);"
     "CREATE TABLE IF NOT EXISTS facts(name TEXT PRIMARY KEY, value TEXT NOT NULL);";
+
+/* Columns added after the first schema: a kiln.db from before gets them. */
+static const char *const added_columns[] = {
+    "ALTER TABLE artifacts ADD COLUMN hits INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE artifacts ADD COLUMN compile_ms REAL NOT NULL DEFAULT 0",
+};
+
+/* Whether artifacts has column name. */
+static bool has_column(sqlite3 *db, const char *name) {
+    sqlite3_stmt *s;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('artifacts') WHERE name = ?1", -1,
+                           &s, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(s) == SQLITE_ROW;
+    sqlite3_finalize(s);
+    return found;
+}
+
+/* Brings an older kiln.db's artifacts table up to the current schema.  Two
+ * processes may both try: the second's ALTER fails with "duplicate column",
+ * and the check after it finds the column there. */
+static int migrate(sqlite3 *db) {
+    static const char *const names[] = {"hits", "compile_ms"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (has_column(db, names[i])) continue;
+        int rc = sqlite3_exec(db, added_columns[i], NULL, NULL, NULL);
+        if (rc != SQLITE_OK && !has_column(db, names[i])) return rc;
+    }
+    return SQLITE_OK;
+}
 
 static bool safe_path(kiln_cache *c, const char *p, bool dir) {
     struct stat s;
@@ -110,11 +148,12 @@ static int open_db(const char *path, sqlite3 **out) {
         /* a writer waits this long for another's lock; readers never wait (WAL) */
         sqlite3_busy_timeout(db, DB_BUSY_MS);
         rc = sqlite3_exec(db, schema, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = migrate(db);
         /* a file that is a database of something else is not ours either */
         if (rc == SQLITE_OK) {
             sqlite3_stmt *s;
             rc = sqlite3_prepare_v2(db, "SELECT key, kind, name, target, size, checksum, created, "
-                                        "last_used, blob FROM artifacts LIMIT 0", -1, &s, NULL);
+                                        "last_used, blob, hits, compile_ms FROM artifacts LIMIT 0", -1, &s, NULL);
             sqlite3_finalize(s);
             if (rc != SQLITE_OK) rc = SQLITE_NOTADB;
         }
@@ -353,18 +392,29 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
         }
         return 0;
     }
-    if (found && last_used < now_ms() - LRU_GRAIN_MS && disk_may_write(c)) {
-        /* a hit writes only when its time of use moves by more than the LRU's
-         * grain: most hits stay read-only, which keeps a warm start fast */
+    if (found && disk_may_write(c)) {
+        /* every hit is counted on its row and in the counters (one short
+         * transaction, no fsync in WAL mode with synchronous=NORMAL); its time of
+         * use moves only by more than the LRU's grain.  A hit while writes are
+         * paused goes uncounted. */
+        bool touch = last_used < now_ms() - LRU_GRAIN_MS;
+        rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
         sqlite3_stmt *u;
-        if (sqlite3_prepare_v2(c->db, "UPDATE artifacts SET last_used = ?2 WHERE key = ?1", -1, &u,
-                               NULL) == SQLITE_OK) {
+        if (rc == SQLITE_OK)
+            rc = sqlite3_prepare_v2(c->db,
+                                    touch ? "UPDATE artifacts SET hits = hits + 1, last_used = ?2 "
+                                            "WHERE key = ?1"
+                                          : "UPDATE artifacts SET hits = hits + 1 WHERE key = ?1",
+                                    -1, &u, NULL);
+        if (rc == SQLITE_OK) {
             sqlite3_bind_blob(u, 1, k->b, 16, SQLITE_STATIC);
-            sqlite3_bind_int64(u, 2, now_ms());
+            if (touch) sqlite3_bind_int64(u, 2, now_ms());
             rc = sqlite3_step(u);
             sqlite3_finalize(u);
-            if (rc != SQLITE_DONE) disk_write_failed(c, rc);
         }
+        if (rc == SQLITE_DONE) rc = count(c, "hits", 1);
+        if (rc == SQLITE_DONE) rc = sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) disk_write_failed(c, rc);
     }
     return found;
 }
@@ -414,8 +464,8 @@ int disk_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const cha
     sqlite3_stmt *s;
     rc = sqlite3_prepare_v2(c->db,
                             "INSERT OR REPLACE INTO artifacts(key, kind, name, target, size, "
-                            "checksum, created, last_used, blob) "
-                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                            "checksum, created, last_used, blob, compile_ms) "
+                            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                             -1, &s, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_blob(s, 1, k->b, 16, SQLITE_STATIC);
@@ -427,6 +477,7 @@ int disk_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const cha
         sqlite3_bind_int64(s, 7, created);
         sqlite3_bind_int64(s, 8, now_ms());
         sqlite3_bind_blob64(s, 9, blob, len, SQLITE_STATIC);
+        sqlite3_bind_double(s, 10, compiled ? compile_ms : 0);
         rc = sqlite3_step(s);
         sqlite3_finalize(s);
     }
@@ -465,6 +516,7 @@ void disk_stats(kiln_cache *c, kiln_cache_stats *out) {
                 else if (!strcmp(n, "compile_ms"))
                     out->total_compile_ms = sqlite3_column_double(s, 1);
                 else if (!strcmp(n, "evictions")) out->total_evictions = i;
+                else if (!strcmp(n, "hits")) out->total_hits = i;
                 else if (!strcmp(n, "verify_failures")) out->total_verify_failures = i;
             }
             sqlite3_finalize(s);
@@ -476,8 +528,8 @@ int disk_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), vo
     int n = 0;
     sqlite3_stmt *s;
     if (c->db && sqlite3_prepare_v2(c->db,
-                                    "SELECT key, kind, name, target, size, created, last_used "
-                                    "FROM artifacts ORDER BY last_used DESC",
+                                    "SELECT key, kind, name, target, size, created, last_used, "
+                                    "hits, compile_ms FROM artifacts ORDER BY last_used DESC",
                                     -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             kiln_cache_entry e;
@@ -489,6 +541,8 @@ int disk_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), vo
             e.size = sqlite3_column_int64(s, 4);
             e.created_ms = sqlite3_column_int64(s, 5);
             e.last_used_ms = sqlite3_column_int64(s, 6);
+            e.hits = sqlite3_column_int64(s, 7);
+            e.compile_ms = sqlite3_column_double(s, 8);
             fn(ud, &e);
             n++;
         }

@@ -23,6 +23,8 @@
 
 #include "cache.h"
 
+#include "obs.h"
+
 /* claim-and-wait rounds of one build (a round ends when the holder dies, releases or
  * lets its lease lapse); then it builds without a claim */
 enum { MAX_ROUNDS = 16 };
@@ -120,7 +122,10 @@ int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t 
         /* Single flight: look; claim (which looks again); or wait for the claim's
          * holder, and claim again if it ends without a result.  All the waiting
          * together lasts at most one lease; then this process builds. */
-        out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
+        double t0 = ext_obs_us();
+        int looked = 0;
+        int tier = kiln_cache_get_tier(c, &k, &out->blob, &out->len, out->kind, &looked);
+        out->hit = tier != 0;
         double give_up = now_ms() + KILN_CACHE_LEASE_MS;
         for (int round = 0; !out->hit && round < MAX_ROUNDS; round++) {
             int cl = kiln_cache_claim(c, &k, KILN_CACHE_LEASE_MS, &out->blob, &out->len,
@@ -136,11 +141,17 @@ int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t 
             }
             out->hit = w;
         }
+        /* a result another process stored meanwhile came from the disk (or remote) tier */
+        if (!tier && out->hit)
+            tier = looked & 1 << KILN_CACHE_DISK ? KILN_CACHE_DISK : KILN_CACHE_REMOTE;
+        ext_obs_cache(st, tier, looked, out->key, t0, (ext_obs_us() - t0) / 1e3);
     }
     if (!out->hit && rc == 0) {
-        double t0 = now_ms();
+        double t0 = now_ms(), t0us = ext_obs_us();
         rc = build(ud, ctx, &out->blob, &out->len, out->kind);
         double ms = now_ms() - t0;
+        bool gpu = short_target && strncmp(short_target, "cuda", 4) == 0;
+        ext_obs_stage(st, gpu ? OBS_NVRTC : OBS_CC, t0us, ms, NULL);
         if (c && rc == 0)
             kiln_cache_put(c, &k, out->kind, name, short_target, out->blob, out->len, ms);
         else if (c)
@@ -202,7 +213,11 @@ int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *tar
         kiln_cache_key k;
         kiln_cache_key_of(src, len, target, 0, &k);
         kiln_cache_key_hex(&k, out->key);
-        out->hit = kiln_cache_get(c, &k, &out->blob, &out->len, out->kind);
+        double t0 = ext_obs_us();
+        int looked = 0;
+        int tier = kiln_cache_get_tier(c, &k, &out->blob, &out->len, out->kind, &looked);
+        out->hit = tier != 0;
+        ext_obs_cache(st, tier, looked, out->key, t0, (ext_obs_us() - t0) / 1e3);
     }
     Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) {

@@ -15,6 +15,7 @@
 #include "cache.h"
 #include "driver.h"
 #include "errors.h"
+#include "obs.h"
 #include "table.h"
 #include "tier.h"
 
@@ -330,7 +331,16 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
+    double t0 = ext_obs_us();
     kiln_program *p = kiln_translate(c.ctx, &src, at, n, &o, c_resolve, &c.R);
+    if (p) {
+        double ms[3];
+        kiln_program_stage_ms(p, ms);
+        for (int s = 0; s < 3; s++) {
+            ext_obs_stage(st, (ObsStage)(OBS_FRONT + s), t0, ms[s], NULL);
+            t0 += ms[s] * 1e3;
+        }
+    }
     if (!p) {
         ext_raise_compile_error(st, &c.sink, "kiln: compilation failed");
         goto done;
@@ -506,6 +516,7 @@ static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObj
     e->program = NULL;
     e->files = NULL;
     e->signature = NULL;
+    memset(&e->obs, 0, sizeof e->obs);
     if (!e->ptypes || !e->written) {
         Py_DECREF(e);
         PyErr_NoMemory();
@@ -539,7 +550,9 @@ static int load_cpu(ModState *st, EntryObject *e, const void *blob, size_t len) 
     }
     TextSink t = {NULL, 0, 0, 0};
     kiln_ctx_set_diag(ctx, ext_text_diag, &t);
+    double t0 = ext_obs_us();
     e->cpu = kiln_cpu_load(ctx, blob, len, kiln_program_entry(((ProgramObject *)e->program)->p));
+    ext_obs_stage(st, OBS_LOAD, t0, (ext_obs_us() - t0) / 1e3, NULL);
     kiln_ctx_free(ctx);
     if (!e->cpu) ext_raise_text(st, &t, "kiln: cannot load the kernel");
     PyMem_RawFree(t.buf);
@@ -642,13 +655,26 @@ static PyObject *mod_cuda_entry(PyObject *module, PyObject *args) {
     e->target = 1;
     e->device = device;
     e->debug = debug != 0;
+    double t0 = ext_obs_us();
     int rc = kiln_cuda_load(st->cuda, device, PyBytes_AS_STRING(image),
                             kiln_program_entry(((ProgramObject *)prog)->p), &e->cu);
+    ext_obs_stage(st, OBS_LOAD, t0, (ext_obs_us() - t0) / 1e3, NULL);
     if (rc != 0) {
         Py_DECREF(e);
         return ext_cuda_error(st, rc, "loading the compiled kernel");
     }
     return (PyObject *)e;
+}
+
+/* obs_register(entry, kernel, spec, loc): the entry's names and this thread's compile
+ * record, for kiln.metrics() and traces (obs.h) */
+static PyObject *mod_obs_register(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *entry, *kernel, *spec, *loc;
+    if (!PyArg_ParseTuple(args, "O!UUU", st->EntryType, &entry, &kernel, &spec, &loc)) return NULL;
+    EntryObject *e = (EntryObject *)entry;
+    if (ext_obs_register(st, &e->obs, kernel, spec, loc, e->target, e->device) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* parse_signature(text) -> (ret: bytes (empty for void), args: bytes) */
@@ -727,6 +753,8 @@ static PyMethodDef core_functions[] = {
     {"parse_signature", mod_parse_signature, METH_O, "parse_signature(text) -> (ret, args)"},
     {"argtype_str", mod_argtype_str, METH_O, "argtype_str(key) -> str"},
     {"cpu_compiler", mod_cpu_compiler, METH_NOARGS, "the C compiler command of the CPU target"},
+    {"obs_register", mod_obs_register, METH_VARARGS,
+     "obs_register(entry, kernel, spec, loc): names the entry for kiln.metrics()"},
     {NULL, NULL, 0, NULL}};
 
 int ext_core_init(PyObject *module, ModState *st) {

@@ -14,6 +14,7 @@
  */
 #include "devarray.h"
 #include "dlpack.h"
+#include "obs.h"
 
 #include <structmember.h>
 
@@ -259,9 +260,11 @@ static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
     kiln_cuda *cu = ext_cuda_on(st, self->device);
     if (!cu) return NULL;
     int rc;
+    double t0 = ext_obs_us();
     Py_BEGIN_ALLOW_THREADS
     rc = kiln_cuda_stream_sync(cu, self->handle);
     Py_END_ALLOW_THREADS
+    ext_obs_sync(st, "stream.synchronize", t0, (ext_obs_us() - t0) / 1e3);
     if (rc != 0) return ext_cuda_error(st, rc, "synchronizing a stream");
     if (ext_check_kernel_error(st, self->device) < 0) return NULL;
     Py_RETURN_NONE;
@@ -496,6 +499,7 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
             PyBuffer_Release(&buf);
             return NULL;
         }
+        double t0 = ext_obs_us();
         Py_BEGIN_ALLOW_THREADS
         if (h2d) {
             rc = kiln_cuda_copy_htod(cu, dptr, buf.buf, (size_t)nbytes, h);
@@ -506,6 +510,7 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
         }
         Py_END_ALLOW_THREADS
         PyBuffer_Release(&buf);
+        if (rc == 0) ext_obs_copy(st, h2d, nbytes, device, t0, (ext_obs_us() - t0) / 1e3);
     } else if (strcmp(kind, "d2d") == 0) {
         uint64_t d = PyLong_AsUnsignedLongLong(dst), s = PyLong_AsUnsignedLongLong(src);
         if (PyErr_Occurred()) return NULL;

@@ -10,6 +10,8 @@
  */
 #include "driver.h"
 
+#include "obs.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 
@@ -178,9 +180,11 @@ static PyObject *f_synchronize(PyObject *m, PyObject *unused) {
         if (!st->errbuf[d] && d != st->current_device) continue;
         if (ext_use_device(st, d) < 0) return NULL;
         int rc;
+        double t0 = ext_obs_us();
         Py_BEGIN_ALLOW_THREADS
         rc = kiln_cuda_sync(st->cuda);
         Py_END_ALLOW_THREADS
+        ext_obs_sync(st, "synchronize", t0, (ext_obs_us() - t0) / 1e3);
         if (rc != 0) return ext_cuda_error(st, rc, "synchronizing the device");
         if (ext_check_kernel_error(st, d) < 0) return NULL;
     }

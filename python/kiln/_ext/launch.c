@@ -13,6 +13,12 @@
  * table keeps the first entry inserted under a key.  The launch holds a
  * reference to the entry it runs from lookup to return (table.h), and the
  * Launcher holds references to its dispatcher and its stream object.
+ *
+ * What the launch shows of itself (obs.h): one plain increment of the entry's
+ * launch counter, and one predictable branch on a countdown that sends every
+ * OBS_SAMPLE-th launch (or every launch while a trace, KILN_LOG=launch, device
+ * timing or NVTX is on) down the slow path, which reads the clock around the
+ * kernel and tells obs.c.
  */
 #include "launch.h"
 
@@ -117,6 +123,21 @@ static int unstage_host_arrays(ModState *st, EntryObject *e, Arg *a, int n, void
     return err;
 }
 
+/* The bytes of the packed array arguments' spans: what a launch reads or writes
+ * at least once, for GB/s (the slow path only). */
+static uint64_t launch_bytes(const EntryObject *e, const int64_t *slots, const int *off) {
+    uint64_t total = 0;
+    for (int i = 0; i < e->nparams; i++) {
+        const kiln_argtype *pt = &e->ptypes[i];
+        if (!pt->is_array) continue;
+        const int64_t *p = &slots[off[i]];
+        int64_t isz = ext_dtype_size(pt->dtype), l, h;
+        ext_byte_span(isz, pt->ndim, p + 1, p + 1 + pt->ndim, isz, &l, &h);
+        total += (uint64_t)(h - l);
+    }
+    return total;
+}
+
 /* Whether the packed arrays of a GPU launch may take the wide entry's
  * __restrict__ pointers: no array the kernel writes shares a byte with
  * another array argument.  Byte spans from the packed data pointer, shape and
@@ -158,6 +179,15 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given",
                      d->kname, d->nparams, d->nparams == 1 ? "" : "s", n);
         return NULL;
+    }
+    /* the one branch observation costs a launch that is not sampled (obs.h) */
+    bool slow = false, compiled = false;
+    int obs_h = -1;
+    int64_t o0 = 0, o1 = 0, o2 = 0; /* the slow path's clock: call, kernel start and end */
+    if (__builtin_expect(--st->obs_countdown <= 0, 0)) {
+        slow = true;
+        ext_obs_rearm(st);
+        o0 = ext_obs_ns();
     }
     Arg stack_args[STACK_ARGS];
     Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
@@ -232,6 +262,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     if (entry) {
         Py_INCREF(entry);
     } else {
+        compiled = true; /* this launch's time is mostly the compile's: not a sample */
         PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
         if (!kb) goto done;
         entry = PyObject_CallMethodOneArg(self->disp, st->str_compile_key, kb);
@@ -280,9 +311,14 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         L.par_threshold = par;
         L.err = &err;
         if (ext_cpu_launch_begin(&L, par, st->PerformanceWarning) < 0) goto done;
+        if (slow) {
+            obs_h = ext_obs_launch_begin(st, &e->obs, NULL);
+            o1 = ext_obs_ns();
+        }
         Py_BEGIN_ALLOW_THREADS
         kiln_cpu_launch_kernel(code, &L, slots);
         Py_END_ALLOW_THREADS
+        if (slow) o2 = ext_obs_ns();
         if (t0 > 0) ext_tier_ran(e->job, self->grid, self->block, t0);
         if (ext_cpu_launch_end(&L, &err) < 0) goto done; /* Ctrl-C stopped it */
         if (err.code != 0) {
@@ -297,6 +333,11 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         if (ext_errbuf(st, e->device, &errp) < 0) goto done;
         staged = true;
         if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
+        for (int i = 0; i < n; i++) {
+            if (!a[i].tmp) continue;
+            e->obs.h2d += a[i].tmp_size; /* kiln's copies of host arrays, both ways */
+            if (e->written[i]) e->obs.d2h += a[i].tmp_size;
+        }
         if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, true) < 0) goto done;
         pp[0] = &errp;
         for (int i = 0; i < n; i++) pp[1 + i] = &slots[off[i]];
@@ -316,6 +357,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             self->last_wide = true;
         }
         int rc;
+        if (slow) {
+            obs_h = ext_obs_launch_begin(st, &e->obs, self->stream_handle);
+            o1 = ext_obs_ns();
+        }
         if (self->repeat > 1) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -332,6 +377,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
                                   self->stream_handle, pp, wpp);
         }
+        if (slow) o2 = ext_obs_ns();
         if (rc != 0) {
             ext_cuda_error(st, rc, "launching the kernel");
             goto done;
@@ -345,9 +391,16 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         if (unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0) goto done;
         if (e->debug && ext_check_kernel_error(st, e->device) < 0) goto done;
     }
+    e->obs.launches++;
     ret = Py_None;
     Py_INCREF(ret);
 done:
+    if (slow && e && o1) {
+        int64_t o3 = ext_obs_ns();
+        ext_obs_launch_end(st, &e->obs, (PyObject *)e, obs_h, self->stream_handle,
+                           ret && !compiled, o0, o1, o2 ? o2 : o3, o3, self->grid, self->block,
+                           launch_bytes(e, slots, off));
+    }
     if (staged) {
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);

@@ -16,6 +16,7 @@
 #include "interop.h"
 #include "launch.h"
 #include "nvrtc.h"
+#include "obs.h"
 #include "signals.h"
 #include "state.h"
 #include "table.h"
@@ -24,6 +25,8 @@
 static int mod_exec(PyObject *m) {
     ModState *st = ext_state(m);
     if (ext_errors_init(m, st) < 0) return -1;
+    if (ext_obs_init(st) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_obs_functions) < 0) return -1;
     if (ext_signals_init() < 0) return -1;
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
@@ -58,6 +61,7 @@ static void mod_free(void *m) {
     mod_clear((PyObject *)m);
     /* the optimising builds use the cache: close it only when they are over */
     if (ext_tier_shutdown(ext_state((PyObject *)m)) == 0) ext_cache_free(ext_state((PyObject *)m));
+    ext_obs_free(ext_state((PyObject *)m));
 }
 
 static PyModuleDef_Slot mod_slots[] = {{Py_mod_exec, mod_exec}, {0, NULL}};

@@ -17,6 +17,7 @@
  *   table.c       the specialisation table and its reference-counted entries
  *   tier.c        tiered CPU builds: tier 0 (libtcc), the optimising builds' workers
  *   cache.c       the artifact cache: cached builds, kiln.cache's functions
+ *   obs.c         metrics, trace events, KILN_LOG lines, NVTX ranges
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */
@@ -81,6 +82,11 @@ typedef struct {
     TextSink cache_warn;            /* warnings waiting for the GIL */
     /* tiered CPU builds (tier.c): tier 0's lock, the optimising builds' jobs */
     struct ExtTiers *tiers;
+    /* what kiln shows of itself (obs.h): the launch path's countdown to its slow
+     * path (GIL), the flags (atomic: workers read them), the rest */
+    int obs_countdown;
+    int obs_flags;
+    struct ExtObs *obs;
 } ModState;
 
 ModState *ext_state(PyObject *module);

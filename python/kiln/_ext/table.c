@@ -17,6 +17,7 @@
 static void entry_dealloc(EntryObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     ext_tier_detach(self->st, self->job); /* from here on, no build swaps self->cpu */
+    ext_obs_entry_gone(self->st, &self->obs);
     if (self->cpu != self->cpu0) kiln_cpu_unload(self->cpu0);
     kiln_cpu_unload(self->cpu);
     if (self->cu && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)

@@ -19,6 +19,7 @@
 
 #include <string.h>
 
+#include "obs.h"
 #include "state.h"
 #include "tier.h"
 
@@ -40,6 +41,7 @@ typedef struct {
     PyObject *program;    /* Program */
     PyObject *files;      /* tuple of file names for error locations */
     PyObject *signature;  /* str */
+    ExtObsEntry obs;      /* its counters and names, for kiln.metrics() and traces */
 } EntryObject;
 
 typedef struct {

@@ -49,6 +49,7 @@
 
 #include "cache.h"
 #include "errors.h"
+#include "obs.h"
 
 /* Optimising builds at once, per process (each runs one C compiler). */
 enum { KILN_TIER_WORKERS = 2 };
@@ -314,7 +315,7 @@ kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const
     TextSink t = {NULL, 0, 0, 0};
     kiln_ctx_set_diag(ctx, ext_text_diag, &t);
     kiln_cpu_module *m;
-    double t0 = now_ms();
+    double t0 = now_ms(), t0us = ext_obs_us();
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&T->tcc_mu);
     m = kiln_cpu_quick_load(ctx, src, len, entry);
@@ -322,6 +323,7 @@ kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const
     Py_END_ALLOW_THREADS
     double ms = now_ms() - t0;
     kiln_ctx_free(ctx);
+    if (m) ext_obs_stage(st, OBS_CC, t0us, ms, "tcc");
     pthread_mutex_lock(&T->mu);
     if (m) {
         T->n.loads++;

@@ -1,0 +1,875 @@
+/* obs.c: what kiln shows of its own work: kiln.metrics()' counters, the
+ * trace events of kiln.profile() and KILN_TRACE, KILN_LOG's lines, NVTX
+ * ranges (obs.h has the cost rule for the launch path).
+ *
+ * Counters: each Entry carries an ExtObsEntry (launches, sampled host cost,
+ * bytes, device time, its compile's stages and cache tier), listed in a
+ * registry while it lives; when it goes, its counts join the process's
+ * "gone" totals, so kiln.metrics() adds up whatever ran.  A compile's stages
+ * are collected in a thread-local record that kiln._kiln.obs_begin opens
+ * (Python's build of one specialisation, on one thread) and obs_register
+ * copies into the new Entry; stages outside such a record (a tier worker's
+ * optimising build, KILN_CHECK_CUDA's NVRTC runs) count in the totals only.
+ *
+ * Trace: events are formatted here as JSON text (Chrome's trace-event format,
+ * docs/observability.md) into one buffer under a mutex, since tier workers
+ * add to it without the GIL; Python takes the text and writes the file.  At
+ * most OBS_TRACE_MAX_EVENTS are kept; later ones are counted as dropped.
+ * GPU launches traced or timed get two events each; their device time is read
+ * when metrics or the trace ask (or when OBS_MAX_PENDING are waiting), and
+ * placed on the GPU's track from a reference event recorded and waited for
+ * once per device.
+ *
+ * fork: the child starts with an empty trace and no pending events (the
+ * parent's events are the parent's), and its own thread ids.
+ */
+#include "obs.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+    OBS_TRACE_MAX_EVENTS = 1 << 20, /* events one trace keeps (about 300 bytes each) */
+    OBS_MAX_PENDING = 4096,         /* GPU launches whose device time is not read yet */
+    OBS_MAX_THREADS = 256,          /* threads named in one trace; later ones unnamed */
+    OBS_GPU_PID = 1000000000,       /* a GPU's track is this pid plus its number */
+    LINE = 2048,                    /* one log line or trace event, at most */
+};
+
+typedef struct {
+    PyObject *owner; /* the Entry, kept alive until its time is read */
+    ExtObsEntry *e;
+    void *ev0, *ev1;
+    int device;
+    uintptr_t stream;
+    uint64_t bytes;
+} Pending;
+
+typedef struct ExtObs {
+    ExtObsEntry head; /* the registry's sentinel (GIL) */
+    ExtObsEntry gone; /* the counts of entries that went (GIL) */
+    /* process totals, atomics: any thread */
+    int64_t stage_ns[OBS_NSTAGES], stage_n[OBS_NSTAGES];
+    int64_t hits[4], misses[4]; /* by KILN_CACHE_* tier */
+    int64_t builds, h2d, d2h;
+    int64_t lookups, found; /* cache look-ups, and those some tier answered */
+    /* the trace, under mu */
+    pthread_mutex_t mu;
+    char *buf; /* PyMem_Raw */
+    size_t n, cap;
+    int64_t nevents, dropped;
+    long tids[OBS_MAX_THREADS];
+    int ntids;
+    bool pid_named, gpu_named[EXT_MAX_DEVICES];
+    /* GPU timings (GIL) */
+    Pending pend[OBS_MAX_PENDING];
+    int npend;
+    void *ref_ev[EXT_MAX_DEVICES];
+    double ref_us[EXT_MAX_DEVICES];
+    /* NVTX */
+    void *nvtx_lib;
+    int (*nvtx_push)(const char *);
+    int (*nvtx_pop)(void);
+    char nvtx_why[300];
+} ExtObs;
+
+/* The compile this thread is doing (kiln._kiln.obs_begin .. obs_register). */
+typedef struct {
+    bool open;
+    double stage_ms[OBS_NSTAGES];
+    int tier, builds;
+    char kernel[256], spec[512], loc[512], name[256];
+} Compile;
+
+static _Thread_local Compile cur;
+static _Thread_local long my_tid;
+static ExtObs *fork_obs; /* for the fork handler */
+
+static const char *const stage_names[OBS_NSTAGES] = {"front", "sema", "emit", "cc", "nvrtc", "load"};
+static const char *const tier_names[4] = {"none", "memory", "disk", "remote"};
+
+double ext_obs_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+int64_t ext_obs_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static long tid(void) {
+    if (!my_tid) my_tid = (long)syscall(SYS_gettid);
+    return my_tid;
+}
+
+static void add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+static int64_t get(int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+
+/* s as the inside of a JSON string, cut to fit cap */
+static void esc(char *dst, size_t cap, const char *s) {
+    size_t n = 0;
+    for (; s && *s && n + 7 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            dst[n++] = '\\';
+            dst[n++] = (char)ch;
+        } else if (ch < 0x20) {
+            n += (size_t)snprintf(dst + n, cap - n, "\\u%04x", ch);
+        } else {
+            dst[n++] = (char)ch;
+        }
+    }
+    dst[n] = 0;
+}
+
+/* ---- KILN_LOG ----------------------------------------------------------------- */
+
+/* One line to stderr in one write, so lines of threads and processes do not mix. */
+static void log_line(const char *fmt, ...) {
+    char line[LINE];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(2, line, (size_t)n);
+    (void)w;
+}
+
+/* ---- the trace ------------------------------------------------------------------ */
+
+static bool grow(ExtObs *o, size_t more) {
+    if (o->n + more + 1 <= o->cap) return true;
+    size_t ncap = o->cap ? o->cap * 2 : 1 << 16;
+    while (ncap < o->n + more + 1) ncap *= 2;
+    char *nb = PyMem_RawRealloc(o->buf, ncap);
+    if (!nb) return false;
+    o->buf = nb;
+    o->cap = ncap;
+    return true;
+}
+
+/* Appends one event's JSON; with mu held. */
+static void put_locked(ExtObs *o, const char *ev) {
+    size_t len = strlen(ev);
+    if (o->nevents >= OBS_TRACE_MAX_EVENTS || !grow(o, len + 2)) {
+        o->dropped++;
+        return;
+    }
+    if (o->n) o->buf[o->n++] = ',';
+    memcpy(o->buf + o->n, ev, len);
+    o->n += len;
+    o->buf[o->n++] = '\n';
+    o->nevents++;
+}
+
+/* The metadata that names this process and thread, once per trace; with mu. */
+static void name_thread_locked(ExtObs *o, long pid, long t) {
+    char ev[LINE];
+    if (!o->pid_named) {
+        o->pid_named = true;
+        snprintf(ev, sizeof ev,
+                 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+                 "\"args\":{\"name\":\"kiln host (pid %ld)\"}}", pid, pid);
+        put_locked(o, ev);
+    }
+    for (int i = 0; i < o->ntids; i++)
+        if (o->tids[i] == t) return;
+    if (o->ntids == OBS_MAX_THREADS) return;
+    o->tids[o->ntids++] = t;
+    char name[64] = "", e[160];
+    if (pthread_getname_np(pthread_self(), name, sizeof name) != 0 || !name[0])
+        snprintf(name, sizeof name, "thread");
+    esc(e, sizeof e, name);
+    snprintf(ev, sizeof ev,
+             "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
+             "\"args\":{\"name\":\"%s%s (tid %ld)\"}}",
+             pid, t, t == pid ? "main: " : "", e, t);
+    put_locked(o, ev);
+}
+
+/* One complete event on this thread's track: args is the inside of the args
+ * object (may be empty). */
+static void trace_host(ModState *st, const char *cat, const char *name, double ts, double dur_us,
+                       const char *args) {
+    ExtObs *o = st->obs;
+    char ev[LINE], en[256];
+    esc(en, sizeof en, name);
+    long pid = (long)getpid(), t = tid();
+    snprintf(ev, sizeof ev,
+             "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%ld,"
+             "\"tid\":%ld,\"args\":{%s}}",
+             cat, en, ts, dur_us < 0 ? 0 : dur_us, pid, t, args);
+    pthread_mutex_lock(&o->mu);
+    name_thread_locked(o, pid, t);
+    put_locked(o, ev);
+    pthread_mutex_unlock(&o->mu);
+}
+
+/* "kernel":..,"spec":..,"loc":.. of this thread's compile, or nothing */
+static void compile_args(char *out, size_t cap) {
+    out[0] = 0;
+    if (!cur.open) return;
+    char k[300], s[600], l[600];
+    esc(k, sizeof k, cur.kernel);
+    esc(s, sizeof s, cur.spec);
+    esc(l, sizeof l, cur.loc);
+    snprintf(out, cap, "\"kernel\":\"%.299s\",\"spec\":\"%.599s\",\"loc\":\"%.599s\",", k, s, l);
+}
+
+/* ---- compiles and the cache ------------------------------------------------------- */
+
+void ext_obs_stage(ModState *st, ObsStage s, double t0, double ms, const char *detail) {
+    ExtObs *o = st->obs;
+    if (!o) return;
+    add(&o->stage_ns[s], (int64_t)(ms * 1e6));
+    add(&o->stage_n[s], 1);
+    if (s == OBS_CC || s == OBS_NVRTC) add(&o->builds, 1);
+    if (cur.open) {
+        cur.stage_ms[s] += ms;
+        if (s == OBS_CC || s == OBS_NVRTC) cur.builds++;
+    }
+    int f = ext_obs_flags(st);
+    if (!(f & (OBS_TRACE | OBS_LOG_COMPILE))) return;
+    if (f & OBS_TRACE) {
+        char a[1600], d[64] = "";
+        compile_args(a, sizeof a);
+        if (detail) snprintf(d, sizeof d, ",\"compiler\":\"%s\"", detail);
+        char args[1800];
+        snprintf(args, sizeof args, "%s\"stage\":\"%s\"%s", a, stage_names[s], d);
+        trace_host(st, "compile", cur.open ? cur.name : "compile", t0, ms * 1e3, args);
+    }
+    /* a compile with a record gets one line when it is registered */
+    if ((f & OBS_LOG_COMPILE) && !cur.open)
+        log_line("kiln compile: %s %.2f ms%s%s", stage_names[s], ms, detail ? " " : "",
+                 detail ? detail : "");
+}
+
+void ext_obs_cache(ModState *st, int tier, int looked, const char *key, double t0, double ms) {
+    ExtObs *o = st->obs;
+    if (!o) return;
+    /* the tiers looked in before the one that had it missed */
+    bool on[4] = {false, true, (looked & 1 << KILN_CACHE_DISK) != 0,
+                  (looked & 1 << KILN_CACHE_REMOTE) != 0};
+    int last = tier ? tier : 3;
+    add(&o->lookups, 1);
+    if (tier) add(&o->found, 1);
+    for (int t = 1; t <= last; t++) {
+        if (!on[t]) continue;
+        if (t == tier) add(&o->hits[t], 1);
+        else add(&o->misses[t], 1);
+    }
+    if (cur.open) cur.tier = tier;
+    int f = ext_obs_flags(st);
+    if (f & OBS_TRACE) {
+        char a[1600], args[1800];
+        compile_args(a, sizeof a);
+        snprintf(args, sizeof args, "%s\"tier\":\"%s\",\"hit\":%s,\"key\":\"%s\"", a,
+                 tier_names[tier], tier ? "true" : "false", key ? key : "");
+        trace_host(st, "cache", cur.open ? cur.name : "cache", t0, ms * 1e3, args);
+    }
+    if (f & OBS_LOG_CACHE)
+        log_line("kiln cache: %s%s%s%s%s (key %s, %.2f ms)", cur.open ? cur.kernel : "",
+                 cur.open ? cur.spec : "", cur.open ? " " : "", tier ? tier_names[tier] : "",
+                 tier ? " hit" : "miss in every tier", key ? key : "", ms);
+}
+
+void ext_obs_copy(ModState *st, bool h2d, int64_t bytes, int device, double t0, double ms) {
+    ExtObs *o = st->obs;
+    if (!o) return;
+    add(h2d ? &o->h2d : &o->d2h, bytes);
+    if (ext_obs_flags(st) & OBS_TRACE) {
+        char args[128];
+        snprintf(args, sizeof args, "\"bytes\":%lld,\"device\":%d,\"gbps\":%.3f", (long long)bytes,
+                 device, ms > 0 ? (double)bytes / (ms * 1e6) : 0.0);
+        trace_host(st, "copy", h2d ? "host to device" : "device to host", t0, ms * 1e3, args);
+    }
+}
+
+void ext_obs_sync(ModState *st, const char *what, double t0, double ms) {
+    if (st->obs && (ext_obs_flags(st) & OBS_TRACE)) trace_host(st, "sync", what, t0, ms * 1e3, "");
+}
+
+/* ---- entries ------------------------------------------------------------------------ */
+
+static char *raw_utf8(PyObject *s) {
+    const char *u = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : "";
+    if (!u) {
+        PyErr_Clear();
+        u = "?";
+    }
+    size_t n = strlen(u) + 1;
+    char *r = PyMem_RawMalloc(n);
+    if (r) memcpy(r, u, n);
+    return r;
+}
+
+int ext_obs_register(ModState *st, ExtObsEntry *e, PyObject *kernel, PyObject *spec,
+                     PyObject *loc, int target, int device) {
+    ExtObs *o = st->obs;
+    if (e->listed) return 0;
+    e->kernel = raw_utf8(kernel);
+    e->spec = raw_utf8(spec);
+    e->loc = raw_utf8(loc);
+    if (!e->kernel || !e->spec || !e->loc) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const char *dot = strrchr(e->kernel, '.');
+    e->name = dot ? dot + 1 : e->kernel;
+    e->target = target;
+    e->device = device;
+    if (cur.open) {
+        memcpy(e->stage_ms, cur.stage_ms, sizeof e->stage_ms);
+        e->tier = cur.builds ? 0 : cur.tier;
+        e->compiles = 1;
+    }
+    if (cur.open && (ext_obs_flags(st) & OBS_LOG_COMPILE)) {
+        char stages[400] = "";
+        size_t n = 0;
+        for (int s = 0; s < OBS_NSTAGES; s++)
+            if (e->stage_ms[s] > 0)
+                n += (size_t)snprintf(stages + n, sizeof stages - n, "%s%s %.2f ms", n ? ", " : "",
+                                      stage_names[s], e->stage_ms[s]);
+        char tg[32];
+        if (target) snprintf(tg, sizeof tg, "cuda:%d", device);
+        else snprintf(tg, sizeof tg, "cpu");
+        log_line("kiln compile: %s%s for %s: %s%s%s (%s)", e->kernel, e->spec, tg, stages, e->tier ? ", code from the " : "", e->tier ? tier_names[e->tier] : "",
+                 e->loc);
+    }
+    if (cur.open && o->nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) o->nvtx_pop();
+    cur.open = false;
+    e->next = o->head.next;
+    e->prev = &o->head;
+    o->head.next->prev = e;
+    o->head.next = e;
+    e->listed = true;
+    return 0;
+}
+
+static void fold(ExtObsEntry *into, const ExtObsEntry *e) {
+    into->launches += e->launches;
+    into->timed += e->timed;
+    into->host_ns += e->host_ns;
+    into->run_ns += e->run_ns;
+    into->h2d += e->h2d;
+    into->d2h += e->d2h;
+    into->dev_ns += e->dev_ns;
+    into->dev_n += e->dev_n;
+    into->dev_bytes += e->dev_bytes;
+}
+
+void ext_obs_entry_gone(ModState *st, ExtObsEntry *e) {
+    ExtObs *o = st->obs;
+    if (o && e->listed) {
+        fold(&o->gone, e);
+        e->prev->next = e->next;
+        e->next->prev = e->prev;
+        e->listed = false;
+    }
+    PyMem_RawFree(e->kernel);
+    PyMem_RawFree(e->spec);
+    PyMem_RawFree(e->loc);
+    e->kernel = e->spec = e->loc = NULL;
+}
+
+/* ---- launches ------------------------------------------------------------------------ */
+
+/* Reads the device times of the pending GPU launches (all of them when wait,
+ * else those that finished), and traces them on their GPU's track.  GIL. */
+static void resolve(ModState *st, bool wait) {
+    ExtObs *o = st->obs;
+    int keep = 0;
+    for (int i = 0; i < o->npend; i++) {
+        Pending *p = &o->pend[i];
+        kiln_cuda *cu = st->cuda;
+        bool done = cu && kiln_cuda_use(cu, p->device) == 0 &&
+                    (wait ? kiln_cuda_event_sync(cu, p->ev1) == 0
+                          : kiln_cuda_event_query(cu, p->ev1) == 0);
+        if (!done && !wait && cu) {
+            o->pend[keep++] = *p;
+            continue;
+        }
+        float ms = 0, off = 0;
+        if (done && kiln_cuda_event_elapsed(cu, &ms, p->ev0, p->ev1) == 0) {
+            ExtObsEntry *e = p->e;
+            e->dev_ns += (uint64_t)((double)ms * 1e6);
+            e->dev_n++;
+            e->dev_bytes += p->bytes;
+            if ((ext_obs_flags(st) & OBS_TRACE) && o->ref_ev[p->device] &&
+                kiln_cuda_event_elapsed(cu, &off, o->ref_ev[p->device], p->ev0) == 0) {
+                char ev[LINE], k[300], s[600], l[600];
+                esc(k, sizeof k, e->kernel);
+                esc(s, sizeof s, e->spec);
+                esc(l, sizeof l, e->loc);
+                double us = (double)ms * 1e3;
+                long pid = OBS_GPU_PID + p->device;
+                snprintf(ev, sizeof ev,
+                         "{\"ph\":\"X\",\"cat\":\"launch\",\"name\":\"%s\",\"ts\":%.3f,"
+                         "\"dur\":%.3f,\"pid\":%ld,\"tid\":%llu,\"args\":{\"kernel\":\"%s\","
+                         "\"spec\":\"%s\",\"loc\":\"%s\",\"device_us\":%.3f,\"bytes\":%llu,"
+                         "\"gbps\":%.3f}}",
+                         e->name, o->ref_us[p->device] + (double)off * 1e3, us, pid,
+                         (unsigned long long)p->stream, k, s, l, us, (unsigned long long)p->bytes,
+                         us > 0 ? (double)p->bytes / (us * 1e3) : 0.0);
+                pthread_mutex_lock(&o->mu);
+                if (!o->gpu_named[p->device]) {
+                    o->gpu_named[p->device] = true;
+                    char m[LINE], dn[128] = "GPU", de[200];
+                    kiln_cuda_device_name(cu, p->device, dn, sizeof dn);
+                    esc(de, sizeof de, dn);
+                    snprintf(m, sizeof m,
+                             "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
+                             "\"args\":{\"name\":\"GPU %d: %s\"}}", pid, p->device, de);
+                    put_locked(o, m);
+                }
+                put_locked(o, ev);
+                pthread_mutex_unlock(&o->mu);
+            }
+        }
+        if (cu) {
+            kiln_cuda_event_free(cu, p->ev0);
+            kiln_cuda_event_free(cu, p->ev1);
+        }
+        Py_DECREF(p->owner);
+    }
+    o->npend = keep;
+}
+
+int ext_obs_launch_begin(ModState *st, ExtObsEntry *e, void *stream) {
+    ExtObs *o = st->obs;
+    int f = ext_obs_flags(st);
+    if ((f & OBS_NVTX) && o->nvtx_push) {
+        char r[300];
+        snprintf(r, sizeof r, "kiln launch %s", e->name ? e->name : "?");
+        o->nvtx_push(r);
+    }
+    if (!(f & (OBS_DEVTIME | OBS_TRACE)) || e->target != 1 || !st->cuda) return -1;
+    if (o->npend == OBS_MAX_PENDING) resolve(st, false);
+    if (o->npend == OBS_MAX_PENDING) resolve(st, true);
+    kiln_cuda *cu = st->cuda;
+    int d = e->device;
+    if (d < 0 || d >= EXT_MAX_DEVICES) return -1;
+    if (!o->ref_ev[d]) {
+        /* the device's time zero on the host's clock: recorded, waited for, read */
+        if (kiln_cuda_event_new(cu, &o->ref_ev[d], 1) != 0) return -1;
+        if (kiln_cuda_event_record(cu, o->ref_ev[d], NULL) != 0 ||
+            kiln_cuda_event_sync(cu, o->ref_ev[d]) != 0) {
+            kiln_cuda_event_free(cu, o->ref_ev[d]);
+            o->ref_ev[d] = NULL;
+            return -1;
+        }
+        o->ref_us[d] = ext_obs_us();
+    }
+    Pending *p = &o->pend[o->npend];
+    if (kiln_cuda_event_new(cu, &p->ev0, 1) != 0) return -1;
+    if (kiln_cuda_event_new(cu, &p->ev1, 1) != 0 ||
+        kiln_cuda_event_record(cu, p->ev0, stream) != 0) {
+        kiln_cuda_event_free(cu, p->ev0);
+        if (p->ev1) kiln_cuda_event_free(cu, p->ev1);
+        return -1;
+    }
+    return o->npend;
+}
+
+void ext_obs_launch_end(ModState *st, ExtObsEntry *e, PyObject *owner, int h, void *stream,
+                        bool timed, int64_t t0, int64_t t1, int64_t t2, int64_t t3,
+                        const int64_t grid[3], const int64_t block[3], uint64_t bytes) {
+    ExtObs *o = st->obs;
+    int f = ext_obs_flags(st);
+    e->bytes = bytes;
+    if (timed) {
+        e->timed++;
+        e->host_ns += (uint64_t)((t1 - t0) + (t3 - t2));
+        e->run_ns += (uint64_t)(t2 - t1);
+    }
+    if (h >= 0 && h == o->npend) {
+        Pending *p = &o->pend[o->npend];
+        if (kiln_cuda_event_record(st->cuda, p->ev1, stream) == 0) {
+            Py_INCREF(owner);
+            p->owner = owner;
+            p->e = e;
+            p->device = e->device;
+            p->stream = (uintptr_t)stream;
+            p->bytes = bytes;
+            o->npend++;
+        } else {
+            kiln_cuda_event_free(st->cuda, p->ev0);
+            kiln_cuda_event_free(st->cuda, p->ev1);
+        }
+    }
+    if ((f & OBS_NVTX) && o->nvtx_pop) o->nvtx_pop();
+    if (f & OBS_TRACE) {
+        char k[300], s[600], l[600], args[1800];
+        esc(k, sizeof k, e->kernel);
+        esc(s, sizeof s, e->spec);
+        esc(l, sizeof l, e->loc);
+        snprintf(args, sizeof args,
+                 "\"kernel\":\"%s\",\"spec\":\"%s\",\"loc\":\"%s\",\"target\":\"%s\","
+                 "\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld],\"bytes\":%llu,"
+                 "\"run_us\":%.3f",
+                 k, s, l, e->target ? "cuda" : "cpu", (long long)grid[0], (long long)grid[1],
+                 (long long)grid[2], (long long)block[0], (long long)block[1],
+                 (long long)block[2], (unsigned long long)bytes, (double)(t2 - t1) / 1e3);
+        trace_host(st, "launch", e->name, (double)t0 / 1e3, (double)(t3 - t0) / 1e3, args);
+    }
+    if (f & OBS_LOG_LAUNCH)
+        log_line("kiln launch: %s%s on %s grid (%lld, %lld, %lld) block (%lld, %lld, %lld): "
+                 "%.1f us",
+                 e->kernel, e->spec, e->target ? "cuda" : "cpu", (long long)grid[0],
+                 (long long)grid[1], (long long)grid[2], (long long)block[0],
+                 (long long)block[1], (long long)block[2], (double)(t3 - t0) / 1e3);
+    if (o->npend > OBS_MAX_PENDING / 2) resolve(st, false);
+}
+
+/* ---- NVTX ------------------------------------------------------------------------------- */
+
+/* Loads libnvToolsExt (or $KILN_NVTX_LIB) once; false with nvtx_why saying why not. */
+static bool nvtx_load(ExtObs *o) {
+    if (o->nvtx_lib) return true;
+    const char *env = getenv("KILN_NVTX_LIB");
+    const char *names[] = {env && *env ? env : "libnvToolsExt.so.1", "libnvToolsExt.so"};
+    int tries = env && *env ? 1 : 2;
+    for (int i = 0; i < tries; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *err = dlerror();
+            snprintf(o->nvtx_why, sizeof o->nvtx_why, "%s", err ? err : names[i]);
+            continue;
+        }
+        void *push = dlsym(h, "nvtxRangePushA"), *pop = dlsym(h, "nvtxRangePop");
+        if (!push || !pop) {
+            snprintf(o->nvtx_why, sizeof o->nvtx_why, "%s has no nvtxRangePushA/nvtxRangePop",
+                     names[i]);
+            dlclose(h);
+            continue;
+        }
+        o->nvtx_lib = h;
+        memcpy(&o->nvtx_push, &push, sizeof push);
+        memcpy(&o->nvtx_pop, &pop, sizeof pop);
+        o->nvtx_why[0] = 0;
+        return true;
+    }
+    return false;
+}
+
+/* ---- kiln._kiln.obs_* -------------------------------------------------------------------- */
+
+/* obs_set(flags) -> the flags before.  OBS_NVTX is kept only if the library loads. */
+static PyObject *f_obs_set(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    long f = PyLong_AsLong(arg);
+    if (f == -1 && PyErr_Occurred()) return NULL;
+    if ((f & OBS_NVTX) && !nvtx_load(st->obs)) f &= ~OBS_NVTX;
+    int old = ext_obs_flags(st);
+    __atomic_store_n(&st->obs_flags, (int)f, __ATOMIC_RELAXED);
+    st->obs_countdown = 0; /* the next launch takes the slow path and re-arms */
+    return PyLong_FromLong(old);
+}
+
+/* obs_nvtx() -> (loaded, why not) */
+static PyObject *f_obs_nvtx(PyObject *m, PyObject *unused) {
+    ExtObs *o = ext_state(m)->obs;
+    return Py_BuildValue("(Os)", o->nvtx_lib ? Py_True : Py_False, o->nvtx_why);
+}
+
+/* obs_begin(kernel, spec, loc): this thread's compile of one specialisation starts */
+static PyObject *f_obs_begin(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    const char *k, *s, *l;
+    if (!PyArg_ParseTuple(args, "sss", &k, &s, &l)) return NULL;
+    memset(&cur, 0, sizeof cur);
+    cur.open = true;
+    snprintf(cur.kernel, sizeof cur.kernel, "%s", k);
+    snprintf(cur.spec, sizeof cur.spec, "%s", s);
+    snprintf(cur.loc, sizeof cur.loc, "%s", l);
+    const char *dot = strrchr(cur.kernel, '.');
+    snprintf(cur.name, sizeof cur.name, "%s", dot ? dot + 1 : cur.kernel);
+    ExtObs *o = st->obs;
+    if ((ext_obs_flags(st) & OBS_NVTX) && o->nvtx_push) {
+        char r[300];
+        snprintf(r, sizeof r, "kiln compile %s", cur.name);
+        o->nvtx_push(r);
+    }
+    Py_RETURN_NONE;
+}
+
+/* obs_end(): the compile failed; its record closes without an entry */
+static PyObject *f_obs_end(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    if (cur.open && st->obs->nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) st->obs->nvtx_pop();
+    cur.open = false;
+    Py_RETURN_NONE;
+}
+
+/* obs_log(flag, text): one KILN_LOG line from Python (recompile reasons) */
+static PyObject *f_obs_log(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    int flag;
+    const char *text;
+    if (!PyArg_ParseTuple(args, "is", &flag, &text)) return NULL;
+    if (ext_obs_flags(st) & flag) log_line("%s", text);
+    Py_RETURN_NONE;
+}
+
+/* obs_trace_take() -> (bytes: the events as JSON separated by commas, dropped count);
+ * empties the buffer (device times pending are read first).  The metadata naming
+ * processes and threads comes again with the next events, for the next taker. */
+static PyObject *f_obs_trace_take(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    ExtObs *o = st->obs;
+    resolve(st, true);
+    pthread_mutex_lock(&o->mu);
+    PyObject *r = Py_BuildValue("(y#L)", o->buf ? o->buf : "", (Py_ssize_t)o->n,
+                                (long long)o->dropped);
+    o->n = 0;
+    o->nevents = o->dropped = 0;
+    o->pid_named = false;
+    o->ntids = 0;
+    memset(o->gpu_named, 0, sizeof o->gpu_named);
+    pthread_mutex_unlock(&o->mu);
+    return r;
+}
+
+/* d[k] = v, v's reference taken over; -1 when v is NULL or the store fails */
+static int set_num(PyObject *d, const char *k, PyObject *v) {
+    if (!v) return -1;
+    int rc = PyDict_SetItemString(d, k, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+/* {"front": ms, ..., "total": ms} */
+static PyObject *stages_dict(const double *ms) {
+    PyObject *d = PyDict_New();
+    double total = 0;
+    for (int s = 0; d && s < OBS_NSTAGES; s++) {
+        total += ms[s];
+        if (set_num(d, stage_names[s], PyFloat_FromDouble(ms[s])) < 0) Py_CLEAR(d);
+    }
+    if (d && set_num(d, "total", PyFloat_FromDouble(total)) < 0) Py_CLEAR(d);
+    return d;
+}
+
+static double mean_us(uint64_t ns, uint64_t n) { return n ? (double)ns / 1e3 / (double)n : 0; }
+
+/* the launch fields of an entry or of the totals, into d */
+static int launch_fields(PyObject *d, const ExtObsEntry *e, bool devtime) {
+    if (set_num(d, "launches", PyLong_FromUnsignedLongLong(e->launches)) < 0 ||
+        set_num(d, "timed_launches", PyLong_FromUnsignedLongLong(e->timed)) < 0 ||
+        set_num(d, "host_us", PyFloat_FromDouble(mean_us(e->host_ns, e->timed))) < 0 ||
+        set_num(d, "run_us", PyFloat_FromDouble(mean_us(e->run_ns, e->timed))) < 0 ||
+        set_num(d, "h2d_bytes", PyLong_FromUnsignedLongLong(e->h2d)) < 0 ||
+        set_num(d, "d2h_bytes", PyLong_FromUnsignedLongLong(e->d2h)) < 0)
+        return -1;
+    if (!devtime) return 0;
+    if (set_num(d, "device_launches", PyLong_FromUnsignedLongLong(e->dev_n)) < 0 ||
+        set_num(d, "device_ms", PyFloat_FromDouble((double)e->dev_ns / 1e6)) < 0 ||
+        set_num(d, "device_bytes", PyLong_FromUnsignedLongLong(e->dev_bytes)) < 0)
+        return -1;
+    if (e->dev_ns && e->dev_bytes) /* bytes per ns are GB/s */
+        return set_num(d, "gbps", PyFloat_FromDouble((double)e->dev_bytes / (double)e->dev_ns));
+    return PyDict_SetItemString(d, "gbps", Py_None);
+}
+
+static void zero_counts(ExtObsEntry *e) {
+    e->launches = e->timed = e->host_ns = e->run_ns = e->h2d = e->d2h = 0;
+    e->dev_ns = e->dev_n = e->dev_bytes = 0;
+    memset(e->stage_ms, 0, sizeof e->stage_ms);
+    e->compiles = 0;
+}
+
+static PyObject *text(const char *s) {
+    return PyUnicode_DecodeUTF8(s ? s : "", (Py_ssize_t)strlen(s ? s : ""), "replace");
+}
+
+static PyObject *entry_dict(const ExtObsEntry *e, bool devtime) {
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    char tg[32];
+    if (e->target) snprintf(tg, sizeof tg, "cuda:%d", e->device);
+    else snprintf(tg, sizeof tg, "cpu");
+    if (set_num(d, "kernel", text(e->kernel)) < 0 || set_num(d, "spec", text(e->spec)) < 0 ||
+        set_num(d, "loc", text(e->loc)) < 0 || set_num(d, "target", PyUnicode_FromString(tg)) < 0 ||
+        set_num(d, "compiles", PyLong_FromLong(e->compiles)) < 0 ||
+        set_num(d, "compile_ms", stages_dict(e->stage_ms)) < 0 ||
+        (e->tier ? set_num(d, "cache_tier", PyUnicode_FromString(tier_names[e->tier]))
+                 : PyDict_SetItemString(d, "cache_tier", Py_None)) < 0 ||
+        launch_fields(d, e, devtime) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *cache_dict(ExtObs *o) {
+    PyObject *c = PyDict_New();
+    for (int t = 1; c && t <= 3; t++) {
+        PyObject *td = Py_BuildValue("{s:L,s:L}", "hits", (long long)get(&o->hits[t]), "misses",
+                                     (long long)get(&o->misses[t]));
+        if (set_num(c, tier_names[t], td) < 0) Py_CLEAR(c);
+    }
+    int64_t lk = get(&o->lookups), found = get(&o->found);
+    if (c && (set_num(c, "lookups", PyLong_FromLongLong(lk)) < 0 ||
+              set_num(c, "hits", PyLong_FromLongLong(found)) < 0 ||
+              set_num(c, "misses", PyLong_FromLongLong(lk - found)) < 0 ||
+              (lk ? set_num(c, "hit_rate", PyFloat_FromDouble((double)found / (double)lk))
+                  : PyDict_SetItemString(c, "hit_rate", Py_None)) < 0))
+        Py_CLEAR(c);
+    return c;
+}
+
+static void reset_all(ExtObs *o) {
+    zero_counts(&o->gone);
+    for (ExtObsEntry *e = o->head.next; e != &o->head; e = e->next) zero_counts(e);
+    for (int s = 0; s < OBS_NSTAGES; s++) {
+        __atomic_store_n(&o->stage_ns[s], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&o->stage_n[s], 0, __ATOMIC_RELAXED);
+    }
+    for (int t = 0; t < 4; t++) {
+        __atomic_store_n(&o->hits[t], 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&o->misses[t], 0, __ATOMIC_RELAXED);
+    }
+    int64_t *z[] = {&o->builds, &o->h2d, &o->d2h, &o->lookups, &o->found};
+    for (size_t i = 0; i < sizeof z / sizeof *z; i++) __atomic_store_n(z[i], 0, __ATOMIC_RELAXED);
+}
+
+/* obs_metrics(reset, device_time) -> dict (kiln.metrics(); docs/observability.md) */
+static PyObject *f_obs_metrics(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    ExtObs *o = st->obs;
+    int reset = 0, devtime = 0;
+    if (!PyArg_ParseTuple(args, "pp", &reset, &devtime)) return NULL;
+    if (devtime) resolve(st, true);
+    ExtObsEntry tot;
+    memset(&tot, 0, sizeof tot);
+    fold(&tot, &o->gone);
+    PyObject *list = PyList_New(0), *d = PyDict_New();
+    if (!list || !d) goto fail;
+    for (ExtObsEntry *e = o->head.next; e != &o->head; e = e->next) {
+        fold(&tot, e);
+        PyObject *ed = entry_dict(e, devtime);
+        if (!ed || PyList_Append(list, ed) < 0) {
+            Py_XDECREF(ed);
+            goto fail;
+        }
+        Py_DECREF(ed);
+    }
+    double ms[OBS_NSTAGES];
+    for (int s = 0; s < OBS_NSTAGES; s++) ms[s] = (double)get(&o->stage_ns[s]) / 1e6;
+    if (set_num(d, "compiles", PyLong_FromLongLong(get(&o->stage_n[OBS_FRONT]))) < 0 ||
+        set_num(d, "builds", PyLong_FromLongLong(get(&o->builds))) < 0 ||
+        set_num(d, "compile_ms", stages_dict(ms)) < 0 || set_num(d, "cache", cache_dict(o)) < 0 ||
+        launch_fields(d, &tot, devtime) < 0 ||
+        /* the process's copies: kiln's for host arrays in launches, and to_device & co */
+        set_num(d, "h2d_bytes", PyLong_FromLongLong((long long)tot.h2d + get(&o->h2d))) < 0 ||
+        set_num(d, "d2h_bytes", PyLong_FromLongLong((long long)tot.d2h + get(&o->d2h))) < 0 ||
+        PyDict_SetItemString(d, "kernels", list) < 0)
+        goto fail;
+    Py_DECREF(list);
+    if (reset) reset_all(o);
+    return d;
+fail:
+    Py_XDECREF(list);
+    Py_XDECREF(d);
+    return NULL;
+}
+
+static PyObject *f_obs_flags(PyObject *m, PyObject *unused) {
+    return PyLong_FromLong(ext_obs_flags(ext_state(m)));
+}
+
+static PyObject *f_obs_now(PyObject *m, PyObject *unused) { return PyFloat_FromDouble(ext_obs_us()); }
+
+/* obs_devices() -> [name of each GPU], [] when CUDA was never opened (a trace's
+ * metadata must not open it) */
+static PyObject *f_obs_devices(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    PyObject *l = PyList_New(0);
+    int n = st->cuda ? kiln_cuda_device_count(st->cuda) : 0;
+    for (int d = 0; l && d < n && d < EXT_MAX_DEVICES; d++) {
+        char name[128] = "GPU";
+        kiln_cuda_device_name(st->cuda, d, name, sizeof name);
+        PyObject *s = text(name);
+        if (!s || PyList_Append(l, s) < 0) Py_CLEAR(l);
+        Py_XDECREF(s);
+    }
+    return l;
+}
+
+PyMethodDef ext_obs_functions[] = {
+    {"obs_set", f_obs_set, METH_O, "obs_set(flags) -> the flags before"},
+    {"obs_flags", f_obs_flags, METH_NOARGS, "the flags on"},
+    {"obs_nvtx", f_obs_nvtx, METH_NOARGS, "(NVTX loaded, why not)"},
+    {"obs_begin", f_obs_begin, METH_VARARGS, "obs_begin(kernel, spec, loc): a compile starts"},
+    {"obs_end", f_obs_end, METH_NOARGS, "the compile ended without an entry"},
+    {"obs_log", f_obs_log, METH_VARARGS, "obs_log(flag, text): a KILN_LOG line"},
+    {"obs_trace_take", f_obs_trace_take, METH_NOARGS, "(events JSON, dropped); empties it"},
+    {"obs_metrics", f_obs_metrics, METH_VARARGS, "obs_metrics(reset, device_time) -> dict"},
+    {"obs_now", f_obs_now, METH_NOARGS, "the trace clock, in microseconds"},
+    {"obs_devices", f_obs_devices, METH_NOARGS, "the names of the GPUs CUDA has opened"},
+    {NULL, NULL, 0, NULL}};
+
+/* ---- init, fork, teardown ------------------------------------------------------------ */
+
+static void fork_prepare(void) {
+    if (fork_obs) pthread_mutex_lock(&fork_obs->mu);
+}
+
+static void fork_parent(void) {
+    if (fork_obs) pthread_mutex_unlock(&fork_obs->mu);
+}
+
+static void fork_child(void) {
+    my_tid = 0; /* the forking thread is a new thread of a new process */
+    ExtObs *o = fork_obs;
+    if (!o) return;
+    pthread_mutex_init(&o->mu, NULL);
+    o->n = 0;
+    o->nevents = o->dropped = 0;
+    o->pid_named = false;
+    o->ntids = 0;
+    memset(o->gpu_named, 0, sizeof o->gpu_named);
+    /* the parent's events belong to its CUDA context: forgotten, not freed (the
+     * entries they hold stay referenced, a small leak in a child that used a GPU) */
+    o->npend = 0;
+    memset(o->ref_ev, 0, sizeof o->ref_ev);
+}
+
+static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+
+int ext_obs_init(ModState *st) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    ExtObs *o = PyMem_RawCalloc(1, sizeof *o);
+    if (!o) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->head.next = o->head.prev = &o->head;
+    pthread_mutex_init(&o->mu, NULL);
+    st->obs = o;
+    st->obs_countdown = OBS_SAMPLE;
+    fork_obs = o;
+    pthread_once(&once, register_fork);
+    return 0;
+}
+
+void ext_obs_free(ModState *st) {
+    ExtObs *o = st->obs;
+    if (!o) return;
+    for (int i = 0; i < o->npend; i++) Py_CLEAR(o->pend[i].owner);
+    o->npend = 0;
+    PyMem_RawFree(o->buf);
+    o->buf = NULL;
+    o->n = o->cap = 0;
+}
