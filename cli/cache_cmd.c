@@ -1,10 +1,15 @@
-/* cache_cmd.c: `kiln cache stats|ls|verify|clear|prune|export|import`.
+/* cache_cmd.c: `kiln cache stats|ls|verify|clear|prune|export|import`, and
+ * `kiln metrics`, the cache's figures over all processes per kernel.
  *
  * Each subcommand is a thin shell over the core's cache API (include/kiln.h):
  * it opens the cache the way the Python package does (KILN_CACHE_DIR,
  * KILN_REMOTE_CACHE, ...), does one thing, and prints it for a person or, with
  * --json, for a program.  The remote tier's address is printed with its
  * password masked: `kiln cache stats` output ends up in bug reports.
+ *
+ * The hit rate across processes is the disk tier's: hits / (hits + compiles),
+ * both counted in kiln.db by every process (a process's memory-tier hits stay
+ * in that process: kiln.metrics() has them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +28,8 @@ static const cli_opt json_opts[] = {
 };
 static const cli_opt ls_opts[] = {
     {"--json", 0, NULL, "print JSON instead of text (docs/cli.md has its shape)"},
-    {"--sort", 0, "KEY", "order: used (most recently used first, the default), size, name, "
-                         "created"},
+    {"--sort", 0, "KEY", "order: used or last (most recently used first, the default), size, "
+                         "name, created, hits (most first), compile (slowest build first)"},
     {0},
 };
 static const cli_opt export_opts[] = {
@@ -129,6 +134,12 @@ static int add_targets(const char *spec, char out[][TARGET_TEXT_MAX], int *nt) {
 
 /* ---- stats ------------------------------------------------------------------------ */
 
+/* hits / (hits + compiles) of the disk tier, all processes; -1 before any */
+static double hit_rate(const kiln_cache_stats *st) {
+    int64_t n = st->total_hits + st->total_compiles;
+    return n ? (double)st->total_hits / (double)n : -1;
+}
+
 static int do_stats(kiln_cache *c, bool json) {
     kiln_cache_stats st;
     kiln_cache_get_stats(c, &st);
@@ -150,6 +161,9 @@ static int do_stats(kiln_cache *c, bool json) {
             json_int(&j, "max_bytes", st.max_bytes);
             json_int(&j, "compiles", st.total_compiles);
             json_num(&j, "compile_ms", st.total_compile_ms);
+            json_int(&j, "hits", st.total_hits);
+            if (hit_rate(&st) >= 0) json_num(&j, "hit_rate", hit_rate(&st));
+            else json_null(&j, "hit_rate");
             json_int(&j, "evictions", st.total_evictions);
             json_int(&j, "failed_checks", st.total_verify_failures);
             json_close(&j, '}');
@@ -176,6 +190,11 @@ static int do_stats(kiln_cache *c, bool json) {
     printf("size:           %s of %s\n", b1, b2);
     printf("compiles:       %lld, %.1f ms in all (all processes)\n",
            (long long)st.total_compiles, st.total_compile_ms);
+    if (hit_rate(&st) >= 0)
+        printf("hits:           %lld, hit rate %.1f%% (hits / (hits + compiles), all processes)\n",
+               (long long)st.total_hits, 100 * hit_rate(&st));
+    else
+        printf("hits:           0 (no look-up has reached the disk yet)\n");
     printf("evictions:      %lld\n", (long long)st.total_evictions);
     printf("failed checks:  %lld\n", (long long)st.total_verify_failures);
     if (remote && !connected)
@@ -238,6 +257,15 @@ static int by_created(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+static int by_hits(const void *a, const void *b) {
+    int64_t x = ((const Entry *)a)->e.hits, y = ((const Entry *)b)->e.hits;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+static int by_compile(const void *a, const void *b) {
+    double x = ((const Entry *)a)->e.compile_ms, y = ((const Entry *)b)->e.compile_ms;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
 static int do_ls(kiln_cache *c, bool json, const char *sort) {
     Entries es = {0};
     kiln_cache_list(c, collect, &es); /* most recently used first */
@@ -250,6 +278,8 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
     if (strcmp(sort, "size") == 0) qsort(es.v, es.n, sizeof *es.v, by_size);
     else if (strcmp(sort, "name") == 0) qsort(es.v, es.n, sizeof *es.v, by_name);
     else if (strcmp(sort, "created") == 0) qsort(es.v, es.n, sizeof *es.v, by_created);
+    else if (strcmp(sort, "hits") == 0) qsort(es.v, es.n, sizeof *es.v, by_hits);
+    else if (strcmp(sort, "compile") == 0) qsort(es.v, es.n, sizeof *es.v, by_compile);
     if (json) {
         json_out j;
         json_begin(&j, stdout);
@@ -266,6 +296,8 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
             json_int(&j, "size", es.v[i].e.size);
             json_int(&j, "created_ms", es.v[i].e.created_ms);
             json_int(&j, "last_used_ms", es.v[i].e.last_used_ms);
+            json_int(&j, "hits", es.v[i].e.hits);
+            json_num(&j, "compile_ms", es.v[i].e.compile_ms);
             json_str(&j, "name", es.v[i].name);
             json_close(&j, '}');
         }
@@ -274,8 +306,8 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
         json_end(&j);
         goto done;
     }
-    printf("%-32s  %-5s  %-12s  %10s  %-16s  %s\n", "key", "kind", "target", "size",
-           "last used", "kernel");
+    printf("%-32s  %-5s  %-12s  %10s  %-16s  %6s  %10s  %s\n", "key", "kind", "target", "size",
+           "last used", "hits", "compile ms", "kernel");
     for (size_t i = 0; i < es.n; i++) {
         const Entry *x = &es.v[i];
         char hex[33], size[32], when[32];
@@ -285,7 +317,8 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
         struct tm tm;
         localtime_r(&t, &tm);
         strftime(when, sizeof when, "%Y-%m-%d %H:%M", &tm);
-        printf("%s  %-5s  %-12s  %10s  %s  %s\n", hex, x->kind, x->target, size, when, x->name);
+        printf("%s  %-5s  %-12s  %10s  %s  %6lld  %10.1f  %s\n", hex, x->kind, x->target, size,
+               when, (long long)x->e.hits, x->e.compile_ms, x->name);
     }
 done:
     for (size_t i = 0; i < es.n; i++) {
@@ -330,9 +363,13 @@ int cmd_cache(int argc, char **argv) {
     int nt = 0;
     if (sub == SUB_LS && cli_value(cmd, &a, "--sort")) {
         sort = cli_value(cmd, &a, "--sort");
-        if (strcmp(sort, "used") != 0 && strcmp(sort, "size") != 0 && strcmp(sort, "name") != 0 &&
-            strcmp(sort, "created") != 0)
-            return cli_usage_error(cmd, "cannot sort by '%s' (used, size, name or created)", sort);
+        static const char *const keys[] = {"used", "last", "size", "name", "created", "hits",
+                                           "compile"};
+        bool known = false;
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) known |= strcmp(sort, keys[i]) == 0;
+        if (!known)
+            return cli_usage_error(cmd, "cannot sort by '%s' (used, last, size, name, created, "
+                                   "hits or compile)", sort);
     }
     if (sub == SUB_PRUNE && a.npos == 1 && (max = parse_bytes(a.pos[0])) < 0)
         return cli_usage_error(cmd, "'%s' is not a size (write 512M, 2G...)", a.pos[0]);
@@ -397,6 +434,99 @@ int cmd_cache(int argc, char **argv) {
         break;
     }
     }
+    kiln_cache_close(c);
+    kiln_ctx_free(ctx);
+    return rc;
+}
+
+/* ---- kiln metrics ------------------------------------------------------------------ */
+
+static const cli_opt metrics_opts[] = {
+    {"--json", 0, NULL, "print JSON instead of text (docs/observability.md has its shape)"},
+    {0},
+};
+
+const cli_cmd cli_metrics_cmd = {
+    "metrics", "", "Show compile times and cache hits per kernel, over all processes.",
+    "A process's own counters (launches, host cost, bytes, device time) live in it:\n"
+    "kiln.metrics() returns them, and KILN_TRACE or kiln.profile() records them.\n"
+    "This command reads what every process left in the disk cache (KILN_CACHE_DIR):\n"
+    "for each kernel specialisation its build time, its hits and its last use, and\n"
+    "the hit rate across processes, hits / (hits + compiles).\n",
+    metrics_opts, 0, 0};
+
+int cmd_metrics(int argc, char **argv) {
+    const cli_cmd *cmd = &cli_metrics_cmd;
+    cli_args a;
+    int prc = cli_parse(cmd, argc, argv, &a);
+    if (prc != 0) return CLI_PARSED_EXIT(prc);
+    bool json = cli_flag(cmd, &a, "--json");
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_cache *c = ctx ? kiln_cache_open(ctx, NULL) : NULL;
+    if (!c) {
+        fprintf(stderr, "kiln: out of memory\n");
+        kiln_ctx_free(ctx);
+        return 1;
+    }
+    kiln_ctx_set_diag(ctx, cli_on_diag, NULL);
+    kiln_cache_stats st;
+    kiln_cache_get_stats(c, &st);
+    Entries es = {0};
+    kiln_cache_list(c, collect, &es);
+    int rc = 0;
+    if (es.failed) {
+        fprintf(stderr, "kiln metrics: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    qsort(es.v, es.n, sizeof *es.v, by_hits);
+    if (json) {
+        json_out j;
+        json_begin(&j, stdout);
+        json_obj(&j, NULL);
+        json_str(&j, "source", "disk cache");
+        json_str(&j, "path", kiln_cache_path(c));
+        json_int(&j, "compiles", st.total_compiles);
+        json_num(&j, "compile_ms", st.total_compile_ms);
+        json_int(&j, "hits", st.total_hits);
+        if (hit_rate(&st) >= 0) json_num(&j, "hit_rate", hit_rate(&st));
+        else json_null(&j, "hit_rate");
+        json_arr(&j, "kernels");
+        for (size_t i = 0; i < es.n; i++) {
+            json_obj(&j, NULL);
+            json_str(&j, "name", es.v[i].name);
+            json_str(&j, "target", es.v[i].target);
+            json_str(&j, "kind", es.v[i].kind);
+            json_int(&j, "hits", es.v[i].e.hits);
+            json_num(&j, "compile_ms", es.v[i].e.compile_ms);
+            json_int(&j, "last_used_ms", es.v[i].e.last_used_ms);
+            json_int(&j, "size", es.v[i].e.size);
+            json_close(&j, '}');
+        }
+        json_close(&j, ']');
+        json_close(&j, '}');
+        json_end(&j);
+        goto done;
+    }
+    printf("cache:     %s\n", kiln_cache_path(c) ? kiln_cache_path(c) : "off (memory only)");
+    printf("compiles:  %lld, %.1f ms in all\n", (long long)st.total_compiles,
+           st.total_compile_ms);
+    if (hit_rate(&st) >= 0)
+        printf("hits:      %lld, hit rate %.1f%% (all processes)\n\n", (long long)st.total_hits,
+               100 * hit_rate(&st));
+    else
+        printf("hits:      0\n\n");
+    printf("%6s  %10s  %-12s  %s\n", "hits", "compile ms", "target", "kernel");
+    for (size_t i = 0; i < es.n; i++)
+        printf("%6lld  %10.1f  %-12s  %s\n", (long long)es.v[i].e.hits, es.v[i].e.compile_ms,
+               es.v[i].target, es.v[i].name);
+done:
+    for (size_t i = 0; i < es.n; i++) {
+        free(es.v[i].kind);
+        free(es.v[i].name);
+        free(es.v[i].target);
+    }
+    free(es.v);
     kiln_cache_close(c);
     kiln_ctx_free(ctx);
     return rc;

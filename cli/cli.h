@@ -140,7 +140,8 @@ const char *self_path(char *buf, size_t size);
 
 int cmd_info(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
-extern const cli_cmd cli_info_cmd, cli_cache_cmds[];
+int cmd_metrics(int argc, char **argv);
+extern const cli_cmd cli_info_cmd, cli_cache_cmds[], cli_metrics_cmd;
 
 /* A diagnostics callback that prints to stderr and counts errors in *(int *)ud. */
 void cli_on_diag(void *ud, const kiln_diag *d);

@@ -5,6 +5,7 @@
  *   kiln info [--json]                    what kiln finds on this machine (info.c)
  *   kiln compile FILE KERNEL SIG [...]    a kernel's generated code or types
  *   kiln cache SUBCOMMAND [...]           the kernel cache (cache_cmd.c)
+ *   kiln metrics [--json]                 compile times and hits per kernel (cache_cmd.c)
  *   kiln precompile MODULE.py [--target T]...  build kernels with explicit signatures
  *   kiln report TRACE [-o FILE]           a trace as an HTML page (python -m kiln report)
  *   kiln help [COMMAND]                   the same as COMMAND --help
@@ -116,6 +117,7 @@ static const struct {
     {&cli_info_cmd, cmd_info},
     {&compile_cmd, cmd_compile},
     {NULL, cmd_cache}, /* a group: cache_cmd.c parses its subcommands */
+    {&cli_metrics_cmd, cmd_metrics},
     {&precompile_cmd, cmd_precompile},
     {&report_cmd, cmd_report},
     {&version_cmd, cmd_version},

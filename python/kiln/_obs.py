@@ -87,7 +87,7 @@ class _Recorder:
         import json
 
         devices = [{"name": n, "copy_gbps": None} for n in _kiln.obs_devices()]
-        body = b"".join(self._chunks).decode("utf-8", "replace").rstrip().rstrip(",")
+        body = b",".join(c.strip() for c in self._chunks if c.strip()).decode("utf-8", "replace")
         events = json.loads("[" + body + "]") if body else []
         return {"traceEvents": events, "displayTimeUnit": "ms",
                 "otherData": {"kiln_version": _kiln.version, "devices": devices,
