@@ -165,6 +165,38 @@ static bool arrays_disjoint(const EntryObject *e, const int64_t *slots, const in
     return true;
 }
 
+/* The slow path's state: the clock at the call, the kernel's start and end (ns), the
+ * handle of ext_obs_launch_begin, whether the launch compiled. */
+typedef struct {
+    int64_t t[3];
+    int h;
+    bool compiled;
+} ObsLaunch;
+
+__attribute__((cold, noinline)) static void obs_start(ModState *st, ObsLaunch *ol) {
+    ext_obs_rearm(st);
+    memset(ol, 0, sizeof *ol);
+    ol->h = -1;
+    ol->t[0] = ext_obs_ns();
+}
+
+__attribute__((cold, noinline)) static void obs_kernel_start(ModState *st, EntryObject *e,
+                                                             ObsLaunch *ol, void *stream) {
+    ol->h = ext_obs_launch_begin(st, &e->obs, stream);
+    ol->t[1] = ext_obs_ns();
+}
+
+/* Tells obs.c about a launch that reached its kernel (ol->t[1] set). */
+__attribute__((cold, noinline)) static void obs_end(LauncherObject *self, EntryObject *e,
+                                                    ObsLaunch *ol, bool ok, const int64_t *slots,
+                                                    const int *off) {
+    if (!e || !ol->t[1]) return;
+    int64_t t3 = ext_obs_ns();
+    ext_obs_launch_end(e->st, &e->obs, (PyObject *)e, ol->h, self->stream_handle,
+                       ok && !ol->compiled, ol->t[0], ol->t[1], ol->t[2] ? ol->t[2] : t3, t3,
+                       self->grid, self->block, launch_bytes(e, slots, off));
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -180,15 +212,11 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
                      d->kname, d->nparams, d->nparams == 1 ? "" : "s", n);
         return NULL;
     }
-    /* the one branch observation costs a launch that is not sampled (obs.h) */
-    bool slow = false, compiled = false;
-    int obs_h = -1;
-    int64_t o0 = 0, o1 = 0, o2 = 0; /* the slow path's clock: call, kernel start and end */
-    if (__builtin_expect(--st->obs_countdown <= 0, 0)) {
-        slow = true;
-        ext_obs_rearm(st);
-        o0 = ext_obs_ns();
-    }
+    /* the one branch observation costs a launch that is not sampled (obs.h); ol is
+     * set and read only when slow */
+    bool slow = __builtin_expect(--st->obs_countdown <= 0, 0);
+    ObsLaunch ol;
+    if (slow) obs_start(st, &ol);
     Arg stack_args[STACK_ARGS];
     Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
     uint8_t keybuf[4 * STACK_ARGS + 2];
@@ -262,7 +290,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     if (entry) {
         Py_INCREF(entry);
     } else {
-        compiled = true; /* this launch's time is mostly the compile's: not a sample */
+        if (slow) ol.compiled = true; /* its time is mostly the compile's: not a sample */
         PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
         if (!kb) goto done;
         entry = PyObject_CallMethodOneArg(self->disp, st->str_compile_key, kb);
@@ -311,14 +339,11 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         L.par_threshold = par;
         L.err = &err;
         if (ext_cpu_launch_begin(&L, par, st->PerformanceWarning) < 0) goto done;
-        if (slow) {
-            obs_h = ext_obs_launch_begin(st, &e->obs, NULL);
-            o1 = ext_obs_ns();
-        }
+        if (slow) obs_kernel_start(st, e, &ol, NULL);
         Py_BEGIN_ALLOW_THREADS
         kiln_cpu_launch_kernel(code, &L, slots);
         Py_END_ALLOW_THREADS
-        if (slow) o2 = ext_obs_ns();
+        if (slow) ol.t[2] = ext_obs_ns();
         if (t0 > 0) ext_tier_ran(e->job, self->grid, self->block, t0);
         if (ext_cpu_launch_end(&L, &err) < 0) goto done; /* Ctrl-C stopped it */
         if (err.code != 0) {
@@ -357,10 +382,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             self->last_wide = true;
         }
         int rc;
-        if (slow) {
-            obs_h = ext_obs_launch_begin(st, &e->obs, self->stream_handle);
-            o1 = ext_obs_ns();
-        }
+        if (slow) obs_kernel_start(st, e, &ol, self->stream_handle);
         if (self->repeat > 1) {
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -377,7 +399,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             rc = kiln_cuda_launch(st->cuda, e->cu, self->grid, self->block, (unsigned)self->shmem,
                                   self->stream_handle, pp, wpp);
         }
-        if (slow) o2 = ext_obs_ns();
+        if (slow) ol.t[2] = ext_obs_ns();
         if (rc != 0) {
             ext_cuda_error(st, rc, "launching the kernel");
             goto done;
@@ -395,12 +417,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     ret = Py_None;
     Py_INCREF(ret);
 done:
-    if (slow && e && o1) {
-        int64_t o3 = ext_obs_ns();
-        ext_obs_launch_end(st, &e->obs, (PyObject *)e, obs_h, self->stream_handle,
-                           ret && !compiled, o0, o1, o2 ? o2 : o3, o3, self->grid, self->block,
-                           launch_bytes(e, slots, off));
-    }
+    if (slow) obs_end(self, e, &ol, ret != NULL, slots, off);
     if (staged) {
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);
