@@ -12,34 +12,26 @@
  * optimising build, KILN_CHECK_CUDA's NVRTC runs) count in the totals only.
  *
  * Trace: events are formatted here as JSON text (Chrome's trace-event format,
- * docs/observability.md) into one buffer under a mutex, since tier workers
- * add to it without the GIL; Python takes the text and writes the file.  At
- * most OBS_TRACE_MAX_EVENTS are kept; later ones are counted as dropped.
+ * docs/observability.md) and kept by trace.c, which also writes KILN_LOG's
+ * lines and NVTX ranges; Python takes the text and writes the file.
  * GPU launches traced or timed get two events each; their device time is read
  * when metrics or the trace ask (or when OBS_MAX_PENDING are waiting), and
  * placed on the GPU's track from a reference event recorded and waited for
  * once per device.
  *
- * fork: the child starts with an empty trace and no pending events (the
- * parent's events are the parent's), and its own thread ids.
+ * fork: the child starts with no pending GPU events (the parent's belong to its
+ * CUDA context); trace.c empties the trace.
  */
 #include "obs.h"
 
-#include <dlfcn.h>
-#include <stdarg.h>
+#include "trace.h"
+
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-enum {
-    OBS_TRACE_MAX_EVENTS = 1 << 20, /* events one trace keeps (about 300 bytes each) */
-    OBS_MAX_PENDING = 4096,         /* GPU launches whose device time is not read yet */
-    OBS_MAX_THREADS = 256,          /* threads named in one trace; later ones unnamed */
-    OBS_GPU_PID = 1000000000,       /* a GPU's track is this pid plus its number */
-    LINE = 2048,                    /* one log line or trace event, at most */
-};
+enum { OBS_MAX_PENDING = 4096 }; /* GPU launches whose device time is not read yet */
 
 typedef struct {
     PyObject *owner; /* the Entry, kept alive until its time is read */
@@ -58,24 +50,12 @@ typedef struct ExtObs {
     int64_t hits[4], misses[4]; /* by KILN_CACHE_* tier */
     int64_t builds, h2d, d2h;
     int64_t lookups, found; /* cache look-ups, and those some tier answered */
-    /* the trace, under mu */
-    pthread_mutex_t mu;
-    char *buf; /* PyMem_Raw */
-    size_t n, cap;
-    int64_t nevents, dropped;
-    long tids[OBS_MAX_THREADS];
-    int ntids;
-    bool pid_named, gpu_named[EXT_MAX_DEVICES];
+    ExtTrace tr; /* where events, lines and NVTX ranges go (trace.c) */
     /* GPU timings (GIL) */
     Pending pend[OBS_MAX_PENDING];
     int npend;
     void *ref_ev[EXT_MAX_DEVICES];
     double ref_us[EXT_MAX_DEVICES];
-    /* NVTX */
-    void *nvtx_lib;
-    int (*nvtx_push)(const char *);
-    int (*nvtx_pop)(void);
-    char nvtx_why[300];
 } ExtObs;
 
 /* The compile this thread is doing (kiln._kiln.obs_begin .. obs_register). */
@@ -87,7 +67,6 @@ typedef struct {
 } Compile;
 
 static _Thread_local Compile cur;
-static _Thread_local long my_tid;
 static ExtObs *fork_obs; /* for the fork handler */
 
 static const char *const stage_names[OBS_NSTAGES] = {"front", "sema", "emit", "cc", "nvrtc", "load"};
@@ -105,125 +84,18 @@ int64_t ext_obs_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static long tid(void) {
-    if (!my_tid) my_tid = (long)syscall(SYS_gettid);
-    return my_tid;
-}
 
 static void add(int64_t *p, int64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 static int64_t get(int64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-
-/* s as the inside of a JSON string, cut to fit cap */
-static void esc(char *dst, size_t cap, const char *s) {
-    size_t n = 0;
-    for (; s && *s && n + 7 < cap; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') {
-            dst[n++] = '\\';
-            dst[n++] = (char)ch;
-        } else if (ch < 0x20) {
-            n += (size_t)snprintf(dst + n, cap - n, "\\u%04x", ch);
-        } else {
-            dst[n++] = (char)ch;
-        }
-    }
-    dst[n] = 0;
-}
-
-/* ---- KILN_LOG ----------------------------------------------------------------- */
-
-/* One line to stderr in one write, so lines of threads and processes do not mix. */
-static void log_line(const char *fmt, ...) {
-    char line[LINE];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
-    line[n++] = '\n';
-    ssize_t w = write(2, line, (size_t)n);
-    (void)w;
-}
-
-/* ---- the trace ------------------------------------------------------------------ */
-
-static bool grow(ExtObs *o, size_t more) {
-    if (o->n + more + 1 <= o->cap) return true;
-    size_t ncap = o->cap ? o->cap * 2 : 1 << 16;
-    while (ncap < o->n + more + 1) ncap *= 2;
-    char *nb = PyMem_RawRealloc(o->buf, ncap);
-    if (!nb) return false;
-    o->buf = nb;
-    o->cap = ncap;
-    return true;
-}
-
-/* Appends one event's JSON; with mu held. */
-static void put_locked(ExtObs *o, const char *ev) {
-    size_t len = strlen(ev);
-    if (o->nevents >= OBS_TRACE_MAX_EVENTS || !grow(o, len + 2)) {
-        o->dropped++;
-        return;
-    }
-    if (o->n) o->buf[o->n++] = ',';
-    memcpy(o->buf + o->n, ev, len);
-    o->n += len;
-    o->buf[o->n++] = '\n';
-    o->nevents++;
-}
-
-/* The metadata that names this process and thread, once per trace; with mu. */
-static void name_thread_locked(ExtObs *o, long pid, long t) {
-    char ev[LINE];
-    if (!o->pid_named) {
-        o->pid_named = true;
-        snprintf(ev, sizeof ev,
-                 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
-                 "\"args\":{\"name\":\"kiln host (pid %ld)\"}}", pid, pid);
-        put_locked(o, ev);
-    }
-    for (int i = 0; i < o->ntids; i++)
-        if (o->tids[i] == t) return;
-    if (o->ntids == OBS_MAX_THREADS) return;
-    o->tids[o->ntids++] = t;
-    char name[64] = "", e[160];
-    if (pthread_getname_np(pthread_self(), name, sizeof name) != 0 || !name[0])
-        snprintf(name, sizeof name, "thread");
-    esc(e, sizeof e, name);
-    snprintf(ev, sizeof ev,
-             "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
-             "\"args\":{\"name\":\"%s%s (tid %ld)\"}}",
-             pid, t, t == pid ? "main: " : "", e, t);
-    put_locked(o, ev);
-}
-
-/* One complete event on this thread's track: args is the inside of the args
- * object (may be empty). */
-static void trace_host(ModState *st, const char *cat, const char *name, double ts, double dur_us,
-                       const char *args) {
-    ExtObs *o = st->obs;
-    char ev[LINE], en[256];
-    esc(en, sizeof en, name);
-    long pid = (long)getpid(), t = tid();
-    snprintf(ev, sizeof ev,
-             "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%ld,"
-             "\"tid\":%ld,\"args\":{%s}}",
-             cat, en, ts, dur_us < 0 ? 0 : dur_us, pid, t, args);
-    pthread_mutex_lock(&o->mu);
-    name_thread_locked(o, pid, t);
-    put_locked(o, ev);
-    pthread_mutex_unlock(&o->mu);
-}
 
 /* "kernel":..,"spec":..,"loc":.. of this thread's compile, or nothing */
 static void compile_args(char *out, size_t cap) {
     out[0] = 0;
     if (!cur.open) return;
     char k[300], s[600], l[600];
-    esc(k, sizeof k, cur.kernel);
-    esc(s, sizeof s, cur.spec);
-    esc(l, sizeof l, cur.loc);
+    ext_json_esc(k, sizeof k, cur.kernel);
+    ext_json_esc(s, sizeof s, cur.spec);
+    ext_json_esc(l, sizeof l, cur.loc);
     snprintf(out, cap, "\"kernel\":\"%.299s\",\"spec\":\"%.599s\",\"loc\":\"%.599s\",", k, s, l);
 }
 
@@ -247,11 +119,11 @@ void ext_obs_stage(ModState *st, ObsStage s, double t0, double ms, const char *d
         if (detail) snprintf(d, sizeof d, ",\"compiler\":\"%s\"", detail);
         char args[1800];
         snprintf(args, sizeof args, "%s\"stage\":\"%s\"%s", a, stage_names[s], d);
-        trace_host(st, "compile", cur.open ? cur.name : "compile", t0, ms * 1e3, args);
+        ext_trace_host(&st->obs->tr, "compile", cur.open ? cur.name : "compile", t0, ms * 1e3, args);
     }
     /* a compile with a record gets one line when it is registered */
     if ((f & OBS_LOG_COMPILE) && !cur.open)
-        log_line("kiln compile: %s %.2f ms%s%s", stage_names[s], ms, detail ? " " : "",
+        ext_log_line("kiln compile: %s %.2f ms%s%s", stage_names[s], ms, detail ? " " : "",
                  detail ? detail : "");
 }
 
@@ -276,10 +148,10 @@ void ext_obs_cache(ModState *st, int tier, int looked, const char *key, double t
         compile_args(a, sizeof a);
         snprintf(args, sizeof args, "%s\"tier\":\"%s\",\"hit\":%s,\"key\":\"%s\"", a,
                  tier_names[tier], tier ? "true" : "false", key ? key : "");
-        trace_host(st, "cache", cur.open ? cur.name : "cache", t0, ms * 1e3, args);
+        ext_trace_host(&st->obs->tr, "cache", cur.open ? cur.name : "cache", t0, ms * 1e3, args);
     }
     if (f & OBS_LOG_CACHE)
-        log_line("kiln cache: %s%s%s%s%s (key %s, %.2f ms)", cur.open ? cur.kernel : "",
+        ext_log_line("kiln cache: %s%s%s%s%s (key %s, %.2f ms)", cur.open ? cur.kernel : "",
                  cur.open ? cur.spec : "", cur.open ? " " : "", tier ? tier_names[tier] : "",
                  tier ? " hit" : "miss in every tier", key ? key : "", ms);
 }
@@ -292,12 +164,12 @@ void ext_obs_copy(ModState *st, bool h2d, int64_t bytes, int device, double t0, 
         char args[128];
         snprintf(args, sizeof args, "\"bytes\":%lld,\"device\":%d,\"gbps\":%.3f", (long long)bytes,
                  device, ms > 0 ? (double)bytes / (ms * 1e6) : 0.0);
-        trace_host(st, "copy", h2d ? "host to device" : "device to host", t0, ms * 1e3, args);
+        ext_trace_host(&st->obs->tr, "copy", h2d ? "host to device" : "device to host", t0, ms * 1e3, args);
     }
 }
 
 void ext_obs_sync(ModState *st, const char *what, double t0, double ms) {
-    if (st->obs && (ext_obs_flags(st) & OBS_TRACE)) trace_host(st, "sync", what, t0, ms * 1e3, "");
+    if (st->obs && (ext_obs_flags(st) & OBS_TRACE)) ext_trace_host(&st->obs->tr, "sync", what, t0, ms * 1e3, "");
 }
 
 /* ---- entries ------------------------------------------------------------------------ */
@@ -344,10 +216,10 @@ int ext_obs_register(ModState *st, ExtObsEntry *e, PyObject *kernel, PyObject *s
         char tg[32];
         if (target) snprintf(tg, sizeof tg, "cuda:%d", device);
         else snprintf(tg, sizeof tg, "cpu");
-        log_line("kiln compile: %s%s for %s: %s%s%s (%s)", e->kernel, e->spec, tg, stages, e->tier ? ", code from the " : "", e->tier ? tier_names[e->tier] : "",
+        ext_log_line("kiln compile: %s%s for %s: %s%s%s (%s)", e->kernel, e->spec, tg, stages, e->tier ? ", code from the " : "", e->tier ? tier_names[e->tier] : "",
                  e->loc);
     }
-    if (cur.open && o->nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) o->nvtx_pop();
+    if (cur.open && o->tr.nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) o->tr.nvtx_pop();
     cur.open = false;
     e->next = o->head.next;
     e->prev = &o->head;
@@ -408,12 +280,12 @@ static void resolve(ModState *st, bool wait) {
             e->dev_bytes += p->bytes;
             if ((ext_obs_flags(st) & OBS_TRACE) && o->ref_ev[p->device] &&
                 kiln_cuda_event_elapsed(cu, &off, o->ref_ev[p->device], p->ev0) == 0) {
-                char ev[LINE], k[300], s[600], l[600];
-                esc(k, sizeof k, e->kernel);
-                esc(s, sizeof s, e->spec);
-                esc(l, sizeof l, e->loc);
+                char ev[TRACE_LINE], k[300], s[600], l[600];
+                ext_json_esc(k, sizeof k, e->kernel);
+                ext_json_esc(s, sizeof s, e->spec);
+                ext_json_esc(l, sizeof l, e->loc);
                 double us = (double)ms * 1e3;
-                long pid = OBS_GPU_PID + p->device;
+                long pid = TRACE_GPU_PID + p->device;
                 snprintf(ev, sizeof ev,
                          "{\"ph\":\"X\",\"cat\":\"launch\",\"name\":\"%s\",\"ts\":%.3f,"
                          "\"dur\":%.3f,\"pid\":%ld,\"tid\":%llu,\"args\":{\"kernel\":\"%s\","
@@ -422,19 +294,9 @@ static void resolve(ModState *st, bool wait) {
                          e->name, o->ref_us[p->device] + (double)off * 1e3, us, pid,
                          (unsigned long long)p->stream, k, s, l, us, (unsigned long long)p->bytes,
                          us > 0 ? (double)p->bytes / (us * 1e3) : 0.0);
-                pthread_mutex_lock(&o->mu);
-                if (!o->gpu_named[p->device]) {
-                    o->gpu_named[p->device] = true;
-                    char m[LINE], dn[128] = "GPU", de[200];
-                    kiln_cuda_device_name(cu, p->device, dn, sizeof dn);
-                    esc(de, sizeof de, dn);
-                    snprintf(m, sizeof m,
-                             "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,"
-                             "\"args\":{\"name\":\"GPU %d: %s\"}}", pid, p->device, de);
-                    put_locked(o, m);
-                }
-                put_locked(o, ev);
-                pthread_mutex_unlock(&o->mu);
+                char dn[128] = "GPU";
+                kiln_cuda_device_name(cu, p->device, dn, sizeof dn);
+                ext_trace_gpu(&o->tr, p->device, dn, ev);
             }
         }
         if (cu) {
@@ -449,10 +311,10 @@ static void resolve(ModState *st, bool wait) {
 int ext_obs_launch_begin(ModState *st, ExtObsEntry *e, void *stream) {
     ExtObs *o = st->obs;
     int f = ext_obs_flags(st);
-    if ((f & OBS_NVTX) && o->nvtx_push) {
+    if ((f & OBS_NVTX) && o->tr.nvtx_push) {
         char r[300];
         snprintf(r, sizeof r, "kiln launch %s", e->name ? e->name : "?");
-        o->nvtx_push(r);
+        o->tr.nvtx_push(r);
     }
     if (!(f & (OBS_DEVTIME | OBS_TRACE)) || e->target != 1 || !st->cuda) return -1;
     if (o->npend == OBS_MAX_PENDING) resolve(st, false);
@@ -508,12 +370,12 @@ void ext_obs_launch_end(ModState *st, ExtObsEntry *e, PyObject *owner, int h, vo
             kiln_cuda_event_free(st->cuda, p->ev1);
         }
     }
-    if ((f & OBS_NVTX) && o->nvtx_pop) o->nvtx_pop();
+    if ((f & OBS_NVTX) && o->tr.nvtx_pop) o->tr.nvtx_pop();
     if (f & OBS_TRACE) {
         char k[300], s[600], l[600], args[1800];
-        esc(k, sizeof k, e->kernel);
-        esc(s, sizeof s, e->spec);
-        esc(l, sizeof l, e->loc);
+        ext_json_esc(k, sizeof k, e->kernel);
+        ext_json_esc(s, sizeof s, e->spec);
+        ext_json_esc(l, sizeof l, e->loc);
         snprintf(args, sizeof args,
                  "\"kernel\":\"%s\",\"spec\":\"%s\",\"loc\":\"%s\",\"target\":\"%s\","
                  "\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld],\"bytes\":%llu,"
@@ -521,46 +383,15 @@ void ext_obs_launch_end(ModState *st, ExtObsEntry *e, PyObject *owner, int h, vo
                  k, s, l, e->target ? "cuda" : "cpu", (long long)grid[0], (long long)grid[1],
                  (long long)grid[2], (long long)block[0], (long long)block[1],
                  (long long)block[2], (unsigned long long)bytes, (double)(t2 - t1) / 1e3);
-        trace_host(st, "launch", e->name, (double)t0 / 1e3, (double)(t3 - t0) / 1e3, args);
+        ext_trace_host(&st->obs->tr, "launch", e->name, (double)t0 / 1e3, (double)(t3 - t0) / 1e3, args);
     }
     if (f & OBS_LOG_LAUNCH)
-        log_line("kiln launch: %s%s on %s grid (%lld, %lld, %lld) block (%lld, %lld, %lld): "
+        ext_log_line("kiln launch: %s%s on %s grid (%lld, %lld, %lld) block (%lld, %lld, %lld): "
                  "%.1f us",
                  e->kernel, e->spec, e->target ? "cuda" : "cpu", (long long)grid[0],
                  (long long)grid[1], (long long)grid[2], (long long)block[0],
                  (long long)block[1], (long long)block[2], (double)(t3 - t0) / 1e3);
     if (o->npend > OBS_MAX_PENDING / 2) resolve(st, false);
-}
-
-/* ---- NVTX ------------------------------------------------------------------------------- */
-
-/* Loads libnvToolsExt (or $KILN_NVTX_LIB) once; false with nvtx_why saying why not. */
-static bool nvtx_load(ExtObs *o) {
-    if (o->nvtx_lib) return true;
-    const char *env = getenv("KILN_NVTX_LIB");
-    const char *names[] = {env && *env ? env : "libnvToolsExt.so.1", "libnvToolsExt.so"};
-    int tries = env && *env ? 1 : 2;
-    for (int i = 0; i < tries; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *err = dlerror();
-            snprintf(o->nvtx_why, sizeof o->nvtx_why, "%s", err ? err : names[i]);
-            continue;
-        }
-        void *push = dlsym(h, "nvtxRangePushA"), *pop = dlsym(h, "nvtxRangePop");
-        if (!push || !pop) {
-            snprintf(o->nvtx_why, sizeof o->nvtx_why, "%s has no nvtxRangePushA/nvtxRangePop",
-                     names[i]);
-            dlclose(h);
-            continue;
-        }
-        o->nvtx_lib = h;
-        memcpy(&o->nvtx_push, &push, sizeof push);
-        memcpy(&o->nvtx_pop, &pop, sizeof pop);
-        o->nvtx_why[0] = 0;
-        return true;
-    }
-    return false;
 }
 
 /* ---- kiln._kiln.obs_* -------------------------------------------------------------------- */
@@ -570,7 +401,7 @@ static PyObject *f_obs_set(PyObject *m, PyObject *arg) {
     ModState *st = ext_state(m);
     long f = PyLong_AsLong(arg);
     if (f == -1 && PyErr_Occurred()) return NULL;
-    if ((f & OBS_NVTX) && !nvtx_load(st->obs)) f &= ~OBS_NVTX;
+    if ((f & OBS_NVTX) && !ext_nvtx_load(&st->obs->tr)) f &= ~OBS_NVTX;
     int old = ext_obs_flags(st);
     __atomic_store_n(&st->obs_flags, (int)f, __ATOMIC_RELAXED);
     st->obs_countdown = 0; /* the next launch takes the slow path and re-arms */
@@ -580,7 +411,7 @@ static PyObject *f_obs_set(PyObject *m, PyObject *arg) {
 /* obs_nvtx() -> (loaded, why not) */
 static PyObject *f_obs_nvtx(PyObject *m, PyObject *unused) {
     ExtObs *o = ext_state(m)->obs;
-    return Py_BuildValue("(Os)", o->nvtx_lib ? Py_True : Py_False, o->nvtx_why);
+    return Py_BuildValue("(Os)", o->tr.nvtx_lib ? Py_True : Py_False, o->tr.nvtx_why);
 }
 
 /* obs_begin(kernel, spec, loc): this thread's compile of one specialisation starts */
@@ -596,10 +427,10 @@ static PyObject *f_obs_begin(PyObject *m, PyObject *args) {
     const char *dot = strrchr(cur.kernel, '.');
     snprintf(cur.name, sizeof cur.name, "%s", dot ? dot + 1 : cur.kernel);
     ExtObs *o = st->obs;
-    if ((ext_obs_flags(st) & OBS_NVTX) && o->nvtx_push) {
+    if ((ext_obs_flags(st) & OBS_NVTX) && o->tr.nvtx_push) {
         char r[300];
         snprintf(r, sizeof r, "kiln compile %s", cur.name);
-        o->nvtx_push(r);
+        o->tr.nvtx_push(r);
     }
     Py_RETURN_NONE;
 }
@@ -607,7 +438,7 @@ static PyObject *f_obs_begin(PyObject *m, PyObject *args) {
 /* obs_end(): the compile failed; its record closes without an entry */
 static PyObject *f_obs_end(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
-    if (cur.open && st->obs->nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) st->obs->nvtx_pop();
+    if (cur.open && st->obs->tr.nvtx_pop && (ext_obs_flags(st) & OBS_NVTX)) st->obs->tr.nvtx_pop();
     cur.open = false;
     Py_RETURN_NONE;
 }
@@ -618,7 +449,7 @@ static PyObject *f_obs_log(PyObject *m, PyObject *args) {
     int flag;
     const char *text;
     if (!PyArg_ParseTuple(args, "is", &flag, &text)) return NULL;
-    if (ext_obs_flags(st) & flag) log_line("%s", text);
+    if (ext_obs_flags(st) & flag) ext_log_line("%s", text);
     Py_RETURN_NONE;
 }
 
@@ -629,16 +460,7 @@ static PyObject *f_obs_trace_take(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     ExtObs *o = st->obs;
     resolve(st, true);
-    pthread_mutex_lock(&o->mu);
-    PyObject *r = Py_BuildValue("(y#L)", o->buf ? o->buf : "", (Py_ssize_t)o->n,
-                                (long long)o->dropped);
-    o->n = 0;
-    o->nevents = o->dropped = 0;
-    o->pid_named = false;
-    o->ntids = 0;
-    memset(o->gpu_named, 0, sizeof o->gpu_named);
-    pthread_mutex_unlock(&o->mu);
-    return r;
+    return ext_trace_take(&o->tr);
 }
 
 /* d[k] = v, v's reference taken over; -1 when v is NULL or the store fails */
@@ -822,31 +644,16 @@ PyMethodDef ext_obs_functions[] = {
 
 /* ---- init, fork, teardown ------------------------------------------------------------ */
 
-static void fork_prepare(void) {
-    if (fork_obs) pthread_mutex_lock(&fork_obs->mu);
-}
-
-static void fork_parent(void) {
-    if (fork_obs) pthread_mutex_unlock(&fork_obs->mu);
-}
-
 static void fork_child(void) {
-    my_tid = 0; /* the forking thread is a new thread of a new process */
     ExtObs *o = fork_obs;
     if (!o) return;
-    pthread_mutex_init(&o->mu, NULL);
-    o->n = 0;
-    o->nevents = o->dropped = 0;
-    o->pid_named = false;
-    o->ntids = 0;
-    memset(o->gpu_named, 0, sizeof o->gpu_named);
     /* the parent's events belong to its CUDA context: forgotten, not freed (the
      * entries they hold stay referenced, a small leak in a child that used a GPU) */
     o->npend = 0;
     memset(o->ref_ev, 0, sizeof o->ref_ev);
 }
 
-static void register_fork(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void register_fork(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 int ext_obs_init(ModState *st) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -856,7 +663,7 @@ int ext_obs_init(ModState *st) {
         return -1;
     }
     o->head.next = o->head.prev = &o->head;
-    pthread_mutex_init(&o->mu, NULL);
+    ext_trace_init(&o->tr);
     st->obs = o;
     st->obs_countdown = OBS_SAMPLE;
     fork_obs = o;
@@ -869,7 +676,5 @@ void ext_obs_free(ModState *st) {
     if (!o) return;
     for (int i = 0; i < o->npend; i++) Py_CLEAR(o->pend[i].owner);
     o->npend = 0;
-    PyMem_RawFree(o->buf);
-    o->buf = NULL;
-    o->n = o->cap = 0;
+    ext_trace_free(&o->tr);
 }

@@ -17,7 +17,8 @@
  *   table.c       the specialisation table and its reference-counted entries
  *   tier.c        tiered CPU builds: tier 0 (libtcc), the optimising builds' workers
  *   cache.c       the artifact cache: cached builds, kiln.cache's functions
- *   obs.c         metrics, trace events, KILN_LOG lines, NVTX ranges
+ *   obs.c         kiln.metrics()' counters, what goes into traces and logs
+ *   trace.c       the trace's event buffer, KILN_LOG's lines, NVTX ranges
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */
