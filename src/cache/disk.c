@@ -395,10 +395,13 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
     if (found && disk_may_write(c)) {
         /* every hit is counted on its row and in the counters (one short
          * transaction, no fsync in WAL mode with synchronous=NORMAL); its time of
-         * use moves only by more than the LRU's grain.  A hit while writes are
-         * paused goes uncounted. */
+         * use moves only by more than the LRU's grain.  A reader never waits: the
+         * write does not wait for another process's lock, and a hit that finds it
+         * taken (or writes paused) goes uncounted, silently. */
         bool touch = last_used < now_ms() - LRU_GRAIN_MS;
+        sqlite3_busy_timeout(c->db, 0);
         rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        sqlite3_busy_timeout(c->db, DB_BUSY_MS);
         sqlite3_stmt *u;
         if (rc == SQLITE_OK)
             rc = sqlite3_prepare_v2(c->db,
@@ -414,7 +417,11 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
         }
         if (rc == SQLITE_DONE) rc = count(c, "hits", 1);
         if (rc == SQLITE_DONE) rc = sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) disk_write_failed(c, rc);
+        if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
+            if (!sqlite3_get_autocommit(c->db)) sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        } else if (rc != SQLITE_OK) {
+            disk_write_failed(c, rc);
+        }
     }
     return found;
 }
