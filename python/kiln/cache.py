@@ -40,8 +40,10 @@ def prune(max_bytes=None):
 
 
 def entries():
-    """The disk tier's entries, most recently used first, as dicts."""
-    fields = ("key", "kind", "name", "target", "size", "created_ms", "last_used_ms")
+    """The disk tier's entries, most recently used first, as dicts; ``hits`` counts the
+    disk hits of all processes, ``compile_ms`` is the build that stored the entry."""
+    fields = ("key", "kind", "name", "target", "size", "created_ms", "last_used_ms", "hits",
+              "compile_ms")
     return [dict(zip(fields, e)) for e in _kiln.cache_entries()]
 
 

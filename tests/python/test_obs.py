@@ -121,6 +121,8 @@ def test_metrics_count_compiles_launches_and_hits_across_processes(tmp_path):
     assert [e["hits"] for e in ls] == [1, 1] and all(e["compile_ms"] > 0 for e in ls)
     met = json.loads(cli(cache, "metrics", "--json"))
     assert met["hits"] == 2 and met["compiles"] == 2 and len(met["kernels"]) == 2
+    es = last_json(run(tmp_path, "print(json.dumps(kiln.cache.entries()))", cache)[0])
+    assert [e["hits"] for e in es] == [1, 1] and all(e["compile_ms"] > 0 for e in es)
 
 
 def test_cache_ls_sorts_by_hits_and_compile_time(tmp_path):

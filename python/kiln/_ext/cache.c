@@ -353,7 +353,8 @@ static PyObject *f_cache_prune(PyObject *m, PyObject *arg) {
  * this one holds the cache's lock). */
 typedef struct {
     char hex[33], kind[16], name[128], target[64];
-    int64_t size, created_ms, last_used_ms;
+    int64_t size, created_ms, last_used_ms, hits;
+    double compile_ms;
 } Row;
 
 typedef struct {
@@ -383,6 +384,8 @@ static void list_one(void *ud, const kiln_cache_entry *e) {
     w->size = e->size;
     w->created_ms = e->created_ms;
     w->last_used_ms = e->last_used_ms;
+    w->hits = e->hits;
+    w->compile_ms = e->compile_ms;
 }
 
 /* Text that came from a file (an imported bundle may hold any bytes) */
@@ -390,7 +393,8 @@ static PyObject *text(const char *s) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-/* [(key, kind, name, target, size, created_ms, last_used_ms)], newest use first */
+/* [(key, kind, name, target, size, created_ms, last_used_ms, hits, compile_ms)], newest use
+ * first */
 static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     Rows r = {NULL, 0, 0, false};
@@ -401,9 +405,10 @@ static PyObject *f_cache_entries(PyObject *m, PyObject *unused) {
     PyObject *list = r.failed ? PyErr_NoMemory() : PyList_New((Py_ssize_t)r.n);
     for (size_t i = 0; list && i < r.n; i++) {
         Row *w = &r.rows[i];
-        PyObject *t = Py_BuildValue("(sNNNLLL)", w->hex, text(w->kind), text(w->name),
+        PyObject *t = Py_BuildValue("(sNNNLLLLd)", w->hex, text(w->kind), text(w->name),
                                     text(w->target), (long long)w->size,
-                                    (long long)w->created_ms, (long long)w->last_used_ms);
+                                    (long long)w->created_ms, (long long)w->last_used_ms,
+                                    (long long)w->hits, w->compile_ms);
         if (!t) Py_CLEAR(list);
         else PyList_SET_ITEM(list, (Py_ssize_t)i, t);
     }
