@@ -549,6 +549,9 @@ typedef struct kiln_cache_config {
  * memory. */
 kiln_cache *kiln_cache_open(kiln_ctx *ctx, const kiln_cache_config *cfg);
 void kiln_cache_close(kiln_cache *c);
+/* Writes the disk hits this process counted (kept in memory until its next
+ * store or its close; kiln_cache_close flushes them too). */
+void kiln_cache_flush(kiln_cache *c);
 /* The disk tier's database path, or NULL when it is off. */
 const char *kiln_cache_path(kiln_cache *c);
 /* The remote tier's address, or NULL when it is off. */

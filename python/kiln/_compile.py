@@ -18,8 +18,11 @@ from ._types import DTYPE_NAMES, Scalar, dtype_code
 
 CompileError = _kiln.CompileError
 
-# Interpreter exit: the optimising builds still running get a moment to finish and be
-# stored, then are stopped (tier.c); registered here, at the first compilation.
+# Interpreter exit (atexit runs in reverse order): the optimising builds still running get
+# a moment to finish and be stored, then are stopped (tier.c); then the disk hits this
+# process counted (kept in memory: a write would cost a warm start milliseconds) go into
+# kiln.db.  Registered here, at the first compilation.
+atexit.register(_kiln.cache_flush)
 atexit.register(_kiln.tier_shutdown)
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len"}

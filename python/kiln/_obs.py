@@ -10,7 +10,6 @@ Imported by ``import kiln``: it reads a few environment variables and nothing el
 
 import atexit
 import os
-import warnings
 
 from . import _kiln
 
@@ -33,6 +32,12 @@ _dump_warned = False
 # the recorders taking trace events now: KILN_TRACE's and each open kiln.profile
 _sinks = []
 _env_trace = None
+
+
+def _warn(message, category, stacklevel):
+    import warnings  # not at import: `import kiln` stays cheap
+
+    warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def _set(on=0, off=0):
@@ -111,7 +116,7 @@ class _Recorder:
                 os.unlink(tmp)
             except OSError:
                 pass
-            warnings.warn(f"kiln: cannot write the trace {path}: {e.strerror or e}",
+            _warn(f"kiln: cannot write the trace {path}: {e.strerror or e}",
                           RuntimeWarning, stacklevel=3)
 
 
@@ -176,7 +181,7 @@ def _flags_of_log(value):
         else:
             bad.append(name)
     if bad:
-        warnings.warn(f"KILN_LOG: unknown name{'s' if len(bad) > 1 else ''} "
+        _warn(f"KILN_LOG: unknown name{'s' if len(bad) > 1 else ''} "
                       f"{', '.join(map(repr, bad))} ignored; the valid names are "
                       "compile, cache, launch, recompile and all", RuntimeWarning, stacklevel=3)
     return flags
@@ -243,7 +248,7 @@ def dump(qualname, key, target_name, source, image=None):
     except OSError as e:
         if not _dump_warned:
             _dump_warned = True
-            warnings.warn(f"KILN_DUMP={_dump_dir}: cannot write {e.filename or _dump_dir} "
+            _warn(f"KILN_DUMP={_dump_dir}: cannot write {e.filename or _dump_dir} "
                           f"({e.strerror or e}); kernels are not dumped", RuntimeWarning,
                           stacklevel=2)
 
@@ -261,7 +266,7 @@ def _configure():
     if trace:
         parent = os.path.dirname(os.path.abspath(trace))
         if os.path.isdir(trace) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            warnings.warn(f"KILN_TRACE={trace}: cannot write a file there (a directory, or "
+            _warn(f"KILN_TRACE={trace}: cannot write a file there (a directory, or "
                           "its directory is missing or not writable); no trace is recorded",
                           RuntimeWarning, stacklevel=3)
         else:
@@ -274,7 +279,7 @@ def _configure():
         _dump_dir = dump_dir
     nvtx = os.environ.get("KILN_NVTX", "")
     if nvtx not in ("", "0", "1"):
-        warnings.warn(f"KILN_NVTX must be 0 or 1, not {nvtx!r}; NVTX ranges are off",
+        _warn(f"KILN_NVTX must be 0 or 1, not {nvtx!r}; NVTX ranges are off",
                       RuntimeWarning, stacklevel=3)
         nvtx = "0"
     want_nvtx = nvtx == "1" or (nvtx == "" and bool(os.environ.get("NVTX_INJECTION64_PATH")))
@@ -283,7 +288,7 @@ def _configure():
     if flags:
         got = _set(on=flags)
         if want_nvtx and not got & NVTX and nvtx == "1":
-            warnings.warn(f"KILN_NVTX=1, but libnvToolsExt cannot be loaded "
+            _warn(f"KILN_NVTX=1, but libnvToolsExt cannot be loaded "
                           f"({_kiln.obs_nvtx()[1]}); NVTX ranges are off", RuntimeWarning,
                           stacklevel=3)
     if hasattr(os, "register_at_fork"):

@@ -72,6 +72,7 @@ static void own_tiers(kiln_cache *c) {
     pid_t pid = getpid();
     if (c->pid == pid) return;
     c->pid = pid;
+    c->nhits = 0; /* the parent's hits are the parent's to write */
     snprintf(c->owner, sizeof c->owner, "%s:%ld:%llx", c->host, (long)pid,
              (unsigned long long)now_ms() ^ (unsigned long long)(uintptr_t)c);
     /* the parent's connection is left unclosed: closing it here could
@@ -114,8 +115,15 @@ kiln_cache *kiln_cache_open(kiln_ctx *ctx, const kiln_cache_config *cfg) {
     return c;
 }
 
+void kiln_cache_flush(kiln_cache *c) {
+    cache_lock(c);
+    disk_flush_hits(c);
+    cache_unlock(c);
+}
+
 void kiln_cache_close(kiln_cache *c) {
     if (!c) return;
+    if (c->pid == getpid()) disk_flush_hits(c);
     mem_free(c);
     if (c->pid == getpid()) sqlite3_close(c->db);
     remote_close(c->remote);

@@ -44,7 +44,9 @@ enum {
      * difference between the clocks of two hosts that share a cache directory.
      * A claim that expires further away is no live process's (claim.c), and
      * prune deletes it (disk.c). */
-    STALE_MS = KILN_CACHE_LEASE_MS + KILN_CACHE_CLOCK_SKEW_MS
+    STALE_MS = KILN_CACHE_LEASE_MS + KILN_CACHE_CLOCK_SKEW_MS,
+    /* distinct entries whose disk hits a process keeps before writing them */
+    HITS_PENDING_MAX = 256
 };
 
 typedef struct MemEntry {
@@ -79,6 +81,11 @@ struct kiln_cache {
     bool busy_warned;             /* a write lock held elsewhere was warned about */
     bool stale_warned;            /* a stale claim was warned about */
     int64_t writes_paused_until;  /* monotonic ms: the write lock was held elsewhere */
+    struct {
+        kiln_cache_key key;
+        int64_t n;
+    } hits[HITS_PENDING_MAX];     /* disk hits not written yet (disk.c) */
+    int nhits;
     kiln_cache_stats st;
 };
 
@@ -143,6 +150,9 @@ int64_t disk_prune(kiln_cache *c, int64_t max_bytes);
 int disk_fact(kiln_cache *c, const char *name, char *buf, size_t size);
 void disk_set_fact(kiln_cache *c, const char *name, const char *value);
 int64_t disk_verify(kiln_cache *c, int64_t *bad);
+/* Writes the hits counted since the last write, in a transaction of its own that
+ * does not wait for another process's lock (they stay pending then). */
+void disk_flush_hits(kiln_cache *c);
 
 /* ---- mem.c: the memory tier ---- */
 

@@ -3,7 +3,9 @@
  * One row per artifact with its blob, size, an XXH3-128 checksum, what it is,
  * its creation and last-use times, the milliseconds of the build that stored
  * it and how many hits it had (all processes: `kiln cache stats` gives the hit
- * rate, `kiln cache ls --sort hits` the kernels that paid off); both checks
+ * rate, `kiln cache ls --sort hits` the kernels that paid off; a process
+ * counts its hits in memory and writes them with its next store, its close,
+ * or a flush, never waiting for another's lock to do so); both checks
  * run on every read, and a row that fails them is deleted, counted and never
  * handed out.  A kiln.db made before the last two columns gets them at open
  * (ALTER TABLE ... DEFAULT 0), so it keeps working, and an older kiln reading
@@ -346,6 +348,58 @@ static void verify_failed(kiln_cache *c, const kiln_cache_key *k, const char *wh
     c->st.verify_failures++;
 }
 
+/* Hits are counted in memory (a write on a warm start's first call would cost
+ * milliseconds) and written with the next store's transaction, or by
+ * disk_flush_hits (the cache's close, its stats and list, kiln_cache_flush). */
+static void note_hit(kiln_cache *c, const kiln_cache_key *k) {
+    for (int i = 0; i < c->nhits; i++)
+        if (memcmp(c->hits[i].key.b, k->b, 16) == 0) {
+            c->hits[i].n++;
+            return;
+        }
+    if (c->nhits == HITS_PENDING_MAX) disk_flush_hits(c);
+    if (c->nhits == HITS_PENDING_MAX) return; /* the lock is taken: this one goes uncounted */
+    c->hits[c->nhits].key = *k;
+    c->hits[c->nhits++].n = 1;
+}
+
+/* The pending hits into the open transaction: SQLITE_DONE or the error. */
+static int write_hits(kiln_cache *c) {
+    int64_t total = 0;
+    int rc = SQLITE_DONE;
+    for (int i = 0; i < c->nhits && rc == SQLITE_DONE; i++) {
+        sqlite3_stmt *u;
+        rc = sqlite3_prepare_v2(c->db, "UPDATE artifacts SET hits = hits + ?2 WHERE key = ?1", -1,
+                                &u, NULL);
+        if (rc != SQLITE_OK) break;
+        sqlite3_bind_blob(u, 1, c->hits[i].key.b, 16, SQLITE_STATIC);
+        sqlite3_bind_int64(u, 2, c->hits[i].n);
+        rc = sqlite3_step(u);
+        sqlite3_finalize(u);
+        total += c->hits[i].n;
+    }
+    if (rc == SQLITE_DONE && total) rc = count(c, "hits", (double)total);
+    return rc;
+}
+
+void disk_flush_hits(kiln_cache *c) {
+    if (!c->db || !c->nhits || !disk_may_write(c)) return;
+    /* never waits for another process's lock: the hits stay pending, to go with
+     * a later write (or uncounted, at the close) */
+    sqlite3_busy_timeout(c->db, 0);
+    int rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    sqlite3_busy_timeout(c->db, DB_BUSY_MS);
+    if (rc == SQLITE_OK) rc = write_hits(c);
+    if (rc == SQLITE_DONE) rc = sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        c->nhits = 0;
+    } else if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
+        if (!sqlite3_get_autocommit(c->db)) sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+    } else {
+        disk_write_failed(c, rc);
+    }
+}
+
 /* Reads and verifies a row: 1 hit, 0 miss.  A row that fails its checks is
  * deleted and counted: it is never handed out. */
 int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, char kind[16]) {
@@ -392,35 +446,19 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
         }
         return 0;
     }
-    if (found && disk_may_write(c)) {
-        /* every hit is counted on its row and in the counters (one short
-         * transaction, no fsync in WAL mode with synchronous=NORMAL); its time of
-         * use moves only by more than the LRU's grain.  A reader never waits: the
-         * write does not wait for another process's lock, and a hit that finds it
-         * taken (or writes paused) goes uncounted, silently. */
-        bool touch = last_used < now_ms() - LRU_GRAIN_MS;
-        sqlite3_busy_timeout(c->db, 0);
-        rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        sqlite3_busy_timeout(c->db, DB_BUSY_MS);
+    if (found) note_hit(c, k);
+    if (found && last_used < now_ms() - LRU_GRAIN_MS && disk_may_write(c)) {
+        /* a hit writes only when its time of use moves by more than the LRU's
+         * grain: most hits stay read-only, which keeps a warm start fast (a
+         * write costs milliseconds: the WAL is made again in a new process) */
         sqlite3_stmt *u;
-        if (rc == SQLITE_OK)
-            rc = sqlite3_prepare_v2(c->db,
-                                    touch ? "UPDATE artifacts SET hits = hits + 1, last_used = ?2 "
-                                            "WHERE key = ?1"
-                                          : "UPDATE artifacts SET hits = hits + 1 WHERE key = ?1",
-                                    -1, &u, NULL);
-        if (rc == SQLITE_OK) {
+        if (sqlite3_prepare_v2(c->db, "UPDATE artifacts SET last_used = ?2 WHERE key = ?1", -1, &u,
+                               NULL) == SQLITE_OK) {
             sqlite3_bind_blob(u, 1, k->b, 16, SQLITE_STATIC);
-            if (touch) sqlite3_bind_int64(u, 2, now_ms());
+            sqlite3_bind_int64(u, 2, now_ms());
             rc = sqlite3_step(u);
             sqlite3_finalize(u);
-        }
-        if (rc == SQLITE_DONE) rc = count(c, "hits", 1);
-        if (rc == SQLITE_DONE) rc = sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
-        if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) {
-            if (!sqlite3_get_autocommit(c->db)) sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
-        } else if (rc != SQLITE_OK) {
-            disk_write_failed(c, rc);
+            if (rc != SQLITE_DONE) disk_write_failed(c, rc);
         }
     }
     return found;
@@ -491,14 +529,17 @@ int disk_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const cha
     if (rc == SQLITE_DONE && compiled) rc = count(c, "compiles", 1);
     if (rc == SQLITE_DONE && compiled) rc = count(c, "compile_ms", compile_ms);
     if (rc == SQLITE_DONE) rc = step_key(c, "DELETE FROM pending WHERE key = ?1", k);
+    if (rc == SQLITE_DONE) rc = write_hits(c); /* the hits counted since the last write */
     if (rc == SQLITE_DONE) evict(c, c->max_bytes, &rc);
     if (rc == SQLITE_DONE) rc = sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) c->nhits = 0;
     return rc == SQLITE_OK ? SQLITE_OK : disk_write_failed(c, rc);
 }
 
 /* ---- what the public calls on the disk tier do (cache.c takes the lock) ---- */
 
 void disk_stats(kiln_cache *c, kiln_cache_stats *out) {
+    disk_flush_hits(c);
     out->max_bytes = c->max_bytes;
     if (c->db) {
         sqlite3_stmt *s;
@@ -532,6 +573,7 @@ void disk_stats(kiln_cache *c, kiln_cache_stats *out) {
 }
 
 int disk_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), void *ud) {
+    disk_flush_hits(c);
     int n = 0;
     sqlite3_stmt *s;
     if (c->db && sqlite3_prepare_v2(c->db,

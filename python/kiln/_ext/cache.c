@@ -513,6 +513,20 @@ static PyObject *f_cache_import(PyObject *m, PyObject *args) {
     return bundle_result(st, n);
 }
 
+/* Writes the disk hits counted in this process (at exit, and before reading the
+ * cache's figures from another process). */
+static PyObject *f_cache_flush(PyObject *m, PyObject *unused) {
+    ModState *st = ext_state(m);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&open_mu);
+    kiln_cache *c = st->cache;
+    if (c) kiln_cache_flush(c);
+    pthread_mutex_unlock(&open_mu);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* Closes the cache; the next use opens it again from the environment. */
 static PyObject *f_cache_reopen(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
@@ -547,5 +561,6 @@ PyMethodDef ext_cache_functions[] = {
     {"cache_import", f_cache_import, METH_VARARGS,
      "cache_import(path, trust_unsigned=False) -> count"},
     {"cache_reopen", f_cache_reopen, METH_NOARGS, "close the cache; reopen at next use"},
+    {"cache_flush", f_cache_flush, METH_NOARGS, "write the disk hits counted so far"},
     {"open_ahead", f_open_ahead, METH_NOARGS, "open the cache on a thread (once per process)"},
     {NULL, NULL, 0, NULL}};
