@@ -544,10 +544,11 @@ def gs_map(out, a, c):
 
 @kiln.jit
 def gs_offset(out, a, off):
-    # a constant step and a start past the position: lane l's counter is j + l + off
+    # a constant step and a start past the position: lane l's counter is j + l + off;
+    # the threads' ranges overlap (the step is not the grid's size), so they add atomically
     j = kiln.grid(1)
     for i in range(j + off, out.size, 5):
-        out[i] = out[i] + a[i - off]
+        kiln.atomic.add(out, i, a[i - off])
 
 
 @kiln.jit
