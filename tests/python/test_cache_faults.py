@@ -334,6 +334,12 @@ print(json.dumps({"stuck": stuck, "bad": bad}))
 
 
 def test_fork_while_another_thread_is_inside_the_cache(tmp_path):
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        # GCC 12's libasan has no fork handlers for its allocator: a child forked while
+        # another thread is inside malloc waits forever on the allocator's region lock
+        # (seen: futex at 0x640000001408, ASan's primary allocator space). The same
+        # storm runs in test-py, where malloc is glibc's (fork-safe).
+        pytest.skip("libasan's allocator is not fork-safe with threads (GCC 12)")
     (tmp_path / "storm.py").write_text(FORK_STORM)
     p = subprocess.run([sys.executable, "storm.py"], cwd=tmp_path, env=env_for(tmp_path / "cache"),
                        capture_output=True, text=True, timeout=240)
