@@ -474,6 +474,26 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
                      const int64_t block[3], unsigned shmem, void *stream, void **params,
                      void **wide_params);
 
+/* CUDA graphs, for kiln.compile's reduce-overhead mode: a chain of kernel
+ * nodes, each after the one before, instantiated once.  A node's parameters
+ * (its kernel's arguments) can be changed in the instantiated graph without
+ * building it again.  kiln_cuda_graphs says whether the driver has the graph
+ * functions (CUDA 11.4 and newer).  The others return a CUresult; add and set
+ * take kiln_cuda_launch's arguments (the driver copies the parameters). */
+typedef struct kiln_cuda_graph kiln_cuda_graph;
+int kiln_cuda_graphs(kiln_cuda *c);
+int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **g);
+int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
+                        const int64_t grid[3], const int64_t block[3], unsigned shmem,
+                        void **params, void **wide_params);
+int kiln_cuda_graph_instantiate(kiln_cuda *c, kiln_cuda_graph *g);
+/* Node i (in the order added) of the instantiated graph. */
+int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int i, kiln_cuda_module *m,
+                        const int64_t grid[3], const int64_t block[3], unsigned shmem,
+                        void **params, void **wide_params);
+int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, void *stream);
+void kiln_cuda_graph_free(kiln_cuda *c, kiln_cuda_graph *g);
+
 /* Memory and streams; every function returns a CUresult. */
 int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream);
 int kiln_cuda_free(kiln_cuda *c, uint64_t ptr, void *stream);

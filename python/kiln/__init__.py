@@ -18,7 +18,8 @@ imported when the first kernel is compiled, not here.
 
 The package's modules import one way, each only from those below it:
 ``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
-(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_fuse`` (fuse) <- this file; beneath
+(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_fuse`` (fuse) <- ``_modes``
+(kiln.compile's modes) <- this file; beneath
 them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
 kernels use), ``_cuda``, ``cache`` and ``_obs`` (metrics, traces, logs, dumps).  tests/python/test_layout.py checks it.
 """
@@ -119,6 +120,25 @@ def fuse(func=None, **options):
         return Fused(func, **options)
     return lambda fn: Fused(fn, **options)
 
+
+def compile(fn=None, sig=None, *, mode="default", max_records=8, **numba_options):
+    """kiln.compile(step, mode=...): ``step`` is host code that launches kiln kernels and
+    vectorize, reduce and fuse functions; the result is called as the step.
+
+    ``mode="default"`` runs it as it is.  ``mode="reduce-overhead"`` records the step's
+    launches at the first call of each guard (the arrays' dtypes, shapes, strides and
+    devices; the scalars' values) and replays them on later calls without running the
+    step's Python: as one CUDA graph on the GPU, as the prepared launches on the CPU.  At
+    most ``max_records`` guards are kept.  Steps that copy between host and device, or
+    return values a replay cannot rebuild, run eagerly with one kiln.PerformanceWarning.
+    See docs/modes.md.  Used as a decorator with or without arguments."""
+    if sig is not None or numba_options:
+        raise NotImplementedError(
+            "kiln.compile(pyfunc, sig, ...), Numba's PTX compiler entry, is not provided yet; "
+            "kiln.compile(step, mode=...) compiles a step of host code (docs/modes.md)")
+    from ._modes import compile as compile_step
+
+    return compile_step(fn, mode=mode, max_records=max_records)
 
 # Numba names kiln does not provide, with what to use instead: a clear AttributeError
 # rather than a bare one when a Numba file is run after `import kiln as cuda`.

@@ -277,6 +277,8 @@ class Fused:
         if n:
             self._launch(spec, vals, outs, out_shape, inners, gpu)
         if gpu is None and not out_shape:
+            _kiln.record_refuse(f"kiln.fuse function '{self.__name__}' returns NumPy scalars, "
+                                "read on the host")
             res = [o[0] for o in outs]
         elif gpu is not None and not out_shape:
             res = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]

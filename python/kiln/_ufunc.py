@@ -618,6 +618,7 @@ class Reduction:
             total = np.empty(1, acc)
             k[1, 1](pair, total, 2, 2)
             part = total
+        _kiln.record_refuse("kiln.reduce reads its result on the host")
         result = part[0]
         if res is not None:  # numba.cuda.reduce's contract: the result goes to res only
             res[0] = result

@@ -311,6 +311,17 @@ typedef void *CUmodule;
 typedef void *CUfunction;
 typedef void *CUstream;
 typedef unsigned long long CUdeviceptr;
+typedef void *CUgraph;
+typedef void *CUgraphNode;
+typedef void *CUgraphExec;
+
+/* CUDA_KERNEL_NODE_PARAMS as the unversioned graph functions take it (v1). */
+typedef struct {
+    CUfunction func;
+    unsigned grid[3], block[3], shmem;
+    void **params;
+    void **extra;
+} KernelNodeParams;
 
 enum {
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
@@ -374,6 +385,15 @@ struct kiln_cuda {
     CUresult (*MemHostUnregister)(void *);
     CUresult (*GetErrorName)(CUresult, const char **);
     CUresult (*GetErrorString)(CUresult, const char **);
+    bool graphs; /* the graph functions below were found (CUDA 11.4 and newer) */
+    CUresult (*GraphCreate)(CUgraph *, unsigned);
+    CUresult (*GraphDestroy)(CUgraph);
+    CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                   const KernelNodeParams *);
+    CUresult (*GraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+    CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const KernelNodeParams *);
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+    CUresult (*GraphExecDestroy)(CUgraphExec);
 };
 
 struct kiln_cuda_module {
@@ -448,6 +468,14 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, MemAllocAsync, "cuMemAllocAsync", &has_async);
     LOAD(c, lib, MemFreeAsync, "cuMemFreeAsync", &has_async);
     c->async_alloc = has_async;
+    c->graphs = true;
+    LOAD(c, lib, GraphCreate, "cuGraphCreate", &c->graphs);
+    LOAD(c, lib, GraphDestroy, "cuGraphDestroy", &c->graphs);
+    LOAD(c, lib, GraphAddKernelNode, "cuGraphAddKernelNode", &c->graphs);
+    LOAD(c, lib, GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", &c->graphs);
+    LOAD(c, lib, GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", &c->graphs);
+    LOAD(c, lib, GraphLaunch, "cuGraphLaunch", &c->graphs);
+    LOAD(c, lib, GraphExecDestroy, "cuGraphExecDestroy", &c->graphs);
     if (c->Init(0) != 0) {
         *why = "the CUDA driver failed to initialise (cuInit): no usable GPU or driver";
         kiln_cuda_close(c);
@@ -576,6 +604,97 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
     return c->LaunchKernel(m->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2],
                            (unsigned)block[0], (unsigned)block[1], (unsigned)block[2], shmem,
                            stream, params, NULL);
+}
+
+/* ---- graphs ------------------------------------------------------------------------- */
+
+struct kiln_cuda_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+    CUgraphNode *nodes;
+    int n, cap;
+};
+
+/* The node parameters of a launch, as kiln_cuda_launch would make it. */
+static int node_params(kiln_cuda_module *m, const int64_t grid[3], const int64_t block[3],
+                       unsigned shmem, void **params, void **wide_params, KernelNodeParams *p) {
+    memset(p, 0, sizeof *p);
+    if (wide_params) {
+        p->func = m->wide;
+        p->grid[0] = (unsigned)((grid[0] + KILN_CUDA_WIDE - 1) / KILN_CUDA_WIDE);
+        p->grid[1] = p->grid[2] = 1;
+        p->params = wide_params;
+    } else {
+        p->func = m->fn;
+        for (int i = 0; i < 3; i++) p->grid[i] = (unsigned)grid[i];
+        p->params = params;
+    }
+    for (int i = 0; i < 3; i++) p->block[i] = (unsigned)block[i];
+    p->shmem = shmem;
+    return 0;
+}
+
+int kiln_cuda_graphs(kiln_cuda *c) { return c->graphs; }
+
+int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **out) {
+    *out = NULL;
+    if (!c->graphs) return CUDA_ERROR_NOT_SUPPORTED;
+    kiln_cuda_graph *g = calloc(1, sizeof *g);
+    if (!g) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    int rc = c->GraphCreate(&g->graph, 0);
+    if (rc != 0) {
+        free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
+                        const int64_t grid[3], const int64_t block[3], unsigned shmem,
+                        void **params, void **wide_params) {
+    if (g->exec) return 1; /* CUDA_ERROR_INVALID_VALUE: instantiated already */
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 8;
+        CUgraphNode *nodes = realloc(g->nodes, sizeof *nodes * (size_t)cap);
+        if (!nodes) return 2;
+        g->nodes = nodes;
+        g->cap = cap;
+    }
+    KernelNodeParams p;
+    node_params(m, grid, block, shmem, params, wide_params, &p);
+    /* a chain: each node after the one before, as the launches ran on their streams */
+    int rc = c->GraphAddKernelNode(&g->nodes[g->n], g->graph, g->n ? &g->nodes[g->n - 1] : NULL,
+                                   g->n ? 1 : 0, &p);
+    if (rc == 0) g->n++;
+    return rc;
+}
+
+int kiln_cuda_graph_instantiate(kiln_cuda *c, kiln_cuda_graph *g) {
+    if (g->exec) return 0;
+    return c->GraphInstantiateWithFlags(&g->exec, g->graph, 0);
+}
+
+int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int i, kiln_cuda_module *m,
+                        const int64_t grid[3], const int64_t block[3], unsigned shmem,
+                        void **params, void **wide_params) {
+    if (!g->exec || i < 0 || i >= g->n) return 1;
+    KernelNodeParams p;
+    node_params(m, grid, block, shmem, params, wide_params, &p);
+    return c->GraphExecKernelNodeSetParams(g->exec, g->nodes[i], &p);
+}
+
+int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, void *stream) {
+    if (!g->exec) return 1;
+    return c->GraphLaunch(g->exec, stream);
+}
+
+void kiln_cuda_graph_free(kiln_cuda *c, kiln_cuda_graph *g) {
+    if (!g) return;
+    if (g->exec) c->GraphExecDestroy(g->exec);
+    if (g->graph) c->GraphDestroy(g->graph);
+    free(g->nodes);
+    free(g);
 }
 
 int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream) {

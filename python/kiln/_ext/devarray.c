@@ -15,6 +15,7 @@
 #include "devarray.h"
 #include "dlpack.h"
 #include "obs.h"
+#include "recorder.h"
 
 #include <structmember.h>
 
@@ -78,6 +79,7 @@ static AllocObject *alloc_new(ModState *st, size_t size, int device, void *strea
     a->ptr = ptr;
     a->size = size;
     a->device = device;
+    ext_record_fresh(st, ptr, size); /* its first contents need no restoring on replay */
     a->st = st;
     return a;
 }
@@ -482,6 +484,9 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
     }
     Py_buffer buf;
     int rc = 0;
+    ext_record_refuse(st, "it copies %s", kind[0] == 'h'   ? "from the host to the GPU"
+                                          : kind[2] == 'h' ? "from the GPU to the host"
+                                                           : "between device arrays");
     if (strcmp(kind, "h2d") == 0 || strcmp(kind, "d2h") == 0) {
         bool h2d = kind[0] == 'h';
         PyObject *hostobj = h2d ? src : dst;
@@ -536,6 +541,7 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
     if (!cu) return NULL;
     void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
+    ext_record_refuse(st, "it sets device memory (memset)");
     int rc = kiln_cuda_memset(cu, ptr, (unsigned char)byte, (size_t)n, h);
     if (rc != 0) return ext_cuda_error(st, rc, "setting memory");
     Py_RETURN_NONE;

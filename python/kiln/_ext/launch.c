@@ -29,6 +29,8 @@
 #include "devarray.h"
 #include "driver.h"
 #include "errors.h"
+#include "record.h"
+#include "run.h"
 #include "signals.h"
 #include "tier.h"
 
@@ -317,39 +319,15 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
     }
     if (e->target == 0) {
-        /* the code, read once: tier 0's until the optimising build stores its own (tier.h) */
-        kiln_cpu_module *code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
-        int64_t par = d->par_threshold;
-        double t0 = 0;
-        if (__builtin_expect(code == e->cpu0, 0)) {
-            /* a large launch may wait for the optimised build; a fork, a failure */
-            if (ext_tier_poll(st, e->job, self->grid, self->block) < 0) goto done;
-            code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
-            if (code == e->cpu0) {
-                par = KILN_PAR_NEVER; /* tcc's code has no OpenMP to start */
-                t0 = ext_tier_clock();
-            }
-        }
         if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, false) < 0) goto done;
-        kiln_kernel_error err;
-        memset(&err, 0, sizeof err);
-        kiln_cpu_launch L = {0}; /* fields added to the struct later stay off */
-        memcpy(L.grid, self->grid, sizeof L.grid);
-        memcpy(L.block, self->block, sizeof L.block);
-        L.par_threshold = par;
-        L.err = &err;
-        if (ext_cpu_launch_begin(&L, par, st->PerformanceWarning) < 0) goto done;
-        if (slow) obs_kernel_start(st, e, &ol, NULL);
-        Py_BEGIN_ALLOW_THREADS
-        kiln_cpu_launch_kernel(code, &L, slots);
-        Py_END_ALLOW_THREADS
-        if (slow) ol.t[2] = ext_obs_ns();
-        if (t0 > 0) ext_tier_ran(e->job, self->grid, self->block, t0);
-        if (ext_cpu_launch_end(&L, &err) < 0) goto done; /* Ctrl-C stopped it */
-        if (err.code != 0) {
-            ext_raise_kernel_error(&err, e->files);
+        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block, 0, self->stream, NULL,
+                                      d->par_threshold, args, a, (int)n, slots, off, false,
+                                      0) < 0)
             goto done;
-        }
+        if (slow) ol.h = ext_obs_launch_begin(st, &e->obs, NULL);
+        if (ext_cpu_run(st, e, self->grid, self->block, d->par_threshold, slots,
+                        slow ? &ol.t[1] : NULL) < 0)
+            goto done;
     } else {
         if (ext_use_device(st, e->device) < 0) goto done;
         if (self->shmem > EXT_SHARED_ALWAYS && ext_check_shared(st, e->device, self->shmem) < 0)
@@ -381,6 +359,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             wpp[2 + e->nslots] = NULL;
             self->last_wide = true;
         }
+        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block, self->shmem, self->stream,
+                                      self->stream_handle, 0, args, a, (int)n, slots, off,
+                                      wpp != NULL, errp) < 0)
+            goto done;
         int rc;
         if (slow) obs_kernel_start(st, e, &ol, self->stream_handle);
         if (self->repeat > 1) {

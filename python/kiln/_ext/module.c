@@ -16,6 +16,7 @@
 #include "interop.h"
 #include "launch.h"
 #include "nvrtc.h"
+#include "record.h"
 #include "obs.h"
 #include "signals.h"
 #include "state.h"
@@ -43,6 +44,7 @@ static int mod_exec(PyObject *m) {
     if (ext_table_init(m, st) < 0) return -1;
     if (ext_dispatcher_init(m, st) < 0) return -1;
     if (ext_launch_init(m, st) < 0) return -1;
+    if (ext_record_init(m, st) < 0) return -1;
     if (ext_interop_init(m, st) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;

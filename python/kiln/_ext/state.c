@@ -43,6 +43,7 @@ int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
     Py_VISIT(st->EntryType);
     Py_VISIT(st->DispatcherType);
     Py_VISIT(st->LauncherType);
+    Py_VISIT(st->RecordType);
     return 0;
 }
 
@@ -73,5 +74,6 @@ void ext_state_clear(ModState *st) {
     Py_CLEAR(st->EntryType);
     Py_CLEAR(st->DispatcherType);
     Py_CLEAR(st->LauncherType);
+    Py_CLEAR(st->RecordType);
     Py_CLEAR(st->str_compile_key);
 }

@@ -6,11 +6,14 @@
  *   module.c      init: registers the types and functions of the files below
  *   dispatcher.c  the Dispatcher: k[config] finds or makes a Launcher
  *   launch.c      the Launcher: classify, look up (or build) the entry, pack, run
+ *   record.c      reduce-overhead: records of a step's launches, replayed (CUDA graphs)
+ *   run.c         running a CPU entry once its arguments are packed
  *   core.c        the bridge to the C core: translate, build, load (Program, Entry)
  *   args.c        call arguments: their 4-byte types and values
  *   interop.c     foreign arrays: __cuda_array_interface__ and DLPack
  *   host.c        events, page-locked memory, device attributes
  *   devarray.c    device memory: Alloc, DeviceArray, Stream, DLPack export
+ *   recorder.c    the recording in progress: what refuses it, what it allocated
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
@@ -52,6 +55,7 @@ typedef struct {
     PyTypeObject *EntryType;
     PyTypeObject *DispatcherType;
     PyTypeObject *LauncherType;
+    PyTypeObject *RecordType;
     PyTypeObject *DeviceArrayType;  /* the C base */
     PyTypeObject *AllocType;
     PyTypeObject *StreamType;
@@ -88,6 +92,11 @@ typedef struct {
     int obs_countdown;
     int obs_flags;
     struct ExtObs *obs;
+    /* kiln.compile's reduce-overhead mode (recorder.h, record.c): the recording in
+     * progress, and counts of records made, replays, graphs instantiated and graph
+     * nodes updated with new arguments */
+    struct ExtRecorder *rec;
+    long rec_counts[4];
 } ModState;
 
 ModState *ext_state(PyObject *module);

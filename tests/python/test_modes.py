@@ -1,0 +1,296 @@
+"""kiln.compile's modes on the CPU target (the GPU's graphs: test_modes_gpu.py on the fake
+driver, test_gpu_modes.py on a GPU).  reduce-overhead records a step's launches once per
+guard and replays them without the step's Python; every test compares a replay with the
+step run eagerly on fresh random inputs."""
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _kiln
+
+
+@kiln.jit
+def axpy(out, a, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@kiln.jit
+def scale(x, s):
+    i = kiln.grid(1)
+    if i < x.size:
+        x[i] *= s
+
+
+@kiln.jit
+def hist(h, x):
+    i = kiln.grid(1)
+    if i < x.size:
+        kiln.atomic.add(h, int(x[i] * 16) % 16, 1)
+
+
+@kiln.jit
+def add2(out, x):
+    i, j = kiln.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = x[i, j] + 2 * out[i, j]
+
+
+CALLS = []
+
+
+def step(x, y, a):
+    CALLS.append(1)
+    n = x.size
+    t = np.empty_like(x)
+    axpy[(n + 127) // 128, 128](t, a, x, y)
+    scale[(n + 127) // 128, 128](t, 2.0)
+    out = np.empty_like(x)
+    axpy[(n + 127) // 128, 128](out, 1.0, t, y)
+    return out
+
+
+def rand(n, dt=np.float64, rng=np.random.default_rng()):
+    return rng.random(n).astype(dt)
+
+
+def counts():
+    return dict(zip(("made", "replays", "graphs", "updates"), _kiln.record_counts()))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_replay_equals_eager_and_skips_the_python(dt):
+    f = kiln.compile(step, mode="reduce-overhead")
+    c0 = counts()
+    for k in range(5):
+        x, y = rand(1000, dt), rand(1000, dt)
+        before = len(CALLS)
+        r = f(x, y, 3.0)
+        ran = len(CALLS) - before
+        assert ran == (1 if k == 0 else 0), "the step's Python runs at the first call only"
+        np.testing.assert_allclose(r, step(x, y, 3.0), rtol=1e-6)
+        assert r.dtype == dt
+    c1 = counts()
+    assert c1["made"] - c0["made"] == 1 and c1["replays"] - c0["replays"] == 4
+    assert len(f.records) == 1 and f.records[0].launches == 3 and f.records[0].target == "cpu"
+
+
+def test_returned_arrays_are_new_at_each_call():
+    f = kiln.compile(step, mode="reduce-overhead")
+    x, y = rand(300), rand(300)
+    r1 = f(x, y, 1.0)
+    keep = r1.copy()
+    r2 = f(rand(300), y, 1.0)
+    r3 = f(x, y, 1.0)
+    assert r1 is not r2 and r2 is not r3
+    np.testing.assert_array_equal(r1, keep)   # a later replay did not write into r1
+    np.testing.assert_array_equal(r3, keep)
+
+
+def test_guards_shapes_dtypes_layouts_and_scalars():
+    f = kiln.compile(step, mode="reduce-overhead")
+    base = rand(2000)
+    cases = [(rand(100), rand(100), 2.0), (rand(101), rand(101), 2.0),
+             (rand(100), rand(100), 5.0), (rand(100, np.float32), rand(100, np.float32), 2.0),
+             (base[::2], rand(1000), 2.0), (base[::-2], rand(1000), 2.0)]
+    for _ in range(2):
+        for x, y, a in cases:
+            np.testing.assert_allclose(f(x, y, a), step(x, y, a), rtol=1e-6)
+    assert len(f.records) == len(cases)
+
+
+def test_strided_2d_and_fortran_inputs():
+    def two(x, o):
+        add2[((x.shape[0] + 7) // 8, (x.shape[1] + 7) // 8), (8, 8)](o, x)
+        return o
+
+    f = kiln.compile(two, mode="reduce-overhead")
+    for order in "CF":
+        for _ in range(3):
+            x = np.asfortranarray(rand(35 * 19).reshape(35, 19)) if order == "F" \
+                else rand(35 * 40).reshape(35, 40)[:, ::2]
+            o = np.ones((35, x.shape[1]), order=order)
+            want = x + 2
+            got = f(x, o)
+            assert got is o                    # an argument returned is the new argument
+            np.testing.assert_allclose(o, want)
+
+
+def test_a_temporary_accumulator_starts_from_its_first_contents():
+    def histogram(x):
+        h = np.zeros(16, np.int64)            # zeros made by NumPy, added to by the kernel
+        hist[(x.size + 63) // 64, 64](h, x)
+        return h
+
+    f = kiln.compile(histogram, mode="reduce-overhead")
+    for _ in range(4):
+        x = rand(5000)
+        want = np.bincount((x * 16).astype(np.int64) % 16, minlength=16)
+        np.testing.assert_array_equal(f(x), want)
+
+
+def test_past_the_record_limit_runs_eagerly_with_one_warning():
+    f = kiln.compile(step, mode="reduce-overhead", max_records=2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for n in (10, 11, 12, 13, 12):
+            x, y = rand(n), rand(n)
+            np.testing.assert_allclose(f(x, y, 1.5), step(x, y, 1.5))
+    msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+    assert len(msgs) == 1 and "more than 2 different guards" in msgs[0], msgs
+    assert len(f.records) == 2
+
+
+def test_a_host_value_inside_the_step_is_never_replayed():
+    total = kiln.reduce(lambda a, b: a + b)
+
+    def normalise(x):
+        s = total(x)                          # read on the host: the next launch depends on it
+        out = np.empty_like(x)
+        axpy[(x.size + 127) // 128, 128](out, 1.0 / s, x, np.zeros_like(x))
+        return out
+
+    f = kiln.compile(normalise, mode="reduce-overhead")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x = rand(500)
+            np.testing.assert_allclose(f(x), x / x.sum(), rtol=1e-9)
+    msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+    assert len(msgs) == 1 and "kiln.reduce reads its result on the host" in msgs[0], msgs
+
+
+def test_a_returned_number_is_never_replayed():
+    def mean(x):
+        out = np.empty_like(x)
+        scale[(x.size + 127) // 128, 128](x, 1.0)
+        return float(x.sum())
+
+    f = kiln.compile(mean, mode="reduce-overhead")
+    with pytest.warns(kiln.PerformanceWarning, match="returns a float"):
+        f(rand(10))
+    x = rand(10)
+    assert f(x) == float(x.sum())
+
+
+def test_unguardable_arguments_run_eagerly():
+    def first(xs):
+        out = np.empty_like(xs[0])
+        axpy[1, 64](out, 1.0, xs[0], xs[1])
+        return out
+
+    f = kiln.compile(first, mode="reduce-overhead")
+    with pytest.warns(kiln.PerformanceWarning, match="argument 1 is a list"):
+        a, b = rand(50), rand(50)
+        np.testing.assert_allclose(f([a, b]), a + b)
+    a, b = rand(50), rand(50)
+    np.testing.assert_allclose(f([a, b]), a + b)
+
+
+def test_aliased_arguments_are_a_guard():
+    def inplace(x, y):
+        axpy[(x.size + 63) // 64, 64](x, 2.0, y, x)   # x = 2 y + x
+        return x
+
+    f = kiln.compile(inplace, mode="reduce-overhead")
+    x, y = rand(200), rand(200)
+    want = 2 * y + x
+    np.testing.assert_allclose(f(x, y), want)
+    x = rand(200)
+    want = 3 * x
+    np.testing.assert_allclose(f(x, x), want)
+    assert len(f.records) == 2
+
+
+def test_a_raising_step_records_nothing():
+    def bad(x, n):
+        scale[1, 64](x, 2.0)
+        if n > 1:
+            raise ValueError("no")
+        return x
+
+    f = kiln.compile(bad, mode="reduce-overhead")
+    with pytest.raises(ValueError):
+        f(rand(10), 2)
+    assert f.records == []
+    x = rand(10)
+    want = 2 * x
+    np.testing.assert_allclose(f(x, 1), want)
+
+
+def test_keywords_default_mode_and_bad_modes():
+    f = kiln.compile(step, mode="reduce-overhead")
+    x, y = rand(64), rand(64)
+    np.testing.assert_allclose(f(x, y=y, a=2.0), step(x, y, 2.0))
+    np.testing.assert_allclose(f(y=y, x=x, a=2.0), step(x, y, 2.0))
+    g = kiln.compile(step)
+    np.testing.assert_allclose(g(x, y, 2.0), step(x, y, 2.0))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        kiln.compile(step, mode="fast")
+    with pytest.raises(NotImplementedError, match="Numba's PTX compiler"):
+        kiln.compile(step, "void(float32[:])")
+
+    @kiln.compile(mode="reduce-overhead")
+    def deco(x, y):
+        return step(x, y, 1.0)
+
+    np.testing.assert_allclose(deco(x, y), step(x, y, 1.0))
+
+
+def test_a_step_inside_a_recorded_step_is_recorded_with_it():
+    inner = kiln.compile(lambda x, y: step(x, y, 2.0), mode="reduce-overhead")
+
+    def outer(x, y):
+        t = inner(x, y)
+        out = np.empty_like(x)
+        axpy[(x.size + 127) // 128, 128](out, 1.0, t, y)
+        return out
+
+    f = kiln.compile(outer, mode="reduce-overhead")
+    for _ in range(3):
+        x, y = rand(100), rand(100)
+        np.testing.assert_allclose(f(x, y), step(x, y, 2.0) + y)
+    assert f.records[0].launches == 4
+
+
+def test_vectorize_and_fuse_inside_a_step():
+    @kiln.vectorize
+    def mul(a, b):
+        return a * b
+
+    @kiln.fuse
+    def fused(a, b):
+        return np.exp(-a * a) * np.where(b > 0.5, b, 0.1 * b)
+
+    def s(x, y):
+        return fused(mul(x, y), y)
+
+    f = kiln.compile(s, mode="reduce-overhead")
+    for _ in range(3):
+        x, y = rand(777), rand(777)
+        want = np.exp(-(x * y) ** 2) * np.where(y > 0.5, y, 0.1 * y)
+        np.testing.assert_allclose(f(x, y), want, rtol=1e-12)
+    assert f.records[0].why is None and f.records[0].launches == 2
+
+
+def test_threads_replaying_one_record():
+    f = kiln.compile(step, mode="reduce-overhead")
+    f(rand(4096), rand(4096), 2.0)
+    bad = []
+
+    def work():
+        for _ in range(30):
+            x, y = rand(4096), rand(4096)
+            if not np.allclose(f(x, y, 2.0), 2 * (2 * x + y) + y):
+                bad.append(1)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad and len(f.records) == 1
