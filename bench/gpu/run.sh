@@ -1,6 +1,7 @@
 #!/bin/bash
 # One call on the GPU machine: build (system meson and ninja), then the parts asked
-# for, comma-separated: tests, bench, aot, startup (default: all of them), and
+# for, comma-separated: tests, bench, aot, startup (default: all of them), modes
+# (bench/gpu/modes.py, also part of bench), and
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
 # (only when asked): the commit in .deps/base.tar (`git archive -o .deps/base.tar REV`)
 # built beside this tree, and bench/gpu/shapes.py alternating between the two builds
@@ -39,6 +40,9 @@ if [[ $what == *,bench,* ]]; then
     PYTHONPATH=python $PY bench/gpu/kernels.py 2>&1 | tee "$OUT/kernels.md" | tail -20
     PYTHONPATH=python $PY bench/gpu/kernels2d.py 2>&1 | tee "$OUT/kernels2d.md" | tail -10
     PYTHONPATH=python $PY bench/gpu/shapes.py 2>&1 | tee "$OUT/shapes.md" | tail -45
+fi
+if [[ $what == *,bench,* || $what == *,modes,* ]]; then
+    PYTHONPATH=python $PY bench/gpu/modes.py 2>&1 | tee "$OUT/modes.md" | tail -12
 fi
 if [[ $what == *,ab,* ]]; then
     base=$(mktemp -d)

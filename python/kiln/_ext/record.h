@@ -20,12 +20,6 @@
 #include "args.h"
 #include "recorder.h"
 
-enum {
-    REC_MAX_LAUNCHES = 4096, /* launches in one record */
-    REC_MAX_INPUTS = 64,     /* arguments of a recorded function */
-    REC_MAX_TEMPS = 256      /* temporaries whose first contents a record restores */
-};
-
 /* Adds a launch to the calling thread's recording, if any, after its
  * arguments are packed and before it runs.  args/a: the launch's arguments and
  * their classification; names/kname: the kernel's, for messages; errp: the device's error record (GPU); wide: the GPU

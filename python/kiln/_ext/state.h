@@ -6,7 +6,9 @@
  *   module.c      init: registers the types and functions of the files below
  *   dispatcher.c  the Dispatcher: k[config] finds or makes a Launcher
  *   launch.c      the Launcher: classify, look up (or build) the entry, pack, run
+ *   record_add.c  a launch added to the recording in progress
  *   record.c      reduce-overhead: records of a step's launches, replayed (CUDA graphs)
+ *   record_int.h  (types) what the two share: a record's layout, array spans
  *   run.c         running a CPU entry once its arguments are packed
  *   core.c        the bridge to the C core: translate, build, load (Program, Entry)
  *   args.c        call arguments: their 4-byte types and values

@@ -1,0 +1,95 @@
+"""reduce-overhead's CUDA graphs, host side, on tests/fake_cuda (no GPU): the graph is built
+and instantiated once per record; a replay with new buffers sets the changed kernel nodes'
+parameters in the instantiated graph (cuGraphExecKernelNodeSetParams) and never builds or
+instantiates again; what a step does that a graph cannot hold runs eagerly with a warning."""
+import textwrap
+
+from test_fake_driver import run
+
+
+GRAPH = """
+import ctypes
+def graphs():
+    out = (ctypes.c_long * 4)()
+    fake.fake_graph_counts(out)
+    return dict(zip(("created", "instantiated", "set", "launched"), out))
+
+@kiln.jit
+def scale(x, s):
+    i = kiln.grid(1)
+    if i < x.size:
+        x[i] *= s
+
+def step(x, y):
+    out = kiln.device_array(x.shape, x.dtype)
+    saxpy[4, 128](out, 2.0, x, y)
+    scale[4, 128](out, 3.0)
+    return out
+"""
+
+
+def go(body):
+    return run(GRAPH + textwrap.dedent(body))
+
+
+def test_replay_with_new_buffers_updates_nodes_without_a_new_graph():
+    out = go("""
+        f = kiln.compile(step, mode="reduce-overhead")
+        x, y = kiln.device_array(512, np.float32), kiln.device_array(512, np.float32)
+        r0 = f(x, y)                        # recorded (eager launches) and the graph made
+        g0 = graphs()
+        assert g0["created"] == 1 and g0["instantiated"] == 1 and g0["launched"] == 0, g0
+        assert f.records[0].graph and f.records[0].launches == 2
+        r1 = f(x, y)                        # same inputs: only the new output's nodes change
+        g1 = graphs()
+        assert g1["instantiated"] == 1 and g1["launched"] == 1 and g1["set"] == 2, g1
+        name, grid, block, params = last()
+        assert params[1] == ptr(r1) and r1 is not r0
+        x2, y2 = kiln.device_array(512, np.float32), kiln.device_array(512, np.float32)
+        r2 = f(x2, y2)
+        g2 = graphs()
+        assert g2["instantiated"] == 1 and g2["created"] == 1 and g2["launched"] == 2, g2
+        assert g2["set"] == 4, g2
+        print("ok", _counts := kiln._kiln.record_counts())
+    """)
+    assert out.startswith("ok")
+
+
+def test_host_copies_in_a_step_run_it_eagerly_with_one_warning():
+    out = go("""
+        def copying(x):
+            d = kiln.to_device(x)
+            scale[1, 64](d, 2.0)
+            return d.copy_to_host()
+
+        f = kiln.compile(copying, mode="reduce-overhead")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                f(np.ones(64, np.float32))
+        msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+        assert len(msgs) == 1 and "copies from the host to the GPU" in msgs[0], msgs
+        assert graphs()["created"] == 0
+        print("ok")
+    """)
+    assert out.startswith("ok")
+
+
+def test_a_host_array_passed_to_a_gpu_kernel_is_not_recorded():
+    out = go("""
+        def mixed(d, h):
+            saxpy[1, 64](d, 1.0, d, h)
+            return d
+
+        f = kiln.compile(mixed, mode="reduce-overhead")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            d = kiln.device_array(64, np.float32)
+            f(d, np.ones(64, np.float32))
+            f(d, np.ones(64, np.float32))
+        msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)
+                and "kiln.compile" in str(m.message)]
+        assert len(msgs) == 1 and "passes a host array to GPU kernel" in msgs[0], msgs
+        print("ok")
+    """)
+    assert out.startswith("ok")
