@@ -8,6 +8,10 @@
  * released, on the GPU through cuLaunchKernel (host arrays staged in and out,
  * the wide entry for large 1-D launches that may take it).
  *
+ * While a step is being recorded on this thread (kiln.compile's reduce-overhead
+ * mode, record.h), the packed launch is added to the record before it runs:
+ * one load and a predictable branch when nothing records.
+ *
  * A miss calls the dispatcher's Python method _compile_key(key), which
  * translates, builds and loads the kernel (core.c) and returns an Entry; the
  * table keeps the first entry inserted under a key.  The launch holds a
@@ -320,9 +324,9 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     }
     if (e->target == 0) {
         if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, false) < 0) goto done;
-        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block, 0, self->stream, NULL,
-                                      d->par_threshold, args, a, (int)n, slots, off, false,
-                                      0) < 0)
+        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block, 0,
+                                      self->stream, NULL, d->par_threshold, args, a, (int)n,
+                                      slots, off, false, 0) < 0)
             goto done;
         if (slow) ol.h = ext_obs_launch_begin(st, &e->obs, NULL);
         if (ext_cpu_run(st, e, self->grid, self->block, d->par_threshold, slots,
@@ -359,9 +363,9 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             wpp[2 + e->nslots] = NULL;
             self->last_wide = true;
         }
-        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block, self->shmem, self->stream,
-                                      self->stream_handle, 0, args, a, (int)n, slots, off,
-                                      wpp != NULL, errp) < 0)
+        if (st->rec && ext_record_add(st, e, d->names, d->kname, self->grid, self->block,
+                                      self->shmem, self->stream, self->stream_handle, 0, args, a,
+                                      (int)n, slots, off, wpp != NULL, errp) < 0)
             goto done;
         int rc;
         if (slow) obs_kernel_start(st, e, &ol, self->stream_handle);

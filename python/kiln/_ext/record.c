@@ -389,7 +389,8 @@ static PyObject *record_replay(RecordObject *r, PyObject *args) {
     PyObject *stack_f[STACK_IN];
     uint64_t stack_b[STACK_IN];
     Arg *a = r->nin <= STACK_IN ? stack_a : PyMem_Calloc((size_t)r->nin, sizeof *a);
-    PyObject **fnew = r->nfresh <= STACK_IN ? stack_f : PyMem_Calloc((size_t)r->nfresh, sizeof *fnew);
+    PyObject **fnew =
+        r->nfresh <= STACK_IN ? stack_f : PyMem_Calloc((size_t)r->nfresh, sizeof *fnew);
     uint64_t *fb = r->nfresh <= STACK_IN ? stack_b : PyMem_Calloc((size_t)r->nfresh, sizeof *fb);
     int nc = 0, nf = 0;
     PyObject *ret = NULL;
@@ -495,7 +496,9 @@ static PyObject *record_get_target(RecordObject *r, void *c) {
     return PyUnicode_FromString(r->target == 1 ? "cuda" : r->target == 0 ? "cpu" : "none");
 }
 
-static PyObject *record_get_graph(RecordObject *r, void *c) { return PyBool_FromLong(r->graph != NULL); }
+static PyObject *record_get_graph(RecordObject *r, void *c) {
+    return PyBool_FromLong(r->graph != NULL);
+}
 
 static PyGetSetDef record_getset[] = {
     {"why", (getter)record_get_why, NULL, "why the step cannot be replayed, or None", NULL},
@@ -549,7 +552,8 @@ static PyMethodDef record_functions[] = {
      "record_begin(args, names, fname, kinds) -> Record or None"},
     {"record_end", (PyCFunction)(void (*)(void))f_record_end, METH_FASTCALL,
      "record_end(res, fresh, why) -> why the record cannot replay, or None"},
-    {"record_counts", f_record_counts, METH_NOARGS, "record_counts() -> (made, replays, graphs, updates)"},
+    {"record_counts", f_record_counts, METH_NOARGS,
+     "record_counts() -> (made, replays, graphs, updates)"},
     {"record_refuse", f_record_refuse, METH_O, "record_refuse(why)"},
     {"recording", f_recording, METH_NOARGS, "recording() -> bool"},
     {NULL, NULL, 0, NULL}};

@@ -22,8 +22,9 @@
 
 /* Adds a launch to the calling thread's recording, if any, after its
  * arguments are packed and before it runs.  args/a: the launch's arguments and
- * their classification; names/kname: the kernel's, for messages; errp: the device's error record (GPU); wide: the GPU
- * launch takes the wide entry.  0, or -1 with an exception set. */
+ * their classification; names/kname: the kernel's, for messages; errp: the
+ * device's error record (GPU); wide: the GPU launch takes the wide entry.  0,
+ * or -1 with an exception set. */
 int ext_record_add(ModState *st, EntryObject *e, PyObject *names, PyObject *kname,
                    const int64_t grid[3], const int64_t block[3], int64_t shmem,
                    PyObject *stream, void *stream_handle, int64_t par, PyObject *const *args,

@@ -106,7 +106,8 @@ static inline bool same_input(const RecInput *r, const Arg *a) {
     return memcmp(r->shape, a->shape, nd) == 0 && memcmp(r->strides, a->strides, nd) == 0;
 }
 
-static inline bool overlaps(uint64_t b1, int64_t l1, int64_t h1, uint64_t b2, int64_t l2, int64_t h2) {
+static inline bool overlaps(uint64_t b1, int64_t l1, int64_t h1, uint64_t b2, int64_t l2,
+                            int64_t h2) {
     return h1 > l1 && h2 > l2 && (int64_t)(b1 - b2) + l1 < h2 && (int64_t)(b2 - b1) + l2 < h1;
 }
 
