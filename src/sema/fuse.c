@@ -53,6 +53,7 @@ static bool combine(Fuse *F, FNode *n, FNode *a, FNode *b) {
     n->outer = a->outer | (b ? b->outer : 0);
     n->reds = a->reds | (b ? b->reds : 0);
     n->level = (uint8_t)MAX(a->level, b ? b->level : FL_SCALAR);
+    n->npscalar = n->ndim == 0 && n->level != FL_SCALAR; /* callers that keep arrays reset it */
     if (b && a->level == FL_POST && b->level == FL_POST) return true;
     if (n->level == FL_POST) {
         /* an elementwise array beside a reduced value is read after the loop, at the
@@ -346,15 +347,18 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
             return ERR(axis->sp, "write axis=-1 or axis=None",
                        "kiln.fuse needs the axis as a literal");
         v = neg ? -(int64_t)lit->ilit.v : (int64_t)lit->ilit.v;
-        if (v < -x->ndim || v >= x->ndim)
+        /* NumPy's ufunc reductions take axis 0 or -1 of a 0-d value as all axes (its one
+         * element); np.mean checks the axis first and raises */
+        bool zero_d = x->ndim == 0 && op != FR_MEAN && (v == 0 || v == -1);
+        if (!zero_d && (v < -x->ndim || v >= x->ndim))
             return ERR(axis->sp, NULL, "axis %lld is out of bounds for array of dimension %d",
                        (long long)v, x->ndim);
-        if (v != -1 && v != x->ndim - 1)
+        if (!zero_d && v != -1 && v != x->ndim - 1)
             return ERR(axis->sp, "transpose the inputs so the axis is the last one",
                        "kiln.fuse reduces over all axes (axis=None) or the last one "
                        "(axis=-1), not axis %lld of %d",
                        (long long)v, x->ndim);
-        rows = true;
+        rows = !zero_d;
     }
     bool keepdims = false;
     if (keep) {
@@ -408,6 +412,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
         r->ndim = keepdims ? x->ndim : 0;
         r->ones = keepdims ? ~(~0u << x->ndim) : 0;
     }
+    r->npscalar = r->ndim == 0; /* a reduction to one value is a NumPy scalar */
     return r;
 }
 
@@ -415,6 +420,7 @@ FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t) {
     FNode *r = fnew(F, FN_CAST, sp);
     r->a = x;
     combine(F, r, x, NULL);
+    r->npscalar = x->npscalar; /* x.astype(dt) of a 0-d array is a 0-d array */
     r->t = t;
     return r;
 }
@@ -509,6 +515,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         FNode tmp;
         memset(&tmp, 0, sizeof tmp);
         if (!combine(F, &tmp, a[0], a[1]) || !combine(F, r, &tmp, a[2])) return NULL;
+        r->npscalar = false; /* np.where returns an array, 0-d too */
         r->t = promote(F, a[1], a[2]);
         if (!r->t) return NULL;
         if (r->t->weak && r->level != FL_SCALAR) r->t = ty_strong(r->t);
@@ -517,7 +524,9 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
     const Intrinsic *in = intrinsic_lookup(canon);
     if (in && in->kind == IK_DTYPE) {
         if (na != 1) return ERR(n->sp, NULL, "kiln.fuse takes one argument for '%s'", canon);
-        return fuse_cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
+        FNode *r = fuse_cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
+        if (r) r->npscalar = r->ndim == 0 && r->level != FL_SCALAR; /* np.float32(x): a scalar */
+        return r;
     }
     if (!in || in->kind == IK_NS || (in->flags & IF_VALUE))
         return ERR(n->call.fn->sp, "kiln.fuse fuses NumPy's ufuncs with a kernel counterpart "

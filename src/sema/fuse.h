@@ -50,6 +50,9 @@ struct FNode {
     int nargs;        /* FN_CALL */
     uint32_t emitted; /* FN_VAR: bit g: its local is written in region g (fuse_text.c) */
     bool py;          /* a Python value (Python scalars only): Python's rules, no casts */
+    bool npscalar;    /* 0-d, and a NumPy scalar rather than a 0-d array: NumPy's operators
+                       * and ufuncs on 0-d operands return scalars, so x += y rebinds x
+                       * (promoting) where a 0-d array would be updated in place */
 };
 
 typedef struct FRedInfo {

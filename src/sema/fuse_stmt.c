@@ -124,7 +124,8 @@ static int lower_body(Fuse *F, const Node *def) {
             FNode *b = a ? fuse_expr(F, s->aug.value) : NULL;
             FNode *v = b ? fuse_bin(F, s, s->op, a, b) : NULL;
             if (!v) return -1;
-            if (a->level != FL_SCALAR && !(v = in_place(F, s, a, v))) return -1;
+            /* in place on an array (0-d too); a NumPy scalar is rebound, as in NumPy */
+            if (a->level != FL_SCALAR && !a->npscalar && !(v = in_place(F, s, a, v))) return -1;
             const char *nm = s->aug.target->name.id;
             fuse_bind(F, nm, variable(F, nm, s->aug.target->sp, v));
             continue;

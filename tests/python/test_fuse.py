@@ -607,3 +607,28 @@ def test_long_chains_stay_within_the_kernels_nesting(tmp_path):
     f = kiln.fuse(chain_mod.f)
     x = np.arange(12, dtype=np.float64).reshape(3, 4)
     _same(f(x), chain_mod.f(x))
+
+
+@pytest.mark.parametrize("fn", ALL_FUNCS + [issue, chain6], ids=lambda f: f.__name__)
+def test_zero_d_arrays_match_numpy(fn, rng):
+    """0-d arrays in: NumPy's operators give scalars (x += y then rebinds, promoting), its
+    reductions take axis=-1 of a 0-d value; kiln gives the same values and dtypes."""
+    dts = [np.dtype(np.int64)] if fn.__name__ in INT_ONLY else \
+        [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32)]
+    for dt in dts:
+        if fn in (issue, chain6) and dt.kind != "f":
+            continue
+        a, b = np.asarray(_inputs(rng, dt, ())), np.asarray(_inputs(rng, dt, ()))
+        try:
+            want = _reference(fn, a, b)
+        except (ValueError, TypeError):
+            with pytest.raises((ValueError, TypeError, kiln.CompileError)):
+                fn(a, b)
+            continue
+        got = fn(a, b)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            assert np.asarray(g).dtype == np.asarray(w).dtype, (fn.__name__, dt, g, w)
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
+                                       rtol=1e-5, atol=1e-6)
