@@ -266,6 +266,28 @@ static int by_compile(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* max-autotune's kept launch choices (facts "autotune|kind|function|device|bucket"). */
+typedef struct {
+    json_out *j; /* NULL: text */
+    int n;
+} Choices;
+
+static void print_choice(void *ud, const char *name, const char *value) {
+    Choices *ch = ud;
+    const char *what = name + strlen("autotune|");
+    if (ch->j) {
+        json_obj(ch->j, NULL);
+        json_str(ch->j, "name", what);
+        json_str(ch->j, "choice", value);
+        json_close(ch->j, '}');
+    } else {
+        if (ch->n == 0)
+            printf("\nmax-autotune choices (kind|function:code:types:kernel|device|size bits):\n");
+        printf("  %-12s  %s\n", value, what);
+    }
+    ch->n++;
+}
+
 static int do_ls(kiln_cache *c, bool json, const char *sort) {
     Entries es = {0};
     kiln_cache_list(c, collect, &es); /* most recently used first */
@@ -302,6 +324,10 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
             json_close(&j, '}');
         }
         json_close(&j, ']');
+        json_arr(&j, "autotune");
+        Choices ch = {&j, 0};
+        kiln_cache_facts(c, "autotune|", print_choice, &ch);
+        json_close(&j, ']');
         json_close(&j, '}');
         json_end(&j);
         goto done;
@@ -320,6 +346,8 @@ static int do_ls(kiln_cache *c, bool json, const char *sort) {
         printf("%s  %-5s  %-12s  %10s  %s  %6lld  %10.1f  %s\n", hex, x->kind, x->target, size,
                when, (long long)x->e.hits, x->e.compile_ms, x->name);
     }
+    Choices ch = {NULL, 0};
+    kiln_cache_facts(c, "autotune|", print_choice, &ch);
 done:
     for (size_t i = 0; i < es.n; i++) {
         free(es.v[i].kind);

@@ -666,6 +666,10 @@ int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes);
  * name is known. */
 int kiln_cache_fact(kiln_cache *c, const char *name, char *buf, size_t size);
 void kiln_cache_set_fact(kiln_cache *c, const char *name, const char *value);
+/* Calls fn for each fact whose name starts with prefix, in name order (the
+ * launch configurations max-autotune kept: "autotune|..."); returns how many. */
+int kiln_cache_facts(kiln_cache *c, const char *prefix,
+                     void (*fn)(void *ud, const char *name, const char *value), void *ud);
 
 /* Checks the database and every entry's checksum; entries that fail are
  * removed.  Returns how many entries were checked; *bad counts the problems. */

@@ -1,6 +1,7 @@
 """kiln.compile: a step of host code that launches kiln kernels, run in a mode.
 
-``mode="default"`` runs the step as it is.  ``mode="reduce-overhead"`` records the launches
+``mode="default"`` runs the step as it is; ``mode="max-autotune"`` runs it with the launches
+whose configuration kiln chooses tuned (``_autotune.py``).  ``mode="reduce-overhead"`` records the launches
 of the step's first call for each guard (the arrays' types, shapes, strides, devices and
 overlaps; the scalars' types and values; other arguments by equality or identity) and replays
 the record on later calls with the same guard, without running the step's Python: on the GPU
@@ -17,7 +18,7 @@ import threading
 import types
 import warnings
 
-from . import _kiln
+from . import _autotune, _kiln
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 MAX_RECORDS = 8  # records kept per compiled step (one per guard); more guards run eagerly
@@ -120,6 +121,9 @@ class Compiled:
                       f"arguments: {why}", _kiln.PerformanceWarning, stacklevel=3)
 
     def __call__(self, *args, **kwargs):
+        if self.mode == "max-autotune":
+            with _autotune.enabled():
+                return self.fn(*args, **kwargs)
         if self.mode != "reduce-overhead":
             return self.fn(*args, **kwargs)
         if kwargs:

@@ -11,12 +11,13 @@ array sequentially (the CPU's per-thread partials), then the partials are
 folded by the same kernel.
 """
 
+import hashlib
 import linecache
 import math
 import os
 import threading
 
-from . import _kiln
+from . import _autotune, _kiln
 from ._cuda import DTYPE_NAMES, DeviceArray, _code, _is_gpu_array, as_cuda_array, device_array, to_device
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
@@ -293,42 +294,71 @@ class Vectorized:
         n = res.size
         if n == 0:
             return res_obj
-        threads = 256
-        blocks = (n + threads - 1) // threads
         roles = tuple("a" if isinstance(x, DeviceArray) else "s" for x in ins)
-        if res.is_c_contiguous() and all(not isinstance(x, DeviceArray) or
-                                         (x.shape == shape and x.is_c_contiguous()) for x in ins):
+        flat = res.is_c_contiguous() and all(not isinstance(x, DeviceArray) or
+                                             (x.shape == shape and x.is_c_contiguous())
+                                             for x in ins)
+        if flat:
             k = self._kernel("flat", roles, 1)
             args2 = [x.reshape(n) if isinstance(x, DeviceArray) else x for x in ins]
-            k[blocks, threads, stream](res.reshape(n), *args2, n)
         else:
             nd = max(len(shape), 1)
             shape1 = shape if shape else (1,)
             k = self._kernel("nd", roles, nd)
             args2 = [_broadcast_view(_kiln, x, shape1) if isinstance(x, DeviceArray) else x
                      for x in ins]
-            res1 = res if shape else _kiln.device_view(res, 0, (1,), (res.itemsize,))
-            k[blocks, threads, stream](res1, *args2, n)
+
+        def launch(threads, into):
+            if flat:
+                into = into.reshape(n)
+            elif not shape:
+                into = _kiln.device_view(into, 0, (1,), (into.itemsize,))
+            k[(n + threads - 1) // threads, threads, stream](into, *args2, n)
+
+        threads = _autotune.DEFAULT_THREADS
+        if _autotune.active():   # timed on a scratch output: res keeps its contents
+            scratch = device_array(shape, out_dtype)
+            threads = _autotune.choose(
+                "vectorize-gpu", self._ident(ins, out_dtype, flat), res.device, n,
+                _autotune.GPU_THREADS, lambda t: launch(t, scratch), _kiln.synchronize)
+        launch(threads, res)
         return res_obj
+
+    def _ident(self, ins, out_dtype, flat):
+        """What a kept launch choice is for: this function's code, its types, the kernel."""
+        code = getattr(self.py_func, "__code__", None)
+        body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12] \
+            if code is not None else "?"
+        types = ",".join(str(getattr(x, "dtype", type(x).__name__)) for x in ins)
+        return (f"{self.py_func.__module__}.{self.__name__}:{body}:{types}->{out_dtype}:"
+                f"{'flat' if flat else 'nd'}")
 
     def _launch(self, result, ins, shape, n):
         np = _np()
-        threads = 256
-        blocks = (n + threads - 1) // threads
         flat = result.flags.c_contiguous and all(
             not isinstance(x, np.ndarray) or (x.shape == shape and x.flags.c_contiguous) for x in ins)
         roles = tuple("a" if isinstance(x, np.ndarray) else "s" for x in ins)
         if flat:
             k = self._kernel("flat", roles, 1)
             args = [x.reshape(-1) if isinstance(x, np.ndarray) else x for x in ins]
-            k[blocks, threads](result.reshape(-1), *args, n)
         else:
             nd = max(len(shape), 1)
             k = self._kernel("nd", roles, nd)
-            res = result if result.ndim else result.reshape(1)
             args = [np.broadcast_to(x, shape) if isinstance(x, np.ndarray) else x for x in ins]
             args = [a.reshape(1) if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args]
-            k[blocks, threads](res, *args, n)
+
+        def launch(threads, into):
+            into = into.reshape(-1) if flat else (into if into.ndim else into.reshape(1))
+            k[(n + threads - 1) // threads, threads](into, *args, n)
+
+        threads = _autotune.DEFAULT_THREADS
+        if _autotune.active():   # timed on a scratch output: result keeps its contents
+            scratch = np.empty(shape, result.dtype, order="F" if not flat and
+                               result.flags.f_contiguous and result.ndim > 1 else "C")
+            threads = _autotune.choose("vectorize-cpu", self._ident(ins, result.dtype, flat),
+                                       "cpu", n, _autotune.CPU_THREADS,
+                                       lambda t: launch(t, scratch), None)
+        launch(threads, result)
 
     def __repr__(self):
         return f"<kiln vectorized {self.__name__}>"

@@ -300,6 +300,14 @@ void kiln_cache_set_fact(kiln_cache *c, const char *name, const char *value) {
     cache_unlock(c);
 }
 
+int kiln_cache_facts(kiln_cache *c, const char *prefix,
+                     void (*fn)(void *ud, const char *name, const char *value), void *ud) {
+    cache_lock(c);
+    int n = disk_facts(c, prefix, fn, ud);
+    cache_unlock(c);
+    return n;
+}
+
 int64_t kiln_cache_verify(kiln_cache *c, int64_t *bad) {
     cache_lock(c);
     int64_t n = disk_verify(c, bad);

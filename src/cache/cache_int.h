@@ -141,7 +141,8 @@ int disk_write_failed(kiln_cache *c, int rc);
 /* What the public calls on the disk tier do, cache.c having taken the lock:
  * kiln_cache_get_stats (the disk's fields), kiln_cache_list, kiln_cache_clear
  * (the disk's part: a tier turned off by a failure starts a new database),
- * kiln_cache_prune, kiln_cache_fact, kiln_cache_set_fact, kiln_cache_verify.
+ * kiln_cache_prune, kiln_cache_fact, kiln_cache_set_fact, kiln_cache_facts,
+ * kiln_cache_verify.
  * Apart from clear, each does nothing, or finds nothing, while the tier is off. */
 void disk_stats(kiln_cache *c, kiln_cache_stats *out);
 int disk_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), void *ud);
@@ -149,6 +150,8 @@ int64_t disk_clear(kiln_cache *c);
 int64_t disk_prune(kiln_cache *c, int64_t max_bytes);
 int disk_fact(kiln_cache *c, const char *name, char *buf, size_t size);
 void disk_set_fact(kiln_cache *c, const char *name, const char *value);
+int disk_facts(kiln_cache *c, const char *prefix,
+               void (*fn)(void *ud, const char *name, const char *value), void *ud);
 int64_t disk_verify(kiln_cache *c, int64_t *bad);
 /* Writes the hits counted since the last write, in a transaction of its own that
  * does not wait for another process's lock (they stay pending then). */

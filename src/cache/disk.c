@@ -681,6 +681,28 @@ void disk_set_fact(kiln_cache *c, const char *name, const char *value) {
     }
 }
 
+int disk_facts(kiln_cache *c, const char *prefix,
+               void (*fn)(void *ud, const char *name, const char *value), void *ud) {
+    int n = 0;
+    sqlite3_stmt *s;
+    /* a prefix match without LIKE's wildcards: substr compares bytes */
+    if (c->db && sqlite3_prepare_v2(c->db,
+                                    "SELECT name, value FROM facts WHERE "
+                                    "substr(name, 1, length(?1)) = ?1 ORDER BY name",
+                                    -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, prefix, -1, SQLITE_STATIC);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(s, 0);
+            const char *v = (const char *)sqlite3_column_text(s, 1);
+            if (!name || !v) continue;
+            fn(ud, name, v);
+            n++;
+        }
+        sqlite3_finalize(s);
+    }
+    return n;
+}
+
 int64_t disk_verify(kiln_cache *c, int64_t *bad) {
     *bad = 0;
     if (!c->db) return 0;

@@ -541,6 +541,90 @@ static PyObject *f_cache_reopen(PyObject *m, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* ---- facts: small named values in the disk tier (max-autotune's choices) ---------------- */
+
+enum { FACT_MAX = 1024 }; /* bytes of a fact's value kiln reads back */
+
+/* cache_fact(name) -> its value, or None */
+static PyObject *f_cache_fact(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!name) return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "a fact's name is a str");
+    char buf[FACT_MAX];
+    int found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = ext_get_cache(st);
+    if (c) found = kiln_cache_fact(c, name, buf, sizeof buf);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    if (!found) Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(buf, (Py_ssize_t)strlen(buf), "replace");
+}
+
+/* cache_set_fact(name, value) */
+static PyObject *f_cache_set_fact(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    const char *name, *value;
+    if (!PyArg_ParseTuple(args, "ss", &name, &value)) return NULL;
+    if (strlen(value) >= FACT_MAX) {
+        PyErr_Format(PyExc_ValueError, "a fact's value is shorter than %d bytes", FACT_MAX);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = ext_get_cache(st);
+    if (c) kiln_cache_set_fact(c, name, value);
+    Py_END_ALLOW_THREADS
+    if (flush_warnings(st) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    char **v; /* name, value, name, value... (malloc'd); NULL after running out of memory */
+    size_t n, cap;
+} FactList;
+
+static void collect_fact(void *ud, const char *name, const char *value) {
+    FactList *l = ud;
+    if (!l->v && l->cap) return;
+    if (l->n + 2 > l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, sizeof *v * cap);
+        if (!v) {
+            for (size_t i = 0; i < l->n; i++) free(l->v[i]);
+            free(l->v);
+            l->v = NULL;
+            l->cap = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = strdup(name);
+    l->v[l->n++] = strdup(value);
+}
+
+/* cache_facts(prefix) -> [(name, value), ...] in name order */
+static PyObject *f_cache_facts(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    const char *prefix = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!prefix) return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "a prefix is a str");
+    FactList l = {NULL, 0, 0};
+    Py_BEGIN_ALLOW_THREADS
+    kiln_cache *c = ext_get_cache(st);
+    if (c) kiln_cache_facts(c, prefix, collect_fact, &l);
+    Py_END_ALLOW_THREADS
+    PyObject *out = l.v || !l.cap ? PyList_New(0) : PyErr_NoMemory();
+    for (size_t i = 0; out && i + 1 < l.n; i += 2) {
+        PyObject *t = l.v[i] && l.v[i + 1] ? Py_BuildValue("(ss)", l.v[i], l.v[i + 1]) : NULL;
+        if (!t || PyList_Append(out, t) < 0) Py_CLEAR(out);
+        Py_XDECREF(t);
+    }
+    for (size_t i = 0; l.v && i < l.n; i++) free(l.v[i]);
+    free(l.v);
+    if (flush_warnings(st) < 0) Py_CLEAR(out);
+    return out;
+}
+
 void ext_cache_free(ModState *st) {
     ahead_join();
     kiln_cache_close(st->cache);
@@ -553,6 +637,9 @@ void ext_cache_free(ModState *st) {
 
 PyMethodDef ext_cache_functions[] = {
     {"cache_stats", f_cache_stats, METH_NOARGS, "the cache's statistics, per tier"},
+    {"cache_fact", f_cache_fact, METH_O, "cache_fact(name) -> value or None"},
+    {"cache_set_fact", f_cache_set_fact, METH_VARARGS, "cache_set_fact(name, value)"},
+    {"cache_facts", f_cache_facts, METH_O, "cache_facts(prefix) -> [(name, value)]"},
     {"cache_clear", f_cache_clear, METH_NOARGS, "empty the memory and disk tiers"},
     {"cache_prune", f_cache_prune, METH_O, "cache_prune(max_bytes or -1) -> entries evicted"},
     {"cache_entries", f_cache_entries, METH_NOARGS, "the disk tier's entries"},

@@ -1,0 +1,96 @@
+"""max-autotune: launch configurations chosen by timing, kept in the cache.
+
+While a step compiled with ``kiln.compile(step, mode="max-autotune")`` runs, the launches
+whose configuration kiln chooses (``vectorize`` today) time each candidate number of threads
+per block on the real arguments, writing a scratch output so nothing the caller sees is
+touched, and keep the fastest: in memory, and in the disk cache as the fact
+``autotune|<kind>|<function:code:types:kernel>|<device>|<size bucket>`` = ``threads=N``, so
+a later process pays no search (``kiln cache ls`` lists them).  The size bucket is the bit
+length of the element count (sizes within a factor of 2 share a choice).  A candidate must
+beat the default by more than NOISE to be kept over it.  KILN_AUTOTUNE=0 turns the search
+off: the default then, and kept choices are not read.  docs/modes.md is the user's account.
+"""
+import os
+import statistics
+import threading
+import time
+
+from . import _kiln
+
+DEFAULT_THREADS = 256
+GPU_THREADS = (128, 256, 512, 1024)      # threads per block on the GPU
+CPU_THREADS = (64, 256, 1024)           # on the CPU: the block one OpenMP iteration runs
+ROUNDS = 5                               # timed launches per candidate (median)
+NOISE = 0.03                             # a candidate beats the default by more than this
+
+_local = threading.local()
+_memo = {}
+_lock = threading.Lock()
+
+
+def active():
+    """Whether this thread runs a max-autotune step and the search is on."""
+    return getattr(_local, "depth", 0) > 0 and os.environ.get("KILN_AUTOTUNE", "1") != "0"
+
+
+class enabled:
+    """Context: launches on this thread in the block may be tuned."""
+
+    def __enter__(self):
+        _local.depth = getattr(_local, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        _local.depth -= 1
+
+
+def _name(kind, ident, device, n):
+    return f"autotune|{kind}|{ident}|{device}|{max(int(n), 1).bit_length()}"
+
+
+def choose(kind, ident, device, n, candidates, run, sync):
+    """The threads per block for this launch: the kept choice, else the fastest candidate
+    (run(c) launches with c threads into a scratch output; sync waits for the device)."""
+    name = _name(kind, ident, device, n)
+    with _lock:
+        c = _memo.get(name)
+    if c is not None:
+        return c
+    kept = _kiln.cache_fact(name)
+    if kept is not None and kept.startswith("threads="):
+        try:
+            c = int(kept[8:])
+        except ValueError:
+            c = None
+        if c not in candidates:     # a value this kiln would not choose: search again
+            c = None
+    if c is None:
+        c = _search(candidates, run, sync)
+        _kiln.cache_set_fact(name, f"threads={c}")
+    with _lock:
+        _memo[name] = c
+    return c
+
+
+def _search(candidates, run, sync):
+    times = {}
+    for c in candidates:            # the first launch of each compiles it
+        run(c)
+    if sync:
+        sync()
+    for _ in range(ROUNDS):         # rounds interleave the candidates: drift hits them alike
+        for c in candidates:
+            t0 = time.perf_counter()
+            run(c)
+            if sync:
+                sync()
+            times.setdefault(c, []).append(time.perf_counter() - t0)
+    med = {c: statistics.median(v) for c, v in times.items()}
+    best = min(med, key=med.get)
+    if DEFAULT_THREADS in med and med[best] > med[DEFAULT_THREADS] * (1 - NOISE):
+        return DEFAULT_THREADS
+    return best
+
+
+def kept():
+    """The choices kept in the disk cache: [(name, value)]."""
+    return _kiln.cache_facts("autotune|")

@@ -1,0 +1,101 @@
+"""max-autotune on the CPU target: the search writes only scratch outputs (results equal
+default mode's, out= arguments aliasing inputs included), its choice is kept in the cache and
+read by a new process without a search, KILN_AUTOTUNE=0 turns it off."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import kiln
+from kiln import _autotune, _kiln
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.environ.get("KILN_TEST_PYDIR", os.path.join(os.path.dirname(os.path.dirname(HERE)),
+                                                       "python"))
+
+
+@kiln.vectorize
+def poly(x, y):
+    return x * x * 0.5 + y * 3.0 - 1.0
+
+
+def step(x, y, out=None):
+    return poly(x, y, out=out)
+
+
+def test_results_equal_default_mode_and_outputs_are_not_corrupted(rng, monkeypatch):
+    monkeypatch.setattr(_autotune, "_memo", {})
+    f = kiln.compile(step, mode="max-autotune")
+    x, y = rng.random(50000), rng.random(50000)
+    want = x * x * 0.5 + y * 3.0 - 1.0
+    np.testing.assert_allclose(f(x, y), want)
+    x2 = x.copy()
+    r = f(x2, y, out=x2)                     # out= aliases an input: timed on a scratch
+    assert r is x2
+    np.testing.assert_allclose(x2, want)
+    names = [n for n, v in _autotune.kept() if "poly" in n]
+    assert names and all(v.startswith("threads=") for n, v in _autotune.kept() if n in names)
+
+
+SCRIPT = """
+import json, sys, time
+import numpy as np
+import kiln
+from kiln import _autotune
+@kiln.vectorize
+def poly2(x, y):
+    return x * 2.0 + y
+searched = []
+real = _autotune._search
+_autotune._search = lambda *a: searched.append(1) or real(*a)
+f = kiln.compile(lambda x, y: poly2(x, y), mode="max-autotune")
+x = np.arange(40000.0)
+r = f(x, x)
+assert np.array_equal(r, 3 * x)
+print(json.dumps({"searched": len(searched), "kept": _autotune.kept()}))
+"""
+
+
+def run(tmp_path, **env):
+    (tmp_path / "tune.py").write_text(SCRIPT)
+    e = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=PYDIR,
+             KILN_TARGET="cpu", **env)
+    p = subprocess.run([sys.executable, "tune.py"], cwd=tmp_path, env=e, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_the_choice_survives_a_new_process(tmp_path):
+    first = run(tmp_path)
+    assert first["searched"] == 1 and len(first["kept"]) == 1
+    name, value = first["kept"][0]
+    assert name.startswith("autotune|vectorize-cpu|") and "poly2" in name and name.endswith("|16")
+    second = run(tmp_path)
+    assert second["searched"] == 0 and second["kept"] == first["kept"]
+    off = run(tmp_path, KILN_AUTOTUNE="0")
+    assert off["searched"] == 0
+    from test_cli import KILN                  # `kiln cache ls` shows the kept choice
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"))
+    text = subprocess.run([KILN, "cache", "ls"], env=env, capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "max-autotune choices" in text and value in text and name[len("autotune|"):] in text
+    js = json.loads(subprocess.run([KILN, "cache", "ls", "--json"], env=env, capture_output=True,
+                                   text=True, timeout=60).stdout)
+    assert js["autotune"] == [{"name": name[len("autotune|"):], "choice": value}]
+
+
+def test_kiln_autotune_off_searches_nothing(tmp_path):
+    r = run(tmp_path, KILN_AUTOTUNE="0")
+    assert r == {"searched": 0, "kept": []}
+
+
+def test_a_kept_value_kiln_would_not_choose_is_searched_again(monkeypatch):
+    monkeypatch.setattr(_autotune, "_memo", {})
+    name = _autotune._name("k", "bogus", "cpu", 100)
+    _kiln.cache_set_fact(name, "threads=7")
+    calls = []
+    got = _autotune.choose("k", "bogus", "cpu", 100, (64, 256), lambda t: calls.append(t), None)
+    assert got in (64, 256) and calls and _kiln.cache_fact(name) == f"threads={got}"
