@@ -177,6 +177,41 @@ row("CuPy, CUDA graph captured by hand", make_cupy_graph)
 row("torch.compile(mode='reduce-overhead')", make_torch,
     "fuses the 6 operations; per step / 6 for comparison")
 
+# ---- max-autotune against default: vectorize at 3 sizes ---------------------------------
+
+@kiln.vectorize
+def poly(x, y):
+    return (x * x * 0.5 + y * 3.0 - 1.0) * (x - y)
+
+
+def time_call(call, reps):
+    call()
+    kiln.synchronize()
+    ts = []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call()
+        kiln.synchronize()
+        ts.append((time.perf_counter() - t0) / reps * 1e6)
+    return statistics.median(ts)
+
+
+tune_rows = []
+for bits in (16, 20, 24):
+    n = 1 << bits
+    a = kiln.to_device(rng.random(n, dtype=np.float32))
+    b = kiln.to_device(rng.random(n, dtype=np.float32))
+    out = kiln.device_array(n, np.float32)
+    default = kiln.compile(lambda a, b, out: poly(a, b, out=out))
+    tuned = kiln.compile(lambda a, b, out: poly(a, b, out=out), mode="max-autotune")
+    tuned(a, b, out)                                  # the search (once per size bucket)
+    choice = [v for k, v in kiln._autotune.kept() if k.endswith(f"|{bits + 1}")]
+    reps = max(20, (1 << 26) // n)
+    td, tt = time_call(lambda: default(a, b, out), reps), time_call(lambda: tuned(a, b, out), reps)
+    tune_rows.append((f"2^{bits}", f"{td:.2f}", f"{tt:.2f}", f"{td / tt:.2f}",
+                      choice[0] if choice else "?"))
+
 print(f"# A step of {K} kernels on 2^{N.bit_length() - 1} float32, {STEPS} steps, median of "
       f"{ROUNDS} rounds\n")
 print("| run | host us / kernel | wall us / kernel | note |")
@@ -184,3 +219,9 @@ print("| --- | --- | --- | --- |")
 for r in rows:
     print("| " + " | ".join(r) + " |")
 sys.stdout.flush()
+
+print("\n# max-autotune against default: kiln.vectorize, float32, us per call (median)\n")
+print("| size | default us | max-autotune us | speed-up | choice |")
+print("| --- | --- | --- | --- | --- |")
+for r in tune_rows:
+    print("| " + " | ".join(r) + " |")

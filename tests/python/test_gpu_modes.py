@@ -78,3 +78,20 @@ def test_graph_histogram_into_a_fresh_temporary(rng):
         xh = rng.random(10000)
         want = np.bincount((xh * 16).astype(np.int64) % 16, minlength=16)
         np.testing.assert_array_equal(f(kiln.to_device(xh)).copy_to_host(), want)
+
+
+def test_max_autotune_on_the_gpu_keeps_outputs_and_a_choice(rng):
+    from kiln import _autotune
+
+    @kiln.vectorize
+    def poly(x, y):
+        return x * x * 0.5 + y * 3.0 - 1.0
+
+    f = kiln.compile(lambda x, y, out=None: poly(x, y, out=out), mode="max-autotune")
+    xh, yh = rng.random(1 << 18), rng.random(1 << 18)
+    x, y = kiln.to_device(xh), kiln.to_device(yh)
+    want = xh * xh * 0.5 + yh * 3.0 - 1.0
+    np.testing.assert_allclose(f(x, y).copy_to_host(), want)
+    r = f(x, y, out=x)                       # out= aliases x: the search writes a scratch
+    np.testing.assert_allclose(x.copy_to_host(), want)
+    assert any("vectorize-gpu" in k for k, _ in _autotune.kept())
