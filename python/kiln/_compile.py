@@ -284,14 +284,24 @@ def build(disp, key):
     return entry
 
 
+# The arch whose PTX inspect_asm shows for a CPU specialisation when no GPU can be used: the
+# newest of the archs CI compiles every kernel for (_CHECK_ARCHS).
+_PTX_ARCH_WITHOUT_GPU = max(_CHECK_ARCHS)
+
+
 def ptx_of(disp, entry):
+    """The PTX of a specialisation.  A CUDA one's own source is compiled again, to PTX; a CPU
+    one (same argument types) is translated for CUDA first, for the current GPU's arch, or
+    sm_90 without a GPU, so a kernel's PTX can be read on a machine that runs it on the CPU."""
     key = next(k for _, k in disp._compiled if disp._lookup(k) is entry)
-    if key[-2] != 1:
-        raise ValueError(f"'{disp.__name__}' {entry.signature} was compiled for the CPU; PTX exists "
-                         "only for CUDA specialisations")
-    ptx, _, _, _ = _kiln.nvrtc_compile(entry.program.source, _nvrtc_options(disp),
-                                       _arch_of(key[-1]), True, _cache_name(disp, key[:-2]),
-                                       disp.options["cache"])
+    if key[-2] == 1:
+        source, arch = entry.program.source, _arch_of(key[-1])
+    else:
+        arch = (_arch_of(_kiln.current_device()) if cuda_available()
+                else _PTX_ARCH_WITHOUT_GPU)
+        source = _translate(disp, key[:-2], 1, arch).source
+    ptx, _, _, _ = _kiln.nvrtc_compile(source, _nvrtc_options(disp), arch, True,
+                                       _cache_name(disp, key[:-2]), disp.options["cache"])
     return ptx.rstrip(b"\0").decode()
 
 

@@ -9,7 +9,7 @@ which hands the work to kiln._compile (imported then, not at ``import kiln``).
 import os
 
 from . import _kiln, _source
-from ._types import signature_text
+from ._types import Type, signature_text
 
 # `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
 # signature text) instead of building for this machine.
@@ -19,6 +19,17 @@ _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
                 "inline", "opt")
+
+
+# forall's threads per block when the caller gives none: a multiple of the warp that keeps
+# every SM busy for any kernel that fits 256 threads' registers.
+FORALL_BLOCK = 256
+
+
+def _no_launch(*args):
+    """What forall(0) returns: a launch of no threads runs nothing (CUDA rejects a grid of
+    zero blocks)."""
+    return None
 
 
 def _check_target(target):
@@ -69,6 +80,8 @@ class Dispatcher(_kiln.DispatcherBase):
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = _source.snapshot(py_func)  # the file's lines now; text at first use
         self._device_sig = None
+        self._specialized = False  # made by specialize(): it cannot be specialized again
+        self.specializations = {}  # specialize()'s kernels, by signature text
         if code.co_flags & _VARIADIC or code.co_kwonlyargcount:
             # *args, **kwargs, keyword-only parameters: no call could match them, so the
             # front end says so now, pointing at them
@@ -145,10 +158,56 @@ class Dispatcher(_kiln.DispatcherBase):
         return self._entry_for(signature).program.source
 
     def inspect_ptx(self, signature=None):
-        """The PTX of a CUDA specialisation (NVRTC compiles it again, to PTX)."""
+        """The PTX of a specialisation (NVRTC compiles it again, to PTX; a CPU specialisation
+        is translated for CUDA first, so its PTX is readable without a GPU)."""
         from . import _compile
 
         return _compile.ptx_of(self, self._entry_for(signature))
+
+    def inspect_asm(self, signature=None):
+        """Numba's name for the PTX: with ``signature``, that specialisation's PTX; without,
+        a dict from each compiled signature to its PTX."""
+        if signature is not None:
+            return self.inspect_ptx(signature)
+        return {text: self.inspect_ptx(text) for text in self.signatures}
+
+    @property
+    def overloads(self):
+        """Numba's view of the compiled specialisations: a dict from each one's argument
+        types (signature text) to its loaded specialisation."""
+        return {text: self._lookup(key) for text, key in self._compiled}
+
+    def specialize(self, *args):
+        """A new kernel compiled for these argument types only (type objects such as
+        ``kiln.float32[::1]``, or values typed as a launch types them), as Numba's
+        ``specialize``; the same types give the same kernel again (``specializations``)."""
+        if self._sigs or self._specialized:
+            raise RuntimeError(f"Dispatcher already specialized: '{self.__name__}' was compiled "
+                               "for explicit signatures, so it cannot be specialized again")
+        if self._is_device:
+            raise RuntimeError("a device function cannot be specialized; its callers type it")
+        text = "(" + ", ".join(str(a) if isinstance(a, Type) else
+                               _kiln.argtype_str(_kiln.key_of(a)) for a in args) + ")"
+        got = self.specializations.get(text)
+        if got is None:
+            options = dict(self.options, max_registers=self.options["max_registers"] or None)
+            got = Dispatcher(self.py_func, [text], **options)
+            got._specialized = True
+            self.specializations[text] = got
+        return got
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """The kernel configured to run ``ntasks`` threads (Numba's ``forall``):
+        ``k.forall(n)(*args)`` launches ceil(n / tpb) blocks of ``tpb`` threads (default
+        FORALL_BLOCK); no tasks launch nothing."""
+        if not isinstance(ntasks, int) or isinstance(ntasks, bool):
+            raise TypeError(f"forall takes a task count (an int), not {type(ntasks).__name__}")
+        if ntasks < 0:
+            raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if ntasks == 0:
+            return _no_launch
+        tpb = tpb or min(FORALL_BLOCK, ntasks)
+        return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
 
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"

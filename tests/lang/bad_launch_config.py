@@ -22,5 +22,5 @@ def main():
         attempt(cfg)
     try:
         k(np.zeros(2))
-    except TypeError as e:
-        print(f"TypeError: {e}")
+    except ValueError as e:
+        print(f"ValueError: {e}")

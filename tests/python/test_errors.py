@@ -108,8 +108,12 @@ def test_read_only_array_written():
     ((1, 0), ValueError, "blockdim must be positive"),
     ((1, 2048), ValueError, "exceeds the limits of 1024 threads"),
     ((1, (32, 32, 2)), ValueError, "exceeds the limits"),
-    ((1.5, 1), TypeError, "griddim must be a positive int"),
-    (((1, 2, 3, 4), 1), ValueError, "griddim must have 1 to 3 dimensions"),
+    ((1.5, 1), TypeError, r"griddim must be a positive int.*"
+                          r"\(griddim must be a sequence of integers, got \[1.5\]\)"),
+    ((1, (2, 3.0)), TypeError, r"\(blockdim must be a sequence of integers, got \[2, 3.0\]\)"),
+    (((1, 2, 3, 4), 1), ValueError, r"griddim must have 1 to 3 dimensions.*"
+                                    r"\(griddim must be a sequence of 1, 2 or 3 integers, "
+                                    r"got \[1, 2, 3, 4\]\)"),
     ((1,), TypeError, "launch configuration"),
     ((1, 1, None, -1), ValueError, "must be >= 0, got -1"),
     ((2**40, 1), ValueError, "exceeds the limits"),
@@ -127,7 +131,9 @@ def test_launch_without_configuration():
     @kiln.jit
     def k(a):
         pass
-    with pytest.raises(TypeError, match=r"needs a launch configuration"):
+    # ValueError and Numba's phrase, as Numba raises it
+    with pytest.raises(ValueError, match=r"needs a launch configuration: .*"
+                                         r"\(launch configuration was not specified\)"):
         k(np.zeros(3))
 
 
@@ -137,7 +143,8 @@ def test_device_function_from_host():
         return x
     with pytest.raises(TypeError, match="can only be called from kernels"):
         f(1)
-    with pytest.raises(TypeError, match="cannot be launched"):
+    with pytest.raises(RuntimeError, match=r"cannot be launched; .*"
+                                           r"\(Cannot compile a device function as a kernel\)"):
         f[1, 1]
 
 

@@ -95,7 +95,14 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
     if (PyTuple_Check(o) || PyList_Check(o)) {
         Py_ssize_t sz = PySequence_Fast_GET_SIZE(o);
         if (sz < 1 || sz > 3) {
-            PyErr_Format(PyExc_ValueError, "%s must have 1 to 3 dimensions, got %zd", what, sz);
+            /* Numba's own phrase follows kiln's, so code matching Numba's text still works */
+            PyObject *l = PySequence_List(o);
+            if (l) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s must have 1 to 3 dimensions, got %zd (%s must be a sequence of "
+                             "1, 2 or 3 integers, got %R)", what, sz, what, l);
+                Py_DECREF(l);
+            }
             return -1;
         }
         n = (int)sz;
@@ -107,9 +114,14 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
     for (int i = 0; i < n; i++) {
         PyObject *x = items[i];
         if (PyFloat_Check(x) || !PyIndex_Check(x)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s must be a positive int or a tuple of up to 3 positive ints, not %.100s",
-                         what, Py_TYPE(x)->tp_name);
+            PyObject *l = n == 1 && items[0] == o ? Py_BuildValue("[O]", o) : PySequence_List(o);
+            if (l) {
+                PyErr_Format(PyExc_TypeError,
+                             "%s must be a positive int or a tuple of up to 3 positive ints, not "
+                             "%.100s (%s must be a sequence of integers, got %R)",
+                             what, Py_TYPE(x)->tp_name, what, l);
+                Py_DECREF(l);
+            }
             return -1;
         }
         PyObject *ix = PyNumber_Index(x);
@@ -130,8 +142,9 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
 
 static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     if (self->is_device) {
-        PyErr_Format(PyExc_TypeError,
-                     "device function '%U' cannot be launched; call it from a kernel", self->k.kname);
+        PyErr_Format(PyExc_RuntimeError,
+                     "device function '%U' cannot be launched; call it from a kernel "
+                     "(Cannot compile a device function as a kernel)", self->k.kname);
         return NULL;
     }
     if (!PyTuple_Check(cfg) || PyTuple_GET_SIZE(cfg) < 2 || PyTuple_GET_SIZE(cfg) > 4) {
@@ -198,8 +211,9 @@ static PyObject *disp_call(DispatcherObject *self, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_TypeError,
                      "device function '%U' can only be called from kernels", self->k.kname);
     else
-        PyErr_Format(PyExc_TypeError,
-                     "kernel '%U' needs a launch configuration: %U[blocks, threads](...)",
+        PyErr_Format(PyExc_ValueError,
+                     "kernel '%U' needs a launch configuration: %U[blocks, threads](...) "
+                     "(launch configuration was not specified)",
                      self->k.kname, self->k.kname);
     return NULL;
 }
