@@ -13,6 +13,15 @@
  * min/max compare as Python's builtins do.
  */
 
+/* ---- angles ---------------------------------------------------------------------- */
+
+/* math.degrees/radians and NumPy's rad2deg/deg2rad, which C lacks: NumPy multiplies
+ * by the ratio rounded to the argument's precision, and so do these. */
+KILN_FN f64 kiln_degrees(f64 x) { return x * (180.0 / 3.141592653589793238462643383279502884); }
+KILN_FN f32 kiln_degreesf(f32 x) { return x * (f32)(180.0 / 3.141592653589793238462643383279502884); }
+KILN_FN f64 kiln_radians(f64 x) { return x * (3.141592653589793238462643383279502884 / 180.0); }
+KILN_FN f32 kiln_radiansf(f32 x) { return x * (f32)(3.141592653589793238462643383279502884 / 180.0); }
+
 /* ---- indexing -------------------------------------------------------------------- */
 
 KILN_FN i64 kiln_wrap(i64 i, i64 n) { return i < 0 ? i + n : i; }

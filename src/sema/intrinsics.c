@@ -14,16 +14,19 @@
 const char *const math1_names[] = {
     "sqrt", "exp",  "expm1", "log",   "log1p", "log2",  "log10", "sin",    "cos",
     "tan",  "asin", "acos",  "atan",  "sinh",  "cosh",  "tanh",  "asinh",  "acosh",
-    "atanh", "erf", "erfc",  "tgamma", "lgamma", "fabs", "cbrt", "exp2",   "rint"};
+    "atanh", "erf", "erfc",  "tgamma", "lgamma", "fabs", "cbrt", "exp2",   "rint",
+    /* no C function: rt_common.h's, in NumPy's arithmetic (x * (180 / pi)) */
+    "kiln_degrees", "kiln_radians"};
 enum {
     M_SQRT, M_EXP, M_EXPM1, M_LOG, M_LOG1P, M_LOG2, M_LOG10, M_SIN, M_COS, M_TAN, M_ASIN,
     M_ACOS, M_ATAN, M_SINH, M_COSH, M_TANH, M_ASINH, M_ACOSH, M_ATANH, M_ERF, M_ERFC,
-    M_GAMMA, M_LGAMMA, M_FABS, M_CBRT, M_EXP2, M_RINT
+    M_GAMMA, M_LGAMMA, M_FABS, M_CBRT, M_EXP2, M_RINT, M_DEGREES, M_RADIANS
 };
 int math1_count(void) { return (int)COUNTOF(math1_names); }
 
-const char *const math2_names[] = {"pow", "atan2", "hypot", "copysign", "fmod"};
-enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD };
+const char *const math2_names[] = {"pow", "atan2", "hypot", "copysign", "fmod", "remainder",
+                                   "nextafter"};
+enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAFTER };
 
 #define NS(n) {n, IK_NS, 0, 0, NULL}
 #define M1(n, s) {n, IK_MATH1, s, 0, NULL}
@@ -55,9 +58,10 @@ static const Intrinsic table[] = {
     M1("math.asinh", M_ASINH), M1("math.acosh", M_ACOSH), M1("math.atanh", M_ATANH),
     M1("math.erf", M_ERF), M1("math.erfc", M_ERFC), M1("math.gamma", M_GAMMA),
     M1("math.lgamma", M_LGAMMA), M1("math.fabs", M_FABS), M1("math.cbrt", M_CBRT),
-    M1("math.exp2", M_EXP2),
+    M1("math.exp2", M_EXP2), M1("math.degrees", M_DEGREES), M1("math.radians", M_RADIANS),
     M2("math.pow", M2_POW), M2("math.atan2", M2_ATAN2), M2("math.hypot", M2_HYPOT),
     M2("math.copysign", M2_COPYSIGN), M2("math.fmod", M2_FMOD),
+    M2("math.remainder", M2_REMAINDER), M2("math.nextafter", M2_NEXTAFTER),
     {"math.floor", IK_ROUNDING, 0, 0, NULL},
     {"math.ceil", IK_ROUNDING, 1, 0, NULL},
     {"math.trunc", IK_ROUNDING, 2, 0, NULL},
@@ -78,8 +82,11 @@ static const Intrinsic table[] = {
     M1("numpy.tanh", M_TANH), M1("numpy.arcsinh", M_ASINH), M1("numpy.arccosh", M_ACOSH),
     M1("numpy.arctanh", M_ATANH), M1("numpy.fabs", M_FABS), M1("numpy.cbrt", M_CBRT),
     M1("numpy.exp2", M_EXP2), M1("numpy.rint", M_RINT),
+    M1("numpy.degrees", M_DEGREES), M1("numpy.rad2deg", M_DEGREES),
+    M1("numpy.radians", M_RADIANS), M1("numpy.deg2rad", M_RADIANS),
     M2("numpy.arctan2", M2_ATAN2), M2("numpy.hypot", M2_HYPOT),
     M2("numpy.copysign", M2_COPYSIGN), M2("numpy.fmod", M2_FMOD),
+    M2("numpy.nextafter", M2_NEXTAFTER),
     {"numpy.power", IK_POWER, 0, 0, NULL},
     {"numpy.floor", IK_ROUNDING, 0, IF_NUMPY, NULL},
     {"numpy.ceil", IK_ROUNDING, 1, IF_NUMPY, NULL},
