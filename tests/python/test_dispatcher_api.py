@@ -1,0 +1,87 @@
+"""Numba's Dispatcher API beyond launching: forall, overloads, specialize, inspect_asm."""
+import numpy as np
+import pytest
+
+import kiln
+
+
+def make_inc():
+    @kiln.jit
+    def inc(x):
+        i = kiln.grid(1)
+        if i < x.size:
+            x[i] += 1
+    return inc
+
+
+def test_forall_covers_every_task():
+    inc = make_inc()
+    # 300 tasks with the default block size: more than one block, and a ragged last one
+    a = np.arange(300)
+    inc.forall(a.size)(a)
+    assert (a == np.arange(300) + 1).all()
+    b = np.zeros(5, np.float32)
+    inc.forall(b.size, tpb=2)(b)  # 3 blocks of 2 threads
+    assert (b == 1).all()
+
+
+def test_forall_of_no_tasks_launches_nothing():
+    inc = make_inc()
+    a = np.zeros(4)
+    inc.forall(0)(a)
+    assert (a == 0).all() and inc.signatures == []
+
+
+def test_forall_refuses_a_negative_count():
+    with pytest.raises(ValueError, match="Can't create ForAll with negative task count: -1"):
+        make_inc().forall(-1)
+    with pytest.raises(TypeError, match="task count"):
+        make_inc().forall(2.0)
+
+
+def test_overloads_count_each_compiled_specialisation():
+    @kiln.jit
+    def add(r, x, y):
+        r[0] = x + y
+    r = np.zeros(1)
+    assert add.overloads == {}
+    add[1, 1](r, 1, 1.5)
+    add[1, 1](r, 1.5, 1)
+    add[1, 1](r, 1.5, 1)
+    assert list(add.overloads) == ["(float64[::1], int64, float64)",
+                                   "(float64[::1], float64, int64)"]
+    assert all(e is not None for e in add.overloads.values())
+
+
+def test_specialize_makes_one_kernel_per_signature():
+    inc = make_inc()
+    f32 = inc.specialize(kiln.float32[::1])
+    assert f32.signatures == ["(float32[::1])"]
+    assert inc.specialize(kiln.float32[::1]) is f32
+    i32 = inc.specialize(np.zeros(3, np.int32))  # a value: typed as a launch types it
+    assert i32 is not f32 and i32.signatures == ["(int32[::1])"]
+    assert len(inc.specializations) == 2
+    a = np.zeros(3, np.float32)
+    f32[1, 3](a)
+    assert (a == 1).all()
+    with pytest.raises(TypeError, match="cannot take"):  # only its own signature
+        f32[1, 3](np.zeros(3))
+    with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+        f32.specialize(kiln.float32[::1])
+
+    @kiln.jit("void(int32[::1])")
+    def typed(x):
+        pass
+    with pytest.raises(RuntimeError, match="Dispatcher already specialized"):
+        typed.specialize(kiln.float32[::1])
+
+
+def test_inspect_asm_gives_ptx_without_a_gpu():
+    # a CPU specialisation is translated for CUDA and compiled to PTX by NVRTC
+    inc = make_inc()
+    inc[1, 4](np.zeros(4, np.float32), )
+    asm = inc.inspect_asm()
+    assert list(asm) == ["(float32[::1])"]
+    ptx = asm["(float32[::1])"]
+    assert ".entry" in ptx and "add.f32" in ptx
+    assert inc.inspect_asm("(float32[::1])") == ptx
