@@ -156,7 +156,11 @@ struct Node {
         struct { NodeList targets; Node *value; } assign;          /* S_ASSIGN: t1 = t2 = v */
         struct { Node *target; Node *value; } aug;                 /* S_AUGASSIGN */
         struct { Node *cond; NodeList body, orelse; } ifs;        /* S_IF, S_WHILE */
-        struct { Node *target, *iter; NodeList body, orelse; } fors; /* S_FOR */
+        struct {
+            Node *target, *iter;
+            NodeList body, orelse;
+            Node *orig; /* sema: the iterable for_iter.c rewrote, or NULL */
+        } fors;                                                    /* S_FOR */
         struct { Node *value; } ret;                               /* S_RETURN */
         struct { Node *test, *msg; } assrt;                        /* S_ASSERT */
         struct {

@@ -48,6 +48,8 @@ static const Intrinsic table[] = {
     {"builtins.round", IK_ROUND, 0, 0, "number,ndigits"},
     {"builtins.range", IK_RANGE, 0, 0, NULL},
     {"builtins.len", IK_LEN, 0, 0, NULL},
+    {"builtins.enumerate", IK_ENUMERATE, 0, 0, NULL},
+    {"builtins.zip", IK_ZIP, 0, 0, NULL},
     /* math */
     M1("math.sqrt", M_SQRT), M1("math.exp", M_EXP), M1("math.expm1", M_EXPM1),
     {"math.log", IK_LOG, 0, 0, NULL},

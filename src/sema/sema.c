@@ -58,6 +58,7 @@ static void collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
             break;
         case S_AUGASSIGN: collect_target(S, f, n->aug.target); break;
         case S_FOR:
+            if (for_iter_needed(n)) for_iter_rewrite(S->C, n);
             collect_target(S, f, n->fors.target);
             collect_locals(S, f, &n->fors.body);
             collect_locals(S, f, &n->fors.orelse);
@@ -607,7 +608,9 @@ static void stmt(Sema *S, Node *n) {
         block(S, &n->ifs.orelse);
         return;
     case S_FOR: {
-        const Type *lt = range_type(S, n);
+        /* a rewritten loop's iterable is checked first: its own error, not len()'s */
+        bool iter_ok = for_iter_check(S, n);
+        const Type *lt = iter_ok ? range_type(S, n) : &ty_error;
         Node *t = n->fors.target;
         if (t->kind != E_NAME) {
             error_at(C, t->sp, "unpack inside the loop body",
@@ -617,8 +620,14 @@ static void stmt(Sema *S, Node *n) {
             assign_name(S, t, lt, nn, 0);
             n->sym = t->sym;
         }
+        /* a rewritten body starts with `target = ELEM`, of the iterable that failed */
+        NodeList body = n->fors.body;
+        if (!iter_ok && body.n > 0) {
+            body.v++;
+            body.n--;
+        }
         S->loop_depth++;
-        block(S, &n->fors.body);
+        block(S, &body);
         S->loop_depth--;
         block(S, &n->fors.orelse);
         return;
@@ -1029,6 +1038,7 @@ void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out) {
         for (int s = 0; s < f->nsyms; s++) {
             const Sym *y = f->syms[s];
             if (y->param >= 0 && !y->is_local) continue;
+            if (strchr(y->name, '.')) continue; /* for_iter.c's loop index: not the user's */
             buf_printf(out, "    %s: %s\n", y->name, ty_name(C, y->ty));
         }
     }

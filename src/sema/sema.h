@@ -62,7 +62,9 @@ typedef enum IntrKind {
     IK_LEN,
     IK_FMA,         /* kiln.fma(a, b, c): a * b + c rounded once */
     IK_BITS,        /* kiln.popc/brev/clz/ffs: sub = IB_* */
-    IK_SELP         /* kiln.selp(cond, a, b) */
+    IK_SELP,        /* kiln.selp(cond, a, b) */
+    IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
+    IK_ZIP          /* builtins zip: the same */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };

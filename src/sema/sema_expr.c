@@ -1046,8 +1046,11 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return n->opty;
     }
     case IK_RANGE:
+    case IK_ENUMERATE:
+    case IK_ZIP:
         error_at(C, n->sp, "write for i in range(...):",
-                 "range() can only be used as the iterable of a for loop in kernels");
+                 "%s() can only be used as the iterable of a for loop in kernels",
+                 in->kind == IK_RANGE ? "range" : in->kind == IK_ZIP ? "zip" : "enumerate");
         return &ty_error;
     case IK_LEN: {
         if (!bind(S, n, in, 1, 1, a)) return &ty_error;

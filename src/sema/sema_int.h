@@ -36,6 +36,11 @@ struct Sema {
     bool too_deep;        /* that depth's limit was reported */
 };
 
+/* for_iter.c: loops over arrays, tuples, enumerate() and zip() become loops over range() */
+bool for_iter_needed(const Node *n);
+void for_iter_rewrite(Compiler *C, Node *n);
+bool for_iter_check(Sema *S, Node *n);
+
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);
 GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp);

@@ -1,0 +1,325 @@
+/* for_iter.c: for loops over arrays, tuples, enumerate() and zip().
+ *
+ * Python iterates by protocol; a kernel has none, and kiln compiles one kind of
+ * loop, over range().  So a loop over anything else is rewritten into that one
+ * before typing:
+ *
+ *     for T in ITER:              for <k> in range(LEN(ITER)):
+ *         body           ==>          T = ELEM(ITER, <k>)
+ *                                     body
+ *
+ * where LEN and ELEM follow ITER's shape: an array or tuple x (a name) is len(x)
+ * and x[k]; range(a, b, c) is its length and a + k * c; enumerate(X, s) is LEN(X)
+ * and (k + s, ELEM(X, k)); zip(X, Y, ...) is min(LEN(X), LEN(Y), ...) and the tuple
+ * of the ELEMs.  <k> is a local whose name no Python identifier can take.  The
+ * existing machinery then does the rest: tuple targets unpack as in assignments,
+ * `break`, `continue` and `else` keep their meaning, and both targets emit it.
+ *
+ * The rewrite is syntactic, so collect_locals runs it and <k> is an ordinary
+ * local; sema checks what the names really are afterwards (for_iter_check):
+ * `enumerate` and `zip` must be the builtins, the leaves arrays or tuples.  ELEM
+ * reads its names at each iteration where Python evaluated the iterable once, so
+ * a loop whose body rebinds one of them is refused rather than run differently.
+ */
+#include <string.h>
+
+#include "sema_int.h"
+
+/* What an iterable is, by its syntax. */
+enum { IT_BAD, IT_LEAF, IT_RANGE, IT_ENUMERATE, IT_ZIP };
+
+static const char *call_name(const Node *n) {
+    if (n->kind != E_CALL || n->call.fn->kind != E_NAME || n->call.kwvals.n) return NULL;
+    return n->call.fn->name.id;
+}
+
+static int kind_of(const Node *n) {
+    const char *f = call_name(n);
+    if (n->kind == E_NAME) return IT_LEAF;
+    if (!f) return IT_BAD;
+    if (strcmp(f, "range") == 0) return n->call.args.n >= 1 && n->call.args.n <= 3 ? IT_RANGE : IT_BAD;
+    if (strcmp(f, "enumerate") == 0)
+        return n->call.args.n >= 1 && n->call.args.n <= 2 ? IT_ENUMERATE : IT_BAD;
+    if (strcmp(f, "zip") == 0) return n->call.args.n >= 1 ? IT_ZIP : IT_BAD;
+    return IT_BAD;
+}
+
+bool for_iter_needed(const Node *n) {
+    return n->kind == S_FOR && kind_of(n->fors.iter) != IT_RANGE;
+}
+
+/* ---- names the body rebinds ---------------------------------------------------- */
+
+static bool target_binds(const Node *t, const char *id) {
+    if (t->kind == E_NAME) return strcmp(t->name.id, id) == 0;
+    if (t->kind == E_TUPLE)
+        for (int i = 0; i < t->tuple.n; i++)
+            if (target_binds(t->tuple.v[i], id)) return true;
+    return false;
+}
+
+static bool block_binds(const NodeList *l, const char *id) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *s = l->v[i];
+        switch (s->kind) {
+        case S_ASSIGN:
+            for (int j = 0; j < s->assign.targets.n; j++)
+                if (target_binds(s->assign.targets.v[j], id)) return true;
+            break;
+        case S_AUGASSIGN:
+            if (target_binds(s->aug.target, id)) return true;
+            break;
+        case S_FOR:
+            if (target_binds(s->fors.target, id) || block_binds(&s->fors.body, id) ||
+                block_binds(&s->fors.orelse, id))
+                return true;
+            break;
+        case S_IF:
+        case S_WHILE:
+            if (block_binds(&s->ifs.body, id) || block_binds(&s->ifs.orelse, id)) return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
+}
+
+/* An expression ELEM may evaluate again at each iteration: names the body does not
+ * rebind, constants, attributes, subscripts, arithmetic and len(). */
+static bool stable(Compiler *C, const Node *e, const NodeList *body) {
+    switch (e->kind) {
+    case E_INT: case E_FLOAT: case E_BOOL: return true;
+    case E_NAME:
+        if (!block_binds(body, e->name.id)) return true;
+        error_at(C, e->sp, "iterate over a copy: assign it to another name before the loop",
+                 "the loop assigns to '%s', which its iterable reads", e->name.id);
+        return false;
+    case E_ATTR: return stable(C, e->attr.base, body);
+    case E_UNARY: return stable(C, e->un.x, body);
+    case E_BINOP: return stable(C, e->bin.l, body) && stable(C, e->bin.r, body);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < e->sub.idx.n; i++)
+            if (!stable(C, e->sub.idx.v[i], body)) return false;
+        return stable(C, e->sub.base, body);
+    case E_CALL: {
+        const char *f = call_name(e);
+        if (f && strcmp(f, "len") == 0 && e->call.args.n == 1) return stable(C, e->call.args.v[0], body);
+        break;
+    }
+    default: break;
+    }
+    error_at(C, e->sp, "assign it to a variable before the loop",
+             "this part of a loop's iterable must be a name, a constant or arithmetic on them");
+    return false;
+}
+
+/* ---- building the rewritten tree ----------------------------------------------- */
+
+static Node *mk(Compiler *C, NodeKind k, Span sp) { return node_new(C, k, sp); }
+
+static Node *name(Compiler *C, const char *id, Span sp) {
+    Node *n = mk(C, E_NAME, sp);
+    n->name.id = id;
+    return n;
+}
+
+static Node *int_lit(Compiler *C, int64_t v, Span sp) {
+    if (v < 0) {
+        Node *u = mk(C, E_UNARY, sp);
+        u->op = U_NEG;
+        u->un.x = int_lit(C, -v, sp);
+        u->depth = 2;
+        return u;
+    }
+    Node *n = mk(C, E_INT, sp);
+    n->ilit.v = (uint64_t)v;
+    return n;
+}
+
+static Node *binop(Compiler *C, BinOp op, Node *l, Node *r, Span sp) {
+    Node *n = mk(C, E_BINOP, sp);
+    n->op = (uint8_t)op;
+    n->bin.l = l;
+    n->bin.r = r;
+    n->depth = (uint16_t)((l->depth > r->depth ? l->depth : r->depth) + 1);
+    n->flags |= NF_PAREN;
+    return n;
+}
+
+static Node *call(Compiler *C, const char *fn, Node **args, int nargs, Span sp) {
+    Node *n = mk(C, E_CALL, sp);
+    n->call.fn = name(C, fn, sp);
+    int cap = 0;
+    uint16_t d = 1;
+    for (int i = 0; i < nargs; i++) {
+        nodelist_push(C, &n->call.args, args[i], &cap);
+        if (args[i]->depth > d) d = args[i]->depth;
+    }
+    n->depth = (uint16_t)(d + 1);
+    return n;
+}
+
+/* A constant integer written as such (3, -3), for range's step. */
+static bool const_step(const Node *e, int64_t *v) {
+    if (e->kind == E_INT && !e->ilit.big && e->ilit.v <= (uint64_t)INT64_MAX) {
+        *v = (int64_t)e->ilit.v;
+        return true;
+    }
+    if (e->kind == E_UNARY && e->op == U_NEG && const_step(e->un.x, v)) {
+        *v = -*v;
+        return true;
+    }
+    return false;
+}
+
+/* LEN and ELEM of an iterable at index k; false after reporting an error. */
+static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, Node **len,
+                  Node **elem) {
+    Span sp = it->sp;
+    NodeList *a = &it->call.args;
+    switch (kind_of(it)) {
+    case IT_LEAF: {
+        if (!stable(C, it, body)) return false;
+        Node *one[1] = {it};
+        *len = call(C, "len", one, 1, sp);
+        Node *s = mk(C, E_SUBSCRIPT, sp);
+        s->sub.base = it;
+        int cap = 0;
+        nodelist_push(C, &s->sub.idx, name(C, k, sp), &cap);
+        s->depth = (uint16_t)(it->depth + 1);
+        *elem = s;
+        return true;
+    }
+    case IT_RANGE: {
+        for (int i = 0; i < a->n; i++)
+            if (!stable(C, a->v[i], body)) return false;
+        Node *lo = a->n == 1 ? int_lit(C, 0, sp) : a->v[0];
+        Node *hi = a->n == 1 ? a->v[0] : a->v[1];
+        int64_t step = 1;
+        if (a->n == 3 && (!const_step(a->v[2], &step) || step == 0)) {
+            error_at(C, a->v[2]->sp, "write the step as a nonzero integer constant",
+                     "range() inside enumerate() or zip() needs a constant step");
+            return false;
+        }
+        /* Python's len(range): ceil((hi - lo) / step), here with floor division */
+        Node *span = step > 0 ? binop(C, B_SUB, hi, lo, sp) : binop(C, B_SUB, lo, hi, sp);
+        int64_t m = step > 0 ? step : -step;
+        *len = m == 1 ? span
+                      : binop(C, B_FLOORDIV, binop(C, B_ADD, span, int_lit(C, m - 1, sp), sp),
+                              int_lit(C, m, sp), sp);
+        Node *off = step == 1 ? name(C, k, sp)
+                              : binop(C, B_MUL, name(C, k, sp), int_lit(C, step, sp), sp);
+        *elem = binop(C, B_ADD, lo, off, sp);
+        return true;
+    }
+    case IT_ENUMERATE: {
+        Node *il, *ie;
+        if (!build(C, a->v[0], body, k, &il, &ie)) return false;
+        Node *idx = name(C, k, sp);
+        if (a->n == 2) {
+            if (!stable(C, a->v[1], body)) return false;
+            idx = binop(C, B_ADD, idx, a->v[1], sp);
+        }
+        Node *t = mk(C, E_TUPLE, sp);
+        int cap = 0;
+        nodelist_push(C, &t->tuple, idx, &cap);
+        nodelist_push(C, &t->tuple, ie, &cap);
+        t->depth = (uint16_t)((idx->depth > ie->depth ? idx->depth : ie->depth) + 1);
+        *len = il;
+        *elem = t;
+        return true;
+    }
+    case IT_ZIP: {
+        Node *t = mk(C, E_TUPLE, sp);
+        int cap = 0;
+        Node *n = NULL;
+        uint16_t d = 1;
+        for (int i = 0; i < a->n; i++) {
+            Node *il, *ie;
+            if (!build(C, a->v[i], body, k, &il, &ie)) return false;
+            nodelist_push(C, &t->tuple, ie, &cap);
+            if (ie->depth > d) d = ie->depth;
+            if (!n) {
+                n = il;
+            } else {
+                Node *two[2] = {n, il};
+                n = call(C, "min", two, 2, sp);
+            }
+        }
+        t->depth = (uint16_t)(d + 1);
+        *len = n;
+        *elem = t;
+        return true;
+    }
+    default:
+        error_at(C, it->sp, "loop over range(), an array, a tuple, enumerate() or zip()",
+                 "kernels cannot loop over this");
+        return false;
+    }
+}
+
+void for_iter_rewrite(Compiler *C, Node *n) {
+    Node *it = n->fors.iter;
+    const char *k = arena_printf(&C->arena, "for.%u", (unsigned)n->sp.off);
+    Node *len, *elem;
+    if (!build(C, it, &n->fors.body, k, &len, &elem)) {
+        /* reported: the loop stays, over a range of nothing, so typing goes on */
+        len = int_lit(C, 0, it->sp);
+        elem = NULL;
+    }
+    Node *assign = NULL;
+    if (elem) {
+        assign = mk(C, S_ASSIGN, n->fors.target->sp);
+        int cap = 0;
+        nodelist_push(C, &assign->assign.targets, n->fors.target, &cap);
+        assign->assign.value = elem;
+    }
+    Node *one[1] = {len};
+    n->fors.orig = elem ? it : NULL; /* nothing left to check of a failed one */
+    n->fors.iter = call(C, "range", one, 1, it->sp);
+    n->fors.target = name(C, k, n->fors.target->sp);
+    if (assign) {
+        NodeList b = {NULL, 0};
+        int cap = 0;
+        nodelist_push(C, &b, assign, &cap);
+        for (int i = 0; i < n->fors.body.n; i++) nodelist_push(C, &b, n->fors.body.v[i], &cap);
+        n->fors.body = b;
+    }
+}
+
+/* ---- what the names are --------------------------------------------------------- */
+
+static bool check(Sema *S, Node *it) {
+    int kind = kind_of(it);
+    if (kind == IT_LEAF) {
+        const Type *t = sema_expr(S, it);
+        if (IS_ERR(t) || IS_UNKNOWN(t)) return !IS_ERR(t);
+        if (t->kind == TY_ARRAY || t->kind == TY_TUPLE) return true;
+        error_at(S->C, it->sp, "loop over range(), an array, a tuple, enumerate() or zip()",
+                 "a for loop cannot iterate over %s", ty_name(S->C, t));
+        return false;
+    }
+    if (kind == IT_ENUMERATE || kind == IT_ZIP || kind == IT_RANGE) {
+        const Type *ft = sema_expr(S, it->call.fn);
+        if (IS_ERR(ft)) return false;
+        int want = kind == IT_ENUMERATE ? IK_ENUMERATE : kind == IT_ZIP ? IK_ZIP : IK_RANGE;
+        if (ft->kind != TY_NS || !ft->ns->intr || ft->ns->intr->kind != want) {
+            error_at(S->C, it->call.fn->sp, NULL,
+                     "'%s' here is not Python's builtin, so this loop cannot iterate over it",
+                     it->call.fn->name.id);
+            return false;
+        }
+        if (kind == IT_RANGE) return true;
+        int from = 0, to = kind == IT_ENUMERATE ? 1 : it->call.args.n;
+        for (int i = from; i < to; i++)
+            if (!check(S, it->call.args.v[i])) return false;
+        return true;
+    }
+    return true;
+}
+
+/* False after reporting an error; then the body's first statement, the assignment
+ * from the iterable, is the one that failed (the rewrite put it there). */
+bool for_iter_check(Sema *S, Node *n) {
+    return !n->fors.orig || check(S, n->fors.orig);
+}
