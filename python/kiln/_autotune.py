@@ -44,17 +44,23 @@ class enabled:
 
 
 def _name(kind, ident, device, n):
-    return f"autotune|{kind}|{ident}|{device}|{max(int(n), 1).bit_length()}"
+    return f"autotune|{kind}|{ident}|{device}|{bucket(n)}"
 
 
-def choose(kind, ident, device, n, candidates, run, sync):
-    """The threads per block for this launch: the kept choice, else the fastest candidate
-    (run(c) launches with c threads into a scratch output; sync waits for the device)."""
-    name = _name(kind, ident, device, n)
-    with _lock:
-        c = _memo.get(name)
+def bucket(n):
+    """Sizes within a factor of 2 share a choice."""
+    return max(int(n), 1).bit_length()
+
+
+def choose(key, kind, ident, device, n, candidates, make_run, sync):
+    """The threads per block for this launch: the kept choice, else the fastest candidate.
+    key: a cheap, hashable identity of the launch (looked up first, in memory); ident():
+    its text for the cache; make_run() returns run(c), which launches with c threads into
+    a scratch output; sync waits for the device (None on the CPU)."""
+    c = _memo.get(key)
     if c is not None:
         return c
+    name = _name(kind, ident(), device, n)
     kept = _kiln.cache_fact(name)
     if kept is not None and kept.startswith("threads="):
         try:
@@ -64,10 +70,10 @@ def choose(kind, ident, device, n, candidates, run, sync):
         if c not in candidates:     # a value this kiln would not choose: search again
             c = None
     if c is None:
-        c = _search(candidates, run, sync)
+        c = _search(candidates, make_run(), sync)
         _kiln.cache_set_fact(name, f"threads={c}")
     with _lock:
-        _memo[name] = c
+        _memo[key] = c
     return c
 
 

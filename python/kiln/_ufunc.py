@@ -11,6 +11,7 @@ array sequentially (the CPU's per-thread partials), then the partials are
 folded by the same kernel.
 """
 
+import functools
 import hashlib
 import linecache
 import math
@@ -317,10 +318,13 @@ class Vectorized:
 
         threads = _autotune.DEFAULT_THREADS
         if _autotune.active():   # timed on a scratch output: res keeps its contents
-            scratch = device_array(shape, out_dtype)
+            types = tuple(getattr(x, "dtype", None) for x in ins)
             threads = _autotune.choose(
-                "vectorize-gpu", self._ident(ins, out_dtype, flat), res.device, n,
-                _autotune.GPU_THREADS, lambda t: launch(t, scratch), _kiln.synchronize)
+                ("vectorize-gpu", self, types, out_dtype, flat, res.device, _autotune.bucket(n)),
+                "vectorize-gpu", lambda: self._ident(ins, out_dtype, flat), res.device, n,
+                _autotune.GPU_THREADS,
+                lambda: functools.partial(launch, into=device_array(shape, out_dtype)),
+                _kiln.synchronize)
         launch(threads, res)
         return res_obj
 
@@ -353,11 +357,14 @@ class Vectorized:
 
         threads = _autotune.DEFAULT_THREADS
         if _autotune.active():   # timed on a scratch output: result keeps its contents
-            scratch = np.empty(shape, result.dtype, order="F" if not flat and
-                               result.flags.f_contiguous and result.ndim > 1 else "C")
-            threads = _autotune.choose("vectorize-cpu", self._ident(ins, result.dtype, flat),
-                                       "cpu", n, _autotune.CPU_THREADS,
-                                       lambda t: launch(t, scratch), None)
+            types = tuple(getattr(x, "dtype", None) for x in ins)
+            order = "F" if not flat and result.flags.f_contiguous and result.ndim > 1 else "C"
+            threads = _autotune.choose(
+                ("vectorize-cpu", self, types, result.dtype, flat, _autotune.bucket(n)),
+                "vectorize-cpu", lambda: self._ident(ins, result.dtype, flat), "cpu", n,
+                _autotune.CPU_THREADS,
+                lambda: functools.partial(launch, into=np.empty(shape, result.dtype, order=order)),
+                None)
         launch(threads, result)
 
     def __repr__(self):

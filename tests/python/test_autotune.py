@@ -97,5 +97,6 @@ def test_a_kept_value_kiln_would_not_choose_is_searched_again(monkeypatch):
     name = _autotune._name("k", "bogus", "cpu", 100)
     _kiln.cache_set_fact(name, "threads=7")
     calls = []
-    got = _autotune.choose("k", "bogus", "cpu", 100, (64, 256), lambda t: calls.append(t), None)
+    got = _autotune.choose(("k", 1), "k", lambda: "bogus", "cpu", 100, (64, 256),
+                           lambda: calls.append, None)
     assert got in (64, 256) and calls and _kiln.cache_fact(name) == f"threads={got}"
