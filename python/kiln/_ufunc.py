@@ -66,8 +66,20 @@ def _device(fn, options):
     return Dispatcher(fn, device=True, **{k: v for k, v in options.items() if k in ("fastmath", "debug")})
 
 
-def _infer(dev, dtypes):
-    """The NumPy dtype the scalar function returns for these argument dtypes."""
+def _infer(dev, dtypes, memo=None):
+    """The NumPy dtype the scalar function returns for these argument dtypes; memo, when
+    given, remembers it per dtypes (the function's globals are frozen at its first use, so
+    the answer cannot change)."""
+    if memo is None:
+        return _infer_uncached(dev, tuple(dtypes))
+    dtypes = tuple(dtypes)
+    r = memo.get(dtypes)
+    if r is None:
+        r = memo[dtypes] = _infer_uncached(dev, dtypes)
+    return r
+
+
+def _infer_uncached(dev, dtypes):
     from . import _compile
 
     np = _np()
@@ -109,6 +121,7 @@ class Vectorized:
         self._options["target"] = target
         self._dev = _device(func, self._options)
         self._kernels = {}
+        self._infer_memo = {}
         if isinstance(signatures, str):
             signatures = [signatures]
         self._sigs = []
@@ -214,7 +227,7 @@ class Vectorized:
             ins = [x.astype(w, copy=False) if isinstance(x, np.ndarray) else w.type(x)
                    for x, w in zip(ins, want)]
         else:
-            out_dtype = _infer(self._dev, [x.dtype for x in ins])
+            out_dtype = _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
         shapes = [x.shape for x in ins if isinstance(x, np.ndarray)]
         shape = np.broadcast_shapes(*shapes) if shapes else ()
         scalar_result = not shapes and out is None
@@ -244,7 +257,7 @@ class Vectorized:
         if self._sigs:
             want, out_dtype = self._choose_signature(ins)
             return want, out_dtype
-        return None, _infer(self._dev, [x.dtype for x in ins])
+        return None, _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
 
     def _call_gpu(self, args, out, stream):
         """Device arrays in: the kernel runs on the GPU; the result is an array of the kind
