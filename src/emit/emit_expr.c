@@ -325,8 +325,16 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_FMA: math_call(E, "fma", ot, a, 3); return;
     case IK_BITS: {
         /* counted in the argument type's width W, through the 64-bit helper */
-        static const char *const fn[] = {"kiln_popc64", "kiln_brev64", "kiln_clz64", "kiln_ffs64"};
+        static const char *const fn[] = {"kiln_popc64", "kiln_brev64", "kiln_clz64", "kiln_ffs64",
+                                         "kiln_popc64"};
         int w = ty_bits(ot);
+        if (in->sub == IB_BITCOUNT && ty_is_signed(ot)) {
+            /* Python counts the bits of |x|; |INT_MIN| is its own bit pattern, unsigned */
+            P("((%s)kiln_popc64(kiln_abs_bits64((i64)(", emit_ctype(E, ot));
+            emit_expr_as(E, a[0], ot);
+            PS("))))");
+            return;
+        }
         P("((%s)(%s((u64)(u%d)(", emit_ctype(E, ot), fn[in->sub], w);
         emit_expr_as(E, a[0], ot);
         PS("))");

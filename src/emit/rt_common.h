@@ -13,6 +13,11 @@
  * min/max compare as Python's builtins do.
  */
 
+/* ---- bits ------------------------------------------------------------------------ */
+
+/* |x| as an unsigned value, exact for INT64_MIN (x.bit_count() counts its bits). */
+KILN_FN u64 kiln_abs_bits64(i64 x) { return x < 0 ? (u64)0 - (u64)x : (u64)x; }
+
 /* ---- angles ---------------------------------------------------------------------- */
 
 /* math.degrees/radians and NumPy's rad2deg/deg2rad, which C lacks: NumPy multiplies

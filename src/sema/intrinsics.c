@@ -168,6 +168,8 @@ static const Intrinsic table[] = {
     {"kiln.brev", IK_BITS, IB_BREV, 0, NULL},
     {"kiln.clz", IK_BITS, IB_CLZ, 0, NULL},
     {"kiln.ffs", IK_BITS, IB_FFS, 0, NULL},
+    /* the method x.bit_count() of an integer (sema_expr.c); no path a user can write */
+    {"int.bit_count", IK_BITS, IB_BITCOUNT, 0, NULL},
     {"kiln.selp", IK_SELP, 0, 0, NULL},
 };
 

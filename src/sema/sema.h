@@ -70,7 +70,7 @@ typedef enum IntrKind {
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
 enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC };
 enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
-enum { IB_POPC, IB_BREV, IB_CLZ, IB_FFS };
+enum { IB_POPC, IB_BREV, IB_CLZ, IB_FFS, IB_BITCOUNT /* x.bit_count(): of |x| */ };
 
 enum IntrFlags {
     IF_GPU_ONLY = 1, /* rejected on the CPU target in v1 */

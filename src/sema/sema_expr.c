@@ -813,6 +813,22 @@ static const Type *atomic(Sema *S, Node *n, const Intrinsic *in) {
     return at->elem;
 }
 
+/* x.bit_count() on an integer (Python's and NumPy's method: the 1 bits of |x|): true
+ * when n is that call, which then holds x as its one argument, as kiln.popc(x) would.
+ * Passes after the first find it so already. */
+static bool int_method(Sema *S, Node *n) {
+    Node *f = n->call.fn;
+    if (f->kind != E_ATTR || strcmp(f->attr.attr, "bit_count") != 0 || n->call.kwvals.n) return false;
+    NodeList *a = &n->call.args;
+    if (a->n == 1 && a->v[0] == f->attr.base) return true;
+    if (a->n != 0) return false;
+    const Type *bt = sema_expr(S, f->attr.base);
+    if (IS_ERR(bt) || IS_UNKNOWN(bt) || !ty_is_int(bt) || bt->kind == TY_BOOL) return false;
+    int cap = 0;
+    nodelist_push(S->C, a, f->attr.base, &cap);
+    return true;
+}
+
 static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     Node *a[4];
@@ -1301,6 +1317,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
         return u;
     }
     case E_CALL: {
+        if (int_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
         const Type *ft = sema_expr(S, n->call.fn);
         if (IS_ERR(ft)) return &ty_error;
         if (IS_UNKNOWN(ft)) return &ty_unknown;
