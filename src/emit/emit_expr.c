@@ -343,6 +343,19 @@ static void call_intrinsic(Emit *E, Node *n) {
         PS("))");
         return;
     }
+    case IK_LDEXP:
+        P("kiln_ldexp%s(", emit_is_f32(ot) ? "f" : "");
+        emit_expr_as(E, a[0], ot);
+        PS(", (i64)(");
+        emit_expr(E, a[1]);
+        PS("))");
+        return;
+    case IK_SPLIT:
+        /* one helper per result type returns both parts: the argument is evaluated once */
+        P("%s(", emit_split_fn(E, n->ty, in->sub));
+        emit_expr_as(E, a[0], ot);
+        PS(")");
+        return;
     case IK_SELP:
         PS("(");
         emit_truthy(E, a[0]);

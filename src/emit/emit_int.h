@@ -81,6 +81,7 @@ const char *emit_sym_name(Emit *E, const Sym *s);
 const char *emit_func_name(Emit *E, const FuncSpec *f);
 const char *emit_scalar_ctype(const Type *t);
 const char *emit_tuple_make(Emit *E, const Type *t);
+const char *emit_split_fn(Emit *E, const Type *t, int modf);
 bool emit_tuple_homogeneous(Emit *E, const Type *t);
 void emit_tuple_is_array(Emit *E, const Type *t);
 const char *emit_tuple_get(Emit *E, const Type *t);

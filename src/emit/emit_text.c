@@ -182,6 +182,27 @@ const char *emit_tuple_make(Emit *E, const Type *t) {
     return fn;
 }
 
+/* The helper behind math.frexp (modf 0) or math.modf (1) whose result is tuple type t:
+ * both parts from one evaluation of the argument.  frexp of inf or NaN gives (x, 0) as
+ * Python does (C leaves the exponent unspecified); modf of inf gives (+-0.0, inf). */
+const char *emit_split_fn(Emit *E, const Type *t, int modf) {
+    const char *name = emit_ctype(E, t);
+    const char *fn = arena_printf(&E->C->arena, "%s_%s", name, modf ? "modf" : "frexp");
+    if (registered(E, fn)) return fn;
+    const char *make = emit_tuple_make(E, t);
+    const char *ft = emit_ctype(E, t->elems[0]);
+    const char *f = strcmp(ft, "f32") == 0 ? "f" : "";
+    Buf *b = &E->types;
+    if (modf)
+        buf_printf(b, "KILN_FN %s %s(%s x) {\n    %s ip;\n    %s fr = modf%s(x, &ip);\n"
+                      "    return %s(fr, ip);\n}\n", name, fn, ft, ft, ft, f, make);
+    else
+        buf_printf(b, "KILN_FN %s %s(%s x) {\n    int e = 0;\n    if (!isfinite(x)) return %s(x, 0);\n"
+                      "    %s m = frexp%s(x, &e);\n    return %s(m, (i64)e);\n}\n",
+                   name, fn, ft, make, ft, f, make);
+    return fn;
+}
+
 bool emit_tuple_homogeneous(Emit *E, const Type *t) {
     if (t->n == 0 || !ty_is_scalar(t->elems[0])) return false;
     const char *el = emit_ctype(E, t->elems[0]);

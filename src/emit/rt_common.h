@@ -18,6 +18,17 @@
 /* |x| as an unsigned value, exact for INT64_MIN (x.bit_count() counts its bits). */
 KILN_FN u64 kiln_abs_bits64(i64 x) { return x < 0 ? (u64)0 - (u64)x : (u64)x; }
 
+/* ---- ldexp ----------------------------------------------------------------------- */
+
+/* math.ldexp with a 64-bit exponent: past +-KILN_LDEXP_CLAMP every finite result has
+ * already overflowed or underflowed, so clamping to C's int changes nothing. */
+#define KILN_LDEXP_CLAMP 100000
+KILN_FN i64 kiln_ldexp_e(i64 e) {
+    return e > KILN_LDEXP_CLAMP ? KILN_LDEXP_CLAMP : e < -KILN_LDEXP_CLAMP ? -KILN_LDEXP_CLAMP : e;
+}
+KILN_FN f64 kiln_ldexp(f64 x, i64 e) { return ldexp(x, (int)kiln_ldexp_e(e)); }
+KILN_FN f32 kiln_ldexpf(f32 x, i64 e) { return ldexpf(x, (int)kiln_ldexp_e(e)); }
+
 /* ---- angles ---------------------------------------------------------------------- */
 
 /* math.degrees/radians and NumPy's rad2deg/deg2rad, which C lacks: NumPy multiplies

@@ -63,6 +63,8 @@ typedef enum IntrKind {
     IK_FMA,         /* kiln.fma(a, b, c): a * b + c rounded once */
     IK_BITS,        /* kiln.popc/brev/clz/ffs: sub = IB_* */
     IK_SELP,        /* kiln.selp(cond, a, b) */
+    IK_LDEXP,       /* math.ldexp(x, i) */
+    IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP          /* builtins zip: the same */
 } IntrKind;

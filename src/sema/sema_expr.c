@@ -961,6 +961,27 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         }
         return n->opty;
     }
+    case IK_LDEXP: {
+        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (!ty_is_int(t[1]) && t[1]->kind != TY_BOOL) {
+            error_at(C, a[1]->sp, "convert it with int(...)",
+                     "math.ldexp()'s exponent must be an integer, not %s", ty_name(C, t[1]));
+            return &ty_error;
+        }
+        n->opty = float_of(t[0]);
+        return n->opty;
+    }
+    case IK_SPLIT: {
+        /* frexp: (mantissa, exponent as a Python int); modf: (fraction, integral part) */
+        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        n->opty = ty_strong(float_of(t[0]));
+        const Type *el[2] = {n->opty, in->sub == 0 ? ty_scalar(KILN_INT64) : n->opty};
+        return ty_tuple(C, 2, el);
+    }
     case IK_POWER: {
         if (!bind(S, n, in, 2, 2, a)) return &ty_error;
         const Type *lt = sema_expr(S, a[0]), *rt = sema_expr(S, a[1]);
