@@ -251,6 +251,26 @@ static void unrolled_for(Emit *E, Node *n, const UnrollPlan *u) {
     PS("}\n");
 }
 
+/* A loop's body and its closing brace, then its else block, which runs when no
+ * break left the loop (brk<k>); close_else ends that block. */
+static void loop_rest(Emit *E, NodeList *body, NodeList *orelse, int k, bool has_else,
+                      const char *close_else) {
+    E->loops[E->nloops++].flag = has_else ? k : -1;
+    emit_block(E, body);
+    E->nloops--;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    if (!has_else) return;
+    emit_indent(E);
+    P("if (!brk%d) {\n", k);
+    E->ind++;
+    emit_block(E, orelse);
+    E->ind--;
+    emit_indent(E);
+    PS(close_else);
+}
+
 static void for_stmt(Emit *E, Node *n) {
     UnrollPlan u;
     if (E->cuda && !E->debug && !E->hoist && unroll_plan(E->f, n, &E->C->arena, &u)) {
@@ -304,21 +324,7 @@ static void for_stmt(Emit *E, Node *n) {
     P("%s = ", sym);
     emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
     PS(";\n");
-    E->loops[E->nloops++].flag = has_else ? k : -1;
-    emit_block(E, &n->fors.body);
-    E->nloops--;
-    E->ind--;
-    emit_indent(E);
-    PS("}\n");
-    if (has_else) {
-        emit_indent(E);
-        P("if (!brk%d) {\n", k);
-        E->ind++;
-        emit_block(E, &n->fors.orelse);
-        E->ind--;
-        emit_indent(E);
-        PS("}\n");
-    }
+    loop_rest(E, &n->fors.body, &n->fors.orelse, k, has_else, "}\n");
     E->ind--;
     emit_indent(E);
     PS("}\n");
@@ -387,21 +393,7 @@ static void stmt(Emit *E, Node *n) {
             emit_indent(E);
             P("KILN_POLL(%s)\n", E->leave);
         }
-        E->loops[E->nloops++].flag = has_else ? k : -1;
-        emit_block(E, &n->ifs.body);
-        E->nloops--;
-        E->ind--;
-        emit_indent(E);
-        PS("}\n");
-        if (has_else) {
-            emit_indent(E);
-            P("if (!brk%d) {\n", k);
-            E->ind++;
-            emit_block(E, &n->ifs.orelse);
-            E->ind--;
-            emit_indent(E);
-            PS("} }\n");
-        }
+        loop_rest(E, &n->ifs.body, &n->ifs.orelse, k, has_else, "} }\n");
         return;
     }
     case S_FOR: for_stmt(E, n); return;
