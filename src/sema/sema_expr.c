@@ -618,18 +618,33 @@ int sema_shape(const Node *shape, int64_t *dims, int max) {
     return -1;
 }
 
-static int dtype_from_string(Sema *S, Node *n) {
+/* The text between a simple string literal's quotes, or NULL. */
+static const char *string_text(Sema *S, const Node *n) {
     const char *s = n->sp.file->text + n->sp.off;
     size_t len = n->sp.len;
     while (len && (*s == 'b' || *s == 'u' || *s == 'r')) s++, len--;
-    if (len < 2) return -1;
+    if (len < 2) return NULL;
     char q = s[0];
     s++;
     len -= 2;
-    if (s[len] != q) return -1;
-    const char *name = arena_strndup(&S->C->arena, s, len);
+    if (s[len] != q) return NULL;
+    return arena_strndup(&S->C->arena, s, len);
+}
+
+static int dtype_from_string(Sema *S, Node *n) {
+    const char *name = string_text(S, n);
+    if (!name) return -1;
     for (int d = 0; d < KILN_NDTYPES; d++)
         if (strcmp(kiln_dtype_name((kiln_dtype)d), name) == 0) return d;
+    /* NumPy's codes and Python's names for the same dtypes */
+    static const struct { const char *s; int d; } alias[] = {
+        {"b1", KILN_BOOL}, {"bool_", KILN_BOOL}, {"i1", KILN_INT8}, {"i2", KILN_INT16},
+        {"i4", KILN_INT32}, {"i8", KILN_INT64}, {"int", KILN_INT64}, {"u1", KILN_UINT8},
+        {"u2", KILN_UINT16}, {"u4", KILN_UINT32}, {"u8", KILN_UINT64}, {"f4", KILN_FLOAT32},
+        {"f8", KILN_FLOAT64}, {"float", KILN_FLOAT64}, {"single", KILN_FLOAT32},
+        {"double", KILN_FLOAT64}};
+    for (size_t i = 0; i < COUNTOF(alias); i++)
+        if (strcmp(alias[i].s, name) == 0) return alias[i].d;
     return -1;
 }
 
@@ -640,8 +655,9 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     if (!bind(S, n, in, 2, 2, a)) return &ty_error;
     if (shared) sema_gpu_only(S, n->sp, "kiln.shared.array");
     const Type *st = sema_expr(S, a[0]);
-    const Type *dt = sema_expr(S, a[1]);
-    if (IS_ERR(st) || IS_ERR(dt)) return &ty_error;
+    /* a string names the dtype, as in NumPy ("int32", "f4"): not a value to type */
+    const Type *dt = a[1]->kind == E_STR ? NULL : sema_expr(S, a[1]);
+    if (IS_ERR(st) || (dt && IS_ERR(dt))) return &ty_error;
     int64_t dims[KILN_MAX_NDIM];
     int nd = sema_shape(a[0], dims, KILN_MAX_NDIM);
     if (nd < 0) {
@@ -650,9 +666,20 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
         return &ty_error;
     }
     int d;
-    if (dt->kind == TY_DTYPE) d = dt->dtype;
-    else if (a[1]->kind == E_STR) d = dtype_from_string(S, a[1]);
-    else d = -1;
+    if (!dt) {
+        d = dtype_from_string(S, a[1]);
+        if (d < 0 || d == KILN_FLOAT16) {
+            /* Numba's phrase follows, for code that matches on it */
+            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float32 or float64",
+                     "the dtype of %s must be a scalar type (Invalid NumPy dtype specified: '%s')",
+                     in->name, string_text(S, a[1]) ? string_text(S, a[1]) : "?");
+            return &ty_error;
+        }
+    } else if (dt->kind == TY_DTYPE) {
+        d = dt->dtype;
+    } else {
+        d = -1;
+    }
     if (d < 0 || d == KILN_FLOAT16) {
         error_at(C, a[1]->sp, "pass a type such as kiln.float32 or np.int32",
                  "the dtype of %s must be a scalar type", in->name);
