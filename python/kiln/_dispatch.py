@@ -95,11 +95,13 @@ class Dispatcher(_kiln.DispatcherBase):
             signatures = [tuple(signatures)]
         texts = [signature_text(s) for s in signatures if s is not None]
         if device:
-            if len(texts) > 1:
-                raise TypeError("a device function takes at most one signature")
+            for t in texts:
+                if ";" in t:
+                    raise TypeError(f"a signature is one 'ret(args)', not several: {t!r}")
+                _kiln.parse_signature(t)  # report a bad signature now
             if texts:
-                _kiln.parse_signature(texts[0])  # report a bad signature now
-                self._device_sig = texts[0]
+                # each call from a kernel takes the signature that fits its arguments best
+                self._device_sig = ";".join(texts)
         else:
             for t in texts:
                 self.compile(t)
@@ -174,7 +176,10 @@ class Dispatcher(_kiln.DispatcherBase):
     @property
     def overloads(self):
         """Numba's view of the compiled specialisations: a dict from each one's argument
-        types (signature text) to its loaded specialisation."""
+        types (signature text) to its loaded specialisation (for a device function, its
+        explicit signatures, each to None: it is compiled into its callers)."""
+        if self._is_device:  # compiled into each caller: its signatures are what it has
+            return {t: None for t in (self._device_sig or "").split(";") if t}
         return {text: self._lookup(key) for text, key in self._compiled}
 
     def specialize(self, *args):

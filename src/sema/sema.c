@@ -103,23 +103,33 @@ static FuncInfo *funcinfo_for(Sema *S, const kiln_value *kv) {
     fi->next = S->funcs;
     S->funcs = fi;
     if (kv->signature && *kv->signature) {
-        SrcFile *sf = arena_alloc(&S->C->arena, sizeof *sf);
-        sf->name = arena_printf(&S->C->arena, "<signature of %s>", fi->name ? fi->name : "?");
-        sf->text = arena_strdup(&S->C->arena, kv->signature);
-        sf->len = strlen(sf->text);
-        sf->first_line = 1;
-        kiln_argtype args[KILN_MAX_PARAMS];
-        int saved = S->C->muted;
-        S->C->muted = 0;
-        int n = parse_signature(S->C, sf, &fi->sig_ret, args, KILN_MAX_PARAMS);
-        S->C->muted = saved;
-        if (n < 0) {
-            fi->parse_failed = true;
-        } else {
+        /* one or more signatures, separated by ';' (the Dispatcher joins a list so) */
+        int cap = 0;
+        for (const char *p = kv->signature; *p;) {
+            const char *end = strchr(p, ';');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            SrcFile *sf = arena_alloc(&S->C->arena, sizeof *sf);
+            sf->name = arena_printf(&S->C->arena, "<signature of %s>", fi->name ? fi->name : "?");
+            sf->text = arena_strndup(&S->C->arena, p, len);
+            sf->len = len;
+            sf->first_line = 1;
+            kiln_argtype args[KILN_MAX_PARAMS];
+            FuncSig sig = {NULL, 0, {0}};
+            int saved = S->C->muted;
+            S->C->muted = 0;
+            int n = parse_signature(S->C, sf, &sig.ret, args, KILN_MAX_PARAMS);
+            S->C->muted = saved;
+            if (n < 0) {
+                fi->parse_failed = true;
+                break;
+            }
+            sig.nargs = n;
+            sig.args = arena_alloc(&S->C->arena, sizeof(kiln_argtype) * (size_t)(n + 1));
+            memcpy(sig.args, args, sizeof(kiln_argtype) * (size_t)n);
+            fi->sigs = arena_grow(&S->C->arena, fi->sigs, &cap, fi->nsigs + 1, sizeof(FuncSig));
+            fi->sigs[fi->nsigs++] = sig;
             fi->has_sig = true;
-            fi->sig_nargs = n;
-            fi->sig_args = arena_alloc(&S->C->arena, sizeof(kiln_argtype) * (size_t)(n + 1));
-            memcpy(fi->sig_args, args, sizeof(kiln_argtype) * (size_t)n);
+            p = end ? end + 1 : p + len;
         }
     }
     return fi;
@@ -837,6 +847,65 @@ static bool sig_accepts(const kiln_argtype *s, const Type *t) {
     return ty_is_scalar(t);
 }
 
+/* What converting a value of type t to a signature's scalar type d costs: 0 exact (a
+ * Python int or float taken as int64 or float64 counts as exact), 1 safe (no value is
+ * lost: wider, or an integer to a float), 2 unsafe (a float to an integer, narrower). */
+static int conversion_cost(const Type *t, kiln_dtype d) {
+    if (t->kind == TY_TUPLE || t->kind == TY_ARRAY) return 3;
+    kiln_dtype from = (kiln_dtype)t->dtype;
+    bool tf = t->kind == TY_FLOAT, df = d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    if (t->weak) {
+        if (tf) return d == KILN_FLOAT64 ? 0 : df ? 1 : 2;
+        return d == KILN_INT64 ? 0 : d == KILN_BOOL ? 2 : 1;
+    }
+    if (from == d) return 0;
+    if (tf) return df && kiln_dtype_size(d) > kiln_dtype_size(from) ? 1 : 2;
+    if (df) return 1;
+    if (d == KILN_BOOL) return 2;
+    if (t->kind == TY_BOOL) return 1;
+    bool ts = ty_is_signed(t), ds = d == KILN_INT8 || d == KILN_INT16 || d == KILN_INT32 ||
+                                    d == KILN_INT64;
+    size_t a = kiln_dtype_size(from), b = kiln_dtype_size(d);
+    if (ts == ds) return b >= a ? 1 : 2;
+    return !ts && ds && b > a ? 1 : 2;
+}
+
+/* The signature a call with argument types `types` takes: the one that needs the fewest
+ * unsafe conversions, then the fewest safe ones, the first given on a tie (as Numba
+ * resolves explicit signatures of device functions); NULL when none accepts them. */
+static const FuncSig *best_signature(const FuncInfo *fi, const Type **types, int np) {
+    const FuncSig *best = NULL;
+    int best_unsafe = 0, best_safe = 0;
+    for (int s = 0; s < fi->nsigs; s++) {
+        const FuncSig *g = &fi->sigs[s];
+        if (g->nargs != np) continue;
+        int unsafe = 0, safe = 0;
+        bool ok = true;
+        for (int i = 0; i < np && ok; i++) {
+            if (!sig_accepts(&g->args[i], types[i])) ok = false;
+            else if (!g->args[i].is_array) {
+                int c = conversion_cost(types[i], (kiln_dtype)g->args[i].dtype);
+                unsafe += c == 2;
+                safe += c == 1;
+            }
+        }
+        if (!ok) continue;
+        if (!best || unsafe < best_unsafe || (unsafe == best_unsafe && safe < best_safe)) {
+            best = g;
+            best_unsafe = unsafe;
+            best_safe = safe;
+        }
+    }
+    return best;
+}
+
+static const char *types_text(Compiler *C, const Type **types, int n) {
+    Buf b;
+    buf_init_arena(&b, &C->arena);
+    for (int i = 0; i < n; i++) buf_printf(&b, "%s%s", i ? ", " : "", ty_name(C, types[i]));
+    return b.p ? b.p : "";
+}
+
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret) {
     Compiler *C = S->C;
     *ret = &ty_error;
@@ -900,23 +969,29 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     }
     call->call.bound.v = bound;
     call->call.bound.n = np;
-    if (fi->has_sig) {
-        if (fi->sig_nargs != np) {
-            error_at(C, call->sp, NULL, "the signature of '%s' has %d arguments but it takes %d",
-                     fi->name, fi->sig_nargs, np);
-            return NULL;
-        }
-        for (int i = 0; i < np && !unknown; i++) {
-            if (!sig_accepts(&fi->sig_args[i], types[i])) {
+    const FuncSig *sig = NULL;
+    if (fi->has_sig && !unknown) {
+        sig = best_signature(fi, types, np);
+        if (!sig) {
+            const FuncSig *s0 = &fi->sigs[0];
+            if (fi->nsigs > 1)
+                error_at(C, call->sp, NULL, "no signature of '%s' accepts (%s)", fi->name,
+                         types_text(C, types, np));
+            else if (s0->nargs != np)
+                error_at(C, call->sp, NULL, "the signature of '%s' has %d arguments but it takes %d",
+                         fi->name, s0->nargs, np);
+            for (int i = 0; fi->nsigs == 1 && s0->nargs == np && i < np; i++) {
+                if (sig_accepts(&s0->args[i], types[i])) continue;
                 char want[64];
-                kiln_argtype_format(&fi->sig_args[i], want, sizeof want);
+                kiln_argtype_format(&s0->args[i], want, sizeof want);
                 error_at(C, bound[i]->sp, NULL,
                          "argument %d of '%s' is %s, which its signature's %s does not accept",
                          i + 1, fi->name, ty_name(C, types[i]), want);
-                return NULL;
+                break;
             }
-            types[i] = ty_from_argtype(C, &fi->sig_args[i]);
+            return NULL;
         }
+        for (int i = 0; i < np; i++) types[i] = ty_from_argtype(C, &sig->args[i]);
     }
     if (unknown) {
         *ret = &ty_unknown;
@@ -957,8 +1032,8 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         if (spec_writes(spec, i) && types[i]->kind == TY_ARRAY)
             sema_mark_written(S, bound[i]);
     call->callee = spec;
-    if (fi->has_sig && fi->sig_ret.dtype != KILN_NDTYPES)
-        *ret = ty_scalar((kiln_dtype)fi->sig_ret.dtype);
+    if (sig && sig->ret.dtype != KILN_NDTYPES)
+        *ret = ty_scalar((kiln_dtype)sig->ret.dtype);
     else
         *ret = spec->ret;
     return spec;
@@ -972,7 +1047,6 @@ FuncInfo *sema_funcinfo(Compiler *C, void *scope, const char *text, size_t len,
     fi->file.text = arena_strndup(&C->arena, text ? text : "", text ? len : 0);
     fi->file.len = text ? len : 0;
     fi->file.first_line = first_line > 0 ? first_line : 1;
-    fi->sig_ret.dtype = KILN_NDTYPES;
     int saved = C->muted;
     C->muted = 0;
     fi->proto = parse_function(C, &fi->file);

@@ -122,16 +122,22 @@ typedef struct GVal {
 
 /* ---- functions ---------------------------------------------------------------- */
 
+/* One explicit signature of a device function. */
+typedef struct FuncSig {
+    kiln_argtype *args;
+    int nargs;
+    kiln_argtype ret; /* dtype KILN_NDTYPES: void */
+} FuncSig;
+
 struct FuncInfo {
     FuncInfo *next;
     void *scope;          /* the resolver scope of the function's globals */
     const char *name;     /* the def's name */
     SrcFile file;         /* its source text */
     bool is_device;
-    bool has_sig;         /* an explicit signature converts the arguments */
-    kiln_argtype *sig_args;
-    int sig_nargs;
-    kiln_argtype sig_ret; /* dtype KILN_NDTYPES: void */
+    bool has_sig;         /* explicit signatures: one of them converts the arguments */
+    FuncSig *sigs;        /* in the order given; each call takes the best (sema.c) */
+    int nsigs;
     Node *proto;          /* one parse of the def, for parameter names */
     FuncSpec *specs;      /* specialisations made so far */
     int nspecs;
