@@ -62,7 +62,11 @@ def metrics(reset=False, device_time=False):
     if device_time and not flags & DEVTIME:
         _set(on=DEVTIME)
     include = bool(device_time or flags & (DEVTIME | TRACE))
-    return _kiln.obs_metrics(bool(reset), include)
+    m = _kiln.obs_metrics(bool(reset), include)
+    # kiln.compile(mode="reduce-overhead"): since the process started (not reset)
+    m["recorded_steps"] = dict(zip(("records", "replays", "graphs", "graph_node_updates"),
+                                   _kiln.record_counts()))
+    return m
 
 
 # ---- traces ------------------------------------------------------------------------------

@@ -294,3 +294,14 @@ def test_threads_replaying_one_record():
     for t in ts:
         t.join()
     assert not bad and len(f.records) == 1
+
+
+def test_metrics_count_records_and_replays():
+    f = kiln.compile(step, mode="reduce-overhead")
+    before = kiln.metrics()["recorded_steps"]
+    for _ in range(3):
+        f(rand(64), rand(64), 1.0)
+    after = kiln.metrics()["recorded_steps"]
+    assert after["records"] - before["records"] == 1
+    assert after["replays"] - before["replays"] == 2
+    assert after["graphs"] == before["graphs"]          # the CPU makes no graph
