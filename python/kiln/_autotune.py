@@ -1,7 +1,7 @@
 """max-autotune: launch configurations chosen by timing, kept in the cache.
 
 While a step compiled with ``kiln.compile(step, mode="max-autotune")`` runs, the launches
-whose configuration kiln chooses (``vectorize`` today) time each candidate number of threads
+whose configuration kiln chooses (``vectorize``, and Numba's ``kernel.forall(n)``) time each candidate number of threads
 per block on the real arguments, writing a scratch output so nothing the caller sees is
 touched, and keep the fastest: in memory, and in the disk cache as the fact
 ``autotune|<kind>|<function:code:types:kernel>|<device>|<size bucket>`` = ``threads=N``, so
@@ -52,7 +52,7 @@ def bucket(n):
     return max(int(n), 1).bit_length()
 
 
-def choose(key, kind, ident, device, n, candidates, make_run, sync):
+def choose(key, kind, ident, device, n, candidates, make_run, sync, default=DEFAULT_THREADS):
     """The threads per block for this launch: the kept choice, else the fastest candidate.
     key: a cheap, hashable identity of the launch (looked up first, in memory); ident():
     its text for the cache; make_run() returns run(c), which launches with c threads into
@@ -70,14 +70,14 @@ def choose(key, kind, ident, device, n, candidates, make_run, sync):
         if c not in candidates:     # a value this kiln would not choose: search again
             c = None
     if c is None:
-        c = _search(candidates, make_run(), sync)
+        c = _search(candidates, make_run(), sync, default)
         _kiln.cache_set_fact(name, f"threads={c}")
     with _lock:
         _memo[key] = c
     return c
 
 
-def _search(candidates, run, sync):
+def _search(candidates, run, sync, default=DEFAULT_THREADS):
     times = {}
     for c in candidates:            # the first launch of each compiles it
         run(c)
@@ -92,8 +92,8 @@ def _search(candidates, run, sync):
             times.setdefault(c, []).append(time.perf_counter() - t0)
     med = {c: statistics.median(v) for c, v in times.items()}
     best = min(med, key=med.get)
-    if DEFAULT_THREADS in med and med[best] > med[DEFAULT_THREADS] * (1 - NOISE):
-        return DEFAULT_THREADS
+    if default in med and med[best] > med[default] * (1 - NOISE):
+        return default
     return best
 
 

@@ -6,9 +6,10 @@ specialisation that exists.  Python runs only on a miss, in ``_compile_key``,
 which hands the work to kiln._compile (imported then, not at ``import kiln``).
 """
 
+import hashlib
 import os
 
-from . import _kiln, _source
+from . import _autotune, _kiln, _source
 from ._types import Type, signature_text
 
 # `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
@@ -211,12 +212,75 @@ class Dispatcher(_kiln.DispatcherBase):
             raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
         if ntasks == 0:
             return _no_launch
+        if not tpb and ntasks > FORALL_BLOCK and _autotune.active():
+            return _TunedForall(self, ntasks, stream, sharedmem)
         tpb = tpb or min(FORALL_BLOCK, ntasks)
         return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
 
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+class _TunedForall:
+    """k.forall(n) inside a max-autotune step: the first call of each size bucket and argument
+    types times the threads per block on copies of the arguments (a kernel may add into its
+    arrays), then launches on the real ones (_autotune.py)."""
+
+    def __init__(self, disp, n, stream, sharedmem):
+        self.disp, self.n, self.stream, self.sharedmem = disp, n, stream, sharedmem
+
+    def __call__(self, *args):
+        from ._cuda import _is_gpu_array
+
+        gpu = any(_is_gpu_array(a) for a in args)
+        if gpu and not all(_contiguous(a) for a in args if _is_gpu_array(a)):
+            t = min(FORALL_BLOCK, self.n)   # strided device arrays: not copied, not tuned
+            return self.disp[(self.n + t - 1) // t, t, self.stream, self.sharedmem](*args)
+        key = ("forall", self.disp, _kiln.key_of(*args), gpu, _autotune.bucket(self.n))
+        cands = _autotune.GPU_THREADS if gpu else _autotune.CPU_THREADS
+
+        def make_run():
+            copies = [_copy_arg(a) for a in args]
+            return lambda t: self.disp[(self.n + t - 1) // t, t, self.stream,
+                                       self.sharedmem](*copies)
+
+        def ident():
+            code = self.disp.py_func.__code__
+            body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12]
+            return f"{self.disp.py_func.__module__}.{self.disp.__qualname__}:{body}:" \
+                   f"{_kiln.key_of(*args).hex()}"
+
+        sync = None
+        if gpu:
+            from ._cuda import synchronize as sync
+        t = _autotune.choose(key, "forall-gpu" if gpu else "forall-cpu", ident,
+                             "gpu" if gpu else "cpu", self.n, cands, make_run, sync,
+                             default=FORALL_BLOCK)
+        return self.disp[(self.n + t - 1) // t, t, self.stream, self.sharedmem](*args)
+
+
+def _contiguous(a):
+    from ._cuda import as_cuda_array
+
+    d = as_cuda_array(a)
+    return d.is_c_contiguous() or d.is_f_contiguous()
+
+
+def _copy_arg(a):
+    """A copy of an array argument for timing (scalars as they are)."""
+    from ._cuda import DeviceArray, _is_gpu_array, as_cuda_array, device_array
+
+    if _is_gpu_array(a):
+        d = a if isinstance(a, DeviceArray) else as_cuda_array(a)
+        c = device_array(d.shape, d.dtype, order="C" if d.is_c_contiguous() else "F")
+        _kiln.copy("d2d", d.device, c._ptr, d._ptr, d.nbytes, 0)
+        return c
+    if hasattr(a, "__array_interface__") or isinstance(a, memoryview):
+        import numpy as np
+
+        return np.array(a, copy=True, order="K")
+    return a
 
 
 def jit(func_or_sig=None, *args, **options):

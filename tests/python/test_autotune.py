@@ -100,3 +100,27 @@ def test_a_kept_value_kiln_would_not_choose_is_searched_again(monkeypatch):
     got = _autotune.choose(("k", 1), "k", lambda: "bogus", "cpu", 100, (64, 256),
                            lambda: calls.append, None)
     assert got in (64, 256) and calls and _kiln.cache_fact(name) == f"threads={got}"
+
+
+@kiln.jit
+def accumulate(h, x):
+    i = kiln.grid(1)
+    if i < x.size:
+        kiln.atomic.add(h, 0, x[i])
+
+
+def test_forall_is_tuned_on_copies_of_its_arguments(rng, monkeypatch):
+    monkeypatch.setattr(_autotune, "_memo", {})
+    searched = []
+    real = _autotune._search
+    monkeypatch.setattr(_autotune, "_search", lambda *a: searched.append(1) or real(*a))
+    x = rng.random(20000)
+    h = np.zeros(1)
+    f = kiln.compile(lambda h, x: accumulate.forall(x.size)(h, x), mode="max-autotune")
+    f(h, x)                                # the search added into copies of h, not into h
+    np.testing.assert_allclose(h[0], x.sum())
+    f(h, x)
+    np.testing.assert_allclose(h[0], 2 * x.sum())
+    assert searched == [1]
+    assert any(n.startswith("autotune|forall-cpu|") and "accumulate" in n
+               for n, _ in _autotune.kept())
