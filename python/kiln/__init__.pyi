@@ -116,6 +116,7 @@ class Dispatcher:
         cache: bool = ...,
         target: _Target = ...,
         max_registers: int | None = ...,
+        mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
         inline: Any = ...,
         opt: Any = ...,
     ) -> None: ...
@@ -152,6 +153,7 @@ def jit(
     cache: bool = ...,
     target: _Target = ...,
     max_registers: int | None = ...,
+    mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
 ) -> Dispatcher: ...
 @overload
 def jit(
@@ -164,6 +166,7 @@ def jit(
     cache: bool = ...,
     target: _Target = ...,
     max_registers: int | None = ...,
+    mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 class _Vectorized:

@@ -30,7 +30,12 @@ _lock = threading.Lock()
 
 def active():
     """Whether this thread runs a max-autotune step and the search is on."""
-    return getattr(_local, "depth", 0) > 0 and os.environ.get("KILN_AUTOTUNE", "1") != "0"
+    return getattr(_local, "depth", 0) > 0 and on()
+
+
+def on():
+    """Whether KILN_AUTOTUNE leaves the search on."""
+    return os.environ.get("KILN_AUTOTUNE", "1") != "0"
 
 
 class enabled:

@@ -19,7 +19,8 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "inline", "opt")
+                "mode", "inline", "opt")
+_MODES = ("default", "reduce-overhead", "max-autotune")
 
 
 # forall's threads per block when the caller gives none: a multiple of the warp that keeps
@@ -51,8 +52,8 @@ class Dispatcher(_kiln.DispatcherBase):
     variable and the generated code."""
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
-                 lineinfo=False, cache=True, target="auto", max_registers=None, inline=None,
-                 opt=None):
+                 lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
+                 inline=None, opt=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -72,6 +73,10 @@ class Dispatcher(_kiln.DispatcherBase):
             "max_registers": max_registers or 0,
         }
         self._explicit_cpu = target == "cpu"
+        if mode not in _MODES:
+            raise ValueError(f"kiln.jit: mode must be one of {', '.join(map(repr, _MODES))}, "
+                             f"not {mode!r}")
+        self.mode = mode
         # first-use costs paid on threads while the program goes on: the cache's database,
         # and NVRTC's first compile unless the kernel is for the CPU
         _kiln.open_ahead()
@@ -212,7 +217,8 @@ class Dispatcher(_kiln.DispatcherBase):
             raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
         if ntasks == 0:
             return _no_launch
-        if not tpb and ntasks > FORALL_BLOCK and _autotune.active():
+        if not tpb and ntasks > FORALL_BLOCK and (_autotune.active() or (
+                self.mode == "max-autotune" and _autotune.on())):
             return _TunedForall(self, ntasks, stream, sharedmem)
         tpb = tpb or min(FORALL_BLOCK, ntasks)
         return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
@@ -302,6 +308,10 @@ def jit(func_or_sig=None, *args, **options):
     - ``target``: ``'auto'`` (default: GPU arrays run on the GPU, host arrays on the GPU
       when one is usable, else the CPU), ``'cpu'`` or ``'cuda'``.
     - ``max_registers``: at most this many registers per GPU thread.
+    - ``mode``: ``'default'``; ``'max-autotune'`` times the threads per block of its
+      ``forall(n)`` launches and keeps the fastest (docs/modes.md); ``'reduce-overhead'`` is
+      accepted and is the default for one kernel (its launch path is already C: recording
+      pays off for steps of several launches, ``kiln.compile``).
 
     ``inline`` and ``opt`` (Numba's) are accepted and ignored.  Unknown options are a
     TypeError."""

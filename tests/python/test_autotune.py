@@ -124,3 +124,21 @@ def test_forall_is_tuned_on_copies_of_its_arguments(rng, monkeypatch):
     assert searched == [1]
     assert any(n.startswith("autotune|forall-cpu|") and "accumulate" in n
                for n, _ in _autotune.kept())
+
+
+def test_jit_mode_max_autotune_tunes_forall_outside_a_step(rng, monkeypatch):
+    monkeypatch.setattr(_autotune, "_memo", {})
+
+    @kiln.jit(mode="max-autotune")
+    def acc2(h, x):
+        i = kiln.grid(1)
+        if i < x.size:
+            kiln.atomic.add(h, 0, x[i])
+
+    x, h = rng.random(5000), np.zeros(1)
+    acc2.forall(x.size)(h, x)
+    np.testing.assert_allclose(h[0], x.sum())
+    assert any("acc2" in n for n, _ in _autotune.kept())
+    import pytest
+    with pytest.raises(ValueError, match="mode must be one of"):
+        kiln.jit(mode="fastest")(lambda a: None)
