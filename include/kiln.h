@@ -355,6 +355,19 @@ typedef struct kiln_kernel_error {
     int64_t a, b, c;
 } kiln_kernel_error;
 
+/* The largest launch: CUDA's own limits, which the dispatcher checks on every
+ * configuration (python/kiln/_ext/dispatcher.c) for both targets.  Generated
+ * code relies on them: sema bounds kiln.grid(), the thread and block indices
+ * and dimensions by them when it proves index arithmetic cannot wrap
+ * (src/sema/bounds.c), so a caller of kiln_cpu_launch_kernel or
+ * kiln_cuda_launch must stay within them too. */
+enum {
+    KILN_MAX_BLOCK_THREADS = 1024, /* threads per block, and blockdim x and y */
+    KILN_MAX_BLOCK_Z = 64,         /* blockdim z */
+    KILN_MAX_GRID_X = 2147483647,  /* griddim x: 2**31-1 */
+    KILN_MAX_GRID_YZ = 65535       /* griddim y and z */
+};
+
 /* The launch record the generated entry reads; see src/emit/rt_cpu.h. */
 typedef struct kiln_cpu_launch {
     int64_t grid[3];

@@ -118,7 +118,8 @@ enum NodeFlags {
     NF_CONST = 1,     /* sema: cval holds the value */
     NF_NONNEG = 2,    /* sema: an integer value known to be >= 0 */
     NF_PAREN = 4,     /* parser: written in parentheses */
-    NF_DOCSTRING = 8  /* parser: a string statement that is a docstring */
+    NF_DOCSTRING = 8, /* parser: a string statement that is a docstring */
+    NF_BOUNDED = 16   /* sema: with NF_NONNEG, the value is at most nnhi */
 };
 
 struct Node {
@@ -178,6 +179,7 @@ struct Node {
     const Intrinsic *intr;  /* E_CALL/E_ATTR/E_NAME: the builtin or intrinsic */
     FuncSpec *callee;       /* E_CALL: the device function specialisation */
     ConstVal cval;          /* with NF_CONST */
+    uint64_t nnhi;          /* with NF_BOUNDED: an upper bound (src/sema/bounds.c) */
     const struct GVal *gv;  /* E_NAME/E_ATTR of a frozen tuple global */
     int id;                 /* sema: a number unique in the function (temporaries) */
 };

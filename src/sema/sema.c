@@ -351,9 +351,12 @@ static void widen(Sema *S, Sym *s, const Type *t, Span sp) {
     }
 }
 
-static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t origins);
+static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t hi,
+                   uint64_t origins);
 
-static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t origins) {
+/* nonneg: the value is a non-negative integer, at most hi */
+static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t hi,
+                        uint64_t origins) {
     Sym *s = sema_local(S, t->name.id);
     ASSERT(s);
     t->sym = s;
@@ -365,10 +368,13 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
         return;
     }
     widen(S, s, vt, t->sp);
+    /* a value past the variable's type wraps when stored (bounds.c) */
+    if (nonneg && ty_is_int(s->ty) && hi > bound_tymax(s->ty)) nonneg = false;
     if (!nonneg && !s->maybe_neg && ty_is_int(vt)) {
         s->maybe_neg = true;
         S->changed = true;
     }
+    if (nonneg && (ty_is_int(vt) || vt->kind == TY_BOOL)) bound_assign(S, s, hi);
     if ((s->origins | origins) != s->origins) {
         s->origins |= origins;
         S->changed = true;
@@ -376,9 +382,10 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
     t->ty = s->ty;
 }
 
-static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t origins) {
+static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t hi,
+                   uint64_t origins) {
     switch (t->kind) {
-    case E_NAME: assign_name(S, t, vt, nonneg, origins); return;
+    case E_NAME: assign_name(S, t, vt, nonneg, hi, origins); return;
     case E_SUBSCRIPT: {
         const Type *et = sema_subscript(S, t, true);
         if (IS_ERR(et) || IS_UNKNOWN(et) || IS_ERR(vt) || IS_UNKNOWN(vt)) return;
@@ -387,7 +394,7 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
     }
     case E_TUPLE: {
         if (IS_ERR(vt) || IS_UNKNOWN(vt)) {
-            for (int i = 0; i < t->tuple.n; i++) assign(S, t->tuple.v[i], NULL, vt, false, 0);
+            for (int i = 0; i < t->tuple.n; i++) assign(S, t->tuple.v[i], NULL, vt, false, 0, 0);
             return;
         }
         if (vt->kind != TY_TUPLE) {
@@ -404,9 +411,11 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
         t->ty = vt;
         for (int i = 0; i < t->tuple.n; i++) {
             Node *ev = v && v->kind == E_TUPLE ? v->tuple.v[i] : NULL;
-            bool nn = ev ? (ev->flags & NF_NONNEG) != 0 : sema_elem_nonneg(v, i);
+            uint64_t h = 0;
+            bool nn = ev ? bound_nonneg(ev, vt->elems[i]) : bound_elem(v, i, &h);
+            if (ev && nn) h = bound_of(ev, vt->elems[i]);
             uint64_t o = ev ? sema_origins(S, ev) : (v ? sema_origins(S, v) : 0);
-            assign(S, t->tuple.v[i], ev, vt->elems[i], nn, o);
+            assign(S, t->tuple.v[i], ev, vt->elems[i], nn, h, o);
         }
         return;
     }
@@ -480,20 +489,6 @@ bad:
     error_at(S->C, iter->sp, "loop over indices: for i in range(len(a)):",
              "kernels can only loop over range(...)");
     return &ty_error;
-}
-
-static bool range_nonneg(Node *iter) {
-    NodeList *a = &iter->call.args;
-    if (a->n == 1) return true;
-    bool start_nn = (a->v[0]->flags & NF_NONNEG) != 0;
-    if (a->n == 2) return start_nn;
-    int64_t step, stop;
-    if (sema_const_int(a->v[2], &step)) {
-        if (step > 0) return start_nn;
-        return (sema_const_int(a->v[1], &stop) && stop >= -1) ||
-               (a->v[1]->flags & NF_NONNEG);
-    }
-    return start_nn && (a->v[1]->flags & NF_NONNEG);
 }
 
 /* A variable whose value cannot change inside the if's body: a local assigned
@@ -571,10 +566,11 @@ static void stmt(Sema *S, Node *n) {
     case S_ASSIGN: {
         Node *v = n->assign.value;
         const Type *vt = sema_expr(S, v);
-        bool nn = (v->flags & NF_NONNEG) != 0;
+        bool nn = !IS_ERR(vt) && !IS_UNKNOWN(vt) && bound_nonneg(v, vt);
+        uint64_t hi = nn ? bound_of(v, vt) : 0;
         uint64_t o = sema_origins(S, v);
         for (int i = 0; i < n->assign.targets.n; i++)
-            assign(S, n->assign.targets.v[i], v, vt, nn, o);
+            assign(S, n->assign.targets.v[i], v, vt, nn, hi, o);
         return;
     }
     case S_AUGASSIGN: {
@@ -591,8 +587,8 @@ static void stmt(Sema *S, Node *n) {
         n->ty = rt;
         n->opty = opty;
         if (t->kind == E_NAME) {
-            bool nn = (n->flags & NF_NONNEG) != 0;
-            assign_name(S, t, rt, nn, 0);
+            bool nn = !IS_ERR(rt) && !IS_UNKNOWN(rt) && bound_nonneg(n, rt);
+            assign_name(S, t, rt, nn, nn ? bound_of(n, rt) : 0, 0);
         } else if (!IS_ERR(rt) && !IS_UNKNOWN(rt) && !IS_ERR(tt) && !IS_UNKNOWN(tt)) {
             sema_check_store(S, tt, rt, NULL, n->sp);
         }
@@ -626,8 +622,9 @@ static void stmt(Sema *S, Node *n) {
             error_at(C, t->sp, "unpack inside the loop body",
                      "a for loop over range() needs a single variable");
         } else {
-            bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && range_nonneg(n->fors.iter);
-            assign_name(S, t, lt, nn, 0);
+            uint64_t hi = 0;
+            bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && bound_range(n->fors.iter, &hi);
+            assign_name(S, t, lt, nn, hi, 0);
             n->sym = t->sym;
         }
         /* a rewritten body starts with `target = ELEM`, of the iterable that failed */

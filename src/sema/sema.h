@@ -151,6 +151,10 @@ struct Sym {
     Span change_sp;      /* the assignment that changed it last */
     int param;           /* parameter index, or -1 */
     bool maybe_neg;      /* may hold a negative integer (monotone: only turns true) */
+    bool hi_set;         /* hi holds the bound of a non-negative value assigned */
+    uint8_t hi_grown;    /* times hi grew; past BOUND_WIDEN_AFTER it is the top */
+    uint64_t hi;         /* the largest non-negative value assigned (bounds.c);
+                          * UINT64_MAX: unbounded (its type's maximum) */
     uint64_t origins;    /* arrays: bit p set if parameter p may flow here */
     bool is_local;       /* assigned in the body */
     bool read;           /* read somewhere (for warnings) */

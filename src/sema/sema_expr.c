@@ -3,7 +3,8 @@
  * Each expression gets its type (Node.ty), the type its operands are
  * converted to (Node.opty), and flags: NF_CONST with the folded value for
  * compile-time integers and floats (literals, frozen globals, and arithmetic
- * on them), NF_NONNEG for integers known never to be negative.  Operators
+ * on them), NF_NONNEG for integers known never to be negative, with an upper
+ * bound so that arithmetic that may wrap is not (bounds.c).  Operators
  * follow NumPy 2 for typed values and Python for the meaning of `/`, `//`,
  * `%`, `**` and comparisons; see types.h for promotion and LANGUAGE.md for the
  * contract.  Errors name the operator and both types, and hint at the fix.
@@ -138,30 +139,20 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     }
     if (!check_weak_fits(S, l, lt, rt) || !check_weak_fits(S, r, rt, lt)) return &ty_error;
     const Type *t = ty_promote(lt, rt);
-    bool lnn = (l->flags & NF_NONNEG) || (ty_is_int(lt) && !ty_is_signed(lt)) ||
-               lt->kind == TY_BOOL;
-    bool rnn = (r->flags & NF_NONNEG) || (ty_is_int(rt) && !ty_is_signed(rt)) ||
-               rt->kind == TY_BOOL;
-    bool nonneg = false;
     switch (op) {
     case B_ADD:
     case B_MUL:
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
-        nonneg = lnn && rnn;
         break;
-    case B_SUB: {
+    case B_SUB:
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
-        int64_t lo, c;
-        if (sema_fact_lo(S, l, &lo) && sema_const_int(r, &c) && c <= lo) nonneg = true;
         break;
-    }
     case B_DIV:
         if (t->kind != TY_FLOAT) t = (lt->weak && rt->weak) ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
         break;
     case B_FLOORDIV:
     case B_MOD:
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
-        nonneg = lnn && rnn;
         break;
     case B_POW: {
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
@@ -171,7 +162,6 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
                      "integers to negative integer powers are not allowed");
             return &ty_error;
         }
-        nonneg = lnn || (sema_const_int(r, &e) && e % 2 == 0);
         break;
     }
     case B_LSHIFT:
@@ -192,15 +182,15 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
             return &ty_error;
         }
         if (t->kind == TY_BOOL && (op == B_LSHIFT || op == B_RSHIFT)) t = ty_scalar(KILN_INT64);
-        if (op == B_RSHIFT) nonneg = lnn;
-        else if (op == B_LSHIFT) nonneg = lnn;
-        else if (op == B_AND) nonneg = lnn || rnn;
-        else nonneg = lnn && rnn;
         break;
     }
     *opty = t;
-    at->flags &= (uint16_t)~(NF_CONST | NF_NONNEG);
-    if (nonneg || (ty_is_int(t) && !ty_is_signed(t))) at->flags |= NF_NONNEG;
+    at->flags &= (uint16_t)~(NF_CONST | NF_NONNEG | NF_BOUNDED);
+    /* non-negative only where the result cannot wrap past its type's maximum */
+    int64_t lo;
+    bool has_lo = op == B_SUB && sema_fact_lo(S, l, &lo);
+    uint64_t hi;
+    if (bound_binop(op, l, r, lt, rt, t, has_lo ? &lo : NULL, &hi)) bound_set(at, hi);
     if ((l->flags & NF_CONST) && (r->flags & NF_CONST) && lt->weak && rt->weak) {
         if (t->kind == TY_INT)
             fold_int(S, at, op, l->cval.i, r->cval.i);
@@ -243,18 +233,6 @@ uint64_t sema_origins(Sema *S, Node *n) {
 }
 
 void sema_mark_written(Sema *S, Node *array) { S->cur->written |= sema_origins(S, array); }
-
-bool sema_elem_nonneg(const Node *v, int i) {
-    (void)i;
-    if (!v) return false;
-    if (v->kind == E_CALL && v->intr &&
-        (v->intr->kind == IK_GRID || v->intr->kind == IK_GRIDSIZE))
-        return true;
-    if (v->kind == E_ATTR && v->ty && v->ty->kind == TY_TUPLE && v->attr.base->ty &&
-        v->attr.base->ty->kind == TY_ARRAY)
-        return true; /* a.shape, a.strides */
-    return false;
-}
 
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp) {
     if (!ty_is_scalar(vt)) {
@@ -341,7 +319,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
                 error_at(C, ix->v[0]->sp, NULL, "tuple index out of range");
                 return n->ty = &ty_error;
             }
-            n->flags |= sema_elem_nonneg(n->sub.base, (int)k) ? NF_NONNEG : 0;
+            uint64_t hi;
+            if (bound_elem(n->sub.base, (int)k, &hi)) bound_set(n, hi);
             return n->ty = bt->elems[k];
         }
         for (int i = 1; i < bt->n; i++)
@@ -354,7 +333,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             error_at(C, n->sp, NULL, "tuple index out of range");
             return n->ty = &ty_error;
         }
-        if (sema_elem_nonneg(n->sub.base, 0)) n->flags |= NF_NONNEG;
+        uint64_t hi;
+        if (bound_elem(n->sub.base, -1, &hi)) bound_set(n, hi);
         return n->ty = bt->elems[0];
     }
     if (bt->kind != TY_ARRAY) {
@@ -426,7 +406,7 @@ static const Type *intrinsic_value(Sema *S, Node *n, const NsRef *ns) {
     n->intr = in;
     switch ((IntrKind)in->kind) {
     case IK_SREG:
-        n->flags |= NF_NONNEG;
+        bound_set(n, bound_sreg(in->sub));
         S->res->uses_sregs = true;
         return ty_scalar(KILN_INT64);
     case IK_WARPSIZE:
@@ -435,7 +415,7 @@ static const Type *intrinsic_value(Sema *S, Node *n, const NsRef *ns) {
     case IK_LANEID:
         S->res->uses_sregs = true;
         sema_gpu_only(S, n->sp, "kiln.laneid");
-        n->flags |= NF_NONNEG;
+        bound_set(n, 31);
         return ty_scalar(KILN_INT64);
     case IK_CONST: {
         static const double v[] = {3.141592653589793, 2.718281828459045, INFINITY, NAN,
@@ -873,8 +853,11 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             return &ty_error;
         }
         if (in->kind == IK_GRIDSIZE) S->res->uses_gridsize = true;
-        n->flags |= NF_NONNEG;
-        if (nd == 1) return ty_scalar(KILN_INT64);
+        n->flags |= NF_NONNEG; /* a tuple's elements: bound_elem */
+        if (nd == 1) {
+            bound_set(n, bound_grid(in->kind == IK_GRIDSIZE, 0));
+            return ty_scalar(KILN_INT64);
+        }
         const Type *el[3] = {ty_scalar(KILN_INT64), ty_scalar(KILN_INT64), ty_scalar(KILN_INT64)};
         return ty_tuple(C, (int)nd, el);
     }
@@ -921,13 +904,14 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *x = t[0];
-        bool nn = (a[0]->flags & NF_NONNEG) != 0;
+        bool nn = bound_nonneg(a[0], x);
         switch ((IntrKind)in->kind) {
         case IK_MATH1: n->opty = float_of(x); return n->opty;
         case IK_PRED: n->opty = x; return ty_scalar(KILN_BOOL);
         case IK_ABS:
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
-            if (ty_is_int(n->opty)) n->flags |= NF_NONNEG;
+            /* abs() of a signed type's minimum wraps to itself, as in NumPy */
+            if (nn && ty_is_int(n->opty)) bound_set(n, bound_of(a[0], x));
             return n->opty;
         case IK_SIGN:
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
@@ -942,7 +926,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
             }
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
-            if (nn) n->flags |= NF_NONNEG;
+            if (nn) bound_set(n, bound_of(a[0], x));
             return n->opty;
         }
     }
@@ -964,7 +948,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         }
         /* the result has the argument's type: its width is the one counted in */
         n->opty = ty_strong(t[0]);
-        if (in->sub != IB_BREV) n->flags |= NF_NONNEG;
+        if (in->sub != IB_BREV) bound_set(n, (uint64_t)ty_bits(n->opty)); /* a count of bits */
         return n->opty;
     }
     case IK_SELP: {
@@ -984,7 +968,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             n->opty = ty_promote(float_of(t[0]), float_of(t[1]));
         } else {
             n->opty = ty_promote(t[0], t[1]);
-            if ((a[0]->flags & NF_NONNEG) && (a[1]->flags & NF_NONNEG)) n->flags |= NF_NONNEG;
+            if (bound_nonneg(a[0], t[0]) && bound_nonneg(a[1], t[1]))
+                bound_set(n, MAX(bound_of(a[0], t[0]), bound_of(a[1], t[1])));
         }
         return n->opty;
     }
@@ -1040,6 +1025,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         n->call.bound = *args;
         const Type *r = NULL;
         bool all_nn = true, any_nn = false;
+        uint64_t lo_hi = UINT64_MAX, hi_hi = 0; /* min's bound, max's bound */
         for (int i = 0; i < args->n; i++) {
             const Type *x = sema_expr(S, args->v[i]);
             if (IS_ERR(x)) return &ty_error;
@@ -1047,11 +1033,15 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             if (!check_scalar_operand(S, args->v[i], x, "an argument of min/max"))
                 return &ty_error;
             r = r ? ty_promote(r, x) : x;
-            bool nn = (args->v[i]->flags & NF_NONNEG) != 0;
+            bool nn = bound_nonneg(args->v[i], x);
+            uint64_t h = nn ? bound_of(args->v[i], x) : bound_tymax(x);
             all_nn = all_nn && nn;
             any_nn = any_nn || nn;
+            lo_hi = MIN(lo_hi, h);
+            hi_hi = MAX(hi_hi, h);
         }
-        if ((in->sub == 0 && all_nn) || (in->sub == 1 && any_nn)) n->flags |= NF_NONNEG;
+        if (in->sub == 0 && all_nn) bound_set(n, lo_hi);
+        if (in->sub == 1 && any_nn) bound_set(n, hi_hi);
         n->opty = r;
         return r;
     }
@@ -1077,7 +1067,9 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 set_const_int(n, 0);
                 return &ty_weak_int;
             }
-            if (a[0]->flags & NF_NONNEG) n->flags |= NF_NONNEG;
+            uint64_t hi;
+            if (bound_cast(a[0], x, x->weak ? &ty_weak_int : ty_scalar(KILN_INT64), &hi))
+                bound_set(n, hi);
             if (c && x->weak) {
                 double v = x->kind == TY_FLOAT ? a[0]->cval.f : (double)a[0]->cval.i;
                 if (x->kind != TY_FLOAT) set_const_int(n, a[0]->cval.i);
@@ -1173,7 +1165,8 @@ static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
                  (long long)x->cval.i, kiln_dtype_name(d));
         return &ty_error;
     }
-    if ((x->flags & NF_NONNEG) && ty_is_int(rt)) n->flags |= NF_NONNEG;
+    uint64_t hi;
+    if (bound_cast(x, xt, rt, &hi)) bound_set(n, hi); /* int32(x) of a large x wraps */
     return rt;
 }
 
@@ -1274,9 +1267,9 @@ static const Type *expr_inner(Sema *S, Node *n) {
             }
             int64_t lo;
             if (ty_is_int(s->ty) && (!s->maybe_neg || !ty_is_signed(s->ty)))
-                n->flags |= NF_NONNEG;
+                bound_set(n, bound_sym(s));
             else if (sema_fact_lo(S, n, &lo) && lo >= 0)
-                n->flags |= NF_NONNEG;
+                bound_set(n, bound_tymax(s->ty));
             return s->ty;
         }
         GVal *g = sema_resolve(S, S->cur->fi->scope, n->name.id, n->sp);
@@ -1318,8 +1311,9 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return n->opty;
         case U_POS:
             n->opty = t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
-            n->flags |= x->flags & (NF_CONST | NF_NONNEG);
+            n->flags |= x->flags & (NF_CONST | NF_NONNEG | NF_BOUNDED);
             n->cval = x->cval;
+            n->nnhi = x->nnhi;
             return n->opty;
         case U_INVERT:
             if (t->kind == TY_FLOAT) {
@@ -1343,7 +1337,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
         n->opty = t;
-        if ((n->bin.l->flags & NF_NONNEG) && (n->bin.r->flags & NF_NONNEG)) n->flags |= NF_NONNEG;
+        if (bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
+            bound_set(n, MAX(bound_of(n->bin.l, lt), bound_of(n->bin.r, rt)));
         return t;
     }
     case E_COMPARE: return compare(S, n);
@@ -1360,8 +1355,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         }
         n->opty = u;
-        if ((n->ifexp.then->flags & NF_NONNEG) && (n->ifexp.orelse->flags & NF_NONNEG))
-            n->flags |= NF_NONNEG;
+        if (bound_nonneg(n->ifexp.then, a) && bound_nonneg(n->ifexp.orelse, b))
+            bound_set(n, MAX(bound_of(n->ifexp.then, a), bound_of(n->ifexp.orelse, b)));
         return u;
     }
     case E_CALL: {
@@ -1426,7 +1421,7 @@ static bool depth_ok(Sema *S, Node *n) {
 }
 
 const Type *sema_expr(Sema *S, Node *n) {
-    n->flags &= (uint16_t)~(NF_CONST | NF_NONNEG);
+    n->flags &= (uint16_t)~(NF_CONST | NF_NONNEG | NF_BOUNDED);
     if (!depth_ok(S, n)) return n->ty = &ty_error;
     S->depth++;
     const Type *t = expr_inner(S, n);

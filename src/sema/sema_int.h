@@ -63,6 +63,23 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo); /* n is a fact variable 
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp);
 const char *sema_dotted(Sema *S, Node *n); /* "a.b.c" for a name/attribute chain */
 
+/* bounds.c: upper bounds of non-negative integers (see its header) */
+uint64_t bound_tymax(const Type *t);                 /* an integer or bool type's maximum */
+bool bound_nonneg(const Node *n, const Type *t);     /* NF_NONNEG, unsigned or bool */
+uint64_t bound_of(const Node *n, const Type *t);     /* the bound of a non-negative n */
+void bound_set(Node *n, uint64_t hi);                /* NF_NONNEG with bound hi */
+/* Whether l op r (operand types lt, rt, result type t) is non-negative, and
+ * its bound; llo: l's least value from a fact, or NULL. */
+bool bound_binop(BinOp op, const Node *l, const Node *r, const Type *lt, const Type *rt,
+                 const Type *t, const int64_t *llo, uint64_t *hi);
+bool bound_cast(const Node *x, const Type *xt, const Type *to, uint64_t *hi); /* x as `to` */
+uint64_t bound_sreg(int sub);                        /* kiln.threadIdx.x ... gridDim.z */
+uint64_t bound_grid(bool size, int axis);            /* kiln.grid()/gridsize() along axis */
+bool bound_elem(const Node *v, int i, uint64_t *hi); /* element i (-1: any) of a tuple */
+bool bound_range(const Node *iter, uint64_t *hi);    /* the variable of `for _ in iter` */
+uint64_t bound_sym(const Sym *s);                    /* a non-negative variable's bound */
+void bound_assign(Sema *S, Sym *s, uint64_t hi);     /* s takes a non-negative value <= hi */
+
 #define IS_ERR(t) ((t)->kind == TY_ERROR)
 #define IS_UNKNOWN(t) ((t)->kind == TY_UNKNOWN)
 

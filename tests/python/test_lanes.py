@@ -12,6 +12,8 @@ import math
 import os
 import random
 import re
+import types
+import warnings
 
 import numpy as np
 import pytest
@@ -1045,12 +1047,12 @@ class KernelGen:
     (lane for loops) that add along their counter, atomic adds and subs into a
     private-copy array (computed indices) and a reduction array (index 0)."""
 
-    def __init__(self, rnd, dims):
-        self.r, self.dims, self.lines, self.n = rnd, dims, [], 0
+    def __init__(self, rnd, dims, depth=3):
+        self.r, self.dims, self.lines, self.n, self.depth = rnd, dims, [], 0, depth
         self.vars, self.uniform = ["v0", "v1", "v2", "v3"], []
 
     def atom(self, varying):
-        pool = ["n", "m", str(self.r.randint(-5, 9))] + self.uniform
+        pool = ["n", "m", str(self.r.randint(-5, 9)), "kiln.int64(3037000500)"] + self.uniform
         if varying:
             pool += self.vars + (["i", "j"] if self.dims == 2 else ["i"])
         return self.r.choice(pool)
@@ -1065,7 +1067,7 @@ class KernelGen:
         x, y = self.expr(varying, d + 1), self.expr(varying, d + 1)
         return r.choice([f"({x} + {y})", f"({x} - {y})", f"({x} * {y})", f"min({x}, {y})",
                          f"max({x}, {y})", f"abs({x})", f"(({x}) % {r.randint(1, 7)})",
-                         f"(1 if {x} < {y} else 2)"])
+                         f"(({x}) // {r.randint(1, 7)})", f"(1 if {x} < {y} else 2)"])
 
     def cond(self, varying=True):
         op = self.r.choice(["<", "<=", ">", "==", "!="])
@@ -1080,21 +1082,23 @@ class KernelGen:
 
     def stmt(self, ind, depth, in_for, straight):
         r = self.r
-        kinds = ["assign", "assign", "aug", "store", "if", "atomic"]
-        if depth < 3 and not straight:
+        kinds = ["assign", "assign", "aug", "mul", "store", "if", "atomic"]
+        if depth < self.depth and not straight:
             kinds += ["for", "for", "uwhile", "vwhile", "uif", "gfor"]
         if in_for and not straight:
             kinds.append("exit")
         kind, v = r.choice(kinds), r.choice(self.vars[:4])
         own = "i, j" if self.dims == 2 else "i, 0"
-        # values stay small (% 97, % 10007): an expression multiplies at most 8 leaves of
-        # at most 150, so nothing overflows int64 (overflow wraps, but sema's knowledge of
-        # signs assumes it does not: docs/language-notes.md, "Known gaps")
+        # values grow and wrap around int64 (products of products): %, // and indices
+        # must follow Python on the wrapped values.  The variables are int64 from the
+        # start (kiln.int64), so that the Python reference (simulate) wraps them too;
+        # what stays a Python int there (literals, loop counters) stays far below 2**63
         if kind == "assign":
-            self.emit(ind, f"{v} = ({self.expr()}) % 97")
+            self.emit(ind, f"{v} = kiln.int64({self.expr()})")
         elif kind == "aug":
             self.emit(ind, f"{v} += {self.expr()}")
-            self.emit(ind, f"{v} = {v} % 97")
+        elif kind == "mul":  # two of these pass 2**63
+            self.emit(ind, f"{v} *= {self.expr()} + kiln.int64(3037000500)")
         elif kind == "store":
             self.emit(ind, f"out2[{own}] = (out2[{own}] + {self.expr()}) % 10007")
         elif kind in ("if", "uif"):
@@ -1162,8 +1166,9 @@ class KernelGen:
         self.emit(0, "def k(out, out2, a, n, m, out3, tot, red):")
         self.emit(1, head)
         self.emit(1, f"if i < out.shape[0] {guard}:")
-        for v in self.vars:
-            self.emit(2, f"{v} = {self.r.randint(-3, 3)}")
+        for v in self.vars[:3]:
+            self.emit(2, f"{v} = kiln.int64({self.r.randint(-3, 3)})")
+        self.emit(2, f"{self.vars[3]} = kiln.int64(3037000500) * (i + kiln.int64(3037000500))")
         self.block(2, 0, False, False)
         self.block(2, 0, False, False)
         self.emit(2, f"out[i, {'j' if self.dims == 2 else '0'}] = v0 + v1 + v2 + v3")
@@ -1207,3 +1212,78 @@ def test_random_kernels_match_the_one_body(tmp_path, monkeypatch):
         for x, y in zip(got[0], got[1]):
             assert np.array_equal(x, y), path.read_text()
     assert lanes >= 10  # most of them take lane mode
+
+
+def wrap_int64(x):
+    """kiln.int64 in the reference: Python's int wrapped to int64, as kiln's arithmetic."""
+    return np.int64(((int(x) + 2**63) % 2**64) - 2**63)
+
+
+def simulate(k, dims, grid, block, args):
+    """Runs kernel k's Python function thread by thread with kiln's intrinsics in NumPy:
+    int64 scalars wrap as kiln's integers do and %, // and indexing are Python's on the
+    wrapped values, so this is the reference for exact int64 semantics.  Threads only
+    share the atomics' arrays, whose adds commute."""
+    pos = [np.int64(0), np.int64(0)]
+    size = (np.int64(grid[0] * block[0]), np.int64(grid[1] * block[1]) if dims == 2 else 1)
+
+    def add(arr, idx, v):
+        arr[idx] += v
+
+    def sub(arr, idx, v):
+        arr[idx] -= v
+
+    fake = types.SimpleNamespace(
+        grid=lambda d: pos[0] if d == 1 else tuple(pos), int64=wrap_int64,
+        gridsize=lambda d: size[0] if d == 1 else size,
+        atomic=types.SimpleNamespace(add=add, sub=sub))
+    f = k.py_func
+    fn = types.FunctionType(f.__code__, {**f.__globals__, "kiln": fake})
+    with np.errstate(over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's scalar overflow warning
+        for x in range(size[0]):
+            for y in range(size[1]):
+                pos[0], pos[1] = np.int64(x), np.int64(y)
+                fn(*args)
+
+
+def test_random_kernels_match_wrapped_int64(tmp_path, monkeypatch):
+    # the random kernels' values overflow int64: kiln (lane mode where it applies) against
+    # a thread-by-thread NumPy run of the same function (simulate), on small grids
+    monkeypatch.setenv("KILN_TIERS", "tcc")
+    monkeypatch.delenv("KILN_CHECK_CUDA", raising=False)
+    seed = int(os.environ.get("KILN_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+    print(f"kernel seed: {seed}")
+    wrapped = 0
+    for s in range(seed, seed + 30):
+        rnd = random.Random(s)
+        dims = rnd.choice([1, 2])
+        path = tmp_path / f"wk{s}.py"
+        # two levels of loops at most, and n = 2 (grid-stride loops to 40): the reference
+        # runs every thread's loops in Python
+        path.write_text(KernelGen(rnd, dims, depth=2).text())
+        spec = importlib.util.spec_from_file_location(f"wk{s}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        rng = np.random.default_rng(s)
+        h, w = int(rng.integers(1, 5)), int(rng.integers(1, 20))
+        a = rng.integers(-20, 20, (7, 5))
+        if dims == 2:
+            grid, block = ((h + 3) // 4, (w + 7) // 8), (4, 8)
+        else:
+            grid, block = ((w + 7) // 8, 1), (8, 1)
+        got = []
+        for run in ("kiln", "ref"):
+            out = np.zeros((h, w) if dims == 2 else (w, 1), np.int64)
+            out2 = np.zeros_like(out)
+            extra = (np.zeros(140, np.int64), np.zeros(5, np.int64), np.zeros(1, np.int64))
+            args = (out, out2, a, np.int64(2), np.int64(9)) + extra
+            if run == "kiln":
+                mod.k[grid if dims == 2 else grid[0], block if dims == 2 else block[0]](*args)
+            else:
+                simulate(mod.k, dims, grid, block, args)
+            got.append((out, out2) + extra)
+        for x, y in zip(got[0], got[1]):
+            assert np.array_equal(x, y), path.read_text()
+        wrapped += any(np.abs(x).max() > 2**40 for x in got[1])
+    assert wrapped >= 1  # the values do wrap (v3 starts past 2**63)

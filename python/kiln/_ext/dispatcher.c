@@ -22,9 +22,9 @@
  * driver's unsigned), and is checked against the device's own limit when a
  * launch goes to a GPU (launch.c). */
 enum {
-    EXT_MAX_BLOCK_THREADS = 1024, /* threads per block, and blockdim x and y */
-    EXT_MAX_BLOCK_Z = 64,
-    EXT_MAX_GRID_YZ = 65535,      /* griddim y and z; x goes to 2**31-1 */
+    EXT_MAX_BLOCK_THREADS = KILN_MAX_BLOCK_THREADS, /* threads per block, blockdim x and y */
+    EXT_MAX_BLOCK_Z = KILN_MAX_BLOCK_Z,
+    EXT_MAX_GRID_YZ = KILN_MAX_GRID_YZ, /* griddim y and z; x goes to KILN_MAX_GRID_X */
     EXT_MAX_DYNAMIC_SHARED = 1 << 30
 };
 
@@ -164,7 +164,7 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
                      (long long)b[0], (long long)b[1], (long long)b[2]);
         return NULL;
     }
-    if (g[0] > INT32_MAX || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ) {
+    if (g[0] > KILN_MAX_GRID_X || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ) {
         PyErr_Format(PyExc_ValueError,
                      "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= 65535)",
                      (long long)g[0], (long long)g[1], (long long)g[2]);
