@@ -968,7 +968,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             n->opty = ty_promote(float_of(t[0]), float_of(t[1]));
         } else {
             n->opty = ty_promote(t[0], t[1]);
-            if (bound_nonneg(a[0], t[0]) && bound_nonneg(a[1], t[1]))
+            if (ty_is_int(n->opty) && bound_nonneg(a[0], t[0]) && bound_nonneg(a[1], t[1]))
                 bound_set(n, MAX(bound_of(a[0], t[0]), bound_of(a[1], t[1])));
         }
         return n->opty;
@@ -1040,8 +1040,9 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             lo_hi = MIN(lo_hi, h);
             hi_hi = MAX(hi_hi, h);
         }
-        if (in->sub == 0 && all_nn) bound_set(n, lo_hi);
-        if (in->sub == 1 && any_nn) bound_set(n, hi_hi);
+        /* an integer result only: int() of a float past int64 is not Python's */
+        if (in->sub == 0 && all_nn && ty_is_int(r)) bound_set(n, lo_hi);
+        if (in->sub == 1 && any_nn && ty_is_int(r)) bound_set(n, hi_hi);
         n->opty = r;
         return r;
     }
@@ -1337,7 +1338,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
         n->opty = t;
-        if (bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
+        if (ty_is_int(t) && bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
             bound_set(n, MAX(bound_of(n->bin.l, lt), bound_of(n->bin.r, rt)));
         return t;
     }
@@ -1355,7 +1356,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         }
         n->opty = u;
-        if (bound_nonneg(n->ifexp.then, a) && bound_nonneg(n->ifexp.orelse, b))
+        if (ty_is_int(u) && bound_nonneg(n->ifexp.then, a) && bound_nonneg(n->ifexp.orelse, b))
             bound_set(n, MAX(bound_of(n->ifexp.then, a), bound_of(n->ifexp.orelse, b)));
         return u;
     }
