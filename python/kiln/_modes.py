@@ -122,8 +122,7 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         if self.mode == "max-autotune":
-            with _autotune.enabled():
-                return self.fn(*args, **kwargs)
+            return _autotune.call_tuned(self.fn, args, kwargs)
         if self.mode != "reduce-overhead":
             return self.fn(*args, **kwargs)
         if kwargs:

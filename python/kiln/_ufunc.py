@@ -331,7 +331,7 @@ class Vectorized:
 
         threads = _autotune.DEFAULT_THREADS
         if _autotune.active():   # timed on a scratch output: res keeps its contents
-            types = tuple(getattr(x, "dtype", None) for x in ins)
+            types = _kiln.key_of(*ins)
             threads = _autotune.choose(
                 ("vectorize-gpu", self, types, out_dtype, flat, res.device, _autotune.bucket(n)),
                 "vectorize-gpu", lambda: self._ident(ins, out_dtype, flat), res.device, n,
@@ -370,7 +370,7 @@ class Vectorized:
 
         threads = _autotune.DEFAULT_THREADS
         if _autotune.active():   # timed on a scratch output: result keeps its contents
-            types = tuple(getattr(x, "dtype", None) for x in ins)
+            types = _kiln.key_of(*ins)
             order = "F" if not flat and result.flags.f_contiguous and result.ndim > 1 else "C"
             threads = _autotune.choose(
                 ("vectorize-cpu", self, types, result.dtype, flat, _autotune.bucket(n)),
