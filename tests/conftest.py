@@ -1,6 +1,7 @@
 import atexit
 import os
 import shutil
+import signal
 import sys
 import tempfile
 
@@ -20,6 +21,13 @@ os.environ.pop("KILN_REMOTE_CACHE", None)
 # call builds at once, as with KILN_TIERS=0.  tests/python/test_tiers.py turns tiers on.
 os.environ.setdefault("KILN_TIERS", "0")
 atexit.register(shutil.rmtree, _CACHE, True)
+
+# A suite started in the background by a shell without job control (`cmd &`) inherits SIGINT
+# ignored, and so would every child it starts: Python then installs no KeyboardInterrupt
+# handler, and the Ctrl-C tests could not work.  Children get the default back (an ignored
+# signal stays ignored across exec; a handled one does not).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
