@@ -126,6 +126,26 @@ static void aug_stmt(Emit *E, Node *n) {
     PS("; }\n");
 }
 
+/* A loop's body and its closing brace, then its else block, which runs when no
+ * break left the loop (brk<k>); close_else ends that block. */
+static void loop_rest(Emit *E, NodeList *body, NodeList *orelse, int k, bool has_else,
+                      const char *close_else) {
+    E->loops[E->nloops++].flag = has_else ? k : -1;
+    emit_block(E, body);
+    E->nloops--;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    if (!has_else) return;
+    emit_indent(E);
+    P("if (!brk%d) {\n", k);
+    E->ind++;
+    emit_block(E, orelse);
+    E->ind--;
+    emit_indent(E);
+    PS(close_else);
+}
+
 /* A for loop that unroll.h unrolls (CUDA): passes of UNROLL_FACTOR copies of the
  * body, each pass's hoisted loads first, while the arrays they read are apart
  * from those the kernel writes and a whole pass is left; then the loop as
@@ -240,35 +260,10 @@ static void unrolled_for(Emit *E, Node *n, const UnrollPlan *u) {
     P("%s = ", var);
     emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
     PS(";\n");
-    E->loops[E->nloops++].flag = -1;
-    emit_block(E, &n->fors.body);
-    E->nloops--;
+    loop_rest(E, &n->fors.body, NULL, k, false, NULL);
     E->ind--;
     emit_indent(E);
     PS("}\n");
-    E->ind--;
-    emit_indent(E);
-    PS("}\n");
-}
-
-/* A loop's body and its closing brace, then its else block, which runs when no
- * break left the loop (brk<k>); close_else ends that block. */
-static void loop_rest(Emit *E, NodeList *body, NodeList *orelse, int k, bool has_else,
-                      const char *close_else) {
-    E->loops[E->nloops++].flag = has_else ? k : -1;
-    emit_block(E, body);
-    E->nloops--;
-    E->ind--;
-    emit_indent(E);
-    PS("}\n");
-    if (!has_else) return;
-    emit_indent(E);
-    P("if (!brk%d) {\n", k);
-    E->ind++;
-    emit_block(E, orelse);
-    E->ind--;
-    emit_indent(E);
-    PS(close_else);
 }
 
 static void for_stmt(Emit *E, Node *n) {
@@ -605,12 +600,7 @@ static void lane_for(Emit *E, Node *n) {
     P("%s = ", emit_sym_name(E, n->sym));
     emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
     PS(";\n");
-    E->loops[E->nloops++].flag = -1;
-    emit_block(E, &n->fors.body);
-    E->nloops--;
-    E->ind--;
-    emit_indent(E);
-    PS("}\n");
+    loop_rest(E, &n->fors.body, NULL, k, false, NULL);
     E->ind--;
     emit_indent(E);
     PS("}\n");
