@@ -122,6 +122,7 @@ class Vectorized:
         self._dev = _device(func, self._options)
         self._kernels = {}
         self._infer_memo = {}
+        self._fast = {}   # type key of (args, out) -> (flat kernel, result dtype): _call_gpu_fast
         if isinstance(signatures, str):
             signatures = [signatures]
         self._sigs = []
@@ -259,11 +260,53 @@ class Vectorized:
             return want, out_dtype
         return None, _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
 
+    def _call_gpu_fast(self, args, out, stream):
+        """The common GPU call without NumPy: every argument (and out=, when given) a
+        kiln.DeviceArray of one shape in C order, whose type key _call_gpu has seen before
+        and memoised with its flat kernel and result dtype.  None: take _call_gpu."""
+        if not args or _autotune.active():
+            return None
+        shape = args[0].shape
+        for a in args:
+            if type(a) is not DeviceArray or a.shape != shape:
+                return None
+        if out is None:
+            key = _kiln.key_of(*args)
+        elif type(out) is DeviceArray and out.shape == shape:
+            key = _kiln.key_of(*args, out)
+        else:
+            return None
+        hit = self._fast.get(key)
+        if hit is None:
+            return None
+        k, out_dtype = hit
+        res = device_array(shape, out_dtype) if out is None else out
+        n = res.size
+        if n == 0:
+            return None
+        if len(shape) != 1:
+            res = _kiln.device_view(res, 0, (n,), (res.itemsize,))
+            args = [_kiln.device_view(a, 0, (n,), (a.itemsize,)) for a in args]
+        t = _autotune.DEFAULT_THREADS
+        k[(n + t - 1) // t, t, stream](res, *args, n)
+        return out if out is not None else (res if len(shape) == 1 else res.reshape(shape))
+
+    def _memo_fast(self, args, out, shape, flat, k, out_dtype):
+        """Remembers a flat call that _call_gpu_fast can repeat: kiln arrays in C order."""
+        if not flat or not shape or not all(type(a) is DeviceArray for a in args):
+            return
+        if out is not None and (type(out) is not DeviceArray or out.dtype != out_dtype):
+            return
+        key = _kiln.key_of(*args) if out is None else _kiln.key_of(*args, out)
+        if all(key[j] == ord("C") for j in range(3, len(key), 4)):
+            self._fast[key] = (k, out_dtype)
+
     def _call_gpu(self, args, out, stream):
         """Device arrays in: the kernel runs on the GPU; the result is an array of the kind
         of the first array argument (CuPy, PyTorch or kiln.DeviceArray)."""
-        from . import _kiln
-
+        fast = self._call_gpu_fast(args, out, stream)
+        if fast is not None:
+            return fast
         np = _np()
         first = next((a for a in args if _is_gpu_array(a)), out)
         conv, dtypes = [], []
@@ -315,6 +358,7 @@ class Vectorized:
         if flat:
             k = self._kernel("flat", roles, 1)
             args2 = [x.reshape(n) if isinstance(x, DeviceArray) else x for x in ins]
+            self._memo_fast(args, out, shape, flat, k, out_dtype)
         else:
             nd = max(len(shape), 1)
             shape1 = shape if shape else (1,)

@@ -266,3 +266,43 @@ def test_gpu_reduce_paths_reach_the_driver():
         [t.join() for t in ts]
         assert not errors, errors
     """)
+
+
+def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
+    # the second call of a vectorize on kiln arrays of one shape in C order skips the
+    # NumPy-based typing (_call_gpu_fast): it must launch what the first call launched,
+    # with the pointers, sizes and result dtype of this call, 2-D arrays flattened
+    out = run("""
+        @kiln.vectorize
+        def mul(x, y):
+            return x * y
+
+        def launches(*args, **kw):
+            r = mul(*args, **kw)
+            return r, last()
+
+        for shape in ((1000,), (20, 50)):
+            a = kiln.device_array(shape, np.float32)
+            b = kiln.device_array(shape, np.float32)
+            r1, (n1, g1, b1, p1) = launches(a, b)
+            a2 = kiln.device_array(shape, np.float32)
+            r2, (n2, g2, b2, p2) = launches(a2, b)
+            assert n1 == n2 and g1 == g2 == (4, 1, 1) and b1 == b2 == (256, 1, 1), (g1, g2)
+            assert r2.shape == shape and r2.dtype == np.float32 and r2 is not r1
+            assert ptr(r2) in p2 and ptr(a2) in p2 and ptr(a) not in p2 and p2[-1] == 1000
+            o = kiln.device_array(shape, np.float32)
+            r3, (_, _, _, p3) = launches(a, b, out=o)
+            r4, (_, _, _, p4) = launches(a2, b, out=o)
+            assert r3 is o and r4 is o and ptr(o) in p4 and ptr(a2) in p4
+        # another dtype is another kernel and result dtype, not the memoised one
+        i = kiln.device_array(1000, np.int32)
+        for _ in range(2):
+            r, (_, _, _, p5) = launches(i, i)
+            assert r.dtype == np.int32 and ptr(r) in p5
+        assert len(mul._fast) == 5, mul._fast   # (1-D, 2-D) x (out=, none), int32
+        # a broadcast call is never taken by the fast path
+        r = mul(kiln.device_array((20, 50), np.float32), kiln.device_array(50, np.float32))
+        assert r.shape == (20, 50)
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")

@@ -1,0 +1,147 @@
+"""kiln.fuse on the GPU, side by side in one run (issue 11): the issue's two expressions on
+2^14 x 2^12 float32 arrays,
+
+  rows:  np.sum(np.exp(-x*x/2) * np.where(y > 0, y, 0.1*y), axis=-1)   (a row reduction)
+  chain: np.exp(x * y + 0.5) * x - y / 3.0                             (6 elementwise ops)
+
+each as kiln.fuse, cupy.fuse, CuPy unfused (one kernel per operation), torch eager, and
+torch.compile (default and max-autotune), next to the device-to-device copy ceiling of the
+same run.  Every result is checked against NumPy float64 first.  Times are CUDA-event
+medians (bench/gpu/timing.py); GB/s counts the bytes the expression must move at least
+(x and y read once, the output written once), so a fused kernel at the ceiling reads 100%.
+Then max-autotune against default for kiln.fuse at 3 sizes.
+
+    PYTHONPATH=python python3 bench/gpu/fuse.py
+"""
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import cupy as cp
+
+from timing import copy_ceiling, gpu_time
+
+import kiln
+
+ROWS, COLS = 1 << 14, 1 << 12
+REPS = 20
+
+
+def rows(x, y):
+    return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+
+
+def chain(x, y):
+    return np.exp(x * y + 0.5) * x - y / 3.0
+
+
+def rows_cupy(x, y):
+    return cp.sum(cp.exp(-x * x / 2) * cp.where(y > 0, y, 0.1 * y), axis=-1)
+
+
+def chain_cupy(x, y):
+    return cp.exp(x * y + 0.5) * x - y / 3.0
+
+
+def rows_torch(x, y):
+    import torch
+    return torch.sum(torch.exp(-x * x / 2) * torch.where(y > 0, y, 0.1 * y), dim=-1)
+
+
+def chain_torch(x, y):
+    import torch
+    return torch.exp(x * y + 0.5) * x - y / 3.0
+
+
+def to_host(r):
+    if hasattr(r, "copy_to_host"):
+        return r.copy_to_host()
+    if isinstance(r, cp.ndarray):
+        return cp.asnumpy(r)
+    return r.detach().cpu().numpy()
+
+
+def main():
+    _, ceiling = copy_ceiling()
+    info = kiln._kiln.cuda_info()
+    dev = info["devices"][0] if info.get("devices") else ("?", "?")
+    print(f"# kiln.fuse on the GPU: {dev[0]}, kiln {kiln.__version__}, cupy {cp.__version__}, "
+          f"x, y {ROWS} x {COLS} float32; copy ceiling {ceiling:.0f} GB/s; CUDA-event medians of {REPS}\n")
+    rng = np.random.default_rng(1)
+    xh = rng.standard_normal((ROWS, COLS), dtype=np.float32)
+    yh = rng.standard_normal((ROWS, COLS), dtype=np.float32)
+    x, y = cp.asarray(xh), cp.asarray(yh)
+    impls = {
+        "rows": {"kiln.fuse": kiln.fuse(rows), "cupy.fuse": cp.fuse(rows_cupy),
+                 "CuPy unfused": rows_cupy},
+        "chain": {"kiln.fuse": kiln.fuse(chain), "cupy.fuse": cp.fuse(chain_cupy),
+                  "CuPy unfused": chain_cupy},
+    }
+    try:
+        import torch
+        tx, ty = torch.as_tensor(x, device="cuda"), torch.as_tensor(y, device="cuda")
+        for name, f in (("rows", rows_torch), ("chain", chain_torch)):
+            impls[name]["torch eager"] = f
+            impls[name]["torch.compile"] = torch.compile(f)
+            impls[name]["torch.compile max-autotune"] = torch.compile(f, mode="max-autotune")
+    except Exception as e:  # a missing peer is reported, not fatal
+        print(f"torch: n/a ({type(e).__name__}: {e})")
+        tx = ty = None
+    table = []
+    for name, group in impls.items():
+        want = (rows if name == "rows" else chain)(xh.astype(np.float64), yh.astype(np.float64))
+        out_bytes = want.size * 4
+        nbytes = xh.nbytes + yh.nbytes + out_bytes
+        for label, f in group.items():
+            args = (tx, ty) if label.startswith("torch") else (x, y)
+            try:
+                got = to_host(f(*args))
+                tol = 2e-3 * (np.abs(want).max() if name == "rows" else 1.0)
+                np.testing.assert_allclose(got, want, rtol=2e-3, atol=tol, err_msg=label)
+                sec = gpu_time(lambda: f(*args), REPS)
+                gbs = nbytes / sec / 1e9
+                table.append((name, label, f"{sec * 1e3:.3f}", f"{gbs:.0f}", f"{gbs / ceiling:.0%}"))
+            except Exception as e:
+                table.append((name, label, "n/a", "", f"{type(e).__name__}: {str(e)[:90]}"))
+        kiln_sec = next((float(r[2]) for r in table if r[0] == name and r[1] == "kiln.fuse"
+                         and r[2] != "n/a"), None)
+        if kiln_sec:
+            table = [r if r[0] != name or r[2] == "n/a" else
+                     r + (f"{float(r[2]) / kiln_sec:.2f}",) for r in table]
+    print("| expression | implementation | ms | GB/s | of copy ceiling | its time / kiln's |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    for r in table:
+        print("| " + " | ".join(r) + (" |" if len(r) == 6 else " | |"))
+    sys.stdout.flush()
+
+    # ---- max-autotune against default: kiln.fuse at 3 sizes -------------------------------
+    print("\n# max-autotune against default: kiln.fuse chain, float32, us per call (median)\n")
+    print("| size | default us | max-autotune us | speed-up |")
+    print("| --- | --- | --- | --- |")
+    for bits in (16, 20, 24):
+        n = 1 << bits
+        a, b = cp.asarray(rng.random(n, dtype=np.float32)), cp.asarray(rng.random(n, dtype=np.float32))
+        default = kiln.compile(kiln.fuse(chain))
+        tuned = kiln.compile(kiln.fuse(chain), mode="max-autotune")
+        tuned(a, b)
+        reps = max(20, (1 << 26) // n)
+        ts = {}
+        for label, f in (("default", default), ("tuned", tuned)):
+            f(a, b)
+            kiln.synchronize()
+            med = []
+            for _ in range(7):
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    f(a, b)
+                kiln.synchronize()
+                med.append((time.perf_counter() - t0) / reps * 1e6)
+            ts[label] = statistics.median(med)
+        print(f"| 2^{bits} | {ts['default']:.2f} | {ts['tuned']:.2f} | "
+              f"{ts['default'] / ts['tuned']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
