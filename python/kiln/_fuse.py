@@ -10,10 +10,11 @@ outputs and launches: the thin layer around the C launch path that
 docs/modes.md measures.
 """
 
+import hashlib
 import os
 import threading
 
-from . import _compile, _kiln, _source
+from . import _autotune, _compile, _kiln, _source
 from ._cuda import _is_gpu_array, as_cuda_array, device_array
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
@@ -331,30 +332,64 @@ class Fused:
             k[1, threads](*argv)
             return
         dims = out_shape if spec.kind == _MAP else out_shape[:len(out_shape) - spec.keepdims]
+        if spec.kind == _MAP:
+            # an elementwise kernel indexes with grid(), so any block size computes the
+            # same: max-autotune times them on these outputs (new arrays, the caller's
+            # only once this call returns)
+            cpu = gpu is None
+            threads = _CPU_THREADS if cpu else _GPU_BLOCK
+            if _autotune.active():
+                size = 1
+                for e in out_shape:
+                    size *= e
+                types = tuple(spec.dtypes) + tuple(getattr(v, "dtype", type(v)) for v in vals) \
+                    + (f"{len(out_shape)}d",)
+                dev = "cpu" if cpu else outs[0].device
+                threads = _autotune.choose(
+                    ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
+                    "fuse-cpu" if cpu else "fuse-gpu", lambda: self._ident(spec, types),
+                    dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
+                    lambda: lambda t: self._launch_map(k, argv, out_shape, dims, t, cpu, extra),
+                    None if cpu else _kiln.synchronize, threads)
+            self._launch_map(k, argv, out_shape, dims, threads, cpu, extra)
+            return
         if gpu is not None:
-            if spec.kind == _MAP and len(out_shape) < 2:
+            rows = 1
+            for s in dims:
+                rows *= s
+            k[rows, _GPU_BLOCK](*argv)
+            return
+        self._launch_map(k, argv, out_shape, dims, _CPU_THREADS, True, extra)
+
+    @staticmethod
+    def _launch_map(k, argv, out_shape, dims, t, cpu, extra):
+        """One launch over dims with t threads per block along the last dimension: an
+        elementwise kernel on either target, a row reduction's grid on the CPU."""
+        if not cpu:
+            if len(out_shape) < 2:
                 n = out_shape[0] if out_shape else 1
-                k[-(-n // _GPU_BLOCK), _GPU_BLOCK](*argv)
-            elif spec.kind == _MAP:
-                k[(-(-out_shape[-1] // _GPU_BLOCK), min(extra["nz"], _GPU_GRID_Y)),
-                  (_GPU_BLOCK, 1)](*argv)
+                k[-(-n // t), t](*argv)
             else:
-                rows = 1
-                for s in dims:
-                    rows *= s
-                k[rows, _GPU_BLOCK](*argv)
+                k[(-(-out_shape[-1] // t), min(extra["nz"], _GPU_GRID_Y)), (t, 1)](*argv)
             return
         D = len(dims)
         if D == 0:
             k[1, 1](*argv)
         elif D == 1:
-            k[-(-dims[0] // _CPU_THREADS), _CPU_THREADS](*argv)
+            k[-(-dims[0] // t), t](*argv)
         elif D == 2:
-            k[(-(-dims[1] // _CPU_THREADS), dims[0]), (_CPU_THREADS, 1)](*argv)
+            k[(-(-dims[1] // t), dims[0]), (t, 1)](*argv)
         elif D == 3:
-            k[(-(-dims[2] // _CPU_THREADS), dims[1], dims[0]), (_CPU_THREADS, 1, 1)](*argv)
+            k[(-(-dims[2] // t), dims[1], dims[0]), (t, 1, 1)](*argv)
         else:
-            k[(-(-dims[-1] // _CPU_THREADS), dims[-2], extra["nz"]), (_CPU_THREADS, 1, 1)](*argv)
+            k[(-(-dims[-1] // t), dims[-2], extra["nz"]), (t, 1, 1)](*argv)
+
+    def _ident(self, spec, types):
+        """What a kept launch choice is for: the function's code, the types, the kernel."""
+        code = self.py_func.__code__
+        body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12]
+        return (f"{self.__module__}.{self.__qualname__}:{body}:"
+                f"{','.join(str(t) for t in types)}:{spec.kernel.__name__}")
 
     def _check_cuda(self, cpu, key, vals):
         """KILN_CHECK_CUDA=1 (the test suite): the CUDA kernel of this specialisation, for
