@@ -342,12 +342,10 @@ class Fused:
                 size = 1
                 for e in out_shape:
                     size *= e
-                types = tuple(spec.dtypes) + tuple(getattr(v, "dtype", type(v)) for v in vals) \
-                    + (f"{len(out_shape)}d",)
                 dev = "cpu" if cpu else outs[0].device
                 threads = _autotune.choose(
                     ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
-                    "fuse-cpu" if cpu else "fuse-gpu", lambda: self._ident(spec, types),
+                    "fuse-cpu" if cpu else "fuse-gpu", lambda: self._ident(spec, vals, out_shape),
                     dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
                     lambda: lambda t: self._launch_map(k, argv, out_shape, dims, t, cpu, extra),
                     None if cpu else _kiln.synchronize, threads)
@@ -384,8 +382,10 @@ class Fused:
         else:
             k[(-(-dims[-1] // t), dims[-2], extra["nz"]), (t, 1, 1)](*argv)
 
-    def _ident(self, spec, types):
+    def _ident(self, spec, vals, out_shape):
         """What a kept launch choice is for: the function's code, the types, the kernel."""
+        types = tuple(spec.dtypes) + tuple(getattr(v, "dtype", type(v)) for v in vals) \
+            + (f"{len(out_shape)}d",)
         code = self.py_func.__code__
         body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12]
         return (f"{self.__module__}.{self.__qualname__}:{body}:"

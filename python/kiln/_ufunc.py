@@ -123,6 +123,7 @@ class Vectorized:
         self._kernels = {}
         self._infer_memo = {}
         self._fast = {}   # type key of (args, out) -> (flat kernel, result dtype): _call_gpu_fast
+        self._tuned = {}  # (that key, size bucket) -> threads chosen by max-autotune
         if isinstance(signatures, str):
             signatures = [signatures]
         self._sigs = []
@@ -264,7 +265,7 @@ class Vectorized:
         """The common GPU call without NumPy: every argument (and out=, when given) a
         kiln.DeviceArray of one shape in C order, whose type key _call_gpu has seen before
         and memoised with its flat kernel and result dtype.  None: take _call_gpu."""
-        if not args or _autotune.active():
+        if not args:
             return None
         shape = args[0].shape
         for a in args:
@@ -280,26 +281,35 @@ class Vectorized:
         if hit is None:
             return None
         k, out_dtype = hit
-        res = device_array(shape, out_dtype) if out is None else out
-        n = res.size
+        n = 1
+        for e in shape:
+            n *= e
+        t = _autotune.DEFAULT_THREADS
+        if _autotune.active():   # max-autotune: the choice _call_gpu made for this size
+            t = self._tuned.get((key, _autotune.bucket(n)))
+            if t is None:
+                return None
         if n == 0:
             return None
+        full = res = device_array(shape, out_dtype) if out is None else out
         if len(shape) != 1:
             res = _kiln.device_view(res, 0, (n,), (res.itemsize,))
             args = [_kiln.device_view(a, 0, (n,), (a.itemsize,)) for a in args]
-        t = _autotune.DEFAULT_THREADS
         k[(n + t - 1) // t, t, stream](res, *args, n)
-        return out if out is not None else (res if len(shape) == 1 else res.reshape(shape))
+        return full
 
-    def _memo_fast(self, args, out, shape, flat, k, out_dtype):
-        """Remembers a flat call that _call_gpu_fast can repeat: kiln arrays in C order."""
-        if not flat or not shape or not all(type(a) is DeviceArray for a in args):
+    def _memo_fast(self, args, out, shape, k, out_dtype, n, threads):
+        """Remembers a flat call that _call_gpu_fast can repeat: kiln arrays in C order
+        (and, in max-autotune, the threads chosen for its size bucket)."""
+        if not shape or not all(type(a) is DeviceArray for a in args):
             return
         if out is not None and (type(out) is not DeviceArray or out.dtype != out_dtype):
             return
         key = _kiln.key_of(*args) if out is None else _kiln.key_of(*args, out)
         if all(key[j] == ord("C") for j in range(3, len(key), 4)):
             self._fast[key] = (k, out_dtype)
+            if _autotune.active():
+                self._tuned[(key, _autotune.bucket(n))] = threads
 
     def _call_gpu(self, args, out, stream):
         """Device arrays in: the kernel runs on the GPU; the result is an array of the kind
@@ -358,7 +368,6 @@ class Vectorized:
         if flat:
             k = self._kernel("flat", roles, 1)
             args2 = [x.reshape(n) if isinstance(x, DeviceArray) else x for x in ins]
-            self._memo_fast(args, out, shape, flat, k, out_dtype)
         else:
             nd = max(len(shape), 1)
             shape1 = shape if shape else (1,)
@@ -382,6 +391,8 @@ class Vectorized:
                 _autotune.GPU_THREADS,
                 lambda: functools.partial(launch, into=device_array(shape, out_dtype)),
                 _kiln.synchronize)
+        if flat:
+            self._memo_fast(args, out, shape, k, out_dtype, n, threads)
         launch(threads, res)
         return res_obj
 

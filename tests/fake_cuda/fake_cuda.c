@@ -161,8 +161,41 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) {
     return 0;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
-CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, void *s) { (void)s; return cuMemAlloc_v2(p, size); }
+/* the device's default memory pool: its release threshold as kiln set it, how often
+ * it was trimmed, and a count of stream-ordered allocations to fail as out of memory */
+static struct { uint64_t threshold; long trims, fail_next; int pool; } pool;
+
+CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, void *s) {
+    (void)s;
+    if (pool.fail_next > 0) {
+        pool.fail_next--;
+        return OOM;
+    }
+    return cuMemAlloc_v2(p, size);
+}
 CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { (void)s; return cuMemFree_v2(p); }
+CUresult cuDeviceGetDefaultMemPool(void **out, int dev) {
+    (void)dev;
+    *out = &pool.pool;
+    return 0;
+}
+CUresult cuMemPoolSetAttribute(void *p, int attr, void *value) {
+    if (p != &pool.pool) return 1;
+    if (attr == 4) memcpy(&pool.threshold, value, 8); /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    return 0;
+}
+CUresult cuMemPoolTrimTo(void *p, size_t keep) {
+    (void)keep;
+    if (p != &pool.pool) return 1;
+    pool.trims++;
+    return 0;
+}
+/* test hooks: the pool's state, and the next n stream-ordered allocations fail */
+void fake_pool_state(uint64_t out[2]) {
+    out[0] = pool.threshold;
+    out[1] = (uint64_t)pool.trims;
+}
+void fake_fail_allocs(long n) { pool.fail_next = n; }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
     (void)st;

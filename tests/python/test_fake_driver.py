@@ -300,9 +300,51 @@ def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
             r, (_, _, _, p5) = launches(i, i)
             assert r.dtype == np.int32 and ptr(r) in p5
         assert len(mul._fast) == 5, mul._fast   # (1-D, 2-D) x (out=, none), int32
+        # max-autotune: the search's choice is memoised too, and later calls take it
+        from kiln import _autotune
+        chosen = []
+        real = _autotune.choose
+        _autotune.choose = lambda *a, **k: chosen.append(1) or real(*a, **k)
+        tuned = kiln.compile(lambda x, y: mul(x, y), mode="max-autotune")
+        big = kiln.device_array(5000, np.float32)
+        tuned(big, big)
+        assert len(chosen) == 1 and len(mul._tuned) == 1
+        r, (_, g, blk, p6) = launches(big, big)        # outside the step: the default
+        assert blk == (256, 1, 1)
+        r = tuned(big, big)
+        assert len(chosen) == 1 and r.shape == (5000,)
+        t = next(iter(mul._tuned.values()))
+        assert last()[2] == (t, 1, 1) and last()[1] == (-(-5000 // t), 1, 1)
         # a broadcast call is never taken by the fast path
         r = mul(kiln.device_array((20, 50), np.float32), kiln.device_array(50, np.float32))
         assert r.shape == (20, 50)
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
+def test_the_memory_pool_keeps_freed_memory_and_is_trimmed_when_the_device_is_full():
+    # the default pool's release threshold is raised when kiln first uses a device (the
+    # freed memory is reused, not mapped again at each call); an allocation that finds the
+    # device full trims the pools and tries once more; a second failure is the user's error
+    out = run("""
+        state = (ctypes.c_uint64 * 2)()
+        d = kiln.device_array(100, np.float32)
+        fake.fake_pool_state(state)
+        assert state[0] == 2**64 - 1 and state[1] == 0, list(state)
+        fake.fake_fail_allocs(1)
+        d2 = kiln.device_array(100, np.float32)     # fails once, trimmed, succeeds
+        fake.fake_pool_state(state)
+        assert state[1] == 1 and d2.shape == (100,)
+        fake.fake_fail_allocs(2)
+        try:
+            kiln.device_array(100, np.float32)
+        except kiln.CudaError as e:
+            assert "allocating device memory" in str(e), e
+        else:
+            raise AssertionError("no error")
+        fake.fake_pool_state(state)
+        assert state[1] == 2
         print("ok")
     """)
     assert out.strip().endswith("ok")
