@@ -326,10 +326,48 @@ static void inits(W *w, Buf *o, int indent, bool shared) {
     }
 }
 
-/* GPU: every thread's accumulators folded in shared memory (a tree over the block). */
+/* Whether every accumulator is a type the warp shuffles move whole (32 or 64 bits). */
+static bool shufflable(const FuseIR *ir) {
+    static const char *const ok[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
+    for (int r = 0; r < ir->nred; r++) {
+        bool found = false;
+        for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
+            if (!strcmp(kname(ir->red[r].acc), ok[k])) found = true;
+        if (!found) return false;
+    }
+    return true;
+}
+
+/* GPU: every thread's accumulators folded over the block, the total in k_sh<r>[0] for
+ * thread 0.  Each warp folds its 32 values with shuffles, then the first warp folds the
+ * warps' values: two barriers where a shared-memory tree takes eight (a row of 4096
+ * float32 is 16 loads per thread, so the tail is a fair part of a row reduction's time).
+ * Types the shuffles do not move whole fold by the tree. */
 static void block_fold(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     Arena *A = &w->C->arena;
+    if (shufflable(ir)) {
+        const int warps = FUSE_GPU_BLOCK / 32;
+        buf_printf(o, "    k_s = 16\n    while k_s > 0:\n");
+        for (int r = 0; r < ir->nred; r++)
+            buf_printf(o, "        k_a%d = %s\n", r,
+                       fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
+                            arena_printf(A, "kiln.shfl_down_sync(0xffffffff, k_a%d, k_s)", r)));
+        buf_printf(o, "        k_s //= 2\n    if k_t %% 32 == 0:\n");
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_sh%d[k_t // 32] = k_a%d\n", r, r);
+        buf_printf(o, "    kiln.syncthreads()\n    if k_t < 32:\n");
+        for (int r = 0; r < ir->nred; r++)
+            buf_printf(o, "        k_a%d = k_sh%d[k_t] if k_t < %d else %s\n", r, r, warps,
+                       init_of(w, &ir->red[r]));
+        buf_printf(o, "        k_s = %d\n        while k_s > 0:\n", warps / 2);
+        for (int r = 0; r < ir->nred; r++)
+            buf_printf(o, "            k_a%d = %s\n", r,
+                       fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
+                            arena_printf(A, "kiln.shfl_down_sync(0xffffffff, k_a%d, k_s)", r)));
+        buf_printf(o, "            k_s //= 2\n        if k_t == 0:\n");
+        for (int r = 0; r < ir->nred; r++) buf_printf(o, "            k_sh%d[0] = k_a%d\n", r, r);
+        return;
+    }
     for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
     buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
                FUSE_GPU_BLOCK / 2);
