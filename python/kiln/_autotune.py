@@ -60,8 +60,10 @@ def bucket(n):
     return max(int(n), 1).bit_length()
 
 
-def choose(key, kind, ident, device, n, candidates, make_run, sync, default=DEFAULT_THREADS):
-    """The threads per block for this launch: the kept choice, else the fastest candidate.
+def choose(key, kind, ident, device, n, candidates, make_run, sync, default=DEFAULT_THREADS,
+           label="threads"):
+    """The threads per block for this launch (or what label names: "blocks" for a
+    reduction's grid): the kept choice, else the fastest candidate.
     key: a cheap, hashable identity of the launch (looked up first, in memory); ident():
     its text for the cache; make_run() returns run(c), which launches with c threads into
     a scratch output; sync waits for the device (None on the CPU)."""
@@ -70,16 +72,16 @@ def choose(key, kind, ident, device, n, candidates, make_run, sync, default=DEFA
         return c
     name = _name(kind, ident(), device, n)
     kept = _kiln.cache_fact(name)
-    if kept is not None and kept.startswith("threads="):
+    if kept is not None and kept.startswith(label + "="):
         try:
-            c = int(kept[8:])
+            c = int(kept[len(label) + 1:])
         except ValueError:
             c = None
         if c not in candidates:     # a value this kiln would not choose: search again
             c = None
     if c is None:
         c = _search(candidates, make_run(), sync, default)
-        _kiln.cache_set_fact(name, f"threads={c}")
+        _kiln.cache_set_fact(name, f"{label}={c}")
     with _lock:
         _memo[key] = c
     return c

@@ -665,6 +665,8 @@ class Reduction:
             r = as_cuda_array(res)
             if r._dtype_code != acode:
                 raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
+        if _autotune.active() and n > _BLOCK:
+            grid = self._tuned_grid(a, n, grid, one, k, part, total, count, stream)
         blocks = min((n + _BLOCK - 1) // _BLOCK, grid)
         launch = launchers.get(blocks)
         if launch is None:
@@ -694,6 +696,31 @@ class Reduction:
         out = np.empty(1, acc)
         _kiln.copy("d2h", dest._device, out, dest._ptr, acc.itemsize, stream)
         return out[0]
+
+    def _tuned_grid(self, a, n, grid, one, k, part, total, count, stream):
+        """max-autotune: the blocks of the GPU pass, timed among 1, 2, 4 and 8 per
+        multiprocessor (a grid-stride pass computes the same for any grid, up to the order
+        of the fold); the candidates write the plan's own result, never res=."""
+        sms = max(grid // _BLOCKS_PER_SM, 1)
+        cands = tuple(sms * b for b in (1, 2, 4, 8) if b <= _BLOCKS_PER_SM)
+
+        def make_run():
+            def run(g):
+                b = min((n + _BLOCK - 1) // _BLOCK, g)
+                k[b, _BLOCK, stream](a, part, count, total, n)
+                if not one and b > 1:
+                    k[1, _BLOCK, stream](part, total, count, total, b)
+            return run
+
+        def ident():
+            code = getattr(self.py_func, "__code__", None)
+            body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12] \
+                if code is not None else "?"
+            return f"{self.py_func.__module__}.{self.__name__}:{body}:{a.dtype}"
+
+        return _autotune.choose(("reduce-gpu", self, a._dtype_code, a._device, _autotune.bucket(n)),
+                                "reduce-gpu", ident, a._device, n, cands, make_run,
+                                _kiln.synchronize, default=grid, label="blocks")
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
 

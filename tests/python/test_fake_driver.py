@@ -265,6 +265,22 @@ def test_gpu_reduce_paths_reach_the_driver():
         [t.start() for t in ts]
         [t.join() for t in ts]
         assert not errors, errors
+        # max-autotune times the pass's grid (1, 2, 4, 8 blocks per multiprocessor) on the
+        # plan's own result, keeps the choice, and later calls launch with it
+        from kiln import _autotune
+        searched, res = [], kiln.device_array(1, np.float32)
+        real = _autotune._search
+        _autotune._search = lambda c, run, sync, d: searched.append((c, d)) or 132 * 2
+        tuned = kiln.compile(lambda x, r: add(x, res=r), mode="max-autotune")
+        tuned(big, res)
+        assert searched == [((132, 264, 528, 1056), 1056)], searched
+        assert last()[1] == (264, 1, 1)
+        tuned(big, res)
+        assert len(searched) == 1 and last()[1] == (264, 1, 1)
+        add(big, res=res)                            # outside the step: the default grid
+        assert last()[1] == (132 * 8, 1, 1)
+        kept = [v for n, v in _autotune.kept() if n.startswith("autotune|reduce-gpu|")]
+        assert kept == ["blocks=264"], kept
     """)
 
 
