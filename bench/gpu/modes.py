@@ -212,6 +212,26 @@ for bits in (16, 20, 24):
     tune_rows.append((f"2^{bits}", f"{td:.2f}", f"{tt:.2f}", f"{td / tt:.2f}",
                       choice[0] if choice else "?"))
 
+@kiln.reduce
+def add(p, q):
+    return p + q
+
+
+red_rows = []
+for bits in (20, 24, 28):
+    n = 1 << bits
+    a = kiln.to_device(rng.random(n, dtype=np.float32))
+    res = kiln.device_array(1, np.float32)
+    default = kiln.compile(lambda a, r: add(a, res=r))
+    tuned = kiln.compile(lambda a, r: add(a, res=r), mode="max-autotune")
+    tuned(a, res)
+    choice = [v for k, v in kiln._autotune.kept() if k.startswith("autotune|reduce-gpu|")
+              and k.endswith(f"|{bits + 1}")]
+    reps = max(20, (1 << 28) // n)
+    td, tt = time_call(lambda: default(a, res), reps), time_call(lambda: tuned(a, res), reps)
+    red_rows.append((f"2^{bits}", f"{td:.2f}", f"{tt:.2f}", f"{td / tt:.2f}",
+                     choice[0] if choice else "?"))
+
 print(f"# A step of {K} kernels on 2^{N.bit_length() - 1} float32, {STEPS} steps, median of "
       f"{ROUNDS} rounds\n")
 print("| run | host us / kernel | wall us / kernel | note |")
@@ -224,4 +244,10 @@ print("\n# max-autotune against default: kiln.vectorize, float32, us per call (m
 print("| size | default us | max-autotune us | speed-up | choice |")
 print("| --- | --- | --- | --- | --- |")
 for r in tune_rows:
+    print("| " + " | ".join(r) + " |")
+
+print("\n# max-autotune against default: kiln.reduce (sum, float32, result on the GPU), us per call\n")
+print("| size | default us | max-autotune us | speed-up | choice |")
+print("| --- | --- | --- | --- | --- |")
+for r in red_rows:
     print("| " + " | ".join(r) + " |")
