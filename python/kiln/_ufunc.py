@@ -619,7 +619,8 @@ class Reduction:
         """What a call needs for an array dtype (kiln code), device and stream, made once
         per thread: the accumulator dtype and its code, whether the pass is one launch,
         the kernel, the most blocks, the partials, the result, the last-block counter
-        (zero between calls: the last block resets it) and the launchers by block count.
+        (zero between calls: the last block resets it), the launchers by block count and
+        a page-locked element for the result read on the host.
         A stream runs its work in order and each thread has its own, so reuse is safe;
         the per-call work is a dict lookup (the dtype's name and the launch
         configuration's parsing cost more than the launch itself)."""
@@ -635,9 +636,13 @@ class Reduction:
             count = _kiln.device_empty((1,), _code(np.dtype(np.int32)), "C", device, stream)
             count.copy_to_device(np.zeros(1, np.int32), stream)
             grid = _kiln.device_attribute(device, 16) * _BLOCKS_PER_SM  # multiprocessors
+            # the result read on the host lands in page-locked memory: a copy into pageable
+            # memory is staged by the driver and costs more than the pass at 2^20
+            host = np.frombuffer(_kiln.pinned_alloc(device, acc.itemsize), acc, 1)
             got = plans[key] = (acc, acode, acc.name in _ONE_LAUNCH, self._get_gpu_kernel(acc),
                                 grid, _kiln.device_empty((grid,), acode, "C", device, stream),
-                                _kiln.device_empty((1,), acode, "C", device, stream), count, {})
+                                _kiln.device_empty((1,), acode, "C", device, stream), count, {},
+                                host)
         return got
 
     def _call_gpu(self, arr, size, res, init, stream):
@@ -658,7 +663,7 @@ class Reduction:
         n = a.size
         if n == 0:
             return self._empty(init)
-        acc, acode, one, k, grid, part, total, count, launchers = self._plan(
+        acc, acode, one, k, grid, part, total, count, launchers, host = self._plan(
             a._dtype_code, a._device, stream)
         r = None
         if res is not None:
@@ -693,9 +698,8 @@ class Reduction:
             if dest is not r:
                 _kiln.copy("d2d", r._device, r._ptr, dest._ptr, acc.itemsize, stream)
             return None
-        out = np.empty(1, acc)
-        _kiln.copy("d2h", dest._device, out, dest._ptr, acc.itemsize, stream)
-        return out[0]
+        _kiln.copy("d2h", dest._device, host, dest._ptr, acc.itemsize, stream)
+        return host[0]
 
     def _tuned_grid(self, a, n, grid, one, k, part, total, count, stream):
         """max-autotune: the blocks of the GPU pass, timed among 1, 2, 4 and 8 per
