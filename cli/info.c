@@ -365,6 +365,41 @@ static void report_compiler(Out *o, kiln_ctx *ctx, bool probe) {
     end_section(o);
 }
 
+/* Tier 0: whether this kiln has libtcc, where its runtime is, whether it compiles a
+ * function here, and what KILN_TIERS asks for. */
+static void report_tier0(Out *o, bool probe) {
+    Why why = {{0}};
+    const char *dir = kiln_cpu_quick_dir();
+    char lib[PATH_MAX] = "";
+    if (dir) snprintf(lib, sizeof lib, "%s/libtcc1.a", dir);
+    bool works = false;
+    if (probe && kiln_cpu_quick_available()) {
+        kiln_ctx *ctx = kiln_ctx_new();
+        if (ctx) {
+            static const char src[] = "void kiln_info_probe(void) {}\n";
+            kiln_ctx_set_diag(ctx, capture, &why);
+            kiln_cpu_module *m = kiln_cpu_quick_load(ctx, src, sizeof src - 1, "kiln_info_probe");
+            works = m != NULL;
+            if (m) kiln_cpu_unload(m);
+            kiln_ctx_free(ctx);
+        }
+    }
+    const char *tiers = getenv("KILN_TIERS");
+    section(o, "tier0", "Tier 0 (a CPU kernel's first calls, libtcc)");
+    field_bool(o, "built_with_libtcc", "built with libtcc:", kiln_cpu_quick_available(), "yes",
+               "no (install libtcc-dev and tcc, build again)");
+    field(o, "runtime", "runtime (KILN_TCC_DIR):", *lib ? lib : NULL);
+    if (!probe)
+        field(o, "error", "compiles:", "not tried (--no-probe)");
+    else if (kiln_cpu_quick_available()) {
+        field_bool(o, "works", "compiles:", works, "yes", "no");
+        field(o, "error", "why not:", works ? NULL : why.text);
+    }
+    field(o, "kiln_tiers", "KILN_TIERS:",
+          tiers && *tiers ? tiers : "1 (default: tier 0, then the optimising build)");
+    end_section(o);
+}
+
 static void report_nvrtc(Out *o) {
     Why why = {{0}};
     kiln_ctx *ctx = kiln_ctx_new();
@@ -581,6 +616,7 @@ int cmd_info(int argc, char **argv) {
     report_system(&o);
     report_python(&o, probe);
     report_compiler(&o, ctx, probe);
+    report_tier0(&o, probe);
     report_nvrtc(&o);
     report_nvjitlink(&o);
     report_driver(&o);

@@ -336,6 +336,9 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
                                      const char *entry);
 /* 1 when kiln was built with libtcc (tier 0 may work), else 0. */
 int kiln_cpu_quick_available(void);
+/* tcc's runtime directory tier 0 uses ($KILN_TCC_DIR or the built-in one), or NULL
+ * when kiln was built without libtcc. */
+const char *kiln_cpu_quick_dir(void);
 
 /* A runtime error raised inside a kernel (bounds, assert, division).  The
  * first error of a launch wins; the others are dropped. */

@@ -216,6 +216,8 @@ fail:
 
 int kiln_cpu_quick_available(void) { return 1; }
 
+const char *kiln_cpu_quick_dir(void) { return runtime_dir(); }
+
 #else /* built without libtcc */
 
 kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
@@ -229,5 +231,7 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
 }
 
 int kiln_cpu_quick_available(void) { return 0; }
+
+const char *kiln_cpu_quick_dir(void) { return NULL; }
 
 #endif

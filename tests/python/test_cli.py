@@ -234,6 +234,19 @@ def test_info_text_lists_kiln_variables_and_masks_secrets(env):
     assert "could not be used" in p.stdout  # the remote tier that failed, masked
 
 
+def test_info_reports_tier_0(tmp_path, env):
+    data = json.loads(cli("info", "--json", env=env).stdout)["tier0"]
+    if not data["built_with_libtcc"]:
+        assert data["runtime"] is None
+        return
+    assert data["works"] is True and data["error"] is None and data["runtime"].endswith("libtcc1.a")
+    assert data["kiln_tiers"].startswith("1 (default")
+    env.update(KILN_TCC_DIR=str(tmp_path / "nowhere"), KILN_TIERS="0")
+    data = json.loads(cli("info", "--json", env=env).stdout)["tier0"]
+    assert data["works"] is False and data["kiln_tiers"] == "0"
+    assert data["runtime"] == str(tmp_path / "nowhere" / "libtcc1.a") and data["error"], data
+
+
 def test_info_shows_the_devices_the_driver_reports(env):
     env["KILN_CUDA_DRIVER"] = FAKE_DRIVER
     data = json.loads(cli("info", "--json", "--no-probe", env=env).stdout)
