@@ -69,6 +69,9 @@ typedef struct kiln_argtype {
 
 const char *kiln_dtype_name(kiln_dtype t);  /* "float32" */
 int kiln_dtype_size(kiln_dtype t);          /* bytes per element */
+/* float16 (IEEE binary16) bits of x, rounded to nearest even as np.float16(x); and back. */
+uint16_t kiln_f16_from_f64(double x);
+double kiln_f16_to_f64(uint16_t h);
 /* Writes the type as signature text ("float32[:, ::1]") into buf. */
 void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size);
 

@@ -121,5 +121,6 @@ Span span_join(Span a, Span b);
 extern const char kiln_rt_common_h[];
 extern const char kiln_rt_cpu_h[];
 extern const char kiln_rt_cuda_h[];
+extern const char kiln_rt_half_h[];
 
 #endif

@@ -31,7 +31,7 @@ from ._obs import metrics, profile  # noqa: F401  (docs/observability.md)
 from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
-    float32, f4, single, float64, f8, double, float_,
+    float16, f2, half, float32, f4, single, float64, f8, double, float_,
 )
 from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
@@ -47,7 +47,7 @@ from ._kiln import Stream, Event  # noqa: F401
 from ._intrinsics import (  # noqa: F401  (the names kernels use)
     threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads,
     syncwarp, threadfence, threadfence_block, threadfence_system, shared, local, atomic,
-    shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
+    syncthreads_and, syncthreads_or, syncthreads_count, fp16, shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
     activemask, cbrt, fma, popc, brev, clz, ffs, selp,
 )
 
@@ -147,7 +147,6 @@ _NOT_PROVIDED = {
     "managed_array": "use kiln.device_array and copy explicitly",
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "const": "pass the array as a kernel argument (reads of arguments are cached)",
-    "fp16": "float16 is not supported yet (LANGUAGE.md: later)",
     "cg": "cooperative groups are not supported",
     "external_stream": "pass the stream object or its handle as the launch's stream",
     "per_thread_default_stream": "use kiln.stream()",

@@ -28,7 +28,7 @@ def _code(dtype):
     np = _np()
     dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, np.dtype) else dtype)
     code = dtype_code(dt.name)
-    if code is None or dt.name == "float16":
+    if code is None:
         raise TypeError(f"kiln device arrays do not support dtype {dt}")
     if isinstance(dtype, np.dtype):
         _codes[dtype] = code

@@ -59,6 +59,9 @@ grid = _Intrinsic("kiln.grid")
 gridsize = _Intrinsic("kiln.gridsize")
 syncthreads = _Intrinsic("kiln.syncthreads")
 syncwarp = _Intrinsic("kiln.syncwarp")
+syncthreads_and = _Intrinsic("kiln.syncthreads_and")
+syncthreads_or = _Intrinsic("kiln.syncthreads_or")
+syncthreads_count = _Intrinsic("kiln.syncthreads_count")
 threadfence = _Intrinsic("kiln.threadfence")
 threadfence_block = _Intrinsic("kiln.threadfence_block")
 threadfence_system = _Intrinsic("kiln.threadfence_system")
@@ -66,6 +69,11 @@ shared = _Namespace("kiln.shared", ("array",))
 local = _Namespace("kiln.local", ("array",))
 atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
                                     "and_", "or_", "xor", "inc", "dec"))
+# Numba's cuda.fp16: float16 arithmetic, comparisons and math functions
+fp16 = _Namespace("kiln.fp16", (
+    "hadd", "hsub", "hmul", "hdiv", "hmax", "hmin", "heq", "hne", "hgt", "hge", "hlt", "hle",
+    "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp", "hexp2", "hexp10",
+    "hsqrt", "hrsqrt", "hceil", "hfloor", "hrcp", "htrunc", "hrint"))
 shfl_sync = _Intrinsic("kiln.shfl_sync")
 shfl_down_sync = _Intrinsic("kiln.shfl_down_sync")
 shfl_up_sync = _Intrinsic("kiln.shfl_up_sync")

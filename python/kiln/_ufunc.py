@@ -98,7 +98,7 @@ def _kiln_code(dt):
     from ._types import dtype_code
 
     code = dtype_code(dt.name)
-    if code is None or dt.name == "float16":
+    if code is None:
         raise TypeError(f"kiln kernels do not support dtype {dt}")
     return code
 

@@ -115,7 +115,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         bool shared = c->intr->kind == IK_SHARED_ARRAY;
         if (shared && total == 0) continue; /* dynamic: kiln_dsmem */
         emit_indent(E);
-        P("%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", emit_scalar_ctype(c->ty->elem),
+        P("%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", emit_elem_ctype(E, c->ty->elem),
           shared ? "sst" : "lst", i, (long long)total);
     }
     if (value) {
@@ -213,7 +213,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         const char *ct = emit_ctype(E, t);
         if (t->kind == TY_ARRAY) {
             P("    %s p%d;\n    p%d.data = (%s *)(uintptr_t)P[%d];\n", ct, i, i,
-              emit_scalar_ctype(t->elem), slot++);
+              emit_elem_ctype(E, t->elem), slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = P[%d];\n", i, d, slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = P[%d];\n", i, d, slot++);
         } else {
@@ -476,7 +476,7 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
                 continue;
             }
             bool ro = !spec_writes(k, i);
-            P(", %s%s *__restrict__ p%dd", ro ? "const " : "", emit_scalar_ctype(t->elem), i);
+            P(", %s%s *__restrict__ p%dd", ro ? "const " : "", emit_elem_ctype(E, t->elem), i);
             for (int d = 0; d < t->ndim; d++) P(", i64 p%ds%d", i, d);
             for (int d = 0; d < t->ndim; d++) P(", i64 p%dt%d", i, d);
         }
@@ -485,7 +485,7 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
             const Type *t = k->params[i];
             if (t->kind != TY_ARRAY) continue;
             P("    %s p%d;\n    p%d.data = (%s *)p%dd;\n", emit_ctype(E, t), i, i,
-              emit_scalar_ctype(t->elem), i);
+              emit_elem_ctype(E, t->elem), i);
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = p%ds%d;\n", i, d, i, d);
             for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = p%dt%d;\n", i, d, i, d);
         }
@@ -526,6 +526,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
                r->kernel->fi->name, E->cuda ? "cuda" : "cpu");
     buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
     buf_puts(out, kiln_rt_common_h);
+    if (E->half) buf_puts(out, kiln_rt_half_h);
     buf_puts(out, "\n/* ---- types ---- */\n");
     buf_put(out, E->types.p ? E->types.p : "", E->types.len);
     buf_puts(out, "\n/* ---- helpers ---- */\n");

@@ -242,7 +242,87 @@ static void math_call(Emit *E, const char *name, const Type *t, Node **args, int
     PS(")");
 }
 
+/* kiln.fp16's functions (Numba's cuda.fp16): float16 operands in f32, each result
+ * computed in float32 and rounded to float16, as CUDA's half functions do; hfma in
+ * float64, where a * b is exact, so that it rounds once. */
+static void fp16_call(Emit *E, Node *n) {
+    static const char *const op[] = {" + ", " - ", " * ", " / "};
+    static const char *const cmp[] = {" == ", " != ", " > ", " >= ", " < ", " <= "};
+    static const char *const fn1[] = {"sinf", "cosf", "logf", "log2f", "log10f", "expf",
+                                      "exp2f", "kiln_exp10h", "sqrtf", "kiln_rsqrth",
+                                      "ceilf", "floorf", "", "truncf", "rintf"};
+    const Type *h = ty_scalar(KILN_FLOAT16);
+    Node **a = n->call.bound.v;
+    int sub = n->intr->sub;
+    E->half = true;
+    if (sub == IH_FMA) {
+        PS("kiln_hrd((f64)");
+        emit_expr_as(E, a[0], h);
+        PS(" * (f64)");
+        emit_expr_as(E, a[1], h);
+        PS(" + (f64)");
+        emit_expr_as(E, a[2], h);
+        PS(")");
+        return;
+    }
+    if (sub <= IH_LE) {
+        bool arith = sub <= IH_DIV;
+        PS(arith ? "kiln_hr(" : sub == IH_MAX ? "fmaxf(" : sub == IH_MIN ? "fminf(" : "(");
+        emit_expr_as(E, a[0], h);
+        PS(arith ? op[sub] : sub <= IH_MIN ? ", " : cmp[sub - IH_EQ]);
+        emit_expr_as(E, a[1], h);
+        PS(")");
+        return;
+    }
+    if (sub == IH_NEG || sub == IH_ABS) {
+        PS(sub == IH_NEG ? "(-" : "fabsf(");
+        emit_expr_as(E, a[0], h);
+        PS(")");
+        return;
+    }
+    if (sub == IH_RCP) PS("kiln_hr(1.0f / ");
+    else P("kiln_hr(%s(", fn1[sub - IH_SIN]);
+    emit_expr_as(E, a[0], h);
+    PS(sub == IH_RCP ? ")" : "))");
+}
+
+static void intrinsic_text(Emit *E, Node *n);
+
 static void call_intrinsic(Emit *E, Node *n) {
+    /* float16 results of float32 functions are rounded (rt_half.h); fma in float64,
+     * where the product is exact, so that it rounds once */
+    const Type *ot = n->opty;
+    switch ((IntrKind)n->intr->kind) {
+    case IK_FMA:
+        if (emit_is_f16(ot)) {
+            E->half = true;
+            Node **a = n->call.bound.v;
+            PS("kiln_hrd((f64)");
+            emit_expr_as(E, a[0], ot);
+            PS(" * (f64)");
+            emit_expr_as(E, a[1], ot);
+            PS(" + (f64)");
+            emit_expr_as(E, a[2], ot);
+            PS(")");
+            return;
+        }
+        break;
+    case IK_MATH1:
+    case IK_MATH2:
+    case IK_LOG:
+    case IK_LDEXP:
+    case IK_ROUND: {
+        bool h = emit_half_open(E, n->ty);
+        intrinsic_text(E, n);
+        emit_half_close(E, h);
+        return;
+    }
+    default: break;
+    }
+    intrinsic_text(E, n);
+}
+
+static void intrinsic_text(Emit *E, Node *n) {
     const Intrinsic *in = n->intr;
     Node **a = n->call.bound.v;
     int na = n->call.bound.n;
@@ -267,6 +347,14 @@ static void call_intrinsic(Emit *E, Node *n) {
         return;
     }
     case IK_SYNCTHREADS:
+        if (in->sub >= IY_AND) {
+            static const char *const f[] = {"__syncthreads_and", "__syncthreads_or",
+                                            "__syncthreads_count"};
+            P("((i32)%s((int)", f[in->sub - IY_AND]);
+            emit_truthy(E, a[0]);
+            PS("))");
+            return;
+        }
         if (in->sub) {
             PS("__syncwarp(");
             if (a[0]) emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
@@ -289,7 +377,7 @@ static void call_intrinsic(Emit *E, Node *n) {
         bool dyn = in->kind == IK_SHARED_ARRAY && nd == 1 && dims[0] == 0;
         if (dyn) {
             P("%s_local((%s *)kiln_dsmem, (i64)(KILN_DSMEM_BYTES / sizeof(%s)))", tn,
-              emit_scalar_ctype(n->ty->elem), emit_scalar_ctype(n->ty->elem));
+              emit_elem_ctype(E, n->ty->elem), emit_elem_ctype(E, n->ty->elem));
             return;
         }
         P("%s_local(%s%d", tn, in->kind == IK_SHARED_ARRAY ? "sst" : "lst", k);
@@ -483,12 +571,23 @@ static void call_intrinsic(Emit *E, Node *n) {
         P("(%s).shape[0]", b);
         return;
     }
+    case IK_FP16: fp16_call(E, n); return;
     default: break;
     }
     UNREACHABLE();
 }
 
+static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
+
 void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
+    /* float16: the operands converted to float16, the operation in float32, its
+     * result rounded to float16 (rt_half.h) */
+    bool h = op <= B_POW && emit_half_open(E, t);
+    binop_text(E, at, op, t, l, r);
+    emit_half_close(E, h);
+}
+
+static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
     const char *ct = emit_ctype(E, t);
     bool isint = t->kind == TY_INT || t->kind == TY_BOOL;
     bool sgn = ty_is_signed(t) || t->weak;
@@ -921,7 +1020,7 @@ void emit_expr(Emit *E, Node *n) {
             view(E, n);
             return;
         }
-        PS(emit_element(E, n));
+        PS(emit_load(E, n->ty, emit_element(E, n)));
         return;
     }
     case E_TUPLE: {

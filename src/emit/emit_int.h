@@ -29,6 +29,7 @@ typedef struct Emit {
     bool cuda;
     bool debug;
     bool fastmath;
+    bool half;          /* float16 appears: rt_half.h goes into the program */
     Buf types;          /* struct typedefs and their constructors */
     Buf helpers;        /* per-program helper functions (views...) */
     Buf funcs;          /* functions */
@@ -80,6 +81,16 @@ int emit_loc(Emit *E, Span sp);
 const char *emit_sym_name(Emit *E, const Sym *s);
 const char *emit_func_name(Emit *E, const FuncSpec *f);
 const char *emit_scalar_ctype(const Type *t);
+/* An array element's C type: a float16 is stored as its 16 bits (kh16, rt_half.h). */
+const char *emit_elem_ctype(Emit *E, const Type *t);
+/* Whether t is float16 (held in a f32 between operations, rt_half.h). */
+bool emit_is_f16(const Type *t);
+/* Writes "kiln_hr(" when t is float16: the result of the f32 arithmetic that follows,
+ * closed by emit_half_close, is rounded to float16. Returns whether it did. */
+bool emit_half_open(Emit *E, const Type *t);
+void emit_half_close(Emit *E, bool open);
+/* An element read of type t from lvalue text: float16 bits widened. */
+const char *emit_load(Emit *E, const Type *t, const char *lv);
 const char *emit_tuple_make(Emit *E, const Type *t);
 const char *emit_split_fn(Emit *E, const Type *t, int modf);
 bool emit_tuple_homogeneous(Emit *E, const Type *t);

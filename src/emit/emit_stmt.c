@@ -18,6 +18,19 @@
 
 static void guard_stmt(Emit *E, Node *n);
 
+/* Opens a store into an element of type t: float16 is stored as its bits, narrowed
+ * from the rounded value (rt_half.h); close_store ends it. */
+static bool open_store(Emit *E, const Type *t) {
+    if (!emit_is_f16(t)) return false;
+    E->half = true;
+    PS("kiln_f2h(");
+    return true;
+}
+
+static void close_store(Emit *E, bool open) {
+    if (open) PS(")");
+}
+
 static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
     if (t->kind == E_NAME) {
         emit_indent(E);
@@ -27,7 +40,9 @@ static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
     } else if (t->kind == E_SUBSCRIPT) {
         emit_indent(E);
         P("%s = ", emit_element(E, t));
+        bool h = open_store(E, t->ty);
         emit_convert(E, vt, t->ty, val);
+        close_store(E, h);
         PS(";\n");
     } else if (t->kind == E_TUPLE) {
         for (int i = 0; i < t->tuple.n; i++)
@@ -53,12 +68,16 @@ static void assign_stmt(Emit *E, Node *n) {
                 P("{ %s t%d = ", emit_ctype(E, v->ty), k);
                 emit_expr(E, v);
                 P("; %s = ", emit_element(E, t));
+                bool h = open_store(E, t->ty);
                 emit_convert(E, v->ty, t->ty, arena_printf(&E->C->arena, "t%d", k));
+                close_store(E, h);
                 PS("; }\n");
                 return;
             }
             P("%s = ", emit_element(E, t));
+            bool h = open_store(E, t->ty);
             emit_expr_as(E, v, t->ty);
+            close_store(E, h);
         }
         PS(";\n");
         return;
@@ -112,16 +131,18 @@ static void aug_stmt(Emit *E, Node *n) {
     }
     /* a[i] op= v: the element's address is computed once */
     int k = E->tmp++;
-    P("{ %s *p%d = &%s; *p%d = ", emit_ctype(E, t->ty), k, emit_element(E, t), k);
+    P("{ %s *p%d = &%s; *p%d = ", emit_elem_ctype(E, t->ty), k, emit_element(E, t), k);
     Buf tmp, *saved = E->o;
     buf_init_arena(&tmp, &E->C->arena);
     E->o = &tmp;
     E->subst = t;
-    E->subst_text = arena_printf(&E->C->arena, "(*p%d)", k);
+    E->subst_text = emit_load(E, t->ty, arena_printf(&E->C->arena, "(*p%d)", k));
     emit_binop_text(E, n, (BinOp)n->op, n->opty, t, v);
     E->subst = NULL;
     E->o = saved;
+    bool h = open_store(E, t->ty);
     emit_convert(E, n->ty, t->ty, tmp.p ? tmp.p : "0");
+    close_store(E, h);
     buf_free(&tmp);
     PS("; }\n");
 }

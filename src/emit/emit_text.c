@@ -120,8 +120,35 @@ static bool register_as(Emit *E, const char *key, const char *value, const char 
 
 static bool registered(Emit *E, const char *key) { return register_as(E, key, NULL, NULL); }
 
+bool emit_is_f16(const Type *t) {
+    return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT16;
+}
+
+const char *emit_elem_ctype(Emit *E, const Type *t) {
+    if (!emit_is_f16(t)) return emit_scalar_ctype(t);
+    E->half = true;
+    return "kh16";
+}
+
+bool emit_half_open(Emit *E, const Type *t) {
+    if (!emit_is_f16(t)) return false;
+    E->half = true;
+    PS("kiln_hr(");
+    return true;
+}
+
+void emit_half_close(Emit *E, bool open) {
+    if (open) PS(")");
+}
+
+const char *emit_load(Emit *E, const Type *t, const char *lv) {
+    if (!emit_is_f16(t)) return lv;
+    E->half = true;
+    return arena_printf(&E->C->arena, "kiln_h2f(%s)", lv);
+}
+
 static const char *array_ctype(Emit *E, const Type *t) {
-    const char *el = emit_scalar_ctype(t->elem);
+    const char *el = emit_elem_ctype(E, t->elem);
     const char *name = arena_printf(&E->C->arena, "KA_%s_%d", el, t->ndim);
     if (registered(E, name)) return name;
     Buf *b = &E->types;
@@ -257,6 +284,8 @@ const char *emit_ctype(Emit *E, const Type *t) {
 }
 
 bool emit_same_ctype(Emit *E, const Type *a, const Type *b) {
+    /* float16 and float32 share f32, but a float32 becomes a float16 by rounding */
+    if (emit_is_f16(b) && !emit_is_f16(a) && ty_is_scalar(a)) return false;
     return strcmp(emit_ctype(E, a), emit_ctype(E, b)) == 0;
 }
 
@@ -316,7 +345,11 @@ void emit_const(Emit *E, const Type *t, ConstVal v) {
         }
         return;
     }
-    case TY_FLOAT: emit_float(E, v.f, !t->weak && t->dtype == KILN_FLOAT32); return;
+    case TY_FLOAT:
+        /* a float16 constant is its float16 value, exact in a f32 */
+        if (emit_is_f16(t)) v.f = kiln_f16_to_f64(kiln_f16_from_f64(v.f));
+        emit_float(E, v.f, !t->weak && (t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16));
+        return;
     default: UNREACHABLE();
     }
 }
@@ -324,6 +357,14 @@ void emit_const(Emit *E, const Type *t, ConstVal v) {
 void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
     if (to->kind == TY_TUPLE && from->kind == TY_TUPLE && !emit_same_ctype(E, from, to)) {
         P("%s(%s)", tuple_conv(E, from, to), text);
+        return;
+    }
+    if (emit_is_f16(to) && !emit_is_f16(from) && ty_is_scalar(from)) {
+        /* rounded once: from a float64 directly, from the rest through a float32,
+         * which holds every value a float16 can (integers past 2^24 are inf either way) */
+        E->half = true;
+        bool wide = from->kind == TY_FLOAT && (from->weak || from->dtype == KILN_FLOAT64);
+        P(wide ? "kiln_hrd((f64)(%s))" : "kiln_hr((f32)(%s))", text);
         return;
     }
     if (emit_same_ctype(E, from, to) || !ty_is_scalar(to)) {
@@ -337,8 +378,13 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
     P("((%s)%s)", emit_ctype(E, to), text);
 }
 
-const char *emit_fsuffix(const Type *t) { return (t->dtype == KILN_FLOAT32 && !t->weak) ? "f" : ""; }
-bool emit_is_f32(const Type *t) { return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT32; }
+/* float16 computes in float32 (rt_half.h): both take the f32 functions */
+const char *emit_fsuffix(const Type *t) {
+    return ((t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16) && !t->weak) ? "f" : "";
+}
+bool emit_is_f32(const Type *t) {
+    return t->kind == TY_FLOAT && !t->weak && (t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16);
+}
 
 void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
                           const bool *nn, int line, Buf *out) {

@@ -1179,10 +1179,6 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
                  "unknown type '%s' in signature", name);
         return false;
     }
-    if (d == KILN_FLOAT16) {
-        error_at(p->C, sp, "use float32", "float16 is not supported yet");
-        return false;
-    }
     t->dtype = (uint8_t)d;
     if (!accept_op(p, OP_LSQB)) return true;
     t->is_array = 1;

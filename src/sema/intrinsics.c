@@ -33,11 +33,12 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define M2(n, s) {n, IK_MATH2, s, 0, NULL}
 #define DT(n, d) {n, IK_DTYPE, d, 0, NULL}
 #define SREG(n, s) {n, IK_SREG, s, IF_VALUE, NULL}
+#define H(n, s) {"kiln.fp16." n, IK_FP16, s, 0, NULL}
 
 static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
-    NS("kiln.local"),
+    NS("kiln.local"), NS("kiln.fp16"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -113,6 +114,7 @@ static const Intrinsic table[] = {
     DT("numpy.intp", KILN_INT64), DT("numpy.uint8", KILN_UINT8),
     DT("numpy.uint16", KILN_UINT16), DT("numpy.uint32", KILN_UINT32),
     DT("numpy.uint64", KILN_UINT64), DT("numpy.uintp", KILN_UINT64),
+    DT("numpy.float16", KILN_FLOAT16), DT("numpy.half", KILN_FLOAT16),
     DT("numpy.float32", KILN_FLOAT32), DT("numpy.float64", KILN_FLOAT64),
     DT("numpy.single", KILN_FLOAT32), DT("numpy.double", KILN_FLOAT64),
     /* kiln: types */
@@ -120,6 +122,7 @@ static const Intrinsic table[] = {
     DT("kiln.int16", KILN_INT16), DT("kiln.int32", KILN_INT32), DT("kiln.int64", KILN_INT64),
     DT("kiln.intp", KILN_INT64), DT("kiln.uint8", KILN_UINT8), DT("kiln.uint16", KILN_UINT16),
     DT("kiln.uint32", KILN_UINT32), DT("kiln.uint64", KILN_UINT64),
+    DT("kiln.float16", KILN_FLOAT16), DT("kiln.f2", KILN_FLOAT16), DT("kiln.half", KILN_FLOAT16),
     DT("kiln.float32", KILN_FLOAT32), DT("kiln.float64", KILN_FLOAT64),
     DT("kiln.double", KILN_FLOAT64), DT("kiln.f4", KILN_FLOAT32), DT("kiln.f8", KILN_FLOAT64),
     DT("kiln.i4", KILN_INT32), DT("kiln.i8", KILN_INT64), DT("kiln.u4", KILN_UINT32),
@@ -139,6 +142,9 @@ static const Intrinsic table[] = {
     {"kiln.gridsize", IK_GRIDSIZE, 0, 0, "ndim"},
     {"kiln.syncthreads", IK_SYNCTHREADS, 0, IF_GPU_ONLY, NULL},
     {"kiln.syncwarp", IK_SYNCTHREADS, 1, IF_GPU_ONLY, "mask"},
+    {"kiln.syncthreads_and", IK_SYNCTHREADS, IY_AND, IF_GPU_ONLY, "predicate"},
+    {"kiln.syncthreads_or", IK_SYNCTHREADS, IY_OR, IF_GPU_ONLY, "predicate"},
+    {"kiln.syncthreads_count", IK_SYNCTHREADS, IY_COUNT, IF_GPU_ONLY, "predicate"},
     {"kiln.threadfence", IK_THREADFENCE, 0, 0, NULL},
     {"kiln.threadfence_block", IK_THREADFENCE, 1, 0, NULL},
     {"kiln.threadfence_system", IK_THREADFENCE, 2, 0, NULL},
@@ -174,6 +180,14 @@ static const Intrinsic table[] = {
     /* the method x.bit_count() of an integer (sema_expr.c); no path a user can write */
     {"int.bit_count", IK_BITS, IB_BITCOUNT, 0, NULL},
     {"kiln.selp", IK_SELP, 0, 0, NULL},
+    /* kiln.fp16: Numba's cuda.fp16 */
+    H("hadd", IH_ADD), H("hsub", IH_SUB), H("hmul", IH_MUL), H("hdiv", IH_DIV),
+    H("hmax", IH_MAX), H("hmin", IH_MIN), H("heq", IH_EQ), H("hne", IH_NE), H("hgt", IH_GT),
+    H("hge", IH_GE), H("hlt", IH_LT), H("hle", IH_LE), H("hfma", IH_FMA), H("hneg", IH_NEG),
+    H("habs", IH_ABS), H("hsin", IH_SIN), H("hcos", IH_COS), H("hlog", IH_LOG),
+    H("hlog2", IH_LOG2), H("hlog10", IH_LOG10), H("hexp", IH_EXP), H("hexp2", IH_EXP2),
+    H("hexp10", IH_EXP10), H("hsqrt", IH_SQRT), H("hrsqrt", IH_RSQRT), H("hceil", IH_CEIL),
+    H("hfloor", IH_FLOOR), H("hrcp", IH_RCP), H("htrunc", IH_TRUNC), H("hrint", IH_RINT),
 };
 
 const Intrinsic *intrinsic_lookup(const char *name) {

@@ -154,15 +154,15 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->cv.i = kv->v.i != 0;
         break;
     case KILN_VAL_SCALAR:
-        if ((unsigned)kv->dtype >= KILN_NDTYPES || kv->dtype == KILN_FLOAT16) {
+        if ((unsigned)kv->dtype >= KILN_NDTYPES) {
             g->kind = KILN_VAL_OTHER;
-            g->other = "a float16 scalar";
+            g->other = "a scalar of an unknown type";
             g->ty = &ty_error;
             break;
         }
         g->ty = ty_scalar(kv->dtype);
         g->cv.u = kv->v.u;
-        if (kv->dtype == KILN_FLOAT32 || kv->dtype == KILN_FLOAT64) g->cv.f = kv->v.f;
+        if (g->ty->kind == TY_FLOAT) g->cv.f = kv->v.f;
         break;
     case KILN_VAL_TUPLE: {
         g->ntuple = kv->ntuple;
@@ -199,9 +199,9 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:
-        if ((unsigned)kv->dtype >= KILN_NDTYPES || kv->dtype == KILN_FLOAT16) {
+        if ((unsigned)kv->dtype >= KILN_NDTYPES) {
             g->kind = KILN_VAL_OTHER;
-            g->other = "the float16 type (not supported yet)";
+            g->other = "a type kiln does not know";
             g->ty = &ty_error;
             break;
         }
@@ -850,7 +850,8 @@ static bool sig_accepts(const kiln_argtype *s, const Type *t) {
 static int conversion_cost(const Type *t, kiln_dtype d) {
     if (t->kind == TY_TUPLE || t->kind == TY_ARRAY) return 3;
     kiln_dtype from = (kiln_dtype)t->dtype;
-    bool tf = t->kind == TY_FLOAT, df = d == KILN_FLOAT32 || d == KILN_FLOAT64;
+    bool tf = t->kind == TY_FLOAT,
+         df = d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
     if (t->weak) {
         if (tf) return d == KILN_FLOAT64 ? 0 : df ? 1 : 2;
         return d == KILN_INT64 ? 0 : d == KILN_BOOL ? 2 : 1;

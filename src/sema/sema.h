@@ -36,7 +36,7 @@ typedef enum IntrKind {
     IK_DTYPE,       /* a dtype object (kiln.float32, np.int8): sub = kiln_dtype */
     IK_GRID,        /* kiln.grid(n) */
     IK_GRIDSIZE,    /* kiln.gridsize(n) */
-    IK_SYNCTHREADS, /* sub: 0 syncthreads, 1 syncwarp */
+    IK_SYNCTHREADS, /* sub: 0 syncthreads, 1 syncwarp, IY_AND/IY_OR/IY_COUNT (predicate) */
     IK_THREADFENCE, /* sub: 0 device, 1 block, 2 system */
     IK_SHARED_ARRAY,
     IK_LOCAL_ARRAY,
@@ -66,13 +66,25 @@ typedef enum IntrKind {
     IK_LDEXP,       /* math.ldexp(x, i) */
     IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
-    IK_ZIP          /* builtins zip: the same */
+    IK_ZIP,         /* builtins zip: the same */
+    IK_FP16         /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
 enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC };
 enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
 enum { IB_POPC, IB_BREV, IB_CLZ, IB_FFS, IB_BITCOUNT /* x.bit_count(): of |x| */ };
+/* syncthreads_and/or/count(predicate): __syncthreads_and/or/count, an int32 result */
+enum { IY_AND = 2, IY_OR, IY_COUNT };
+/* kiln.fp16 (Numba's cuda.fp16): float16 arguments, float16 results (bool for the
+ * comparisons); IH_BINARY..: two arguments, IH_CMP..: comparisons, IH_UNARY..: one */
+enum {
+    IH_ADD, IH_SUB, IH_MUL, IH_DIV, IH_MAX, IH_MIN, /* two arguments */
+    IH_EQ, IH_NE, IH_GT, IH_GE, IH_LT, IH_LE,       /* comparisons */
+    IH_FMA,                                         /* three */
+    IH_NEG, IH_ABS, IH_SIN, IH_COS, IH_LOG, IH_LOG2, IH_LOG10, IH_EXP, IH_EXP2, IH_EXP10,
+    IH_SQRT, IH_RSQRT, IH_CEIL, IH_FLOOR, IH_RCP, IH_TRUNC, IH_RINT /* one */
+};
 
 enum IntrFlags {
     IF_GPU_ONLY = 1, /* rejected on the CPU target in v1 */

@@ -453,7 +453,6 @@ static const Type *attribute(Sema *S, Node *n) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {
                 {"const", "pass the array as a kernel argument; reads of arguments are cached"},
-                {"fp16", "float16 is not supported yet; compute in float32"},
                 {"cg", "cooperative groups are not supported; use kiln.syncthreads() in a block"},
                 {"libdevice", "use math.* (sqrt, exp, erf...), which map to the same functions"},
                 {"mapped_array", "allocate outside the kernel and pass the array"},
@@ -620,7 +619,8 @@ static int dtype_from_string(Sema *S, Node *n) {
     static const struct { const char *s; int d; } alias[] = {
         {"b1", KILN_BOOL}, {"bool_", KILN_BOOL}, {"i1", KILN_INT8}, {"i2", KILN_INT16},
         {"i4", KILN_INT32}, {"i8", KILN_INT64}, {"int", KILN_INT64}, {"u1", KILN_UINT8},
-        {"u2", KILN_UINT16}, {"u4", KILN_UINT32}, {"u8", KILN_UINT64}, {"f4", KILN_FLOAT32},
+        {"u2", KILN_UINT16}, {"u4", KILN_UINT32}, {"u8", KILN_UINT64}, {"f2", KILN_FLOAT16},
+        {"half", KILN_FLOAT16}, {"e", KILN_FLOAT16}, {"f4", KILN_FLOAT32},
         {"f8", KILN_FLOAT64}, {"float", KILN_FLOAT64}, {"single", KILN_FLOAT32},
         {"double", KILN_FLOAT64}};
     for (size_t i = 0; i < COUNTOF(alias); i++)
@@ -648,9 +648,9 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     int d;
     if (!dt) {
         d = dtype_from_string(S, a[1]);
-        if (d < 0 || d == KILN_FLOAT16) {
+        if (d < 0) {
             /* Numba's phrase follows, for code that matches on it */
-            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float32 or float64",
+            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float16..float64",
                      "the dtype of %s must be a scalar type (Invalid NumPy dtype specified: '%s')",
                      in->name, string_text(S, a[1]) ? string_text(S, a[1]) : "?");
             return &ty_error;
@@ -660,7 +660,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     } else {
         d = -1;
     }
-    if (d < 0 || d == KILN_FLOAT16) {
+    if (d < 0) {
         error_at(C, a[1]->sp, "pass a type such as kiln.float32 or np.int32",
                  "the dtype of %s must be a scalar type", in->name);
         return &ty_error;
@@ -862,6 +862,13 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return ty_tuple(C, (int)nd, el);
     }
     case IK_SYNCTHREADS:
+        if (in->sub >= IY_AND) {
+            /* the predicate of every thread of the block, combined */
+            if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+            sema_gpu_only(S, n->sp, arena_printf(&C->arena, "%s()", in->name));
+            if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+            return ty_scalar(KILN_INT32);
+        }
         if (!bind(S, n, in, 0, in->sub ? 1 : 0, a)) return &ty_error;
         if (in->sub && a[0]) {
             const Type *mt = sema_expr(S, a[0]);
@@ -882,7 +889,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!scalar_args(S, a, 3, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *vt = ty_strong(t[1]);
-        if (vt->kind == TY_BOOL || ty_bits(vt) < 32) vt = ty_scalar(KILN_INT32);
+        if (vt->kind == TY_FLOAT && ty_bits(vt) < 32) vt = ty_scalar(KILN_FLOAT32);
+        else if (vt->kind == TY_BOOL || ty_bits(vt) < 32) vt = ty_scalar(KILN_INT32);
         n->opty = vt;
         return vt;
     }
@@ -929,6 +937,15 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             if (nn) bound_set(n, bound_of(a[0], x));
             return n->opty;
         }
+    }
+    case IK_FP16: {
+        /* Numba's cuda.fp16: each argument converted to float16, as Numba casts */
+        int na = in->sub >= IH_NEG ? 1 : in->sub == IH_FMA ? 3 : 2;
+        if (!bind(S, n, in, na, na, a)) return &ty_error;
+        if (!scalar_args(S, a, na, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        n->opty = ty_scalar(KILN_FLOAT16);
+        return in->sub >= IH_EQ && in->sub <= IH_LE ? ty_scalar(KILN_BOOL) : n->opty;
     }
     case IK_FMA: {
         if (!bind(S, n, in, 3, 3, a)) return &ty_error;

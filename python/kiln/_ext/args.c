@@ -39,9 +39,10 @@ static int format_dtype(const char *fmt, Py_ssize_t itemsize, kiln_dtype *out) {
     case 'e':
     case 'f':
     case 'd':
-        if (itemsize == 4) *out = KILN_FLOAT32;
+        if (itemsize == 2) *out = KILN_FLOAT16;
+        else if (itemsize == 4) *out = KILN_FLOAT32;
         else if (itemsize == 8) *out = KILN_FLOAT64;
-        else return -1; /* float16 and others: not yet */
+        else return -1;
         return 0;
     default: return -1;
     }
@@ -84,6 +85,7 @@ static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
     case KILN_UINT16: { uint16_t x; memcpy(&x, p, 2); v->u = x; return 0; }
     case KILN_UINT32: { uint32_t x; memcpy(&x, p, 4); v->u = x; return 0; }
     case KILN_UINT64: { uint64_t x; memcpy(&x, p, 8); v->u = x; return 0; }
+    case KILN_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v->f = kiln_f16_to_f64(x); return 0; }
     case KILN_FLOAT32: { float x; memcpy(&x, p, 4); v->f = x; return 0; }
     case KILN_FLOAT64: { double x; memcpy(&x, p, 8); v->f = x; return 0; }
     default: return -1;
@@ -291,7 +293,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             else
                 PyErr_Format(PyExc_TypeError,
                              "%s has element format '%s', which kernels do not support (use bool, "
-                             "int8..int64, uint8..uint64, float32 or float64)",
+                             "int8..int64, uint8..uint64, float16, float32 or float64)",
                              d, v->format ? v->format : "B");
             PyBuffer_Release(v);
             return -1;
@@ -414,11 +416,17 @@ static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *name
                        PyObject *kname, int i) {
     *slot = 0;
     kiln_dtype from = (kiln_dtype)a->t.dtype;
-    bool from_float = from == KILN_FLOAT32 || from == KILN_FLOAT64;
+    bool from_float = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64;
     bool from_unsigned = from >= KILN_UINT8 && from <= KILN_UINT64;
     double f = from_float ? a->v.f : from_unsigned ? (double)a->v.u : (double)a->v.i;
     if (d == KILN_FLOAT32) {
         float x = (float)f;
+        memcpy(slot, &x, 4);
+        return 0;
+    }
+    if (d == KILN_FLOAT16) {
+        /* kernels hold a float16 in a float32 (rt_half.h): its value, rounded once */
+        float x = (float)kiln_f16_to_f64(kiln_f16_from_f64(f));
         memcpy(slot, &x, 4);
         return 0;
     }

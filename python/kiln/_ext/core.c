@@ -141,7 +141,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
         if (PyErr_Occurred()) return -1;
         PyObject *v = ITEM(2);
-        if (out->dtype == KILN_FLOAT32 || out->dtype == KILN_FLOAT64) out->v.f = PyFloat_AsDouble(v);
+        if (out->dtype == KILN_FLOAT16 || out->dtype == KILN_FLOAT32 || out->dtype == KILN_FLOAT64)
+            out->v.f = PyFloat_AsDouble(v);
         else if (out->dtype >= KILN_UINT8 && out->dtype <= KILN_UINT64) out->v.u = PyLong_AsUnsignedLongLong(v);
         else out->v.i = PyLong_AsLongLong(v);
         if (PyErr_Occurred()) return -1;

@@ -383,7 +383,7 @@ static PyObject *f_device_empty(PyObject *m, PyObject *args) {
     int nd;
     if (parse_shape(shape, sh, &nd) < 0) return NULL;
     int isz = ext_dtype_size(code);
-    if (!isz || code == KILN_FLOAT16) {
+    if (!isz) {
         PyErr_SetString(PyExc_TypeError, "unsupported dtype for a device array");
         return NULL;
     }

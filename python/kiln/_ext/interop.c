@@ -29,7 +29,7 @@ static int typestr_dtype(const char *ts, Py_ssize_t len, int *dtype) {
     case 'u':
         *dtype = size == 1 ? KILN_UINT8 : size == 2 ? KILN_UINT16 : size == 4 ? KILN_UINT32 : size == 8 ? KILN_UINT64 : -1;
         break;
-    case 'f': *dtype = size == 4 ? KILN_FLOAT32 : size == 8 ? KILN_FLOAT64 : -1; break;
+    case 'f': *dtype = size == 2 ? KILN_FLOAT16 : size == 4 ? KILN_FLOAT32 : size == 8 ? KILN_FLOAT64 : -1; break;
     case 'c': case 'm': case 'M': case 'O': case 'S': case 'U': case 'V': *dtype = -1; break;
     default: return -3;
     }
@@ -254,7 +254,7 @@ static int dlpack_dtype(DLDataType t) {
     switch (t.code) {
     case 0: return ints[bytes];
     case 1: return uints[bytes];
-    case 2: return bytes == 4 ? KILN_FLOAT32 : bytes == 8 ? KILN_FLOAT64 : -1;
+    case 2: return bytes == 2 ? KILN_FLOAT16 : bytes == 4 ? KILN_FLOAT32 : bytes == 8 ? KILN_FLOAT64 : -1;
     case 6: return bytes == 1 ? KILN_BOOL : -1;
     default: return -1;
     }
