@@ -79,7 +79,32 @@ def fast_math(a):
         a[i] = kiln.float32(1) / (1 + kiln.float32(2.5) ** a[i]) + a[i] / 3 + abs(a[i]) ** 0.5
 
 
+@kiln.jit
+def block_votes(a, out):
+    i = kiln.grid(1)
+    v = a[i] if i < a.size else 0
+    every = kiln.syncthreads_and(v > 0)
+    some = kiln.syncthreads_or(v)
+    count = kiln.syncthreads_count(v > 1)
+    if i < out.size:
+        out[i] = every + 2 * some + 4 * count
+
+
+@kiln.jit
+def half_shared(a, out):
+    s = kiln.shared.array(TPB, kiln.float16)
+    t = kiln.threadIdx.x
+    i = kiln.grid(1)
+    s[t] = a[i] if i < a.size else 0
+    kiln.syncthreads()
+    if i < a.size:
+        out[i] = kiln.fp16.hfma(s[TPB - 1 - t], a[i], 1) + kiln.fp16.hsin(s[t]) * a[i]
+
+
 CASES = [
+    (block_votes, "void(int16[::1], int32[::1])"),
+    (block_votes, "void(float64[:], int32[::1])"),
+    (half_shared, "void(float16[::1], float16[::1])"),
     (block_sum, "void(float32[::1], float32[::1])"),
     (warp_ops, "void(int32[::1], int64[::1])"),
     (warp_ops, "void(float64[:], float64[:])"),
@@ -101,6 +126,20 @@ def test_cuda_source_has_line_markers_and_entry():
     assert 'extern "C" __global__ void kiln_entry' in prog.source
     assert "__shared__ f32 sst0[128]" in prog.source
     assert "#line" in prog.source and "test_cuda_codegen.py" in prog.source
+
+
+def test_block_votes_and_float16_are_the_ptx_instructions():
+    # __syncthreads_and/or/count are bar.red; float16 loads, stores and roundings are cvt
+    _, argkey = _kiln.parse_signature("void(int32[::1], int32[::1])")
+    src = _compile._translate(block_votes, argkey, 1, 90).source
+    ptx = _kiln.nvrtc_compile(src, (0, 0, 0), 90, True)[0].decode()
+    for op in ("bar.red.and.pred", "bar.red.or.pred", "bar.red.popc.u32"):
+        assert op in ptx, op
+    _, argkey = _kiln.parse_signature("void(float16[::1], float16[::1])")
+    src = _compile._translate(half_shared, argkey, 1, 90).source
+    assert "__shared__ kh16 sst0[128]" in src
+    ptx = _kiln.nvrtc_compile(src, (0, 0, 0), 90, True)[0].decode()
+    assert "cvt.f32.f16" in ptx and "cvt.rn.f16.f32" in ptx and "cvt.rn.f16.f64" in ptx
 
 
 def test_nvrtc_errors_point_at_the_python_line():
