@@ -181,6 +181,52 @@ def test_warp_intrinsics(rng):
     assert out.copy_to_host().tolist() == [emulate_warp_ops(a[:32]), emulate_warp_ops(a[32:])]
 
 
+@pytest.mark.parametrize("dtype", [np.int16, np.float64])
+def test_syncthreads_and_or_count(rng, dtype):
+    # blocks of 128 threads over 1000 values: the last block has threads past the end,
+    # which vote 0; G.block_votes stores every + 2 * some + 4 * count per thread
+    n, tpb = 1000, G.TPB
+    a = rng.integers(-1, 4, n).astype(dtype)
+    a[:tpb] = np.abs(a[:tpb]) + 1                # block 0: every value positive
+    a[tpb:2 * tpb] = 0                           # block 1: none
+    out = kiln.to_device(np.zeros(n, np.int32))
+    G.block_votes[(n + tpb - 1) // tpb, tpb](kiln.to_device(a), out)
+    got = out.copy_to_host()
+    for b in range((n + tpb - 1) // tpb):
+        v = np.zeros(tpb, dtype)
+        part = a[b * tpb:(b + 1) * tpb]
+        v[:part.size] = part
+        want = int(np.all(v > 0)) + 2 * int(np.any(v != 0)) + 4 * int(np.sum(v > 1))
+        assert (got[b * tpb:(b + 1) * tpb] == want).all(), (b, got[b * tpb], want)
+
+
+def test_float16_shared_memory_and_fp16(rng):
+    n, tpb = 1000, G.TPB
+    a = (rng.standard_normal(n) * 3).astype(np.float16)
+    out = kiln.to_device(np.zeros(n, np.float16))
+    G.half_shared[(n + tpb - 1) // tpb, tpb](kiln.to_device(a), out)
+    got = out.copy_to_host()
+    s = np.zeros(((n + tpb - 1) // tpb) * tpb, np.float16)
+    s[:n] = a
+    rev = s.reshape(-1, tpb)[:, ::-1].ravel()[:n]
+    fma = (rev.astype(np.float64) * a + 1).astype(np.float16)
+    want = fma + np.sin(a) * a                   # each step rounded to float16, as in NumPy
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module"])
+def test_float16_lang_cases_on_the_gpu(name):
+    # the tests/lang float16 kernels, run on the GPU (host arrays go to the GPU when one is
+    # there), print the same comparisons with NumPy as on the CPU: float16 bit for bit
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    import test_lang
+    assert kiln.is_available()
+    with open(f"{test_lang.LANG}/{name}.expect") as f:
+        assert test_lang.run_case(name) == f.read()
+
+
 def test_dynamic_shared_memory():
     a = np.arange(64, dtype=np.float64)
     d = kiln.to_device(a)
