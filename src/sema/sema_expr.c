@@ -650,7 +650,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
         d = dtype_from_string(S, a[1]);
         if (d < 0) {
             /* Numba's phrase follows, for code that matches on it */
-            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float16..float64",
+            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float16, float32 or float64",
                      "the dtype of %s must be a scalar type (Invalid NumPy dtype specified: '%s')",
                      in->name, string_text(S, a[1]) ? string_text(S, a[1]) : "?");
             return &ty_error;

@@ -31,7 +31,7 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
 _KERNEL_NAMES = set("""threadIdx blockIdx blockDim gridDim laneid warpsize grid gridsize syncthreads
 syncwarp threadfence threadfence_block threadfence_system shared local atomic shfl_sync
 shfl_down_sync shfl_up_sync shfl_xor_sync ballot_sync all_sync any_sync activemask cbrt fma
-popc brev clz ffs selp""".split())
+popc brev clz ffs selp syncthreads_and syncthreads_or syncthreads_count fp16""".split())
 
 
 def test_public_api_has_docstrings():
