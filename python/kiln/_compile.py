@@ -81,6 +81,8 @@ def describe(v):
         mod = getattr(v, "__module__", None)
         if mod == "math":
             return ("ns", "math." + v.__name__)
+        if mod in ("operator", "_operator"):  # operator.add ...: binary operators as values
+            return ("ns", "operator." + v.__name__)
         if id(v) in _BUILTIN_OBJECTS:
             return ("ns", "builtins." + _BUILTIN_OBJECTS[id(v)])
     if id(v) in _BUILTIN_OBJECTS:

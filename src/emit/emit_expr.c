@@ -528,7 +528,8 @@ static void intrinsic_text(Emit *E, Node *n) {
         }
         return;
     }
-    case IK_POWER: break; /* handled as a binary operator below */
+    case IK_POWER:
+    case IK_BINOP: break; /* handled as a binary operator below */
     case IK_INT:
     case IK_FLOAT:
         if (!a[0]) {
@@ -963,8 +964,9 @@ void emit_expr(Emit *E, Node *n) {
             return;
         }
         if (n->intr) {
-            if (n->intr->kind == IK_POWER) {
-                emit_binop_text(E, n, B_POW, n->opty, n->call.bound.v[0], n->call.bound.v[1]);
+            if (n->intr->kind == IK_POWER || n->intr->kind == IK_BINOP) {
+                BinOp op = n->intr->kind == IK_POWER ? B_POW : (BinOp)n->intr->sub;
+                emit_binop_text(E, n, op, n->opty, n->call.bound.v[0], n->call.bound.v[1]);
                 return;
             }
             call_intrinsic(E, n);

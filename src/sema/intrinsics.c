@@ -34,6 +34,7 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define DT(n, d) {n, IK_DTYPE, d, 0, NULL}
 #define SREG(n, s) {n, IK_SREG, s, IF_VALUE, NULL}
 #define H(n, s) {"kiln.fp16." n, IK_FP16, s, 0, NULL}
+#define OP(n, s) {"operator." n, IK_BINOP, s, 0, NULL}
 
 static const Intrinsic table[] = {
     /* namespaces */
@@ -180,6 +181,12 @@ static const Intrinsic table[] = {
     /* the method x.bit_count() of an integer (sema_expr.c); no path a user can write */
     {"int.bit_count", IK_BITS, IB_BITCOUNT, 0, NULL},
     {"kiln.selp", IK_SELP, 0, 0, NULL},
+    /* the operator module's binary operators (Numba's kernels pass them as values) */
+    OP("add", B_ADD), OP("sub", B_SUB), OP("mul", B_MUL), OP("truediv", B_DIV),
+    OP("floordiv", B_FLOORDIV), OP("mod", B_MOD), OP("pow", B_POW), OP("lshift", B_LSHIFT),
+    OP("rshift", B_RSHIFT), OP("and_", B_AND), OP("or_", B_OR), OP("xor", B_XOR),
+    OP("iadd", B_ADD), OP("isub", B_SUB), OP("imul", B_MUL), OP("itruediv", B_DIV),
+    OP("ifloordiv", B_FLOORDIV), OP("imod", B_MOD), OP("ipow", B_POW),
     /* kiln.fp16: Numba's cuda.fp16 */
     H("hadd", IH_ADD), H("hsub", IH_SUB), H("hmul", IH_MUL), H("hdiv", IH_DIV),
     H("hmax", IH_MAX), H("hmin", IH_MIN), H("heq", IH_EQ), H("hne", IH_NE), H("hgt", IH_GT),

@@ -67,7 +67,8 @@ typedef enum IntrKind {
     IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP,         /* builtins zip: the same */
-    IK_FP16         /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
+    IK_FP16,        /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
+    IK_BINOP        /* operator.add ...: a binary operator as a function, sub = BinOp */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };

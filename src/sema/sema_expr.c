@@ -1011,11 +1011,13 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         const Type *el[2] = {n->opty, in->sub == 0 ? ty_scalar(KILN_INT64) : n->opty};
         return ty_tuple(C, 2, el);
     }
-    case IK_POWER: {
+    case IK_POWER:
+    case IK_BINOP: {
         if (!bind(S, n, in, 2, 2, a)) return &ty_error;
         const Type *lt = sema_expr(S, a[0]), *rt = sema_expr(S, a[1]);
         const Type *opty = NULL;
-        const Type *r = sema_binop(S, n, B_POW, a[0], a[1], lt, rt, &opty);
+        BinOp op = in->kind == IK_POWER ? B_POW : (BinOp)in->sub;
+        const Type *r = sema_binop(S, n, op, a[0], a[1], lt, rt, &opty);
         n->opty = opty;
         n->flags &= (uint16_t)~NF_CONST;
         return r;
