@@ -32,7 +32,7 @@ if [ ! -x "$dir.base/usr/bin/python3" ]; then
     debootstrap --variant=minbase --include=make,python3 bookworm "$dir.base" "$mirror" \
         > "$dir.debootstrap.log" 2>&1 || { tail -20 "$dir.debootstrap.log"; exit 1; }
 fi
-for m in /dev/pts /dev /sys /proc; do umount -l "$dir$m" 2>/dev/null || true; done
+for m in /dev/pts /dev /sys /proc /; do umount -l "$dir$m" 2>/dev/null || true; done
 rm -rf "$dir"
 cp -a "$dir.base" "$dir"
 # what the machine has before the commands run: no compiler, no headers
@@ -51,6 +51,11 @@ if [ -n "$ca" ] && [ -f "$ca" ]; then
     cp "$ca" "$dir/etc/host-ca-bundle.crt"
     tls="PIP_CERT=/etc/host-ca-bundle.crt SSL_CERT_FILE=/etc/host-ca-bundle.crt"
 fi
+# The chroot's root is made a mount point of its own, as a machine's root is: without it
+# `unshare -m` (the full-disk test's private tmpfs) cannot make its mount namespace private
+# ("cannot change root filesystem propagation").
+mount --bind "$dir" "$dir"
+mounted="/"
 for m in /proc /sys /dev /dev/pts; do
     mkdir -p "$dir$m"
     mount --bind "$m" "$dir$m"
