@@ -39,7 +39,7 @@ from ._dispatch import (  # noqa: F401
 from ._cuda import (  # noqa: F401
     DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
     default_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
-    get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus,
+    get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
 )
 from ._kiln import Stream, Event  # noqa: F401
 
@@ -143,8 +143,10 @@ def compile(fn=None, sig=None, *, mode="default", max_records=8, **numba_options
 # Numba names kiln does not provide, with what to use instead: a clear AttributeError
 # rather than a bare one when a Numba file is run after `import kiln as cuda`.
 _NOT_PROVIDED = {
-    "mapped_array": "use kiln.pinned_array (page-locked) and kiln.to_device",
-    "managed_array": "use kiln.device_array and copy explicitly",
+    "mapped_array": "use kiln.pinned_array (page-locked) and kiln.to_device (with "
+                    "KILN_TARGET=cpu it is a NumPy array)",
+    "managed_array": "use kiln.device_array and copy explicitly (with KILN_TARGET=cpu it is a "
+                     "NumPy array)",
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "const": "pass the array as a kernel argument (reads of arguments are cached)",
     "cg": "cooperative groups are not supported",
@@ -152,12 +154,17 @@ _NOT_PROVIDED = {
     "per_thread_default_stream": "use kiln.stream()",
     "profile_start": "use the profiler's own controls",
     "profile_stop": "use the profiler's own controls",
-    "current_context": "kiln uses each device's primary context; see kiln.get_current_device()",
+    "current_context": "kiln uses each device's primary context; see kiln.get_current_device() "
+                       "(with KILN_TARGET=cpu, the host's context)",
     "require_context": "kiln makes the device's primary context current by itself",
 }
 
 
 def __getattr__(name):
+    from . import _cuda
+
+    if name in _cuda.HOST_ONLY and _cuda.on_host():  # docs/cpu-device-api.md
+        return _cuda.HOST_ONLY[name]
     hint = _NOT_PROVIDED.get(name)
     if hint is not None:
         raise AttributeError(f"kiln has no '{name}' (a Numba CUDA name): {hint}")

@@ -4,9 +4,16 @@ The memory itself, the launch path's view of it and the copies are C (see
 _ext/devarray.c); this module gives the arrays their NumPy-facing methods
 (dtype, copy_to_host, slicing, __cuda_array_interface__, __dlpack__) with
 Numba's names.  NumPy is imported when a method needs it.
+
+With KILN_TARGET=cpu the same API works on host memory (docs/cpu-device-api.md):
+new arrays, streams and events go to the "device" HOST, which the C functions
+serve without the driver; host-backed arrays expose __array_interface__ instead
+of __cuda_array_interface__, and kernels on the CPU target take them without a
+copy.  The device queries answer for HostDevice, the CPU target's stand-in.
 """
 
 import math
+import os
 
 from . import _kiln
 from ._types import DTYPE_NAMES, dtype_code
@@ -40,6 +47,20 @@ def _typestr(code):
     return _np().dtype(name).str
 
 
+HOST = -1  # the device ordinal of host memory (EXT_HOST_DEVICE in _ext/devarray.h)
+
+
+def on_host():
+    """Whether kiln's device API works on host memory: the target is explicitly the
+    CPU (KILN_TARGET=cpu).  Read at each call, as the launch path reads it."""
+    return os.environ.get("KILN_TARGET") == "cpu"
+
+
+def _device():
+    """The device new arrays, streams and events go to."""
+    return HOST if on_host() else _kiln.current_device()
+
+
 class DeviceArray(_kiln.DeviceArrayBase):
     """An array in GPU memory (Numba's DeviceNDArray).
 
@@ -54,8 +75,13 @@ class DeviceArray(_kiln.DeviceArrayBase):
 
     @property
     def device(self):
-        """The ordinal of the GPU that holds the memory."""
+        """The ordinal of the GPU that holds the memory (-1: host memory, KILN_TARGET=cpu)."""
         return self._device
+
+    @property
+    def on_host(self):
+        """Whether the array is in host memory (made with KILN_TARGET=cpu)."""
+        return self._device == HOST
 
     def is_c_contiguous(self):
         """Whether the elements lie in C order with no gaps."""
@@ -77,6 +103,10 @@ class DeviceArray(_kiln.DeviceArrayBase):
 
     @property
     def __cuda_array_interface__(self):
+        if self._device == HOST:
+            # CuPy and others would take the host pointer for device memory
+            raise AttributeError("a host-backed kiln.DeviceArray (KILN_TARGET=cpu) has no "
+                                 "__cuda_array_interface__; it has __array_interface__")
         return {
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
@@ -86,13 +116,27 @@ class DeviceArray(_kiln.DeviceArrayBase):
             "stream": 1,  # work is ordered on the legacy default stream
         }
 
+    @property
+    def __array_interface__(self):
+        """NumPy's view of a host-backed array (np.asarray(a) shares its memory)."""
+        if self._device != HOST:
+            raise AttributeError("a kiln.DeviceArray in GPU memory has no __array_interface__; "
+                                 "use .copy_to_host()")
+        return {
+            "shape": self.shape,
+            "strides": None if self.is_c_contiguous() else self.strides,
+            "typestr": _typestr(self._dtype_code),
+            "data": (self._ptr, False),
+            "version": 3,
+        }
+
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        if stream not in (None, 1, 2, -1):
+        if self._device != HOST and stream not in (None, 1, 2, -1):
             _kiln.synchronize()  # the consumer's stream must see our finished work
         return _kiln.dlpack_capsule(self)
 
     def __dlpack_device__(self):
-        return (2, self._device)
+        return (1, 0) if self._device == HOST else (2, self._device)
 
     def copy_to_host(self, ary=None, stream=0):
         """A NumPy array with the contents (or the contents copied into `ary`)."""
@@ -115,8 +159,11 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return ary
 
     def copy_to_device(self, ary, stream=0):
-        """Copies a host array (of the same shape) into this array."""
+        """Copies a host array, or a device array, of the same shape into this array."""
         np = _np()
+        if isinstance(ary, DeviceArray) and ary._device != HOST:
+            self._copy_from_device(ary, stream)
+            return
         src = np.asarray(ary, dtype=self.dtype)
         if src.shape != self.shape:
             raise ValueError(f"copy_to_device: ary has shape {src.shape}, the array {self.shape}")
@@ -128,7 +175,46 @@ class DeviceArray(_kiln.DeviceArrayBase):
             raise ValueError("copy_to_device needs a contiguous device array")
         _kiln.copy("h2d", self._device, self._ptr, src, self.nbytes, stream)
 
+    def _copy_from_device(self, other, stream):
+        if other.shape != self.shape or other.dtype != self.dtype:
+            raise ValueError(f"copy_to_device: the device array has shape {other.shape} and dtype "
+                             f"{other.dtype}, this one {self.shape} and {self.dtype}")
+        if other._device != self._device:
+            raise ValueError(f"copy_to_device: the arrays are on devices {other._device} and "
+                             f"{self._device}; copy through the host")
+        if not (self.is_c_contiguous() and other.is_c_contiguous()
+                or self.is_f_contiguous() and other.is_f_contiguous()):
+            raise ValueError("copy_to_device between device arrays needs both contiguous in "
+                             "the same order")
+        _kiln.copy("d2d", self._device, self._ptr, other._ptr, self.nbytes, stream)
+
+    def __setitem__(self, idx, value):
+        """``d[idx] = value``: a scalar or an array (broadcast) written into the view."""
+        np = _np()
+        view = self._view(idx)
+        if isinstance(value, DeviceArray):
+            value = value.copy_to_host()
+        src = np.broadcast_to(np.asarray(value, dtype=self.dtype), view.shape)
+        if view._device == HOST:
+            np.asarray(view)[...] = src
+        elif view.is_c_contiguous() or view.is_f_contiguous():
+            view.copy_to_device(src)
+        else:  # a strided view on the GPU: its span read, changed and written back
+            lo, hi = view._span
+            raw = np.empty(hi - lo, np.uint8)
+            _kiln.copy("d2h", view._device, raw, view._ptr + lo, hi - lo, 0)
+            np.lib.stride_tricks.as_strided(raw[-lo:].view(self.dtype), view.shape,
+                                            view.strides)[...] = src
+            _kiln.copy("h2d", view._device, view._ptr + lo, raw, hi - lo, 0)
+
     def __getitem__(self, idx):
+        view = self._view(idx)
+        if not view.shape:  # every axis indexed: a scalar, as NumPy gives
+            return view.copy_to_host()[()]
+        return view
+
+    def _view(self, idx):
+        """The view idx selects (0-d when every axis is indexed by an int)."""
         if not isinstance(idx, tuple):
             idx = (idx,)
         if any(i is Ellipsis for i in idx):
@@ -154,10 +240,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
                 if not 0 <= i < n:
                     raise IndexError(f"index {idx[k]} is out of bounds for axis {k} with size {n}")
                 offset += i * st
-        view = _kiln.device_view(self, offset, tuple(shape), tuple(strides))
-        if not shape:  # every axis indexed: a scalar, as NumPy gives
-            return view.copy_to_host()[()]
-        return view
+        return _kiln.device_view(self, offset, tuple(shape), tuple(strides))
 
     def reshape(self, *shape, order="C"):
         """A view with another shape (one dimension may be -1); the array must be
@@ -195,15 +278,17 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return _kiln.device_view(self, 0, self.shape[::-1], self.strides[::-1])
 
     def __repr__(self):
-        return f"<kiln.DeviceArray shape={self.shape} dtype={self.dtype} device={self._device}>"
+        where = "host (KILN_TARGET=cpu)" if self._device == HOST else self._device
+        return f"<kiln.DeviceArray shape={self.shape} dtype={self.dtype} device={where}>"
 
 
 _kiln.set_device_array_class(DeviceArray)
 
 
 def _is_gpu_array(obj):
+    """Whether obj is an array in GPU memory (kiln's, or another library's)."""
     if isinstance(obj, DeviceArray):
-        return True
+        return obj._device != HOST
     if hasattr(obj, "__cuda_array_interface__"):
         return True
     dev = getattr(obj, "__dlpack_device__", None)
@@ -213,6 +298,12 @@ def _is_gpu_array(obj):
         except Exception:
             return False
     return False
+
+
+def _is_device_array(obj):
+    """Whether obj is a GPU array or a host-backed kiln.DeviceArray: what Numba's API
+    treats as a device array (a ufunc of one returns one)."""
+    return isinstance(obj, DeviceArray) or _is_gpu_array(obj)
 
 
 _typestrs = {}  # __cuda_array_interface__ typestr -> (kiln dtype code, itemsize)
@@ -257,7 +348,11 @@ def _device_of(obj):
 
 
 def to_device(obj, stream=0, copy=True, to=None):
-    """Copies a host array to the GPU; returns a DeviceArray."""
+    """Copies a host array to the GPU (to host memory with KILN_TARGET=cpu); returns a
+    DeviceArray, or ``to`` with the contents copied into it."""
+    if to is not None:
+        to.copy_to_device(obj, stream)
+        return to
     if isinstance(obj, DeviceArray):
         return obj
     np = _np()
@@ -265,9 +360,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     if not (a.flags.c_contiguous or a.flags.f_contiguous):
         a = np.ascontiguousarray(a)
     order = "C" if a.flags.c_contiguous else "F"
-    d = _kiln.device_empty(a.shape, _code(a.dtype), order, _kiln.current_device(), stream)
-    if to is not None:
-        d = to
+    d = _kiln.device_empty(a.shape, _code(a.dtype), order, _device(), stream)
     _kiln.copy("h2d", d._device, d._ptr, a, a.nbytes, stream)
     return d
 
@@ -278,7 +371,7 @@ def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     if isinstance(shape, int):
         shape = (shape,)
     d = _kiln.device_empty(tuple(shape), _code(np.dtype(dtype if dtype is not None else np.float64)),
-                           order, _kiln.current_device(), stream)
+                           order, _device(), stream)
     if strides is not None and tuple(strides) != d.strides:
         raise ValueError("custom strides are not supported; use order='C' or 'F'")
     return d
@@ -292,13 +385,14 @@ def device_array_like(ary, stream=0):
 
 
 def stream():
-    """A new CUDA stream on the current device."""
-    return _kiln.stream(_kiln.current_device())
+    """A new CUDA stream on the current device (with KILN_TARGET=cpu, a stream whose work
+    is done as it is queued)."""
+    return _kiln.stream(_device())
 
 
 def default_stream():
     """The current device's default (legacy) stream, as a kiln.Stream."""
-    return _kiln.default_stream(_kiln.current_device())
+    return _kiln.default_stream(_device())
 
 
 # ---- events, page-locked memory, devices (Numba's names) -----------------------------------
@@ -306,7 +400,7 @@ def default_stream():
 def event(timing=True):
     """A CUDA event on the current device (Numba's cuda.event): ``e.record(stream)``,
     ``e.synchronize()``, ``e.query()``, ``e.wait(stream)``, ``start.elapsed_time(end)`` in ms."""
-    return _kiln.event(_kiln.current_device(), bool(timing))
+    return _kiln.event(_device(), bool(timing))
 
 
 def event_elapsed_time(evtstart, evtend):
@@ -326,6 +420,11 @@ def pinned_array(shape, dtype=None, strides=None, order="C"):
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
     dt = np.dtype(dtype if dtype is not None else np.float64)
+    if on_host():  # no GPU to copy to: ordinary host memory
+        a = np.empty(shape, dt, order=order)
+        if strides is not None and tuple(strides) != a.strides:
+            raise ValueError("custom strides are not supported; use order='C' or 'F'")
+        return a
     count = math.prod(shape)
     buf = _kiln.pinned_alloc(_kiln.current_device(), count * dt.itemsize)
     a = np.frombuffer(buf, dt, count).reshape(shape, order=order)
@@ -350,6 +449,8 @@ class pinned:
         self._done = []
 
     def __enter__(self):
+        if on_host():  # no GPU to copy to: nothing to pin
+            return self
         dev = _kiln.current_device()
         try:
             for i, a in enumerate(self._arrays):
@@ -431,13 +532,78 @@ class Device:
         return f"<kiln.Device {self.id} '{self.name}' sm_{self.compute_capability[0]}{self.compute_capability[1]}>"
 
 
+# The CPU target's stand-in for a GPU (KILN_TARGET=cpu).  Its compute capability is the
+# newest kiln compiles for in CI (sm_90), which is also what Numba's test shim assumes on a
+# CPU run, so code that picks a path by capability picks the one the H200 runs; what the
+# CPU target cannot do (shared memory, barriers, warp operations) is refused at compile
+# time whatever the capability says.  The limits are the launch path's (docs/limits.md).
+HOST_CC = (9, 0)
+_HOST_ATTRIBUTES = {
+    "MAX_THREADS_PER_BLOCK": 1024, "MAX_BLOCK_DIM_X": 1024, "MAX_BLOCK_DIM_Y": 1024,
+    "MAX_BLOCK_DIM_Z": 64, "MAX_GRID_DIM_X": 2**31 - 1, "MAX_GRID_DIM_Y": 65535,
+    "MAX_GRID_DIM_Z": 65535, "MAX_SHARED_MEMORY_PER_BLOCK": 48 * 1024,
+    "TOTAL_CONSTANT_MEMORY": 64 * 1024, "WARP_SIZE": 32, "MAX_REGISTERS_PER_BLOCK": 65536,
+    "CLOCK_RATE": 0, "INTEGRATED": 1, "CAN_MAP_HOST_MEMORY": 1, "CONCURRENT_KERNELS": 0,
+    "ECC_ENABLED": 0, "PCI_BUS_ID": 0, "PCI_DEVICE_ID": 0, "MEMORY_CLOCK_RATE": 0,
+    "GLOBAL_MEMORY_BUS_WIDTH": 0, "L2_CACHE_SIZE": 0, "MAX_THREADS_PER_MULTIPROCESSOR": 2048,
+    "ASYNC_ENGINE_COUNT": 0, "UNIFIED_ADDRESSING": 1, "PCI_DOMAIN_ID": 0,
+    "COMPUTE_CAPABILITY_MAJOR": HOST_CC[0], "COMPUTE_CAPABILITY_MINOR": HOST_CC[1],
+    "MAX_SHARED_MEMORY_PER_MULTIPROCESSOR": 48 * 1024, "MAX_REGISTERS_PER_MULTIPROCESSOR": 65536,
+    "MANAGED_MEMORY": 1, "COOPERATIVE_LAUNCH": 0, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 48 * 1024,
+}
+
+
+class HostDevice(Device):
+    """The device of the CPU target (KILN_TARGET=cpu): device arrays live in host memory
+    and kernels run on the CPU.  ``id`` 0, ``compute_capability`` HOST_CC, the driver's
+    attributes by their Numba names (``MULTIPROCESSOR_COUNT`` is the CPU count)."""
+
+    def __init__(self):
+        self.id = 0
+        self.name = "kiln CPU target (host memory)"
+        self.compute_capability = HOST_CC
+        self.uuid = "CPU-00000000-0000-0000-0000-000000000000"
+
+    def __getattr__(self, attr):
+        if attr == "MULTIPROCESSOR_COUNT":
+            return os.cpu_count() or 1
+        v = _HOST_ATTRIBUTES.get(attr)
+        if v is None:
+            raise AttributeError(f"kiln.HostDevice has no attribute '{attr}'")
+        return v
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def reset(self):
+        """Numba's Device.reset(): nothing to reset on the host."""
+
+    def __eq__(self, other):
+        return isinstance(other, HostDevice)
+
+    def __hash__(self):
+        return hash(HostDevice)
+
+    def __repr__(self):
+        return "<kiln.HostDevice 0 'kiln CPU target (host memory)' (KILN_TARGET=cpu)>"
+
+
 def get_current_device():
-    """The selected device (kiln.select_device), as a kiln.Device."""
+    """The selected device (kiln.select_device), as a kiln.Device (with KILN_TARGET=cpu,
+    the kiln.HostDevice)."""
+    if on_host():
+        return HostDevice()
     return Device(_kiln.current_device())
 
 
 def list_devices():
-    """Every CUDA device of the machine, as kiln.Device objects."""
+    """Every CUDA device of the machine, as kiln.Device objects (with KILN_TARGET=cpu,
+    the one kiln.HostDevice)."""
+    if on_host():
+        return [HostDevice()]
     return [Device(i) for i in range(len(_kiln.cuda_info()["devices"]))]
 
 
@@ -445,6 +611,8 @@ class _GPUs:
     """``kiln.gpus``: the machine's CUDA devices as a sequence (Numba's cuda.gpus)."""
 
     def __len__(self):
+        if on_host():
+            return 1
         return len(_kiln.cuda_info()["devices"]) if _kiln.cuda_available()[0] else 0
 
     def __getitem__(self, i):
@@ -467,6 +635,10 @@ gpus = _GPUs()
 def detect():
     """Prints the CUDA devices kiln sees and returns whether there is at least one
     (Numba's cuda.detect)."""
+    if on_host():
+        print("Found 1 CUDA device (KILN_TARGET=cpu: kiln's CPU target, host memory)")
+        print(f"id 0 {HostDevice().name!r:>30} {os.cpu_count() or 1} CPUs")
+        return True
     ok, why = _kiln.cuda_available()
     if not ok:
         print(f"kiln: no CUDA GPU can be used: {why}")
@@ -495,3 +667,59 @@ def close():
     this waits for all GPU work and reports kernel errors, as a clean end of GPU use."""
     if _kiln.cuda_available()[0]:
         _kiln.synchronize()
+
+
+# ---- what only the CPU target gives (KILN_TARGET=cpu): kiln.__getattr__ finds them ----------
+
+class HostContext:
+    """Numba's cuda.current_context() on the CPU target: the device, memory figures."""
+
+    def __init__(self):
+        self.device = HostDevice()
+
+    def get_memory_info(self):
+        """(free, total) bytes of the host's memory."""
+        page = os.sysconf("SC_PAGE_SIZE")
+        return (os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page)
+
+    def reset(self):
+        """Nothing to reset: host memory is freed with its last array."""
+
+    def synchronize(self):
+        """The host's work is done when its call returns."""
+
+    def __repr__(self):
+        return "<kiln.HostContext of the CPU target (KILN_TARGET=cpu)>"
+
+
+def _host_array(shape, dtype, strides, order):
+    np = _np()
+    a = np.empty(shape, np.dtype(dtype if dtype is not None else np.float64), order=order)
+    if strides is not None and tuple(strides) != a.strides:
+        raise ValueError("custom strides are not supported; use order='C' or 'F'")
+    return a
+
+
+def _mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=False,
+                  wc=False):
+    """Numba's cuda.mapped_array on the CPU target: a NumPy array, which kernels use in place."""
+    return _host_array(shape, dtype, strides, order)
+
+
+def _managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_global=True):
+    """Numba's cuda.managed_array on the CPU target: a NumPy array, which kernels use in place."""
+    return _host_array(shape, dtype, strides, order)
+
+
+def _current_context(devnum=None):
+    return HostContext()
+
+
+def _require_context(fn):
+    return fn
+
+
+HOST_ONLY = {
+    "mapped_array": _mapped_array, "managed_array": _managed_array,
+    "current_context": _current_context, "require_context": _require_context,
+}

@@ -349,10 +349,16 @@ def synchronize():
 
 def select_device(n):
     """Makes GPU n the device for new arrays and for launches with host arguments; returns
-    it as a kiln.Device, as Numba's cuda.select_device does."""
-    _kiln.select_device(n)
-    from ._cuda import Device
+    it as a kiln.Device, as Numba's cuda.select_device does (with KILN_TARGET=cpu, device
+    0 is the kiln.HostDevice)."""
+    from ._cuda import Device, HostDevice, on_host
 
+    if on_host():
+        if n != 0:
+            raise ValueError(f"device {n} does not exist (KILN_TARGET=cpu: the CPU target's "
+                             f"device is 0)")
+        return HostDevice()
+    _kiln.select_device(n)
     return Device(n)
 
 

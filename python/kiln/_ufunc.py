@@ -19,7 +19,8 @@ import os
 import threading
 
 from . import _autotune, _kiln
-from ._cuda import DTYPE_NAMES, DeviceArray, _code, _is_gpu_array, as_cuda_array, device_array, to_device
+from ._cuda import (DTYPE_NAMES, DeviceArray, _code, _is_device_array, _is_gpu_array, as_cuda_array,
+                    device_array, to_device)
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
@@ -217,7 +218,8 @@ class Vectorized:
 
     def __call__(self, *args, out=None, stream=0):
 
-        if any(_is_gpu_array(a) for a in args) or (out is not None and _is_gpu_array(out)):
+        # device arrays (host-backed ones too, KILN_TARGET=cpu) in: a device array out
+        if any(_is_device_array(a) for a in args) or (out is not None and _is_device_array(out)):
             return self._call_gpu(args, out, stream)
         np = _np()
         ins = self._input_dtypes(args)
@@ -312,16 +314,17 @@ class Vectorized:
                 self._tuned[(key, _autotune.bucket(n))] = threads
 
     def _call_gpu(self, args, out, stream):
-        """Device arrays in: the kernel runs on the GPU; the result is an array of the kind
-        of the first array argument (CuPy, PyTorch or kiln.DeviceArray)."""
+        """Device arrays in: the kernel runs on the GPU (on the CPU for host-backed arrays,
+        KILN_TARGET=cpu); the result is an array of the kind of the first array argument
+        (CuPy, PyTorch or kiln.DeviceArray)."""
         fast = self._call_gpu_fast(args, out, stream)
         if fast is not None:
             return fast
         np = _np()
-        first = next((a for a in args if _is_gpu_array(a)), out)
+        first = next((a for a in args if _is_device_array(a)), out)
         conv, dtypes = [], []
         for a in args:
-            if _is_gpu_array(a):
+            if _is_device_array(a):
                 d = as_cuda_array(a)
                 conv.append(d)
                 dtypes.append(d.dtype)

@@ -2,7 +2,8 @@
  *
  * Each argument becomes 4 bytes of the type key (array flag, dtype, ndim,
  * layout) and a value: float, int and bool by their type pointers (the common
- * case costs a few compares), a kiln DeviceArray from its C struct, else the
+ * case costs a few compares), a kiln DeviceArray from its C struct (a host-backed
+ * one, KILN_TARGET=cpu, as a host array), else the
  * buffer protocol (NumPy arrays and scalars, memoryviews), else a foreign GPU
  * array (interop.c).  Scalars are converted to the compiled dtype at packing,
  * exactly or with an OverflowError.  Nothing here keeps state: an Arg lives on
@@ -181,9 +182,16 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     /* device arrays first: a failed PyFloat_Check costs a subtype walk */
     if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
         DeviceArrayObject *d = (DeviceArrayObject *)o;
-        a->on_gpu = true;
-        a->dptr = d->ptr;
-        a->device = d->device;
+        if (d->device == EXT_HOST_DEVICE) {
+            /* host memory (KILN_TARGET=cpu): a host array, as a NumPy array's buffer
+             * would be; a GPU launch stages it like one (launch.c reads the view) */
+            a->view.buf = (void *)(uintptr_t)d->ptr;
+            a->view.itemsize = ext_dtype_size(d->dtype);
+        } else {
+            a->on_gpu = true;
+            a->dptr = d->ptr;
+            a->device = d->device;
+        }
         a->readonly = false;
         a->t.is_array = 1;
         a->t.dtype = d->dtype;

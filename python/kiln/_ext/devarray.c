@@ -11,13 +11,26 @@
  * A Stream wraps a CUstream; kiln.stream() creates one, and the objects of
  * other libraries are accepted where a stream is expected (CuPy's .ptr,
  * PyTorch's .cuda_stream, a raw int).
+ *
+ * On EXT_HOST_DEVICE (KILN_TARGET=cpu) the same objects stand on host memory:
+ * an Alloc is an aligned malloc, copies and memsets are memcpy and memset, a
+ * Stream has no handle and its work is already done (CPU launches and copies
+ * are synchronous).  One DeviceArray type serves both, so every method and the
+ * launch path's reading of the struct are shared; args.c classifies a host
+ * array like a NumPy array, so CPU launches take it without a copy.
  */
 #include "devarray.h"
 #include "dlpack.h"
 #include "obs.h"
 #include "recorder.h"
 
+#include <stdlib.h>
+#include <string.h>
 #include <structmember.h>
+
+/* Host allocations' alignment: a cache line, which also suits every dtype and
+ * the CPU kernels' vector loads (NumPy gives 16 or 64). */
+enum { EXT_HOST_ALIGN = 64 };
 
 static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
 int ext_dtype_size(int dtype) {
@@ -44,7 +57,9 @@ void ext_byte_span(int64_t itemsize, int ndim, const int64_t *shape, const int64
 
 static void alloc_dealloc(AllocObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
-    if (self->ptr && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)
+    if (self->device == EXT_HOST_DEVICE)
+        free((void *)(uintptr_t)self->ptr);
+    else if (self->ptr && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)
         kiln_cuda_free(self->st->cuda, self->ptr, NULL);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
@@ -59,7 +74,35 @@ static PyType_Spec alloc_spec = {"kiln._kiln.Alloc", sizeof(AllocObject), 0,
                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                  alloc_slots};
 
+/* Host memory for EXT_HOST_DEVICE: never NULL for a valid request (an empty array
+ * gets a block too, so its address is a real one, as cuMemAlloc's are). */
+static AllocObject *host_alloc_new(ModState *st, size_t size) {
+    size_t rounded = (size + EXT_HOST_ALIGN - 1) / EXT_HOST_ALIGN * EXT_HOST_ALIGN;
+    if (rounded < size) {
+        PyErr_SetString(PyExc_ValueError, "array is too big");
+        return NULL;
+    }
+    void *p = aligned_alloc(EXT_HOST_ALIGN, rounded ? rounded : EXT_HOST_ALIGN);
+    if (!p) {
+        PyErr_Format(PyExc_MemoryError, "cannot allocate %zu bytes of host memory for a "
+                     "device array (KILN_TARGET=cpu)", size);
+        return NULL;
+    }
+    AllocObject *a = PyObject_New(AllocObject, st->AllocType);
+    if (!a) {
+        free(p);
+        return NULL;
+    }
+    a->ptr = (uint64_t)(uintptr_t)p;
+    a->size = size;
+    a->device = EXT_HOST_DEVICE;
+    ext_record_fresh(st, a->ptr, size);
+    a->st = st;
+    return a;
+}
+
 static AllocObject *alloc_new(ModState *st, size_t size, int device, void *stream) {
+    if (device == EXT_HOST_DEVICE) return host_alloc_new(st, size);
     kiln_cuda *cu = ext_cuda_on(st, device);
     if (!cu) return NULL;
     uint64_t ptr = 0;
@@ -259,6 +302,7 @@ static void stream_dealloc(StreamObject *self) {
 
 static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
     ModState *st = self->st;
+    if (self->device == EXT_HOST_DEVICE) Py_RETURN_NONE; /* its work ran when it was queued */
     kiln_cuda *cu = ext_cuda_on(st, self->device);
     if (!cu) return NULL;
     int rc;
@@ -277,6 +321,9 @@ static PyObject *stream_handle(StreamObject *self, void *c) {
 }
 
 static PyObject *stream_repr(StreamObject *self) {
+    if (self->device == EXT_HOST_DEVICE)
+        return PyUnicode_FromFormat("<kiln %sstream on the host (KILN_TARGET=cpu)>",
+                                    self->owned ? "" : "default ");
     if (!self->handle) return PyUnicode_FromFormat("<kiln default stream on device %d>", self->device);
     return PyUnicode_FromFormat("<kiln stream %p on device %d>", self->handle, self->device);
 }
@@ -465,6 +512,59 @@ static PyObject *f_wrap(PyObject *m, PyObject *args) {
     return (PyObject *)ext_devarray_new(st, ptr, nd, sh, str, code, device, owner);
 }
 
+/* copy() on EXT_HOST_DEVICE: both sides are host memory, so every kind is a
+ * memcpy (memmove: a view may overlap its base), done when this returns. */
+static PyObject *host_copy(ModState *st, const char *kind, PyObject *dst, PyObject *src,
+                           long long nbytes, PyObject *stream) {
+    void *h;
+    if (ext_stream_handle(st, stream, &h) < 0) return NULL;
+    if (nbytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    bool h2d = strcmp(kind, "h2d") == 0, d2h = strcmp(kind, "d2h") == 0;
+    if (!h2d && !d2h && strcmp(kind, "d2d") != 0) {
+        PyErr_SetString(PyExc_ValueError, "kind is h2d, d2h or d2d");
+        return NULL;
+    }
+    ext_record_refuse(st, "it copies %s", h2d ? "from the host to a device array"
+                                          : d2h ? "from a device array to the host"
+                                                : "between device arrays");
+    Py_buffer buf;
+    bool has_buf = false;
+    void *to = NULL;
+    const void *from = NULL;
+    if (h2d || d2h) {
+        PyObject *hostobj = h2d ? src : dst, *devobj = h2d ? dst : src;
+        if (PyObject_GetBuffer(hostobj, &buf, PyBUF_ANY_CONTIGUOUS | (h2d ? 0 : PyBUF_WRITABLE)) < 0)
+            return NULL;
+        has_buf = true;
+        if (buf.len < nbytes) {
+            PyBuffer_Release(&buf);
+            PyErr_SetString(PyExc_ValueError, "the host buffer is smaller than the copy");
+            return NULL;
+        }
+        void *p = (void *)(uintptr_t)PyLong_AsUnsignedLongLong(devobj);
+        if (PyErr_Occurred()) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+        to = h2d ? p : buf.buf;
+        from = h2d ? buf.buf : p;
+    } else {
+        to = (void *)(uintptr_t)PyLong_AsUnsignedLongLong(dst);
+        from = (const void *)(uintptr_t)PyLong_AsUnsignedLongLong(src);
+        if (PyErr_Occurred()) return NULL;
+    }
+    if (nbytes > 0) {
+        Py_BEGIN_ALLOW_THREADS
+        memmove(to, from, (size_t)nbytes);
+        Py_END_ALLOW_THREADS
+    }
+    if (has_buf) PyBuffer_Release(&buf);
+    Py_RETURN_NONE;
+}
+
 /* copy(kind, device, dst, src, nbytes, stream): kind 'h2d', 'd2h' or 'd2d'; host sides
  * are writable/readable buffers, device sides ints */
 static PyObject *f_copy(PyObject *m, PyObject *args) {
@@ -474,6 +574,7 @@ static PyObject *f_copy(PyObject *m, PyObject *args) {
     PyObject *dst, *src, *stream;
     long long nbytes;
     if (!PyArg_ParseTuple(args, "siOOLO", &kind, &device, &dst, &src, &nbytes, &stream)) return NULL;
+    if (device == EXT_HOST_DEVICE) return host_copy(st, kind, dst, src, nbytes, stream);
     kiln_cuda *cu = ext_cuda_on(st, device);
     if (!cu) return NULL;
     void *h;
@@ -537,9 +638,19 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
     long long n;
     PyObject *stream;
     if (!PyArg_ParseTuple(args, "iKiLO", &device, &ptr, &byte, &n, &stream)) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    void *h;
+    if (device == EXT_HOST_DEVICE) {
+        if (ext_stream_handle(st, stream, &h) < 0) return NULL;
+        ext_record_refuse(st, "it sets device memory (memset)");
+        memset((void *)(uintptr_t)ptr, byte, (size_t)n);
+        Py_RETURN_NONE;
+    }
     kiln_cuda *cu = ext_cuda_on(st, device);
     if (!cu) return NULL;
-    void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
     ext_record_refuse(st, "it sets device memory (memset)");
     int rc = kiln_cuda_memset(cu, ptr, (unsigned char)byte, (size_t)n, h);
@@ -549,16 +660,16 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
 
 /* stream(device) -> a new Stream; default_stream(device) -> the legacy default stream */
 static PyObject *make_stream(ModState *st, int device, bool create) {
-    kiln_cuda *cu = ext_cuda_on(st, device);
-    if (!cu) return NULL;
+    kiln_cuda *cu = NULL;
+    if (device != EXT_HOST_DEVICE && !(cu = ext_cuda_on(st, device))) return NULL;
     void *h = NULL;
-    if (create) {
+    if (create && cu) {
         int rc = kiln_cuda_stream_new(cu, &h);
         if (rc != 0) return ext_cuda_error(st, rc, "creating a stream");
     }
     StreamObject *s = PyObject_New(StreamObject, st->StreamType);
     if (!s) {
-        if (h) kiln_cuda_stream_free(cu, h);
+        if (h && cu) kiln_cuda_stream_free(cu, h);
         return NULL;
     }
     s->handle = h;
@@ -634,8 +745,9 @@ static PyObject *f_dlpack_capsule(PyObject *m, PyObject *arr) {
     static const uint8_t codes[KILN_NDTYPES] = {6, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2};
     int isz = ext_dtype_size(d->dtype);
     e->t.dl_tensor.data = (void *)(uintptr_t)d->ptr;
-    e->t.dl_tensor.device.device_type = 2; /* kDLCUDA */
-    e->t.dl_tensor.device.device_id = d->device;
+    bool host = d->device == EXT_HOST_DEVICE;
+    e->t.dl_tensor.device.device_type = host ? 1 : 2; /* kDLCPU, kDLCUDA */
+    e->t.dl_tensor.device.device_id = host ? 0 : d->device;
     e->t.dl_tensor.ndim = d->ndim;
     e->t.dl_tensor.dtype.code = codes[d->dtype];
     e->t.dl_tensor.dtype.bits = (uint8_t)(isz * 8);

@@ -4,6 +4,13 @@
 
 #include "driver.h"
 
+/* The "device" of host-backed device arrays, streams and events: with
+ * KILN_TARGET=cpu, kiln's device API (to_device, device_array, stream, event...)
+ * works on host memory, as Numba's simulator does (docs/cpu-device-api.md).  The
+ * Python package picks it (kiln/_cuda.py); every function here that takes a
+ * device ordinal serves it without the driver. */
+enum { EXT_HOST_DEVICE = -1 };
+
 typedef struct {
     PyObject_HEAD
     uint64_t ptr;                    /* address of element (0, ..., 0) */
@@ -21,7 +28,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    uint64_t ptr;
+    uint64_t ptr;                    /* device address, or host address on EXT_HOST_DEVICE */
     size_t size;
     int device;
     ModState *st;
@@ -29,7 +36,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    void *handle;  /* CUstream; NULL for the default stream */
+    void *handle;  /* CUstream; NULL for the default stream and on EXT_HOST_DEVICE */
     int device;
     bool owned;    /* created by kiln.stream(): destroyed with the object */
     ModState *st;

@@ -42,7 +42,11 @@ kiln_cuda *ext_cuda(ModState *st) {
         if (st->cuda) return st->cuda;
         if (explain_driver(st) < 0) return NULL;
     }
-    PyErr_Format(st->CudaError, "no CUDA GPU can be used: %s",
+    /* the device API on host memory is a choice the user makes, never a silent
+     * fallback (a program that meant the GPU should hear that it has none) */
+    PyErr_Format(st->CudaError,
+                 "no CUDA GPU can be used: %s; set KILN_TARGET=cpu to run kernels and kiln's "
+                 "device API (to_device, device_array, streams, events) on the CPU, in host memory",
                  st->cuda_why ? st->cuda_why : "unknown reason");
     return NULL;
 }

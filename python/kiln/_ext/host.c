@@ -1,18 +1,32 @@
 /* host.c: the rest of Numba's host API that needs the driver: events
  * (kiln.event, Event.record/synchronize/query/wait/elapsed_time), page-locked
  * host memory (kiln.pinned_array), device attributes (kiln.get_current_device).
+ *
+ * Events on EXT_HOST_DEVICE (KILN_TARGET=cpu) need no driver: the work queued
+ * before a record() is done when record() runs (CPU launches and host copies
+ * are synchronous), so an event is the monotonic clock's time at its record().
  */
 #include "host.h"
+
+#include <time.h>
 
 /* ---- Event ------------------------------------------------------------------------------ */
 
 typedef struct {
     PyObject_HEAD
-    void *handle; /* CUevent */
+    void *handle; /* CUevent; NULL on EXT_HOST_DEVICE */
     int device;
     bool timing;
+    bool recorded; /* EXT_HOST_DEVICE: ms holds the time of the last record() */
+    double ms;
     ModState *st;
 } EventObject;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
 
 static void event_dealloc(EventObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
@@ -29,9 +43,15 @@ static PyObject *event_record(EventObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {(char *)"stream", NULL};
     PyObject *stream = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &stream)) return NULL;
+    void *h = NULL;
+    if (self->device == EXT_HOST_DEVICE) {
+        if (stream && ext_stream_handle(self->st, stream, &h) < 0) return NULL;
+        self->ms = now_ms();
+        self->recorded = true;
+        Py_RETURN_NONE;
+    }
     kiln_cuda *cu = event_cuda(self);
     if (!cu) return NULL;
-    void *h = NULL;
     if (stream && ext_stream_handle(self->st, stream, &h) < 0) return NULL;
     int rc = kiln_cuda_event_record(cu, self->handle, h);
     if (rc != 0) return ext_cuda_error(self->st, rc, "recording an event");
@@ -40,6 +60,7 @@ static PyObject *event_record(EventObject *self, PyObject *args, PyObject *kw) {
 
 static PyObject *event_synchronize(EventObject *self, PyObject *unused) {
     (void)unused;
+    if (self->device == EXT_HOST_DEVICE) Py_RETURN_NONE;
     kiln_cuda *cu = event_cuda(self);
     if (!cu) return NULL;
     int rc;
@@ -54,6 +75,7 @@ static PyObject *event_synchronize(EventObject *self, PyObject *unused) {
 /* query() -> True when the work before the event is done */
 static PyObject *event_query(EventObject *self, PyObject *unused) {
     (void)unused;
+    if (self->device == EXT_HOST_DEVICE) Py_RETURN_TRUE;
     kiln_cuda *cu = event_cuda(self);
     if (!cu) return NULL;
     int rc = kiln_cuda_event_query(cu, self->handle);
@@ -67,9 +89,13 @@ static PyObject *event_wait(EventObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {(char *)"stream", NULL};
     PyObject *stream = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &stream)) return NULL;
+    void *h = NULL;
+    if (self->device == EXT_HOST_DEVICE) { /* the event's work is done already */
+        if (stream && ext_stream_handle(self->st, stream, &h) < 0) return NULL;
+        Py_RETURN_NONE;
+    }
     kiln_cuda *cu = event_cuda(self);
     if (!cu) return NULL;
-    void *h = NULL;
     if (stream && ext_stream_handle(self->st, stream, &h) < 0) return NULL;
     int rc = kiln_cuda_stream_wait_event(cu, h, self->handle);
     if (rc != 0) return ext_cuda_error(self->st, rc, "making a stream wait for an event");
@@ -90,6 +116,14 @@ static PyObject *elapsed(ModState *st, PyObject *a, PyObject *b) {
     if (s->device != e->device) {
         PyErr_Format(PyExc_ValueError, "the events are on devices %d and %d", s->device, e->device);
         return NULL;
+    }
+    if (s->device == EXT_HOST_DEVICE) {
+        if (!s->recorded || !e->recorded) {
+            PyErr_Format(st->CudaError, "%s event was never recorded (while timing two events: "
+                         "record both first)", s->recorded ? "the end" : "the start");
+            return NULL;
+        }
+        return PyFloat_FromDouble(e->ms - s->ms);
     }
     kiln_cuda *cu = event_cuda(s);
     if (!cu) return NULL;
@@ -144,16 +178,20 @@ static PyObject *f_event(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     int device, timing;
     if (!PyArg_ParseTuple(args, "ip", &device, &timing)) return NULL;
-    kiln_cuda *cu = ext_cuda_on(st, device);
-    if (!cu) return NULL;
+    kiln_cuda *cu = NULL;
     void *h = NULL;
-    int rc = kiln_cuda_event_new(cu, &h, timing);
-    if (rc != 0) return ext_cuda_error(st, rc, "creating an event");
+    if (device != EXT_HOST_DEVICE) {
+        if (!(cu = ext_cuda_on(st, device))) return NULL;
+        int rc = kiln_cuda_event_new(cu, &h, timing);
+        if (rc != 0) return ext_cuda_error(st, rc, "creating an event");
+    }
     EventObject *e = PyObject_New(EventObject, st->EventType);
     if (!e) {
-        kiln_cuda_event_free(cu, h);
+        if (cu) kiln_cuda_event_free(cu, h);
         return NULL;
     }
+    e->recorded = false;
+    e->ms = 0;
     e->handle = h;
     e->device = device;
     e->timing = timing != 0;
