@@ -37,8 +37,8 @@ from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )
 from ._cuda import (  # noqa: F401
-    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, stream,
-    default_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
+    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, is_cuda_array, stream,
+    default_stream, legacy_default_stream, per_thread_default_stream, external_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
 )
 from ._kiln import Stream, Event  # noqa: F401
@@ -150,8 +150,6 @@ _NOT_PROVIDED = {
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "const": "pass the array as a kernel argument (reads of arguments are cached)",
     "cg": "cooperative groups are not supported",
-    "external_stream": "pass the stream object or its handle as the launch's stream",
-    "per_thread_default_stream": "use kiln.stream()",
     "profile_start": "use the profiler's own controls",
     "profile_stop": "use the profiler's own controls",
     "current_context": "kiln uses each device's primary context; see kiln.get_current_device() "

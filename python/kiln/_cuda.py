@@ -83,6 +83,14 @@ class DeviceArray(_kiln.DeviceArrayBase):
         """Whether the array is in host memory (made with KILN_TARGET=cpu)."""
         return self._device == HOST
 
+    @property
+    def flags(self):
+        """NumPy's flags for this layout (``a.flags["C_CONTIGUOUS"]``, ``.f_contiguous``)."""
+        np = _np()
+        dummy = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape,
+                                                self.strides, writeable=False)
+        return dummy.flags
+
     def is_c_contiguous(self):
         """Whether the elements lie in C order with no gaps."""
         s = self.itemsize
@@ -317,6 +325,12 @@ def _typestr_info(typestr):
     return got
 
 
+def is_cuda_array(obj):
+    """Whether obj is a device array (Numba's cuda.is_cuda_array): a kiln.DeviceArray,
+    host-backed ones included (KILN_TARGET=cpu), or another library's GPU array."""
+    return _is_device_array(obj)
+
+
 def as_cuda_array(obj):
     """A DeviceArray viewing another library's GPU array without a copy."""
     if isinstance(obj, DeviceArray):
@@ -365,23 +379,63 @@ def to_device(obj, stream=0, copy=True, to=None):
     return d
 
 
+def _strides_span(shape, strides, itemsize):
+    """The bytes an array of these strides needs from its first element; strides that
+    are negative or overlap (two elements at one address) are refused."""
+    if len(strides) != len(shape):
+        raise ValueError(f"strides {tuple(strides)} do not match shape {tuple(shape)}")
+    if any(n == 0 for n in shape):
+        return 0
+    dims = sorted((st, n) for n, st in zip(shape, strides) if n > 1)
+    reach = itemsize
+    for st, n in dims:
+        if st < reach:
+            raise ValueError(f"strides {tuple(strides)} are negative or make elements of shape "
+                             f"{tuple(shape)} overlap")
+        reach = st * (n - 1) + reach
+    return reach
+
+
 def device_array(shape, dtype=None, strides=None, order="C", stream=0):
-    """An uninitialised DeviceArray (Numba's cuda.device_array)."""
+    """An uninitialised DeviceArray (Numba's cuda.device_array); ``strides`` (bytes) for
+    a layout other than C or F order."""
     np = _np()
     if isinstance(shape, int):
         shape = (shape,)
-    d = _kiln.device_empty(tuple(shape), _code(np.dtype(dtype if dtype is not None else np.float64)),
-                           order, _device(), stream)
-    if strides is not None and tuple(strides) != d.strides:
-        raise ValueError("custom strides are not supported; use order='C' or 'F'")
-    return d
+    shape = tuple(shape)
+    code = _code(np.dtype(dtype if dtype is not None else np.float64))
+    d = _kiln.device_empty(shape, code, order, _device(), stream)
+    if strides is None or tuple(strides) == d.strides:
+        return d
+    span = _strides_span(shape, tuple(int(s) for s in strides), d.itemsize)
+    base = _kiln.device_empty((span,), _code(np.dtype(np.uint8)), "C", d._device, stream)
+    return _kiln.wrap(base._ptr, shape, tuple(int(s) for s in strides), code, base._device, base)
+
+
+def _like_strides(ary):
+    """Numba's strides for a new array like `ary`: None (C or F order) when `ary` is
+    contiguous, else contiguous strides in the order of `ary`'s (as NumPy's empty_like)."""
+    c = ary.flags["C_CONTIGUOUS"]
+    f = ary.flags["F_CONTIGUOUS"]
+    if c or f or ary.ndim <= 1:
+        return None
+    perm = sorted(enumerate(ary.strides), key=lambda x: x[1])
+    strides, stride = [0] * ary.ndim, ary.dtype.itemsize
+    for i, _ in perm:
+        strides[i] = stride
+        stride *= ary.shape[i]
+    return tuple(strides)
+
+
+def _like_order(ary):
+    return "F" if ary.flags["F_CONTIGUOUS"] and not ary.flags["C_CONTIGUOUS"] else "C"
 
 
 def device_array_like(ary, stream=0):
-    """A DeviceArray of the shape, dtype and order of another array."""
-    order = "F" if getattr(getattr(ary, "flags", None), "f_contiguous", False) and not \
-        getattr(ary.flags, "c_contiguous", True) else "C"
-    return device_array(ary.shape, ary.dtype, order=order, stream=stream)
+    """A DeviceArray of the shape, dtype and layout of another array (a contiguous one
+    whose strides keep the order of a strided array's, as Numba's)."""
+    return device_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary),
+                        stream=stream)
 
 
 def stream():
@@ -393,6 +447,27 @@ def stream():
 def default_stream():
     """The current device's default (legacy) stream, as a kiln.Stream."""
     return _kiln.default_stream(_device())
+
+
+# the driver's special stream handles (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD)
+_CU_STREAM_LEGACY = 1
+_CU_STREAM_PER_THREAD = 2
+
+
+def legacy_default_stream():
+    """The legacy default stream, named explicitly (Numba's cuda.legacy_default_stream)."""
+    return _kiln.stream_of(_device(), _CU_STREAM_LEGACY)
+
+
+def per_thread_default_stream():
+    """The calling thread's default stream (Numba's cuda.per_thread_default_stream)."""
+    return _kiln.stream_of(_device(), _CU_STREAM_PER_THREAD)
+
+
+def external_stream(ptr):
+    """A kiln.Stream for a CUstream another library made (Numba's cuda.external_stream); kiln
+    does not destroy it, so it must outlive the object."""
+    return _kiln.stream_of(_device(), int(ptr))
 
 
 # ---- events, page-locked memory, devices (Numba's names) -----------------------------------
@@ -420,23 +495,22 @@ def pinned_array(shape, dtype=None, strides=None, order="C"):
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
     dt = np.dtype(dtype if dtype is not None else np.float64)
+    if strides is not None:
+        strides = tuple(int(s) for s in strides)
+        nbytes = _strides_span(shape, strides, dt.itemsize)
+    else:
+        nbytes = math.prod(shape) * dt.itemsize
     if on_host():  # no GPU to copy to: ordinary host memory
-        a = np.empty(shape, dt, order=order)
-        if strides is not None and tuple(strides) != a.strides:
-            raise ValueError("custom strides are not supported; use order='C' or 'F'")
-        return a
-    count = math.prod(shape)
-    buf = _kiln.pinned_alloc(_kiln.current_device(), count * dt.itemsize)
-    a = np.frombuffer(buf, dt, count).reshape(shape, order=order)
-    if strides is not None and tuple(strides) != a.strides:
-        raise ValueError("custom strides are not supported; use order='C' or 'F'")
-    return a
+        buf = np.empty(nbytes, np.uint8)
+    else:
+        buf = _kiln.pinned_alloc(_kiln.current_device(), nbytes)
+    return np.ndarray(shape, dt, buffer=buf, strides=strides, order=order)
 
 
 def pinned_array_like(ary):
-    """A page-locked array of the shape, dtype and order of another array."""
-    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
-    return pinned_array(ary.shape, ary.dtype, order=order)
+    """A page-locked array of the shape, dtype and layout of another array (NumPy or
+    device), as device_array_like lays it out."""
+    return pinned_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary))
 
 
 class pinned:
@@ -693,11 +767,7 @@ class HostContext:
 
 
 def _host_array(shape, dtype, strides, order):
-    np = _np()
-    a = np.empty(shape, np.dtype(dtype if dtype is not None else np.float64), order=order)
-    if strides is not None and tuple(strides) != a.strides:
-        raise ValueError("custom strides are not supported; use order='C' or 'F'")
-    return a
+    return pinned_array(shape, dtype, strides, order)  # on the host: ordinary memory
 
 
 def _mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=False,
@@ -711,6 +781,11 @@ def _managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_
     return _host_array(shape, dtype, strides, order)
 
 
+def _mapped_array_like(ary, stream=0, portable=False, wc=False):
+    """Numba's cuda.mapped_array_like on the CPU target: a NumPy array laid out as ary."""
+    return _host_array(ary.shape, ary.dtype, _like_strides(ary), _like_order(ary))
+
+
 def _current_context(devnum=None):
     return HostContext()
 
@@ -721,5 +796,6 @@ def _require_context(fn):
 
 HOST_ONLY = {
     "mapped_array": _mapped_array, "managed_array": _managed_array,
+    "mapped_array_like": _mapped_array_like,
     "current_context": _current_context, "require_context": _require_context,
 }

@@ -20,7 +20,7 @@ import threading
 
 from . import _autotune, _kiln
 from ._cuda import (DTYPE_NAMES, DeviceArray, _code, _is_device_array, _is_gpu_array, as_cuda_array,
-                    device_array, to_device)
+                    device_array, on_host, to_device)
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
@@ -118,6 +118,10 @@ class Vectorized:
         self._options = {k: v for k, v in options.items() if k in ("fastmath", "debug", "lineinfo")}
         target = options.get("target", "auto")
         if target == "parallel":
+            target = "cpu"
+        if target == "cuda" and on_host():
+            # Numba spells every GPU ufunc target='cuda'; KILN_TARGET=cpu runs those on the
+            # CPU, as Numba's simulator does (docs/cpu-device-api.md)
             target = "cpu"
         self._options["target"] = target
         self._dev = _device(func, self._options)

@@ -323,7 +323,7 @@ static PyObject *stream_handle(StreamObject *self, void *c) {
 static PyObject *stream_repr(StreamObject *self) {
     if (self->device == EXT_HOST_DEVICE)
         return PyUnicode_FromFormat("<kiln %sstream on the host (KILN_TARGET=cpu)>",
-                                    self->owned ? "" : "default ");
+                                    self->owned || self->handle ? "" : "default ");
     if (!self->handle) return PyUnicode_FromFormat("<kiln default stream on device %d>", self->device);
     return PyUnicode_FromFormat("<kiln stream %p on device %d>", self->handle, self->device);
 }
@@ -518,50 +518,29 @@ static PyObject *host_copy(ModState *st, const char *kind, PyObject *dst, PyObje
                            long long nbytes, PyObject *stream) {
     void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
-    if (nbytes < 0) {
-        PyErr_SetString(PyExc_ValueError, "negative size");
-        return NULL;
-    }
     bool h2d = strcmp(kind, "h2d") == 0, d2h = strcmp(kind, "d2h") == 0;
-    if (!h2d && !d2h && strcmp(kind, "d2d") != 0) {
-        PyErr_SetString(PyExc_ValueError, "kind is h2d, d2h or d2d");
+    if (nbytes < 0 || (!h2d && !d2h && strcmp(kind, "d2d") != 0)) {
+        PyErr_SetString(PyExc_ValueError, nbytes < 0 ? "negative size" : "kind is h2d, d2h or d2d");
         return NULL;
     }
     ext_record_refuse(st, "it copies %s", h2d ? "from the host to a device array"
                                           : d2h ? "from a device array to the host"
                                                 : "between device arrays");
-    Py_buffer buf;
-    bool has_buf = false;
-    void *to = NULL;
-    const void *from = NULL;
-    if (h2d || d2h) {
-        PyObject *hostobj = h2d ? src : dst, *devobj = h2d ? dst : src;
-        if (PyObject_GetBuffer(hostobj, &buf, PyBUF_ANY_CONTIGUOUS | (h2d ? 0 : PyBUF_WRITABLE)) < 0)
-            return NULL;
-        has_buf = true;
-        if (buf.len < nbytes) {
-            PyBuffer_Release(&buf);
-            PyErr_SetString(PyExc_ValueError, "the host buffer is smaller than the copy");
-            return NULL;
-        }
-        void *p = (void *)(uintptr_t)PyLong_AsUnsignedLongLong(devobj);
-        if (PyErr_Occurred()) {
-            PyBuffer_Release(&buf);
-            return NULL;
-        }
-        to = h2d ? p : buf.buf;
-        from = h2d ? buf.buf : p;
-    } else {
-        to = (void *)(uintptr_t)PyLong_AsUnsignedLongLong(dst);
-        from = (const void *)(uintptr_t)PyLong_AsUnsignedLongLong(src);
-        if (PyErr_Occurred()) return NULL;
-    }
-    if (nbytes > 0) {
+    Py_buffer buf = {0};
+    if ((h2d || d2h) &&
+        PyObject_GetBuffer(h2d ? src : dst, &buf, PyBUF_ANY_CONTIGUOUS | (h2d ? 0 : PyBUF_WRITABLE)) < 0)
+        return NULL;
+    void *to = h2d || !d2h ? (void *)(uintptr_t)PyLong_AsUnsignedLongLong(dst) : buf.buf;
+    const void *from = d2h || !h2d ? (void *)(uintptr_t)PyLong_AsUnsignedLongLong(src) : buf.buf;
+    if (!PyErr_Occurred() && (h2d || d2h) && buf.len < nbytes)
+        PyErr_SetString(PyExc_ValueError, "the host buffer is smaller than the copy");
+    if (!PyErr_Occurred() && nbytes > 0) {
         Py_BEGIN_ALLOW_THREADS
         memmove(to, from, (size_t)nbytes);
         Py_END_ALLOW_THREADS
     }
-    if (has_buf) PyBuffer_Release(&buf);
+    if (h2d || d2h) PyBuffer_Release(&buf);
+    if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -658,18 +637,19 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* stream(device) -> a new Stream; default_stream(device) -> the legacy default stream */
-static PyObject *make_stream(ModState *st, int device, bool create) {
+/* stream(device) -> a new Stream; default_stream(device) -> the legacy default stream;
+ * stream_of(device, handle) -> a Stream object for a CUstream made elsewhere (or one of
+ * the driver's special handles), which it does not destroy */
+static PyObject *make_stream(ModState *st, int device, bool create, void *h) {
     kiln_cuda *cu = NULL;
     if (device != EXT_HOST_DEVICE && !(cu = ext_cuda_on(st, device))) return NULL;
-    void *h = NULL;
     if (create && cu) {
         int rc = kiln_cuda_stream_new(cu, &h);
         if (rc != 0) return ext_cuda_error(st, rc, "creating a stream");
     }
     StreamObject *s = PyObject_New(StreamObject, st->StreamType);
     if (!s) {
-        if (h && cu) kiln_cuda_stream_free(cu, h);
+        if (create && h && cu) kiln_cuda_stream_free(cu, h);
         return NULL;
     }
     s->handle = h;
@@ -682,13 +662,20 @@ static PyObject *make_stream(ModState *st, int device, bool create) {
 static PyObject *f_stream(PyObject *m, PyObject *args) {
     int device;
     if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
-    return make_stream(ext_state(m), device, true);
+    return make_stream(ext_state(m), device, true, NULL);
 }
 
 static PyObject *f_default_stream(PyObject *m, PyObject *args) {
     int device;
     if (!PyArg_ParseTuple(args, "i", &device)) return NULL;
-    return make_stream(ext_state(m), device, false);
+    return make_stream(ext_state(m), device, false, NULL);
+}
+
+static PyObject *f_stream_of(PyObject *m, PyObject *args) {
+    int device;
+    unsigned long long h;
+    if (!PyArg_ParseTuple(args, "iK", &device, &h)) return NULL;
+    return make_stream(ext_state(m), device, false, (void *)(uintptr_t)h);
 }
 
 /* stream_handle(obj) -> the CUstream as an int, for any stream object a launch takes */
@@ -778,6 +765,7 @@ PyMethodDef ext_devarray_functions[] = {
     {"memset", f_memset, METH_VARARGS, "memset(device, ptr, byte, nbytes, stream)"},
     {"stream", f_stream, METH_VARARGS, "stream(device) -> Stream"},
     {"default_stream", f_default_stream, METH_VARARGS, "default_stream(device) -> Stream"},
+    {"stream_of", f_stream_of, METH_VARARGS, "stream_of(device, handle) -> Stream (not owned)"},
     {"stream_handle", f_stream_handle, METH_O, "stream_handle(stream) -> CUstream as an int"},
     {"set_device_array_class", f_set_device_array_class, METH_O, "register kiln.DeviceArray"},
     {"dlpack_capsule", f_dlpack_capsule, METH_O, "a DLPack capsule viewing a DeviceArray"},

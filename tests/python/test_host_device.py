@@ -1,0 +1,308 @@
+"""kiln's device API on the CPU target (KILN_TARGET=cpu, docs/cpu-device-api.md): device
+arrays in host memory behind the same kiln.DeviceArray, copies, views and strides against
+NumPy, kernels that take the arrays in place, streams and events that are synchronous, the
+device queries; and, without KILN_TARGET=cpu and without a GPU, the CudaError that names
+it (no silent fallback)."""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import kiln
+from conftest import ALL_DTYPES, PYDIR, random_array
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAKE = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"), "libkiln-fake-cuda.so")
+
+
+@pytest.fixture(autouse=True)
+def cpu_target(monkeypatch):
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+
+
+def host_ptr(d):
+    return d.__array_interface__["data"][0]
+
+
+@kiln.jit
+def axpy(out, a, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+
+
+@kiln.jit
+def scale2d(out, x, a):
+    i, j = kiln.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = x[i, j] * a
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_to_device_and_back_keeps_values_in_host_memory(rng, dtype):
+    a = random_array(rng, (7, 5), dtype)
+    for src in (a, np.asfortranarray(a), a[::2, ::-1]):
+        d = kiln.to_device(src)
+        assert isinstance(d, kiln.DeviceArray) and d.on_host and d.device == -1
+        assert (d.shape, d.dtype, d.size, d.ndim) == (src.shape, src.dtype, src.size, src.ndim)
+        np.testing.assert_array_equal(d.copy_to_host(), src)
+        np.testing.assert_array_equal(np.asarray(d), src)  # __array_interface__
+    f = kiln.to_device(np.asfortranarray(a))
+    assert f.strides == np.asfortranarray(a).strides and f.is_f_contiguous()
+    out = np.empty_like(a)
+    assert kiln.to_device(a).copy_to_host(out) is out
+    np.testing.assert_array_equal(out, a)
+
+
+def test_host_arrays_have_no_cuda_array_interface():
+    d = kiln.device_array((4, 3), np.float32)
+    # CuPy, PyTorch and Numba would take the pointer for device memory
+    assert not hasattr(d, "__cuda_array_interface__")
+    ai = d.__array_interface__
+    assert ai["shape"] == (4, 3) and ai["typestr"] == "<f4" and ai["data"][1] is False
+    assert d.__dlpack_device__() == (1, 0)  # kDLCPU
+    v = np.from_dlpack(d)  # the same memory
+    d[...] = 3
+    np.testing.assert_array_equal(v, np.full((4, 3), 3, np.float32))
+    assert "host" in repr(d)
+    assert kiln.is_cuda_array(d) and not kiln.is_cuda_array(np.zeros(2))
+
+
+def test_device_array_layouts_match_numpy():
+    for shape, order in (((3, 4), "C"), ((3, 4), "F"), ((2, 3, 4), "F"), ((5,), "C"), ((), "C")):
+        d = kiln.device_array(shape, np.int16, order=order)
+        ref = np.empty(shape, np.int16, order=order)
+        assert d.strides == ref.strides and d.nbytes == ref.nbytes
+        assert d.flags["C_CONTIGUOUS"] == ref.flags["C_CONTIGUOUS"]
+        assert d.flags.f_contiguous == ref.flags.f_contiguous
+    d = kiln.device_array((3, 4), np.float64, strides=(8, 24))
+    assert d.strides == (8, 24) and d.is_f_contiguous()
+    with pytest.raises(ValueError, match="overlap"):
+        kiln.device_array((3, 4), np.float64, strides=(8, 8))
+    # like a strided view: contiguous, strides in the view's order (NumPy's empty_like)
+    for view in (np.zeros((10, 12))[::2, ::2], np.zeros((10, 12), order="F")[::2, ::2].T):
+        dv = kiln.to_device(np.zeros(view.base.shape, order="F" if view.base.flags.f_contiguous
+                                     and not view.base.flags.c_contiguous else "C"))
+        dv = dv[::2, ::2] if view.shape == (5, 6) else dv[::2, ::2].T
+        like = kiln.device_array_like(dv)
+        assert like.strides == np.empty_like(view).strides
+        assert kiln.pinned_array_like(dv).strides == np.empty_like(view).strides
+        assert kiln.mapped_array_like(dv).strides == np.empty_like(view).strides
+
+
+def test_views_getitem_setitem_match_numpy(rng):
+    a = random_array(rng, (6, 8), np.float64)
+    d = kiln.to_device(a)
+    ref = a.copy()
+    for idx in (np.s_[1:5, ::3], np.s_[::-1, 2], np.s_[..., 1::2], np.s_[3], np.s_[-1, ::-2]):
+        np.testing.assert_array_equal(d[idx].copy_to_host(), ref[idx])
+        assert d[idx].strides == ref[idx].strides
+    assert d[2, 3] == ref[2, 3] and d[-1, -1] == ref[-1, -1]
+    with pytest.raises(IndexError):
+        d[6, 0]
+    np.testing.assert_array_equal(d.T.copy_to_host(), ref.T)
+    np.testing.assert_array_equal(d.reshape(4, 12).copy_to_host(), ref.reshape(4, 12))
+    np.testing.assert_array_equal(d.ravel().copy_to_host(), ref.ravel())
+    # writes, through views too: the same memory
+    d[0, 0] = 5
+    ref[0, 0] = 5
+    d[1] = np.arange(8)
+    ref[1] = np.arange(8)
+    d[2:4, ::2] = 7          # broadcast over a strided view
+    ref[2:4, ::2] = 7
+    view = d[::-1, 1::3]
+    view[0] = -1
+    ref[::-1, 1::3][0] = -1
+    d[5] = kiln.to_device(np.full(8, 9.0))
+    ref[5] = 9.0
+    np.testing.assert_array_equal(d.copy_to_host(), ref)
+    e = kiln.device_array_like(a)
+    e.copy_to_device(d)      # device to device
+    np.testing.assert_array_equal(e.copy_to_host(), ref)
+    kiln.to_device(a, to=e)  # into an existing array
+    np.testing.assert_array_equal(e.copy_to_host(), a)
+
+
+def test_kernels_take_host_arrays_in_place(rng):
+    n = 1000
+    x, y = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
+    dx, dy, dout = kiln.to_device(x), kiln.to_device(y), kiln.device_array(n, np.float32)
+    before = host_ptr(dout)
+    axpy[(n + 127) // 128, 128](dout, np.float32(2), dx, dy)
+    assert host_ptr(dout) == before
+    np.testing.assert_allclose(dout.copy_to_host(), 2 * x + y, rtol=1e-6)
+    # a strided view and an F-order array: the launch reads the struct's strides
+    big = kiln.to_device(random_array(rng, 2 * n, np.float32))
+    half = big[::2]
+    axpy[(n + 127) // 128, 128](half, np.float32(1), dx, dy)
+    np.testing.assert_allclose(big.copy_to_host()[::2], x + y, rtol=1e-6)
+    m = np.asfortranarray(random_array(rng, (33, 17), np.float64))
+    dm, dres = kiln.to_device(m), kiln.device_array((33, 17), np.float64, order="F")
+    scale2d[(3, 3), (16, 8)](dres, dm, 3.0)
+    np.testing.assert_array_equal(dres.copy_to_host(), m * 3.0)
+    # the kernel wrote the array's own memory: a NumPy view of it sees the values
+    np.testing.assert_array_equal(np.asarray(dres), m * 3.0)
+
+
+def test_a_cpu_kernel_takes_host_device_arrays():
+    @kiln.jit(target="cpu")
+    def fill(a, v):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = v
+
+    d = kiln.device_array(10, np.int32)
+    fill[1, 16](d, 4)   # not "a GPU array, but the kernel was asked to run on the CPU"
+    np.testing.assert_array_equal(d.copy_to_host(), np.full(10, 4, np.int32))
+
+
+def test_streams_and_events_are_synchronous():
+    s = kiln.stream()
+    assert "host" in repr(s)
+    n = 256
+    d = kiln.to_device(np.ones(n, np.float32), stream=s)
+    out = kiln.device_array_like(d, stream=s)
+    start, end = kiln.event(), kiln.event()
+    start.record(s)
+    axpy[2, 128, s](out, np.float32(3), d, d)
+    time.sleep(0.02)
+    end.record(s)
+    assert end.query()
+    end.synchronize()
+    end.wait(s)
+    s.synchronize()
+    ms = start.elapsed_time(end)
+    assert 19 <= ms < 5000, ms
+    assert kiln.event_elapsed_time(start, end) == ms
+    np.testing.assert_array_equal(out.copy_to_host(stream=s), np.full(n, 4, np.float32))
+    with pytest.raises(kiln.CudaError, match="never recorded"):
+        kiln.event().elapsed_time(end)
+    with pytest.raises(ValueError, match="timing=False"):
+        kiln.event(timing=False).elapsed_time(end)
+    for st, handle in ((kiln.default_stream(), 0), (kiln.legacy_default_stream(), 1),
+                       (kiln.per_thread_default_stream(), 2), (kiln.external_stream(0x1234), 0x1234)):
+        assert st.handle == handle
+        st.synchronize()
+        axpy[2, 128, st](out, np.float32(1), d, d)
+    kiln.synchronize()
+
+
+def test_device_queries_answer_for_the_cpu_target(capsys):
+    dev = kiln.get_current_device()
+    assert isinstance(dev, kiln.HostDevice) and dev.id == 0
+    assert dev.compute_capability == (9, 0)
+    assert dev.WARP_SIZE == 32 and dev.MAX_THREADS_PER_BLOCK == 1024
+    assert dev.MULTIPROCESSOR_COUNT == (os.cpu_count() or 1)
+    with pytest.raises(AttributeError):
+        dev.NO_SUCH_ATTRIBUTE
+    assert len(kiln.gpus) == 1 and kiln.gpus[0] == dev and kiln.gpus.current == dev
+    assert kiln.list_devices() == [dev]
+    with kiln.gpus[0]:
+        pass
+    assert kiln.select_device(0) == dev
+    with pytest.raises(ValueError, match="KILN_TARGET=cpu"):
+        kiln.select_device(1)
+    assert kiln.detect() is True
+    assert "KILN_TARGET=cpu" in capsys.readouterr().out
+    ctx = kiln.current_context()
+    free, total = ctx.get_memory_info()
+    assert 0 < free <= total and ctx.device == dev
+    kiln.close()
+
+
+def test_pinned_mapped_and_managed_arrays_are_numpy_arrays():
+    for make in (kiln.pinned_array, kiln.mapped_array, kiln.managed_array):
+        a = make((3, 4), np.int32, order="F")
+        assert isinstance(a, np.ndarray) and a.flags.f_contiguous and a.shape == (3, 4)
+        a[...] = 1
+        b = make(12, np.float32)
+        axpy[1, 16](b, np.float32(2), np.ones(12, np.float32), np.ones(12, np.float32))
+        np.testing.assert_array_equal(b, np.full(12, 3, np.float32))
+    with kiln.pinned(np.zeros(4)):
+        pass
+
+
+def test_ufuncs_return_host_device_arrays(rng):
+    x = random_array(rng, 100, np.float64)
+    mul = kiln.vectorize(["float64(float64, float64)"], target="cuda")(lambda a, b: a * b)
+    dx = kiln.to_device(x)
+    r = mul(dx, dx)  # Numba's target='cuda' runs on the CPU target
+    assert isinstance(r, kiln.DeviceArray) and r.on_host
+    np.testing.assert_array_equal(r.copy_to_host(), x * x)
+    np.testing.assert_array_equal(mul(x, 2.0), x * 2.0)
+    total = kiln.reduce(lambda a, b: a + b)
+    np.testing.assert_allclose(total(dx), x.sum(), rtol=1e-12)
+    res = kiln.device_array(1, np.float64)
+    assert total(dx, res=res) is None
+    np.testing.assert_allclose(res.copy_to_host()[0], x.sum(), rtol=1e-12)
+
+
+def run(body, **env):
+    env = dict(os.environ, PYTHONPATH=PYDIR, **env)
+    for k in [k for k, v in env.items() if v is None]:
+        del env[k]
+    with tempfile.TemporaryDirectory() as d:  # kiln reads kernels from their files
+        script = os.path.join(d, "host_device_script.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(body))
+        p = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def test_without_kiln_target_cpu_no_gpu_is_an_error_that_names_it():
+    out = run("""
+        import warnings
+        warnings.simplefilter("ignore")
+        import numpy as np
+        import kiln
+        for call in (lambda: kiln.to_device(np.zeros(3)), lambda: kiln.device_array(3),
+                     kiln.stream, kiln.event, kiln.get_current_device):
+            try:
+                call()
+                print("no error")
+            except kiln.CudaError as e:
+                assert "no CUDA GPU can be used" in str(e) and "KILN_TARGET=cpu" in str(e), e
+                print("error")
+        print(len(kiln.gpus))
+        try:
+            kiln.mapped_array(3)
+        except AttributeError as e:
+            print("no mapped_array:", "KILN_TARGET=cpu" in str(e))
+    """, KILN_TARGET=None, KILN_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    assert out.split() == ["error"] * 5 + ["0", "no", "mapped_array:", "True"], out
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE), reason="needs the fake CUDA driver (make builds it)")
+def test_kiln_target_cpu_uses_host_memory_even_with_a_gpu():
+    out = run("""
+        import warnings
+        import numpy as np
+        import kiln
+        assert kiln.is_available()
+        d = kiln.to_device(np.arange(4.0))
+        print(d.on_host, hasattr(d, "__cuda_array_interface__"))
+
+        @kiln.jit(target="cuda")
+        def k(a):
+            a[kiln.grid(1)] = 2.0
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            k[1, 4](d)  # a GPU kernel stages a host array: copied in and back
+        print(any("host array" in str(x.message) for x in w))
+    """, KILN_TARGET="cpu", KILN_CUDA_DRIVER=FAKE)
+    assert out.split() == ["True", "False", "True"], out
+    out = run("""
+        import numpy as np
+        import kiln
+        d = kiln.to_device(np.arange(4.0))
+        print(d.on_host, hasattr(d, "__cuda_array_interface__"), d.device)
+    """, KILN_TARGET=None, KILN_CUDA_DRIVER=FAKE)
+    assert out.split() == ["False", "True", "0"], out
