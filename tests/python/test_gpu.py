@@ -297,6 +297,45 @@ def test_device_array_api(rng):
     np.testing.assert_array_equal(e.copy_to_host(), a * 2)
 
 
+def test_device_array_setitem_strides_and_streams(rng, monkeypatch):
+    a = rng.random((6, 8))
+    d = kiln.to_device(a)
+    ref = a.copy()
+    d[0, 0] = 5
+    ref[0, 0] = 5
+    d[1] = np.arange(8)        # a contiguous row: one copy
+    ref[1] = np.arange(8)
+    d[2:4, ::2] = 7            # a strided view: its span read, changed, written back
+    ref[2:4, ::2] = 7
+    d[5] = kiln.to_device(np.full(8, 9.0))
+    ref[5] = 9.0
+    np.testing.assert_array_equal(d.copy_to_host(), ref)
+    e = kiln.device_array_like(d)
+    e.copy_to_device(d)        # device to device
+    np.testing.assert_array_equal(e.copy_to_host(), ref)
+    s = kiln.device_array((3, 4), np.float64, strides=(8, 24))
+    assert s.strides == (8, 24) and s.flags["F_CONTIGUOUS"]
+    like = kiln.device_array_like(kiln.device_array((10, 12))[::2, ::2])
+    assert like.strides == (48, 8) and like.flags.c_contiguous
+    assert kiln.is_cuda_array(d) and not hasattr(d, "__array_interface__")
+    for st, handle in ((kiln.legacy_default_stream(), 1), (kiln.per_thread_default_stream(), 2)):
+        assert st.handle == handle
+        out, ones = kiln.device_array(1000), kiln.to_device(np.ones(1000))
+        K.axpy[4, 256, st](out, ones, ones, 2.0)
+        st.synchronize()
+        np.testing.assert_array_equal(out.copy_to_host(), np.full(1000, 3.0))
+    ext = kiln.stream()
+    assert kiln.external_stream(ext.handle).handle == ext.handle
+    # KILN_TARGET=cpu on a GPU machine: the device API on host memory, kernels on the CPU
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    h = kiln.to_device(np.ones(1000))
+    assert h.on_host and not hasattr(h, "__cuda_array_interface__")
+    assert isinstance(kiln.get_current_device(), kiln.HostDevice)
+    hout = kiln.device_array(1000)
+    K.axpy[4, 256](hout, h, h, 2.0)
+    np.testing.assert_array_equal(np.asarray(hout), np.full(1000, 3.0))
+
+
 def test_cupy_interop(rng):
     cp = pytest.importorskip("cupy")
     x = cp.asarray(rng.random(1000))
