@@ -4,8 +4,8 @@
  * statement by statement (fuse_stmt.c); each expression becomes a typed tree
  * (fuse.h) here.  Typing follows NumPy 2 for arrays: NEP 50
  * promotion (ty_promote; Python scalars are weak), the dtype of each ufunc's
- * loop (int16 into np.exp is float32, int8 would be float16, which kiln does
- * not have), bool arithmetic (+ is or, * is and, - is refused), true division
+ * loop (int16 into np.exp is float32, int8 would be float16, which kiln.fuse
+ * does not take: kernels have float16, fusion does not yet), bool arithmetic (+ is or, * is and, - is refused), true division
  * of integers to float64, and the reductions' accumulators (a sum of int32 is
  * int64, a mean of ints float64).  Shapes follow broadcasting, counted from
  * the right: a node knows its number of dimensions and which have extent 1
@@ -83,7 +83,7 @@ static const Type *float_of(Fuse *F, const Type *x, Span sp, const char *what) {
     int bits = is_bool(x) ? 8 : ty_bits(x);
     if (bits <= 8) {
         error_at(F->C, sp, "convert first, e.g. x.astype(np.float32)",
-                 "%s of %s is float16 in NumPy, which kiln does not support", what,
+                 "%s of %s is float16 in NumPy, which kiln.fuse does not support", what,
                  fuse_type_name(x));
         return NULL;
     }
