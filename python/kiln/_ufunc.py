@@ -712,6 +712,10 @@ class Reduction:
         """max-autotune: the blocks of the GPU pass, timed among 1, 2, 4 and 8 per
         multiprocessor (a grid-stride pass computes the same for any grid, up to the order
         of the fold); the candidates write the plan's own result, never res=."""
+        key = ("reduce-gpu", self, a._dtype_code, a._device, _autotune.bucket(n))
+        got = _autotune._memo.get(key)      # the common case: no closures made
+        if got is not None:
+            return got
         sms = max(grid // _BLOCKS_PER_SM, 1)
         cands = tuple(sms * b for b in (1, 2, 4, 8) if b <= _BLOCKS_PER_SM)
 
@@ -729,8 +733,7 @@ class Reduction:
                 if code is not None else "?"
             return f"{self.py_func.__module__}.{self.__name__}:{body}:{a.dtype}"
 
-        return _autotune.choose(("reduce-gpu", self, a._dtype_code, a._device, _autotune.bucket(n)),
-                                "reduce-gpu", ident, a._device, n, cands, make_run,
+        return _autotune.choose(key, "reduce-gpu", ident, a._device, n, cands, make_run,
                                 _kiln.synchronize, default=grid, label="blocks")
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):

@@ -492,9 +492,16 @@ def test_gpu_host_side_against_the_fake_driver():
         assert e.shape == (64, 300) and e.dtype == np.float64
         name, grid, block, _ = last()
         assert grid == (2, 64, 1) and block == (256, 1, 1), (grid, block)  # x: columns
-        e = elementwise(kiln.to_device(np.ones((70000, 3, 2), np.float32)), 1.5)
+        big = kiln.to_device(np.ones((70000, 3, 2), np.float32))
+        e = elementwise(big, 1.5)               # one shape in C order: the flat kernel
+        name, grid, block, _ = last()
+        assert grid == (-(-420000 // 256), 1, 1) and e.shape == (70000, 3, 2), grid
+        assert e.strides == (24, 8, 4) and e.dtype == np.float32
+        e = elementwise(big, kiln.to_device(np.ones(2, np.float32)))   # broadcast: not flat
         name, grid, block, _ = last()
         assert grid == (1, 65535, 1), grid  # y strides the 210000 rows
+        f = elementwise(big.T, 1.5)                                    # F order: not flat
+        assert last()[1] == (274, 6, 1) and f.shape == (2, 3, 70000), last()[1]
         e = elementwise(kiln.to_device(np.ones(1000, np.float32)), 1.5)
         name, grid, block, _ = last()
         assert grid == (4, 1, 1), grid
