@@ -40,6 +40,19 @@ def chain(x, y):
     return np.exp(x * y + 0.5) * x - y / 3.0
 
 
+def bias(x, b):
+    return np.exp(x * b + 0.5) * x - b / 3.0
+
+
+def bias_cupy(x, b):
+    return cp.exp(x * b + 0.5) * x - b / 3.0
+
+
+def bias_torch(x, b):
+    import torch
+    return torch.exp(x * b + 0.5) * x - b / 3.0
+
+
 def rows_cupy(x, y):
     return cp.sum(cp.exp(-x * x / 2) * cp.where(y > 0, y, 0.1 * y), axis=-1)
 
@@ -82,11 +95,15 @@ def main():
                  "CuPy unfused": rows_cupy},
         "chain": {"kiln.fuse": kiln.fuse(chain), "cupy.fuse": cp.fuse(chain_cupy),
                   "CuPy unfused": chain_cupy},
+        "chain, b one row broadcast": {"kiln.fuse": kiln.fuse(bias), "cupy.fuse": cp.fuse(bias_cupy),
+                                       "CuPy unfused": bias_cupy},
     }
     try:
         import torch
         tx, ty = torch.as_tensor(x, device="cuda"), torch.as_tensor(y, device="cuda")
-        for name, f in (("rows", rows_torch), ("chain", chain_torch)):
+        tb = torch.as_tensor(y[0], device="cuda")
+        for name, f in (("rows", rows_torch), ("chain", chain_torch),
+                        ("chain, b one row broadcast", bias_torch)):
             impls[name]["torch eager"] = f
             impls[name]["torch.compile"] = torch.compile(f)
             impls[name]["torch.compile max-autotune"] = torch.compile(f, mode="max-autotune")
@@ -95,11 +112,17 @@ def main():
         tx = ty = None
     table = []
     for name, group in impls.items():
-        want = (rows if name == "rows" else chain)(xh.astype(np.float64), yh.astype(np.float64))
+        bcast = name.startswith("chain, b")
+        yy = yh[0] if bcast else yh
+        fn = rows if name == "rows" else bias if bcast else chain
+        want = fn(xh.astype(np.float64), yy.astype(np.float64))
         out_bytes = want.size * 4
-        nbytes = xh.nbytes + yh.nbytes + out_bytes
+        nbytes = xh.nbytes + yy.nbytes + out_bytes
         for label, f in group.items():
-            args = (tx, ty) if label.startswith("torch") else (x, y)
+            if label.startswith("torch"):
+                args = (tx, tb if bcast else ty)
+            else:
+                args = (x, y[0] if bcast else y)
             try:
                 got = to_host(f(*args))
                 tol = 2e-3 * (np.abs(want).max() if name == "rows" else 1.0)

@@ -26,6 +26,8 @@ _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
 _GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
 _GPU_PARTIALS = 1024  # blocks of a GPU whole-array reduction's first phase
 _GPU_GRID_Y = 65535   # CUDA's limit on a grid's y dimension (an elementwise kernel's rows)
+_GPU_ROWS = 8         # rows per thread of a 2-D elementwise kernel with _GPU_MANY_BLOCKS
+_GPU_MANY_BLOCKS = 8192  # blocks at one row per thread past which rows are shared out
 _CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the grid as loops)
 _NUMPY_FUNCS = ("where", "sum", "prod", "product", "max", "amax", "min", "amin", "mean")
 
@@ -428,7 +430,14 @@ class Fused:
                 n = out_shape[0] if out_shape else 1
                 k[-(-n // t), t](*argv)
             else:
-                k[(-(-out_shape[-1] // t), min(extra["nz"], _GPU_GRID_Y)), (t, 1)](*argv)
+                # y strides the rows; with enough blocks, each thread takes _GPU_ROWS of
+                # them, so its loop's set-up (spans, the unrolled pass's bounds) is paid
+                # once per 8 elements, not per element: one row per thread ran the 6-op
+                # chain at 40% of the copy ceiling, bound by those instructions
+                gx, gy = -(-out_shape[-1] // t), extra["nz"]
+                if gx * gy >= _GPU_MANY_BLOCKS:
+                    gy = -(-gy // _GPU_ROWS)
+                k[(gx, min(gy, _GPU_GRID_Y)), (t, 1)](*argv)
             return
         D = len(dims)
         if D == 0:

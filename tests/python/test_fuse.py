@@ -499,7 +499,7 @@ def test_gpu_host_side_against_the_fake_driver():
         assert e.strides == (24, 8, 4) and e.dtype == np.float32
         e = elementwise(big, kiln.to_device(np.ones(2, np.float32)))   # broadcast: not flat
         name, grid, block, _ = last()
-        assert grid == (1, 65535, 1), grid  # y strides the 210000 rows
+        assert grid == (1, 26250, 1), grid  # y strides the 210000 rows, 8 per thread
         f = elementwise(big.T, 1.5)                                    # F order: not flat
         assert last()[1] == (274, 6, 1) and f.shape == (2, 3, 70000), last()[1]
         e = elementwise(kiln.to_device(np.ones(1000, np.float32)), 1.5)
@@ -526,8 +526,9 @@ def test_gpu_matches_numpy(fn, rng):
     for dt in dts:
         if fn in (issue, chain6) and dt.kind != "f":
             continue
+        # (9000, 300) + (300,): enough blocks that each thread of the 2-D grid takes 8 rows
         for sa, sb in (((64, 300), (64, 300)), ((64, 300), (300,)), ((3, 4, 50), (4, 1)),
-                       ((5000, 3), (5000, 3)), ((), ())):
+                       ((5000, 3), (5000, 3)), ((9000, 300), (300,)), ((), ())):
             # device arrays are arrays, 0-d ones too: NumPy's answer for np.asarray of the
             # inputs (a 0-d array keeps float32 where a NumPy scalar would promote)
             a, b = np.asarray(_inputs(rng, dt, sa)), np.asarray(_inputs(rng, dt, sb))
