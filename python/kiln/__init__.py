@@ -104,8 +104,8 @@ def reduce(func=None, **options):
 
 
 def fuse(func=None, **options):
-    """``@kiln.fuse`` or ``@kiln.fuse(signatures=[...], cache=True)``: a function of arrays
-    written with NumPy (operators, ufuncs with a kernel counterpart, ``np.where``,
+    """``@kiln.fuse`` or ``@kiln.fuse(signatures=[...], cache=True, fastmath=False)``: a function
+    of arrays written with NumPy (operators, ufuncs with a kernel counterpart, ``np.where``,
     ``.astype``, sum/prod/max/min/mean over all axes or the last) becomes one kernel.
 
     Calling it returns what NumPy returns for the same call (values, dtypes under NEP 50,
@@ -113,7 +113,8 @@ def fuse(func=None, **options):
     results from the CPU target, GPU arrays in a kiln device array from the GPU.  What
     cannot be fused is a CompileError at its line.  ``signatures`` (``"(float32[:, ::1],
     float32)"``) compile at decoration, and let ``kiln precompile`` build the kernels.
-    See docs/modes.md."""
+    ``fastmath=True`` compiles the kernel as ``@kiln.jit(fastmath=True)`` does (approximate
+    transcendental functions and division).  See docs/modes.md."""
     from ._fuse import Fused
 
     if func is not None:

@@ -118,7 +118,7 @@ def _bshape(np, shapes):
 class Fused:
     """The object ``@kiln.fuse`` returns: call it like the function."""
 
-    def __init__(self, func, signatures=(), cache=True):
+    def __init__(self, func, signatures=(), cache=True, fastmath=False):
         code = getattr(func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.fuse needs a Python function, not {type(func).__name__}")
@@ -130,6 +130,7 @@ class Fused:
         self.__wrapped__ = func
         self._nparams = code.co_argcount
         self._cache = bool(cache)
+        self._fastmath = bool(fastmath)  # the kernels' @kiln.jit(fastmath=...)
         self._source = _source.snapshot(func)
         self._specs = {}
         self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
@@ -152,7 +153,8 @@ class Fused:
         text, filename, line = _compile.dispatcher_source(self)
         plan = _kiln.fuse(text, filename, line, key, target, _resolve, self.py_func)
         ns = {"kiln": _KILN, "math": __import__("math"), "numpy": _np()}
-        opts = {"cache": self._cache, "target": "cuda" if target else "cpu"}
+        opts = {"cache": self._cache, "target": "cuda" if target else "cpu",
+                "fastmath": self._fastmath}
         kernel = _make_kernel(f"__kiln_fuse_{plan['name']}", plan["source"], ns, **opts)
         if plan["kind"] != _MAP:
             kernel._par_threshold = 1  # rows and partials loop: always worth the threads

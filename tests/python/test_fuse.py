@@ -640,3 +640,15 @@ def test_zero_d_arrays_match_numpy(fn, rng):
             assert np.shape(g) == np.shape(w)
             np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
                                        rtol=1e-5, atol=1e-6)
+
+
+def test_fastmath_is_the_kernels_jit_option(rng):
+    def f(x, y):
+        return np.exp(x * y + 0.5) * x - y / 3.0
+
+    precise, fast = kiln.fuse(f), kiln.fuse(fastmath=True)(f)
+    x, y = rng.random(1000), rng.random(1000)
+    np.testing.assert_allclose(fast(x, y), f(x, y), rtol=1e-6)
+    np.testing.assert_allclose(precise(x, y), f(x, y), rtol=1e-12)
+    assert fast._specs and all(s.kernel.options["fastmath"] for s in fast._specs.values())
+    assert not any(s.kernel.options["fastmath"] for s in precise._specs.values())
