@@ -276,6 +276,24 @@ class DeviceArray(_kiln.DeviceArrayBase):
             s *= shape[i]
         return _kiln.device_view(self, 0, tuple(shape), tuple(strides))
 
+    def view(self, dtype):
+        """The same memory seen as another dtype (Numba's DeviceNDArray.view): with another
+        item size, the last dimension must be contiguous and its bytes a multiple of it."""
+        np = _np()
+        dt = np.dtype(dtype)
+        code = _code(dt)
+        shape, strides = list(self.shape), list(self.strides)
+        if dt.itemsize != self.itemsize:
+            if not shape or strides[-1] != self.itemsize and shape[-1] != 1:
+                raise ValueError("view with another item size needs a contiguous last dimension")
+            nbytes = shape[-1] * self.itemsize
+            if nbytes % dt.itemsize:
+                raise ValueError(f"view: the last dimension's {nbytes} bytes are not a multiple "
+                                 f"of {dt}'s {dt.itemsize}")
+            shape[-1] = nbytes // dt.itemsize
+            strides[-1] = dt.itemsize
+        return _kiln.wrap(self._ptr, tuple(shape), tuple(strides), code, self._device, self)
+
     def ravel(self, order="C"):
         """A one-dimensional view of a contiguous array."""
         return self.reshape(self.size, order=order)

@@ -318,6 +318,8 @@ def test_device_array_setitem_strides_and_streams(rng, monkeypatch):
     like = kiln.device_array_like(kiln.device_array((10, 12))[::2, ::2])
     assert like.strides == (48, 8) and like.flags.c_contiguous
     assert kiln.is_cuda_array(d) and not hasattr(d, "__array_interface__")
+    np.testing.assert_array_equal(d.view(np.int64).copy_to_host(), ref.view(np.int64))
+    np.testing.assert_array_equal(d.view(np.float32).copy_to_host(), ref.view(np.float32))
     for st, handle in ((kiln.legacy_default_stream(), 1), (kiln.per_thread_default_stream(), 2)):
         assert st.handle == handle
         out, ones = kiln.device_array(1000), kiln.to_device(np.ones(1000))

@@ -128,6 +128,21 @@ def test_views_getitem_setitem_match_numpy(rng):
     np.testing.assert_array_equal(e.copy_to_host(), a)
 
 
+def test_view_reinterprets_the_same_memory():
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    d = kiln.to_device(a)
+    for dt in (np.uint32, np.int64, np.int16, np.float32):
+        v = d.view(dt)
+        assert v.strides == a.view(dt).strides
+        np.testing.assert_array_equal(v.copy_to_host(), a.view(dt))
+    d.view(np.int64)[0, 0] = -1   # writes land in the original
+    np.testing.assert_array_equal(d.copy_to_host()[0, :2], [-1, -1])
+    with pytest.raises(ValueError, match="multiple"):
+        kiln.to_device(np.zeros(3, np.int32)).view(np.int64)
+    with pytest.raises(ValueError, match="contiguous"):
+        d[:, ::2].view(np.int64)
+
+
 def test_kernels_take_host_arrays_in_place(rng):
     n = 1000
     x, y = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
