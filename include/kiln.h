@@ -48,6 +48,8 @@ typedef enum kiln_dtype {
     KILN_FLOAT16,
     KILN_FLOAT32,
     KILN_FLOAT64,
+    KILN_COMPLEX64,  /* two float32: real, imaginary (NumPy's layout) */
+    KILN_COMPLEX128, /* two float64 */
     KILN_NDTYPES
 } kiln_dtype;
 

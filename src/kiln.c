@@ -344,12 +344,19 @@ int kiln_fuse(kiln_ctx *ctx, const kiln_source *src, const kiln_fuse_arg *args, 
                    KILN_MAX_PARAMS);
         return -1;
     }
-    for (int i = 0; i < nargs; i++)
+    for (int i = 0; i < nargs; i++) {
         if (args[i].dtype >= KILN_NDTYPES || args[i].dtype == KILN_FLOAT16 ||
             (args[i].kind == KILN_FUSE_ARRAY && (args[i].ndim < 0 || args[i].ndim > KILN_MAX_NDIM))) {
             diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return -1;
         }
+        if (args[i].dtype == KILN_COMPLEX64 || args[i].dtype == KILN_COMPLEX128) {
+            diag_plain(ctx, KILN_ERROR, "write the loop as a @kiln.jit kernel, which takes complex arrays",
+                       "argument %d is %s: kiln.fuse does not fuse complex values yet", i + 1,
+                       kiln_dtype_name(args[i].dtype));
+            return -1;
+        }
+    }
     Compiler C;
     compiler_init(&C, ctx);
     C.opts.target = target;

@@ -31,7 +31,8 @@ from ._obs import metrics, profile  # noqa: F401  (docs/observability.md)
 from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
-    float16, f2, half, float32, f4, single, float64, f8, double, float_,
+    float16, f2, half, float32, f4, single, float64, f8, double, float_, complex64, c8, csingle,
+    complex128, c16, cdouble, complex_,
 )
 from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,

@@ -95,6 +95,13 @@ float64: _Scalar
 f8: _Scalar
 double: _Scalar
 float_: _Scalar
+complex64: _Scalar
+c8: _Scalar
+csingle: _Scalar
+complex128: _Scalar
+c16: _Scalar
+cdouble: _Scalar
+complex_: _Scalar
 
 # ---- kernels --------------------------------------------------------------------------
 

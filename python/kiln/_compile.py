@@ -26,7 +26,7 @@ atexit.register(_kiln.cache_flush)
 atexit.register(_kiln.tier_shutdown)
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len", "enumerate",
-             "zip"}
+             "zip", "complex"}
 _BUILTIN_OBJECTS = {id(getattr(builtins, n)): n for n in _BUILTINS}
 _TARGET_CODE = {"cpu": 0, "cuda": 1}
 
@@ -62,7 +62,7 @@ def describe(v):
         return ("tuple", tuple(describe(x) for x in v))
     if isinstance(v, types.ModuleType):
         name = v.__name__
-        if name in ("math", "numpy", "builtins"):
+        if name in ("math", "cmath", "numpy", "builtins"):
             return ("ns", name)
         if name in ("kiln", "numba.cuda"):
             return ("ns", "kiln")
@@ -79,8 +79,8 @@ def describe(v):
         return ("function", v, text, filename, line, True, None)
     if isinstance(v, types.BuiltinFunctionType):
         mod = getattr(v, "__module__", None)
-        if mod == "math":
-            return ("ns", "math." + v.__name__)
+        if mod in ("math", "cmath"):
+            return ("ns", mod + "." + v.__name__)
         if mod in ("operator", "_operator"):  # operator.add ...: binary operators as values
             return ("ns", "operator." + v.__name__)
         if id(v) in _BUILTIN_OBJECTS:
@@ -317,7 +317,7 @@ def _compatible(call, sig):
         return False
     if c_arr:
         return c_dt == s_dt and c_nd == s_nd and (s_lay == ord("A") or s_lay == c_lay)
-    kind = lambda d: 0 if d == 0 else (1 if d <= 8 else 2)  # bool, int, float
+    kind = lambda d: 0 if d == 0 else (1 if d <= 8 else 2 if d <= 11 else 3)  # bool, int, float, complex
     return kind(c_dt) <= kind(s_dt)
 
 

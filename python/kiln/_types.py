@@ -9,7 +9,8 @@ are dtype constructors and the dtype argument of ``local.array``.
 
 _CODES = {
     "bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6,
-    "uint32": 7, "uint64": 8, "float16": 9, "float32": 10, "float64": 11,
+    "uint32": 7, "uint64": 8, "float16": 9, "float32": 10, "float64": 11, "complex64": 12,
+    "complex128": 13,
 }
 DTYPE_NAMES = {v: k for k, v in _CODES.items()}
 
@@ -96,6 +97,13 @@ class Scalar(Type):
 
         return np.dtype(self.name)
 
+    @property
+    def underlying_float(self):
+        """A complex type's parts' type (Numba's name): complex64 -> float32."""
+        if not self.name.startswith("complex"):
+            raise AttributeError(f"{self} is not a complex type")
+        return float32 if self.name == "complex64" else float64
+
 
 class Array(Type):
     """An array type: dtype, number of dimensions, layout ('C', 'F' or 'A')."""
@@ -167,3 +175,5 @@ uint64 = u8 = uintp = Scalar("uint64")
 float16 = f2 = half = Scalar("float16")
 float32 = f4 = single = Scalar("float32")
 float64 = f8 = double = float_ = Scalar("float64")
+complex64 = c8 = csingle = Scalar("complex64")
+complex128 = c16 = cdouble = complex_ = Scalar("complex128")

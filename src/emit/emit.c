@@ -96,7 +96,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         P("%s %s = ", emit_ctype(E, s->ty), emit_sym_name(E, s));
         if (s->param >= 0)
             emit_convert(E, f->params[s->param], s->ty, arena_printf(&E->C->arena, "p%d", s->param));
-        else if (ty_is_scalar(s->ty))
+        else if (ty_is_real(s->ty))
             PS("0");
         else
             PS("{0}");
@@ -159,7 +159,10 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     emit_too_big(E, f->def->def.name_sp);
 }
 
-int emit_param_slots(const Type *t) { return t->kind == TY_ARRAY ? 1 + 2 * t->ndim : 1; }
+int emit_param_slots(const Type *t) {
+    if (t->kind == TY_ARRAY) return 1 + 2 * t->ndim;
+    return t->kind == TY_COMPLEX && t->dtype == KILN_COMPLEX128 ? 2 : 1; /* 16 bytes */
+}
 
 /* The private copies of a thread's share (plan.h): made before its loops... */
 static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
@@ -217,7 +220,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = P[%d];\n", i, d, slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = P[%d];\n", i, d, slot++);
         } else {
-            P("    %s p%d;\n    memcpy(&p%d, &P[%d], sizeof p%d);\n", ct, i, i, slot++, i);
+            P("    %s p%d;\n    memcpy(&p%d, &P[%d], sizeof p%d);\n", ct, i, i, slot, i);
+            slot += emit_param_slots(t);
         }
     }
     PS("    const i64 GX_ = L->grid[0], GY_ = L->grid[1], GZ_ = L->grid[2];\n"
@@ -471,6 +475,10 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
         PS("extern \"C\" __global__ void kiln_entry_wide(struct kiln_err *E_");
         for (int i = 0; i < k->nparams; i++) {
             const Type *t = k->params[i];
+            if (emit_param_slots(t) == 2) { /* each slot is a parameter of its own */
+                P(", f64 p%dre, f64 p%dim", i, i);
+                continue;
+            }
             if (t->kind != TY_ARRAY) {
                 P(", %s p%d", emit_ctype(E, t), i);
                 continue;
@@ -483,6 +491,7 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
         PS(", i64 n_) {\n");
         for (int i = 0; i < k->nparams; i++) {
             const Type *t = k->params[i];
+            if (emit_param_slots(t) == 2) P("    c128 p%d = kiln_c128(p%dre, p%dim);\n", i, i, i);
             if (t->kind != TY_ARRAY) continue;
             P("    %s p%d;\n    p%d.data = (%s *)p%dd;\n", emit_ctype(E, t), i, i,
               emit_elem_ctype(E, t->elem), i);
@@ -527,6 +536,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
     buf_puts(out, kiln_rt_common_h);
     if (E->half) buf_puts(out, kiln_rt_half_h);
+    if (E->uses_complex) buf_puts(out, kiln_rt_complex_h);
     buf_puts(out, "\n/* ---- types ---- */\n");
     buf_put(out, E->types.p ? E->types.p : "", E->types.len);
     buf_puts(out, "\n/* ---- helpers ---- */\n");

@@ -49,6 +49,12 @@ void emit_truthy(Emit *E, Node *n) {
         emit_expr(E, n);
         return;
     }
+    if (n->ty->kind == TY_COMPLEX) {
+        P("kiln_nz_%s(", emit_cname(E, n->ty));
+        emit_expr(E, n);
+        PS(")");
+        return;
+    }
     PS("(");
     emit_expr(E, n);
     PS(" != 0)");
@@ -288,6 +294,23 @@ static void fp16_call(Emit *E, Node *n) {
 
 static void intrinsic_text(Emit *E, Node *n);
 
+/* complex() and cmath's functions, and abs() and isnan() & co. of a complex
+ * number: their arguments converted to the operation's type, then the call
+ * (emit_complex.c). */
+static bool complex_intrinsic(Emit *E, Node *n) {
+    const Intrinsic *in = n->intr;
+    const Type *ot = n->opty;
+    bool cx = ot && ot->kind == TY_COMPLEX;
+    if (!(in->kind == IK_CMATH || in->kind == IK_COMPLEX ||
+          (cx && (in->kind == IK_ABS || in->kind == IK_PRED))))
+        return false;
+    const char *args[2] = {NULL, NULL};
+    for (int i = 0; i < n->call.bound.n && i < 2; i++)
+        if (n->call.bound.v[i]) args[i] = emit_expr_str(E, n->call.bound.v[i], ot);
+    emit_complex_call(E, n, args);
+    return true;
+}
+
 static void call_intrinsic(Emit *E, Node *n) {
     /* float16 results of float32 functions are rounded (rt_half.h); fma in float64,
      * where the product is exact, so that it rounds once */
@@ -327,6 +350,7 @@ static void intrinsic_text(Emit *E, Node *n) {
     Node **a = n->call.bound.v;
     int na = n->call.bound.n;
     const Type *ot = n->opty;
+    if (complex_intrinsic(E, n)) return;
     switch ((IntrKind)in->kind) {
     case IK_GRID:
     case IK_GRIDSIZE: {
@@ -581,6 +605,10 @@ static void intrinsic_text(Emit *E, Node *n) {
 static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
 
 void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
+    if (t->kind == TY_COMPLEX) {
+        emit_complex_binop(E, op, t, emit_expr_str(E, l, t), emit_expr_str(E, r, t));
+        return;
+    }
     /* float16: the operands converted to float16, the operation in float32, its
      * result rounded to float16 (rt_half.h) */
     bool h = op <= B_POW && emit_half_open(E, t);
@@ -836,6 +864,19 @@ void emit_expr(Emit *E, Node *n) {
         if (n->gv) goto tuple_const;
         Node *b = n->attr.base;
         const Type *bt = b->ty;
+        if (ty_is_scalar(bt)) { /* x.real, x.imag (sema_complex.c) */
+            bool imag = strcmp(n->attr.attr, "imag") == 0;
+            if (bt->kind == TY_COMPLEX) {
+                P("(%s).%s", emit_expr_str(E, b, NULL), imag ? "im" : "re");
+            } else if (!imag) {
+                emit_expr(E, b);
+            } else {
+                ConstVal z;
+                z.u = 0;
+                emit_const(E, n->ty, z);
+            }
+            return;
+        }
         if (bt->kind == TY_ARRAY) {
             const char *bs = emit_expr_str(E, b, NULL);
             const char *a = n->attr.attr;
@@ -873,7 +914,9 @@ void emit_expr(Emit *E, Node *n) {
             PS(")");
             return;
         case U_NEG:
-            if (t->kind == TY_FLOAT) {
+            if (t->kind == TY_COMPLEX) {
+                emit_complex_neg(E, t, emit_expr_str(E, x, t));
+            } else if (t->kind == TY_FLOAT) {
                 PS("(-");
                 emit_expr_as(E, x, t);
                 PS(")");
@@ -1037,6 +1080,17 @@ void emit_expr(Emit *E, Node *n) {
     case E_INT:
     case E_FLOAT:
     case E_BOOL: emit_const(E, n->ty, n->cval); return;
+    case E_IMAG: { /* a Python complex: weak, complex128 in code */
+        ConstVal zero, im;
+        zero.f = 0;
+        im.f = n->flit;
+        P("kiln_%s(", emit_cname(E, n->ty));
+        emit_const(E, &ty_weak_float, zero);
+        PS(", ");
+        emit_const(E, &ty_weak_float, im);
+        PS(")");
+        return;
+    }
     default: break;
     }
     UNREACHABLE();

@@ -1,11 +1,12 @@
 /* emit_int.h: the emitter's private header (src/emit/).
  *
- * The emitter is four files that call one way: emit.c (the program, each
+ * The emitter is five files that call one way: emit.c (the program, each
  * function, the CPU and CUDA entries) -> emit_stmt.c (statements, lane mode,
  * the folded guard) -> emit_expr.c (expressions: operators, subscripts,
- * intrinsics, comparisons) -> emit_text.c (the text every level writes: line
- * markers, names, C types, constants, conversions, index arithmetic, frozen
- * tuples).  Expressions recurse into each other and stay in one file; a file
+ * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
+ * operands emit_expr.c has written) -> emit_text.c (the text every level
+ * writes: line markers, names, C types, constants, conversions, index
+ * arithmetic, frozen tuples).  Expressions recurse into each other and stay in one file; a file
  * calls only the files after it.  Every function here writes into E->o.
  */
 #ifndef KILN_EMIT_INT_H
@@ -63,6 +64,7 @@ typedef struct Emit {
                               * hoisted loads are written as hl<hoist_id>_<load>_<copy>
                               * (emit_stmt.c, unrolled_for) */
     int hoist_id, hoist_copy;
+    bool uses_complex;  /* a complex type was written: the program takes rt_complex.h */
 } Emit;
 
 /* Tuples of one scalar type with more items than this are read at a run-time
@@ -112,6 +114,15 @@ void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, co
 void emit_global_make(Emit *E, const GVal *g);
 const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
+
+/* ---- emit_complex.c: complex operations on written operands ---- */
+/* "c64" or "c128": the runtime's name of complex type t (sets uses_complex). */
+const char *emit_cname(Emit *E, const Type *t);
+void emit_complex_binop(Emit *E, BinOp op, const Type *t, const char *l, const char *r);
+void emit_complex_neg(Emit *E, const Type *t, const char *x);
+/* a call of intrinsic n (IK_CMATH, IK_COMPLEX, abs, isnan...) whose arguments,
+ * converted to their operand type, are args */
+void emit_complex_call(Emit *E, Node *n, const char **args);
 
 /* ---- emit_expr.c: expressions ---- */
 const char *emit_expr_str(Emit *E, Node *n, const Type *as);

@@ -78,8 +78,9 @@ const char *emit_func_name(Emit *E, const FuncSpec *f) {
 /* ---- types ------------------------------------------------------------------ */
 
 const char *emit_scalar_ctype(const Type *t) {
-    static const char *const names[KILN_NDTYPES] = {"kbool", "i8",  "i16", "i32", "i64", "u8",
-                                                    "u16",   "u32", "u64", "f32", "f32", "f64"};
+    static const char *const names[KILN_NDTYPES] = {
+        "kbool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f32", "f64",
+        "c64", "c128"};
     return names[t->dtype];
 }
 
@@ -149,6 +150,7 @@ const char *emit_load(Emit *E, const Type *t, const char *lv) {
 
 static const char *array_ctype(Emit *E, const Type *t) {
     const char *el = emit_elem_ctype(E, t->elem);
+    if (t->elem->kind == TY_COMPLEX) E->uses_complex = true;
     const char *name = arena_printf(&E->C->arena, "KA_%s_%d", el, t->ndim);
     if (registered(E, name)) return name;
     Buf *b = &E->types;
@@ -276,6 +278,7 @@ const char *emit_ctype(Emit *E, const Type *t) {
     case TY_BOOL:
     case TY_INT:
     case TY_FLOAT: return t->weak ? (t->kind == TY_INT ? "i64" : "f64") : emit_scalar_ctype(t);
+    case TY_COMPLEX: E->uses_complex = true; return t->weak ? "c128" : emit_scalar_ctype(t);
     case TY_ARRAY: return array_ctype(E, t);
     case TY_TUPLE: return tuple_ctype(E, t);
     case TY_NONE: return "void";
@@ -289,6 +292,18 @@ bool emit_same_ctype(Emit *E, const Type *a, const Type *b) {
     return strcmp(emit_ctype(E, a), emit_ctype(E, b)) == 0;
 }
 
+/* The conversion of text (of scalar type from) to type to where either is
+ * complex: between precisions, from a real (imaginary part 0), or to bool. */
+static const char *complex_convert(Emit *E, const Type *from, const Type *to, const char *text) {
+    Arena *A = &E->C->arena;
+    const char *tn = emit_ctype(E, to), *fn = emit_ctype(E, from);
+    if (strcmp(tn, fn) == 0) return text;
+    if (to->kind == TY_BOOL) return arena_printf(A, "kiln_nz_%s(%s)", fn, text);
+    if (from->kind == TY_COMPLEX) return arena_printf(A, "kiln_%s_%s(%s)", tn, fn, text);
+    const char *part = strcmp(tn, "c64") == 0 ? "f32" : "f64";
+    return arena_printf(A, "kiln_%s((%s)(%s), 0)", tn, part, text);
+}
+
 /* A converter between two tuple types of the same length. */
 static const char *tuple_conv(Emit *E, const Type *from, const Type *to) {
     const char *fn = emit_ctype(E, from), *tn = emit_ctype(E, to);
@@ -300,6 +315,9 @@ static const char *tuple_conv(Emit *E, const Type *from, const Type *to) {
         const Type *ft = from->elems[i], *tt = to->elems[i];
         if (tt->kind == TY_TUPLE && !emit_same_ctype(E, ft, tt))
             buf_printf(b, "    r.f%d = %s(x.f%d);\n", i, tuple_conv(E, ft, tt), i);
+        else if (tt->kind == TY_COMPLEX || ft->kind == TY_COMPLEX)
+            buf_printf(b, "    r.f%d = %s;\n", i,
+                       complex_convert(E, ft, tt, arena_printf(&E->C->arena, "x.f%d", i)));
         else
             buf_printf(b, "    r.f%d = (%s)x.f%d;\n", i, emit_ctype(E, tt), i);
     }
@@ -350,6 +368,11 @@ void emit_const(Emit *E, const Type *t, ConstVal v) {
         if (emit_is_f16(t)) v.f = kiln_f16_to_f64(kiln_f16_from_f64(v.f));
         emit_float(E, v.f, !t->weak && (t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16));
         return;
+    case TY_COMPLEX: /* a zero (np.complex64()): complex values are never NF_CONST */
+        P("kiln_%s(", emit_ctype(E, t));
+        emit_float(E, v.f, t->dtype == KILN_COMPLEX64 && !t->weak);
+        PS(", 0)");
+        return;
     default: UNREACHABLE();
     }
 }
@@ -369,6 +392,10 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
     }
     if (emit_same_ctype(E, from, to) || !ty_is_scalar(to)) {
         PS(text);
+        return;
+    }
+    if (to->kind == TY_COMPLEX || from->kind == TY_COMPLEX) {
+        PS(complex_convert(E, from, to, text));
         return;
     }
     if (to->kind == TY_BOOL) {
@@ -448,6 +475,14 @@ void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, co
             P("(kiln_cmp_iu((i64)%s, (u64)%s)%s0)", a, b, s[op]);
         else
             P("(0%skiln_cmp_iu((i64)%s, (u64)%s))", s[op], b, a);
+        return;
+    }
+    if (o->kind == TY_COMPLEX) { /* == or != (sema): complex numbers have no order */
+        P("(%skiln_eq_%s(", op == C_NE ? "!" : "", emit_ctype(E, o));
+        emit_convert(E, at, o, a);
+        PS(", ");
+        emit_convert(E, bt, o, b);
+        PS("))");
         return;
     }
     PS("(");

@@ -10,7 +10,8 @@
 bool plan_pure(const Node *n) {
     if (!n) return true;
     switch ((NodeKind)n->kind) {
-    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: case E_NAME: case E_STR: return true;
+    case E_INT: case E_FLOAT: case E_IMAG: case E_BOOL: case E_NONE: case E_NAME: case E_STR:
+        return true;
     case E_BINOP:
     case E_BOOLOP: return plan_pure(n->bin.l) && plan_pure(n->bin.r);
     case E_UNARY: return plan_pure(n->un.x);

@@ -152,7 +152,7 @@ static bool load_candidate(const Walk *w, const Node *n);
 static bool invariant(const Walk *w, const Node *n) {
     if (!n) return true;
     switch ((NodeKind)n->kind) {
-    case E_INT: case E_FLOAT: case E_BOOL: case E_NONE: return true;
+    case E_INT: case E_FLOAT: case E_IMAG: case E_BOOL: case E_NONE: return true;
     case E_NAME: return !n->sym || !assigned(w, n->sym);
     case E_BINOP:
         switch ((BinOp)n->op) {

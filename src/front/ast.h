@@ -56,7 +56,7 @@ typedef struct Token {
     const char *text; /* TK_NAME beyond ASCII: its NFKC form (arena); NULL: the span's text */
     union {
         uint64_t ival; /* TK_INT */
-        double fval;   /* TK_FLOAT */
+        double fval;   /* TK_FLOAT, TK_IMAG (the imaginary part) */
     };
 } Token;
 
@@ -75,7 +75,7 @@ extern const char *const op_names[OP_COUNT];
 typedef enum NodeKind {
     /* expressions */
     E_NAME, E_INT, E_FLOAT, E_BOOL, E_NONE, E_STR, E_BINOP, E_UNARY, E_BOOLOP, E_COMPARE,
-    E_IFEXP, E_CALL, E_SUBSCRIPT, E_ATTR, E_TUPLE, E_SLICE,
+    E_IFEXP, E_CALL, E_SUBSCRIPT, E_ATTR, E_TUPLE, E_SLICE, E_IMAG,
     /* statements */
     S_EXPR, S_ASSIGN, S_AUGASSIGN, S_IF, S_WHILE, S_FOR, S_BREAK, S_CONTINUE, S_RETURN, S_PASS,
     S_ASSERT, S_DEF
@@ -132,7 +132,7 @@ struct Node {
     union {
         struct { const char *id; } name;                           /* E_NAME */
         struct { uint64_t v; bool big; } ilit;                     /* E_INT */
-        double flit;                                               /* E_FLOAT */
+        double flit;                                               /* E_FLOAT, E_IMAG */
         bool blit;                                                 /* E_BOOL */
         struct { Node *l, *r; } bin;                               /* E_BINOP, E_BOOLOP */
         struct { Node *x; } un;                                    /* E_UNARY */

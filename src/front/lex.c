@@ -230,7 +230,9 @@ static Token lex_number(Lexer *L) {
     }
     if (L->pos < L->len && (s[L->pos] == 'j' || s[L->pos] == 'J')) {
         L->pos++;
+        buf[n] = 0;
         Token t = make(L, TK_IMAG, start);
+        t.fval = strtod(buf, NULL); /* the imaginary part, as Python reads it */
         return t;
     }
     if (L->pos < L->len && is_id_char((unsigned char)s[L->pos]))

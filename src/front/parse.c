@@ -296,10 +296,12 @@ static Node *parse_atom(Parser *p) {
         advance(p);
         return n;
     }
-    case TK_IMAG:
+    case TK_IMAG: {
+        Node *n = node_new(p->C, E_IMAG, sp);
+        n->flit = t.fval;
         advance(p);
-        return reject(p, sp, "kernels compute with real numbers",
-                      "complex numbers are not supported in kernels");
+        return n;
+    }
     case TK_STRING: {
         Node *n = node_new(p->C, E_STR, sp);
         advance(p);
@@ -1144,7 +1146,9 @@ static const DtypeAlias dtype_aliases[] = {
     {"f2", KILN_FLOAT16},      {"half", KILN_FLOAT16},     {"float32", KILN_FLOAT32},
     {"f4", KILN_FLOAT32},      {"single", KILN_FLOAT32},   {"float64", KILN_FLOAT64},
     {"f8", KILN_FLOAT64},      {"double", KILN_FLOAT64},   {"float", KILN_FLOAT64},
-    {"float_", KILN_FLOAT64},
+    {"float_", KILN_FLOAT64},    {"complex64", KILN_COMPLEX64}, {"c8", KILN_COMPLEX64},
+    {"csingle", KILN_COMPLEX64}, {"complex128", KILN_COMPLEX128}, {"c16", KILN_COMPLEX128},
+    {"cdouble", KILN_COMPLEX128}, {"complex", KILN_COMPLEX128}, {"complex_", KILN_COMPLEX128},
 };
 
 static int lookup_dtype(const char *name) {

@@ -88,7 +88,7 @@ static bool block_binds(const NodeList *l, const char *id) {
  * rebind, constants, attributes, subscripts, arithmetic and len(). */
 static bool stable(Compiler *C, const Node *e, const NodeList *body) {
     switch (e->kind) {
-    case E_INT: case E_FLOAT: case E_BOOL: return true;
+    case E_INT: case E_FLOAT: case E_IMAG: case E_BOOL: return true;
     case E_NAME:
         if (!block_binds(body, e->name.id)) return true;
         error_at(C, e->sp, "iterate over a copy: assign it to another name before the loop",

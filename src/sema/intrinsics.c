@@ -24,6 +24,21 @@ enum {
 };
 int math1_count(void) { return (int)COUNTOF(math1_names); }
 
+const char *const cmath_names[] = {"exp",  "log",  "log10", "sqrt", "sin",  "cos",
+                                   "tan",  "asin", "acos",  "atan", "sinh", "cosh",
+                                   "tanh", "asinh", "acosh", "atanh"};
+
+int cmath_of_math1(int sub) {
+    static const struct { int m, c; } map[] = {
+        {M_SQRT, CM_SQRT}, {M_EXP, CM_EXP},   {M_LOG, CM_LOG},     {M_LOG10, CM_LOG10},
+        {M_SIN, CM_SIN},   {M_COS, CM_COS},   {M_TAN, CM_TAN},     {M_ASIN, CM_ASIN},
+        {M_ACOS, CM_ACOS}, {M_ATAN, CM_ATAN}, {M_SINH, CM_SINH},   {M_COSH, CM_COSH},
+        {M_TANH, CM_TANH}, {M_ASINH, CM_ASINH}, {M_ACOSH, CM_ACOSH}, {M_ATANH, CM_ATANH}};
+    for (size_t i = 0; i < COUNTOF(map); i++)
+        if (map[i].m == sub) return map[i].c;
+    return -1;
+}
+
 const char *const math2_names[] = {"pow", "atan2", "hypot", "copysign", "fmod", "remainder",
                                    "nextafter"};
 enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAFTER };
@@ -35,11 +50,12 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define SREG(n, s) {n, IK_SREG, s, IF_VALUE, NULL}
 #define H(n, s) {"kiln.fp16." n, IK_FP16, s, 0, NULL}
 #define OP(n, s) {"operator." n, IK_BINOP, s, 0, NULL}
+#define CM(n, s) {n, IK_CMATH, s, 0, NULL}
 
 static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
-    NS("kiln.local"), NS("kiln.fp16"),
+    NS("kiln.local"), NS("kiln.fp16"), NS("cmath"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -52,6 +68,25 @@ static const Intrinsic table[] = {
     {"builtins.len", IK_LEN, 0, 0, NULL},
     {"builtins.enumerate", IK_ENUMERATE, 0, 0, NULL},
     {"builtins.zip", IK_ZIP, 0, 0, NULL},
+    {"builtins.complex", IK_COMPLEX, 0, 0, "real,imag"},
+    /* cmath, complex methods and NumPy's complex functions (sema_complex.c) */
+    CM("cmath.exp", CM_EXP), CM("cmath.log", CM_LOG), CM("cmath.log10", CM_LOG10),
+    CM("cmath.sqrt", CM_SQRT), CM("cmath.sin", CM_SIN), CM("cmath.cos", CM_COS),
+    CM("cmath.tan", CM_TAN), CM("cmath.asin", CM_ASIN), CM("cmath.acos", CM_ACOS),
+    CM("cmath.atan", CM_ATAN), CM("cmath.sinh", CM_SINH), CM("cmath.cosh", CM_COSH),
+    CM("cmath.tanh", CM_TANH), CM("cmath.asinh", CM_ASINH), CM("cmath.acosh", CM_ACOSH),
+    CM("cmath.atanh", CM_ATANH), CM("cmath.phase", CM_PHASE), CM("cmath.polar", CM_POLAR),
+    CM("cmath.rect", CM_RECT), CM("complex.conjugate", CM_CONJ), CM("numpy.conj", CM_CONJ),
+    CM("numpy.conjugate", CM_CONJ), CM("numpy.real", CM_REAL), CM("numpy.imag", CM_IMAG),
+    CM("numpy.angle", CM_PHASE),
+    {"cmath.isnan", IK_PRED, 0, 0, NULL},
+    {"cmath.isinf", IK_PRED, 1, 0, NULL},
+    {"cmath.isfinite", IK_PRED, 2, 0, NULL},
+    {"cmath.pi", IK_CONST, IC_PI, IF_VALUE, NULL},
+    {"cmath.e", IK_CONST, IC_E, IF_VALUE, NULL},
+    {"cmath.tau", IK_CONST, IC_TAU, IF_VALUE, NULL},
+    {"cmath.inf", IK_CONST, IC_INF, IF_VALUE, NULL},
+    {"cmath.nan", IK_CONST, IC_NAN, IF_VALUE, NULL},
     /* math */
     M1("math.sqrt", M_SQRT), M1("math.exp", M_EXP), M1("math.expm1", M_EXPM1),
     {"math.log", IK_LOG, 0, 0, NULL},
@@ -118,6 +153,8 @@ static const Intrinsic table[] = {
     DT("numpy.float16", KILN_FLOAT16), DT("numpy.half", KILN_FLOAT16),
     DT("numpy.float32", KILN_FLOAT32), DT("numpy.float64", KILN_FLOAT64),
     DT("numpy.single", KILN_FLOAT32), DT("numpy.double", KILN_FLOAT64),
+    DT("numpy.complex64", KILN_COMPLEX64), DT("numpy.complex128", KILN_COMPLEX128),
+    DT("numpy.csingle", KILN_COMPLEX64), DT("numpy.cdouble", KILN_COMPLEX128),
     /* kiln: types */
     DT("kiln.bool_", KILN_BOOL), DT("kiln.boolean", KILN_BOOL), DT("kiln.int8", KILN_INT8),
     DT("kiln.int16", KILN_INT16), DT("kiln.int32", KILN_INT32), DT("kiln.int64", KILN_INT64),
@@ -127,7 +164,9 @@ static const Intrinsic table[] = {
     DT("kiln.float32", KILN_FLOAT32), DT("kiln.float64", KILN_FLOAT64),
     DT("kiln.double", KILN_FLOAT64), DT("kiln.f4", KILN_FLOAT32), DT("kiln.f8", KILN_FLOAT64),
     DT("kiln.i4", KILN_INT32), DT("kiln.i8", KILN_INT64), DT("kiln.u4", KILN_UINT32),
-    DT("kiln.u8", KILN_UINT64),
+    DT("kiln.u8", KILN_UINT64), DT("kiln.complex64", KILN_COMPLEX64),
+    DT("kiln.complex128", KILN_COMPLEX128), DT("kiln.c8", KILN_COMPLEX64),
+    DT("kiln.c16", KILN_COMPLEX128),
     /* kiln: SIMT */
     {"kiln.threadIdx", IK_DIM3, 0, IF_VALUE, NULL},
     {"kiln.blockIdx", IK_DIM3, 1, IF_VALUE, NULL},

@@ -68,7 +68,9 @@ typedef enum IntrKind {
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP,         /* builtins zip: the same */
     IK_FP16,        /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
-    IK_BINOP        /* operator.add ...: a binary operator as a function, sub = BinOp */
+    IK_BINOP,       /* operator.add ...: a binary operator as a function, sub = BinOp */
+    IK_COMPLEX,     /* builtins complex(real, imag) */
+    IK_CMATH        /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
@@ -85,6 +87,16 @@ enum {
     IH_FMA,                                         /* three */
     IH_NEG, IH_ABS, IH_SIN, IH_COS, IH_LOG, IH_LOG2, IH_LOG10, IH_EXP, IH_EXP2, IH_EXP10,
     IH_SQRT, IH_RSQRT, IH_CEIL, IH_FLOOR, IH_RCP, IH_TRUNC, IH_RINT /* one */
+};
+/* IK_CMATH: the first CM_NFUNC take a complex and give one (cmath_names[sub]) */
+enum {
+    CM_EXP, CM_LOG, CM_LOG10, CM_SQRT, CM_SIN, CM_COS, CM_TAN, CM_ASIN, CM_ACOS, CM_ATAN,
+    CM_SINH, CM_COSH, CM_TANH, CM_ASINH, CM_ACOSH, CM_ATANH, CM_NFUNC,
+    CM_PHASE = CM_NFUNC, /* cmath.phase, numpy.angle: a float */
+    CM_POLAR,            /* cmath.polar: (abs, phase) */
+    CM_RECT,             /* cmath.rect(r, phi) */
+    CM_CONJ,             /* z.conjugate(), numpy.conj */
+    CM_REAL, CM_IMAG     /* numpy.real, numpy.imag (the attributes are E_ATTR) */
 };
 
 enum IntrFlags {
@@ -109,6 +121,11 @@ const Intrinsic *intrinsic_lookup(const char *name);
 extern const char *const math1_names[];
 extern const char *const math2_names[];
 int math1_count(void);
+/* C names of cmath's complex functions, by CM_* (the runtime's kiln_c<name>_c128). */
+extern const char *const cmath_names[];
+/* The cmath function NumPy's one-argument function math1_names[sub] computes for a
+ * complex argument (numpy.sqrt -> cmath.sqrt), or -1. */
+int cmath_of_math1(int sub);
 
 /* A compile-time namespace value: a known module/intrinsic, or a foreign
  * module whose attributes are asked of the resolver. */

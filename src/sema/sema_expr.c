@@ -137,6 +137,12 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
                      binop_sym[op], ty_name(C, lt), ty_name(C, rt));
         return &ty_error;
     }
+    if (lt->kind == TY_COMPLEX || rt->kind == TY_COMPLEX) {
+        at->flags &= (uint16_t)~(NF_CONST | NF_NONNEG | NF_BOUNDED);
+        const Type *t = sema_complex_binop(S, at, op, lt, rt);
+        if (!IS_ERR(t)) *opty = t;
+        return t;
+    }
     if (!check_weak_fits(S, l, lt, rt) || !check_weak_fits(S, r, rt, lt)) return &ty_error;
     const Type *t = ty_promote(lt, rt);
     switch (op) {
@@ -238,6 +244,12 @@ bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp
     if (!ty_is_scalar(vt)) {
         error_at(S->C, sp, NULL, "cannot store %s in an element of type %s", ty_name(S->C, vt),
                  ty_name(S->C, dst));
+        return false;
+    }
+    if (vt->kind == TY_COMPLEX && dst->kind != TY_COMPLEX) {
+        error_at(S->C, sp, "store z.real, z.imag or abs(z)",
+                 "cannot store %s in an element of type %s: it would drop the imaginary part",
+                 ty_name(S->C, vt), ty_name(S->C, dst));
         return false;
     }
     if (v && !check_weak_fits(S, v, vt, dst)) return false;
@@ -494,6 +506,8 @@ static const Type *attribute(Sema *S, Node *n) {
                  "arrays have no attribute '%s' in kernels", a);
         return &ty_error;
     }
+    if (ty_is_scalar(bt) && (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0))
+        return sema_complex_part(S, n, bt);
     error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);
     return &ty_error;
 }
@@ -502,7 +516,7 @@ static const Type *attribute(Sema *S, Node *n) {
 
 /* Binds a call's arguments to up to max parameters (names from `params`,
  * comma separated).  Missing optional ones stay NULL. */
-static bool bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **out) {
+bool sema_bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **out) {
     Compiler *C = S->C;
     NodeList *a = &n->call.args;
     const char *fname = in->name;
@@ -552,7 +566,7 @@ static bool bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node *
 }
 
 /* Types the arguments; returns false if one is an error or not a scalar. */
-static bool scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown) {
+bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown) {
     bool ok = true;
     for (int i = 0; i < n; i++) {
         if (!a[i]) {
@@ -622,7 +636,8 @@ static int dtype_from_string(Sema *S, Node *n) {
         {"u2", KILN_UINT16}, {"u4", KILN_UINT32}, {"u8", KILN_UINT64}, {"f2", KILN_FLOAT16},
         {"half", KILN_FLOAT16}, {"e", KILN_FLOAT16}, {"f4", KILN_FLOAT32},
         {"f8", KILN_FLOAT64}, {"float", KILN_FLOAT64}, {"single", KILN_FLOAT32},
-        {"double", KILN_FLOAT64}};
+        {"double", KILN_FLOAT64}, {"c8", KILN_COMPLEX64}, {"c16", KILN_COMPLEX128},
+        {"complex", KILN_COMPLEX128}};
     for (size_t i = 0; i < COUNTOF(alias); i++)
         if (strcmp(alias[i].s, name) == 0) return alias[i].d;
     return -1;
@@ -632,7 +647,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     bool shared = in->kind == IK_SHARED_ARRAY;
     Node *a[2];
-    if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+    if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
     if (shared) sema_gpu_only(S, n->sp, "kiln.shared.array");
     const Type *st = sema_expr(S, a[0]);
     /* a string names the dtype, as in NumPy ("int32", "f4"): not a value to type */
@@ -650,7 +665,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
         d = dtype_from_string(S, a[1]);
         if (d < 0) {
             /* Numba's phrase follows, for code that matches on it */
-            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float16, float32 or float64",
+            error_at(C, a[1]->sp, "bool, int8..int64, uint8..uint64, float16, float32, float64, complex64 or complex128",
                      "the dtype of %s must be a scalar type (Invalid NumPy dtype specified: '%s')",
                      in->name, string_text(S, a[1]) ? string_text(S, a[1]) : "?");
             return &ty_error;
@@ -836,7 +851,7 @@ static bool int_method(Sema *S, Node *n) {
     return true;
 }
 
-static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
+static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     Node *a[4];
     const Type *t[4];
@@ -845,7 +860,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     switch ((IntrKind)in->kind) {
     case IK_GRID:
     case IK_GRIDSIZE: {
-        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         sema_expr(S, a[0]);
         int64_t nd;
         if (!sema_const_int(a[0], &nd) || nd < 1 || nd > 3) {
@@ -864,12 +879,12 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_SYNCTHREADS:
         if (in->sub >= IY_AND) {
             /* the predicate of every thread of the block, combined */
-            if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+            if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
             sema_gpu_only(S, n->sp, arena_printf(&C->arena, "%s()", in->name));
-            if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+            if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
             return ty_scalar(KILN_INT32);
         }
-        if (!bind(S, n, in, 0, in->sub ? 1 : 0, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 0, in->sub ? 1 : 0, a)) return &ty_error;
         if (in->sub && a[0]) {
             const Type *mt = sema_expr(S, a[0]);
             if (!IS_ERR(mt) && !ty_is_int(mt))
@@ -878,15 +893,15 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_gpu_only(S, n->sp, in->sub ? "kiln.syncwarp()" : "kiln.syncthreads()");
         return &ty_none;
     case IK_THREADFENCE:
-        if (!bind(S, n, in, 0, 0, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;
         return &ty_none;
     case IK_SHARED_ARRAY:
     case IK_LOCAL_ARRAY: return array_storage(S, n, in);
     case IK_ATOMIC: return atomic(S, n, in);
     case IK_SHFL: {
-        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
         sema_gpu_only(S, n->sp, in->name);
-        if (!scalar_args(S, a, 3, t, &unk)) return &ty_error;
+        if (!sema_scalar_args(S, a, 3, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *vt = ty_strong(t[1]);
         if (vt->kind == TY_FLOAT && ty_bits(vt) < 32) vt = ty_scalar(KILN_FLOAT32);
@@ -895,12 +910,12 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return vt;
     }
     case IK_VOTE:
-        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         sema_gpu_only(S, n->sp, in->name);
-        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         return in->sub == 0 ? ty_scalar(KILN_UINT32) : ty_scalar(KILN_BOOL);
     case IK_ACTIVEMASK:
-        if (!bind(S, n, in, 0, 0, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;
         sema_gpu_only(S, n->sp, in->name);
         return ty_scalar(KILN_UINT32);
     case IK_MATH1:
@@ -908,8 +923,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_ABS:
     case IK_SIGN:
     case IK_ROUNDING: {
-        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
-        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *x = t[0];
         bool nn = bound_nonneg(a[0], x);
@@ -941,22 +956,22 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_FP16: {
         /* Numba's cuda.fp16: each argument converted to float16, as Numba casts */
         int na = in->sub >= IH_NEG ? 1 : in->sub == IH_FMA ? 3 : 2;
-        if (!bind(S, n, in, na, na, a)) return &ty_error;
-        if (!scalar_args(S, a, na, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, na, na, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, na, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         n->opty = ty_scalar(KILN_FLOAT16);
         return in->sub >= IH_EQ && in->sub <= IH_LE ? ty_scalar(KILN_BOOL) : n->opty;
     }
     case IK_FMA: {
-        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
-        if (!scalar_args(S, a, 3, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 3, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         n->opty = ty_promote(ty_promote(float_of(t[0]), float_of(t[1])), float_of(t[2]));
         return n->opty;
     }
     case IK_BITS: {
-        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
-        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         if (!ty_is_int(t[0]) || t[0]->kind == TY_BOOL) {
             error_at(C, a[0]->sp, "convert it first, e.g. kiln.uint32(x)",
@@ -969,17 +984,17 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return n->opty;
     }
     case IK_SELP: {
-        if (!bind(S, n, in, 3, 3, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
         sema_cond(S, a[0]);
-        if (!scalar_args(S, a + 1, 2, t, &unk)) return &ty_error;
+        if (!sema_scalar_args(S, a + 1, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         n->opty = ty_promote(t[0], t[1]);
         return n->opty;
     }
     case IK_MATH2:
     case IK_NPMINMAX: {
-        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
-        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         if (in->kind == IK_MATH2) {
             n->opty = ty_promote(float_of(t[0]), float_of(t[1]));
@@ -991,8 +1006,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return n->opty;
     }
     case IK_LDEXP: {
-        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
-        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         if (!ty_is_int(t[1]) && t[1]->kind != TY_BOOL) {
             error_at(C, a[1]->sp, "convert it with int(...)",
@@ -1004,8 +1019,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     case IK_SPLIT: {
         /* frexp: (mantissa, exponent as a Python int); modf: (fraction, integral part) */
-        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
-        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         n->opty = ty_strong(float_of(t[0]));
         const Type *el[2] = {n->opty, in->sub == 0 ? ty_scalar(KILN_INT64) : n->opty};
@@ -1013,7 +1028,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     case IK_POWER:
     case IK_BINOP: {
-        if (!bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         const Type *lt = sema_expr(S, a[0]), *rt = sema_expr(S, a[1]);
         const Type *opty = NULL;
         BinOp op = in->kind == IK_POWER ? B_POW : (BinOp)in->sub;
@@ -1023,8 +1038,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return r;
     }
     case IK_LOG: {
-        if (!bind(S, n, in, 1, 2, a)) return &ty_error;
-        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 2, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         n->opty = a[1] ? ty_promote(float_of(t[0]), float_of(t[1])) : float_of(t[0]);
         return n->opty;
@@ -1068,12 +1083,12 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_INT:
     case IK_FLOAT:
     case IK_BOOL: {
-        if (!bind(S, n, in, 0, 1, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 0, 1, a)) return &ty_error;
         if (a[0] && a[0]->kind == E_STR) {
             error_at(C, a[0]->sp, NULL, "kernels have no strings to convert");
             return &ty_error;
         }
-        if (!scalar_args(S, a, 1, t, &unk)) return &ty_error;
+        if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *x = a[0] ? t[0] : NULL;
         n->opty = x;
@@ -1109,8 +1124,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return x->weak ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
     }
     case IK_ROUND: {
-        if (!bind(S, n, in, 1, 2, a)) return &ty_error;
-        if (!scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 2, a)) return &ty_error;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         if (a[1] && !ty_is_int(t[1])) {
             error_at(C, a[1]->sp, NULL, "ndigits must be an integer");
@@ -1129,7 +1144,7 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                  in->kind == IK_RANGE ? "range" : in->kind == IK_ZIP ? "zip" : "enumerate");
         return &ty_error;
     case IK_LEN: {
-        if (!bind(S, n, in, 1, 1, a)) return &ty_error;
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         const Type *x = sema_expr(S, a[0]);
         if (IS_ERR(x) || IS_UNKNOWN(x)) return x;
         if (x->kind == TY_ARRAY) {
@@ -1143,6 +1158,8 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         error_at(C, a[0]->sp, NULL, "object of type %s has no len()", ty_name(C, x));
         return &ty_error;
     }
+    case IK_COMPLEX:
+    case IK_CMATH: break; /* sema_complex.c: call_intrinsic sends them there */
     case IK_NS:
     case IK_SREG:
     case IK_DIM3:
@@ -1153,6 +1170,20 @@ static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     error_at(C, n->call.fn->sp, NULL, "'%s' is not callable", in->name);
     return &ty_error;
+}
+
+/* Intrinsics of complex numbers are sema_complex.c's; the others are typed
+ * here, and then sema_complex.c decides about the complex arguments they were
+ * given (abs, isnan, NumPy's functions take them; math's do not). */
+static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
+    if (in->kind == IK_CMATH || in->kind == IK_COMPLEX) return sema_complex_call(S, n, in);
+    const Type *r = call_real_intrinsic(S, n, in);
+    if (IS_ERR(r) || IS_UNKNOWN(r)) return r;
+    for (int i = 0; i < n->call.bound.n; i++) {
+        const Node *b = n->call.bound.v[i];
+        if (b && b->ty && b->ty->kind == TY_COMPLEX) return sema_complex_args(S, n, in, r);
+    }
+    return r;
 }
 
 static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
@@ -1166,7 +1197,7 @@ static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
     }
     n->call.bound = *args;
     if (args->n == 0) {
-        n->flags |= NF_CONST;
+        if (rt->kind != TY_COMPLEX) n->flags |= NF_CONST; /* ConstVal holds no complex */
         n->cval.u = 0;
         n->opty = rt;
         return rt;
@@ -1177,6 +1208,12 @@ static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
     if (!ty_is_scalar(xt)) {
         error_at(C, x->sp, "index an element first: a[i]", "cannot convert %s to %s",
                  ty_name(C, xt), kiln_dtype_name(d));
+        return &ty_error;
+    }
+    if (xt->kind == TY_COMPLEX && rt->kind != TY_COMPLEX && rt->kind != TY_BOOL) {
+        error_at(C, x->sp, "take z.real, z.imag or abs(z) first",
+                 "cannot convert %s to %s: it would drop the imaginary part", ty_name(C, xt),
+                 kiln_dtype_name(d));
         return &ty_error;
     }
     n->opty = xt;
@@ -1218,7 +1255,17 @@ static const Type *compare(Sema *S, Node *n) {
         Node *na = ops->v[i], *nb = ops->v[i + 1];
         const Type *o;
         bool ai = a->kind != TY_FLOAT, bi = b->kind != TY_FLOAT;
-        if (ai && bi && !a->weak && !b->weak && ty_is_signed(a) != ty_is_signed(b) &&
+        if (a->kind == TY_COMPLEX || b->kind == TY_COMPLEX) {
+            CmpOp op = (CmpOp)n->cmp.ops[i];
+            if (op != C_EQ && op != C_NE) {
+                error_at(C, n->sp, "compare abs(z) or z.real",
+                         "complex numbers are not ordered: %s and %s cannot be compared with "
+                         "<, <=, > or >=",
+                         ty_name(C, a), ty_name(C, b));
+                return &ty_error;
+            }
+            o = ty_promote(a, b);
+        } else if (ai && bi && !a->weak && !b->weak && ty_is_signed(a) != ty_is_signed(b) &&
             a->kind != TY_BOOL && b->kind != TY_BOOL) {
             o = ty_promote(a, b);
             if (o->kind == TY_FLOAT) o = NULL; /* int64 vs uint64: exact comparison */
@@ -1254,6 +1301,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_BOOL:
         set_const_int(n, n->blit);
         return ty_scalar(KILN_BOOL);
+    case E_IMAG: return &ty_weak_complex; /* emitted from n->flit: never NF_CONST */
     case E_NONE: return &ty_none;
     case E_STR:
         error_at(C, n->sp, "kernels have no strings; use numbers as codes",
@@ -1336,7 +1384,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
             n->nnhi = x->nnhi;
             return n->opty;
         case U_INVERT:
-            if (t->kind == TY_FLOAT) {
+            if (t->kind == TY_FLOAT || t->kind == TY_COMPLEX) {
                 error_at(C, n->sp, "convert with int(...) first",
                          "bad operand type for unary ~: %s", ty_name(C, t));
                 return &ty_error;
@@ -1355,6 +1403,12 @@ static const Type *expr_inner(Sema *S, Node *n) {
         const char *w = n->op == BO_AND ? "an operand of and" : "an operand of or";
         if (!check_scalar_operand(S, n->bin.l, lt, w) || !check_scalar_operand(S, n->bin.r, rt, w))
             return &ty_error;
+        if ((lt->kind == TY_COMPLEX || rt->kind == TY_COMPLEX) &&
+            !(lt->kind == TY_BOOL && rt->kind == TY_BOOL)) {
+            error_at(C, n->sp, "test each side, e.g. (z != 0) and (w != 0)",
+                     "the value of 'and'/'or' on complex numbers is not supported in kernels");
+            return &ty_error;
+        }
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
         n->opty = t;
         if (ty_is_int(t) && bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
@@ -1381,6 +1435,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
     }
     case E_CALL: {
         if (int_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
+        if (sema_complex_method(S, n))
+            return call_intrinsic(S, n, intrinsic_lookup("complex.conjugate"));
         const Type *ft = sema_expr(S, n->call.fn);
         if (IS_ERR(ft)) return &ty_error;
         if (IS_UNKNOWN(ft)) return &ty_unknown;

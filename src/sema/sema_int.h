@@ -61,6 +61,19 @@ uint64_t sema_origins(Sema *S, Node *n);
  * place of type dst; reports at sp. */
 bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo); /* n is a fact variable >= *lo */
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp);
+/* Binds a call's arguments to up to max parameters (names from the intrinsic's
+ * `params`); missing optional ones stay NULL. */
+bool sema_bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **out);
+/* Types the arguments; false if one is an error or not a scalar. */
+bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown);
+
+/* sema_complex.c: complex numbers */
+const Type *sema_complex_binop(Sema *S, Node *at, BinOp op, const Type *lt, const Type *rt);
+const Type *sema_complex_part(Sema *S, Node *n, const Type *bt); /* x.real, x.imag */
+bool sema_complex_method(Sema *S, Node *n); /* n is z.conjugate(): its base becomes its argument */
+const Type *sema_complex_call(Sema *S, Node *n, const Intrinsic *in); /* IK_CMATH, IK_COMPLEX */
+/* Another intrinsic typed as r that was given a complex argument: r, or an error. */
+const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type *r);
 const char *sema_dotted(Sema *S, Node *n); /* "a.b.c" for a name/attribute chain */
 
 /* bounds.c: upper bounds of non-negative integers (see its header) */

@@ -11,6 +11,7 @@ const Type ty_range = {.kind = TY_RANGE};
 const Type ty_str = {.kind = TY_STR};
 const Type ty_weak_int = {.kind = TY_INT, .dtype = KILN_INT64, .weak = true};
 const Type ty_weak_float = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64, .weak = true};
+const Type ty_weak_complex = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX128, .weak = true};
 
 static const Type scalar_types[KILN_NDTYPES] = {
     [KILN_BOOL] = {.kind = TY_BOOL, .dtype = KILN_BOOL},
@@ -25,12 +26,14 @@ static const Type scalar_types[KILN_NDTYPES] = {
     [KILN_FLOAT16] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT16},
     [KILN_FLOAT32] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT32},
     [KILN_FLOAT64] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64},
+    [KILN_COMPLEX64] = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX64},
+    [KILN_COMPLEX128] = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX128},
 };
 
 static const char *const dtype_names[KILN_NDTYPES] = {
     "bool",   "int8",   "int16",  "int32",   "int64",   "uint8",
-    "uint16", "uint32", "uint64", "float16", "float32", "float64"};
-static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8};
+    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
+static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
 
 const char *kiln_dtype_name(kiln_dtype t) {
     return (unsigned)t < KILN_NDTYPES ? dtype_names[t] : "void";
@@ -92,9 +95,11 @@ const Type *ty_strong(const Type *t) {
     return t;
 }
 
-bool ty_is_scalar(const Type *t) {
+bool ty_is_scalar(const Type *t) { return ty_is_real(t) || t->kind == TY_COMPLEX; }
+bool ty_is_real(const Type *t) {
     return t->kind == TY_BOOL || t->kind == TY_INT || t->kind == TY_FLOAT;
 }
+bool ty_is_complex(const Type *t) { return t->kind == TY_COMPLEX; }
 bool ty_is_numeric(const Type *t) { return ty_is_scalar(t); }
 bool ty_is_int(const Type *t) { return t->kind == TY_INT; }
 bool ty_is_float(const Type *t) { return t->kind == TY_FLOAT; }
@@ -122,7 +127,8 @@ bool ty_equal(const Type *a, const Type *b) {
     switch ((TypeKind)a->kind) {
     case TY_BOOL:
     case TY_INT:
-    case TY_FLOAT: return a->dtype == b->dtype && a->weak == b->weak;
+    case TY_FLOAT:
+    case TY_COMPLEX: return a->dtype == b->dtype && a->weak == b->weak;
     case TY_DTYPE: return a->dtype == b->dtype;
     case TY_ARRAY:
         return a->ndim == b->ndim && a->layout == b->layout && ty_equal(a->elem, b->elem);
@@ -145,7 +151,10 @@ const char *ty_name(Compiler *C, const Type *t) {
     case TY_BOOL:
     case TY_INT:
     case TY_FLOAT:
-        if (t->weak) return t->kind == TY_INT ? "Python int" : "Python float";
+    case TY_COMPLEX:
+        if (t->weak)
+            return t->kind == TY_INT ? "Python int" : t->kind == TY_FLOAT ? "Python float"
+                                                                          : "Python complex";
         return dtype_names[t->dtype];
     case TY_ARRAY:
         return arena_printf(&C->arena, "array(%s, %dd, %c)", dtype_names[t->elem->dtype],
@@ -176,8 +185,34 @@ static int float_bits_for_int(const Type *i) {
     return b <= 8 ? 16 : b <= 16 ? 32 : 64;
 }
 
+/* Bits each part of a complex result needs to hold a value of scalar type t. */
+static int part_bits(const Type *t) {
+    if (t->kind == TY_BOOL) return 16;
+    if (t->kind == TY_COMPLEX) return ty_bits(t) / 2;
+    if (t->kind == TY_FLOAT) return ty_bits(t);
+    return float_bits_for_int(t);
+}
+
+static const Type *complex_of_bits(int bits) {
+    return ty_scalar(bits <= 32 ? KILN_COMPLEX64 : KILN_COMPLEX128);
+}
+
+const Type *ty_complex_of(const Type *t) {
+    if (t->weak) return &ty_weak_complex;
+    return complex_of_bits(part_bits(t));
+}
+
+const Type *ty_complex_part(const Type *t) {
+    if (t->weak) return &ty_weak_float;
+    return ty_scalar(t->dtype == KILN_COMPLEX64 ? KILN_FLOAT32 : KILN_FLOAT64);
+}
+
 static const Type *promote_typed(const Type *a, const Type *b) {
     if (a->dtype == b->dtype) return ty_scalar((kiln_dtype)a->dtype);
+    /* NumPy: complex64 with int16 or float32 stays complex64, with int32 or
+     * float64 it is complex128 */
+    if (a->kind == TY_COMPLEX || b->kind == TY_COMPLEX)
+        return complex_of_bits(MAX(part_bits(a), part_bits(b)));
     if (a->kind == TY_BOOL) return ty_scalar((kiln_dtype)b->dtype);
     if (b->kind == TY_BOOL) return ty_scalar((kiln_dtype)a->dtype);
     if (a->kind == TY_FLOAT && b->kind == TY_FLOAT)
@@ -200,6 +235,7 @@ static const Type *promote_typed(const Type *a, const Type *b) {
 const Type *ty_promote(const Type *a, const Type *b) {
     ASSERT(ty_is_scalar(a) && ty_is_scalar(b));
     if (a->weak && b->weak) {
+        if (a->kind == TY_COMPLEX || b->kind == TY_COMPLEX) return &ty_weak_complex;
         if (a->kind == TY_FLOAT || b->kind == TY_FLOAT) return &ty_weak_float;
         return &ty_weak_int;
     }
@@ -207,8 +243,12 @@ const Type *ty_promote(const Type *a, const Type *b) {
         const Type *w = a->weak ? a : b;
         const Type *t = a->weak ? b : a;
         if (w->kind == TY_INT) return t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
-        /* weak float */
-        return t->kind == TY_FLOAT ? t : ty_scalar(KILN_FLOAT64);
+        if (w->kind == TY_FLOAT)
+            return t->kind == TY_FLOAT || t->kind == TY_COMPLEX ? t : ty_scalar(KILN_FLOAT64);
+        /* weak complex: float32 (and float16) give complex64, as in NumPy 2 */
+        if (t->kind == TY_COMPLEX) return t;
+        return t->kind == TY_FLOAT && ty_bits(t) <= 32 ? ty_scalar(KILN_COMPLEX64)
+                                                       : ty_scalar(KILN_COMPLEX128);
     }
     return promote_typed(a, b);
 }

@@ -1,11 +1,14 @@
 /* types.h: the types of kernel values and NumPy 2 promotion.
  *
- * Scalars are NumPy's (bool, int8..uint64, float16..float64).  A scalar type
- * can be *weak*: the type of a Python int or float (a literal, a frozen
- * global, or a variable only ever assigned such values).  Following NEP 50, a
+ * Scalars are NumPy's (bool, int8..uint64, float16..float64, complex64 and
+ * complex128).  A scalar type can be *weak*: the type of a Python int, float
+ * or complex (a literal, a frozen global, or a variable only ever assigned
+ * such values).  Following NEP 50, a
  * weak operand takes the type of the typed operand it meets, so `x[i] * 2.0`
  * stays float32 for a float32 array; two weak operands stay weak, and a weak
- * value that reaches the generated code is int64 or float64.
+ * value that reaches the generated code is int64, float64 or complex128.  A
+ * complex value is never a compile-time constant (NF_CONST): ConstVal holds
+ * one number.
  *
  * Arrays are dtype x ndim x layout (C, F or A).  Every array value in
  * generated code carries its data pointer, shape and element strides; the
@@ -29,6 +32,7 @@ typedef enum TypeKind {
     TY_BOOL,
     TY_INT,
     TY_FLOAT,
+    TY_COMPLEX, /* complex64, complex128: dtype */
     TY_ARRAY,
     TY_TUPLE,
     TY_NS,    /* a module or intrinsic: ns */
@@ -59,7 +63,7 @@ struct Type {
 };
 
 extern const Type ty_unknown, ty_error, ty_none, ty_range, ty_str;
-extern const Type ty_weak_int, ty_weak_float;
+extern const Type ty_weak_int, ty_weak_float, ty_weak_complex;
 
 const Type *ty_scalar(kiln_dtype d);
 const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
@@ -70,11 +74,17 @@ const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a);
 const Type *ty_strong(const Type *t);
 
 bool ty_equal(const Type *a, const Type *b);
-bool ty_is_scalar(const Type *t); /* bool, int or float */
+bool ty_is_scalar(const Type *t); /* bool, int, float or complex */
+bool ty_is_real(const Type *t);   /* bool, int or float */
+bool ty_is_complex(const Type *t);
+/* The complex type whose parts hold t (float32 -> complex64, int32 -> complex128). */
+const Type *ty_complex_of(const Type *t);
+/* The type of a complex type's parts (complex64 -> float32; weak -> weak float). */
+const Type *ty_complex_part(const Type *t);
 bool ty_is_int(const Type *t);    /* int (not bool) */
 bool ty_is_signed(const Type *t);
 bool ty_is_float(const Type *t);
-bool ty_is_numeric(const Type *t); /* bool, int, float */
+bool ty_is_numeric(const Type *t); /* bool, int, float, complex */
 int ty_bits(const Type *t);
 /* Names for messages: "float32", "Python int", "array(float32, 2d, C)". */
 const char *ty_name(Compiler *C, const Type *t);

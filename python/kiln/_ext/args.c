@@ -16,7 +16,7 @@
 
 static const char *dtype_names[KILN_NDTYPES] = {
     "bool", "int8", "int16", "int32", "int64", "uint8",
-    "uint16", "uint32", "uint64", "float16", "float32", "float64"};
+    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
 
 /* Maps a buffer format to a dtype.  Returns 0, -1 for an unsupported type, -2
  * for a non-native byte order. */
@@ -27,6 +27,11 @@ static int format_dtype(const char *fmt, Py_ssize_t itemsize, kiln_dtype *out) {
     } else if (*fmt == '>' || *fmt == '!') {
         if (itemsize != 1) return -2;
         fmt++;
+    }
+    if (fmt[0] == 'Z' && (fmt[1] == 'f' || fmt[1] == 'd') && !fmt[2]) { /* complex */
+        if (itemsize != (fmt[1] == 'f' ? 8 : 16)) return -1;
+        *out = fmt[1] == 'f' ? KILN_COMPLEX64 : KILN_COMPLEX128;
+        return 0;
     }
     if (!fmt[0] || fmt[1]) return -1;
     int sgn;
@@ -90,6 +95,21 @@ static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
     case KILN_FLOAT32: { float x; memcpy(&x, p, 4); v->f = x; return 0; }
     case KILN_FLOAT64: { double x; memcpy(&x, p, 8); v->f = x; return 0; }
     default: return -1;
+    }
+}
+
+/* A complex scalar's parts from NumPy's layout (real, imaginary). */
+static void complex_from_memory(const void *p, kiln_dtype d, Arg *a) {
+    if (d == KILN_COMPLEX64) {
+        float x[2];
+        memcpy(x, p, 8);
+        a->v.f = x[0];
+        a->im = x[1];
+    } else {
+        double x[2];
+        memcpy(x, p, 16);
+        a->v.f = x[0];
+        a->im = x[1];
     }
 }
 
@@ -248,6 +268,12 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->v.f = PyFloat_AsDouble(o);
         return 0;
     }
+    if (PyComplex_Check(o)) {
+        a->t.dtype = KILN_COMPLEX128;
+        a->v.f = PyComplex_RealAsDouble(o);
+        a->im = PyComplex_ImagAsDouble(o);
+        return 0;
+    }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
         if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) < 0) {
@@ -301,7 +327,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             else
                 PyErr_Format(PyExc_TypeError,
                              "%s has element format '%s', which kernels do not support (use bool, "
-                             "int8..int64, uint8..uint64, float16, float32 or float64)",
+                             "int8..int64, uint8..uint64, float16, float32, float64, complex64 or "
+                             "complex128)",
                              d, v->format ? v->format : "B");
             PyBuffer_Release(v);
             return -1;
@@ -312,7 +339,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             return -1;
         }
         if (v->ndim == 0) {
-            scalar_from_memory(v->buf, dt, &a->v);
+            if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(v->buf, dt, a);
+            else scalar_from_memory(v->buf, dt, &a->v);
             PyBuffer_Release(v);
             return 0;
         }
@@ -419,11 +447,35 @@ static void contiguous_strides(Arg *a) {
     }
 }
 
-/* Stores a scalar argument converted to dtype d into an 8-byte slot. */
+/* Stores a scalar argument converted to dtype d into an 8-byte slot (two for
+ * complex128: docs/abi.md). */
 static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *names,
                        PyObject *kname, int i) {
     *slot = 0;
     kiln_dtype from = (kiln_dtype)a->t.dtype;
+    bool from_complex = from == KILN_COMPLEX64 || from == KILN_COMPLEX128;
+    if (d == KILN_COMPLEX64 || d == KILN_COMPLEX128) {
+        bool ff = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64 ||
+                  from_complex;
+        bool fu = from >= KILN_UINT8 && from <= KILN_UINT64;
+        double re = ff ? a->v.f : fu ? (double)a->v.u : (double)a->v.i;
+        double im = from_complex ? a->im : 0.0;
+        if (d == KILN_COMPLEX64) {
+            float x[2] = {(float)re, (float)im};
+            memcpy(slot, x, 8);
+        } else {
+            double x[2] = {re, im};
+            memcpy(slot, x, 16);
+        }
+        return 0;
+    }
+    if (from_complex) {
+        char desc[256];
+        ext_arg_desc(desc, sizeof desc, names, kname, i);
+        PyErr_Format(PyExc_TypeError, "%s is complex, but the kernel was compiled for %s", desc,
+                     dtype_names[d]);
+        return -1;
+    }
     bool from_float = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64;
     bool from_unsigned = from >= KILN_UINT8 && from <= KILN_UINT64;
     double f = from_float ? a->v.f : from_unsigned ? (double)a->v.u : (double)a->v.i;
@@ -523,8 +575,10 @@ int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObjec
                 slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
-        } else if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s++], names, kname, i) < 0) {
-            return -1;
+        } else {
+            if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s], names, kname, i) < 0)
+                return -1;
+            s += pt->dtype == KILN_COMPLEX128 ? 2 : 1;
         }
     }
     return 0;

@@ -14,7 +14,8 @@ typedef union {
 /* One classified argument. */
 typedef struct {
     kiln_argtype t;
-    Scalar v;          /* scalars: the value (i for bool and signed, u, f) */
+    Scalar v;          /* scalars: the value (i for bool and signed, u, f; a complex's real part) */
+    double im;         /* complex scalars: the imaginary part */
     Py_buffer view;    /* host arrays: the buffer, released after the launch */
     bool has_view;
     int64_t shape[KILN_MAX_NDIM];

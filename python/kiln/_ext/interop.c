@@ -30,7 +30,8 @@ static int typestr_dtype(const char *ts, Py_ssize_t len, int *dtype) {
         *dtype = size == 1 ? KILN_UINT8 : size == 2 ? KILN_UINT16 : size == 4 ? KILN_UINT32 : size == 8 ? KILN_UINT64 : -1;
         break;
     case 'f': *dtype = size == 2 ? KILN_FLOAT16 : size == 4 ? KILN_FLOAT32 : size == 8 ? KILN_FLOAT64 : -1; break;
-    case 'c': case 'm': case 'M': case 'O': case 'S': case 'U': case 'V': *dtype = -1; break;
+    case 'c': *dtype = size == 8 ? KILN_COMPLEX64 : size == 16 ? KILN_COMPLEX128 : -1; break;
+    case 'm': case 'M': case 'O': case 'S': case 'U': case 'V': *dtype = -1; break;
     default: return -3;
     }
     return *dtype < 0 ? -1 : 0;
@@ -250,7 +251,9 @@ static int dlpack_dtype(DLDataType t) {
     static const int ints[] = {-1, KILN_INT8, KILN_INT16, -1, KILN_INT32, -1, -1, -1, KILN_INT64};
     static const int uints[] = {-1, KILN_UINT8, KILN_UINT16, -1, KILN_UINT32, -1, -1, -1, KILN_UINT64};
     int bytes = t.bits / 8;
-    if (t.lanes != 1 || bytes < 1 || bytes > 8 || t.bits % 8 != 0) return -1;
+    if (t.lanes != 1 || t.bits % 8 != 0) return -1;
+    if (t.code == 5) return bytes == 8 ? KILN_COMPLEX64 : bytes == 16 ? KILN_COMPLEX128 : -1;
+    if (bytes < 1 || bytes > 8) return -1;
     switch (t.code) {
     case 0: return ints[bytes];
     case 1: return uints[bytes];
