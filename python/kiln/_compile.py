@@ -26,7 +26,7 @@ atexit.register(_kiln.cache_flush)
 atexit.register(_kiln.tier_shutdown)
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len", "enumerate",
-             "zip", "complex"}
+             "zip", "complex", "pow"}
 _BUILTIN_OBJECTS = {id(getattr(builtins, n)): n for n in _BUILTINS}
 _TARGET_CODE = {"cpu": 0, "cuda": 1}
 
@@ -335,8 +335,10 @@ def entry_for_key(disp, key):
                     entry = disp._insert(full, build(disp, full))
                 return entry
         listed = "\n  ".join(t for t, _ in disp._sigs)
-        raise TypeError(f"kernel '{disp.__name__}' was compiled for\n  {listed}\n"
-                        f"and cannot take ({_kiln.argtype_str(argkey)})")
+        # Numba's phrase first ("No matching definition"), for code that matches on it
+        raise TypeError(f"No matching definition for argument types "
+                        f"({_kiln.argtype_str(argkey)}): kernel '{disp.__name__}' was compiled "
+                        f"for\n  {listed}\nand cannot take ({_kiln.argtype_str(argkey)})")
     return build(disp, key)
 
 

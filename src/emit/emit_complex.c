@@ -50,7 +50,7 @@ void emit_complex_call(Emit *E, Node *n, const char **args) {
     switch (in->sub) {
     case CM_LOG:
         if (args[1]) { /* cmath.log(z, base) */
-            P("kiln_div_%s(kiln_clog_%s(%s), kiln_clog_%s(%s))", c, c, args[0], c, args[1]);
+            P("kiln_clogb_%s(%s, %s)", c, args[0], args[1]);
             return;
         }
         P("kiln_clog_%s(%s)", c, args[0]);

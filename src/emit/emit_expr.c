@@ -170,6 +170,22 @@ static void view(Emit *E, Node *n) {
     buf_free(&args);
 }
 
+/* a.real or a.imag of a complex array: a float view of every other float,
+ * from the first (real) or the second (imaginary) */
+static void part_view(Emit *E, Node *n) {
+    const Type *bt = n->attr.base->ty, *rt = n->ty;
+    const char *bn = emit_ctype(E, bt), *rn = emit_ctype(E, rt);
+    int id = E->nhelp++;
+    Buf *h = &E->helpers;
+    buf_printf(h, "KILN_FN %s kview%d(%s a) {\n    %s r;\n", rn, id, bn, rn);
+    for (int k = 0; k < bt->ndim; k++)
+        buf_printf(h, "    r.shape[%d] = a.shape[%d];\n    r.strides[%d] = 2 * a.strides[%d];\n", k,
+                   k, k, k);
+    buf_printf(h, "    r.data = (%s *)a.data + %d;\n    return r;\n}\n", emit_scalar_ctype(rt->elem),
+               strcmp(n->attr.attr, "imag") == 0);
+    P("kview%d(%s)", id, emit_expr_str(E, n->attr.base, NULL));
+}
+
 static int storage_index(Emit *E, const Node *n) {
     for (int i = 0; i < E->f->storage.n; i++)
         if (E->f->storage.v[i] == n) return i;
@@ -877,6 +893,11 @@ void emit_expr(Emit *E, Node *n) {
             }
             return;
         }
+        if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY) { /* a.real, a.imag */
+            if (bt->elem->kind == TY_COMPLEX) part_view(E, n);
+            else emit_expr(E, b);
+            return;
+        }
         if (bt->kind == TY_ARRAY) {
             const char *bs = emit_expr_str(E, b, NULL);
             const char *a = n->attr.attr;
@@ -997,13 +1018,18 @@ void emit_expr(Emit *E, Node *n) {
             FuncSpec *f = n->callee;
             /* an explicit signature's return type wins over the inferred one */
             bool cast = f->ret->kind != TY_NONE && !emit_same_ctype(E, f->ret, n->ty);
-            if (cast) P("((%s)", emit_ctype(E, n->ty));
+            Buf call, *saved = E->o;
+            buf_init_arena(&call, &E->C->arena);
+            E->o = &call;
             P("%s(KILN_TA", emit_func_name(E, f));
             for (int i = 0; i < n->call.bound.n; i++) {
                 PS(", ");
                 emit_expr_as(E, n->call.bound.v[i], f->params[i]);
             }
-            PS(cast ? "))" : ")");
+            PS(")");
+            E->o = saved;
+            if (cast) emit_convert(E, f->ret, n->ty, call.p);
+            else PS(call.p);
             return;
         }
         if (n->intr) {

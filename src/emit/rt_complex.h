@@ -111,7 +111,36 @@ KILN_FN c128 kiln_cexp_c128(c128 z) {
     return kiln_c128(0.0 * cos(y), 0.0 * sin(y));
 }
 
-KILN_FN c128 kiln_clog_c128(c128 z) { return kiln_c128(log(hypot(z.re, z.im)), atan2(z.im, z.re)); }
+/* log|z| with log1p near |z| = 1, where log(hypot) would lose the digits, and
+ * scaled at both ends of the range (CPython's c_log) */
+KILN_FN c128 kiln_clog_c128(c128 z) {
+    f64 ax = fabs(z.re), ay = fabs(z.im), re;
+    if (ax > KILN_C_LARGE || ay > KILN_C_LARGE) {
+        re = log(hypot(ax / 2, ay / 2)) + 0.6931471805599453;
+    } else if (ax < 2.2250738585072014e-308 && ay < 2.2250738585072014e-308) {
+        /* subnormal parts: 2**53 times larger, then log(2**53) less */
+        re = ax > 0 || ay > 0 ? log(hypot(ax * 9007199254740992.0, ay * 9007199254740992.0)) -
+                                    53 * 0.6931471805599453
+                              : -KILN_INF;
+    } else {
+        f64 h = hypot(ax, ay);
+        if (0.71 <= h && h <= 1.73) {
+            f64 am = ax > ay ? ax : ay, an = ax > ay ? ay : ax;
+            re = log1p((am - 1) * (am + 1) + an * an) / 2;
+        } else {
+            re = log(h);
+        }
+    }
+    return kiln_c128(re, atan2(z.im, z.re));
+}
+
+/* cmath.log(z, base), rounded once for complex64 */
+KILN_FN c128 kiln_clogb_c128(c128 z, c128 b) {
+    return kiln_div_c128(kiln_clog_c128(z), kiln_clog_c128(b));
+}
+KILN_FN c64 kiln_clogb_c64(c64 z, c64 b) {
+    return kiln_c64_c128(kiln_clogb_c128(kiln_c128_c64(z), kiln_c128_c64(b)));
+}
 
 KILN_FN c128 kiln_clog10_c128(c128 z) {
     c128 l = kiln_clog_c128(z);

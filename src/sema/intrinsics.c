@@ -69,6 +69,7 @@ static const Intrinsic table[] = {
     {"builtins.enumerate", IK_ENUMERATE, 0, 0, NULL},
     {"builtins.zip", IK_ZIP, 0, 0, NULL},
     {"builtins.complex", IK_COMPLEX, 0, 0, "real,imag"},
+    {"builtins.pow", IK_POWER, 0, 0, "base,exp"}, /* pow(x, y) is x ** y; no modulus */
     /* cmath, complex methods and NumPy's complex functions (sema_complex.c) */
     CM("cmath.exp", CM_EXP), CM("cmath.log", CM_LOG), CM("cmath.log10", CM_LOG10),
     CM("cmath.sqrt", CM_SQRT), CM("cmath.sin", CM_SIN), CM("cmath.cos", CM_COS),

@@ -841,6 +841,8 @@ static bool sig_accepts(const kiln_argtype *s, const Type *t) {
         if (t->elem->dtype != s->dtype || t->ndim != s->ndim) return false;
         return s->layout == KILN_LAYOUT_A || s->layout == (uint8_t)t->layout;
     }
+    /* a complex value converts to complex types only (a real one to any) */
+    if (t->kind == TY_COMPLEX) return s->dtype == KILN_COMPLEX64 || s->dtype == KILN_COMPLEX128;
     return ty_is_scalar(t);
 }
 
@@ -850,6 +852,17 @@ static bool sig_accepts(const kiln_argtype *s, const Type *t) {
 static int conversion_cost(const Type *t, kiln_dtype d) {
     if (t->kind == TY_TUPLE || t->kind == TY_ARRAY) return 3;
     kiln_dtype from = (kiln_dtype)t->dtype;
+    if (d == KILN_COMPLEX64 || d == KILN_COMPLEX128) {
+        /* a Python complex taken as complex128 is exact; a real one converts safely
+         * to complex128, and to complex64 where its parts fit float32 (NumPy's rule) */
+        if (t->weak) return t->kind == TY_COMPLEX && d == KILN_COMPLEX128 ? 0 : 1;
+        if (from == d) return 0;
+        if (d == KILN_COMPLEX128) return 1;
+        return t->kind == TY_BOOL || (t->kind != TY_COMPLEX && kiln_dtype_size(from) <= 2) ||
+                       from == KILN_FLOAT32
+                   ? 1
+                   : 2;
+    }
     bool tf = t->kind == TY_FLOAT,
          df = d == KILN_FLOAT16 || d == KILN_FLOAT32 || d == KILN_FLOAT64;
     if (t->weak) {
@@ -972,9 +985,12 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         sig = best_signature(fi, types, np);
         if (!sig) {
             const FuncSig *s0 = &fi->sigs[0];
+            /* Numba's phrase follows, for code that matches on it */
             if (fi->nsigs > 1)
-                error_at(C, call->sp, NULL, "no signature of '%s' accepts (%s)", fi->name,
-                         types_text(C, types, np));
+                error_at(C, call->sp, NULL,
+                         "no signature of '%s' accepts (%s) (Invalid use of type(%s) with "
+                         "parameters (%s))",
+                         fi->name, types_text(C, types, np), fi->name, types_text(C, types, np));
             else if (s0->nargs != np)
                 error_at(C, call->sp, NULL, "the signature of '%s' has %d arguments but it takes %d",
                          fi->name, s0->nargs, np);
@@ -1030,6 +1046,14 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         if (spec_writes(spec, i) && types[i]->kind == TY_ARRAY)
             sema_mark_written(S, bound[i]);
     call->callee = spec;
+    if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind == TY_COMPLEX &&
+        sig->ret.dtype != KILN_COMPLEX64 && sig->ret.dtype != KILN_COMPLEX128) {
+        error_at(C, spec->ret_sp, "return z.real or abs(z), or declare a complex return type",
+                 "'%s' returns %s, which its signature's return type %s cannot hold", fi->name,
+                 ty_name(C, spec->ret), kiln_dtype_name((kiln_dtype)sig->ret.dtype));
+        *ret = &ty_error;
+        return NULL;
+    }
     if (sig && sig->ret.dtype != KILN_NDTYPES)
         *ret = ty_scalar((kiln_dtype)sig->ret.dtype);
     else

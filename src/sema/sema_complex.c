@@ -155,7 +155,8 @@ const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type 
     }
     default: break;
     }
+    const char *name = strncmp(in->name, "builtins.", 9) == 0 ? in->name + 9 : in->name;
     error_at(C, n->sp, "take z.real, z.imag or abs(z) first", "%s() does not take complex numbers",
-             in->name);
+             name);
     return &ty_error;
 }

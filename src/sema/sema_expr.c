@@ -233,6 +233,7 @@ uint64_t sema_origins(Sema *S, Node *n) {
         return s ? s->origins : 0;
     }
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
+    case E_ATTR: return sema_origins(S, n->attr.base); /* a.real, a.imag: views of a */
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     default: return 0;
     }
@@ -502,6 +503,14 @@ static const Type *attribute(Sema *S, Node *n) {
             return &ty_weak_int;
         }
         if (strcmp(a, "dtype") == 0) return ty_dtype(C, (kiln_dtype)bt->elem->dtype);
+        if (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0) {
+            if (bt->elem->kind == TY_COMPLEX) /* a view of every other float */
+                return ty_array(C, ty_complex_part(bt->elem), bt->ndim, 'A');
+            if (a[0] == 'r') return bt;
+            error_at(C, n->attr.attr_sp, "use the elements: x[i].imag is 0",
+                     "a.imag of a real array is not supported in kernels");
+            return &ty_error;
+        }
         error_at(C, n->attr.attr_sp, "kernels can use a.shape, a.size, a.ndim and a.dtype",
                  "arrays have no attribute '%s' in kernels", a);
         return &ty_error;

@@ -25,7 +25,7 @@ def main():
     attempt(lambda: k[1, 1](np.zeros(2)))
     attempt(lambda: k[1, 1](np.zeros(2), "3"))
     attempt(lambda: k[1, 1]([1, 2], 3))
-    attempt(lambda: k[1, 1](np.zeros(2, np.complex64), 3))
+    attempt(lambda: k[1, 1](np.zeros(2, np.longdouble), 3))
     attempt(lambda: typed[1, 1](np.zeros(2, np.float64), 3))
     ro = np.zeros(2)
     ro.flags.writeable = False

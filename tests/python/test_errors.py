@@ -72,7 +72,7 @@ def test_unsupported_argument_names_it():
     with pytest.raises(TypeError, match=r"argument 'b' of kernel 'k' is a str"):
         k[1, 1](np.zeros(3), "hello")
     with pytest.raises(TypeError, match=r"argument 'a' of kernel 'k' has element format"):
-        k[1, 1](np.zeros(3, np.complex128), 1)
+        k[1, 1](np.zeros(3, np.longdouble), 1)
     with pytest.raises(TypeError, match=r"argument 'a' of kernel 'k' has element format"):
         k[1, 1](np.zeros(3, np.longdouble), 1)
     with pytest.raises(OverflowError, match=r"argument 'b' of kernel 'k' is an int too large"):

@@ -4,6 +4,7 @@ The same kernels as the CPU tests run on the GPU, diffed against the CPU target 
 NumPy float64 references on fresh random inputs; then the GPU-only surface: shared
 memory, barriers, warp intrinsics, atomics, streams, device arrays and the other
 libraries' arrays, vectorize and reduce."""
+import cmath
 import math
 import warnings
 
@@ -476,3 +477,51 @@ def test_numba_bit_and_float_device_functions_gpu_match_cpu(rng, dtype):
         np.testing.assert_array_equal(g.copy_to_host(), c)
     for c, g in zip(cpu[4:], outs[4:]):
         np.testing.assert_allclose(g.copy_to_host(), c, rtol=1e-15)
+
+
+@kiln.jit
+def complex_axpy(out, x, a, b):
+    i = kiln.grid(1)
+    if i < out.size:
+        z = x[i]
+        out[i] = a * z + b + cmath.exp(z * 1j) / (z + 2) - z.conjugate() ** 2 + abs(z)
+        kiln.atomic.add(x.imag, i, 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_kernels_gpu_match_numpy(rng, dtype):
+    """complex arithmetic, a complex128 scalar (two parameter slots) and a complex64 one, in
+    a launch large enough for the wide entry, and atomics on an array's .imag view."""
+    n = 1 << 20
+    x = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dtype)
+    a, b = 0.5 - 2j, np.complex64(1 + 1j)
+    out = kiln.to_device(np.zeros(n, dtype))
+    xd = kiln.to_device(x)
+    complex_axpy[n // 256, 256](out, xd, a, b)
+    ref = (dtype(a) * x + dtype(b) + np.exp(x * 1j) / (x + 2) - np.conj(x) ** 2 + abs(x))
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    np.testing.assert_allclose(out.copy_to_host(), ref, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(xd.copy_to_host(), x + dtype(1j))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_cmath_gpu_matches_cpu(dtype):
+    """Every cmath function on special values (tests/lang/complex_cmath.py's kernel): the GPU
+    gives the CPU's results, NaN where the CPU has NaN, within 8 ulp of its precision."""
+    import os
+    import runpy
+    import itertools
+
+    lang = runpy.run_path(os.path.join(os.path.dirname(__file__), "..", "lang", "complex_cmath.py"))
+    reals = [-0.0, 0.0, 1.0, -1.0, 1.5, -3.5, math.pi, 1e-3, math.inf, -math.inf, math.nan]
+    z = np.array([complex(p, q) for p, q in itertools.product(reals, reals)], dtype)
+    w = np.roll(z, 5)
+    cpu = np.zeros((z.size, len(lang["NAMES"])), np.complex128)
+    kiln.jit(lang["funcs"].py_func, target="cpu")[1, z.size](z, w, cpu)
+    gpu = kiln.to_device(np.zeros_like(cpu))
+    lang["funcs"][1, z.size](kiln.to_device(z), kiln.to_device(w), gpu)
+    g = gpu.copy_to_host()
+    eps = np.finfo(np.float32 if dtype == np.complex64 else np.float64).eps
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(np.isnan(part(g)), np.isnan(part(cpu)))
+        np.testing.assert_allclose(part(g), part(cpu), rtol=8 * eps, atol=8 * eps)
