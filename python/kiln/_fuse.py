@@ -70,7 +70,7 @@ class _Spec:
     """One specialisation: the plan the core made and its kernel."""
 
     __slots__ = ("kind", "keepdims", "ndim_out", "tuple", "outs", "reds", "groups",
-                 "params", "kernel", "source", "dtypes", "zero_d", "extra", "all_arrays")
+                 "params", "kernel", "source", "dtypes", "zero_d", "extra", "all_arrays", "tuned")
 
     def __init__(self, plan, kernel, key):
         np = _np()
@@ -101,6 +101,7 @@ class _Spec:
         for _, a, _ in self.outs:
             arrs.update(a)
         self.all_arrays = sorted(arrs)
+        self.tuned = {}  # max-autotune's choices: (device, size bits) -> threads
 
 
 def _bits(mask):
@@ -406,13 +407,18 @@ class Fused:
                 size = 1
                 for e in out_shape:
                     size *= e
-                dev = "cpu" if cpu else outs[0].device
-                threads = _autotune.choose(
-                    ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
-                    "fuse-cpu" if cpu else "fuse-gpu", lambda: self._ident(spec, vals, out_shape),
-                    dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
-                    lambda: lambda t: self._launch_map(k, argv, out_shape, dims, t, cpu, extra),
-                    None if cpu else _kiln.synchronize, threads)
+                dev = "cpu" if cpu else outs[0]._device
+                tkey = (dev, size.bit_length())
+                got = spec.tuned.get(tkey)   # the common case: one dict look-up
+                if got is None:
+                    got = spec.tuned[tkey] = _autotune.choose(
+                        ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
+                        "fuse-cpu" if cpu else "fuse-gpu",
+                        lambda: self._ident(spec, vals, out_shape),
+                        dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
+                        lambda: lambda t: self._launch_map(k, argv, out_shape, dims, t, cpu, extra),
+                        None if cpu else _kiln.synchronize, threads)
+                threads = got
             self._launch_map(k, argv, out_shape, dims, threads, cpu, extra)
             return
         if gpu is not None:
