@@ -184,6 +184,9 @@ typedef struct kiln_options {
     int lineinfo;      /* source line info for profilers (CUDA) */
     int max_registers; /* CUDA register limit, 0 for none */
     int cuda_arch;     /* compute capability * 10, e.g. 90 for sm_90 */
+    /* CUDA __launch_bounds__ of the entry: max threads per block, min blocks per
+     * multiprocessor, max blocks per cluster; 0 where not given */
+    int launch_bounds[3];
 } kiln_options;
 
 typedef struct kiln_source {

@@ -129,6 +129,7 @@ class Dispatcher:
         mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
         inline: Any = ...,
         opt: Any = ...,
+        launch_bounds: int | tuple[int, ...] | None = ...,
     ) -> None: ...
     # k[griddim, blockdim], k[griddim, blockdim, stream], k[griddim, blockdim, stream, shared]
     def __getitem__(self, config: tuple[Any, ...], /) -> Callable[..., None]: ...
@@ -164,6 +165,7 @@ def jit(
     target: _Target = ...,
     max_registers: int | None = ...,
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
+    launch_bounds: int | tuple[int, ...] | None = ...,
 ) -> Dispatcher: ...
 @overload
 def jit(
@@ -177,6 +179,7 @@ def jit(
     target: _Target = ...,
     max_registers: int | None = ...,
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
+    launch_bounds: int | tuple[int, ...] | None = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 class _Vectorized:

@@ -178,7 +178,8 @@ def _arch_of(device):
 def _translate(disp, argkey, target, arch=0):
     text, filename, first = dispatcher_source(disp)
     o = disp.options
-    opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch)
+    opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch,
+            *o["launch_bounds"])
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 

@@ -19,8 +19,24 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt")
+                "mode", "inline", "opt", "launch_bounds")
 _MODES = ("default", "reduce-overhead", "max-autotune")
+
+
+def _launch_bounds(lb):
+    """@jit(launch_bounds=...) as Numba takes it: an int or 1 to 3 positive ints, kept as
+    three (0 where not given)."""
+    if lb is None:
+        return (0, 0, 0)
+    t = (lb,) if isinstance(lb, int) else tuple(lb) if isinstance(lb, (tuple, list)) else None
+    if t is None or not all(isinstance(b, int) and not isinstance(b, bool) for b in t):
+        raise TypeError(f"launch_bounds must be an int or a tuple of ints, not {lb!r}")
+    if len(t) > 3:
+        raise ValueError(f"Got {len(t)} launch bounds: {t}. A maximum of three are supported: "
+                         "(max_threads_per_block, min_blocks_per_sm, max_blocks_per_cluster)")
+    if not t or any(b <= 0 for b in t):
+        raise ValueError(f"launch bounds are positive ints, not {t}")
+    return t + (0,) * (3 - len(t))
 
 
 # forall's threads per block when the caller gives none: a multiple of the warp that keeps
@@ -53,7 +69,7 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None):
+                 inline=None, opt=None, launch_bounds=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -71,6 +87,7 @@ class Dispatcher(_kiln.DispatcherBase):
             "fastmath": bool(fastmath), "debug": bool(debug), "lineinfo": bool(lineinfo),
             "cache": bool(cache), "target": _check_target(target),
             "max_registers": max_registers or 0,
+            "launch_bounds": _launch_bounds(launch_bounds),
         }
         self._explicit_cpu = target == "cpu"
         if mode not in _MODES:
@@ -201,7 +218,8 @@ class Dispatcher(_kiln.DispatcherBase):
                                _kiln.argtype_str(_kiln.key_of(a)) for a in args) + ")"
         got = self.specializations.get(text)
         if got is None:
-            options = dict(self.options, max_registers=self.options["max_registers"] or None)
+            options = dict(self.options, max_registers=self.options["max_registers"] or None,
+                           launch_bounds=tuple(b for b in self.options["launch_bounds"] if b) or None)
             got = Dispatcher(self.py_func, [text], **options)
             got._specialized = True
             self.specializations[text] = got
@@ -308,6 +326,10 @@ def jit(func_or_sig=None, *args, **options):
     - ``target``: ``'auto'`` (default: GPU arrays run on the GPU, host arrays on the GPU
       when one is usable, else the CPU), ``'cpu'`` or ``'cuda'``.
     - ``max_registers``: at most this many registers per GPU thread.
+    - ``launch_bounds``: ``max_threads`` or ``(max_threads, min_blocks_per_sm,
+      max_blocks_per_cluster)``, CUDA's ``__launch_bounds__`` on the GPU entry (the compiler
+      fits the registers to it; a launch of larger blocks fails with the driver's
+      CUDA_ERROR_INVALID_VALUE); the CPU target ignores it.
     - ``mode``: ``'default'``; ``'max-autotune'`` times the threads per block of its
       ``forall(n)`` launches and keeps the fastest (docs/modes.md); ``'reduce-overhead'`` is
       accepted and is the default for one kernel (its launch path is already C: recording

@@ -460,6 +460,22 @@ static bool widens(Emit *E, const FuncSpec *k) {
  * fill the GPU whose arrays do not overlap: its arrays arrive as separate
  * __restrict__ pointers (const for those the kernel never writes), so NVRTC
  * loads them through the read-only path and batches the loads of the passes. */
+/* @kiln.jit(launch_bounds=...) as CUDA's __launch_bounds__ before each entry.  Blocks
+ * per cluster exist from sm_90 on; older architectures get the first two bounds. */
+static void launch_bounds(Emit *E) {
+    const int *lb = E->C->opts.launch_bounds;
+    if (lb[0] <= 0) return;
+    int min_blocks = lb[1] > 0 ? lb[1] : 1;
+    if (lb[2] > 0)
+        P("\n#if __CUDA_ARCH__ >= 900\n__launch_bounds__(%d, %d, %d)\n#else\n"
+          "__launch_bounds__(%d, %d)\n#endif\n",
+          lb[0], min_blocks, lb[2], lb[0], min_blocks);
+    else if (lb[1] > 0)
+        P("__launch_bounds__(%d, %d) ", lb[0], min_blocks);
+    else
+        P("__launch_bounds__(%d) ", lb[0]);
+}
+
 static void cuda_entry(Emit *E, FuncSpec *k) {
     E->o = &E->funcs;
     E->line = -1;
@@ -468,11 +484,15 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
     buf_init_arena(&args, &E->C->arena);
     for (int i = 0; i < k->nparams; i++) buf_printf(&args, ", p%d", i);
     const char *a = args.p ? args.p : "";
-    PS("extern \"C\" __global__ void kiln_entry(struct kiln_err *E_");
+    PS("extern \"C\" __global__ void ");
+    launch_bounds(E);
+    PS("kiln_entry(struct kiln_err *E_");
     for (int i = 0; i < k->nparams; i++) P(", %s p%d", emit_ctype(E, k->params[i]), i);
     P(") {\n    kiln_body(E_, KILN_BID_X * KILN_BDIM_X + KILN_TID_X%s);\n}\n\n", a);
     if (widens(E, k)) {
-        PS("extern \"C\" __global__ void kiln_entry_wide(struct kiln_err *E_");
+        PS("extern \"C\" __global__ void ");
+        launch_bounds(E);
+        PS("kiln_entry_wide(struct kiln_err *E_");
         for (int i = 0; i < k->nparams; i++) {
             const Type *t = k->params[i];
             if (emit_param_slots(t) == 2) { /* each slot is a parameter of its own */

@@ -85,3 +85,35 @@ def test_inspect_asm_gives_ptx_without_a_gpu():
     ptx = asm["(float32[::1])"]
     assert ".entry" in ptx and "add.f32" in ptx
     assert inc.inspect_asm("(float32[::1])") == ptx
+
+
+def test_launch_bounds_reach_the_cuda_entries():
+    # @jit(launch_bounds=...) as Numba takes it: CUDA's __launch_bounds__ on both entries,
+    # seen in the PTX NVRTC makes (no GPU needed); the CPU target runs the kernel as before
+    def body(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = 1.0
+
+    for lb, want, absent in ((128, [".maxntid 128, 1, 1"], [".minnctapersm", ".maxclusterrank"]),
+                             ((128,), [".maxntid 128, 1, 1"], [".minnctapersm"]),
+                             ((128, 2), [".minnctapersm 2"], [".maxclusterrank"]),
+                             ((128, 2, 4), [".minnctapersm 2", ".maxclusterrank 4"], [])):
+        k = kiln.jit(launch_bounds=lb)(body)
+        a = np.zeros(10)
+        k[1, 16](a)
+        assert a.sum() == 10
+        ptx = k.inspect_ptx()
+        for w in want:
+            assert ptx.count(w) == 2, (lb, w)          # kiln_entry and kiln_entry_wide
+        assert ".maxntid 128, 1, 1" in ptx and not any(x in ptx for x in absent), lb
+    plain = kiln.jit(body)
+    plain[1, 16](np.zeros(10))
+    assert ".maxntid" not in plain.inspect_ptx()
+    with pytest.raises(ValueError, match="Got 4 launch bounds:"):
+        kiln.jit("void(float64[::1])", launch_bounds=(128, 2, 4, 8))(body)
+    for bad in ((0,), (128, -1), ()):
+        with pytest.raises(ValueError, match="positive"):
+            kiln.jit(launch_bounds=bad)(body)
+    with pytest.raises(TypeError, match="launch_bounds"):
+        kiln.jit(launch_bounds="128")(body)

@@ -525,3 +525,18 @@ def test_cmath_gpu_matches_cpu(dtype):
     for part in (np.real, np.imag):
         np.testing.assert_array_equal(np.isnan(part(g)), np.isnan(part(cpu)))
         np.testing.assert_allclose(part(g), part(cpu), rtol=8 * eps, atol=8 * eps)
+
+
+def test_launch_bounds_limit_the_block_on_the_gpu():
+    @kiln.jit(launch_bounds=(128, 2, 4))
+    def fill(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = 1.0
+
+    d = kiln.device_array(256, np.float32)
+    fill[2, 128](d)
+    assert d.copy_to_host().sum() == 256
+    with pytest.raises(kiln.CudaError, match="CUDA_ERROR_INVALID_VALUE"):
+        fill[1, 256](d)
+        kiln.synchronize()

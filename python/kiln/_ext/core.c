@@ -321,9 +321,15 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     kiln_options o;
     memset(&o, 0, sizeof o);
     int target = 0;
-    if (!PyArg_ParseTuple(opts, "iiiiii", &target, &o.fastmath, &o.debug, &o.lineinfo,
-                          &o.max_registers, &o.cuda_arch))
+    if (!PyArg_ParseTuple(opts, "iiiiii|iii", &target, &o.fastmath, &o.debug, &o.lineinfo,
+                          &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
+                          &o.launch_bounds[1], &o.launch_bounds[2]))
         return NULL;
+    for (int i = 0; i < 3; i++)
+        if (o.launch_bounds[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "launch bounds are positive ints");
+            return NULL;
+        }
     o.target = target ? KILN_TARGET_CUDA : KILN_TARGET_CPU;
     kiln_argtype at[KILN_MAX_PARAMS];
     int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
