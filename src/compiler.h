@@ -61,6 +61,9 @@ enum {
     /* Device functions calling device functions: sema types a callee while
      * its caller's frames are on the stack. */
     KILN_MAX_CALL_DEPTH = 64,
+    /* Values one print() writes (tuples counted by their elements): CUDA's
+     * printf takes at most 32 arguments after the format. */
+    KILN_MAX_PRINT_VALUES = 32,
     /* Generated C or CUDA source of one kernel; beyond it the C compiler's
      * time, not kiln's, becomes the problem. */
     KILN_MAX_SOURCE_BYTES = 16 << 20,

@@ -557,6 +557,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_puts(out, kiln_rt_common_h);
     if (E->half) buf_puts(out, kiln_rt_half_h);
     if (E->uses_complex) buf_puts(out, kiln_rt_complex_h);
+    if (E->print && !E->cuda) buf_puts(out, "int printf(const char *, ...);\nint fflush(void *);\n");
     buf_puts(out, "\n/* ---- types ---- */\n");
     buf_put(out, E->types.p ? E->types.p : "", E->types.len);
     buf_puts(out, "\n/* ---- helpers ---- */\n");

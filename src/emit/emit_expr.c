@@ -332,6 +332,9 @@ static void call_intrinsic(Emit *E, Node *n) {
      * where the product is exact, so that it rounds once */
     const Type *ot = n->opty;
     switch ((IntrKind)n->intr->kind) {
+    case IK_PRINT:
+        emit_print(E, n);
+        return;
     case IK_FMA:
         if (emit_is_f16(ot)) {
             E->half = true;

@@ -31,6 +31,7 @@ typedef struct Emit {
     bool debug;
     bool fastmath;
     bool half;          /* float16 appears: rt_half.h goes into the program */
+    bool print;         /* print() appears: the CPU program declares printf */
     Buf types;          /* struct typedefs and their constructors */
     Buf helpers;        /* per-program helper functions (views...) */
     Buf funcs;          /* functions */
@@ -114,6 +115,9 @@ void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, co
 void emit_global_make(Emit *E, const GVal *g);
 const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
+
+/* ---- emit_print.c: print(...) as one printf ---- */
+void emit_print(Emit *E, Node *n);
 
 /* ---- emit_complex.c: complex operations on written operands ---- */
 /* "c64" or "c128": the runtime's name of complex type t (sets uses_complex). */

@@ -67,6 +67,7 @@ static const Intrinsic table[] = {
     {"builtins.range", IK_RANGE, 0, 0, NULL},
     {"builtins.len", IK_LEN, 0, 0, NULL},
     {"builtins.enumerate", IK_ENUMERATE, 0, 0, NULL},
+    {"builtins.print", IK_PRINT, 0, 0, NULL},
     {"builtins.zip", IK_ZIP, 0, 0, NULL},
     {"builtins.complex", IK_COMPLEX, 0, 0, "real,imag"},
     {"builtins.pow", IK_POWER, 0, 0, "base,exp"}, /* pow(x, y) is x ** y; no modulus */

@@ -70,7 +70,8 @@ typedef enum IntrKind {
     IK_FP16,        /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
     IK_BINOP,       /* operator.add ...: a binary operator as a function, sub = BinOp */
     IK_COMPLEX,     /* builtins complex(real, imag) */
-    IK_CMATH        /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
+    IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
+    IK_PRINT        /* builtins print (sema_print.c, emit_print.c) */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };

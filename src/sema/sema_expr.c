@@ -1146,6 +1146,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return n->opty;
     }
     case IK_RANGE:
+    case IK_PRINT: return sema_print(S, n);
     case IK_ENUMERATE:
     case IK_ZIP:
         error_at(C, n->sp, "write for i in range(...):",

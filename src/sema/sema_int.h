@@ -67,6 +67,9 @@ bool sema_bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **o
 /* Types the arguments; false if one is an error or not a scalar. */
 bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown);
 
+/* sema_print.c: print(...) in kernels */
+const Type *sema_print(Sema *S, Node *n);
+
 /* sema_complex.c: complex numbers */
 const Type *sema_complex_binop(Sema *S, Node *at, BinOp op, const Type *lt, const Type *rt);
 const Type *sema_complex_part(Sema *S, Node *n, const Type *bt); /* x.real, x.imag */

@@ -1,11 +1,11 @@
-# rejected: print
+# rejected: print of an array (print writes numbers, bools, string literals and tuples)
 import numpy as np
 import kiln
 
 
 @kiln.jit
 def k(a):
-    print(a[0])
+    print("a is", a)
 
 
 def main():

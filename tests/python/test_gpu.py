@@ -540,3 +540,28 @@ def test_launch_bounds_limit_the_block_on_the_gpu():
     with pytest.raises(kiln.CudaError, match="CUDA_ERROR_INVALID_VALUE"):
         fill[1, 256](d)
         kiln.synchronize()
+
+
+def test_print_in_kernels_on_the_gpu():
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np, kiln\n"
+        "@kiln.jit\n"
+        "def show(a):\n"
+        "    i = kiln.grid(1)\n"
+        "    if i < a.size:\n"
+        "        print(i, 'hop!', a[i], a[i] > 1.0, (i, (2.5, True)), (7,))\n"
+        "show[1, 3](kiln.to_device(np.array([0.5, -1.25, 3.0])))\n"
+        "kiln.synchronize()\n"
+        "print('after', flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))), "python"))
+    p = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[-1] == "after"
+    assert sorted(lines[:-1]) == [f"{i} hop! {v:f} {v > 1.0} ({i}, (2.500000, True)) (7,)"
+                                  for i, v in enumerate((0.5, -1.25, 3.0))]

@@ -1,0 +1,162 @@
+/* sema_print.c: print() in kernels.
+ *
+ * print(a, b, ...) writes its arguments separated by spaces and a newline, as
+ * Python does, through printf on both targets: on the GPU CUDA buffers the
+ * lines and the driver writes them at the next synchronisation; on the CPU
+ * each call is one printf, so a line is never torn by another thread's.
+ * Arguments are bools (True/False), integers, floats (printf's %f, as
+ * Numba-CUDA prints them), string literals and tuples of these, nested.
+ * Keyword arguments (sep=, end=, file=) are refused.  A string literal's text
+ * is decoded here (the parser keeps only its span) and kept in the node's
+ * name.id for emit_print.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema_int.h"
+
+/* Appends the decoded text of one literal (its span from the prefix to the closing quote)
+ * to b; false after reporting what kernels cannot print. */
+static bool decode_piece(Sema *S, Span sp, const char *s, size_t n, Buf *b) {
+    size_t i = 0;
+    bool raw = false;
+    while (i < n && strchr("rRbBuUfF", s[i])) {
+        if (strchr("bBfF", s[i])) {
+            error_at(S->C, sp, "pass the values as print()'s arguments: print(\"x =\", x)",
+                     "%s are not supported in kernels", strchr("bB", s[i]) ? "bytes" : "f-strings");
+            return false;
+        }
+        raw |= s[i] == 'r' || s[i] == 'R';
+        i++;
+    }
+    if (i >= n) return false;
+    char q = s[i];
+    size_t ql = (i + 2 < n && s[i + 1] == q && s[i + 2] == q) ? 3 : 1;
+    size_t a = i + ql, e = n - ql;
+    for (size_t k = a; k < e; k++) {
+        char c = s[k];
+        if (c != '\\' || raw || k + 1 >= e) {
+            buf_put(b, &c, 1);
+            continue;
+        }
+        char d = s[++k];
+        switch (d) {
+        case 'n': buf_puts(b, "\n"); break;
+        case 't': buf_puts(b, "\t"); break;
+        case 'r': buf_puts(b, "\r"); break;
+        case '0': buf_put(b, "\0", 1); break;
+        case '\\': buf_puts(b, "\\"); break;
+        case '\'': buf_puts(b, "'"); break;
+        case '"': buf_puts(b, "\""); break;
+        case '\n': break; /* a continued line */
+        case 'x':
+            if (k + 2 < e) {
+                char hex[3] = {s[k + 1], s[k + 2], 0};
+                char v = (char)strtol(hex, NULL, 16);
+                buf_put(b, &v, 1);
+                k += 2;
+                break;
+            }
+            /* fall through */
+        default:
+            buf_puts(b, "\\");
+            buf_put(b, &d, 1);
+        }
+    }
+    return true;
+}
+
+/* The text of a string literal, its implicitly concatenated pieces joined. */
+static const char *decode(Sema *S, Node *n) {
+    const char *s = n->sp.file->text + n->sp.off;
+    size_t len = n->sp.len, i = 0;
+    Buf b;
+    buf_init_arena(&b, &S->C->arena);
+    buf_puts(&b, "");
+    while (i < len) {
+        while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ||
+                           (s[i] == '\\' && i + 1 < len && s[i + 1] == '\n')))
+            i += s[i] == '\\' ? 2 : 1;
+        if (i >= len) break;
+        size_t p = i;
+        while (p < len && strchr("rRbBuUfF", s[p])) p++;
+        if (p >= len || (s[p] != '\'' && s[p] != '"')) {
+            error_at(S->C, n->sp, NULL, "this string literal cannot be printed in a kernel");
+            return NULL;
+        }
+        char q = s[p];
+        bool triple = p + 2 < len && s[p + 1] == q && s[p + 2] == q;
+        size_t k = p + (triple ? 3 : 1);
+        while (k < len) {
+            if (s[k] == '\\') {
+                k += 2;
+                continue;
+            }
+            if (s[k] == q && (!triple || (k + 2 < len && s[k + 1] == q && s[k + 2] == q))) break;
+            k++;
+        }
+        size_t end = k + (triple ? 3 : 1);
+        if (end > len) end = len;
+        if (!decode_piece(S, n->sp, s + i, end - i, &b)) return NULL;
+        i = end;
+    }
+    return b.p;
+}
+
+/* Whether t prints, counting its printf arguments into *leaves. */
+static bool printable(const Type *t, int *leaves) {
+    switch (t->kind) {
+    case TY_BOOL:
+    case TY_INT:
+    case TY_FLOAT: (*leaves)++; return true;
+    case TY_TUPLE:
+        for (int i = 0; i < t->n; i++)
+            if (!printable(t->elems[i], leaves)) return false;
+        return true;
+    default: return false;
+    }
+}
+
+static bool check_arg(Sema *S, Node *a, int *leaves) {
+    if (a->kind == E_STR) {
+        const char *text = decode(S, a);
+        if (!text) return false;
+        a->name.id = text;
+        a->ty = &ty_str;
+        return true;
+    }
+    if (a->kind == E_TUPLE) {
+        for (int i = 0; i < a->tuple.n; i++)
+            if (!check_arg(S, a->tuple.v[i], leaves)) return false;
+        a->ty = NULL; /* printed element by element, never built */
+        return true;
+    }
+    const Type *t = sema_expr(S, a);
+    if (t->kind == TY_ERROR || t->kind == TY_UNKNOWN) return false;
+    if (!printable(t, leaves)) {
+        error_at(S->C, a->sp, "print numbers, bools, string literals and tuples of them",
+                 "print() of %s is not supported in kernels", ty_name(S->C, t));
+        return false;
+    }
+    return true;
+}
+
+const Type *sema_print(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    if (n->call.kwvals.n) {
+        error_at(C, n->sp, "print() in a kernel separates by a space and ends the line",
+                 "print() takes no keyword arguments in kernels");
+        return &ty_error;
+    }
+    int leaves = 0;
+    for (int i = 0; i < n->call.args.n; i++)
+        if (!check_arg(S, n->call.args.v[i], &leaves)) return &ty_error;
+    if (leaves > KILN_MAX_PRINT_VALUES) {
+        error_at(C, n->sp, "split it into several print() calls",
+                 "print() of %d values; a kernel's print() takes at most %d (CUDA's printf "
+                 "limit)", leaves, KILN_MAX_PRINT_VALUES);
+        return &ty_error;
+    }
+    n->opty = &ty_none;
+    return &ty_none;
+}

@@ -1,0 +1,81 @@
+"""print() in kernels: one printf per call on both targets (sema_print.c, emit_print.c).
+The CPU's lines are flushed at once, so they sit among the program's own output in order;
+tier 0 (tcc) prints the same.  What cannot be printed is a CompileError at its argument."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
+
+SCRIPT = '''
+import sys
+import numpy as np
+import kiln
+
+@kiln.jit
+def show(a, flags):
+    i = kiln.grid(1)
+    if i < a.size:
+        print(i, "hop! 100%", a[i], flags[i], (i, (2.5, True)), (7,), ("s",), "tab\\there")
+
+@kiln.jit
+def empty():
+    print()
+
+print("before", flush=True)
+show[1, 3](np.array([0.5, -1.25, 3.0]), np.array([True, False, True]))
+empty[1, 1]()
+print("after", flush=True)
+'''
+
+
+def run(env_extra):
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_TARGET="cpu", **env_extra)
+    p = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.splitlines()
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_print_writes_python_s_layout_in_order(tiers):
+    lines = run({"KILN_TIERS": tiers})
+    assert lines[0] == "before" and lines[-1] == "after" and lines[-2] == ""
+    body = sorted(lines[1:-2])
+    want = [f"{i} hop! 100% {v:f} {f} ({i}, (2.500000, True)) (7,) ('s',) tab\there"
+            for i, (v, f) in enumerate(((0.5, True), (-1.25, False), (3.0, True)))]
+    assert body == want
+
+
+def compile_error(tmp_path, src):
+    ns = {"kiln": kiln, "np": np}
+    path = str(tmp_path / "_print_case.py")
+    with open(path, "w") as f:
+        f.write(textwrap.dedent(src))
+    exec(compile(textwrap.dedent(src), path, "exec"), ns)
+    with pytest.raises(kiln.CompileError) as e:
+        ns["k"][1, 1](np.zeros(40))
+    return str(e.value)
+
+
+@pytest.mark.parametrize("body, msg", [
+    ('print(f"x={a[0]}")', "f-strings are not supported in kernels"),
+    ('print(a[0], sep=",")', "print() takes no keyword arguments in kernels"),
+    ("print(a)", "print() of array(float64, 1d, C) is not supported in kernels"),
+    ("print(" + ", ".join(f"a[{i}]" for i in range(33)) + ")",
+     "print() of 33 values; a kernel's print() takes at most 32"),
+])
+def test_what_cannot_be_printed_is_refused_at_its_line(tmp_path, body, msg):
+    text = compile_error(tmp_path, f"""
+        @kiln.jit
+        def k(a):
+            {body}
+        """)
+    assert msg in text and "_print_case.py:4" in text, text
