@@ -1,7 +1,8 @@
 #!/bin/bash
 # One call on the GPU machine: build (system meson and ninja), then the parts asked
-# for, comma-separated: tests, bench, aot, startup (default: all of them), modes
-# (bench/gpu/modes.py, also part of bench), and
+# for, comma-separated: tests, bench, aot, startup (default: all of them), modes and fuse
+# (bench/gpu/modes.py and fuse.py, also part of bench), suite (Numba-CUDA's tests from
+# $NUMBA_SUITE, only when asked), and
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
 # (only when asked): the commit in .deps/base.tar (`git archive -o .deps/base.tar REV`)
 # built beside this tree, and bench/gpu/shapes.py alternating between the two builds
@@ -43,6 +44,16 @@ if [[ $what == *,bench,* ]]; then
 fi
 if [[ $what == *,bench,* || $what == *,modes,* ]]; then
     PYTHONPATH=python $PY bench/gpu/modes.py 2>&1 | tee "$OUT/modes.md" | tail -12
+fi
+if [[ $what == *,bench,* || $what == *,fuse,* ]]; then
+    (cd bench/gpu && PYTHONPATH=../../python $PY fuse.py) 2>&1 | tee "$OUT/fuse.md" | tail -30
+fi
+if [[ $what == *,suite,* ]]; then
+    # Numba-CUDA's own tests (../shared/numba_suite, copied to $NUMBA_SUITE on this machine)
+    $PY "${NUMBA_SUITE:?set NUMBA_SUITE to the numba_suite folder}/run.py" --kiln "$PWD" -j 12 \
+        --json "$OUT/numba_suite_gpu.json" > "$OUT/numba_suite_gpu.txt" 2>&1
+    tail -8 "$OUT/numba_suite_gpu.txt"
+    $PY "$NUMBA_SUITE/summarize.py" "$OUT/numba_suite_gpu.json" > "$OUT/numba_suite_gpu_summary.txt" 2>&1
 fi
 if [[ $what == *,ab,* ]]; then
     base=$(mktemp -d)
