@@ -7,6 +7,7 @@ import ctypes.util
 import glob
 import json
 import os
+import sys
 
 import pytest
 
@@ -107,6 +108,10 @@ def nvtx_library():
     for pat in ("/usr/local/cuda*/lib64/libnvToolsExt.so*", "/usr/lib/x86_64-linux-gnu/libnvToolsExt.so*",
                 "/opt/nvidia/nsight-systems/*/target-linux-x64/libnvToolsExt.so*"):
         hits = sorted(glob.glob(pat))
+        if hits:
+            return hits[0]
+    for d in sys.path:  # the wheel PyTorch depends on (nvidia-nvtx)
+        hits = sorted(glob.glob(os.path.join(d, "nvidia", "**", "libnvToolsExt.so*"), recursive=True))
         if hits:
             return hits[0]
     return None
