@@ -138,7 +138,8 @@ typedef enum kiln_value_kind {
     KILN_VAL_DTYPE,     /* a scalar type object (np.float32, kiln.int64): dtype */
     KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */
-    KILN_VAL_OTHER      /* anything else; name is its Python type, for the error */
+    KILN_VAL_OTHER,     /* anything else; name is its Python type, for the error */
+    KILN_VAL_COMPLEX    /* Python complex: a weak complex128 constant (v.f, im) */
 } kiln_value_kind;
 
 typedef struct kiln_value {
@@ -164,6 +165,8 @@ typedef struct kiln_value {
     int ndim;
     const int64_t *shape;
     const void *data;     /* C-contiguous elements */
+    /* COMPLEX, and SCALAR of a complex dtype: the imaginary part (v.f is the real one) */
+    double im;
 } kiln_value;
 
 /* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function

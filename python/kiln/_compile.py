@@ -58,6 +58,8 @@ def describe(v):
         return ("other", "int too large for 64 bits")
     if isinstance(v, float):
         return ("float", v)
+    if isinstance(v, complex):
+        return ("complex", v.real, v.imag)
     if isinstance(v, tuple):
         return ("tuple", tuple(describe(x) for x in v))
     if isinstance(v, types.ModuleType):

@@ -20,6 +20,18 @@ void emit_complex_binop(Emit *E, BinOp op, const Type *t, const char *l, const c
     P("kiln_%s_%s(%s, %s)", fn[op], emit_cname(E, t), l, r);
 }
 
+void emit_complex_const(Emit *E, const Type *t, double re, double im) {
+    ConstVal r, i;
+    r.f = re;
+    i.f = im;
+    const Type *part = ty_complex_part(t);
+    P("kiln_%s(", emit_cname(E, t));
+    emit_const(E, part, r);
+    PS(", ");
+    emit_const(E, part, i);
+    PS(")");
+}
+
 void emit_complex_neg(Emit *E, const Type *t, const char *x) {
     P("kiln_neg_%s(%s)", emit_cname(E, t), x);
 }

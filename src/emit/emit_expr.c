@@ -925,6 +925,10 @@ void emit_expr(Emit *E, Node *n) {
         UNREACHABLE();
     }
     tuple_const:
+        if (n->gv->ty->kind == TY_COMPLEX) { /* a frozen complex scalar */
+            emit_complex_const(E, n->gv->ty, n->gv->cv.f, n->gv->im);
+            return;
+        }
         PS(emit_global_value(E, n->gv));
         return;
     case E_BINOP: emit_binop_text(E, n, (BinOp)n->op, n->opty, n->bin.l, n->bin.r); return;
@@ -1109,17 +1113,7 @@ void emit_expr(Emit *E, Node *n) {
     case E_INT:
     case E_FLOAT:
     case E_BOOL: emit_const(E, n->ty, n->cval); return;
-    case E_IMAG: { /* a Python complex: weak, complex128 in code */
-        ConstVal zero, im;
-        zero.f = 0;
-        im.f = n->flit;
-        P("kiln_%s(", emit_cname(E, n->ty));
-        emit_const(E, &ty_weak_float, zero);
-        PS(", ");
-        emit_const(E, &ty_weak_float, im);
-        PS(")");
-        return;
-    }
+    case E_IMAG: emit_complex_const(E, n->ty, 0, n->flit); return; /* weak: complex128 */
     default: break;
     }
     UNREACHABLE();

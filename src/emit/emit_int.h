@@ -124,6 +124,7 @@ void emit_print(Emit *E, Node *n);
 const char *emit_cname(Emit *E, const Type *t);
 void emit_complex_binop(Emit *E, BinOp op, const Type *t, const char *l, const char *r);
 void emit_complex_neg(Emit *E, const Type *t, const char *x);
+void emit_complex_const(Emit *E, const Type *t, double re, double im);
 /* a call of intrinsic n (IK_CMATH, IK_COMPLEX, abs, isnan...) whose arguments,
  * converted to their operand type, are args */
 void emit_complex_call(Emit *E, Node *n, const char **args);

@@ -216,8 +216,14 @@ static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_
     case KILN_VAL_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, kv->v.f));
     case KILN_VAL_BOOL:
         return constant(F, n->sp, ty_scalar(KILN_BOOL), kv->v.i ? "True" : "False");
+    case KILN_VAL_COMPLEX:
+        return ERR(n->sp, "write the loop as a @kiln.jit kernel, which takes complex values",
+                   "'%s' is complex: kiln.fuse does not fuse complex values yet", path);
     case KILN_VAL_SCALAR: {
         const Type *t = ty_scalar(kv->dtype);
+        if (t->kind == TY_COMPLEX)
+            return ERR(n->sp, "write the loop as a @kiln.jit kernel, which takes complex values",
+                       "'%s' is complex: kiln.fuse does not fuse complex values yet", path);
         const char *v = t->kind == TY_FLOAT ? float_text(F, kv->v.f)
                         : t->kind == TY_BOOL ? (kv->v.i ? "True" : "False")
                         : ty_is_signed(t) ? arena_printf(&F->C->arena, "(%lld)", (long long)kv->v.i)

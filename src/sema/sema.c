@@ -153,6 +153,11 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ty_scalar(KILN_BOOL);
         g->cv.i = kv->v.i != 0;
         break;
+    case KILN_VAL_COMPLEX:
+        g->ty = &ty_weak_complex;
+        g->cv.f = kv->v.f;
+        g->im = kv->im;
+        break;
     case KILN_VAL_SCALAR:
         if ((unsigned)kv->dtype >= KILN_NDTYPES) {
             g->kind = KILN_VAL_OTHER;
@@ -162,7 +167,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         }
         g->ty = ty_scalar(kv->dtype);
         g->cv.u = kv->v.u;
-        if (g->ty->kind == TY_FLOAT) g->cv.f = kv->v.f;
+        if (g->ty->kind == TY_FLOAT || g->ty->kind == TY_COMPLEX) g->cv.f = kv->v.f;
+        g->im = kv->im;
         break;
     case KILN_VAL_TUPLE: {
         g->ntuple = kv->ntuple;
@@ -170,9 +176,11 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(kv->ntuple + 1));
         for (int i = 0; i < kv->ntuple; i++) {
             GVal *e = convert_value(S, &kv->tuple[i], dotted, scope);
-            if (!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE) {
+            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE) || e->ty->kind == TY_COMPLEX) {
                 g->kind = KILN_VAL_OTHER;
-                g->other = "a tuple holding something other than numbers";
+                g->other = e->ty->kind == TY_COMPLEX
+                               ? "a tuple holding a complex number (frozen tuples hold real ones)"
+                               : "a tuple holding something other than numbers";
                 g->ty = &ty_error;
                 return g;
             }
@@ -267,7 +275,12 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     case KILN_VAL_INT:
     case KILN_VAL_FLOAT:
     case KILN_VAL_BOOL:
+    case KILN_VAL_COMPLEX: n->gv = g; return g->ty; /* no NF_CONST: ConstVal holds one number */
     case KILN_VAL_SCALAR:
+        if (g->ty->kind == TY_COMPLEX) {
+            n->gv = g;
+            return g->ty;
+        }
         n->flags |= NF_CONST;
         n->cval = g->cv;
         if (ty_is_int(g->ty) && (!ty_is_signed(g->ty) || g->cv.i >= 0)) n->flags |= NF_NONNEG;

@@ -142,7 +142,8 @@ struct NsRef {
 typedef struct GVal {
     kiln_value_kind kind;
     const Type *ty;        /* its type (weak for Python scalars) */
-    ConstVal cv;           /* scalars */
+    ConstVal cv;           /* scalars (a complex one's real part) */
+    double im;             /* complex scalars: the imaginary part */
     bool big;              /* an int above INT64_MAX */
     int ntuple;
     struct GVal *tuple;    /* TUPLE elements */

@@ -133,6 +133,11 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->kind = KILN_VAL_FLOAT;
         out->v.f = PyFloat_AsDouble(ITEM(1));
         if (PyErr_Occurred()) return -1;
+    } else if (strcmp(kind, "complex") == 0) {
+        out->kind = KILN_VAL_COMPLEX;
+        out->v.f = PyFloat_AsDouble(ITEM(1));
+        out->im = PyFloat_AsDouble(ITEM(2));
+        if (PyErr_Occurred()) return -1;
     } else if (strcmp(kind, "bool") == 0) {
         out->kind = KILN_VAL_BOOL;
         out->v.i = PyObject_IsTrue(ITEM(1));
@@ -141,7 +146,11 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
         if (PyErr_Occurred()) return -1;
         PyObject *v = ITEM(2);
-        if (out->dtype == KILN_FLOAT16 || out->dtype == KILN_FLOAT32 || out->dtype == KILN_FLOAT64)
+        if (out->dtype == KILN_COMPLEX64 || out->dtype == KILN_COMPLEX128) {
+            out->v.f = PyComplex_RealAsDouble(v);
+            out->im = PyComplex_ImagAsDouble(v);
+        } else if (out->dtype == KILN_FLOAT16 || out->dtype == KILN_FLOAT32 ||
+                   out->dtype == KILN_FLOAT64)
             out->v.f = PyFloat_AsDouble(v);
         else if (out->dtype >= KILN_UINT8 && out->dtype <= KILN_UINT64) out->v.u = PyLong_AsUnsignedLongLong(v);
         else out->v.i = PyLong_AsLongLong(v);
