@@ -272,10 +272,10 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
         else
             error_at(C, n->sp, NULL, "name '%s' is not defined", what);
         return &ty_error;
+    case KILN_VAL_COMPLEX: n->gv = g; return g->ty; /* no NF_CONST: ConstVal holds one number */
     case KILN_VAL_INT:
     case KILN_VAL_FLOAT:
     case KILN_VAL_BOOL:
-    case KILN_VAL_COMPLEX: n->gv = g; return g->ty; /* no NF_CONST: ConstVal holds one number */
     case KILN_VAL_SCALAR:
         if (g->ty->kind == TY_COMPLEX) {
             n->gv = g;
