@@ -32,8 +32,9 @@ from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
     float16, f2, half, float32, f4, single, float64, f8, double, float_, complex64, c8, csingle,
-    complex128, c16, cdouble, complex_,
+    complex128, c16, cdouble, complex_, typeof, from_dtype,
 )
+from . import types  # noqa: F401  (Numba's type classes: kiln.types.Array, UniTuple...)
 from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )
@@ -161,6 +162,10 @@ _NOT_PROVIDED = {
 
 
 def __getattr__(name):
+    # the rest of kiln.types (Array, UniTuple, CPointer, longlong...) by their plain names
+    # too, as Numba files that map numba.cuda.types to kiln find them
+    if not name.startswith("_") and name in types.__dict__:
+        return types.__dict__[name]
     from . import _cuda
 
     if name in _cuda.HOST_ONLY and _cuda.on_host():  # docs/cpu-device-api.md

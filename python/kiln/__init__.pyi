@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeAlias, final, overload
 
 from . import cache as cache
+from . import types as types
 
 __version__: str
 
@@ -52,6 +53,8 @@ class Signature:
     ret: _Type
     args: tuple[_Type, ...]
     def __init__(self, ret: _Type, args: Sequence[_Type]) -> None: ...
+    @property
+    def return_type(self) -> _Type: ...
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -102,6 +105,9 @@ complex128: _Scalar
 c16: _Scalar
 cdouble: _Scalar
 complex_: _Scalar
+
+def typeof(value: Any) -> _Type: ...
+def from_dtype(dtype: Any) -> _Scalar: ...
 
 # ---- kernels --------------------------------------------------------------------------
 

@@ -311,37 +311,98 @@ def ptx_of(disp, entry):
     return ptx.rstrip(b"\0").decode()
 
 
-def _compatible(call, sig):
-    """Whether a call with argument types `call` may use a specialisation compiled for `sig`
-    (both 4-byte argtypes)."""
+def _conversion(call, sig):
+    """What a call's argument of type `call` costs to pass to a signature's `sig` (both
+    4-byte argtypes): 0 exact, 1 a promotion (a wider int of the same signedness, float32
+    to float64, an array to one of any layout), 2 safe (no value lost: an int to a wider
+    int of the other signedness or to a float, bool to a number), 3 unsafe (a float to an
+    int, a narrower type); None when it cannot be passed (Numba's ranking of conversions)."""
     c_arr, c_dt, c_nd, c_lay = call
     s_arr, s_dt, s_nd, s_lay = sig
     if c_arr != s_arr:
-        return False
+        return None
     if c_arr:
-        return c_dt == s_dt and c_nd == s_nd and (s_lay == ord("A") or s_lay == c_lay)
-    kind = lambda d: 0 if d == 0 else (1 if d <= 8 else 2 if d <= 11 else 3)  # bool, int, float, complex
-    return kind(c_dt) <= kind(s_dt)
+        if c_dt != s_dt or c_nd != s_nd or (s_lay != ord("A") and s_lay != c_lay):
+            return None
+        return 0 if s_lay == c_lay else 1
+    if c_dt == s_dt:
+        return 0
+    ck, cbits = _kind_bits(c_dt)
+    sk, sbits = _kind_bits(s_dt)
+    if ck == 0:
+        return 2 if sk else 0
+    if sk == 0:
+        return 3
+    if ck == sk:
+        return 1 if sbits > cbits else 3
+    if sk >= 3 and ck < sk:  # an int to a float, a float to a complex: safe, as Numba ranks it
+        return 2
+    if ck >= 3:
+        return 3
+    return 2 if (ck == 2 and sk == 1 and sbits > cbits) else 3
+
+
+_KINDS = (("bool", 0), ("int", 1), ("uint", 2), ("float", 3), ("complex", 4))
+
+
+def _kind_bits(code):
+    """(kind, bits) of a dtype code: kind 0 bool, 1 int, 2 uint, 3 float, 4 complex."""
+    name = DTYPE_NAMES.get(code, "")
+    kind = max((k for prefix, k in _KINDS if name.startswith(prefix)), default=0)
+    digits = name.lstrip("abcdefghijklmnopqrstuvwxyz_")
+    return kind, int(digits) if digits.isdigit() else 8
+
+
+def _numba_type(argtype):
+    """The kiln type object of a 4-byte argtype (its repr is Numba's spelling)."""
+    from ._types import Array, _BY_CODE
+
+    is_arr, dt, nd, lay = argtype
+    return Array(_BY_CODE[dt], nd, chr(lay)) if is_arr else _BY_CODE[dt]
+
+
+def _types_repr(argkey):
+    return ", ".join(repr(_numba_type(argkey[i:i + 4])) for i in range(0, len(argkey), 4))
+
+
+def _best_signature(disp, argkey):
+    """The explicit signature a call takes: the one whose conversions rank best (fewest
+    unsafe, then safe, then promotions), as Numba chooses; a TypeError naming the
+    signatures when two rank the same or none fits."""
+    n = len(argkey) // 4
+    ranked = []
+    for text, skey in disp._sigs:
+        if len(skey) != len(argkey):
+            continue
+        costs = [_conversion(argkey[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)]
+        if None in costs:
+            continue
+        ranked.append(((costs.count(3), costs.count(2), costs.count(1)), text, skey))
+    if not ranked:
+        listed = "\n  ".join(t for t, _ in disp._sigs)
+        raise TypeError(f"No matching definition for argument type(s) {_types_repr(argkey)}: "
+                        f"kernel '{disp.__name__}' was compiled for\n  {listed}\n"
+                        f"and cannot take ({_kiln.argtype_str(argkey)})")
+    best = min(r[0] for r in ranked)
+    tied = [r for r in ranked if r[0] == best]
+    if len(tied) > 1:
+        lines = "\n".join(f"({_types_repr(k)}) -> none" for _, _, k in tied)
+        raise TypeError(
+            f"Ambiguous overloading for {disp.py_func!r} ({_types_repr(argkey)}):\n{lines}\n"
+            f"kiln: these signatures of '{disp.__name__}' fit the arguments equally well; pass "
+            "arguments of one signature's exact types (np.float32(x)...)")
+    return tied[0][2]
 
 
 def entry_for_key(disp, key):
     """The Entry a call with this type key runs (C calls this on a miss)."""
     if disp._sigs:
         argkey, tail = key[:-2], key[-2:]
-        n = len(argkey) // 4
-        for text, skey in disp._sigs:
-            if len(skey) == len(argkey) and all(
-                    _compatible(argkey[4 * i:4 * i + 4], skey[4 * i:4 * i + 4]) for i in range(n)):
-                full = skey + tail
-                entry = disp._lookup(full)
-                if entry is None:  # another thread may insert first: keep the table's
-                    entry = disp._insert(full, build(disp, full))
-                return entry
-        listed = "\n  ".join(t for t, _ in disp._sigs)
-        # Numba's phrase first ("No matching definition"), for code that matches on it
-        raise TypeError(f"No matching definition for argument types "
-                        f"({_kiln.argtype_str(argkey)}): kernel '{disp.__name__}' was compiled "
-                        f"for\n  {listed}\nand cannot take ({_kiln.argtype_str(argkey)})")
+        full = _best_signature(disp, argkey) + tail
+        entry = disp._lookup(full)
+        if entry is None:  # another thread may insert first: keep the table's
+            entry = disp._insert(full, build(disp, full))
+        return entry
     return build(disp, key)
 
 

@@ -105,6 +105,7 @@ class Dispatcher(_kiln.DispatcherBase):
         self._device_sig = None
         self._specialized = False  # made by specialize(): it cannot be specialized again
         self.specializations = {}  # specialize()'s kernels, by signature text
+        self._tuple_kernels = {}   # kernels of tuple arguments' leaves, by tuple shape
         if code.co_flags & _VARIADIC or code.co_kwonlyargcount:
             # *args, **kwargs, keyword-only parameters: no call could match them, so the
             # front end says so now, pointing at them
@@ -241,9 +242,116 @@ class Dispatcher(_kiln.DispatcherBase):
         tpb = tpb or min(FORALL_BLOCK, ntasks)
         return self[(ntasks + tpb - 1) // tpb, tpb, stream, sharedmem]
 
+    def _launch_tuples(self, launcher, args):
+        """A launch with tuple arguments (the Launcher calls this when one is a tuple): the
+        tuples are flattened into their leaves, and a kernel of the leaves rebuilds them and
+        calls this function as a device function (see _tuple_kernel)."""
+        if self._sigs:
+            raise TypeError(f"No matching definition for argument type(s) "
+                            f"{', '.join(repr(typeof_or_name(a)) for a in args)}: kernel "
+                            f"'{self.__name__}' was compiled for explicit signatures, which "
+                            "hold no tuples")
+        leaves = []
+        shape = tuple(_flatten(a, leaves, 0) for a in args)
+        flat = self._tuple_kernels.get(shape)
+        if flat is None:
+            flat = self._tuple_kernels[shape] = _tuple_kernel(self, shape)
+        try:
+            return flat[launcher.config](*leaves)
+        except (TypeError, ValueError, OverflowError) as e:
+            # "argument 't__1__0'" of the kernel of leaves is the user's t[1][0]
+            msg = str(e) if len(e.args) == 1 else None
+            if msg is None or "__" not in msg:
+                raise
+            for leaf, shown in flat._leaf_names.items():
+                msg = msg.replace(f"argument '{leaf}'",
+                                  f"argument '{shown[:shown.index('[')]}' ({shown})")
+            raise type(e)(msg) from None
+
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+# ---- tuple arguments ------------------------------------------------------------------
+#
+# The launch path classifies each argument into 4 bytes of a type key (args.c), which has no
+# room for a tuple's tree.  The compiler has tuples though (values, device-function
+# arguments, indexing, len, unpacking, iteration), so a launch with tuple arguments runs a
+# kernel of the tuples' leaves, written here as text:
+#
+#     def f(r, x__0, x__1, x__2__0, x__2__1):            # x = (a, 10, (4, 3))
+#         _kiln_body(r, (x__0, x__1, (x__2__0, x__2__1)))
+#
+# where _kiln_body is the user's function as a device function; its diagnostics point at the
+# user's lines.  The text is registered with linecache under a name of its own, where kiln
+# reads sources.  One such kernel per shape of the tuples (lengths and nesting; the leaves'
+# types are its specialisations as for any kernel); each launch flattens in Python (a few
+# microseconds), so scalars and arrays stay the fast path.
+
+_MAX_TUPLE_DEPTH = 16  # nesting of tuple arguments (docs/limits.md)
+_MAX_TUPLE_LEAVES = 256  # scalars and arrays in one launch's tuple arguments (docs/limits.md)
+
+
+def typeof_or_name(a):
+    from ._types import typeof
+
+    try:
+        return typeof(a)
+    except (ValueError, NotImplementedError):
+        return type(a).__name__
+
+
+def _flatten(value, leaves, depth):
+    """The shape of an argument (None: a leaf; a tuple of shapes: a tuple), its leaves
+    appended to `leaves`."""
+    if not isinstance(value, tuple):
+        leaves.append(value)
+        if len(leaves) > _MAX_TUPLE_LEAVES:
+            raise ValueError(f"tuple arguments hold more than {_MAX_TUPLE_LEAVES} values in "
+                             "all (_MAX_TUPLE_LEAVES); pass arrays")
+        return None
+    if depth >= _MAX_TUPLE_DEPTH:
+        raise ValueError(f"tuple arguments nest more than {_MAX_TUPLE_DEPTH} deep "
+                         "(_MAX_TUPLE_DEPTH)")
+    if isinstance(getattr(type(value), "_fields", None), tuple):
+        raise TypeError(f"a {type(value).__name__} (a namedtuple) cannot be passed to a kernel "
+                        "yet; pass tuple(value) and index it")
+    return tuple(_flatten(v, leaves, depth + 1) for v in value)
+
+
+def _tuple_kernel(disp, shape):
+    """The kernel of the leaves of tuple arguments of this shape (see above)."""
+    import linecache
+
+    names = disp.py_func.__code__.co_varnames[:len(shape)]
+    params, call = [], []
+
+    shown = {}
+
+    def build(name, sh, path=""):
+        if sh is None:
+            params.append(name)
+            if path:
+                shown[name] = path
+            return name
+        base = path or name
+        parts = [build(f"{name}__{i}", s, f"{base}[{i}]") for i, s in enumerate(sh)]
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+    for name, sh in zip(names, shape):
+        call.append(build(name, sh))
+    fname = disp.py_func.__name__
+    text = f"def {fname}({', '.join(params)}):\n    _kiln_body({', '.join(call)})\n"
+    filename = f"<kiln: tuple arguments of {disp.__qualname__} #{len(disp._tuple_kernels)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    options = dict(disp.options, max_registers=disp.options["max_registers"] or None)
+    body = Dispatcher(disp.py_func, device=True, **options)
+    ns = {"_kiln_body": body}
+    exec(compile(text, filename, "exec"), ns)
+    flat = Dispatcher(ns[fname], mode=disp.mode, **options)
+    flat._leaf_names = shown
+    return flat
 
 
 class _TunedForall:

@@ -5,6 +5,18 @@ array type; ``kiln.void(kiln.float32[::1], kiln.int64)`` a signature.  Each
 turns into the signature text the C core parses (``str(sig)``), so string
 and object signatures are the same thing.  Inside kernels the same objects
 are dtype constructors and the dtype argument of ``local.array``.
+
+Numba's type classes are here too, under its names (public as ``kiln.types``,
+which is what ``numba.cuda.types`` becomes after ``import kiln as cuda``):
+``Type`` (the base), ``Boolean``, ``Number``, ``Integer``, ``Float``,
+``Array(dtype, ndim, layout)``, ``UniTuple(dtype, count)``, ``Tuple(types)``,
+``NamedTuple``/``NamedUniTuple``, ``CPointer(dtype)``, the domains
+(``signed_domain``...), ``from_dtype`` and ``typeof``.  A type's ``str`` is
+kiln's signature text; its ``repr`` is Numba's (``Array(float64, 1, 'C', False,
+aligned=True)``), which is what Numba's messages print.  Tuple types and
+CPointer describe values on the host (``typeof``); the C core's signature text
+has no tuples or pointers, so a signature that holds one is refused when a
+kernel is compiled for it (_dispatch.py says how tuple arguments are passed).
 """
 
 _CODES = {
@@ -21,9 +33,13 @@ def dtype_code(name):
 
 
 class Type:
-    """Base of kiln's type objects."""
+    """Base of kiln's type objects (Numba's ``types.Type``): ``Type(name)``; calling a
+    type with argument types makes a signature with it as the return type."""
 
-    __slots__ = ()
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
 
     def __call__(self, *args):
         if args and all(isinstance(a, Type) for a in args) or not args and isinstance(self, Void):
@@ -34,6 +50,14 @@ class Type:
 
     def _convert(self, *args):
         raise TypeError(f"{self} cannot convert values")
+
+    @property
+    def key(self):
+        """The type itself (Numba's key of a type)."""
+        return self
+
+    def __str__(self):
+        return self.name
 
     def __eq__(self, other):
         return type(self) is type(other) and str(self) == str(other)
@@ -48,22 +72,28 @@ class Type:
 class Void(Type):
     __slots__ = ()
 
-    def __str__(self):
-        return "void"
+    def __init__(self):
+        super().__init__("void")
+
+    def __repr__(self):
+        return "none"
 
 
 class Scalar(Type):
-    """A scalar type such as kiln.float32."""
+    """A scalar type such as kiln.float32 (Boolean, Integer or Float below)."""
 
-    __slots__ = ("name", "code", "_kiln_name")
+    __slots__ = ("code", "_kiln_name")
+
+    def __new__(cls, name=None):
+        if cls is Scalar:  # Scalar("int32") makes the class Numba gives that dtype
+            cls = (Boolean if name == "bool" else Float if name.startswith("float") else
+                   Complex if name.startswith("complex") else Integer)
+        return object.__new__(cls)
 
     def __init__(self, name):
-        self.name = name
+        super().__init__(name)
         self.code = _CODES[name]
         self._kiln_name = "kiln." + ("bool_" if name == "bool" else name)
-
-    def __str__(self):
-        return self.name
 
     def __getitem__(self, idx):
         if not isinstance(idx, tuple):
@@ -104,23 +134,175 @@ class Scalar(Type):
             raise AttributeError(f"{self} is not a complex type")
         return float32 if self.name == "complex64" else float64
 
+    @property
+    def bitwidth(self):
+        return 8 if self.code == 0 else 8 * self.dtype.itemsize
+
+    def __repr__(self):
+        return "bool" if self.name == "bool" else self.name
+
+
+class Boolean(Scalar):
+    __slots__ = ()
+
+
+class Number(Scalar):
+    __slots__ = ()
+
+
+class Integer(Number):
+    __slots__ = ()
+
+    @property
+    def signed(self):
+        return self.name.startswith("int")
+
+
+class Float(Number):
+    __slots__ = ()
+
+
+class Complex(Number):
+    __slots__ = ()
+
 
 class Array(Type):
-    """An array type: dtype, number of dimensions, layout ('C', 'F' or 'A')."""
+    """An array type: ``Array(dtype, ndim, layout)``, layout 'C', 'F' or 'A' (any
+    strides); ``kiln.float32[:, ::1]`` is ``Array(float32, 2, 'C')``."""
 
-    __slots__ = ("dtype", "ndim", "layout")
+    __slots__ = ("dtype", "ndim", "layout", "readonly")
 
-    def __init__(self, dtype, ndim, layout="A"):
+    def __init__(self, dtype, ndim, layout="A", readonly=False, aligned=True):
+        if not isinstance(dtype, Scalar):
+            raise TypeError(f"Array(dtype, ndim, layout): dtype is a scalar type such as "
+                            f"kiln.float32, not {dtype!r}")
+        if not isinstance(ndim, int) or not 1 <= ndim <= 8:
+            raise ValueError(f"Array(dtype, ndim, layout): ndim is 1 to 8, not {ndim!r}")
+        if layout not in ("C", "F", "A"):
+            raise ValueError(f"Array(dtype, ndim, layout): layout is 'C', 'F' or 'A', not {layout!r}")
         self.dtype = dtype
         self.ndim = ndim
         self.layout = "C" if (ndim == 1 and layout == "F") else layout
+        self.readonly = bool(readonly)
+        Type.__init__(self, self._text())
 
-    def __str__(self):
+    def _text(self):
         dims = []
         for i in range(self.ndim):
             c = (self.layout == "C" and i == self.ndim - 1) or (self.layout == "F" and i == 0)
             dims.append("::1" if c else ":")
         return f"{self.dtype}[{', '.join(dims)}]"
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        return Array(dtype or self.dtype, ndim or self.ndim, layout or self.layout,
+                     self.readonly if readonly is None else readonly)
+
+    def __eq__(self, other):
+        return isinstance(other, Array) and (self.dtype, self.ndim, self.layout, self.readonly) == (
+            other.dtype, other.ndim, other.layout, other.readonly)
+
+    def __hash__(self):
+        return hash((self.name, self.readonly))
+
+    def __repr__(self):
+        return f"Array({self.dtype!r}, {self.ndim}, '{self.layout}', {self.readonly}, aligned=True)"
+
+
+class BaseTuple(Type):
+    """A tuple type (host side: what ``typeof`` gives a tuple)."""
+
+    __slots__ = ("types",)
+
+    @property
+    def count(self):
+        return len(self.types)
+
+    def __len__(self):
+        return len(self.types)
+
+    def __getitem__(self, i):
+        return self.types[i]
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.name == other.name
+
+
+class UniTuple(BaseTuple):
+    """``UniTuple(dtype, count)``: a tuple of ``count`` values of one type."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype, count):
+        self.dtype = dtype
+        self.types = (dtype,) * count
+        Type.__init__(self, f"UniTuple({dtype!r} x {count})")
+
+
+class Tuple(BaseTuple):
+    """``Tuple(types)``: a tuple of values of these types (a UniTuple when they are
+    all the same type and there is at least one, as in Numba)."""
+
+    __slots__ = ()
+
+    def __new__(cls, types=()):
+        types = tuple(types)
+        if cls is Tuple and types and all(t == types[0] for t in types):
+            return UniTuple(types[0], len(types))
+        return object.__new__(cls)
+
+    def __init__(self, types=()):
+        self.types = tuple(types)
+        Type.__init__(self, f"Tuple({', '.join(repr(t) for t in self.types)})")
+
+
+class NamedUniTuple(UniTuple):
+    """A namedtuple of values of one type: ``NamedUniTuple(dtype, count, cls)``."""
+
+    __slots__ = ("instance_class",)
+
+    def __init__(self, dtype, count, cls):
+        super().__init__(dtype, count)
+        self.instance_class = cls
+        self.name = f"{cls.__name__}({', '.join(repr(t) for t in self.types)})"
+
+    @property
+    def fields(self):
+        return tuple(self.instance_class._fields)
+
+
+class NamedTuple(Tuple):
+    """A namedtuple of values of these types: ``NamedTuple(types, cls)``."""
+
+    __slots__ = ("instance_class",)
+
+    def __new__(cls, types=(), klass=None):
+        return object.__new__(cls)
+
+    def __init__(self, types, cls):
+        super().__init__(types)
+        self.instance_class = cls
+        self.name = f"{cls.__name__}({', '.join(repr(t) for t in self.types)})"
+
+    @property
+    def fields(self):
+        return tuple(self.instance_class._fields)
+
+
+class CPointer(Type):
+    """``CPointer(dtype)``: a raw pointer to elements of dtype (Numba's); kiln kernels
+    take arrays instead, so a signature holding one is refused when compiled."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        Type.__init__(self, f"{dtype!r}*")
+
+    def __repr__(self):
+        return f"CPointer({self.dtype!r})"
 
 
 class Signature:
@@ -135,6 +317,11 @@ class Signature:
         self.ret = ret
         self.args = tuple(args)
 
+    @property
+    def return_type(self):
+        """The return type (Numba's name for ``ret``)."""
+        return self.ret
+
     def __str__(self):
         return f"{self.ret}({', '.join(str(a) for a in self.args)})"
 
@@ -148,13 +335,26 @@ class Signature:
         return hash(str(self))
 
 
+def _check_core_types(types):
+    for t in types:
+        if isinstance(t, (BaseTuple, CPointer)):
+            kind = "pointer" if isinstance(t, CPointer) else "tuple"
+            raise TypeError(
+                f"{t!r} in a signature: kiln signatures take scalar and array types; a {kind} "
+                + ("argument is passed as the array it points into"
+                   if kind == "pointer" else
+                   "argument is typed at the launch (leave it out of explicit signatures)"))
+
+
 def signature_text(sig):
     """Signature text from a string, a Signature, or a tuple of argument types."""
     if isinstance(sig, str):
         return sig
     if isinstance(sig, Signature):
+        _check_core_types((sig.ret,) + sig.args)
         return str(sig)
     if isinstance(sig, (tuple, list)) and all(isinstance(a, Type) for a in sig):
+        _check_core_types(sig)
         return "(" + ", ".join(str(a) for a in sig) + ")"
     text = str(sig)
     if "(" in text:  # a Numba signature object prints as "void(float32[::1])"
@@ -164,16 +364,111 @@ def signature_text(sig):
 
 void = none = Void()
 bool_ = boolean = b1 = Scalar("bool")
-int8 = i1 = byte = Scalar("int8")
-int16 = i2 = Scalar("int16")
+int8 = i1 = byte = char = Scalar("int8")
+int16 = i2 = short = Scalar("int16")
 int32 = i4 = intc = Scalar("int32")
-int64 = i8 = intp = int_ = Scalar("int64")
-uint8 = u1 = Scalar("uint8")
-uint16 = u2 = Scalar("uint16")
+int64 = i8 = intp = int_ = long_ = longlong = Scalar("int64")
+uint8 = u1 = uchar = Scalar("uint8")
+uint16 = u2 = ushort = Scalar("uint16")
 uint32 = u4 = uintc = Scalar("uint32")
-uint64 = u8 = uintp = Scalar("uint64")
+uint64 = u8 = uintp = uint = ulong = ulonglong = Scalar("uint64")
 float16 = f2 = half = Scalar("float16")
 float32 = f4 = single = Scalar("float32")
 float64 = f8 = double = float_ = Scalar("float64")
 complex64 = c8 = csingle = Scalar("complex64")
 complex128 = c16 = cdouble = complex_ = Scalar("complex128")
+
+# Numba's groups of scalar types
+signed_domain = frozenset([int8, int16, int32, int64])
+unsigned_domain = frozenset([uint8, uint16, uint32, uint64])
+integer_domain = signed_domain | unsigned_domain
+real_domain = frozenset([float32, float64])
+complex_domain = frozenset([complex64, complex128])
+number_domain = integer_domain | real_domain | complex_domain
+
+
+def from_dtype(dtype):
+    """The scalar type of a NumPy dtype (``from_dtype(np.float32)`` is ``kiln.float32``);
+    a NotImplementedError for dtypes kernels do not take (records, complex, strings...)."""
+    import numpy as np
+
+    dt = np.dtype(dtype)
+    code = _CODES.get(dt.name) if dt.fields is None and dt.kind in "biufc" else None
+    if code is None:
+        raise NotImplementedError(f"kiln has no type for NumPy dtype {dt!r}; kernels take "
+                                  "bool, int8..int64, uint8..uint64, float16..float64, complex64 and "
+                                  "complex128")
+    return _BY_CODE[code]
+
+
+_BY_CODE = {}
+for _t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
+           float64, complex64, complex128):
+    _BY_CODE[_t.code] = _t
+del _t
+
+
+def _array_type(dtype, ndim, c_contig, f_contig, readonly=False):
+    layout = "C" if c_contig else "F" if f_contig else "A"
+    if ndim == 0:
+        raise ValueError("kiln has no type for 0-d arrays; pass the scalar (a[()])")
+    return Array(from_dtype(dtype), ndim, layout, readonly)
+
+
+def _contiguous_strides(shape, itemsize, fortran):
+    """The byte strides of a C (or Fortran) contiguous array of this shape."""
+    out, step = [], itemsize
+    for n in (shape if fortran else reversed(shape)):
+        out.append(step)
+        step *= n
+    return tuple(out if fortran else reversed(out))
+
+
+def typeof(value):
+    """The type kiln gives a value passed to a kernel, as Numba's ``typeof``: Python int
+    int64, float float64, bool boolean, NumPy scalars and arrays their dtype (arrays with
+    their layout, 'C' when C-contiguous, 'F' when Fortran-contiguous, else 'A'), device
+    and foreign GPU arrays alike, tuples a UniTuple or Tuple, namedtuples a NamedUniTuple
+    or NamedTuple.  A ValueError for values kernels do not take."""
+    if isinstance(value, bool):
+        return boolean
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, complex):
+        return complex128
+    if isinstance(value, tuple):
+        types = tuple(typeof(v) for v in value)
+        fields = getattr(type(value), "_fields", None)
+        if isinstance(fields, tuple):
+            if types and all(t == types[0] for t in types):
+                return NamedUniTuple(types[0], len(types), type(value))
+            return NamedTuple(types, type(value))
+        return Tuple(types)
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return from_dtype(value.dtype)
+    if isinstance(value, np.ndarray):
+        return _array_type(value.dtype, value.ndim, value.flags.c_contiguous,
+                           value.flags.f_contiguous, not value.flags.writeable)
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if isinstance(cai, dict):
+        dt = np.dtype(cai["typestr"])
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        c = f = True
+        if strides is not None:
+            c = strides == _contiguous_strides(shape, dt.itemsize, False)
+            f = strides == _contiguous_strides(shape, dt.itemsize, True)
+        else:
+            f = sum(n > 1 for n in shape) <= 1
+        return _array_type(dt, len(shape), c, f)
+    try:
+        view = memoryview(value)
+    except TypeError:
+        raise ValueError(f"kiln cannot type a {type(value).__name__}: kernels take NumPy "
+                         "arrays, GPU arrays, ints, floats, bools, NumPy scalars and tuples "
+                         "of them") from None
+    return typeof(np.asarray(view))

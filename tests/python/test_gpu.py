@@ -565,3 +565,27 @@ def test_print_in_kernels_on_the_gpu():
     assert lines[-1] == "after"
     assert sorted(lines[:-1]) == [f"{i} hop! {v:f} {v > 1.0} ({i}, (2.500000, True)) (7,)"
                                   for i, v in enumerate((0.5, -1.25, 3.0))]
+
+
+def test_tuple_arguments_on_gpu():
+    """Tuples of scalars, nested tuples and tuples of device and host arrays as kernel
+    arguments on the GPU (the kernel of their leaves; host arrays in a tuple are copied
+    back when written)."""
+    @kiln.jit
+    def k(r, t, arrs):
+        i = kiln.grid(1)
+        a, (b, c) = t
+        if i < len(arrs[0]):
+            arrs[0][i] = arrs[1][i] * a + b * c
+        if i == 0:
+            r[0] = len(t) + len(arrs)
+
+    n = 300
+    x = np.zeros(n, np.float32)
+    y = kiln.to_device(np.arange(n, dtype=np.float32))
+    r = kiln.device_array(1, np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)
+        k[3, 128](r, (2.0, (np.float32(3), 4)), (x, y))
+    np.testing.assert_array_equal(x, np.arange(n, dtype=np.float32) * 2 + 12)
+    assert r.copy_to_host()[0] == 4

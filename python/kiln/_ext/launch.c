@@ -203,6 +203,22 @@ __attribute__((cold, noinline)) static void obs_end(LauncherObject *self, EntryO
                        self->grid, self->block, launch_bytes(e, slots, off));
 }
 
+/* A launch with a tuple among its arguments: the dispatcher's _launch_tuples flattens
+ * the tuples into a kernel of their leaves (python/kiln/_dispatch.py), off the hot path. */
+__attribute__((cold, noinline)) static PyObject *tuple_launch(LauncherObject *self,
+                                                              PyObject *const *args,
+                                                              Py_ssize_t n) {
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(t, i, args[i]);
+    }
+    PyObject *r = PyObject_CallMethod(self->disp, "_launch_tuples", "OO", (PyObject *)self, t);
+    Py_DECREF(t);
+    return r;
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -245,7 +261,15 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     int gpu_dev = -1, gpu_arg = -1;
     for (int i = 0; i < n; i++) {
         classified = i + 1;
-        if (ext_classify(st, args[i], &a[i], d->names, d->kname, i, self->stream_handle) < 0) goto done;
+        if (ext_classify(st, args[i], &a[i], d->names, d->kname, i, self->stream_handle) < 0) {
+            if (PyTuple_Check(args[i]) && PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                for (int j = 0; j < classified; j++) ext_release_arg(&a[j]);
+                classified = 0;
+                ret = tuple_launch(self, args, n);
+            }
+            goto done;
+        }
         memcpy(key + 4 * i, &a[i].t, 4);
         if (!a[i].on_gpu) continue;
         if (gpu_dev < 0) {

@@ -1,0 +1,154 @@
+"""Numba's type objects (kiln.types), signatures built from them, explicit signatures
+chosen by the conversions they need, and tuple arguments of kernels."""
+import collections
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import types
+
+
+def test_type_objects_spell_numba_types():
+    assert types.Array(kiln.float32, 2, "C") == kiln.float32[:, ::1]
+    assert types.Array(kiln.float32, 2, "F") == kiln.float32[::1, :]
+    assert types.Array(kiln.float32, 1, "A") == kiln.float32[:]
+    assert repr(kiln.float64[::1]) == "Array(float64, 1, 'C', False, aligned=True)"
+    assert str(types.Array(kiln.int16, 3, "A")) == "int16[:, :, :]"
+    assert types.Tuple([kiln.int64, kiln.int64]) == types.UniTuple(kiln.int64, 2)
+    assert isinstance(types.Tuple([kiln.int64, kiln.float32]), types.Tuple)
+    assert types.Tuple([kiln.int64, kiln.float32]).types == (kiln.int64, kiln.float32)
+    assert types.UniTuple(kiln.int8, 3).count == 3
+    assert repr(types.CPointer(kiln.uint8)) == "CPointer(uint8)"
+    assert isinstance(kiln.int32, types.Integer) and isinstance(kiln.int32, types.Number)
+    assert isinstance(kiln.float32, types.Float) and isinstance(kiln.bool_, types.Boolean)
+    assert not isinstance(kiln.float32, types.Integer)
+    assert kiln.int32 in types.signed_domain and kiln.uint8 in types.unsigned_domain
+    assert kiln.float32 in types.real_domain and kiln.float32 not in types.integer_domain
+    assert types.longlong is kiln.int64 and types.ulonglong is kiln.uint64
+    assert kiln.types.Array is kiln.Array  # numba.cuda.types.NAME maps to kiln.NAME
+    with pytest.raises(TypeError, match="scalar type"):
+        types.Array(np.float32, 1, "C")
+    with pytest.raises(ValueError, match="layout"):
+        types.Array(kiln.float32, 1, "X")
+
+
+def test_type_base_class_takes_a_name():
+    class Mine(types.Type):
+        def __init__(self):
+            super().__init__(name="Mine")
+
+    m = Mine()
+    assert str(m) == "Mine" and m == Mine() and hash(m) == hash(Mine())
+
+
+def test_calling_a_type_makes_a_signature():
+    sig = kiln.void(kiln.float32[:], kiln.int32)
+    assert isinstance(sig, kiln.Signature) and str(sig) == "void(float32[:], int32)"
+    assert str(kiln.float64(kiln.float64, kiln.float64)) == "float64(float64, float64)"
+    assert sig.return_type is kiln.void and sig.args == (kiln.float32[:], kiln.int32)
+
+
+def test_from_dtype_and_typeof():
+    assert kiln.from_dtype(np.dtype(np.uint16)) is kiln.uint16
+    assert kiln.from_dtype(np.float64) is kiln.float64
+    with pytest.raises(NotImplementedError, match="record|kiln has no type"):
+        kiln.from_dtype(np.dtype([("a", np.int32)]))
+    assert kiln.typeof(1) is kiln.int64 and kiln.typeof(1.5) is kiln.float64
+    assert kiln.typeof(True) is kiln.boolean and kiln.typeof(np.float32(1)) is kiln.float32
+    a = np.zeros((3, 4), np.float32)
+    assert kiln.typeof(a) == kiln.float32[:, ::1]
+    assert kiln.typeof(np.asfortranarray(a)) == kiln.float32[::1, :]
+    assert kiln.typeof(a[:, ::2]) == kiln.float32[:, :]
+    assert kiln.typeof((1, 2)) == types.UniTuple(kiln.int64, 2)
+    assert kiln.typeof((1, (2.0, a))) == types.Tuple([kiln.int64,
+                                                       types.Tuple([kiln.float64, kiln.typeof(a)])])
+    P = collections.namedtuple("P", "x y")
+    assert isinstance(kiln.typeof(P(1, 2)), types.NamedUniTuple)
+    assert kiln.typeof(P(1, 2)).fields == ("x", "y")
+    with pytest.raises(ValueError, match="cannot type a str"):
+        kiln.typeof("a")
+
+
+def add(r, x, y):
+    r[0] = x + y
+
+
+def test_signatures_from_type_objects_compile_kernels_and_device_functions():
+    @kiln.jit(kiln.float32(kiln.float32), device=True)
+    def twice(v):
+        return v * 2
+
+    @kiln.jit(kiln.void(types.Array(kiln.float32, 1, "C"), kiln.float32))
+    def k(r, v):
+        r[0] = v
+
+    assert k.signatures == ["(float32[::1], float32)"]
+
+    @kiln.jit([(kiln.float32[::1], kiln.float32)])
+    def k2(r, v):
+        r[0] = twice(v)
+
+    r = np.zeros(1, np.float32)
+    k2[1, 1](r, np.float32(1.5))
+    assert r[0] == 3.0
+    with pytest.raises(TypeError, match="pointer argument is passed as the array"):
+        kiln.jit(kiln.void(types.CPointer(kiln.uint8), kiln.uint32))(add)
+
+
+def test_explicit_signatures_take_the_best_ranked_one():
+    f = kiln.jit(["(float64[::1], float32, float32)", "(float64[::1], float64, float64)"])(add)
+    r = np.zeros(1)
+    f[1, 1](r, np.float32(1), np.float32(2 ** -25))
+    assert r[0] == 1.0      # float32 arithmetic: the exact signature
+    f[1, 1](r, 1, 2 ** -25)
+    assert r[0] == 1.0000000298023224  # int64, float64: the float64 one (safe, exact)
+
+
+def test_ambiguous_explicit_signatures_name_the_candidates():
+    f = kiln.jit(["(float64[::1], float32, float64)", "(float64[::1], float64, float32)",
+                  "(float64[::1], int64, int64)"])(add)
+    with pytest.raises(TypeError) as ei:
+        f[1, 1](np.zeros(1), 1.0, 2.0)
+    msg = str(ei.value)
+    assert msg.startswith(f"Ambiguous overloading for {add!r} (Array(float64, 1, 'C', False, "
+                          "aligned=True), float64, float64):\n(Array(float64, 1, 'C', False, "
+                          "aligned=True), float32, float64) -> none\n")
+    assert "int64" not in msg
+    with pytest.raises(TypeError, match="No matching definition"):
+        f[1, 1](np.zeros(1, np.int32), 1, 2)
+
+
+def test_tuple_arguments_of_kernels():
+    @kiln.jit
+    def k(r, t, arrs):
+        i = kiln.grid(1)
+        a, (b, c) = t
+        if i < len(arrs[0]):
+            arrs[0][i] = arrs[1][i] * a + b * c
+        if i == 0:
+            r[0] = len(t) + len(arrs)
+
+    x, y = np.zeros(10), np.arange(10.0)
+    r = np.zeros(1, np.int64)
+    k[2, 8](r, (2.0, (3, 4)), (x, y))
+    np.testing.assert_array_equal(x, y * 2 + 12)
+    assert r[0] == 4
+    k[2, 8](r, (1, (np.int8(1), 0.5)), (x, y))  # other leaf types: a new specialisation
+    np.testing.assert_array_equal(x, y + 0.5)
+    assert len(k._tuple_kernels) == 1
+
+
+def test_tuple_argument_errors_name_the_element():
+    @kiln.jit
+    def k(r, t):
+        r[0] = t[1][0]
+
+    with pytest.raises(TypeError, match=r"argument 't' \(t\[1\]\[0\]\) of kernel 'k' is a str"):
+        k[1, 1](np.zeros(1), (1, ("s",)))
+    P = collections.namedtuple("P", "x y")
+    with pytest.raises(TypeError, match="namedtuple"):
+        k[1, 1](np.zeros(1), P(1, 2))
+    f = kiln.jit(["(float64[::1], int64)"])(lambda r, t: None)
+    with pytest.raises(TypeError, match="No matching definition"):
+        f[1, 1](np.zeros(1), (1, 2))
