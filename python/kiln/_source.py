@@ -323,11 +323,11 @@ def _lambda_source(fn, lines, filename):
 # for a text that defines the function, and matches it by compiling the text again and
 # finding a code object equal to the function's own (bytecode, constants, names, lines),
 # so two texts with a `def fn` on the same line are never confused.  `python -c TEXT`
-# is such a text too: sys.orig_argv keeps it.  Once those frames
-# are gone (a helper that returned what its exec made) the text is too, and the error
-# says what to do.  Catching every text as Python compiles it would take an audit hook
-# (PEP 578), which taxes every audited event of the process (id(), open, ...) for as long
-# as it runs: measured at about 420 ns per event for a hook written in Python.
+# is such a text too: sys.orig_argv keeps it.  Once those frames are gone (a helper that
+# returned what its exec made), the texts Python compiled since kiln was imported are
+# tried: an audit hook written in C (PEP 578; a hook in Python would cost about 420 ns per
+# audited event of the process) keeps the recent ones that define functions
+# (python/kiln/_ext/exectext.c).  Past those, the error says what to do.
 
 _EXEC_FRAMES = 64             # frames searched for the text given to exec (docs/limits.md)
 _EXEC_MAX_CHARS = 1 << 20     # longer strings are not tried as that text (docs/limits.md)
@@ -360,12 +360,7 @@ def _exec_lines(code):
     argv = getattr(sys, "orig_argv", [])
     # `python -c TEXT` compiles TEXT as '<string>' too, and keeps it in sys.orig_argv
     extra = [argv[argv.index("-c") + 1]] if "-c" in argv[:-1] else []
-    for _ in range(_EXEC_FRAMES):
-        if f is None:
-            break
-        texts = [v for v in f.f_locals.values() if type(v) is str]
-        texts += [c for c in f.f_code.co_consts if type(c) is str] + extra
-        extra = []
+    def match(texts):
         for text in texts:
             if id(text) in tried or len(text) > _EXEC_MAX_CHARS or needle not in text:
                 continue
@@ -377,5 +372,20 @@ def _exec_lines(code):
                 continue
             if _holds(top, code):
                 return text.splitlines(True)
+        return None
+
+    for _ in range(_EXEC_FRAMES):
+        if f is None:
+            break
+        texts = [v for v in f.f_locals.values() if type(v) is str]
+        texts += [c for c in f.f_code.co_consts if type(c) is str] + extra
+        extra = []
+        found = match(texts)
+        if found:
+            return found
         f = f.f_back
-    return None
+    # the frames are gone: the recent texts Python compiled, kept by kiln's audit hook
+    # (python/kiln/_ext/exectext.c), newest first
+    from . import _kiln
+
+    return match(_kiln.exec_texts())

@@ -227,4 +227,4 @@ def test_a_wheel_installs_into_a_fresh_venv_and_runs_a_kernel_outside_the_reposi
     r = subprocess.run([py, "-c", "import kiln, os; d = os.path.dirname(kiln.__file__); "
                         "print(sorted(f for f in os.listdir(d) if f.endswith(('.pyi', '.typed'))))"],
                        capture_output=True, text=True, cwd=work, env=env, timeout=60)
-    assert r.stdout.strip() == "['__init__.pyi', 'cache.pyi', 'py.typed']", r.stdout + r.stderr
+    assert r.stdout.strip() == "['__init__.pyi', 'cache.pyi', 'py.typed', 'types.pyi']", r.stdout + r.stderr

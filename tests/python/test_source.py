@@ -69,15 +69,27 @@ def test_lambda_called_from_a_kernel_is_a_device_function():
     assert np.array_equal(a, np.arange(8.0) * 2 + 1)
 
 
-def _lambda_made_by_a_helper():
+def _lambda_made_by_a_helper(body="a + b"):
     ns = {}
-    exec("f = lambda a, b: a + b", ns)
+    exec(f"f = lambda a, b: {body}", ns)
     return ns["f"]
 
 
+def _push_out_exec_texts():
+    # more texts that define functions than kiln's audit hook keeps (EXEC_TEXTS, exectext.c)
+    for i in range(300):
+        exec(f"def filler_{i}(): pass", {})
+
+
+def test_lambda_made_by_a_helper_is_found_in_the_texts_python_compiled():
+    # the helper's frame is gone; the text is among those kiln's audit hook keeps
+    assert kiln.reduce(_lambda_made_by_a_helper())(np.ones(3)) == 3.0
+
+
 def test_lambda_without_source_says_to_use_def():
-    # the text given to exec is gone with the helper's frame: the error names def
-    r = kiln.reduce(_lambda_made_by_a_helper())
+    f = _lambda_made_by_a_helper("a + 2 * b")
+    _push_out_exec_texts()  # before kiln looks for the text (when the function is wrapped)
+    r = kiln.reduce(f)
     with pytest.raises(kiln.CompileError) as e:
         r(np.ones(3))
     msg = str(e.value)
@@ -130,14 +142,50 @@ def test_exec_lambda_on_the_texts_first_line():
         ns["r"](np.arange(5.0))
 
 
-def _made_by_a_helper():
+def _made_by_a_helper(value=1):
     ns = {}
-    exec("def gone(a):\n    a[0] = 1\n", ns)
+    exec(f"def gone(a):\n    a[0] = {value}\n", ns)
     return ns["gone"]
 
 
+def _kernels_made_by_a_helper(func):
+    # as Numba's test_atomics makes its kernels: the text is formatted, exec'd into a dict
+    # and only the functions leave the helper
+    import textwrap
+
+    fns = textwrap.dedent("""
+    def first(res, ary):
+        i = kiln.grid(1)
+        {func}(res, 0, ary[i])
+
+    def second(res, ary):
+        {func}(res, 0, ary[0] * 2)
+    """).format(func=func)
+    ld = {}
+    exec(fns, {"kiln": kiln}, ld)
+    return ld["first"], ld["second"]
+
+
+def test_exec_text_of_a_helper_that_returned_is_found():
+    first, second = _kernels_made_by_a_helper("kiln.atomic.max")
+    _, other = _kernels_made_by_a_helper("kiln.atomic.min")  # the same def lines, told apart
+    res = np.zeros(1)
+    kiln.jit(first)[1, 4](res, np.array([3.0, 9.0, 1.0, 4.0]))
+    assert res[0] == 9.0
+    kiln.jit(second)[1, 1](res, np.array([5.0]))
+    assert res[0] == 10.0
+    kiln.jit(other)[1, 1](res, np.array([1.0]))
+    assert res[0] == 2.0
+    k = kiln.jit(_made_by_a_helper(7))
+    a = np.zeros(1)
+    k[1, 1](a)
+    assert a[0] == 7
+
+
 def test_exec_text_gone_is_a_clear_error():
-    k = kiln.jit(_made_by_a_helper())
+    f = _made_by_a_helper(3)
+    _push_out_exec_texts()  # before kiln looks for the text (when the function is wrapped)
+    k = kiln.jit(f)
     with pytest.raises(kiln.CompileError) as e:
         k[1, 1](np.zeros(1))
     msg = str(e.value)

@@ -12,6 +12,7 @@
 #include "dispatcher.h"
 #include "driver.h"
 #include "errors.h"
+#include "exectext.h"
 #include "host.h"
 #include "interop.h"
 #include "launch.h"
@@ -46,6 +47,8 @@ static int mod_exec(PyObject *m) {
     if (ext_launch_init(m, st) < 0) return -1;
     if (ext_record_init(m, st) < 0) return -1;
     if (ext_interop_init(m, st) < 0) return -1;
+    if (ext_exectext_init() < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_exectext_functions) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }

@@ -19,6 +19,7 @@
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
+ *   exectext.c    the text given to exec and compile, kept by an audit hook
  *   table.c       the specialisation table and its reference-counted entries
  *   tier.c        tiered CPU builds: tier 0 (libtcc), the optimising builds' workers
  *   cache.c       the artifact cache: cached builds, kiln.cache's functions
