@@ -345,7 +345,8 @@ def _tuple_kernel(disp, shape):
     text = f"def {fname}({', '.join(params)}):\n    _kiln_body({', '.join(call)})\n"
     filename = f"<kiln: tuple arguments of {disp.__qualname__} #{len(disp._tuple_kernels)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    options = dict(disp.options, max_registers=disp.options["max_registers"] or None)
+    options = dict(disp.options, max_registers=disp.options["max_registers"] or None,
+                   launch_bounds=tuple(b for b in disp.options["launch_bounds"] if b) or None)
     body = Dispatcher(disp.py_func, device=True, **options)
     ns = {"_kiln_body": body}
     exec(compile(text, filename, "exec"), ns)

@@ -137,6 +137,12 @@ def test_tuple_arguments_of_kernels():
     k[2, 8](r, (1, (np.int8(1), 0.5)), (x, y))  # other leaf types: a new specialisation
     np.testing.assert_array_equal(x, y + 0.5)
     assert len(k._tuple_kernels) == 1
+    # the kernel of the leaves takes the kernel's options
+    bounded = kiln.jit(k.py_func, launch_bounds=64, debug=True)
+    bounded[2, 8](r, (1.0, (2, 3)), (x, y))
+    np.testing.assert_array_equal(x, y + 6)
+    flat = next(iter(bounded._tuple_kernels.values()))
+    assert flat.options["launch_bounds"] == bounded.options["launch_bounds"] and flat.options["debug"]
 
 
 def test_tuple_argument_errors_name_the_element():
