@@ -101,6 +101,10 @@ def env_for(cache_dir, **extra):
     env["KILN_CACHE_DIR"] = str(cache_dir)
     env["PYTHONPATH"] = PYDIR
     env["KILN_TARGET"] = "cpu"
+    # the tests rewrite kernels.py between processes, sometimes within one second and at
+    # the same size (scale=1.0 -> 2.0), which Python's .pyc check (mtime in seconds, size)
+    # cannot tell apart: the child would run the old module's globals
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.pop("KILN_CHECK_CUDA", None)
     env.update({k: str(v) for k, v in extra.items()})
     return env
