@@ -49,16 +49,14 @@ static bool decode_piece(Sema *S, Span sp, const char *s, size_t n, Buf *b) {
         case '\'': buf_puts(b, "'"); break;
         case '"': buf_puts(b, "\""); break;
         case '\n': break; /* a continued line */
-        case 'x':
-            if (k + 2 < e) {
+        default:
+            if (d == 'x' && k + 2 < e) {
                 char hex[3] = {s[k + 1], s[k + 2], 0};
                 char v = (char)strtol(hex, NULL, 16);
                 buf_put(b, &v, 1);
                 k += 2;
                 break;
             }
-            /* fall through */
-        default:
             buf_puts(b, "\\");
             buf_put(b, &d, 1);
         }
