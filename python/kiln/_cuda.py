@@ -115,14 +115,9 @@ class DeviceArray(_kiln.DeviceArrayBase):
             # CuPy and others would take the host pointer for device memory
             raise AttributeError("a host-backed kiln.DeviceArray (KILN_TARGET=cpu) has no "
                                  "__cuda_array_interface__; it has __array_interface__")
-        return {
-            "shape": self.shape,
-            "strides": None if self.is_c_contiguous() else self.strides,
-            "typestr": _typestr(self._dtype_code),
-            "data": (self._ptr, False),
-            "version": 3,
-            "stream": 1,  # work is ordered on the legacy default stream
-        }
+        d = self._interface()
+        d["stream"] = 1  # work is ordered on the legacy default stream
+        return d
 
     @property
     def __array_interface__(self):
@@ -130,6 +125,10 @@ class DeviceArray(_kiln.DeviceArrayBase):
         if self._device != HOST:
             raise AttributeError("a kiln.DeviceArray in GPU memory has no __array_interface__; "
                                  "use .copy_to_host()")
+        return self._interface()
+
+    def _interface(self):
+        """What the CUDA and NumPy array interfaces (version 3) share."""
         return {
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
