@@ -389,7 +389,7 @@ number_domain = integer_domain | real_domain | complex_domain
 
 def from_dtype(dtype):
     """The scalar type of a NumPy dtype (``from_dtype(np.float32)`` is ``kiln.float32``);
-    a NotImplementedError for dtypes kernels do not take (records, complex, strings...)."""
+    a NotImplementedError for dtypes kernels do not take (records, strings, datetimes...)."""
     import numpy as np
 
     dt = np.dtype(dtype)
