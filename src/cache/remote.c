@@ -32,6 +32,7 @@
 
 #include "cache/remote.h"
 #include "compiler.h"
+#include "util/sigpipe.h"
 
 enum { HEAD = 40, BODY_FIXED = 16 + 16 + 4 + 8 };
 
@@ -76,6 +77,15 @@ static void timed_out(Remote *r) {
     fail(r, why);
 }
 
+/* hiredis writes with write(2): a server that has gone raises SIGPIPE (sigpipe.h). */
+static int write_no_sigpipe(redisContext *rc, int *done) {
+    SigpipeHold hold;
+    sigpipe_hold(&hold);
+    int status = redisBufferWrite(rc, done);
+    sigpipe_release(&hold);
+    return status;
+}
+
 /* Sends what hiredis has buffered and reads one reply, all by the deadline. */
 static redisReply *round_trip(Remote *r, int64_t deadline) {
     redisContext *rc = r->rc;
@@ -86,7 +96,7 @@ static redisReply *round_trip(Remote *r, int64_t deadline) {
         /* a blocking write of a large record returns after the remaining time */
         struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
         setsockopt(rc->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (redisBufferWrite(rc, &done) != REDIS_OK) goto failed;
+        if (write_no_sigpipe(rc, &done) != REDIS_OK) goto failed;
     }
     for (;;) {
         void *reply = NULL;
@@ -113,10 +123,32 @@ failed:
     return NULL;
 }
 
+/* Why the connection cannot carry a command, or NULL: between commands nothing may
+ * be waiting to be read.  Bytes there answer no command (a server out of step, or
+ * hostile: they would be taken for the next command's reply), and an end of the
+ * connection means the server has gone (a write to it would only fail later). */
+static const char *unasked(redisContext *rc) {
+    redisReader *rd = rc->reader;
+    if (rd && rd->pos < rd->len) return "the server sent bytes no command asked for";
+    struct pollfd p = {rc->fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return NULL;
+    char byte;
+    ssize_t n = recv(rc->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return "the server sent bytes no command asked for";
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        return "the server closed the connection";
+    return NULL;
+}
+
 /* Runs a command; NULL after turning the tier off. */
 static redisReply *command(Remote *r, const char *fmt, ...) {
     if (!r->ok) return NULL;
     int64_t deadline = mono_ms() + r->timeout_ms;
+    const char *broken = unasked(r->rc);
+    if (broken) {
+        fail(r, broken);
+        return NULL;
+    }
     va_list ap;
     va_start(ap, fmt);
     int rc = redisvAppendCommand(r->rc, fmt, ap);

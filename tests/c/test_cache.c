@@ -1,6 +1,8 @@
 /* test_cache.c: the artifact cache's tiers, checks and bundles, in one
  * process (the multi-process scenarios are tests/python/test_cache.py and
  * test_cache_faults.py). */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "cache/remote.h"
+#include "util/sigpipe.h"
 #include "kiln.h"
 #include "test.h"
 
@@ -775,4 +778,42 @@ TEST(hmac_sha256_in_pieces) {
     CHECK(hmac_end(&st, out) == 0);
     CHECK(hmac_sha256(&h, "Jefe", 4, "what do ya want for nothing?", 28, one) == 0);
     CHECK(memcmp(out, one, 32) == 0);
+}
+
+/* A write to a socket whose peer has closed, under SIGPIPE's default action: with the
+ * hold it fails with EPIPE and the process lives on (without it the test binary dies),
+ * nothing stays pending, and a SIGPIPE pending before is left alone. */
+TEST(sigpipe_hold_survives_a_closed_peer) {
+    struct sigaction dfl = {0}, old;
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, &old);
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    close(sv[1]);
+    SigpipeHold h;
+    sigpipe_hold(&h);
+    errno = 0;
+    CHECK(write(sv[0], "x", 1) == -1 && errno == EPIPE);
+    sigpipe_release(&h);
+    sigset_t pending;
+    sigemptyset(&pending);
+    CHECK(sigpending(&pending) == 0 && !sigismember(&pending, SIGPIPE));
+    sigset_t mask;
+    CHECK(pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 && !sigismember(&mask, SIGPIPE));
+
+    /* someone else's pending SIGPIPE (blocked by the caller) survives the hold */
+    sigset_t pipe_only, before;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+    raise(SIGPIPE);
+    sigpipe_hold(&h);
+    CHECK(write(sv[0], "x", 1) == -1 && errno == EPIPE);
+    sigpipe_release(&h);
+    CHECK(sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE));
+    struct timespec zero = {0, 0};
+    CHECK(sigtimedwait(&pipe_only, NULL, &zero) == SIGPIPE);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    close(sv[0]);
+    sigaction(SIGPIPE, &old, NULL);
 }

@@ -149,6 +149,54 @@ def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
         srv.close()
 
 
+# runs runner.py with SIGPIPE's default action restored, as a C program or a CLI tool has it
+SIGPIPE_DEFAULT = [sys.executable, "-c",
+                   "import runpy, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); "
+                   "sys.argv = sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')"]
+
+
+def test_a_redis_that_sends_unasked_replies_is_turned_off_not_believed(tmp_path):
+    """The server answers the first command with four replies and closes.  The extra
+    replies must not be taken for the answers to later commands, and writing to the
+    closed connection must not raise SIGPIPE (the child runs under its default action,
+    which used to kill it): the tier turns off with one warning, the kernels compile."""
+    write_kernels(tmp_path)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    stop = threading.Event()
+
+    def answer_four_times_then_close():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                c = srv.accept()[0]
+            except OSError:
+                continue
+            try:
+                c.settimeout(5)
+                c.recv(65536)
+                c.sendall(b"$-1\r\n" * 4)  # four misses for one GET
+            except OSError:
+                pass
+            c.close()
+
+    t = threading.Thread(target=answer_four_times_then_close, daemon=True)
+    t.start()
+    try:
+        url = f"redis://127.0.0.1:{srv.getsockname()[1]}/0"
+        p = start(tmp_path, tmp_path / "a", ["saxpy", "saxpy:float64"], prefix=SIGPIPE_DEFAULT,
+                  KILN_REMOTE_CACHE=url, KILN_REMOTE_TIMEOUT_MS=2000)
+        r = finish_within(p, 60)
+        assert r["stats"]["remote"]["url"] is None and r["stats"]["remote"]["hits"] == 0
+        assert len(r["warnings"]) == 1, r["warnings"]
+        assert "no command asked for" in r["warnings"][0], r["warnings"]
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+
+
 HOLD_LOCK = '''
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
