@@ -804,7 +804,8 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
         s->ty = types[i];
         s->def_sp = f->def->def.params[i].sp;
         s->maybe_neg = ty_is_int(types[i]) && ty_is_signed(types[i]);
-        if (types[i]->kind == TY_ARRAY) s->origins = i < 64 ? UINT64_C(1) << i : ~UINT64_C(0);
+        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE)
+            s->origins = i < 64 ? UINT64_C(1) << i : ~UINT64_C(0);
         f->psyms[i] = s;
     }
     collect_locals(S, f, &f->def->def.body);
@@ -1056,7 +1057,7 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
                  (long long)(f->local_bytes + spec->local_bytes));
     f->local_bytes += spec->local_bytes;
     for (int i = 0; i < np; i++)
-        if (spec_writes(spec, i) && types[i]->kind == TY_ARRAY)
+        if (spec_writes(spec, i) && (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE))
             sema_mark_written(S, bound[i]);
     call->callee = spec;
     if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind == TY_COMPLEX &&

@@ -235,6 +235,11 @@ uint64_t sema_origins(Sema *S, Node *n) {
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
     case E_ATTR: return sema_origins(S, n->attr.base); /* a.real, a.imag: views of a */
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
+    case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */
+        uint64_t o = 0;
+        for (int i = 0; i < n->tuple.n; i++) o |= sema_origins(S, n->tuple.v[i]);
+        return o;
+    }
     default: return 0;
     }
 }

@@ -145,6 +145,40 @@ def test_tuple_arguments_of_kernels():
     assert flat.options["launch_bounds"] == bounded.options["launch_bounds"] and flat.options["debug"]
 
 
+def test_arrays_written_through_tuples_are_written_parameters():
+    """An array written through a tuple (a tuple argument's leaf, or a tuple passed to a
+    device function) is a written parameter: on the GPU a host array is copied back only
+    when its parameter is written, so missing this loses the kernel's results there."""
+    @kiln.jit
+    def k(r, arrs):
+        i = kiln.grid(1)
+        if i < len(arrs[0]):
+            arrs[0][i] = arrs[1][i] + 1
+        if i == 0:
+            r[0] = 1
+
+    x, y, r = np.zeros(10), np.arange(10.0), np.zeros(1, np.int64)
+    k[2, 8](r, (x, y))
+    flat = next(iter(k._tuple_kernels.values()))
+    assert flat._entry_for(None).program.written[:2] == (True, True)
+
+    @kiln.jit(device=True)
+    def put(pair, i):
+        pair[0][i] = 2.0
+
+    @kiln.jit
+    def through_device(a, b, c):
+        i = kiln.grid(1)
+        if i < a.size:
+            put((a, b), i)
+            c[i] = a[i]
+
+    a, b, c = np.zeros(4), np.zeros(4), np.zeros(4)
+    through_device[1, 4](a, b, c)
+    np.testing.assert_array_equal(a, 2.0)
+    assert through_device._entry_for(None).program.written[0]
+
+
 def test_tuple_argument_errors_name_the_element():
     @kiln.jit
     def k(r, t):
