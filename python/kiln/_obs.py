@@ -292,7 +292,7 @@ def _configure():
     if flags:
         got = _set(on=flags)
         if want_nvtx and not got & NVTX and nvtx == "1":
-            _warn(f"KILN_NVTX=1, but libnvToolsExt cannot be loaded "
+            _warn(f"KILN_NVTX=1, but no NVTX library (libnvToolsExt, libnvtx3interop) can be loaded "
                           f"({_kiln.obs_nvtx()[1]}); NVTX ranges are off", RuntimeWarning,
                           stacklevel=3)
     if hasattr(os, "register_at_fork"):

@@ -106,12 +106,14 @@ def nvtx_library():
     if found:
         return found
     for pat in ("/usr/local/cuda*/lib64/libnvToolsExt.so*", "/usr/lib/x86_64-linux-gnu/libnvToolsExt.so*",
-                "/opt/nvidia/nsight-systems/*/target-linux-x64/libnvToolsExt.so*"):
+                "/opt/nvidia/nsight-systems/*/target-linux-x64/libnvToolsExt.so*",
+                "/usr/local/cuda*/lib64/libnvtx3interop.so*"):
         hits = sorted(glob.glob(pat))
         if hits:
             return hits[0]
     for d in sys.path:  # the wheel PyTorch depends on (nvidia-nvtx)
-        hits = sorted(glob.glob(os.path.join(d, "nvidia", "**", "libnvToolsExt.so*"), recursive=True))
+        hits = sorted(glob.glob(os.path.join(d, "nvidia", "**", "libnvToolsExt.so*"), recursive=True) +
+                      glob.glob(os.path.join(d, "nvidia", "**", "libnvtx3interop.so*"), recursive=True))
         if hits:
             return hits[0]
     return None

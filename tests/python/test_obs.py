@@ -425,13 +425,80 @@ def test_nvtx_ranges_around_compiles_and_launches(tmp_path):
     assert lines.count("pop") == 4
 
 
+# A tool's side of NVTX 3 (what Nsight Systems loads through NVTX_INJECTION64_PATH): the
+# library calls InitializeInjectionNvtx2 with its export-table getter, and the tool puts its
+# handlers into the core module's function table.  The numbers are NVTX 3's ABI
+# (nvtx3/nvtxDetail/nvtxTypes.h): export table 1 is the callbacks table, module 1 the core,
+# slots 9 and 11 nvtxRangePushA and nvtxRangePop.
+FAKE_NVTX_TOOL = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef void (*fn)(void);
+typedef struct { size_t size; int (*module_table)(int module, fn ***table, unsigned *n); } callbacks;
+static FILE *log_file(void) {
+    static FILE *f;
+    if (!f) f = fopen(getenv("FAKE_NVTX_LOG"), "w");
+    return f;
+}
+static int push(const char *m) { fprintf(log_file(), "push %s\n", m); fflush(log_file()); return 0; }
+static int pop(void) { fprintf(log_file(), "pop\n"); fflush(log_file()); return 0; }
+int InitializeInjectionNvtx2(const void *(*get_table)(uint32_t)) {
+    const callbacks *cb = get_table(1);
+    fn **table = NULL;
+    unsigned n = 0;
+    if (!cb || !cb->module_table(1, &table, &n) || n < 11) return 0;
+    *table[9] = (fn)push;
+    *table[11] = (fn)pop;
+    return 1;
+}
+"""
+
+
+def nvtx3_interop():
+    import ctypes.util
+    import glob
+    for pat in ("/usr/local/cuda/lib64/libnvtx3interop.so.1", "/usr/local/cuda*/lib64/libnvtx3interop.so.1"):
+        hits = sorted(glob.glob(pat))
+        if hits:
+            return hits[0]
+    return ctypes.util.find_library("nvtx3interop")
+
+
+def test_nvtx_through_cuda13s_interop_library_reaches_the_tool(tmp_path):
+    """CUDA 12.9+/13 ship no libnvToolsExt: kiln loads libnvtx3interop by itself (no
+    KILN_NVTX_LIB), and the ranges reach the tool NVTX_INJECTION64_PATH names, as under
+    Nsight Systems."""
+    lib = nvtx3_interop()
+    if lib is None:
+        pytest.skip("the CUDA toolkit's libnvtx3interop is not on this machine")
+    src = tmp_path / "fake_tool.c"
+    src.write_text(FAKE_NVTX_TOOL)
+    tool = tmp_path / "libfake_tool.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", str(tool), str(src)],
+                   check=True)
+    log = tmp_path / "nvtx.log"
+    env = dict(NVTX_INJECTION64_PATH=str(tool), FAKE_NVTX_LOG=str(log))
+    if not lib.startswith("/usr/local/cuda/lib64/"):  # elsewhere: found through the loader's path
+        env["LD_LIBRARY_PATH"] = os.path.dirname(lib)
+    out, err = run(tmp_path, """
+        for _ in range(2):
+            add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        print(kiln._kiln.obs_nvtx()[0])
+    """, **env)
+    assert out.split()[-1] == "True", err
+    lines = log.read_text().splitlines()
+    assert lines.count("push kiln launch add") == 2 and lines.count("push kiln compile add") == 1
+    assert lines.count("pop") == 3
+
+
 def test_nvtx_missing_library_warns_and_runs(tmp_path):
     out, err = run(tmp_path, '''
         add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
         print(kiln._kiln.obs_nvtx()[0], kiln._kiln.obs_flags() & 64)
     ''', KILN_NVTX="1", KILN_NVTX_LIB=str(tmp_path / "nope.so"))
     assert out.split() == ["False", "0"]
-    assert "KILN_NVTX=1, but libnvToolsExt cannot be loaded" in err and "nope.so" in err
+    assert "KILN_NVTX=1, but no NVTX library (libnvToolsExt, libnvtx3interop) can be loaded" in err and "nope.so" in err
     # nsys's variable alone turns it on quietly; without a library it stays off, silent
     out, err = run(tmp_path, '''
         add[1, 16](np.ones(3), np.ones(3), np.zeros(3))

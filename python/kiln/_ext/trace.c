@@ -152,8 +152,12 @@ PyObject *ext_trace_take(ExtTrace *t) {
 bool ext_nvtx_load(ExtTrace *t) {
     if (t->nvtx_lib) return true;
     const char *env = getenv("KILN_NVTX_LIB");
-    const char *names[] = {env && *env ? env : "libnvToolsExt.so.1", "libnvToolsExt.so"};
-    int tries = env && *env ? 1 : 2;
+    /* NVTX 2's library, then CUDA 12.x/13's libnvtx3interop (the toolkit ships no
+     * libnvToolsExt since NVTX became header-only; the interop library exports the same
+     * nvtxRangePushA/nvtxRangePop), by name and where the toolkit keeps it */
+    const char *names[] = {env && *env ? env : "libnvToolsExt.so.1", "libnvToolsExt.so",
+                           "libnvtx3interop.so.1", "/usr/local/cuda/lib64/libnvtx3interop.so.1"};
+    int tries = env && *env ? 1 : (int)(sizeof names / sizeof names[0]);
     for (int i = 0; i < tries; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!h) {
