@@ -152,7 +152,8 @@ typedef struct kiln_value {
     } v;
     const struct kiln_value *tuple; /* TUPLE: ntuple elements */
     int ntuple;
-    const char *name; /* NAMESPACE: canonical dotted name; OTHER: type name */
+    const char *name; /* NAMESPACE: canonical dotted name; OTHER: type name, or a phrase
+                       * starting "a " or "an " that says what the value is */
     /* FUNCTION */
     void *scope;          /* resolver scope for the function's own globals */
     const char *text;     /* source text starting at the function's first line */

@@ -77,6 +77,10 @@ enum {
     /* Static shared memory of one block, every kiln.shared.array of the kernel
      * and its device functions together: what CUDA gives without opting in. */
     KILN_MAX_SHARED_BYTES = 48 << 10,
+    /* A global NumPy array a kernel reads is frozen into the generated program
+     * (about 3 bytes of source per byte); larger tables belong in arguments.
+     * python/kiln/_compile.py's MAX_CONST_ARRAY_BYTES is the same figure. */
+    KILN_MAX_CONST_ARRAY_BYTES = 1 << 20,
 };
 /* Memory of one compilation (its arena): tokens, trees, types, generated text. */
 #define KILN_MAX_ARENA_BYTES ((size_t)1 << 30)

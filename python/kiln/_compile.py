@@ -104,12 +104,38 @@ def describe(v):
         if isinstance(v, np.dtype):
             code = dtype_code(v.name)
             return ("dtype", code) if code is not None else ("other", str(v))
+        if isinstance(v, np.ndarray):
+            return _describe_array(np, v)
     mod = type(v).__module__ or ""
     if mod.startswith("numba"):
         code = dtype_code(str(v))
         if code is not None:
             return ("dtype", code)
     return ("other", type(v).__qualname__)
+
+
+# A global NumPy array is captured as a constant when the kernel compiles (as Numba does):
+# its elements are written into the program, so changing the array later changes nothing
+# for the compiled kernel, and a new process that sees other values compiles anew (the
+# source, and so the cache key, holds them).  Up to MAX_CONST_ARRAY_BYTES
+# (KILN_MAX_CONST_ARRAY_BYTES in src/compiler.h): a larger table belongs in an argument.
+MAX_CONST_ARRAY_BYTES = 1 << 20
+
+
+def _describe_array(np, v):
+    code = dtype_code(v.dtype.name)
+    if code is None:
+        return ("other", f"a NumPy array of dtype {v.dtype} (global arrays kernels read are "
+                         "of bool, int, float and complex dtypes)")
+    if not v.dtype.isnative:  # the values, in the order the kernel reads them
+        v = v.astype(v.dtype.newbyteorder("="))
+    if v.ndim == 0:
+        return ("scalar", code, v.item())
+    if v.nbytes > MAX_CONST_ARRAY_BYTES:
+        return ("other", f"a NumPy array of {v.nbytes} bytes, over the {MAX_CONST_ARRAY_BYTES} "
+                         "bytes of a global array captured as a constant")
+    return ("array", code, tuple(int(d) for d in v.shape),
+            np.ascontiguousarray(v).tobytes())
 
 
 def lookup(fn, dotted):

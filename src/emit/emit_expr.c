@@ -925,6 +925,14 @@ void emit_expr(Emit *E, Node *n) {
         UNREACHABLE();
     }
     tuple_const:
+        if (n->gv->kind == KILN_VAL_ARRAY) { /* a frozen global array: a view of its data */
+            const GVal *g = n->gv;
+            P("%s_local((%s *)%s", emit_ctype(E, g->ty), emit_elem_ctype(E, g->ty->elem),
+              emit_frozen_array(E, g));
+            for (int i = 0; i < g->ty->ndim; i++) P(", %lldLL", (long long)g->shape[i]);
+            PS(")");
+            return;
+        }
         if (n->gv->ty->kind == TY_COMPLEX) { /* a frozen complex scalar */
             emit_complex_const(E, n->gv->ty, n->gv->cv.f, n->gv->im);
             return;

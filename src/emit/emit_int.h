@@ -40,7 +40,7 @@ typedef struct Emit {
     const char **names; /* registered keys: an open-addressing set (see registered) */
     const char **named; /* the value stored with each key (a struct's C name) */
     int nnames, capnames;
-    int ngarrays;       /* frozen tuples written as static arrays, kga<i> (global_array) */
+    int ngarrays;       /* frozen tuples and arrays written as static arrays, kga<i>, kgc<i> */
     PtrVec gvalues;     /* frozen tuples used as values in this function (GVal *), kgv<i> */
     FuncSpec *f;        /* the function being written */
     int tmp;            /* temporaries in this function */
@@ -115,6 +115,8 @@ void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, co
 void emit_global_make(Emit *E, const GVal *g);
 const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
+/* The static array of a frozen global NumPy array (kgc<i>). */
+const char *emit_frozen_array(Emit *E, const GVal *g);
 
 /* ---- emit_print.c: print(...) as one printf ---- */
 void emit_print(Emit *E, Node *n);

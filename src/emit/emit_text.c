@@ -561,3 +561,38 @@ const char *emit_global_array(Emit *E, const GVal *g) {
     return name;
 }
 
+/* ---- frozen arrays ---------------------------------------------------------------
+ * A global NumPy array is a static array of the program (kgc<i>, written once
+ * whatever reads it), initialised with its elements' bits as unsigned words of
+ * the element's size (8 bytes for complex128's halves): exact for every value,
+ * NaN and infinity included, which a __device__ initialiser of floats cannot
+ * spell.  Reads see it through a view of the element type, as shared memory is
+ * seen through kiln_dsmem; nothing writes it (sema refuses). */
+const char *emit_frozen_array(Emit *E, const GVal *g) {
+    const char *key = arena_printf(&E->C->arena, "kgc:%p", (const void *)g);
+    const char *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "kgc%d", E->ngarrays++);
+    E->named[name_slot(E, key)] = name;
+    size_t esize = (size_t)kiln_dtype_size((kiln_dtype)g->ty->elem->dtype);
+    size_t count = 1;
+    for (int i = 0; i < g->ty->ndim; i++) count *= (size_t)g->shape[i];
+    size_t word = esize > 8 ? 8 : esize;
+    size_t nwords = count * esize / word;
+    static const char *const wt[] = {NULL, "u8", "u16", NULL, "u32", NULL, NULL, NULL, "u64"};
+    Buf *saved = E->o;
+    E->o = &E->helpers;
+    P("static %sconst %s %s[%zu] %s = {", E->cuda ? "__device__ " : "", wt[word], name,
+      nwords ? nwords : 1, E->cuda ? "__align__(16)" : "__attribute__((aligned(16)))");
+    const unsigned char *p = g->data;
+    for (size_t i = 0; i < nwords; i++) {
+        uint64_t u = 0;
+        memcpy(&u, p + i * word, word); /* little-endian hosts and devices alike */
+        PS(i % 8 ? ", " : (i ? ",\n    " : "\n    "));
+        P("0x%llxu", (unsigned long long)u);
+    }
+    if (!nwords) PS("0");
+    PS("};\n");
+    E->o = saved;
+    return name;
+}

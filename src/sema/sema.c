@@ -223,13 +223,43 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = t;
         break;
     }
-    case KILN_VAL_ARRAY:
-        g->kind = KILN_VAL_OTHER;
-        g->other = "a NumPy array";
-        g->ty = &ty_error;
+    case KILN_VAL_ARRAY: {
+        /* a global array frozen into the program: its elements are copied here */
+        size_t esize = (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
+        size_t bytes = esize;
+        bool ok = esize && kv->ndim >= 1 && kv->ndim <= KILN_MAX_NDIM && kv->shape && kv->data;
+        for (int i = 0; ok && i < kv->ndim; i++) {
+            if (kv->shape[i] < 0 ||
+                (kv->shape[i] && bytes > (size_t)KILN_MAX_CONST_ARRAY_BYTES / (size_t)kv->shape[i]))
+                ok = false;
+            else
+                bytes *= (size_t)kv->shape[i];
+        }
+        if (!ok || bytes > (size_t)KILN_MAX_CONST_ARRAY_BYTES) {
+            g->kind = KILN_VAL_OTHER;
+            g->other = arena_printf(&C->arena,
+                                    "an array over the %d bytes of a global array captured as a "
+                                    "constant (KILN_MAX_CONST_ARRAY_BYTES)",
+                                    KILN_MAX_CONST_ARRAY_BYTES);
+            g->ty = &ty_error;
+            break;
+        }
+        int64_t *shape = arena_alloc(&C->arena, sizeof(int64_t) * KILN_MAX_NDIM);
+        memcpy(shape, kv->shape, sizeof(int64_t) * (size_t)kv->ndim);
+        void *data = arena_alloc(&C->arena, bytes ? bytes : 1);
+        memcpy(data, kv->data, bytes);
+        g->shape = shape;
+        g->data = data;
+        g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
         break;
+    }
     case KILN_VAL_OTHER:
-        g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
+        /* a type name ('dict'), or a phrase that already says what it is ("a NumPy
+         * array of dtype <U1 (...)") */
+        if (kv->name && (strncmp(kv->name, "a ", 2) == 0 || strncmp(kv->name, "an ", 3) == 0))
+            g->other = arena_strdup(&C->arena, kv->name);
+        else
+            g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
         g->ty = &ty_error;
         break;
     }
@@ -286,11 +316,11 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
         if (ty_is_int(g->ty) && (!ty_is_signed(g->ty) || g->cv.i >= 0)) n->flags |= NF_NONNEG;
         return g->ty;
     case KILN_VAL_TUPLE: n->gv = g; return g->ty;
+    case KILN_VAL_ARRAY: n->gv = g; return g->ty; /* read-only: sema_mark_written */
     case KILN_VAL_NAMESPACE:
     case KILN_VAL_MODULE:
     case KILN_VAL_DTYPE:
     case KILN_VAL_FUNCTION: return g->ty;
-    case KILN_VAL_ARRAY:
     case KILN_VAL_OTHER:
         if (strcmp(what, "print") == 0) {
             error_at(C, n->sp, "write results to an array and print them on the host",
@@ -298,8 +328,8 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
             return &ty_error;
         }
         error_at(C, n->sp,
-                 "kernels can read ints, floats, bools, NumPy scalars, tuples of them and kiln "
-                 "functions; pass arrays as arguments",
+                 "kernels can read ints, floats, bools, NumPy scalars and arrays, tuples of "
+                 "numbers and kiln functions; pass other values as arguments",
                  "global '%s' is %s, which kernels cannot use", what, g->other);
         return &ty_error;
     }
@@ -805,7 +835,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
         s->def_sp = f->def->def.params[i].sp;
         s->maybe_neg = ty_is_int(types[i]) && ty_is_signed(types[i]);
         if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE)
-            s->origins = i < 64 ? UINT64_C(1) << i : ~UINT64_C(0);
+            s->origins = origin_of_param(i);
         f->psyms[i] = s;
     }
     collect_locals(S, f, &f->def->def.body);

@@ -150,6 +150,8 @@ typedef struct GVal {
     const NsRef *ns;       /* NAMESPACE/MODULE */
     FuncInfo *fn;          /* FUNCTION */
     const char *other;     /* OTHER: the Python type name */
+    const void *data;      /* ARRAY: the frozen elements, C order (in the arena) */
+    const int64_t *shape;  /* ARRAY: its extents */
 } GVal;
 
 /* ---- functions ---------------------------------------------------------------- */
@@ -222,10 +224,17 @@ struct FuncSpec {
     int ntemps;           /* node ids handed out (for emitted temporaries) */
 };
 
-/* Whether the function may write array parameter i (bits wrap past 64: a
- * conservative yes for the ones that share a bit). */
+/* Origins (Sym.origins, FuncSpec.written) are bits: parameter p is bit p for
+ * p < 63, and the parameters past it share bit 62 (a conservative yes for each).
+ * Bit 63 is a global array frozen into the program, which nothing may write. */
+#define ORIGIN_FROZEN (UINT64_C(1) << 63)
+static inline uint64_t origin_of_param(int i) {
+    return UINT64_C(1) << (i < 62 ? i : 62);
+}
+
+/* Whether the function may write array parameter i. */
 static inline bool spec_writes(const FuncSpec *f, int i) {
-    return (f->written >> (i & 63)) & 1;
+    return (f->written & origin_of_param(i)) != 0;
 }
 
 typedef struct SemaResult {

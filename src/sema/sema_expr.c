@@ -229,11 +229,14 @@ void sema_cond(Sema *S, Node *n) {
 uint64_t sema_origins(Sema *S, Node *n) {
     switch (n->kind) {
     case E_NAME: {
+        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY ? ORIGIN_FROZEN : 0;
         Sym *s = sema_local(S, n->name.id);
         return s ? s->origins : 0;
     }
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
-    case E_ATTR: return sema_origins(S, n->attr.base); /* a.real, a.imag: views of a */
+    case E_ATTR: /* a.real, a.imag: views of a; cfg.TABLE: a frozen array */
+        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY ? ORIGIN_FROZEN : 0;
+        return sema_origins(S, n->attr.base);
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */
         uint64_t o = 0;
@@ -244,7 +247,15 @@ uint64_t sema_origins(Sema *S, Node *n) {
     }
 }
 
-void sema_mark_written(Sema *S, Node *array) { S->cur->written |= sema_origins(S, array); }
+void sema_mark_written(Sema *S, Node *array) {
+    uint64_t o = sema_origins(S, array);
+    if (o & ORIGIN_FROZEN)
+        error_at(S->C, array->sp,
+                 "pass the array as an argument to write to it (or copy it into a local array)",
+                 "this array may be a global array, which the kernel captured as a constant when "
+                 "it compiled: kernels cannot write to it");
+    S->cur->written |= o & ~ORIGIN_FROZEN;
+}
 
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp) {
     if (!ty_is_scalar(vt)) {

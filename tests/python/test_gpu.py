@@ -215,10 +215,12 @@ def test_float16_shared_memory_and_fp16(rng):
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
 
 
-@pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module"])
-def test_float16_lang_cases_on_the_gpu(name):
-    # the tests/lang float16 kernels, run on the GPU (host arrays go to the GPU when one is
-    # there), print the same comparisons with NumPy as on the CPU: float16 bit for bit
+@pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module", "global_arrays",
+                                  "complex_cmath"])
+def test_lang_cases_on_the_gpu(name):
+    # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
+    # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
+    # program as __device__ data) bit for bit, cmath within 4 ulp of Python's
     import os
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

@@ -212,6 +212,54 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (PyErr_Occurred()) return -1;
         out->is_device = PyObject_IsTrue(ITEM(5));
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
+    } else if (strcmp(kind, "array") == 0) {
+        /* ("array", dtype, shape, bytes): a frozen C-order copy of a global array */
+        out->kind = KILN_VAL_ARRAY;
+        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+        PyObject *shape = ITEM(2), *data = ITEM(3);
+        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
+            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || !PyBytes_Check(data) ||
+            (unsigned)out->dtype >= KILN_NDTYPES) {
+            PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, bytes)");
+            return -1;
+        }
+        out->ndim = (int)PyTuple_GET_SIZE(shape);
+        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
+        if (!dims) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
+        if (!cap) {
+            PyMem_Free(dims);
+            return -1;
+        }
+        int rc = PyList_Append(R->mem, cap);
+        Py_DECREF(cap);
+        if (rc < 0) return -1;
+        /* the bytes must hold exactly the elements the shape says */
+        unsigned long long count = 1;
+        for (int i = 0; i < out->ndim; i++) {
+            long long ext = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+            if (PyErr_Occurred()) return -1;
+            if (ext < 0 ||
+                (ext && count > (unsigned long long)PY_SSIZE_T_MAX / (unsigned long long)ext)) {
+                PyErr_SetString(PyExc_ValueError, "array description has a bad shape");
+                return -1;
+            }
+            dims[i] = ext;
+            count *= (unsigned long long)ext;
+        }
+        size_t esize = kiln_dtype_size(out->dtype);
+        if (count > (unsigned long long)PY_SSIZE_T_MAX / esize ||
+            (Py_ssize_t)(count * esize) != PyBytes_GET_SIZE(data)) {
+            PyErr_SetString(PyExc_ValueError, "array description: bytes do not match the shape");
+            return -1;
+        }
+        if (PyList_Append(R->keep, data) < 0) return -1;
+        out->shape = dims;
+        out->data = PyBytes_AS_STRING(data);
     } else if (strcmp(kind, "other") == 0) {
         out->kind = KILN_VAL_OTHER;
         out->name = keep_str(R, ITEM(1));
