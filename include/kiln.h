@@ -361,7 +361,8 @@ typedef enum kiln_errcode {
     KILN_ERR_ZERODIV,  /* integer division or modulo by zero */
     KILN_ERR_RANGE,    /* range() step is zero */
     KILN_ERR_POW,      /* integer to a negative power */
-    KILN_ERR_STOPPED   /* the launch's stop word was set (Ctrl-C): the kernel left early */
+    KILN_ERR_STOPPED,  /* the launch's stop word was set (Ctrl-C): the kernel left early */
+    KILN_ERR_NOMEM     /* the CPU could not map a block's fibers and shared memory: a = bytes */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {
@@ -397,6 +398,9 @@ typedef struct kiln_cpu_launch {
      * launch ends soon after another thread or a signal handler sets it.
      * `for` loops do not poll: their trip count is known when they start. */
     const int *stop;
+    /* Dynamic shared memory per block in bytes (the launch's 4th value), for
+     * kernels with shared memory or barriers (src/emit/rt_blocks.h). */
+    int64_t dyn_shared;
 } kiln_cpu_launch;
 /* par_threshold for a launch that must stay on the calling thread (after fork,
  * GCC's OpenMP runtime cannot start its threads again). */

@@ -130,5 +130,6 @@ extern const char kiln_rt_cpu_h[];
 extern const char kiln_rt_cuda_h[];
 extern const char kiln_rt_half_h[];
 extern const char kiln_rt_complex_h[];
+extern const char kiln_rt_blocks_h[];
 
 #endif

@@ -115,6 +115,14 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         bool shared = c->intr->kind == IK_SHARED_ARRAY;
         if (shared && total == 0) continue; /* dynamic: kiln_dsmem */
         emit_indent(E);
+        if (shared && !E->cuda) {
+            /* the block's buffer (rt_blocks.h): each array its own 16-byte aligned place */
+            const char *el = emit_elem_ctype(E, c->ty->elem);
+            P("%s *const sst%d = (%s *)(void *)(B_->sh + %lld);\n", el, i, el,
+              (long long)E->shared_off);
+            E->shared_off += (total * kiln_dtype_size((kiln_dtype)c->ty->elem->dtype) + 15) & ~15;
+            continue;
+        }
         P("%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", emit_elem_ctype(E, c->ty->elem),
           shared ? "sst" : "lst", i, (long long)total);
     }
@@ -204,10 +212,74 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
     }
 }
 
+/* ---- block mode (rt_blocks.h) ------------------------------------------------------
+ * A kernel with shared memory or barriers runs each block as fibers: a fiber
+ * runs one thread through kiln_bthread_, which finds the launch and the kernel's
+ * arguments in a kiln_bargs_ that the entry fills once per OpenMP thread. */
+
+/* The record of the arguments and the thread function, before the entry. */
+static void block_prelude(Emit *E, FuncSpec *k) {
+    PS("typedef struct kiln_bargs_ {\n"
+       "    i64 bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_;\n"
+       "    struct kiln_err *E_;\n"
+       "    const int *S_;\n");
+    for (int i = 0; i < k->nparams; i++) P("    %s p%d;\n", emit_ctype(E, k->params[i]), i);
+    PS("} kiln_bargs_;\n\n"
+       "static void kiln_bthread_(kiln_blk *B_, void *a_, long long t_) {\n"
+       "    kiln_bargs_ *A_ = (kiln_bargs_ *)a_;\n"
+       "    const i64 tx_ = t_ % A_->BX_, ty_ = (t_ / A_->BX_) % A_->BY_, "
+       "tz_ = t_ / (A_->BX_ * A_->BY_);\n"
+       "    kiln_body(tx_, ty_, tz_, A_->bx_, A_->by_, A_->bz_, A_->BX_, A_->BY_, A_->BZ_, "
+       "A_->GX_, A_->GY_, A_->GZ_, A_->E_, A_->S_, B_");
+    for (int i = 0; i < k->nparams; i++) P(", A_->p%d", i);
+    PS(");\n}\n\n");
+}
+
+/* The entry's loop over blocks: contiguous ranges of blocks per OpenMP thread (as
+ * the other entries), each thread with its own fibers, stacks and shared memory. */
+static void block_entry(Emit *E, FuncSpec *k) {
+    P("    const i64 NT_ = BX_ * BY_ * BZ_;\n"
+      "    const long long SH_ = %lldLL, LB_ = %lldLL;\n",
+      (long long)E->shared_off, (long long)k->local_bytes);
+    for (int par = 1; par >= 0; par--) {
+        if (par)
+            PS("    if (NB > 1 && NB * NT_ >= L->par_threshold) {\n"
+               "        _Pragma(\"omp parallel\")\n"
+               "        {\n"
+               "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
+               "        const i64 per_ = NB / nt_ + (NB % nt_ != 0);\n"
+               "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n");
+        else
+            PS("    } else {\n"
+               "        {\n"
+               "        const i64 b0_ = 0, b1_ = NB;\n");
+        PS("        kiln_bargs_ A_;\n"
+           "        A_.BX_ = BX_; A_.BY_ = BY_; A_.BZ_ = BZ_;\n"
+           "        A_.GX_ = GX_; A_.GY_ = GY_; A_.GZ_ = GZ_;\n"
+           "        A_.E_ = E_; A_.S_ = S_;\n");
+        for (int i = 0; i < k->nparams; i++) P("        A_.p%d = p%d;\n", i, i);
+        PS("        kiln_blk blk_;\n"
+           "        if (b0_ < b1_ && kiln_blk_open_(&blk_, NT_, SH_, L->dyn_shared, LB_, "
+           "kiln_bthread_, &A_) != 0) {\n"
+           "            kiln_fail(E_, KILN_ERR_NOMEM_, 0, (long long)blk_.mem_bytes, 0, 0);\n"
+           "        } else if (b0_ < b1_) {\n"
+           "            for (i64 b = b0_; b < b1_; b++) {\n"
+           "                KILN_POLL(break;)\n"
+           "                A_.bx_ = b % GX_; A_.by_ = (b / GX_) % GY_; A_.bz_ = b / (GX_ * GY_);\n"
+           "                kiln_blk_run_(&blk_);\n"
+           "            }\n"
+           "            kiln_blk_close_(&blk_);\n"
+           "        }\n"
+           "        }\n");
+    }
+    PS("    }\n}\n");
+}
+
 static void cpu_entry(Emit *E, FuncSpec *k) {
     E->o = &E->funcs;
     E->line = -1;
     PS("#line 1 \"<kiln entry>\"\n");
+    if (E->blocks) block_prelude(E, k);
     if (E->plan.priv) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
     PS("KILN_EXPORT void kiln_entry(const kiln_launch *L, const i64 *P) {\n");
     int slot = 0;
@@ -228,7 +300,13 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
        "    struct kiln_err *E_ = L->err;\n"
        "    const int *S_ = L->stop ? L->stop : &kiln_never_;\n"
+       "    kiln_blk *const B_ = 0;\n"
+       "    (void)B_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
+    if (E->blocks) {
+        block_entry(E, k);
+        return;
+    }
     /* each grid position's weight against the parallel threshold (plan.h) */
     P("    const i64 W_ = %d;\n", E->plan.loops ? PLAN_LOOP_WEIGHT : 1);
     /* the guard's bounds on the grid coordinates (x = bx * BX + tx, and y, z
@@ -316,15 +394,15 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             if (lanes_x) /* full chunks of lanes, then one short chunk */
                 P("                    const i64 le_ = c_ + (e_ - c_) / KILN_LANES * KILN_LANES;\n"
                   "                    for (i64 x = c_; x < le_; x += KILN_LANES)\n"
-                  "                        kiln_body_lanes(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, KILN_LANES%s);\n"
+                  "                        kiln_body_lanes(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, KILN_LANES%s);\n"
                   "                    if (le_ < e_)\n"
-                  "                        kiln_body_lanes(le_, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, (int)(e_ - le_)%s);\n"
+                  "                        kiln_body_lanes(le_, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, (int)(e_ - le_)%s);\n"
                   "                }\n",
                   a, a);
             else
                 P("                    _Pragma(\"%s\")\n"
                   "                    for (i64 x = c_; x < e_; x++)\n"
-                  "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                  "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n"
                   "                }\n",
                   simd, a);
             priv_close(E, k, "                ");
@@ -354,13 +432,13 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                   Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B);
                 if (lanes)
                     P("                    for (i64 %c = tc_; %c < ec_; %c += KILN_LANES)\n"
-                      "                        kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, "
+                      "                        kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, "
                       "ec_ - %c < KILN_LANES ? (int)(ec_ - %c) : KILN_LANES%s);\n",
                       Cd, Cd, Cd, Cd, Cd, a);
                 else
                     P("                    _Pragma(\"%s\")\n"
                       "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
-                      "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n",
+                      "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n",
                       simd, Cd, Cd, Cd, a);
                 PS("                }\n"
                    "            }\n");
@@ -372,17 +450,17 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                 if (lanes)
                     P("                const i64 le_ = %c0_ + (%c1_ - %c0_) / KILN_LANES * KILN_LANES;\n"
                       "                for (i64 %c = %c0_; %c < le_; %c += KILN_LANES)\n"
-                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, KILN_LANES%s);\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, KILN_LANES%s);\n"
                       "                if (le_ < %c1_) {\n"
                       "                    const i64 %c = le_;\n"
-                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, (int)(%c1_ - le_)%s);\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, (int)(%c1_ - le_)%s);\n"
                       "                }\n"
                       "            }\n",
                       Cd, Cd, Cd, Cd, Cd, Cd, Cd, a, Cd, Cd, Cd, a);
                 else
                     P("                _Pragma(\"%s\")\n"
                       "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-                      "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_%s);\n"
+                      "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n"
                       "            }\n",
                       simd, Cd, Cd, Cd, Cd, Cd, a);
             }
@@ -429,7 +507,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         P("                _Pragma(\"%s\")\n", simd);
         P("                for (i64 tx_ = txlo_; tx_ < txhi_; tx_++)\n"
           "                    kiln_body(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, "
-          "GZ_, E_, S_%s);\n",
+          "GZ_, E_, S_, B_%s);\n",
           a);
         PS("            }\n        }\n");
         priv_close(E, k, "        ");
@@ -542,6 +620,14 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_init_arena(&E->helpers, &E->C->arena);
     buf_init_arena(&E->funcs, &E->C->arena);
     if (!E->cuda) plan_cpu(r, E->debug, &C->arena, &E->plan);
+    E->blocks = !E->cuda && r->block_mode;
+    if (E->blocks) {
+        /* fibers run each thread through kiln_body as written: no guard folded into
+         * the entry's loops, no lanes, no private copies of atomics' arrays */
+        memset(&E->plan.guard, 0, sizeof E->plan.guard);
+        E->plan.lanes.n = 0;
+        E->plan.priv = E->plan.acc = 0;
+    }
     for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
     /* the lane body, unless the source is large already (it holds the kernel twice) */
     if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
@@ -557,6 +643,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_puts(out, kiln_rt_common_h);
     if (E->half) buf_puts(out, kiln_rt_half_h);
     if (E->uses_complex) buf_puts(out, kiln_rt_complex_h);
+    if (E->blocks) buf_puts(out, kiln_rt_blocks_h);
     if (E->print && !E->cuda) buf_puts(out, "int printf(const char *, ...);\nint fflush(void *);\n");
     buf_puts(out, "\n/* ---- types ---- */\n");
     buf_put(out, E->types.p ? E->types.p : "", E->types.len);

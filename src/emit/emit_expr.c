@@ -390,6 +390,18 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_SYNCTHREADS:
+        if (!E->cuda) { /* block mode's fibers (rt_blocks.h) */
+            if (in->sub >= IY_AND) {
+                /* kiln_sync_pred_'s kinds: 0 count, 1 and, 2 or */
+                P("((i32)kiln_sync_pred_(B_, %d, (int)",
+                  in->sub == IY_COUNT ? 0 : in->sub == IY_AND ? 1 : 2);
+                emit_truthy(E, a[0]);
+                PS("))");
+            } else {
+                PS("kiln_sync_(B_)");
+            }
+            return;
+        }
         if (in->sub >= IY_AND) {
             static const char *const f[] = {"__syncthreads_and", "__syncthreads_or",
                                             "__syncthreads_count"};

@@ -180,7 +180,11 @@ typedef struct kiln_launch {
     long long par_threshold;
     struct kiln_err *err;
     const int *stop;
+    long long dyn_shared; /* dynamic shared memory per block, bytes (rt_blocks.h) */
 } kiln_launch;
+
+/* A block's fibers and shared memory (rt_blocks.h); NULL for kernels without them. */
+typedef struct kiln_blk kiln_blk;
 
 /* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
  * A relaxed atomic load, so a poll is one load from a line no one writes and a
@@ -227,8 +231,8 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
 #define KILN_TP                                                                        \
     long long tx_, long long ty_, long long tz_, long long bx_, long long by_,         \
         long long bz_, long long BX_, long long BY_, long long BZ_, long long GX_,     \
-        long long GY_, long long GZ_, struct kiln_err *E_, const int *S_
-#define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_
+        long long GY_, long long GZ_, struct kiln_err *E_, const int *S_, kiln_blk *B_
+#define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_
 #define KILN_GX (bx_ * BX_ + tx_)
 #define KILN_TID_X tx_
 #define KILN_TID_Y ty_

@@ -336,6 +336,14 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     return &ty_error;
 }
 
+void sema_block_feature(Sema *S, Span sp, const char *what) {
+    if (!S->res->gpu_only) { /* a CUDA kernel with one does not widen (emit.c) */
+        S->res->gpu_only = what;
+        S->res->gpu_only_sp = sp;
+    }
+    S->res->block_mode = true;
+}
+
 void sema_gpu_only(Sema *S, Span sp, const char *what) {
     if (!S->res->gpu_only) {
         S->res->gpu_only = what;

@@ -243,6 +243,7 @@ typedef struct SemaResult {
     const char *gpu_only;  /* first GPU-only feature used, or NULL */
     Span gpu_only_sp;
     bool uses_atomics;
+    bool block_mode;       /* shared memory or barriers: the CPU runs blocks as fibers */
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
     bool uses_gridsize;    /* calls kiln.gridsize() */
 } SemaResult;

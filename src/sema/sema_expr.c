@@ -673,7 +673,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     bool shared = in->kind == IK_SHARED_ARRAY;
     Node *a[2];
     if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
-    if (shared) sema_gpu_only(S, n->sp, "kiln.shared.array");
+    if (shared) sema_block_feature(S, n->sp, "kiln.shared.array");
     const Type *st = sema_expr(S, a[0]);
     /* a string names the dtype, as in NumPy ("int32", "f4"): not a value to type */
     const Type *dt = a[1]->kind == E_STR ? NULL : sema_expr(S, a[1]);
@@ -905,7 +905,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (in->sub >= IY_AND) {
             /* the predicate of every thread of the block, combined */
             if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
-            sema_gpu_only(S, n->sp, arena_printf(&C->arena, "%s()", in->name));
+            sema_block_feature(S, n->sp, arena_printf(&C->arena, "%s()", in->name));
             if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;
             return ty_scalar(KILN_INT32);
         }
@@ -915,7 +915,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             if (!IS_ERR(mt) && !ty_is_int(mt))
                 error_at(C, a[0]->sp, NULL, "the mask must be an integer");
         }
-        sema_gpu_only(S, n->sp, in->sub ? "kiln.syncwarp()" : "kiln.syncthreads()");
+        sema_block_feature(S, n->sp, in->sub ? "kiln.syncwarp()" : "kiln.syncthreads()");
         return &ty_none;
     case IK_THREADFENCE:
         if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;

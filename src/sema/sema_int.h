@@ -55,6 +55,9 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
                        const Type *rt, const Type **opty);
 void sema_cond(Sema *S, Node *n);            /* a condition: truthiness of a scalar */
 const Type *sema_subscript(Sema *S, Node *n, bool store);
+/* A feature that needs a block's threads to run together (shared memory, barriers):
+ * on the GPU as any other; on the CPU it puts the kernel in block mode (rt_blocks.h). */
+void sema_block_feature(Sema *S, Span sp, const char *what);
 void sema_mark_written(Sema *S, Node *array);
 uint64_t sema_origins(Sema *S, Node *n);
 /* Checks that a value of type vt (node v, may be NULL) can be stored in a

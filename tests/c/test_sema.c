@@ -200,15 +200,26 @@ TEST(sema_errors_carry_place_and_hint) {
 }
 
 TEST(sema_gpu_only_on_cpu) {
-    const char *src = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
-                      "    s[kiln.threadIdx.x] = a[0]\n    kiln.syncthreads()\n";
+    /* warp operations are GPU-only; shared memory and barriers run on the CPU as fibers */
+    const char *src = "def k(a):\n    v = kiln.shfl_down_sync(0xffffffff, a[0], 1)\n"
+                      "    a[0] = v\n";
     TResult *r = tr(src, "void(float32[:])", KILN_TARGET_CPU);
     CHECK(r->prog == NULL);
-    CHECK_CONTAINS(r->diags, "k.py:2:9: error: kiln.shared.array is GPU-only in v1");
-    CHECK_CONTAINS(r->diags, "kiln.syncthreads() is GPU-only");
+    CHECK_CONTAINS(r->diags, "k.py:2:9: error: kiln.shfl_down_sync is GPU-only in v1");
     tr_free(r);
     r = tr(src, "void(float32[:])", KILN_TARGET_CUDA);
     CHECK(r->prog != NULL);
+    tr_free(r);
+    const char *blocks = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
+                         "    s[kiln.threadIdx.x] = a[0]\n    kiln.syncthreads()\n";
+    r = tr(blocks, "void(float32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        size_t len;
+        const char *text = kiln_program_source(r->prog, &len);
+        CHECK_CONTAINS(text, "kiln_sync_(B_)");
+        CHECK_CONTAINS(text, "kiln_blk_run_(&blk_)");
+    }
     tr_free(r);
 }
 
@@ -263,7 +274,7 @@ TEST(emit_cpu_compiles) {
                 memcpy(P2, P, sizeof P);
                 P2[7] = n;
                 kiln_kernel_error err = {0};
-                kiln_cpu_launch L = {{4, 1, 1}, {32, 1, 1}, 1 << 30, &err, NULL};
+                kiln_cpu_launch L = {{4, 1, 1}, {32, 1, 1}, 1 << 30, &err, NULL, 0};
                 kiln_cpu_launch_kernel(m, &L, P2);
                 int ok = 1;
                 for (int i = 0; i < 100; i++) ok &= y[i] == 2.0f * (float)i + 1.0f;

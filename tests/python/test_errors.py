@@ -194,10 +194,8 @@ def test_no_debug_division_by_zero_gives_numpy_zero():
 def test_gpu_only_features_on_cpu_say_so():
     @kiln.jit
     def k(a):
-        s = kiln.shared.array(32, kiln.float32)
-        s[kiln.threadIdx.x] = a[0]
-        kiln.syncthreads()
-    with pytest.raises(kiln.CompileError, match=r"kiln.shared.array is GPU-only in v1, and this kernel is being compiled for the CPU"):
+        a[0] = kiln.shfl_down_sync(0xffffffff, a[0], 1)
+    with pytest.raises(kiln.CompileError, match=r"kiln.shfl_down_sync is GPU-only in v1, and this kernel is being compiled for the CPU"):
         k[1, 32](np.zeros(3, np.float32))
 
 

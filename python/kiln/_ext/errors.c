@@ -147,6 +147,13 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      "%s:%d: integers to negative integer powers are not allowed (%lld ** %lld)",
                      file, line, (long long)err->a, (long long)err->b);
         break;
+    case KILN_ERR_NOMEM:
+        PyErr_Format(PyExc_MemoryError,
+                     "the CPU could not map %lld bytes for a block's shared memory and the stacks "
+                     "of its threads (a kernel with shared memory or barriers runs each thread "
+                     "of a block on a stack of its own): use smaller blocks or fewer local arrays",
+                     (long long)err->a);
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;

@@ -353,7 +353,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
                                       slots, off, false, 0) < 0)
             goto done;
         if (slow) ol.h = ext_obs_launch_begin(st, &e->obs, NULL);
-        if (ext_cpu_run(st, e, self->grid, self->block, d->par_threshold, slots,
+        if (ext_cpu_run(st, e, self->grid, self->block, self->shmem, d->par_threshold, slots,
                         slow ? &ol.t[1] : NULL) < 0)
             goto done;
     } else {

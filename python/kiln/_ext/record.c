@@ -468,7 +468,7 @@ static PyObject *record_replay(RecordObject *r, PyObject *args) {
     } else if (rc == 0) {
         for (int i = 0; i < r->nl && rc == 0; i++) {
             RecLaunch *L = &r->l[i];
-            rc = ext_cpu_run(st, L->e, L->grid, L->block, L->par, L->slots, NULL);
+            rc = ext_cpu_run(st, L->e, L->grid, L->block, L->shmem, L->par, L->slots, NULL);
             if (rc == 0) L->e->obs.launches++;
         }
     }

@@ -5,7 +5,7 @@
 #include "signals.h"
 
 int ext_cpu_run(ModState *st, EntryObject *e, const int64_t grid[3], const int64_t block[3],
-                int64_t par, const int64_t *slots, int64_t ts[2]) {
+                int64_t shmem, int64_t par, const int64_t *slots, int64_t ts[2]) {
     /* the code, read once: tier 0's until the optimising build stores its own (tier.h) */
     kiln_cpu_module *code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
     double t0 = 0;
@@ -24,6 +24,7 @@ int ext_cpu_run(ModState *st, EntryObject *e, const int64_t grid[3], const int64
     memcpy(L.grid, grid, sizeof L.grid);
     memcpy(L.block, block, sizeof L.block);
     L.par_threshold = par;
+    L.dyn_shared = shmem > 0 ? shmem : 0;
     L.err = &err;
     if (ext_cpu_launch_begin(&L, par, st->PerformanceWarning) < 0) return -1;
     if (ts) ts[0] = ext_obs_ns();

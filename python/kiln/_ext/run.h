@@ -15,6 +15,6 @@
  * with an exception set (the kernel's error, KeyboardInterrupt, a warning
  * made an error). */
 int ext_cpu_run(ModState *st, EntryObject *e, const int64_t grid[3], const int64_t block[3],
-                int64_t par, const int64_t *slots, int64_t ts[2]);
+                int64_t shmem, int64_t par, const int64_t *slots, int64_t ts[2]);
 
 #endif

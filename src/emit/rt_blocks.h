@@ -1,0 +1,163 @@
+/* rt_blocks.h: CUDA blocks on the CPU, for kernels with shared memory or barriers.
+ *
+ * Embedded after rt_cpu.h and rt_common.h in the C of a kernel that uses
+ * kiln.shared.array, syncthreads or syncwarp (SemaResult.block_mode).  Such a
+ * kernel cannot run its threads one after another: a thread waiting at a barrier
+ * needs every other thread of its block to get there first.  So each thread of
+ * a block is a fiber, a stack of its own and a saved stack pointer, and one
+ * OpenMP thread runs a block's fibers in turns: a round runs each fiber that has
+ * not finished until its next barrier or its end, and the next round starts when
+ * all have had their turn, which is what a barrier promises.  A switch saves and
+ * restores the callee-saved registers and the stack pointer (kiln_fswitch_
+ * below, about 20 instructions, no system call); shared memory is one buffer per
+ * OpenMP thread, reused block after block.
+ *
+ * Stacks: each fiber gets the kernel's local arrays plus KILN_FIBER_MARGIN, with
+ * a page below it that faults when a fiber overflows it rather than writing into
+ * its neighbour's.  Allocation failures end the launch with KILN_ERR_NOMEM.
+ * x86-64 only (the switch is assembly); elsewhere the kernel does not compile,
+ * and the error says why. */
+#if !defined(__x86_64__)
+#error "kiln: kernels with shared memory or barriers run on the CPU only on x86-64"
+#endif
+
+void *mmap(void *, unsigned long, int, int, int, long);
+int munmap(void *, unsigned long);
+int mprotect(void *, unsigned long, int);
+#define KILN_FIBER_MARGIN (64 << 10) /* a fiber's stack beyond its local arrays */
+#define kiln_dsmem (B_->dsh)
+#define KILN_DSMEM_BYTES (B_->dsh_bytes)
+#define KILN_PAGE 4096
+#define KILN_ERR_NOMEM_ 7 /* KILN_ERR_NOMEM in kiln.h */
+
+typedef struct kiln_fiber {
+    void *sp;  /* saved stack pointer while switched out */
+    int done;
+} kiln_fiber;
+
+struct kiln_blk {
+    unsigned char *sh;   /* static shared memory of one block */
+    unsigned char *dsh;  /* dynamic shared memory (the launch's 4th value) */
+    long long dsh_bytes;
+    long long n;         /* threads of a block */
+    long long cur;       /* the fiber running now */
+    long long round;     /* the scheduler's round: syncthreads_count & co */
+    int pred_n[2], pred_c[2];
+    void *sched_sp;      /* the scheduler's stack pointer while a fiber runs */
+    kiln_fiber *fib;
+    unsigned char *mem;  /* one mapping: shared memory, then each fiber's guard page and stack */
+    unsigned long mem_bytes, stack_bytes;
+    void (*run)(kiln_blk *, void *, long long);
+    void *arg;
+};
+
+/* kiln_fswitch_(save, to): saves the callee-saved registers on this stack, stores
+ * the stack pointer in *save, and continues on the stack `to`, where the same
+ * six registers and a return address were saved (by a switch, or by
+ * kiln_fiber_stack for a new fiber, whose return address is kiln_fstart_). */
+void kiln_fswitch_(void **save, void *to);
+void kiln_fstart_(void);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".hidden kiln_fswitch_\n"
+        ".globl kiln_fswitch_\n"
+        "kiln_fswitch_:\n"
+        "    pushq %rbp\n    pushq %rbx\n    pushq %r12\n"
+        "    pushq %r13\n    pushq %r14\n    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n    popq %r14\n    popq %r13\n"
+        "    popq %r12\n    popq %rbx\n    popq %rbp\n"
+        "    ret\n"
+        ".hidden kiln_fstart_\n"
+        ".globl kiln_fstart_\n"
+        "kiln_fstart_:\n"
+        "    movq %r12, %rdi\n"
+        "    call *%rbx\n"
+        "    ud2\n");
+
+/* A fiber's life: its thread of the block, then back to the scheduler for good. */
+static void kiln_fmain_(kiln_blk *B) {
+    long long t = B->cur;
+    B->run(B, B->arg, t);
+    B->fib[t].done = 1;
+    kiln_fswitch_(&B->fib[t].sp, B->sched_sp);
+}
+
+/* syncthreads(), syncwarp(): wait for the other fibers' turn */
+KILN_FN void kiln_sync_(kiln_blk *B) { kiln_fswitch_(&B->fib[B->cur].sp, B->sched_sp); }
+
+/* syncthreads_count/and/or (kind 0, 1, 2): the predicates of this round's arrivals */
+KILN_FN int kiln_sync_pred_(kiln_blk *B, int kind, int pred) {
+    int r = (int)(B->round & 1);
+    B->pred_n[r]++;
+    B->pred_c[r] += pred != 0;
+    kiln_sync_(B);
+    return kind == 0 ? B->pred_c[r] : kind == 1 ? B->pred_c[r] == B->pred_n[r] : B->pred_c[r] > 0;
+}
+
+/* Maps shared memory and n stacks of local_bytes + margin each; 0 or -1. */
+static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long dyn,
+                          long long local_bytes, void (*run)(kiln_blk *, void *, long long),
+                          void *arg) {
+    unsigned long sh = ((unsigned long)shared + 15) & ~15ul;
+    unsigned long dsh = ((unsigned long)dyn + 15) & ~15ul;
+    unsigned long head = (sh + dsh + n * sizeof(kiln_fiber) + KILN_PAGE - 1) & ~(KILN_PAGE - 1ul);
+    unsigned long stack = ((unsigned long)local_bytes + KILN_FIBER_MARGIN + KILN_PAGE - 1) &
+                          ~(KILN_PAGE - 1ul);
+    B->mem_bytes = head + (unsigned long)n * (stack + KILN_PAGE);
+    /* PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE: pages cost
+     * nothing until a fiber touches them */
+    void *m = mmap(0, B->mem_bytes, 3, 0x02 | 0x20 | 0x4000, -1, 0);
+    if (m == (void *)-1) return -1;
+    B->mem = (unsigned char *)m;
+    for (long long t = 0; t < n; t++) /* each stack's lowest page: PROT_NONE */
+        if (mprotect(B->mem + head + (unsigned long)t * (stack + KILN_PAGE), KILN_PAGE, 0) != 0) {
+            munmap(m, B->mem_bytes);
+            return -1;
+        }
+    B->sh = B->mem;
+    B->dsh = B->mem + sh;
+    B->dsh_bytes = dyn;
+    B->fib = (kiln_fiber *)(void *)(B->mem + sh + dsh);
+    B->stack_bytes = stack;
+    B->n = n;
+    B->run = run;
+    B->arg = arg;
+    return 0;
+}
+
+static void kiln_blk_close_(kiln_blk *B) { munmap(B->mem, B->mem_bytes); }
+
+/* Runs one block: every fiber from the start, in rounds, until all are done. */
+static void kiln_blk_run_(kiln_blk *B) {
+    unsigned long head = (unsigned long)((unsigned char *)(B->fib + B->n) - B->mem);
+    head = (head + KILN_PAGE - 1) & ~(KILN_PAGE - 1ul);
+    for (long long t = 0; t < B->n; t++) {
+        unsigned char *top = B->mem + head + (unsigned long)t * (B->stack_bytes + KILN_PAGE) +
+                             KILN_PAGE + B->stack_bytes;
+        void **sp = (void **)(void *)top;
+        /* the first switch returns into kiln_fstart_ with rsp at the top (16-byte
+         * aligned), so its call enters kiln_fmain_ with rsp + 8 aligned, as the ABI wants */
+        *--sp = (void *)kiln_fstart_;  /* the return address of the first switch */
+        *--sp = 0;                      /* rbp */
+        *--sp = (void *)kiln_fmain_;    /* rbx: what kiln_fstart_ calls */
+        *--sp = (void *)B;              /* r12: its argument */
+        *--sp = 0;                      /* r13 */
+        *--sp = 0;                      /* r14 */
+        *--sp = 0;                      /* r15 */
+        B->fib[t].sp = sp;
+        B->fib[t].done = 0;
+    }
+    long long live = B->n;
+    for (B->round = 0; live > 0; B->round++) {
+        int r = (int)(B->round & 1);
+        B->pred_n[r] = B->pred_c[r] = 0;
+        for (long long t = 0; t < B->n; t++) {
+            if (B->fib[t].done) continue;
+            B->cur = t;
+            kiln_fswitch_(&B->sched_sp, B->fib[t].sp);
+            if (B->fib[t].done) live--;
+        }
+    }
+}
