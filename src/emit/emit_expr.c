@@ -444,6 +444,14 @@ static void intrinsic_text(Emit *E, Node *n) {
     case IK_SHFL: {
         static const char *const f[] = {"__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync",
                                         "__shfl_sync"};
+        if (!E->cuda) { /* block mode's fibers: kiln_shfl_T(B_, kind, value, lane or delta) */
+            P("kiln_shfl_%s(B_, %d, ", emit_ctype(E, ot), in->sub);
+            emit_expr_as(E, a[1], ot);
+            PS(", (long long)");
+            emit_expr_as(E, a[2], ty_scalar(KILN_INT32));
+            PS(")");
+            return;
+        }
         P("%s(", f[in->sub]);
         emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
         PS(", ");
@@ -455,6 +463,14 @@ static void intrinsic_text(Emit *E, Node *n) {
     }
     case IK_VOTE: {
         static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync"};
+        if (!E->cuda) { /* block mode: kiln_vote_(B_, kind, mask, predicate) */
+            P("((%s)kiln_vote_(B_, %d, (unsigned)(", in->sub ? "kbool" : "u32", in->sub);
+            emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
+            PS("), ");
+            emit_truthy(E, a[1]);
+            PS("))");
+            return;
+        }
         P("(%s(", f[in->sub]);
         emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
         PS(", ");
@@ -462,7 +478,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         PS(in->sub ? ") != 0)" : "))");
         return;
     }
-    case IK_ACTIVEMASK: PS("__activemask()"); return;
+    case IK_ACTIVEMASK: PS(E->cuda ? "__activemask()" : "kiln_activemask_(B_)"); return;
     case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
     case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
     case IK_FMA: math_call(E, "fma", ot, a, 3); return;

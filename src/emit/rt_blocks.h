@@ -45,6 +45,7 @@ struct kiln_blk {
     int pred_n[2], pred_c[2];
     void *sched_sp;      /* the scheduler's stack pointer while a fiber runs */
     kiln_fiber *fib;
+    unsigned long long *xch; /* warp exchanges: one word per thread */
     unsigned char *mem;  /* one mapping: shared memory, then each fiber's guard page and stack */
     unsigned long mem_bytes, stack_bytes;
     void (*run)(kiln_blk *, void *, long long);
@@ -96,13 +97,72 @@ KILN_FN int kiln_sync_pred_(kiln_blk *B, int kind, int pred) {
     return kind == 0 ? B->pred_c[r] : kind == 1 ? B->pred_c[r] == B->pred_n[r] : B->pred_c[r] > 0;
 }
 
+/* ---- warps: lanes are threads cur & 31 of the block's linear order, as on the GPU.
+ * An exchange writes this thread's word, waits for the block, reads the word of its
+ * source lane, and waits again before anyone writes the next one. */
+#define KILN_LANEID ((long long)(B_->cur & 31))
+
+KILN_FN unsigned long long kiln_xchg_(kiln_blk *B, unsigned long long v, long long src_lane) {
+    long long me = B->cur, base = me & ~31ll;
+    B->xch[me] = v;
+    kiln_sync_(B);
+    long long src = base + src_lane;
+    unsigned long long r = src_lane >= 0 && src_lane < 32 && src < B->n ? B->xch[src] : v;
+    kiln_sync_(B);
+    return r;
+}
+
+/* kind 0 down, 1 up, 2 xor, 3 idx (the lane itself) */
+KILN_FN unsigned long long kiln_shfl_bits_(kiln_blk *B, int kind, unsigned long long v,
+                                           long long arg) {
+    long long lane = B->cur & 31;
+    long long src = kind == 0 ? lane + arg : kind == 1 ? lane - arg : kind == 2 ? lane ^ arg
+                                                                     : (arg & 31);
+    return kiln_xchg_(B, v, src);
+}
+#define KILN_SHFL(T)                                                                      \
+    KILN_FN T kiln_shfl_##T(kiln_blk *B, int kind, T v, long long arg) {                  \
+        unsigned long long u = 0;                                                         \
+        memcpy(&u, &v, sizeof v);                                                         \
+        u = kiln_shfl_bits_(B, kind, u, arg);                                             \
+        T r;                                                                              \
+        memcpy(&r, &u, sizeof r);                                                         \
+        return r;                                                                         \
+    }
+KILN_SHFL(i32)
+KILN_SHFL(i64)
+KILN_SHFL(u32)
+KILN_SHFL(u64)
+KILN_SHFL(f32)
+KILN_SHFL(f64)
+
+/* The lanes of this thread's warp that exist (a last warp may be short). */
+KILN_FN unsigned kiln_activemask_(kiln_blk *B) {
+    long long base = B->cur & ~31ll, left = B->n - base;
+    return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+}
+
+/* kind 0 ballot (the mask of lanes in `mask` whose predicate holds), 1 all, 2 any */
+KILN_FN unsigned kiln_vote_(kiln_blk *B, int kind, unsigned mask, int pred) {
+    long long me = B->cur, base = me & ~31ll;
+    B->xch[me] = pred != 0;
+    kiln_sync_(B);
+    unsigned ballot = 0;
+    mask &= kiln_activemask_(B);
+    for (int l = 0; l < 32; l++)
+        if (((mask >> l) & 1u) && B->xch[base + l]) ballot |= 1u << l;
+    kiln_sync_(B);
+    return kind == 0 ? ballot : kind == 1 ? ballot == mask : ballot != 0;
+}
+
 /* Maps shared memory and n stacks of local_bytes + margin each; 0 or -1. */
 static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long dyn,
                           long long local_bytes, void (*run)(kiln_blk *, void *, long long),
                           void *arg) {
     unsigned long sh = ((unsigned long)shared + 15) & ~15ul;
     unsigned long dsh = ((unsigned long)dyn + 15) & ~15ul;
-    unsigned long head = (sh + dsh + n * sizeof(kiln_fiber) + KILN_PAGE - 1) & ~(KILN_PAGE - 1ul);
+    unsigned long head = (sh + dsh + n * (sizeof(kiln_fiber) + 8) + KILN_PAGE - 1) &
+                         ~(KILN_PAGE - 1ul);
     unsigned long stack = ((unsigned long)local_bytes + KILN_FIBER_MARGIN + KILN_PAGE - 1) &
                           ~(KILN_PAGE - 1ul);
     B->mem_bytes = head + (unsigned long)n * (stack + KILN_PAGE);
@@ -119,7 +179,8 @@ static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long 
     B->sh = B->mem;
     B->dsh = B->mem + sh;
     B->dsh_bytes = dyn;
-    B->fib = (kiln_fiber *)(void *)(B->mem + sh + dsh);
+    B->xch = (unsigned long long *)(void *)(B->mem + sh + dsh);
+    B->fib = (kiln_fiber *)(void *)(B->mem + sh + dsh + n * 8);
     B->stack_bytes = stack;
     B->n = n;
     B->run = run;

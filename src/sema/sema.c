@@ -344,18 +344,6 @@ void sema_block_feature(Sema *S, Span sp, const char *what) {
     S->res->block_mode = true;
 }
 
-void sema_gpu_only(Sema *S, Span sp, const char *what) {
-    if (!S->res->gpu_only) {
-        S->res->gpu_only = what;
-        S->res->gpu_only_sp = sp;
-    }
-    if (S->C->opts.target == KILN_TARGET_CPU)
-        error_at(S->C, sp,
-                 "launch the kernel with GPU arrays (or target='cuda') on a machine with a CUDA "
-                 "GPU",
-                 "%s is GPU-only in v1, and this kernel is being compiled for the CPU", what);
-}
-
 /* ---- statements ------------------------------------------------------------------ */
 
 static bool storable(const Type *t) {

@@ -443,7 +443,7 @@ static const Type *intrinsic_value(Sema *S, Node *n, const NsRef *ns) {
         return &ty_weak_int;
     case IK_LANEID:
         S->res->uses_sregs = true;
-        sema_gpu_only(S, n->sp, "kiln.laneid");
+        sema_block_feature(S, n->sp, "kiln.laneid");
         bound_set(n, 31);
         return ty_scalar(KILN_INT64);
     case IK_CONST: {
@@ -925,7 +925,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_ATOMIC: return atomic(S, n, in);
     case IK_SHFL: {
         if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
-        sema_gpu_only(S, n->sp, in->name);
+        sema_block_feature(S, n->sp, in->name);
         if (!sema_scalar_args(S, a, 3, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         const Type *vt = ty_strong(t[1]);
@@ -936,12 +936,12 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     case IK_VOTE:
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
-        sema_gpu_only(S, n->sp, in->name);
+        sema_block_feature(S, n->sp, in->name);
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         return in->sub == 0 ? ty_scalar(KILN_UINT32) : ty_scalar(KILN_BOOL);
     case IK_ACTIVEMASK:
         if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;
-        sema_gpu_only(S, n->sp, in->name);
+        sema_block_feature(S, n->sp, in->name);
         return ty_scalar(KILN_UINT32);
     case IK_MATH1:
     case IK_PRED:

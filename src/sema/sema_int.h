@@ -46,7 +46,6 @@ Sym *sema_local(Sema *S, const char *name);
 GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp);
 const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what);
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);
-void sema_gpu_only(Sema *S, Span sp, const char *what);
 const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope);
 
 /* sema_expr.c */

@@ -199,17 +199,9 @@ TEST(sema_errors_carry_place_and_hint) {
     }
 }
 
-TEST(sema_gpu_only_on_cpu) {
-    /* warp operations are GPU-only; shared memory and barriers run on the CPU as fibers */
-    const char *src = "def k(a):\n    v = kiln.shfl_down_sync(0xffffffff, a[0], 1)\n"
-                      "    a[0] = v\n";
-    TResult *r = tr(src, "void(float32[:])", KILN_TARGET_CPU);
-    CHECK(r->prog == NULL);
-    CHECK_CONTAINS(r->diags, "k.py:2:9: error: kiln.shfl_down_sync is GPU-only in v1");
-    tr_free(r);
-    r = tr(src, "void(float32[:])", KILN_TARGET_CUDA);
-    CHECK(r->prog != NULL);
-    tr_free(r);
+TEST(sema_block_features_on_cpu) {
+    /* shared memory, barriers and warp operations run on the CPU as fibers (block mode) */
+    TResult *r;
     const char *blocks = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
                          "    s[kiln.threadIdx.x] = a[0]\n    kiln.syncthreads()\n";
     r = tr(blocks, "void(float32[:])", KILN_TARGET_CPU);
@@ -219,6 +211,14 @@ TEST(sema_gpu_only_on_cpu) {
         const char *text = kiln_program_source(r->prog, &len);
         CHECK_CONTAINS(text, "kiln_sync_(B_)");
         CHECK_CONTAINS(text, "kiln_blk_run_(&blk_)");
+    }
+    tr_free(r);
+    r = tr("def k(a):\n    a[0] = kiln.shfl_down_sync(0xffffffff, a[0], 1) + kiln.laneid\n",
+           "void(float32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        size_t len;
+        CHECK_CONTAINS(kiln_program_source(r->prog, &len), "kiln_shfl_f32(B_, 0,");
     }
     tr_free(r);
 }

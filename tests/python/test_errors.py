@@ -191,14 +191,6 @@ def test_no_debug_division_by_zero_gives_numpy_zero():
     assert list(a) == [0, 4]
 
 
-def test_gpu_only_features_on_cpu_say_so():
-    @kiln.jit
-    def k(a):
-        a[0] = kiln.shfl_down_sync(0xffffffff, a[0], 1)
-    with pytest.raises(kiln.CompileError, match=r"kiln.shfl_down_sync is GPU-only in v1, and this kernel is being compiled for the CPU"):
-        k[1, 32](np.zeros(3, np.float32))
-
-
 def test_negative_power_of_integers_is_an_error():
     @kiln.jit
     def k(a):
