@@ -105,6 +105,15 @@ def reduce(func=None, **options):
     return lambda fn: Reduction(fn, **options)
 
 
+def Reduce(func, **options):
+    """Numba's ``cuda.Reduce(func)``: ``kiln.reduce`` with Numba's default ``init=0``, which
+    is folded into every result and is the result for an empty array (``kiln.reduce`` folds
+    nothing unless asked, and refuses an empty array without ``init``)."""
+    r = reduce(func, **options)
+    r._init_default = 0
+    return r
+
+
 def fuse(func=None, **options):
     """``@kiln.fuse`` or ``@kiln.fuse(signatures=[...], cache=True, fastmath=False)``: a function
     of arrays written with NumPy (operators, ufuncs with a kernel counterpart, ``np.where``,

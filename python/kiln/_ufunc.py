@@ -508,6 +508,7 @@ class Reduction:
         self._gpu_kernels = {}
         self._acc = {}
         self._tls = threading.local()  # per thread: the GPU pass's scratch buffers
+        self._init_default = None      # kiln.Reduce's is 0, as Numba's (see kiln.Reduce)
 
     def _get_kernel(self):
         if self._kernel is None:
@@ -737,6 +738,8 @@ class Reduction:
                                 _kiln.synchronize, default=grid, label="blocks")
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
+        if init is None:
+            init = self._init_default
 
         if _is_gpu_array(arr):
             return self._call_gpu(arr, size, res, init, stream)

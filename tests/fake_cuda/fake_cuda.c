@@ -221,7 +221,14 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st) {
 static int stream_token;
 CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
 CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
-CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+static long stream_syncs; /* cuStreamSynchronize calls, for the tests */
+CUresult cuStreamSynchronize(void *s) {
+    (void)s;
+    stream_syncs++;
+    return 0;
+}
+long fake_stream_sync_count(void);
+long fake_stream_sync_count(void) { return stream_syncs; }
 
 /* events remember when they were recorded (host time: nothing runs here) */
 typedef struct Event {

@@ -364,3 +364,28 @@ def test_the_memory_pool_keeps_freed_memory_and_is_trimmed_when_the_device_is_fu
         print("ok")
     """)
     assert out.strip().endswith("ok")
+
+
+def test_stream_auto_synchronize_synchronizes_when_the_block_ends():
+    # Numba's `with stream.auto_synchronize():`: one cuStreamSynchronize at the end of the
+    # block, none when the block raises (the exception goes on)
+    out = run("""
+        s = kiln.stream()
+        x = np.arange(10, dtype=np.float32)
+        d = kiln.to_device(x, stream=s)
+        with s.auto_synchronize() as t:
+            assert t is s
+            saxpy[1, 32, s](d, np.float32(2), d, d)
+            before = fake.fake_stream_sync_count()
+        after = fake.fake_stream_sync_count()
+        assert after > before   # the stream's synchronize (and the kernel-error check's)
+        try:
+            with s.auto_synchronize():
+                raise KeyError("inside")
+        except KeyError:
+            pass
+        assert fake.fake_stream_sync_count() == after
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+

@@ -111,6 +111,21 @@ def test_reduce_empty():
         add(np.zeros(0))
 
 
+def test_numbas_Reduce_folds_init_0_by_default(rng):
+    # numba.cuda.Reduce's __call__ has init=0: folded into every result, and the result of
+    # an empty array; kiln.reduce's own default folds nothing
+    s = kiln.Reduce(lambda a, b: a + b)
+    p = kiln.Reduce(lambda a, b: a * b)
+    a = rng.random(100) + 1
+    assert s(np.zeros(0)) == 0.0
+    assert s(a) == pytest.approx(a.sum())
+    assert s(a, init=3) == pytest.approx(a.sum() + 3)
+    assert p(a) == 0.0                       # Numba: init=0 is folded into a product too
+    assert p(a, init=1) == pytest.approx(a.prod())
+    with pytest.raises(ValueError, match="empty array"):
+        kiln.reduce(lambda a, b: a + b)(np.zeros(0))
+
+
 def test_reduce_into_res_returns_none(rng):
     a = rng.random(1000)
     res = np.zeros(1)

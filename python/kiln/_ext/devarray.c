@@ -328,9 +328,31 @@ static PyObject *stream_repr(StreamObject *self) {
     return PyUnicode_FromFormat("<kiln stream %p on device %d>", self->handle, self->device);
 }
 
+/* `with stream.auto_synchronize():` (Numba's): the stream itself is the context,
+ * synchronized when the block ends without an exception (as Numba's generator-based
+ * context manager, which an exception leaves at its yield). */
+static PyObject *stream_enter(StreamObject *self, PyObject *unused) {
+    return Py_NewRef((PyObject *)self);
+}
+
+static PyObject *stream_exit(StreamObject *self, PyObject *args) {
+    PyObject *type = Py_None;
+    if (PyTuple_GET_SIZE(args) > 0) type = PyTuple_GET_ITEM(args, 0);
+    if (type == Py_None) {
+        PyObject *r = stream_synchronize(self, NULL);
+        if (!r) return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef stream_methods[] = {
     {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
      "waits for the work queued on the stream"},
+    {"auto_synchronize", (PyCFunction)stream_enter, METH_NOARGS,
+     "a context that synchronizes the stream when it ends: `with s.auto_synchronize():`"},
+    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)stream_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef stream_getset[] = {
