@@ -165,7 +165,10 @@ typedef struct kiln_value {
     /* ARRAY */
     int ndim;
     const int64_t *shape;
-    const void *data;     /* C-contiguous elements */
+    const void *data;     /* C-contiguous elements, frozen; NULL for an array taken by
+                           * address (a global device array): */
+    uint64_t address;     /* its first element's address... */
+    int device;           /* ...on this GPU (-1: host memory, KILN_TARGET=cpu) */
     /* COMPLEX, and SCALAR of a complex dtype: the imaginary part (v.f is the real one) */
     double im;
 } kiln_value;

@@ -69,6 +69,8 @@ def describe(v):
         if name in ("kiln", "numba.cuda"):
             return ("ns", "kiln")
         return ("module",)
+    if isinstance(v, _kiln.DeviceArrayBase):  # a global device array: by address
+        return _describe_device_array(v)
     if isinstance(v, _kiln.DispatcherBase):  # a kiln kernel or device function
         text, filename, line = dispatcher_source(v)
         return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)
@@ -136,6 +138,20 @@ def _describe_array(np, v):
                          "bytes of a global array captured as a constant")
     return ("array", code, tuple(int(d) for d in v.shape),
             np.ascontiguousarray(v).tobytes())
+
+
+# A global kiln device array is captured by address, as Numba captures a global device
+# array: the kernel reads and writes the array's memory as it is at each launch (its
+# address and shape are the constants; the address is in the source, so in the cache key).
+def _describe_device_array(v):
+    if not v.is_c_contiguous():
+        return ("other", "a kiln device array that is not C-contiguous (global device "
+                         "arrays are captured by address as C-order arrays); pass it as an "
+                         "argument")
+    if v.ndim == 0:
+        return ("other", "a 0-d kiln device array")
+    return ("devarray", v._dtype_code, tuple(int(d) for d in v.shape), int(v._ptr),
+            int(v._device))
 
 
 def lookup(fn, dotted):

@@ -953,10 +953,14 @@ void emit_expr(Emit *E, Node *n) {
         UNREACHABLE();
     }
     tuple_const:
-        if (n->gv->kind == KILN_VAL_ARRAY) { /* a frozen global array: a view of its data */
+        if (n->gv->kind == KILN_VAL_ARRAY) { /* a global array: a view of its data */
             const GVal *g = n->gv;
-            P("%s_local((%s *)%s", emit_ctype(E, g->ty), emit_elem_ctype(E, g->ty->elem),
-              emit_frozen_array(E, g));
+            const char *el = emit_elem_ctype(E, g->ty->elem);
+            if (g->data)
+                P("%s_local((%s *)%s", emit_ctype(E, g->ty), el, emit_frozen_array(E, g));
+            else /* a device array, by address */
+                P("%s_local((%s *)(unsigned long long)0x%llxull", emit_ctype(E, g->ty), el,
+                  (unsigned long long)g->address);
             for (int i = 0; i < g->ty->ndim; i++) P(", %lldLL", (long long)g->shape[i]);
             PS(")");
             return;

@@ -224,6 +224,30 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         break;
     }
     case KILN_VAL_ARRAY: {
+        if (!kv->data && kv->address) {
+            /* a global device array, by address.  GPU memory cannot be read by a CPU
+             * kernel; the other way round only happens under KILN_TARGET=cpu (host-memory
+             * device arrays), where nothing launches on a GPU and CUDA C is only checked
+             * (KILN_CHECK_CUDA), so it compiles */
+            bool cpu = C->opts.target == KILN_TARGET_CPU;
+            bool ok = (unsigned)kv->dtype < KILN_NDTYPES && kv->ndim >= 1 &&
+                      kv->ndim <= KILN_MAX_NDIM && kv->shape;
+            for (int i = 0; ok && i < kv->ndim; i++) ok = kv->shape[i] >= 0;
+            if (!ok || (cpu && kv->device >= 0)) {
+                g->kind = KILN_VAL_OTHER;
+                g->other = !ok ? "a device array kiln cannot read"
+                               : "a device array in GPU memory, but this kernel is being "
+                                 "compiled for the CPU";
+                g->ty = &ty_error;
+                break;
+            }
+            int64_t *shape = arena_alloc(&C->arena, sizeof(int64_t) * KILN_MAX_NDIM);
+            memcpy(shape, kv->shape, sizeof(int64_t) * (size_t)kv->ndim);
+            g->shape = shape;
+            g->address = kv->address;
+            g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
+            break;
+        }
         /* a global array frozen into the program: its elements are copied here */
         size_t esize = (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
         size_t bytes = esize;

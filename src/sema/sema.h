@@ -150,7 +150,9 @@ typedef struct GVal {
     const NsRef *ns;       /* NAMESPACE/MODULE */
     FuncInfo *fn;          /* FUNCTION */
     const char *other;     /* OTHER: the Python type name */
-    const void *data;      /* ARRAY: the frozen elements, C order (in the arena) */
+    const void *data;      /* ARRAY: the frozen elements, C order (in the arena), or NULL
+                            * for a device array taken by address: */
+    uint64_t address;      /* ...its first element's address */
     const int64_t *shape;  /* ARRAY: its extents */
 } GVal;
 

@@ -229,13 +229,13 @@ void sema_cond(Sema *S, Node *n) {
 uint64_t sema_origins(Sema *S, Node *n) {
     switch (n->kind) {
     case E_NAME: {
-        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY ? ORIGIN_FROZEN : 0;
+        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
         Sym *s = sema_local(S, n->name.id);
         return s ? s->origins : 0;
     }
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
     case E_ATTR: /* a.real, a.imag: views of a; cfg.TABLE: a frozen array */
-        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY ? ORIGIN_FROZEN : 0;
+        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
         return sema_origins(S, n->attr.base);
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */

@@ -389,3 +389,21 @@ def test_stream_auto_synchronize_synchronizes_when_the_block_ends():
     """)
     assert out.strip() == "ok"
 
+
+def test_global_gpu_array_in_a_cpu_kernel_is_refused():
+    # a global device array is captured by address: GPU memory in a kernel compiled for the
+    # CPU would be a wild pointer, so it is a CompileError that says so
+    out = run("""
+        T = kiln.to_device(np.arange(4, dtype=np.float32))
+
+        @kiln.jit(target="cpu")
+        def k(o):
+            o[0] = T[0]
+        try:
+            k[1, 1](np.zeros(1, np.float32))
+        except kiln.CompileError as e:
+            print(str(e).splitlines()[0].split("error: ")[1])
+    """)
+    assert out.strip() == ("global 'T' is a device array in GPU memory, but this kernel is "
+                           "being compiled for the CPU, which kernels cannot use")
+

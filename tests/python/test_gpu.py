@@ -591,3 +591,27 @@ def test_tuple_arguments_on_gpu():
         k[3, 128](r, (2.0, (np.float32(3), 4)), (x, y))
     np.testing.assert_array_equal(x, np.arange(n, dtype=np.float32) * 2 + 12)
     assert r.copy_to_host()[0] == 4
+
+
+def test_global_device_array_by_address_on_the_gpu():
+    # Numba's test_globals doc example: a global device array is read where it lies, so a
+    # later copy_to_device is seen by the next launch; writes reach it too
+    g = {"np": np, "kiln": kiln}
+    exec(compile('''
+PRICES = kiln.to_device(np.array([10.0, 25.0, 5.0, 15.0, 30.0], dtype=np.float32))
+
+@kiln.jit
+def totals(q, out):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] = q[i] * PRICES[i]
+        PRICES[i] += 1
+''', "<global-device-array>", "exec"), g)
+    q = kiln.to_device(np.ones(5, np.float32))
+    out = kiln.device_array(5, np.float32)
+    g["totals"][1, 32](q, out)
+    np.testing.assert_array_equal(out.copy_to_host(), [10, 25, 5, 15, 30])
+    g["PRICES"].copy_to_device(np.array([20, 50, 10, 30, 60], np.float32))
+    g["totals"][1, 32](q, out)
+    np.testing.assert_array_equal(out.copy_to_host(), [20, 50, 10, 30, 60])
+    np.testing.assert_array_equal(g["PRICES"].copy_to_host(), [21, 51, 11, 31, 61])

@@ -212,6 +212,41 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (PyErr_Occurred()) return -1;
         out->is_device = PyObject_IsTrue(ITEM(5));
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
+    } else if (strcmp(kind, "devarray") == 0) {
+        /* ("devarray", dtype, shape, address, device): a global device array, by address */
+        out->kind = KILN_VAL_ARRAY;
+        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
+        if (PyErr_Occurred()) return -1;
+        PyObject *shape = ITEM(2);
+        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
+            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || (unsigned)out->dtype >= KILN_NDTYPES) {
+            PyErr_SetString(PyExc_TypeError, "device array description needs (dtype, shape, ...)");
+            return -1;
+        }
+        out->ndim = (int)PyTuple_GET_SIZE(shape);
+        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
+        if (!dims) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
+        if (!cap) {
+            PyMem_Free(dims);
+            return -1;
+        }
+        int rc = PyList_Append(R->mem, cap);
+        Py_DECREF(cap);
+        if (rc < 0) return -1;
+        for (int i = 0; i < out->ndim; i++) {
+            dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+            if (PyErr_Occurred()) return -1;
+        }
+        out->shape = dims;
+        out->data = NULL;
+        out->address = PyLong_AsUnsignedLongLong(ITEM(3));
+        if (PyErr_Occurred()) return -1;
+        out->device = (int)PyLong_AsLong(ITEM(4));
+        if (PyErr_Occurred()) return -1;
     } else if (strcmp(kind, "array") == 0) {
         /* ("array", dtype, shape, bytes): a frozen C-order copy of a global array */
         out->kind = KILN_VAL_ARRAY;
