@@ -448,7 +448,18 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
 static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t hi,
                    uint64_t origins) {
     switch (t->kind) {
-    case E_NAME: assign_name(S, t, vt, nonneg, hi, origins); return;
+    case E_NAME: {
+        assign_name(S, t, vt, nonneg, hi, origins);
+        /* `N = 100` and nothing else assigns N: N is a constant (shapes may use it) */
+        int64_t c;
+        Sym *s = t->sym;
+        if (s && s->param < 0 && s->nassign == 1 && v && sema_const_int(v, &c) &&
+            ty_is_int(s->ty)) {
+            s->has_cint = true;
+            s->cint = c;
+        }
+        return;
+    }
     case E_SUBSCRIPT: {
         const Type *et = sema_subscript(S, t, true);
         if (IS_ERR(et) || IS_UNKNOWN(et) || IS_ERR(vt) || IS_UNKNOWN(vt)) return;

@@ -197,6 +197,8 @@ struct Sym {
     uint32_t first_assign; /* source offset of the first assignment in the text */
     bool poisoned;       /* an assignment to it failed: uses stay silent */
     int nassign;         /* assignments in the text (targets, for loops) */
+    bool has_cint;       /* assigned once, an integer constant: cint (array shapes) */
+    int64_t cint;
     int id;              /* unique in the function, for emitted names */
 };
 

@@ -612,16 +612,26 @@ static const Type *float_of(const Type *t) {
     return t->weak ? &ty_weak_float : ty_scalar(KILN_FLOAT64);
 }
 
+/* A constant integer, or a local assigned one once (`N = 100`, Numba folds it too). */
+static bool shape_int(const Node *n, int64_t *v) {
+    if (sema_const_int(n, v)) return true;
+    if (n->kind == E_NAME && n->sym && n->sym->has_cint && n->sym->nassign == 1) {
+        *v = n->sym->cint;
+        return true;
+    }
+    return false;
+}
+
 int sema_shape(const Node *shape, int64_t *dims, int max) {
     int64_t v;
-    if (sema_const_int(shape, &v)) {
+    if (shape_int(shape, &v)) {
         dims[0] = v;
         return 1;
     }
     if (shape->kind == E_TUPLE) {
         if (shape->tuple.n > max || shape->tuple.n == 0) return -1;
         for (int i = 0; i < shape->tuple.n; i++)
-            if (!sema_const_int(shape->tuple.v[i], &dims[i])) return -1;
+            if (!shape_int(shape->tuple.v[i], &dims[i])) return -1;
         return shape->tuple.n;
     }
     if (shape->gv && shape->gv->kind == KILN_VAL_TUPLE) {
