@@ -194,7 +194,25 @@ typedef struct kiln_options {
     /* CUDA __launch_bounds__ of the entry: max threads per block, min blocks per
      * multiprocessor, max blocks per cluster; 0 where not given */
     int launch_bounds[3];
+    /* CUDA: translate the function as a device function and export it as the C symbol
+     * `extern "C" __device__ export_name`, with no kernel entry (kiln.compile_ptx with
+     * device=True); NULL for a kernel */
+    const char *export_name;
+    /* with export_name: the dtype + 1 the exported function returns, converted from the
+     * type its body returns (an explicit signature's return type); 0 for that type */
+    int export_ret;
+    /* What NVRTC makes (kiln_nvrtc_output): a whole program, or relocatable code */
+    int nvrtc_output;
 } kiln_options;
+
+/* kiln_options.nvrtc_output.  Whole-program compilation drops device functions no kernel
+ * calls, so an exported device function needs relocatable code (-rdc); LTO-IR is the
+ * relocatable code as NVRTC's -dlto writes it, for nvJitLink. */
+typedef enum kiln_nvrtc_output {
+    KILN_NVRTC_WHOLE,       /* a cubin (or PTX) of kernels */
+    KILN_NVRTC_RELOCATABLE, /* PTX with -rdc=true */
+    KILN_NVRTC_LTOIR        /* LTO-IR with -rdc=true -dlto */
+} kiln_nvrtc_output;
 
 typedef struct kiln_source {
     const char *text;     /* from the first line of the function (its decorators) on */

@@ -141,7 +141,21 @@ static int translate_body(Compiler *C, void *arg) {
         return -1;
     }
     PtrVec files = {0};
-    if (sema_run(C, fi, tys, nargs, true, &R) < 0) return -1;
+    bool exported = C->opts.export_name != NULL;
+    if (exported) fi->is_device = true; /* typed as a device function: it returns a value */
+    if (sema_run(C, fi, tys, nargs, !exported, &R) < 0) return -1;
+    if (exported && R.kernel->ret->kind != TY_NONE && !ty_is_scalar(R.kernel->ret)) {
+        error_at(C, R.kernel->def->def.name_sp, "return one scalar",
+                 "'%s' returns %s, but an exported device function returns a scalar or nothing",
+                 fi->name, ty_name(C, R.kernel->ret));
+        return -1;
+    }
+    if (exported && C->opts.export_ret && R.kernel->ret->kind == TY_NONE) {
+        error_at(C, R.kernel->def->def.name_sp, "give the signature no return type, or return a value",
+                 "'%s' returns nothing, but its signature returns %s", fi->name,
+                 kiln_dtype_name((kiln_dtype)(C->opts.export_ret - 1)));
+        return -1;
+    }
     double t2 = mono_ms();
     if (emit_program(C, &R, &T->out, &files) < 0) return -1;
     sema_dump_types(C, &R, &T->types);
@@ -205,6 +219,14 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
         return NULL;
     }
     if (!args_valid(ctx, args, nargs)) return NULL;
+    if (opts->export_ret < 0 || opts->export_ret > KILN_NDTYPES) {
+        diag_plain(ctx, KILN_ERROR, NULL, "no return dtype %d", opts->export_ret - 1);
+        return NULL;
+    }
+    if (opts->export_name && opts->target != KILN_TARGET_CUDA) {
+        diag_plain(ctx, KILN_ERROR, NULL, "only the CUDA target exports device functions");
+        return NULL;
+    }
     Translation T;
     memset(&T, 0, sizeof T);
     T.src = src;

@@ -44,6 +44,9 @@ from ._cuda import (  # noqa: F401
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
 )
 from ._kiln import Stream, Event  # noqa: F401
+from .compiler import (  # noqa: F401  (Numba's compiler entries: PTX and LTO-IR text)
+    compile_ptx, compile_ptx_for_current_device, compile_for_current_device,
+)
 
 
 from ._intrinsics import (  # noqa: F401  (the names kernels use)
@@ -143,11 +146,22 @@ def compile(fn=None, sig=None, *, mode="default", max_records=8, **numba_options
     step's Python: as one CUDA graph on the GPU, as the prepared launches on the CPU.  At
     most ``max_records`` guards are kept.  Steps that copy between host and device, or
     return values a replay cannot rebuild, run eagerly with one kiln.PerformanceWarning.
-    See docs/modes.md.  Used as a decorator with or without arguments."""
-    if sig is not None or numba_options:
-        raise NotImplementedError(
-            "kiln.compile(pyfunc, sig, ...), Numba's PTX compiler entry, is not provided yet; "
-            "kiln.compile(step, mode=...) compiles a step of host code (docs/modes.md)")
+    See docs/modes.md.  Used as a decorator with or without arguments.
+
+    ``kiln.compile(pyfunc, sig, device=True, output='ptx', ...)``, with a signature, is
+    Numba's compiler entry instead: it returns ``(ptx or LTO-IR, return type)`` (see
+    kiln.compiler.compile)."""
+    if sig is not None:
+        if mode != "default" or max_records != 8:
+            raise TypeError("kiln.compile(pyfunc, sig, ...) compiles to PTX or LTO-IR; mode= "
+                            "and max_records= are for kiln.compile(step, mode=...)")
+        from .compiler import compile as compile_code
+
+        return compile_code(fn, sig, **numba_options)
+    if numba_options:
+        raise TypeError(f"kiln.compile(pyfunc, sig, {', '.join(numba_options)}=...) needs the "
+                        "signature to compile for; kiln.compile(step, mode=...) takes only "
+                        "mode= and max_records=")
     from ._modes import compile as compile_step
 
     return compile_step(fn, mode=mode, max_records=max_records)

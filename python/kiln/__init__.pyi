@@ -229,6 +229,32 @@ def compile(fn: Callable[..., Any], sig: None = ..., *, mode: str = ..., max_rec
 @overload
 def compile(fn: None = ..., sig: None = ..., *, mode: str = ..., max_records: int = ...,
             **numba_options: Any) -> Callable[[Callable[..., Any]], _Compiled]: ...
+@overload
+def compile(fn: Callable[..., Any], sig: Any, *, mode: str = ..., max_records: int = ...,
+            **numba_options: Any) -> tuple[Any, Any]: ...
+
+# ---- Numba's compiler entries (kiln.compiler) ------------------------------------------
+
+def compile_ptx(pyfunc: Callable[..., Any], sig: Any, debug: bool | None = ...,
+                lineinfo: bool = ..., device: bool = ..., fastmath: bool = ...,
+                cc: tuple[int, int] | None = ..., opt: bool | None = ..., abi: str = ...,
+                abi_info: dict[str, str] | None = ..., forceinline: bool = ...,
+                launch_bounds: int | tuple[int, ...] | None = ...) -> tuple[str, Any]: ...
+def compile_ptx_for_current_device(pyfunc: Callable[..., Any], sig: Any,
+                                   debug: bool | None = ..., lineinfo: bool = ...,
+                                   device: bool = ..., fastmath: bool = ...,
+                                   opt: bool | None = ..., abi: str = ...,
+                                   abi_info: dict[str, str] | None = ...,
+                                   forceinline: bool = ...,
+                                   launch_bounds: int | tuple[int, ...] | None = ...
+                                   ) -> tuple[str, Any]: ...
+def compile_for_current_device(pyfunc: Callable[..., Any], sig: Any, debug: bool | None = ...,
+                               lineinfo: bool = ..., device: bool = ..., fastmath: bool = ...,
+                               opt: bool | None = ..., abi: str = ...,
+                               abi_info: dict[str, str] | None = ..., output: str = ...,
+                               forceinline: bool = ...,
+                               launch_bounds: int | tuple[int, ...] | None = ...
+                               ) -> tuple[Any, Any]: ...
 
 # ---- the GPU --------------------------------------------------------------------------
 

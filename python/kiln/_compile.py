@@ -219,11 +219,13 @@ def _arch_of(device):
 
 # ---- compilation ---------------------------------------------------------------------
 
-def _translate(disp, argkey, target, arch=0):
+def _translate(disp, argkey, target, arch=0, export=()):
+    """The Program of a specialisation; export: (C symbol, return dtype + 1 or 0) to
+    translate the function as an exported device function (kiln.compiler)."""
     text, filename, first = dispatcher_source(disp)
     o = disp.options
     opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch,
-            *o["launch_bounds"])
+            *o["launch_bounds"], *export)
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 

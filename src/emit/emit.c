@@ -607,6 +607,37 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
     buf_free(&args);
 }
 
+/* The entry of a device function compiled alone (kiln.compile_ptx(device=True)): a C
+ * symbol named as asked, which callers in other modules link against.  It has no launch
+ * error record, so its checks (debug=True) report to a record of its own, which nothing
+ * reads; kiln.grid(1) is the calling thread's position, as in a kernel. */
+static void cuda_export(Emit *E, FuncSpec *f) {
+    E->o = &E->funcs;
+    E->line = -1;
+    PS("#line 1 \"<kiln entry>\"\n");
+    bool value = f->ret->kind != TY_NONE;
+    int want = E->C->opts.export_ret;
+    const Type *rt = value && want > 0 ? ty_scalar((kiln_dtype)(want - 1)) : f->ret;
+    P("extern \"C\" __device__ %s %s(", value ? emit_ctype(E, rt) : "void",
+      E->C->opts.export_name);
+    for (int i = 0; i < f->nparams; i++) P("%s%s p%d", i ? ", " : "", emit_ctype(E, f->params[i]), i);
+    PS(") {\n    struct kiln_err e_ = {0, 0, 0, 0, 0};\n    struct kiln_err *E_ = &e_;\n"
+       "    i64 gx_ = KILN_BID_X * KILN_BDIM_X + KILN_TID_X;\n    ");
+    Buf call;
+    buf_init_arena(&call, &E->C->arena);
+    buf_printf(&call, "%s(KILN_TA", emit_func_name(E, f));
+    for (int i = 0; i < f->nparams; i++) buf_printf(&call, ", p%d", i);
+    buf_puts(&call, ")");
+    if (value) {
+        PS("return ");
+        emit_convert(E, f->ret, rt, call.p);
+    } else {
+        PS(call.p);
+    }
+    PS(";\n}\n\n");
+    buf_free(&call);
+}
+
 int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     Emit EM;
     memset(&EM, 0, sizeof EM);
@@ -633,7 +664,8 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
     if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);
     if (E->too_big) return -1;
-    if (E->cuda) cuda_entry(E, r->kernel);
+    if (E->cuda && C->opts.export_name) cuda_export(E, r->kernel);
+    else if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);
 
     buf_printf(out, "%s %s\n", KILN_CFLAGS_MARKER, (!E->cuda && E->fastmath) ? "-ffast-math" : "");

@@ -51,6 +51,8 @@ struct kiln_nvrtc {
     nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
     nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
     nvrtcResult (*GetPTX)(nvrtcProgram, char *);
+    nvrtcResult (*GetLTOIRSize)(nvrtcProgram, size_t *); /* NULL before CUDA 12.0 */
+    nvrtcResult (*GetLTOIR)(nvrtcProgram, char *);
     nvrtcResult (*GetNumSupportedArchs)(int *);
     nvrtcResult (*GetSupportedArchs)(int *);
 };
@@ -108,6 +110,10 @@ kiln_nvrtc *kiln_nvrtc_open(kiln_ctx *ctx) {
         kiln_nvrtc_close(n);
         return NULL;
     }
+    bool has_ltoir = true; /* optional: only kiln.compile(output='ltoir') needs it */
+    LOAD(n, lib, GetLTOIRSize, "nvrtcGetLTOIRSize", &has_ltoir);
+    LOAD(n, lib, GetLTOIR, "nvrtcGetLTOIR", &has_ltoir);
+    if (!has_ltoir) n->GetLTOIRSize = NULL, n->GetLTOIR = NULL;
     bool has_archs = true;
     LOAD(n, lib, GetNumSupportedArchs, "nvrtcGetNumSupportedArchs", &has_archs);
     LOAD(n, lib, GetSupportedArchs, "nvrtcGetSupportedArchs", &has_archs);
@@ -146,7 +152,9 @@ typedef struct NvrtcPlan {
 static int nvrtc_plan(kiln_ctx *ctx, const NvrtcFacts *n, const kiln_options *opts, int arch,
                       bool force_ptx, NvrtcPlan *p) {
     p->use = arch;
-    p->is_ptx = force_ptx;
+    /* relocatable code is PTX (or LTO-IR, which the caller reads as the program's output) */
+    p->is_ptx = force_ptx || opts->nvrtc_output != KILN_NVRTC_WHOLE;
+    force_ptx = p->is_ptx;
     /* a cubin for the exact architecture when NVRTC knows it */
     if (n->narchs > 0) {
         bool known = false;
@@ -173,6 +181,8 @@ static int nvrtc_plan(kiln_ctx *ctx, const NvrtcFacts *n, const kiln_options *op
     p->argv[p->argc++] = p->archopt;
     p->argv[p->argc++] = "--std=c++17";
     p->argv[p->argc++] = "--diag-suppress=177,550"; /* unused prelude functions and variables */
+    if (opts->nvrtc_output != KILN_NVRTC_WHOLE) p->argv[p->argc++] = "--relocatable-device-code=true";
+    if (opts->nvrtc_output == KILN_NVRTC_LTOIR) p->argv[p->argc++] = "--dlink-time-opt";
     if (opts->fastmath) p->argv[p->argc++] = "--use_fast_math";
     if (opts->lineinfo) p->argv[p->argc++] = "--generate-line-info";
     if (opts->max_registers > 0) {
@@ -261,6 +271,13 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
     NvrtcPlan p;
     if (nvrtc_plan(ctx, &n->f, opts, arch, *is_ptx != 0, &p) < 0) return -1;
     *is_ptx = p.is_ptx;
+    bool ltoir = opts->nvrtc_output == KILN_NVRTC_LTOIR;
+    if (ltoir && !n->GetLTOIR) {
+        diag_plain(ctx, KILN_ERROR, "use CUDA 12's NVRTC or newer, or output='ptx'",
+                   "NVRTC %d.%d cannot write LTO-IR (it has no nvrtcGetLTOIR)",
+                   n->f.version / 1000, n->f.version % 1000 / 10);
+        return -1;
+    }
     int use = p.use, argc = p.argc;
     const char **argv = p.argv;
     nvrtcProgram prog;
@@ -288,13 +305,14 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
         return -1;
     }
     size_t sz = 0;
-    rc = *is_ptx ? n->GetPTXSize(prog, &sz) : n->GetCUBINSize(prog, &sz);
+    rc = ltoir ? n->GetLTOIRSize(prog, &sz) : *is_ptx ? n->GetPTXSize(prog, &sz) : n->GetCUBINSize(prog, &sz);
     char *out = rc == 0 ? malloc(sz ? sz : 1) : NULL;
-    if (out) rc = *is_ptx ? n->GetPTX(prog, out) : n->GetCUBIN(prog, out);
+    if (out) rc = ltoir ? n->GetLTOIR(prog, out) : *is_ptx ? n->GetPTX(prog, out) : n->GetCUBIN(prog, out);
     n->DestroyProgram(&prog);
     if (!out || rc != 0) {
         free(out);
-        diag_plain(ctx, KILN_ERROR, NULL, "NVRTC produced no %s", *is_ptx ? "PTX" : "cubin");
+        diag_plain(ctx, KILN_ERROR, NULL, "NVRTC produced no %s",
+                   ltoir ? "LTO-IR" : *is_ptx ? "PTX" : "cubin");
         return -1;
     }
     *blob = out;

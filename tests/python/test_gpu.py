@@ -615,3 +615,28 @@ def totals(q, out):
     g["totals"][1, 32](q, out)
     np.testing.assert_array_equal(out.copy_to_host(), [20, 50, 10, 30, 60])
     np.testing.assert_array_equal(g["PRICES"].copy_to_host(), [21, 51, 11, 31, 61])
+
+
+def test_transpose_kernel_gpu():
+    # kiln.kernels.transpose (numba.cuda.kernels.transpose): the shared-memory tile kernel
+    from kiln.kernels.transpose import transpose
+
+    for rows, cols, dtype in ((5, 6, np.float64), (128, 128, np.complex128),
+                              (1025, 512, np.float64), (17, 16, np.bool_), (33, 70, np.int8)):
+        x = (np.arange(rows * cols) % 13).astype(dtype).reshape(rows, cols)
+        dy = transpose(kiln.to_device(x))
+        assert not dy.on_host and dy.shape == (cols, rows)
+        np.testing.assert_array_equal(dy.copy_to_host(), x.T)
+        dz = kiln.device_array((cols, rows), dtype=dtype)
+        transpose(kiln.to_device(x), dz)
+        np.testing.assert_array_equal(dz.copy_to_host(), x.T)
+
+
+def test_compile_ptx_for_current_device_gpu():
+    def add(x, y):
+        return x + y
+
+    cc = kiln.get_current_device().compute_capability
+    ptx, resty = kiln.compile_ptx_for_current_device(add, (kiln.float32, kiln.float32),
+                                                     device=True)
+    assert f".target sm_{cc[0]}{cc[1]}" in ptx and resty == kiln.float32

@@ -400,7 +400,9 @@ static int key_to_argtypes(PyObject *key, kiln_argtype *out, int max) {
     return n;
 }
 
-/* translate(text, filename, first_line, key, options, resolver, scope) */
+/* translate(text, filename, first_line, key, options, resolver, scope); options: (target,
+ * fastmath, debug, lineinfo, max_registers, arch[, 3 launch bounds[, export name or None,
+ * its return dtype + 1 or 0]]) */
 static PyObject *mod_translate(PyObject *module, PyObject *args) {
     ModState *st = ext_state(module);
     const char *text, *filename;
@@ -413,9 +415,10 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     kiln_options o;
     memset(&o, 0, sizeof o);
     int target = 0;
-    if (!PyArg_ParseTuple(opts, "iiiiii|iii", &target, &o.fastmath, &o.debug, &o.lineinfo,
+    if (!PyArg_ParseTuple(opts, "iiiiii|iiizi", &target, &o.fastmath, &o.debug, &o.lineinfo,
                           &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
-                          &o.launch_bounds[1], &o.launch_bounds[2]))
+                          &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name,
+                          &o.export_ret))
         return NULL;
     for (int i = 0; i < 3; i++)
         if (o.launch_bounds[i] < 0) {

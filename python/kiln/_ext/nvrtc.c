@@ -26,7 +26,7 @@ static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char ki
     kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx); /* loaded here, on a miss, at the latest */
     if (!n) return -1;
     int rc = kiln_nvrtc_compile(ctx, n, b->src, b->len, &b->o, b->arch, blob, len, &is_ptx);
-    snprintf(kind, 16, "%s", is_ptx ? "ptx" : "cubin");
+    snprintf(kind, 16, "%s", b->o.nvrtc_output == KILN_NVRTC_LTOIR ? "ltoir" : is_ptx ? "ptx" : "cubin");
     return rc;
 }
 
@@ -153,21 +153,24 @@ static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_p
 }
 
 /* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
- *               cache=True) -> (image, is_ptx, cache key, hit) */
+ *               cache=True, output=KILN_NVRTC_WHOLE) -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     const char *src, *name = "";
     Py_ssize_t len;
-    int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1;
-    if (!PyArg_ParseTuple(args, "s#(iii)i|psp", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
-                          &want_ptx, &name, &use_cache))
+    int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1, output = KILN_NVRTC_WHOLE;
+    if (!PyArg_ParseTuple(args, "s#(iii)i|pspi", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
+                          &want_ptx, &name, &use_cache, &output))
         return NULL;
+    if (output < KILN_NVRTC_WHOLE || output > KILN_NVRTC_LTOIR)
+        return PyErr_Format(PyExc_ValueError, "no NVRTC output %d", output);
     if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
     NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
     b.o.target = KILN_TARGET_CUDA;
     b.o.fastmath = fastmath;
     b.o.lineinfo = lineinfo;
     b.o.max_registers = maxreg;
+    b.o.nvrtc_output = output;
     char target[512], short_target[32];
     if (use_cache && cuda_target(st, &b.o, arch, want_ptx, target, sizeof target) < 0)
         return NULL;
@@ -198,7 +201,8 @@ static PyObject *f_nvrtc_version(PyObject *m, PyObject *unused) {
 PyMethodDef ext_nvrtc_functions[] = {
     {"nvrtc_compile", f_nvrtc_compile, METH_VARARGS,
      "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
-     "cache=True) -> (image, is_ptx, cache key, hit)"},
+     "cache=True, output=0) -> (image, is_ptx, cache key, hit); output 1 relocatable PTX, "
+     "2 LTO-IR"},
     {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
     {"warm_up", f_warm_up, METH_NOARGS, "start NVRTC's first-use work on a thread (once)"},
     {NULL, NULL, 0, NULL}};
