@@ -220,8 +220,9 @@ def _arch_of(device):
 # ---- compilation ---------------------------------------------------------------------
 
 def _translate(disp, argkey, target, arch=0, export=()):
-    """The Program of a specialisation; export: (C symbol, return dtype + 1 or 0) to
-    translate the function as an exported device function (kiln.compiler)."""
+    """The Program of a specialisation.  The options tuple is (target, fastmath, debug,
+    lineinfo, max_registers, arch, 3 launch bounds) and export: (C symbol, return dtype + 1
+    or 0) to translate the function as an exported device function (kiln.compiler)."""
     text, filename, first = dispatcher_source(disp)
     o = disp.options
     opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch,

@@ -400,9 +400,7 @@ static int key_to_argtypes(PyObject *key, kiln_argtype *out, int max) {
     return n;
 }
 
-/* translate(text, filename, first_line, key, options, resolver, scope); options: (target,
- * fastmath, debug, lineinfo, max_registers, arch[, 3 launch bounds[, export name or None,
- * its return dtype + 1 or 0]]) */
+/* translate(text, filename, first_line, key, options, resolver, scope): _compile._translate */
 static PyObject *mod_translate(PyObject *module, PyObject *args) {
     ModState *st = ext_state(module);
     const char *text, *filename;
@@ -417,8 +415,7 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     int target = 0;
     if (!PyArg_ParseTuple(opts, "iiiiii|iiizi", &target, &o.fastmath, &o.debug, &o.lineinfo,
                           &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
-                          &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name,
-                          &o.export_ret))
+                          &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name, &o.export_ret))
         return NULL;
     for (int i = 0; i < 3; i++)
         if (o.launch_bounds[i] < 0) {
