@@ -231,8 +231,11 @@ def test_keywords_default_mode_and_bad_modes():
     np.testing.assert_allclose(g(x, y, 2.0), step(x, y, 2.0))
     with pytest.raises(ValueError, match="mode must be one of"):
         kiln.compile(step, mode="fast")
-    with pytest.raises(NotImplementedError, match="Numba's PTX compiler"):
+    # with a signature, kiln.compile is Numba's compiler entry (kiln.compiler)
+    with pytest.raises(TypeError, match="has 1 arguments but 'step' takes 3"):
         kiln.compile(step, "void(float32[:])")
+    with pytest.raises(TypeError, match="mode= and max_records= are for"):
+        kiln.compile(step, "(float32[:], float32[:], float32)", mode="reduce-overhead")
 
     @kiln.compile(mode="reduce-overhead")
     def deco(x, y):

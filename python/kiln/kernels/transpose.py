@@ -18,7 +18,9 @@ TILE = 32
 # The CPU kernel's block edge: blocks only group positions there.
 CPU_BLOCK = 16
 
-_tiled = {}  # the GPU kernel of each dtype
+# the kernels, made at first use (importing this module compiles nothing): the GPU kernel
+# of each dtype, and under None the CPU one
+_kernels = {}
 
 
 def _tiled_kernel(dt):
@@ -40,11 +42,14 @@ def _tiled_kernel(dt):
     return transpose_tiled
 
 
-@kiln.jit
-def _transpose_each(a, b):
-    i, j = kiln.grid(2)
-    if i < b.shape[0] and j < b.shape[1]:
-        b[i, j] = a[j, i]
+def _each_kernel():
+    @kiln.jit
+    def transpose_each(a, b):
+        i, j = kiln.grid(2)
+        if i < b.shape[0] and j < b.shape[1]:
+            b[i, j] = a[j, i]
+
+    return transpose_each
 
 
 def transpose(a, b=None):
@@ -63,16 +68,19 @@ def transpose(a, b=None):
                          f"{tuple(b.shape)}")
     if b.shape[0] == 0 or b.shape[1] == 0:
         return b
+    each = _kernels.get(None)
+    if each is None:
+        each = _kernels[None] = _each_kernel()
     on_host = getattr(b, "on_host", None)  # a NumPy b goes where the launch takes it
     if on_host is None:
-        on_host = _transpose_each._resolve_target() == 0
+        on_host = each._resolve_target() == 0
     if on_host:
         grid = (-(-b.shape[0] // CPU_BLOCK), -(-b.shape[1] // CPU_BLOCK))
-        _transpose_each[grid, (CPU_BLOCK, CPU_BLOCK), stream](a, b)
+        each[grid, (CPU_BLOCK, CPU_BLOCK), stream](a, b)
         return b
-    kernel = _tiled.get(a.dtype)
+    kernel = _kernels.get(a.dtype)
     if kernel is None:
-        kernel = _tiled[a.dtype] = _tiled_kernel(kiln.from_dtype(a.dtype))
+        kernel = _kernels[a.dtype] = _tiled_kernel(kiln.from_dtype(a.dtype))
     # x runs along a's columns (b's rows), y along a's rows
     grid = (-(-cols // TILE), -(-rows // TILE))
     kernel[grid, (TILE, TILE), stream](a, b)
