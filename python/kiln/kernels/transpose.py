@@ -5,9 +5,10 @@ the reads of ``a`` and the writes of ``b`` are coalesced (the algorithm Numba ci
 devblogs.nvidia.com/parallelforall/efficient-matrix-transpose-cuda-cc).  The tile has one
 column more than it is wide, so a warp reading a column of it meets 32 different banks.
 Its element type is the arrays' dtype, fixed when the kernel is made: one kernel per
-dtype, made at first use.  On the CPU target (arrays in host memory, KILN_TARGET=cpu)
-shared memory does not exist, and each grid position copies one element: a CPU thread
-runs a whole row of positions, so the reads of ``a`` are the strided ones either way.
+dtype, made at first use.  On the CPU target (arrays in host memory, KILN_TARGET=cpu) a
+block's threads are fibers of one CPU thread and the tile buys nothing: each grid
+position copies one element, a kernel without barriers, which the CPU target runs as
+plain loops.
 """
 
 import kiln
