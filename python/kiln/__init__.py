@@ -18,7 +18,7 @@ imported when the first kernel is compiled, not here.
 
 The package's modules import one way, each only from those below it:
 ``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
-(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_fuse`` (fuse) <- ``_modes``
+(jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_gufunc`` (guvectorize) <- ``_fuse`` (fuse) <- ``_modes``
 (kiln.compile's modes) <- this file; beneath
 them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
 kernels use), ``_cuda``, ``cache`` and ``_obs`` (metrics, traces, logs, dumps).  tests/python/test_layout.py checks it.
@@ -86,6 +86,23 @@ def vectorize(func_or_sigs=None, **options):
         return Vectorized(fn, func_or_sigs or (), **options)
 
     return decorate
+
+
+def guvectorize(signatures, layout=None, **options):
+    """Makes a generalized ufunc of a function over core dimensions, as Numba's
+    ``guvectorize`` does: ``@kiln.guvectorize(['void(float32[:,:], float32[:,:], float32[:,:])'],
+    '(m,n),(n,p)->(m,p)')``.  The function writes its results into its output arguments
+    (a ``()`` output is a one-element array); a call loops it over the leading dimensions.
+
+    The result is called as ``f(*inputs, out=None, stream=0)`` or ``f(*inputs, *outputs)``;
+    outputs not given are allocated and returned (a tuple for several), as device arrays
+    when an argument is one.  ``kiln.guvectorize('(n)->(n)')`` with no signatures is
+    compiled for each call's dtypes and needs its outputs passed.  Options as for
+    ``kiln.vectorize`` (``target``, ``fastmath``, ``debug``, ``lineinfo``) plus
+    ``max_blocksize``.  See docs/language.md."""
+    from ._gufunc import guvectorize as make
+
+    return make(signatures, layout, **options)
 
 
 def reduce(func=None, **options):

@@ -191,6 +191,15 @@ def jit(
 class _Vectorized:
     def __call__(self, *args: Any, out: Any = ..., stream: Any = ...) -> Any: ...
 
+class _GUVectorized:
+    nin: int
+    nout: int
+    nargs: int
+    signature: str
+    is_dynamic: bool
+    max_blocksize: int | None
+    def __call__(self, *args: Any, out: Any = ..., stream: Any = ...) -> Any: ...
+
 class _Reduction:
     def __call__(
         self, arr: Any, size: int | None = ..., res: Any = ..., init: Any = ..., stream: Any = ...
@@ -202,6 +211,9 @@ def vectorize(func_or_sigs: Callable[..., Any], **options: Any) -> _Vectorized: 
 def vectorize(
     func_or_sigs: Sequence[_Sig] | _Sig | None = ..., **options: Any
 ) -> Callable[[Callable[..., Any]], _Vectorized]: ...
+def guvectorize(
+    signatures: Sequence[_Sig] | _Sig | str, layout: str | None = ..., **options: Any
+) -> Callable[[Callable[..., Any]], _GUVectorized]: ...
 @overload
 def reduce(func: Callable[..., Any], **options: Any) -> _Reduction: ...
 @overload

@@ -408,6 +408,42 @@ def test_vectorize_on_gpu_returns_the_input_kind(rng):
     np.testing.assert_allclose(rt.cpu().numpy(), ref)
 
 
+def test_guvectorize_on_gpu(rng):
+    """The gufuncs of test_gufunc.py on the GPU: host arrays in (staged, results copied
+    back through the user's views), device arrays in and out on a stream, other libraries'
+    arrays, and the same values as the CPU target."""
+    from test_gufunc import copy_and_double, dot, matmul, saxpy
+
+    a = rng.random((1001, 2, 4)).astype(np.float32)
+    b = rng.random((1001, 4, 5)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)  # host arrays staged
+        np.testing.assert_allclose(matmul(a, b), a @ b, rtol=1e-5)
+        x, y = rng.random((10, 3, 3)), rng.random((3, 3))
+        np.testing.assert_allclose(matmul(x, y), x @ y)
+        r = np.zeros(7)
+        c, d = rng.random((7, 33)), rng.random((7, 33))
+        dot(c, d, r)
+        np.testing.assert_allclose(r, (c * d).sum(1))
+        f = rng.random((5, 2)).astype(np.float32)
+        np.testing.assert_array_equal(saxpy(np.float32(2), f, f), 3 * f)
+    s = kiln.stream()
+    da, db = kiln.to_device(a, s), kiln.to_device(b, s)
+    out = kiln.device_array((1001, 2, 5), np.float32, stream=s)
+    assert matmul(da, db, out=out, stream=s) is out
+    res = out.copy_to_host(stream=s)
+    s.synchronize()
+    np.testing.assert_allclose(res, a @ b, rtol=1e-5)
+    g = kiln.to_device(rng.random(64).astype(np.float32))
+    bb, cc = copy_and_double(g)
+    assert isinstance(bb, kiln.DeviceArray) and cc.dtype == np.float64
+    np.testing.assert_array_equal(cc.copy_to_host(), g.copy_to_host() * 2.5)
+    cp = pytest.importorskip("cupy")
+    rc = dot(cp.asarray(c), cp.asarray(d))
+    assert isinstance(rc, cp.ndarray)
+    np.testing.assert_allclose(cp.asnumpy(rc), (c * d).sum(1))
+
+
 def test_reduce_on_gpu(rng):
     from test_ufunc import add, biggest
 
