@@ -47,7 +47,7 @@ def _typestr(code):
     return _np().dtype(name).str
 
 
-HOST = -1  # the device ordinal of host memory (EXT_HOST_DEVICE in _ext/devarray.h)
+HOST = -1  # the device ordinal of host memory (EXT_HOST_DEVICE in _ext/driver.h)
 
 
 def on_host():

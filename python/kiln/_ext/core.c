@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "obs.h"
+#include "resolve.h"
 #include "table.h"
 #include "tier.h"
 
@@ -95,227 +96,6 @@ static PyType_Spec program_spec = {"kiln._kiln.Program", sizeof(ProgramObject), 
                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
                                        Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                    program_slots};
-
-/* ---- the resolver bridge ------------------------------------------------------------------- */
-
-typedef struct {
-    PyObject *resolver; /* callable(scope, dotted) -> description tuple */
-    PyObject *keep;     /* list: objects whose strings *out points into */
-    PyObject *mem;      /* list of capsules freeing kiln_value arrays */
-} Resolve;
-
-static const char *keep_str(Resolve *R, PyObject *o) {
-    if (!PyUnicode_Check(o)) return NULL;
-    if (PyList_Append(R->keep, o) < 0) return NULL;
-    return PyUnicode_AsUTF8(o);
-}
-
-static void free_capsule(PyObject *cap) { PyMem_Free(PyCapsule_GetPointer(cap, "kiln.values")); }
-
-static int describe(Resolve *R, PyObject *d, kiln_value *out);
-
-static int describe(Resolve *R, PyObject *d, kiln_value *out) {
-    memset(out, 0, sizeof *out);
-    if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(d, 0))) {
-        PyErr_SetString(PyExc_TypeError, "resolver must return a tuple starting with a kind");
-        return -1;
-    }
-    const char *kind = PyUnicode_AsUTF8(PyTuple_GET_ITEM(d, 0));
-    Py_ssize_t n = PyTuple_GET_SIZE(d);
-#define ITEM(i) (i < n ? PyTuple_GET_ITEM(d, i) : Py_None)
-    if (strcmp(kind, "missing") == 0) {
-        out->kind = KILN_VAL_MISSING;
-    } else if (strcmp(kind, "int") == 0) {
-        out->kind = KILN_VAL_INT;
-        out->v.i = PyLong_AsLongLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "float") == 0) {
-        out->kind = KILN_VAL_FLOAT;
-        out->v.f = PyFloat_AsDouble(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "complex") == 0) {
-        out->kind = KILN_VAL_COMPLEX;
-        out->v.f = PyFloat_AsDouble(ITEM(1));
-        out->im = PyFloat_AsDouble(ITEM(2));
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "bool") == 0) {
-        out->kind = KILN_VAL_BOOL;
-        out->v.i = PyObject_IsTrue(ITEM(1));
-    } else if (strcmp(kind, "scalar") == 0) {
-        out->kind = KILN_VAL_SCALAR;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *v = ITEM(2);
-        if (out->dtype == KILN_COMPLEX64 || out->dtype == KILN_COMPLEX128) {
-            out->v.f = PyComplex_RealAsDouble(v);
-            out->im = PyComplex_ImagAsDouble(v);
-        } else if (out->dtype == KILN_FLOAT16 || out->dtype == KILN_FLOAT32 ||
-                   out->dtype == KILN_FLOAT64)
-            out->v.f = PyFloat_AsDouble(v);
-        else if (out->dtype >= KILN_UINT8 && out->dtype <= KILN_UINT64) out->v.u = PyLong_AsUnsignedLongLong(v);
-        else out->v.i = PyLong_AsLongLong(v);
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "tuple") == 0) {
-        PyObject *items = ITEM(1);
-        if (!PyTuple_Check(items)) {
-            PyErr_SetString(PyExc_TypeError, "tuple description needs a tuple");
-            return -1;
-        }
-        Py_ssize_t m = PyTuple_GET_SIZE(items);
-        kiln_value *vals = PyMem_Calloc((size_t)m + 1, sizeof(kiln_value));
-        if (!vals) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(vals, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(vals);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
-        for (Py_ssize_t i = 0; i < m; i++)
-            if (describe(R, PyTuple_GET_ITEM(items, i), &vals[i]) < 0) return -1;
-        out->kind = KILN_VAL_TUPLE;
-        out->tuple = vals;
-        out->ntuple = (int)m;
-    } else if (strcmp(kind, "ns") == 0) {
-        out->kind = KILN_VAL_NAMESPACE;
-        out->name = keep_str(R, ITEM(1));
-        if (!out->name) return -1;
-    } else if (strcmp(kind, "module") == 0) {
-        out->kind = KILN_VAL_MODULE;
-    } else if (strcmp(kind, "dtype") == 0) {
-        out->kind = KILN_VAL_DTYPE;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "function") == 0) {
-        /* ("function", scope, text, filename, first_line, is_device, signature|None) */
-        out->kind = KILN_VAL_FUNCTION;
-        PyObject *scope = ITEM(1);
-        if (PyList_Append(R->keep, scope) < 0) return -1;
-        out->scope = scope;
-        Py_ssize_t tl;
-        PyObject *text = ITEM(2);
-        if (!PyUnicode_Check(text)) {
-            PyErr_SetString(PyExc_TypeError, "function source must be str");
-            return -1;
-        }
-        if (PyList_Append(R->keep, text) < 0) return -1;
-        out->text = PyUnicode_AsUTF8AndSize(text, &tl);
-        if (!out->text) return -1;
-        out->text_len = (size_t)tl;
-        out->filename = keep_str(R, ITEM(3));
-        if (!out->filename) return -1;
-        out->first_line = (int)PyLong_AsLong(ITEM(4));
-        if (PyErr_Occurred()) return -1;
-        out->is_device = PyObject_IsTrue(ITEM(5));
-        out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
-    } else if (strcmp(kind, "devarray") == 0) {
-        /* ("devarray", dtype, shape, address, device): a global device array, by address */
-        out->kind = KILN_VAL_ARRAY;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *shape = ITEM(2);
-        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || (unsigned)out->dtype >= KILN_NDTYPES) {
-            PyErr_SetString(PyExc_TypeError, "device array description needs (dtype, shape, ...)");
-            return -1;
-        }
-        out->ndim = (int)PyTuple_GET_SIZE(shape);
-        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
-        if (!dims) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(dims);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
-        for (int i = 0; i < out->ndim; i++) {
-            dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-            if (PyErr_Occurred()) return -1;
-        }
-        out->shape = dims;
-        out->data = NULL;
-        out->address = PyLong_AsUnsignedLongLong(ITEM(3));
-        if (PyErr_Occurred()) return -1;
-        out->device = (int)PyLong_AsLong(ITEM(4));
-        if (PyErr_Occurred()) return -1;
-    } else if (strcmp(kind, "array") == 0) {
-        /* ("array", dtype, shape, bytes): a frozen C-order copy of a global array */
-        out->kind = KILN_VAL_ARRAY;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *shape = ITEM(2), *data = ITEM(3);
-        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || !PyBytes_Check(data) ||
-            (unsigned)out->dtype >= KILN_NDTYPES) {
-            PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, bytes)");
-            return -1;
-        }
-        out->ndim = (int)PyTuple_GET_SIZE(shape);
-        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
-        if (!dims) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(dims);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
-        /* the bytes must hold exactly the elements the shape says */
-        unsigned long long count = 1;
-        for (int i = 0; i < out->ndim; i++) {
-            long long ext = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-            if (PyErr_Occurred()) return -1;
-            if (ext < 0 ||
-                (ext && count > (unsigned long long)PY_SSIZE_T_MAX / (unsigned long long)ext)) {
-                PyErr_SetString(PyExc_ValueError, "array description has a bad shape");
-                return -1;
-            }
-            dims[i] = ext;
-            count *= (unsigned long long)ext;
-        }
-        size_t esize = kiln_dtype_size(out->dtype);
-        if (count > (unsigned long long)PY_SSIZE_T_MAX / esize ||
-            (Py_ssize_t)(count * esize) != PyBytes_GET_SIZE(data)) {
-            PyErr_SetString(PyExc_ValueError, "array description: bytes do not match the shape");
-            return -1;
-        }
-        if (PyList_Append(R->keep, data) < 0) return -1;
-        out->shape = dims;
-        out->data = PyBytes_AS_STRING(data);
-    } else if (strcmp(kind, "other") == 0) {
-        out->kind = KILN_VAL_OTHER;
-        out->name = keep_str(R, ITEM(1));
-        if (!out->name) return -1;
-    } else {
-        PyErr_Format(PyExc_ValueError, "resolver returned an unknown kind '%s'", kind);
-        return -1;
-    }
-#undef ITEM
-    return 0;
-}
-
-static int c_resolve(void *ud, void *scope, const char *dotted, kiln_value *out) {
-    Resolve *R = ud;
-    PyObject *res = PyObject_CallFunction(R->resolver, "Os", (PyObject *)scope, dotted);
-    if (!res) return -1;
-    int rc = PyList_Append(R->keep, res);
-    if (rc == 0) rc = describe(R, res, out);
-    Py_DECREF(res);
-    return rc;
-}
 
 /* ---- module functions ------------------------------------------------------------------------ */
 
@@ -431,7 +211,7 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
     double t0 = ext_obs_us();
-    kiln_program *p = kiln_translate(c.ctx, &src, at, n, &o, c_resolve, &c.R);
+    kiln_program *p = kiln_translate(c.ctx, &src, at, n, &o, ext_resolve, &c.R);
     if (p) {
         double ms[3];
         kiln_program_stage_ms(p, ms);
@@ -491,7 +271,7 @@ static PyObject *mod_fuse(PyObject *module, PyObject *args) {
     if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
     if (kiln_fuse(c.ctx, &src, fa, (int)n, target ? KILN_TARGET_CUDA : KILN_TARGET_CPU,
-                  c_resolve, &c.R, &plan) != 0) {
+                  ext_resolve, &c.R, &plan) != 0) {
         ext_raise_compile_error(st, &c.sink, "kiln: kiln.fuse failed");
         goto done;
     }
@@ -538,7 +318,7 @@ static PyObject *mod_infer_return(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     if (core_open(&c, resolver) < 0) goto done;
     kiln_source src = {text, (size_t)tlen, filename, first_line, scope};
-    if (kiln_infer_return(c.ctx, &src, at, n, &o, c_resolve, &c.R, &ret) < 0) {
+    if (kiln_infer_return(c.ctx, &src, at, n, &o, ext_resolve, &c.R, &ret) < 0) {
         ext_raise_compile_error(st, &c.sink, "kiln: typing failed");
         goto done;
     }

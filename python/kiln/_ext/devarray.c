@@ -8,9 +8,7 @@
  * straight from this struct.  kiln.DeviceArray (in Python) subclasses the C
  * type and adds the NumPy-facing methods.
  *
- * A Stream wraps a CUstream; kiln.stream() creates one, and the objects of
- * other libraries are accepted where a stream is expected (CuPy's .ptr,
- * PyTorch's .cuda_stream, a raw int).
+ * A Stream (stream.c) wraps a CUstream; kiln.stream() creates one here.
  *
  * On EXT_HOST_DEVICE (KILN_TARGET=cpu) the same objects stand on host memory:
  * an Alloc is an aligned malloc, copies and memsets are memcpy and memset, a
@@ -288,129 +286,6 @@ static PyType_Slot da_slots[] = {
 static PyType_Spec da_spec = {"kiln._kiln.DeviceArrayBase", sizeof(DeviceArrayObject), 0,
                               Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
                               da_slots};
-
-/* ---- Stream -------------------------------------------------------------------------------- */
-
-static void stream_dealloc(StreamObject *self) {
-    PyTypeObject *tp = Py_TYPE(self);
-    if (self->owned && self->handle && self->st->cuda &&
-        kiln_cuda_use(self->st->cuda, self->device) == 0)
-        kiln_cuda_stream_free(self->st->cuda, self->handle);
-    tp->tp_free((PyObject *)self);
-    Py_DECREF(tp);
-}
-
-static PyObject *stream_synchronize(StreamObject *self, PyObject *unused) {
-    ModState *st = self->st;
-    if (self->device == EXT_HOST_DEVICE) Py_RETURN_NONE; /* its work ran when it was queued */
-    kiln_cuda *cu = ext_cuda_on(st, self->device);
-    if (!cu) return NULL;
-    int rc;
-    double t0 = ext_obs_us();
-    Py_BEGIN_ALLOW_THREADS
-    rc = kiln_cuda_stream_sync(cu, self->handle);
-    Py_END_ALLOW_THREADS
-    ext_obs_sync(st, "stream.synchronize", t0, (ext_obs_us() - t0) / 1e3);
-    if (rc != 0) return ext_cuda_error(st, rc, "synchronizing a stream");
-    if (ext_check_kernel_error(st, self->device) < 0) return NULL;
-    Py_RETURN_NONE;
-}
-
-static PyObject *stream_handle(StreamObject *self, void *c) {
-    return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)self->handle);
-}
-
-static PyObject *stream_repr(StreamObject *self) {
-    if (self->device == EXT_HOST_DEVICE)
-        return PyUnicode_FromFormat("<kiln %sstream on the host (KILN_TARGET=cpu)>",
-                                    self->owned || self->handle ? "" : "default ");
-    if (!self->handle) return PyUnicode_FromFormat("<kiln default stream on device %d>", self->device);
-    return PyUnicode_FromFormat("<kiln stream %p on device %d>", self->handle, self->device);
-}
-
-/* `with stream.auto_synchronize():` (Numba's): the stream itself is the context,
- * synchronized when the block ends without an exception (as Numba's generator-based
- * context manager, which an exception leaves at its yield). */
-static PyObject *stream_enter(StreamObject *self, PyObject *unused) {
-    return Py_NewRef((PyObject *)self);
-}
-
-static PyObject *stream_exit(StreamObject *self, PyObject *args) {
-    PyObject *type = Py_None;
-    if (PyTuple_GET_SIZE(args) > 0) type = PyTuple_GET_ITEM(args, 0);
-    if (type == Py_None) {
-        PyObject *r = stream_synchronize(self, NULL);
-        if (!r) return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_FALSE;
-}
-
-static PyMethodDef stream_methods[] = {
-    {"synchronize", (PyCFunction)stream_synchronize, METH_NOARGS,
-     "waits for the work queued on the stream"},
-    {"auto_synchronize", (PyCFunction)stream_enter, METH_NOARGS,
-     "a context that synchronizes the stream when it ends: `with s.auto_synchronize():`"},
-    {"__enter__", (PyCFunction)stream_enter, METH_NOARGS, NULL},
-    {"__exit__", (PyCFunction)stream_exit, METH_VARARGS, NULL},
-    {NULL, NULL, 0, NULL}};
-
-static PyGetSetDef stream_getset[] = {
-    {"handle", (getter)stream_handle, NULL, "the CUstream as an int", NULL},
-    {"ptr", (getter)stream_handle, NULL, "the CUstream as an int (CuPy's name)", NULL},
-    {NULL, NULL, NULL, NULL, NULL}};
-
-static PyType_Slot stream_slots[] = {
-    {Py_tp_dealloc, stream_dealloc},
-    {Py_tp_methods, stream_methods},
-    {Py_tp_getset, stream_getset},
-    {Py_tp_repr, stream_repr},
-    {Py_tp_doc, (void *)"A CUDA stream: kiln.stream() makes one."},
-    {0, NULL}};
-
-static PyType_Spec stream_spec = {"kiln.Stream", sizeof(StreamObject), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                                  stream_slots};
-
-int ext_stream_handle(ModState *st, PyObject *obj, void **handle) {
-    *handle = NULL;
-    if (obj == Py_None) return 0;
-    if (Py_IS_TYPE(obj, st->StreamType)) {
-        *handle = ((StreamObject *)obj)->handle;
-        return 0;
-    }
-    PyObject *v = NULL;
-    if (PyLong_Check(obj)) {
-        v = obj;
-        Py_INCREF(v);
-    } else if (PyObject_HasAttrString(obj, "cuda_stream")) { /* PyTorch */
-        v = PyObject_GetAttrString(obj, "cuda_stream");
-    } else if (PyObject_HasAttrString(obj, "ptr")) { /* CuPy */
-        v = PyObject_GetAttrString(obj, "ptr");
-    } else if (PyObject_HasAttrString(obj, "handle")) { /* Numba: handle.value */
-        PyObject *h = PyObject_GetAttrString(obj, "handle");
-        if (h && PyObject_HasAttrString(h, "value")) {
-            v = PyObject_GetAttrString(h, "value");
-            Py_DECREF(h);
-        } else {
-            v = h;
-        }
-    }
-    if (!v || !PyLong_Check(v)) {
-        Py_XDECREF(v);
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_TypeError,
-                         "the launch's stream must be a kiln.stream(), a CuPy or PyTorch stream, a "
-                         "raw CUstream int, 0 or None, not %.100s",
-                         Py_TYPE(obj)->tp_name);
-        return -1;
-    }
-    unsigned long long h = PyLong_AsUnsignedLongLong(v);
-    Py_DECREF(v);
-    if (PyErr_Occurred()) return -1;
-    *handle = (void *)(uintptr_t)h;
-    return 0;
-}
 
 /* ---- module functions --------------------------------------------------------------------------- */
 
@@ -796,7 +671,7 @@ PyMethodDef ext_devarray_functions[] = {
 int ext_devarray_types(PyObject *module, ModState *st) {
     st->AllocType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &alloc_spec, NULL);
     st->DeviceArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &da_spec, NULL);
-    st->StreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
+    st->StreamType = ext_stream_type(module);
     if (!st->AllocType || !st->DeviceArrayType || !st->StreamType) return -1;
     if (PyModule_AddType(module, st->DeviceArrayType) < 0) return -1;
     if (PyModule_AddType(module, st->StreamType) < 0) return -1;

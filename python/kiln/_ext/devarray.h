@@ -3,13 +3,8 @@
 #define KILN_EXT_DEVARRAY_H
 
 #include "driver.h"
+#include "stream.h"
 
-/* The "device" of host-backed device arrays, streams and events: with
- * KILN_TARGET=cpu, kiln's device API (to_device, device_array, stream, event...)
- * works on host memory, as Numba's simulator does (docs/cpu-device-api.md).  The
- * Python package picks it (kiln/_cuda.py); every function here that takes a
- * device ordinal serves it without the driver. */
-enum { EXT_HOST_DEVICE = -1 };
 
 typedef struct {
     PyObject_HEAD
@@ -34,14 +29,6 @@ typedef struct {
     ModState *st;
 } AllocObject;
 
-typedef struct {
-    PyObject_HEAD
-    void *handle;  /* CUstream; NULL for the default stream and on EXT_HOST_DEVICE */
-    int device;
-    bool owned;    /* created by kiln.stream(): destroyed with the object */
-    ModState *st;
-} StreamObject;
-
 int ext_devarray_types(PyObject *module, ModState *st);
 extern PyMethodDef ext_devarray_functions[];
 /* A new DeviceArray of class st->device_array_class (or the base). */
@@ -54,8 +41,5 @@ int ext_dtype_size(int dtype);
  * the item size for element strides). */
 void ext_byte_span(int64_t itemsize, int ndim, const int64_t *shape, const int64_t *strides,
                    int64_t stride_unit, int64_t *lo, int64_t *hi);
-/* The CUstream a launch configuration's stream object names; -1 with an
- * exception for objects that are not streams. */
-int ext_stream_handle(ModState *st, PyObject *obj, void **handle);
 
 #endif

@@ -4,6 +4,13 @@
 
 #include "errors.h"
 
+/* The "device" of host-backed device arrays, streams and events: with
+ * KILN_TARGET=cpu, kiln's device API (to_device, device_array, stream, event...)
+ * works on host memory, as Numba's simulator does (docs/cpu-device-api.md).  The
+ * Python package picks it (kiln/_cuda.py); every function of devarray.c, stream.c
+ * and host.c that takes a device ordinal serves it without the driver. */
+enum { EXT_HOST_DEVICE = -1 };
+
 /* Opens CUDA if needed; NULL with CudaError set when no GPU can be used. */
 kiln_cuda *ext_cuda(ModState *st);
 /* Raises kiln.CudaError for a CUresult; returns NULL. */

@@ -11,10 +11,12 @@
  *   record_int.h  (types) what the two share: a record's layout, array spans
  *   run.c         running a CPU entry once its arguments are packed
  *   core.c        the bridge to the C core: translate, build, load (Program, Entry)
+ *   resolve.c     the resolver bridge: Python's descriptions of globals as kiln_values
  *   args.c        call arguments: their 4-byte types and values
  *   interop.c     foreign arrays: __cuda_array_interface__ and DLPack
  *   host.c        events, page-locked memory, device attributes
- *   devarray.c    device memory: Alloc, DeviceArray, Stream, DLPack export
+ *   devarray.c    device memory: Alloc, DeviceArray, DLPack export
+ *   stream.c      Stream, and a launch's stream argument from any library
  *   recorder.c    the recording in progress: what refuses it, what it allocated
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
