@@ -19,7 +19,8 @@ imported when the first kernel is compiled, not here.
 The package's modules import one way, each only from those below it:
 ``_compile`` (source text, globals, build; knows no Dispatcher) <- ``_dispatch``
 (jit, the Dispatcher) <- ``_ufunc`` (vectorize, reduce) <- ``_gufunc`` (guvectorize) <- ``_fuse`` (fuse) <- ``_modes``
-(kiln.compile's modes) <- this file; beneath
+(kiln.compile's modes) <- this file, with ``compiler`` (Numba's compile_ptx and
+compile: over ``_dispatch`` and ``_compile``) beside ``_modes``; beneath
 them all ``_kiln`` (the C extension), ``_types``, ``_intrinsics`` (the names
 kernels use), ``_cuda``, ``cache`` and ``_obs`` (metrics, traces, logs, dumps).  tests/python/test_layout.py checks it.
 """

@@ -519,3 +519,48 @@ TEST(sema_local_memory_per_thread) {
     CHECK(r->prog != NULL);
     tr_free(r);
 }
+
+/* kiln_options.export_name: the function typed as a device function and written with an
+ * extern "C" entry of that name (kiln.compile_ptx(device=True)), its return converted to
+ * export_ret; only for CUDA. */
+static kiln_program *export_tr(const char *src, const char *sig, const char *name, int ret,
+                               kiln_target target, TResult *r) {
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, collect, r);
+    kiln_argtype rt, args[8];
+    int n = kiln_parse_signature(ctx, sig, &rt, args, 8);
+    kiln_options o;
+    memset(&o, 0, sizeof o);
+    o.target = target;
+    o.cuda_arch = 90;
+    o.export_name = name;
+    o.export_ret = ret;
+    kiln_source s = {src, strlen(src), "k.py", 1, NULL};
+    kiln_program *p = n < 0 ? NULL : kiln_translate(ctx, &s, args, n, &o, resolve, NULL);
+    kiln_ctx_free(ctx);
+    return p;
+}
+
+TEST(emit_exported_device_function) {
+    TResult r;
+    memset(&r, 0, sizeof r);
+    const char *src = "def add(x, y):\n    return x + y\n";
+    kiln_program *p = export_tr(src, "(float32, float32)", "addf", 0, KILN_TARGET_CUDA, &r);
+    CHECK(p != NULL);
+    if (p) {
+        const char *text = kiln_program_source(p, NULL);
+        CHECK_CONTAINS(text, "extern \"C\" __device__ f32 addf(f32 p0, f32 p1) {");
+        CHECK(strstr(text, "__global__") == NULL); /* no kernel entry */
+        kiln_program_free(p);
+    }
+    p = export_tr(src, "(int32, int32)", "add16", KILN_INT16 + 1, KILN_TARGET_CUDA, &r);
+    CHECK(p != NULL);
+    if (p) {
+        CHECK_CONTAINS(kiln_program_source(p, NULL), "extern \"C\" __device__ i16 add16(i32 p0, i32 p1)");
+        kiln_program_free(p);
+    }
+    CHECK(export_tr(src, "(float32, float32)", "addf", 0, KILN_TARGET_CPU, &r) == NULL);
+    CHECK_CONTAINS(r.diags, "only the CUDA target exports device functions");
+    CHECK(export_tr("def f(x):\n    x = x\n", "(int32)", "f", KILN_INT32 + 1, KILN_TARGET_CUDA, &r) == NULL);
+    CHECK_CONTAINS(r.diags, "'f' returns nothing, but its signature returns int32");
+}

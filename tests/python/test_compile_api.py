@@ -46,6 +46,8 @@ def test_kernel_ptx_has_an_entry_and_returns_void():
 def test_device_function_is_a_c_symbol_named_after_the_function():
     ptx, resty = kiln.compile_ptx(add, (float32, float32), device=True)
     assert re.search(DEVICE_FUNC.format(bits=32, name="add"), ptx), ptx
+    ptx80, _ = kiln.compile_ptx(add, (float32, float32), device=True, cc=(8, 0))
+    assert ".target sm_80" in ptx80 and re.search(DEVICE_FUNC.format(bits=32, name="add"), ptx80)
     assert ".visible .entry" not in ptx
     assert resty == float32
     # the signature's return type is the symbol's, converted from what the body returns
