@@ -59,6 +59,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     buf_init_arena(&ps, &E->C->arena);
     buf_init_arena(&pa, &E->C->arena);
     for (int i = 0; i < f->nparams; i++) {
+        if (!emittable(f->params[i])) continue; /* a dtype or function: no value */
         buf_printf(&ps, ", %s p%d", emit_ctype(E, f->params[i]), i);
         buf_printf(&pa, ", p%d", i);
     }

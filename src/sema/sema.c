@@ -380,6 +380,86 @@ static bool storable(const Type *t) {
     return false;
 }
 
+/* What a device function without a signature may take besides values, as Numba does:
+ * a dtype, a kiln function or an intrinsic (cuda.atomic.add), a module.  Each is part of
+ * the specialisation's types and has no run-time value (emit.c passes nothing). */
+static bool compile_time_arg(const Type *t) {
+    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS;
+}
+
+/* Marks in *mask the parameters (of proto) that `shape`, a shared or local array's shape,
+ * names: `p` or `(p, q)`. */
+static void shape_param(const Node *proto, const Node *shape, uint64_t *mask) {
+    const Node *one[1] = {shape};
+    const Node *const *v = shape->kind == E_TUPLE ? (const Node *const *)shape->tuple.v : one;
+    int n = shape->kind == E_TUPLE ? shape->tuple.n : 1;
+    for (int i = 0; i < n; i++) {
+        if (v[i]->kind != E_NAME) continue;
+        for (int p = 0; p < proto->def.nparams && p < 64; p++)
+            if (strcmp(proto->def.params[p].name, v[i]->name.id) == 0) *mask |= UINT64_C(1) << p;
+    }
+}
+
+/* The parameters a function's body uses as array shapes, by name, in statements of the
+ * form `x = <...>.array(shape, dtype)` (how kernels make shared and local arrays). */
+static void shape_params(const Node *proto, const NodeList *body, uint64_t *mask) {
+    for (int i = 0; i < body->n; i++) {
+        const Node *n = body->v[i];
+        switch (n->kind) {
+        case S_ASSIGN: {
+            const Node *v = n->assign.value;
+            if (!v || v->kind != E_CALL || v->call.fn->kind != E_ATTR ||
+                strcmp(v->call.fn->attr.attr, "array") != 0)
+                break;
+            if (v->call.args.n > 0) shape_param(proto, v->call.args.v[0], mask);
+            for (int k = 0; k < v->call.kwvals.n; k++)
+                if (strcmp(v->call.kwnames[k], "shape") == 0)
+                    shape_param(proto, v->call.kwvals.v[k], mask);
+            break;
+        }
+        case S_FOR:
+            shape_params(proto, &n->fors.body, mask);
+            shape_params(proto, &n->fors.orelse, mask);
+            break;
+        case S_IF:
+        case S_WHILE:
+            shape_params(proto, &n->ifs.body, mask);
+            shape_params(proto, &n->ifs.orelse, mask);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* An integer constant, or a tuple of them (a literal `(4, 8)` or a global tuple), given
+ * to a device function without a signature for a parameter its body uses as an array's
+ * shape: its type carries the values, so the callee may shape arrays with it, as Numba's
+ * literal dispatch allows; a specialisation per value. */
+static const Type *literal_arg(Compiler *C, const Node *arg, const Type *t) {
+    int64_t dims[KILN_MAX_NDIM];
+    if (t->kind == TY_INT && t->weak && !t->lit) {
+        if (!sema_const_int(arg, &dims[0])) return t;
+        Type *lt = arena_alloc(&C->arena, sizeof *lt);
+        *lt = *t;
+        lt->lit = true;
+        lt->litv = dims[0];
+        return lt;
+    }
+    if (t->kind != TY_TUPLE || t->n < 1 || t->n > KILN_MAX_NDIM) return t;
+    for (int i = 0; i < t->n; i++)
+        if (t->elems[i]->kind != TY_INT || !t->elems[i]->weak) return t;
+    if (sema_shape(arg, dims, KILN_MAX_NDIM) != t->n) return t;
+    const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)t->n);
+    for (int i = 0; i < t->n; i++) {
+        Type *lt = arena_alloc(&C->arena, sizeof *lt);
+        *lt = *t->elems[i];
+        lt->lit = true;
+        lt->litv = dims[i];
+        el[i] = lt;
+    }
+    return ty_tuple(C, t->n, el);
+}
+
 static const char *not_storable_hint(const Type *t) {
     switch (t->kind) {
     case TY_NONE: return "give the variable a value of its type, such as 0 or 0.0";
@@ -1030,6 +1110,8 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     }
     const Type **types = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(np + 1));
     bool unknown = false;
+    uint64_t shapes = 0;
+    if (!fi->has_sig) shape_params(proto, &proto->def.body, &shapes);
     for (int i = 0; i < np; i++) {
         if (!bound[i]) {
             Node *d = proto->def.params[i].deflt;
@@ -1046,11 +1128,12 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         const Type *t = sema_expr(S, bound[i]);
         if (IS_ERR(t)) return NULL;
         if (IS_UNKNOWN(t)) unknown = true;
-        else if (!storable(t)) {
+        else if (!storable(t) && (fi->has_sig || !compile_time_arg(t))) {
             error_at(C, bound[i]->sp, NULL, "cannot pass %s to device function '%s'",
                      ty_name(C, t), fi->name);
             return NULL;
         }
+        if (!fi->has_sig && i < 64 && (shapes >> i & 1)) t = literal_arg(C, bound[i], t);
         types[i] = t;
     }
     call->call.bound.v = bound;

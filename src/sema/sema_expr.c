@@ -619,6 +619,12 @@ static bool shape_int(const Node *n, int64_t *v) {
         *v = n->sym->cint;
         return true;
     }
+    /* a device function's parameter given a constant by its caller, never reassigned */
+    if (n->kind == E_NAME && n->sym && n->sym->param >= 0 && !n->sym->is_local &&
+        n->sym->ty->kind == TY_INT && n->sym->ty->lit) {
+        *v = n->sym->ty->litv;
+        return true;
+    }
     return false;
 }
 
@@ -633,6 +639,17 @@ int sema_shape(const Node *shape, int64_t *dims, int max) {
         for (int i = 0; i < shape->tuple.n; i++)
             if (!shape_int(shape->tuple.v[i], &dims[i])) return -1;
         return shape->tuple.n;
+    }
+    if (shape->kind == E_NAME && shape->sym && shape->sym->param >= 0 && !shape->sym->is_local &&
+        shape->sym->ty->kind == TY_TUPLE) {
+        /* a device function's parameter given a tuple of constants (literal_arg) */
+        const Type *t = shape->sym->ty;
+        if (t->n > max || t->n == 0) return -1;
+        for (int i = 0; i < t->n; i++) {
+            if (t->elems[i]->kind != TY_INT || !t->elems[i]->lit) return -1;
+            dims[i] = t->elems[i]->litv;
+        }
+        return t->n;
     }
     if (shape->gv && shape->gv->kind == KILN_VAL_TUPLE) {
         const GVal *g = shape->gv;

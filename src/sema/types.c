@@ -125,8 +125,10 @@ bool ty_equal(const Type *a, const Type *b) {
     if (a == b) return true;
     if (a->kind != b->kind) return false;
     switch ((TypeKind)a->kind) {
-    case TY_BOOL:
     case TY_INT:
+        return a->dtype == b->dtype && a->weak == b->weak && a->lit == b->lit &&
+               (!a->lit || a->litv == b->litv);
+    case TY_BOOL:
     case TY_FLOAT:
     case TY_COMPLEX: return a->dtype == b->dtype && a->weak == b->weak;
     case TY_DTYPE: return a->dtype == b->dtype;
