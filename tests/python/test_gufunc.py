@@ -285,3 +285,12 @@ def test_fixed_size_core_dimensions():
 
     with pytest.raises(ValueError, match=r"input 1 has core dimension 4 where layout '\(3\)->\(\)' fixes 3"):
         first(x)
+
+
+def test_kernels_cannot_call_a_gufunc():
+    @kiln.jit
+    def k(a, b):
+        dot(a, a, b)
+
+    with pytest.raises(kiln.CompileError, match="Untyped global name 'dot'"):
+        k[1, 1](np.ones((2, 2)), np.zeros(2))
