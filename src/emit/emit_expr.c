@@ -197,8 +197,8 @@ static void emit_atomic(Emit *E, Node *n) {
     Node *arr = a->v[0];
     const Type *el = arr->ty->elem;
     const char *ct = emit_ctype(E, el);
-    static const char *const ops[] = {"add", "sub", "max", "min", "exch", "cas",
-                                      "and", "or",  "xor", "inc", "dec"};
+    static const char *const ops[] = {"add", "sub", "max", "min", "exch", "cas", "and",
+                                      "or",  "xor", "inc", "dec", "nanmax", "nanmin"};
     int sub = n->intr->sub;
     const char *b = emit_expr_str(E, arr, NULL);
     if (arr->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);

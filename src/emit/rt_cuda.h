@@ -177,6 +177,32 @@ KILN_FN f64 kiln_atomic_min_f64(f64 *p, f64 v) {
     return __longlong_as_double((long long)old);
 }
 
+/* nanmax, nanmin: a NaN is a missing value, on either side; integers have none */
+#define KILN_NAN_ATOMIC(T, U, name, cmp, to, from)                                      \
+    KILN_FN T kiln_atomic_##name##_##T(T *p, T v) {                                     \
+        U old = (U)to(*p), assumed;                                                     \
+        while (v == v && (v cmp from(old) || from(old) != from(old))) {                 \
+            assumed = old;                                                              \
+            old = atomicCAS((U *)p, assumed, (U)to(v));                                 \
+            if (old == assumed) break;                                                  \
+        }                                                                               \
+        return from(old);                                                               \
+    }
+#define KILN_AS_LL(x) __double_as_longlong(x)
+#define KILN_FROM_LL(x) __longlong_as_double((long long)(x))
+KILN_NAN_ATOMIC(f32, int, nanmax, >, __float_as_int, __int_as_float)
+KILN_NAN_ATOMIC(f32, int, nanmin, <, __float_as_int, __int_as_float)
+KILN_NAN_ATOMIC(f64, unsigned long long, nanmax, >, KILN_AS_LL, KILN_FROM_LL)
+KILN_NAN_ATOMIC(f64, unsigned long long, nanmin, <, KILN_AS_LL, KILN_FROM_LL)
+#define kiln_atomic_nanmax_i32 kiln_atomic_max_i32
+#define kiln_atomic_nanmin_i32 kiln_atomic_min_i32
+#define kiln_atomic_nanmax_u32 kiln_atomic_max_u32
+#define kiln_atomic_nanmin_u32 kiln_atomic_min_u32
+#define kiln_atomic_nanmax_i64 kiln_atomic_max_i64
+#define kiln_atomic_nanmin_i64 kiln_atomic_min_i64
+#define kiln_atomic_nanmax_u64 kiln_atomic_max_u64
+#define kiln_atomic_nanmin_u64 kiln_atomic_min_u64
+
 /* ---- unrolled loops (unroll.h) --------------------------------------------------- */
 
 /* The bytes [lo, hi) that an array's elements span (strides in elements, either

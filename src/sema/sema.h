@@ -75,7 +75,8 @@ typedef enum IntrKind {
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
-enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC };
+enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC,
+       IA_NANMAX, IA_NANMIN };
 enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
 enum { IB_POPC, IB_BREV, IB_CLZ, IB_FFS, IB_BITCOUNT /* x.bit_count(): of |x| */ };
 /* syncthreads_and/or/count(predicate): __syncthreads_and/or/count, an int32 result */
@@ -101,7 +102,6 @@ enum {
 };
 
 enum IntrFlags {
-    IF_GPU_ONLY = 1, /* rejected on the CPU target in v1 */
     IF_NUMPY = 2,    /* the numpy flavour (float results for floor/ceil/trunc) */
     IF_VALUE = 4     /* a value, not a callable (threadIdx.x, math.pi) */
 };

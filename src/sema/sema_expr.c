@@ -805,6 +805,8 @@ static bool atomic_dtype_ok(int sub, kiln_dtype d) {
     case IA_SUB:
     case IA_MAX:
     case IA_MIN:
+    case IA_NANMAX:
+    case IA_NANMIN:
     case IA_EXCH:
         return d == KILN_INT32 || d == KILN_UINT32 || d == KILN_INT64 || d == KILN_UINT64 ||
                d == KILN_FLOAT32 || d == KILN_FLOAT64;
