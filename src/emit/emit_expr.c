@@ -478,7 +478,10 @@ static void intrinsic_text(Emit *E, Node *n) {
         PS(in->sub ? ") != 0)" : "))");
         return;
     }
-    case IK_ACTIVEMASK: PS(E->cuda ? "__activemask()" : "kiln_activemask_(B_)"); return;
+    case IK_ACTIVEMASK:
+        if (E->cuda) PS("__activemask()");
+        else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
+        return;
     case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
     case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
     case IK_FMA: math_call(E, "fma", ot, a, 3); return;

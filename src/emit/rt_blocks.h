@@ -46,6 +46,7 @@ struct kiln_blk {
     void *sched_sp;      /* the scheduler's stack pointer while a fiber runs */
     kiln_fiber *fib;
     unsigned long long *xch; /* warp exchanges: one word per thread */
+    unsigned long long *tag; /* activemask: the round and call site each thread is at */
     unsigned char *mem;  /* one mapping: shared memory, then each fiber's guard page and stack */
     unsigned long mem_bytes, stack_bytes;
     void (*run)(kiln_blk *, void *, long long);
@@ -137,9 +138,23 @@ KILN_SHFL(f32)
 KILN_SHFL(f64)
 
 /* The lanes of this thread's warp that exist (a last warp may be short). */
-KILN_FN unsigned kiln_activemask_(kiln_blk *B) {
+KILN_FN unsigned kiln_lanes_(kiln_blk *B) {
     long long base = B->cur & ~31ll, left = B->n - base;
     return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
+}
+
+/* activemask(): the lanes of the warp that reach this call site in this round, as a GPU's
+ * diverged warp runs one side of a branch at a time (site: the call's place in the source). */
+KILN_FN unsigned kiln_activemask_(kiln_blk *B, unsigned site) {
+    long long me = B->cur, base = me & ~31ll;
+    unsigned long long mine = (unsigned long long)B->round << 32 | site;
+    B->tag[me] = mine;
+    kiln_sync_(B);
+    unsigned m = 0, lanes = kiln_lanes_(B);
+    for (int l = 0; l < 32; l++)
+        if (((lanes >> l) & 1u) && B->tag[base + l] == mine) m |= 1u << l;
+    kiln_sync_(B);
+    return m;
 }
 
 /* kind 0 ballot (the mask of lanes in `mask` whose predicate holds), 1 all, 2 any */
@@ -148,7 +163,7 @@ KILN_FN unsigned kiln_vote_(kiln_blk *B, int kind, unsigned mask, int pred) {
     B->xch[me] = pred != 0;
     kiln_sync_(B);
     unsigned ballot = 0;
-    mask &= kiln_activemask_(B);
+    mask &= kiln_lanes_(B);
     for (int l = 0; l < 32; l++)
         if (((mask >> l) & 1u) && B->xch[base + l]) ballot |= 1u << l;
     kiln_sync_(B);
@@ -161,7 +176,7 @@ static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long 
                           void *arg) {
     unsigned long sh = ((unsigned long)shared + 15) & ~15ul;
     unsigned long dsh = ((unsigned long)dyn + 15) & ~15ul;
-    unsigned long head = (sh + dsh + n * (sizeof(kiln_fiber) + 8) + KILN_PAGE - 1) &
+    unsigned long head = (sh + dsh + n * (sizeof(kiln_fiber) + 16) + KILN_PAGE - 1) &
                          ~(KILN_PAGE - 1ul);
     unsigned long stack = ((unsigned long)local_bytes + KILN_FIBER_MARGIN + KILN_PAGE - 1) &
                           ~(KILN_PAGE - 1ul);
@@ -180,7 +195,8 @@ static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long 
     B->dsh = B->mem + sh;
     B->dsh_bytes = dyn;
     B->xch = (unsigned long long *)(void *)(B->mem + sh + dsh);
-    B->fib = (kiln_fiber *)(void *)(B->mem + sh + dsh + n * 8);
+    B->tag = B->xch + n;
+    B->fib = (kiln_fiber *)(void *)(B->mem + sh + dsh + n * 16);
     B->stack_bytes = stack;
     B->n = n;
     B->run = run;

@@ -1,7 +1,8 @@
 # Warp shuffles and votes on the CPU target (blocks as fibers, rt_blocks.h): lanes are the
 # block's threads in linear order, 32 to a warp; a short last warp is allowed.  A warp-sum
 # reduction with shfl_down_sync, each shuffle kind on int32/int64/float32/float64 values,
-# ballot/all/any with masks, activemask, laneid on 2-D blocks; diffed against NumPy.
+# ballot/all/any with masks, activemask (also inside a branch: the lanes that took it), laneid
+# on 2-D blocks; diffed against NumPy.
 import numpy as np
 import kiln
 
@@ -48,6 +49,15 @@ def lanes2d(out):
     out[y, x] = kiln.laneid + 100 * (kiln.activemask() == 0xffffffff)
 
 
+@kiln.jit
+def diverged(out):
+    i = kiln.grid(1)
+    if i % 2 == 0:
+        out[i] = kiln.activemask()   # the even lanes take this side together
+    else:
+        out[i] = kiln.activemask()
+
+
 def shuffled(v, lanes, kind, arg):
     r = v.copy()
     for w in range(0, len(v), 32):
@@ -89,3 +99,6 @@ def main():
     q = np.zeros((5, 8), np.int64)
     lanes2d[1, (8, 5)](q)
     print("laneid on 2-D blocks:", q[4].tolist())
+    d = np.zeros(40, np.uint32)
+    diverged[1, 40](d)
+    print("activemask in a branch:", [hex(x) for x in d[:2]], [hex(x) for x in d[32:34]])
