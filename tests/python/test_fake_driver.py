@@ -405,5 +405,6 @@ def test_global_gpu_array_in_a_cpu_kernel_is_refused():
             print(str(e).splitlines()[0].split("error: ")[1])
     """)
     assert out.strip() == ("global 'T' is a device array in GPU memory, but this kernel is "
-                           "being compiled for the CPU, which kernels cannot use")
+                           "being compiled for the CPU, which kernels cannot use (Untyped "
+                           "global name 'T')")
 
