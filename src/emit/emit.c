@@ -213,6 +213,25 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
     }
 }
 
+/* The entry's split of the grid's blocks: on the parallel path (par) each OpenMP thread
+ * takes a contiguous range [b0_, b1_) (as schedule(static)), so a stopped thread leaves its
+ * loop at once; below the threshold (weight: a block's threads, weighed) or on the serial
+ * path, all of them.  Opens the braces the caller's loop closes. */
+static void block_range(Emit *E, int par, const char *weight, const char *clauses) {
+    if (par)
+        P("    if (NB > 1 && NB * %s >= L->par_threshold) {\n"
+          "        _Pragma(\"omp parallel %s\")\n"
+          "        {\n"
+          "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
+          "        const i64 per_ = NB / nt_ + (NB %% nt_ != 0);\n"
+          "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n",
+          weight, clauses);
+    else
+        PS("    } else {\n"
+           "        {\n"
+           "        const i64 b0_ = 0, b1_ = NB;\n");
+}
+
 /* ---- block mode (rt_blocks.h) ------------------------------------------------------
  * A kernel with shared memory or barriers runs each block as fibers: a fiber
  * runs one thread through kiln_bthread_, which finds the launch and the kernel's
@@ -243,17 +262,7 @@ static void block_entry(Emit *E, FuncSpec *k) {
       "    const long long SH_ = %lldLL, LB_ = %lldLL;\n",
       (long long)E->shared_off, (long long)k->local_bytes);
     for (int par = 1; par >= 0; par--) {
-        if (par)
-            PS("    if (NB > 1 && NB * NT_ >= L->par_threshold) {\n"
-               "        _Pragma(\"omp parallel\")\n"
-               "        {\n"
-               "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
-               "        const i64 per_ = NB / nt_ + (NB % nt_ != 0);\n"
-               "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n");
-        else
-            PS("    } else {\n"
-               "        {\n"
-               "        const i64 b0_ = 0, b1_ = NB;\n");
+        block_range(E, par, "NT_", "");
         PS("        kiln_bargs_ A_;\n"
            "        A_.BX_ = BX_; A_.BY_ = BY_; A_.BZ_ = BZ_;\n"
            "        A_.GX_ = GX_; A_.GY_ = GY_; A_.GZ_ = GZ_;\n"
@@ -475,20 +484,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         return;
     }
     for (int par = 1; par >= 0; par--) {
-        /* each OpenMP thread a contiguous range of blocks (as schedule(static)),
-         * so a stopped thread leaves its loop at once */
-        if (par)
-            P("    if (NB > 1 && NB * BX_ * BY_ * BZ_ * W_ >= L->par_threshold) {\n"
-              "        _Pragma(\"omp parallel %s\")\n"
-              "        {\n"
-              "        const i64 nt_ = omp_get_num_threads(), me_ = omp_get_thread_num();\n"
-              "        const i64 per_ = NB / nt_ + (NB %% nt_ != 0);\n"
-              "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n",
-              fp.p);
-        else
-            PS("    } else {\n"
-               "        {\n"
-               "        const i64 b0_ = 0, b1_ = NB;\n");
+        block_range(E, par, "BX_ * BY_ * BZ_ * W_", fp.p);
         priv_open(E, k, "        ");
         PS("        for (i64 b = b0_; b < b1_; b++) {\n"
            "            KILN_POLL(break;)\n"

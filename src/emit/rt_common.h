@@ -274,3 +274,13 @@ KILN_FN f32 kiln_erfcf_fast(f32 x) {
     f32 r = t * expf(fmaf(-z, z, p));
     return x >= 0.0f ? r : 2.0f - r;
 }
+
+/* integers have no NaN: atomic nanmax and nanmin are max and min (each target's) */
+#define kiln_atomic_nanmax_i32 kiln_atomic_max_i32
+#define kiln_atomic_nanmin_i32 kiln_atomic_min_i32
+#define kiln_atomic_nanmax_u32 kiln_atomic_max_u32
+#define kiln_atomic_nanmin_u32 kiln_atomic_min_u32
+#define kiln_atomic_nanmax_i64 kiln_atomic_max_i64
+#define kiln_atomic_nanmin_i64 kiln_atomic_min_i64
+#define kiln_atomic_nanmax_u64 kiln_atomic_max_u64
+#define kiln_atomic_nanmin_u64 kiln_atomic_min_u64

@@ -334,12 +334,3 @@ KILN_ATOMIC_FLOAT(f64, u64)
 #define kiln_atomic_nanmin_f32(p, v) kiln_atomic_upd_f32(p, v, 6)
 #define kiln_atomic_nanmax_f64(p, v) kiln_atomic_upd_f64(p, v, 5)
 #define kiln_atomic_nanmin_f64(p, v) kiln_atomic_upd_f64(p, v, 6)
-/* integers have no NaN: nanmax and nanmin are max and min */
-#define kiln_atomic_nanmax_i32 kiln_atomic_max_i32
-#define kiln_atomic_nanmin_i32 kiln_atomic_min_i32
-#define kiln_atomic_nanmax_u32 kiln_atomic_max_u32
-#define kiln_atomic_nanmin_u32 kiln_atomic_min_u32
-#define kiln_atomic_nanmax_i64 kiln_atomic_max_i64
-#define kiln_atomic_nanmin_i64 kiln_atomic_min_i64
-#define kiln_atomic_nanmax_u64 kiln_atomic_max_u64
-#define kiln_atomic_nanmin_u64 kiln_atomic_min_u64

@@ -194,14 +194,6 @@ KILN_NAN_ATOMIC(f32, int, nanmax, >, __float_as_int, __int_as_float)
 KILN_NAN_ATOMIC(f32, int, nanmin, <, __float_as_int, __int_as_float)
 KILN_NAN_ATOMIC(f64, unsigned long long, nanmax, >, KILN_AS_LL, KILN_FROM_LL)
 KILN_NAN_ATOMIC(f64, unsigned long long, nanmin, <, KILN_AS_LL, KILN_FROM_LL)
-#define kiln_atomic_nanmax_i32 kiln_atomic_max_i32
-#define kiln_atomic_nanmin_i32 kiln_atomic_min_i32
-#define kiln_atomic_nanmax_u32 kiln_atomic_max_u32
-#define kiln_atomic_nanmin_u32 kiln_atomic_min_u32
-#define kiln_atomic_nanmax_i64 kiln_atomic_max_i64
-#define kiln_atomic_nanmin_i64 kiln_atomic_min_i64
-#define kiln_atomic_nanmax_u64 kiln_atomic_max_u64
-#define kiln_atomic_nanmin_u64 kiln_atomic_min_u64
 
 /* ---- unrolled loops (unroll.h) --------------------------------------------------- */
 

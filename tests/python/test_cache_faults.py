@@ -100,16 +100,44 @@ def test_the_remote_password_is_never_shown(tmp_path):
         assert "s3cret" not in text and "s3cret" not in json.dumps(r["stats"])
 
 
+class FakeRedis:
+    """A TCP server on a free port whose every connection is handled by `serve(conn, stop)`
+    on a thread of its own; `with FakeRedis(serve) as url:` closes it all at the end."""
+
+    def __init__(self, serve):
+        self.serve, self.stop, self.conns = serve, threading.Event(), []
+        self.srv = socket.socket()
+        self.srv.bind(("127.0.0.1", 0))
+        self.srv.listen(16)
+        self.srv.settimeout(0.2)
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self):
+        while not self.stop.is_set():
+            try:
+                c = self.srv.accept()[0]
+            except OSError:
+                continue
+            self.conns.append(c)
+            threading.Thread(target=self.serve, args=(c, self.stop), daemon=True).start()
+
+    def __enter__(self):
+        self.thread.start()
+        return f"redis://127.0.0.1:{self.srv.getsockname()[1]}/0"
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        for c in self.conns:
+            c.close()
+        self.srv.close()
+
+
 def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
     """One byte every 200 ms never trips a 300 ms timeout per read; the deadline is per command."""
     write_kernels(tmp_path)
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    stop = threading.Event()
-    conns = []
 
-    def trickle(c):
+    def trickle(c, stop):
         reply = b"$100000\r\n" + b"x" * 100000 + b"\r\n"
         try:
             c.recv(65536)
@@ -120,20 +148,7 @@ def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
         except OSError:
             pass
 
-    def accept():
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                c = srv.accept()[0]
-            except OSError:
-                continue
-            conns.append(c)
-            threading.Thread(target=trickle, args=(c,), daemon=True).start()
-
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    try:
-        url = f"redis://127.0.0.1:{srv.getsockname()[1]}/0"
+    with FakeRedis(trickle) as url:
         t0 = time.time()
         r = finish_within(start(tmp_path, tmp_path / "a", ["saxpy", "saxpy:float64"],
                                 KILN_REMOTE_CACHE=url, KILN_REMOTE_TIMEOUT_MS=300), 40)
@@ -141,12 +156,6 @@ def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
         assert r["stats"]["compiles"] == 2 and r["stats"]["remote"]["url"] is None
         assert len(r["warnings"]) == 1 and "remote cache" in r["warnings"][0], r["warnings"]
         assert "timed out" in r["warnings"][0]
-    finally:
-        stop.set()
-        t.join()
-        for c in conns:
-            c.close()
-        srv.close()
 
 
 # runs runner.py with SIGPIPE's default action restored, as a C program or a CLI tool has it
@@ -161,40 +170,23 @@ def test_a_redis_that_sends_unasked_replies_is_turned_off_not_believed(tmp_path)
     closed connection must not raise SIGPIPE (the child runs under its default action,
     which used to kill it): the tier turns off with one warning, the kernels compile."""
     write_kernels(tmp_path)
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    stop = threading.Event()
 
-    def answer_four_times_then_close():
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                c = srv.accept()[0]
-            except OSError:
-                continue
-            try:
-                c.settimeout(5)
-                c.recv(65536)
-                c.sendall(b"$-1\r\n" * 4)  # four misses for one GET
-            except OSError:
-                pass
-            c.close()
+    def answer_four_times_then_close(c, stop):
+        try:
+            c.settimeout(5)
+            c.recv(65536)
+            c.sendall(b"$-1\r\n" * 4)  # four misses for one GET
+        except OSError:
+            pass
+        c.close()
 
-    t = threading.Thread(target=answer_four_times_then_close, daemon=True)
-    t.start()
-    try:
-        url = f"redis://127.0.0.1:{srv.getsockname()[1]}/0"
+    with FakeRedis(answer_four_times_then_close) as url:
         p = start(tmp_path, tmp_path / "a", ["saxpy", "saxpy:float64"], prefix=SIGPIPE_DEFAULT,
                   KILN_REMOTE_CACHE=url, KILN_REMOTE_TIMEOUT_MS=2000)
         r = finish_within(p, 60)
         assert r["stats"]["remote"]["url"] is None and r["stats"]["remote"]["hits"] == 0
         assert len(r["warnings"]) == 1, r["warnings"]
         assert "no command asked for" in r["warnings"][0], r["warnings"]
-    finally:
-        stop.set()
-        t.join()
-        srv.close()
 
 
 HOLD_LOCK = '''

@@ -15,6 +15,48 @@ static void free_capsule(PyObject *cap) { PyMem_Free(PyCapsule_GetPointer(cap, "
 
 static int describe(Resolve *R, PyObject *d, kiln_value *out);
 
+/* An array description's dtype and shape into out (kind ARRAY, ndim, shape kept in a
+ * capsule until the translation ends); *count: its elements. */
+static int array_head(Resolve *R, PyObject *dtype, PyObject *shape, kiln_value *out,
+                      unsigned long long *count) {
+    out->kind = KILN_VAL_ARRAY;
+    out->dtype = (kiln_dtype)PyLong_AsLong(dtype);
+    if (PyErr_Occurred()) return -1;
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
+        PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || (unsigned)out->dtype >= KILN_NDTYPES) {
+        PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, ...)");
+        return -1;
+    }
+    out->ndim = (int)PyTuple_GET_SIZE(shape);
+    int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
+    if (!dims) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
+    if (!cap) {
+        PyMem_Free(dims);
+        return -1;
+    }
+    int rc = PyList_Append(R->mem, cap);
+    Py_DECREF(cap);
+    if (rc < 0) return -1;
+    *count = 1;
+    for (int i = 0; i < out->ndim; i++) {
+        long long ext = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (PyErr_Occurred()) return -1;
+        if (ext < 0 ||
+            (ext && *count > (unsigned long long)PY_SSIZE_T_MAX / (unsigned long long)ext)) {
+            PyErr_SetString(PyExc_ValueError, "array description has a bad shape");
+            return -1;
+        }
+        dims[i] = ext;
+        *count *= (unsigned long long)ext;
+    }
+    out->shape = dims;
+    return 0;
+}
+
 static int describe(Resolve *R, PyObject *d, kiln_value *out) {
     memset(out, 0, sizeof *out);
     if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(d, 0))) {
@@ -115,34 +157,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
     } else if (strcmp(kind, "devarray") == 0) {
         /* ("devarray", dtype, shape, address, device): a global device array, by address */
-        out->kind = KILN_VAL_ARRAY;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *shape = ITEM(2);
-        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || (unsigned)out->dtype >= KILN_NDTYPES) {
-            PyErr_SetString(PyExc_TypeError, "device array description needs (dtype, shape, ...)");
-            return -1;
-        }
-        out->ndim = (int)PyTuple_GET_SIZE(shape);
-        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
-        if (!dims) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(dims);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
-        for (int i = 0; i < out->ndim; i++) {
-            dims[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-            if (PyErr_Occurred()) return -1;
-        }
-        out->shape = dims;
+        unsigned long long count;
+        if (array_head(R, ITEM(1), ITEM(2), out, &count) < 0) return -1;
         out->data = NULL;
         out->address = PyLong_AsUnsignedLongLong(ITEM(3));
         if (PyErr_Occurred()) return -1;
@@ -150,51 +166,17 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (PyErr_Occurred()) return -1;
     } else if (strcmp(kind, "array") == 0) {
         /* ("array", dtype, shape, bytes): a frozen C-order copy of a global array */
-        out->kind = KILN_VAL_ARRAY;
-        out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *shape = ITEM(2), *data = ITEM(3);
-        if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-            PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || !PyBytes_Check(data) ||
-            (unsigned)out->dtype >= KILN_NDTYPES) {
-            PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, bytes)");
-            return -1;
-        }
-        out->ndim = (int)PyTuple_GET_SIZE(shape);
-        int64_t *dims = PyMem_Calloc(KILN_MAX_NDIM, sizeof(int64_t));
-        if (!dims) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(dims, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(dims);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
+        unsigned long long count;
+        PyObject *data = ITEM(3);
+        if (array_head(R, ITEM(1), ITEM(2), out, &count) < 0) return -1;
         /* the bytes must hold exactly the elements the shape says */
-        unsigned long long count = 1;
-        for (int i = 0; i < out->ndim; i++) {
-            long long ext = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
-            if (PyErr_Occurred()) return -1;
-            if (ext < 0 ||
-                (ext && count > (unsigned long long)PY_SSIZE_T_MAX / (unsigned long long)ext)) {
-                PyErr_SetString(PyExc_ValueError, "array description has a bad shape");
-                return -1;
-            }
-            dims[i] = ext;
-            count *= (unsigned long long)ext;
-        }
         size_t esize = kiln_dtype_size(out->dtype);
-        if (count > (unsigned long long)PY_SSIZE_T_MAX / esize ||
+        if (!PyBytes_Check(data) || count > (unsigned long long)PY_SSIZE_T_MAX / esize ||
             (Py_ssize_t)(count * esize) != PyBytes_GET_SIZE(data)) {
             PyErr_SetString(PyExc_ValueError, "array description: bytes do not match the shape");
             return -1;
         }
         if (PyList_Append(R->keep, data) < 0) return -1;
-        out->shape = dims;
         out->data = PyBytes_AS_STRING(data);
     } else if (strcmp(kind, "other") == 0) {
         out->kind = KILN_VAL_OTHER;
