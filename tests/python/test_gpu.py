@@ -216,11 +216,13 @@ def test_float16_shared_memory_and_fp16(rng):
 
 
 @pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module", "global_arrays",
-                                  "complex_cmath"])
+                                  "complex_cmath", "cpu_blocks", "cpu_warps",
+                                  "device_function_compile_time_args", "atomics_nanmax_nanmin"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
-    # program as __device__ data) bit for bit, cmath within 4 ulp of Python's
+    # program as __device__ data) bit for bit, cmath within 4 ulp of Python's, and the
+    # kernels the CPU runs as fibers (shared memory, barriers, warps) as the GPU runs them
     import os
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
