@@ -547,7 +547,9 @@ def test_complex_kernels_gpu_match_numpy(rng, dtype):
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_cmath_gpu_matches_cpu(dtype):
     """Every cmath function on special values (tests/lang/complex_cmath.py's kernel): the GPU
-    gives the CPU's results, NaN where the CPU has NaN, within 8 ulp of its precision."""
+    gives the CPU's results within 8 ulp of its precision, by complex_cmath's rule: a NaN in
+    both results matches whatever the other part (C99 Annex G leaves the sign of an infinite
+    part beside a NaN unspecified), and an infinity or zero must be the same value."""
     import os
     import runpy
     import itertools
@@ -561,10 +563,11 @@ def test_cmath_gpu_matches_cpu(dtype):
     gpu = kiln.to_device(np.zeros_like(cpu))
     lang["funcs"][1, z.size](kiln.to_device(z), kiln.to_device(w), gpu)
     g = gpu.copy_to_host()
-    eps = np.finfo(np.float32 if dtype == np.complex64 else np.float64).eps
-    for part in (np.real, np.imag):
-        np.testing.assert_array_equal(np.isnan(part(g)), np.isnan(part(cpu)))
-        np.testing.assert_allclose(part(g), part(cpu), rtol=8 * eps, atol=8 * eps)
+    eps = float(np.finfo(np.float32 if dtype == np.complex64 else np.float64).eps)
+    bad = [f"{name}({complex(z[i])}): gpu {complex(g[i, k])}, cpu {complex(cpu[i, k])}"
+           for i in range(z.size) for k, name in enumerate(lang["NAMES"])
+           if not lang["close"](complex(g[i, k]), complex(cpu[i, k]), eps, 8)]
+    assert not bad, f"{len(bad)} results differ:\n" + "\n".join(bad[:40])
 
 
 def test_launch_bounds_limit_the_block_on_the_gpu():
