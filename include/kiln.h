@@ -566,9 +566,14 @@ int kiln_cuda_event_sync(kiln_cuda *c, void *event);
 int kiln_cuda_event_query(kiln_cuda *c, void *event);
 int kiln_cuda_event_elapsed(kiln_cuda *c, float *ms, void *start, void *end);
 int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event);
-/* Page-locked host memory (cuMemHostAlloc); the context must be current. */
-int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size);
-int kiln_cuda_host_free(kiln_cuda *c, void *ptr);
+/* Page-locked host memory (cuMemHostAlloc); the context must be current.  kind:
+ * KILN_HOST_PINNED, KILN_HOST_MAPPED (also mapped into the device's address space; with
+ * unified addressing its device address is its host address) or KILN_HOST_MANAGED (unified
+ * memory, cuMemAllocManaged: freed with kiln_cuda_host_free of the same kind; 801,
+ * CUDA_ERROR_NOT_SUPPORTED, where the driver lacks it). */
+enum { KILN_HOST_PINNED, KILN_HOST_MAPPED, KILN_HOST_MANAGED };
+int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size, int kind);
+int kiln_cuda_host_free(kiln_cuda *c, void *ptr, int kind);
 /* Page-locks existing host memory (cuMemHostRegister; 712 when it already is) and back. */
 int kiln_cuda_host_register(kiln_cuda *c, void *ptr, size_t size);
 int kiln_cuda_host_unregister(kiln_cuda *c, void *ptr);

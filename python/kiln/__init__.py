@@ -42,6 +42,7 @@ from ._dispatch import (  # noqa: F401
 from ._cuda import (  # noqa: F401
     DeviceArray, to_device, device_array, device_array_like, as_cuda_array, is_cuda_array, stream,
     default_stream, legacy_default_stream, per_thread_default_stream, external_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
+    mapped_array, mapped_array_like, managed_array,
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
 )
 from ._kiln import Stream, Event  # noqa: F401
@@ -187,10 +188,6 @@ def compile(fn=None, sig=None, *, mode="default", max_records=8, **numba_options
 # Numba names kiln does not provide, with what to use instead: a clear AttributeError
 # rather than a bare one when a Numba file is run after `import kiln as cuda`.
 _NOT_PROVIDED = {
-    "mapped_array": "use kiln.pinned_array (page-locked) and kiln.to_device (with "
-                    "KILN_TARGET=cpu it is a NumPy array)",
-    "managed_array": "use kiln.device_array and copy explicitly (with KILN_TARGET=cpu it is a "
-                     "NumPy array)",
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "const": "pass the array as a kernel argument (reads of arguments are cached)",
     "cg": "cooperative groups are not supported",

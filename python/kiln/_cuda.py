@@ -500,7 +500,7 @@ def event_elapsed_time(evtstart, evtend):
     return _kiln.event_elapsed_time(evtstart, evtend)
 
 
-def pinned_array(shape, dtype=None, strides=None, order="C"):
+def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
     """A NumPy array in page-locked host memory, which copies to and from the GPU at full
     speed and asynchronously (Numba's cuda.pinned_array)."""
     np = _np()
@@ -520,7 +520,7 @@ def pinned_array(shape, dtype=None, strides=None, order="C"):
     if on_host():  # no GPU to copy to: ordinary host memory
         buf = np.empty(nbytes, np.uint8)
     else:
-        buf = _kiln.pinned_alloc(_kiln.current_device(), nbytes)
+        buf = _kiln.pinned_alloc(_kiln.current_device(), nbytes, _kind)
     return np.ndarray(shape, dt, buffer=buf, strides=strides, order=order)
 
 
@@ -528,6 +528,63 @@ def pinned_array_like(ary):
     """A page-locked array of the shape, dtype and layout of another array (NumPy or
     device), as device_array_like lays it out."""
     return pinned_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary))
+
+
+_MAPPED = []  # the ndarray subclass below, made at first use (numpy is imported late)
+
+
+def _mapped_class():
+    if _MAPPED:
+        return _MAPPED[0]
+    np = _np()
+
+    class MappedArray(np.ndarray):
+        """A NumPy array over host memory that the GPU reads and writes in place: mapped
+        (Numba's cuda.mapped_array) or managed (cuda.managed_array).  A kernel launch takes
+        it by its device address, without a copy; the host sees the kernel's writes after
+        the launch's stream is synchronized (``kiln.synchronize()``)."""
+
+        @property
+        def __cuda_array_interface__(self):
+            # with unified addressing (every 64-bit platform CUDA supports) the device
+            # address of mapped and managed memory is its host address
+            c = self.flags["C_CONTIGUOUS"]
+            return {"shape": self.shape, "typestr": self.dtype.str,
+                    "data": (self.__array_interface__["data"][0], not self.flags["WRITEABLE"]),
+                    "strides": None if c else self.strides, "version": 3}
+
+    _kiln.set_mapped_class(MappedArray)
+    _MAPPED.append(MappedArray)
+    return MappedArray
+
+
+_HOST_KINDS = {"mapped": 1, "managed": 2}
+
+
+def _gpu_host_array(kind, shape, dtype, strides, order):
+    a = pinned_array(shape, dtype, strides, order, _kind=_HOST_KINDS[kind])
+    # on the CPU target a NumPy array in ordinary memory, which kernels use in place
+    return a if on_host() else a.view(_mapped_class())
+
+
+def mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=False,
+                 wc=False):
+    """A NumPy array in page-locked host memory mapped into the GPU's address space (Numba's
+    cuda.mapped_array): kernels read and write it in place, without copies.  portable and
+    wc are accepted for Numba's signature; the memory is always portable."""
+    return _gpu_host_array("mapped", shape, dtype, strides, order)
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False):
+    """A mapped array of the shape, dtype and layout of another array, as device_array_like
+    lays it out."""
+    return mapped_array(ary.shape, ary.dtype, _like_strides(ary), _like_order(ary))
+
+
+def managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_global=True):
+    """A NumPy array in CUDA managed (unified) memory (Numba's cuda.managed_array): host and
+    kernels use the same memory, which the driver migrates on demand."""
+    return _gpu_host_array("managed", shape, dtype, strides, order)
 
 
 class pinned:
@@ -783,26 +840,6 @@ class HostContext:
         return "<kiln.HostContext of the CPU target (KILN_TARGET=cpu)>"
 
 
-def _host_array(shape, dtype, strides, order):
-    return pinned_array(shape, dtype, strides, order)  # on the host: ordinary memory
-
-
-def _mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=False,
-                  wc=False):
-    """Numba's cuda.mapped_array on the CPU target: a NumPy array, which kernels use in place."""
-    return _host_array(shape, dtype, strides, order)
-
-
-def _managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_global=True):
-    """Numba's cuda.managed_array on the CPU target: a NumPy array, which kernels use in place."""
-    return _host_array(shape, dtype, strides, order)
-
-
-def _mapped_array_like(ary, stream=0, portable=False, wc=False):
-    """Numba's cuda.mapped_array_like on the CPU target: a NumPy array laid out as ary."""
-    return _host_array(ary.shape, ary.dtype, _like_strides(ary), _like_order(ary))
-
-
 def _current_context(devnum=None):
     return HostContext()
 
@@ -812,7 +849,5 @@ def _require_context(fn):
 
 
 HOST_ONLY = {
-    "mapped_array": _mapped_array, "managed_array": _managed_array,
-    "mapped_array_like": _mapped_array_like,
     "current_context": _current_context, "require_context": _require_context,
 }

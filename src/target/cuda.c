@@ -406,6 +406,7 @@ struct kiln_cuda {
     CUresult (*StreamWaitEvent)(CUstream, void *, unsigned);
     CUresult (*MemHostAlloc)(void **, size_t, unsigned);
     CUresult (*MemFreeHost)(void *);
+    CUresult (*MemAllocManaged)(CUdeviceptr *, size_t, unsigned); /* optional */
     CUresult (*MemHostRegister)(void *, size_t, unsigned);
     CUresult (*MemHostUnregister)(void *);
     CUresult (*GetErrorName)(CUresult, const char **);
@@ -480,6 +481,8 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, StreamWaitEvent, "cuStreamWaitEvent", &ok);
     LOAD(c, lib, MemHostAlloc, "cuMemHostAlloc", &ok);
     LOAD(c, lib, MemFreeHost, "cuMemFreeHost", &ok);
+    bool managed = true;
+    LOAD(c, lib, MemAllocManaged, "cuMemAllocManaged", &managed);
     LOAD(c, lib, MemHostRegister, "cuMemHostRegister_v2", &ok);
     LOAD(c, lib, MemHostUnregister, "cuMemHostUnregister", &ok);
     LOAD(c, lib, GetErrorName, "cuGetErrorName", &ok);
@@ -810,11 +813,22 @@ int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event) {
     return c->StreamWaitEvent(stream, event, 0);
 }
 
-int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size) {
+int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size, int kind) {
+    enum { PORTABLE = 1, DEVICEMAP = 2, ATTACH_GLOBAL = 1 };
     *ptr = NULL;
-    return c->MemHostAlloc(ptr, size ? size : 1, 0);
+    if (kind == KILN_HOST_MANAGED) {
+        CUdeviceptr p = 0;
+        if (!c->MemAllocManaged) return CUDA_ERROR_NOT_SUPPORTED;
+        int rc = c->MemAllocManaged(&p, size ? size : 1, ATTACH_GLOBAL);
+        *ptr = (void *)(uintptr_t)p;
+        return rc;
+    }
+    return c->MemHostAlloc(ptr, size ? size : 1, kind == KILN_HOST_MAPPED ? PORTABLE | DEVICEMAP : 0);
 }
-int kiln_cuda_host_free(kiln_cuda *c, void *ptr) { return c->MemFreeHost(ptr); }
+int kiln_cuda_host_free(kiln_cuda *c, void *ptr, int kind) {
+    if (kind == KILN_HOST_MANAGED) return c->MemFree((CUdeviceptr)(uintptr_t)ptr);
+    return c->MemFreeHost(ptr);
+}
 int kiln_cuda_host_register(kiln_cuda *c, void *ptr, size_t size) {
     return c->MemHostRegister(ptr, size, 0);
 }

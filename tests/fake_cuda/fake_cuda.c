@@ -273,10 +273,22 @@ CUresult cuStreamWaitEvent(void *stream, void *ev, unsigned flags) {
     return flags == 0 ? 0 : INVALID_VALUE;
 }
 
+/* the flags of the last cuMemHostAlloc (-1 before one), and how many managed blocks were made */
+static long host_alloc_flags = -1, managed_blocks;
+long fake_host_alloc_flags(void);
+long fake_host_alloc_flags(void) { return host_alloc_flags; }
+long fake_managed_blocks(void);
+long fake_managed_blocks(void) { return managed_blocks; }
 CUresult cuMemHostAlloc(void **p, size_t size, unsigned flags) {
-    (void)flags;
+    host_alloc_flags = flags;
     *p = calloc(1, size ? size : 1);
     return *p ? 0 : OOM;
+}
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t size, unsigned flags) {
+    if (flags != 1) return INVALID_VALUE; /* CU_MEM_ATTACH_GLOBAL */
+    CUresult rc = cuMemAlloc_v2(p, size);
+    managed_blocks += rc == 0;
+    return rc;
 }
 CUresult cuMemFreeHost(void *p) { free(p); return 0; }
 

@@ -227,6 +227,60 @@ def test_events_pinned_memory_and_devices():
     assert out.strip().endswith("ok")
 
 
+def test_mapped_and_managed_arrays_launch_in_place():
+    # Numba's mapped_array(_like) and managed_array: NumPy arrays over memory the GPU uses in
+    # place; a launch passes their address (no staging copy, no PerformanceWarning)
+    out = run("""
+        m = kiln.mapped_array((4, 6), np.float32)
+        assert fake.fake_host_alloc_flags() == 3  # CU_MEMHOSTALLOC_PORTABLE | DEVICEMAP
+        assert isinstance(m, np.ndarray) and m.shape == (4, 6) and m.flags.c_contiguous
+        m[:] = 1.5
+        cai = m.__cuda_array_interface__
+        assert cai["data"][0] == m.ctypes.data and cai["strides"] is None and cai["typestr"] == "<f4"
+        f = kiln.mapped_array_like(np.zeros((3, 5), np.int16, order="F"))
+        assert f.flags.f_contiguous and f.dtype == np.int16
+        assert f.__cuda_array_interface__["strides"] == f.strides
+        g = kiln.managed_array(8, np.float64)
+        assert fake.fake_managed_blocks() == 1 and g.shape == (8,)
+        assert isinstance(m[1:], type(m)) and m[1:].__cuda_array_interface__["data"][0] == m[1:].ctypes.data
+
+        @kiln.jit
+        def fill(a, v):
+            i = kiln.grid(1)
+            if i < a.size:
+                a[i] = v
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a staged host array would warn
+            fill[1, 8](g, 2.0)
+            fill[1, 8](m[0], 3.0)
+        name, grid, block, params = last()
+        assert m[0].ctypes.data in params, (params, m.ctypes.data)
+        h = np.zeros(8)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fill[1, 8](h, 1.0)
+        assert any(issubclass(x.category, kiln.PerformanceWarning) for x in w)
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
+def test_mapped_arrays_are_numpy_arrays_on_the_cpu_target():
+    env = dict(os.environ, KILN_TARGET="cpu")
+    code = textwrap.dedent("""
+        import numpy as np, kiln
+        m = kiln.mapped_array((2, 3), np.int32)
+        g = kiln.managed_array(4)
+        l = kiln.mapped_array_like(np.zeros((2, 2), order="F"))
+        assert type(m) is np.ndarray and type(g) is np.ndarray and l.flags.f_contiguous
+        assert not hasattr(m, "__cuda_array_interface__")
+        print("ok")
+    """)
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
+
+
 def test_gpu_reduce_paths_reach_the_driver():
     # the fake runs no kernel, so values are zeros: this checks the host side (buffers reused
     # per thread and stream, init, res=, streams, errors) and the launches it makes

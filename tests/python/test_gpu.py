@@ -681,3 +681,26 @@ def test_compile_ptx_for_current_device_gpu():
     ptx, resty = kiln.compile_ptx_for_current_device(add, (kiln.float32, kiln.float32),
                                                      device=True)
     assert f".target sm_{cc[0]}{cc[1]}" in ptx and resty == kiln.float32
+
+
+def test_mapped_and_managed_arrays_on_the_gpu():
+    """Numba's mapped_array and managed_array: the kernel writes host-visible memory in place;
+    after synchronize() the NumPy array holds the results, with no copy."""
+    @kiln.jit
+    def scale(a, s):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = a[i] * s + i
+
+    for make in (kiln.mapped_array, kiln.managed_array):
+        a = make(1000, np.float32)
+        a[:] = np.arange(1000, dtype=np.float32)
+        scale[4, 256](a, np.float32(2))
+        kiln.synchronize()
+        np.testing.assert_array_equal(a, np.arange(1000, dtype=np.float32) * 3)
+    m = kiln.mapped_array_like(np.zeros((6, 4), order="F"))
+    m[:] = 1
+    flat = m.reshape(-1, order="F")
+    scale[1, 32](flat, 2.0)
+    kiln.synchronize()
+    np.testing.assert_array_equal(flat, 2 + np.arange(24))

@@ -276,6 +276,13 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
+        /* a mapped or managed array: the GPU reads and writes it where it is, through the
+         * device address its __cuda_array_interface__ gives (no copy) */
+        if (st && st->mapped_class && PyObject_TypeCheck(o, st->mapped_class)) {
+            int rc = ext_foreign_array(st, o, stream, &a->fa);
+            if (rc == 1) goto foreign;
+            if (rc < 0) goto foreign_error;
+        }
         if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) < 0) {
             /* GPU arrays (CuPy, JAX) may claim the buffer protocol and refuse it */
             if (st) {

@@ -207,20 +207,21 @@ static PyObject *f_event_elapsed_time(PyObject *m, PyObject *args) {
 
 /* ---- page-locked host memory --------------------------------------------------------------- */
 
-/* The owner of a cuMemHostAlloc block: exposes it as a writable byte buffer,
- * frees it when the last NumPy array over it goes. */
+/* The owner of a page-locked, mapped or managed block (kiln_cuda_host_alloc's kinds):
+ * exposes it as a writable byte buffer, frees it when the last NumPy array over it goes. */
 typedef struct {
     PyObject_HEAD
     void *ptr;
     Py_ssize_t size;
     int device;
+    int kind;
     ModState *st;
 } PinnedObject;
 
 static void pinned_dealloc(PinnedObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     if (self->ptr && self->st->cuda && kiln_cuda_use(self->st->cuda, self->device) == 0)
-        kiln_cuda_host_free(self->st->cuda, self->ptr);
+        kiln_cuda_host_free(self->st->cuda, self->ptr, self->kind);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -239,14 +240,21 @@ static PyType_Spec pinned_spec = {"kiln._kiln.PinnedMemory", sizeof(PinnedObject
                                   Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
                                   pinned_slots};
 
-/* pinned_alloc(device, nbytes) -> an object with the buffer protocol */
+/* pinned_alloc(device, nbytes, kind=0) -> an object with the buffer protocol; kind is
+ * 0 page-locked, 1 mapped into the device's address space, 2 managed (unified memory) */
 static PyObject *f_pinned_alloc(PyObject *m, PyObject *args) {
+    static const char *const what[] = {"allocating page-locked host memory",
+                                       "allocating mapped host memory", "allocating managed memory"};
     ModState *st = ext_state(m);
-    int device;
+    int device, kind = KILN_HOST_PINNED;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "in", &device, &n)) return NULL;
+    if (!PyArg_ParseTuple(args, "in|i", &device, &n, &kind)) return NULL;
     if (n < 0) {
         PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    if (kind < KILN_HOST_PINNED || kind > KILN_HOST_MANAGED) {
+        PyErr_Format(PyExc_ValueError, "unknown host memory kind %d", kind);
         return NULL;
     }
     kiln_cuda *cu = ext_cuda_on(st, device);
@@ -254,19 +262,33 @@ static PyObject *f_pinned_alloc(PyObject *m, PyObject *args) {
     void *p = NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = kiln_cuda_host_alloc(cu, &p, (size_t)n);
+    rc = kiln_cuda_host_alloc(cu, &p, (size_t)n, kind);
     Py_END_ALLOW_THREADS
-    if (rc != 0) return ext_cuda_error(st, rc, "allocating page-locked host memory");
+    if (rc != 0) return ext_cuda_error(st, rc, what[kind]);
     PinnedObject *o = PyObject_New(PinnedObject, st->PinnedType);
     if (!o) {
-        kiln_cuda_host_free(cu, p);
+        kiln_cuda_host_free(cu, p, kind);
         return NULL;
     }
     o->ptr = p;
     o->size = n;
     o->device = device;
+    o->kind = kind;
     o->st = st;
     return (PyObject *)o;
+}
+
+/* set_mapped_class(cls): kiln's ndarray subclass over mapped and managed memory, whose
+ * arrays a GPU launch takes in place (ext_classify) */
+static PyObject *f_set_mapped_class(PyObject *m, PyObject *cls) {
+    ModState *st = ext_state(m);
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "expected a class");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(st->mapped_class, (PyTypeObject *)cls);
+    Py_RETURN_NONE;
 }
 
 /* host_register(device, buffer, on) -> whether this call changed the pinning: pins (on)
@@ -311,7 +333,8 @@ PyMethodDef ext_host_functions[] = {
     {"event", f_event, METH_VARARGS, "event(device, timing) -> Event"},
     {"event_elapsed_time", f_event_elapsed_time, METH_VARARGS,
      "event_elapsed_time(start, end) -> milliseconds"},
-    {"pinned_alloc", f_pinned_alloc, METH_VARARGS, "pinned_alloc(device, nbytes) -> buffer"},
+    {"set_mapped_class", f_set_mapped_class, METH_O, "register kiln's mapped-array class"},
+    {"pinned_alloc", f_pinned_alloc, METH_VARARGS, "pinned_alloc(device, nbytes, kind=0) -> buffer"},
     {"device_attribute", f_device_attribute, METH_VARARGS, "device_attribute(device, attr) -> int"},
     {"host_register", f_host_register, METH_VARARGS, "host_register(device, buffer, on) -> bool"},
     {NULL, NULL, 0, NULL}};

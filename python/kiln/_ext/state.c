@@ -37,6 +37,7 @@ int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
     Py_VISIT(st->EventType);
     Py_VISIT(st->PinnedType);
     Py_VISIT(st->device_array_class);
+    Py_VISIT(st->mapped_class);
     for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_VISIT(st->err_files[i]);
     Py_VISIT(st->CompileError);
     Py_VISIT(st->ProgramType);
@@ -58,6 +59,7 @@ void ext_state_clear(ModState *st) {
     Py_CLEAR(st->EventType);
     Py_CLEAR(st->PinnedType);
     Py_CLEAR(st->device_array_class);
+    Py_CLEAR(st->mapped_class);
     for (int i = 0; i < EXT_MAX_DEVICES; i++) Py_CLEAR(st->err_files[i]);
     Py_CLEAR(st->str_resolve_target);
     Py_CLEAR(st->str_cai);

@@ -67,6 +67,8 @@ typedef struct {
     PyTypeObject *EventType;
     PyTypeObject *PinnedType;
     PyObject *device_array_class;   /* kiln.DeviceArray, the Python subclass */
+    PyTypeObject *mapped_class;     /* kiln's ndarray subclass over mapped or managed memory:
+                                     * GPU launches take it by __cuda_array_interface__ */
     PyObject *str_compile_key;
     PyObject *str_resolve_target;
     PyObject *str_cai;              /* "__cuda_array_interface__" */
