@@ -19,7 +19,7 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt", "launch_bounds")
+                "mode", "inline", "opt", "launch_bounds", "lto")
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -69,7 +69,7 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None, launch_bounds=None):
+                 inline=None, opt=None, launch_bounds=None, lto=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -89,6 +89,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "max_registers": max_registers or 0,
             "launch_bounds": _launch_bounds(launch_bounds),
         }
+        if lto not in (None, True, False):
+            raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
         self._explicit_cpu = target == "cpu"
         if mode not in _MODES:
             raise ValueError(f"kiln.jit: mode must be one of {', '.join(map(repr, _MODES))}, "
@@ -196,6 +198,11 @@ class Dispatcher(_kiln.DispatcherBase):
         if signature is not None:
             return self.inspect_ptx(signature)
         return {text: self.inspect_ptx(text) for text in self.signatures}
+
+    def inspect_lto_ptx(self, signature=None):
+        """Numba's PTX after link-time optimisation: kiln's PTX, which is already the whole
+        program (``lto`` changes nothing, see ``kiln.jit``)."""
+        return self.inspect_asm(signature)
 
     @property
     def overloads(self):
@@ -444,8 +451,9 @@ def jit(func_or_sig=None, *args, **options):
       accepted and is the default for one kernel (its launch path is already C: recording
       pays off for steps of several launches, ``kiln.compile``).
 
-    ``inline`` and ``opt`` (Numba's) are accepted and ignored.  Unknown options are a
-    TypeError."""
+    ``inline``, ``opt`` and ``lto`` (Numba's) are accepted and change nothing: kiln compiles
+    each kernel with everything it calls as one program, so what link-time optimisation
+    would join is already joined (docs/language.md).  Unknown options are a TypeError."""
     bad = [k for k in options if k not in _JIT_OPTIONS]
     if bad:
         raise TypeError(f"kiln.jit got unknown option(s) {', '.join(bad)}; "

@@ -217,6 +217,29 @@ def test_bad_signature_string():
 def test_unknown_jit_option():
     with pytest.raises(TypeError, match="unknown option"):
         kiln.jit(nonsense=True)
+    with pytest.raises(TypeError, match="unknown option"):
+        kiln.jit(link=["a.cu"])
+
+
+def test_lto_option_is_accepted_and_inspect_lto_ptx_is_the_ptx():
+    # Numba's lto= links external code with link-time optimisation; kiln compiles a kernel
+    # and all it calls as one program, so lto changes nothing and its PTX is the kernel's
+    @kiln.jit("void(float32[::1], float32)", lto=True, target="cpu")
+    def k(a, v):
+        a[0] = v
+    a = np.zeros(1, np.float32)
+    k[1, 1](a, np.float32(2))
+    assert a[0] == 2
+    with pytest.raises(TypeError, match="lto must be True or False"):
+        kiln.jit(lto="yes")(lambda a: None)
+
+
+def test_inspect_lto_ptx_is_the_kernels_ptx():
+    @kiln.jit("void(float32[::1], float32)", lto=True)
+    def k(a, v):
+        a[0] = v
+    ptx = k.inspect_lto_ptx("(float32[::1], float32)")
+    assert ".entry" in ptx and ptx == k.inspect_asm("(float32[::1], float32)")
 
 
 def test_recursion_is_rejected():
