@@ -214,6 +214,9 @@ KILN_FN f64 kiln_round_f64(f64 x, i64 nd) {
     if (nd > 300 || nd < -300) return nd > 0 ? x : 0.0 * x;
     f64 p = 1.0;
     for (i64 i = 0; i < (nd < 0 ? -nd : nd); i++) p *= 10.0;
+    /* x * p past float64's range: x has no digits that far down, so it is its own
+     * rounding (Python's float.__round__ and Numba return it too) */
+    if (nd >= 0 && !isfinite(x * p)) return x;
     return nd >= 0 ? rint(x * p) / p : rint(x / p) * p;
 }
 KILN_FN f32 kiln_round_f32(f32 x, i64 nd) { return (f32)kiln_round_f64((f64)x, nd); }

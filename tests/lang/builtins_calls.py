@@ -21,7 +21,19 @@ def k(out, a):
     out[13] = kiln.uint8(300 - 100)
 
 
+@kiln.jit
+def round_big(out, x, nd):
+    # x * 10**nd past float64's range: x is returned unchanged, as Python does
+    out[0] = round(x[0], nd)
+    out[1] = round(x[1], nd)
+
+
 def main():
     out = np.zeros(14)
     k[1, 1](out, np.zeros((6, 2)))
     print(out.tolist())
+    for dt in (np.float32, np.float64):
+        big = np.array([np.finfo(dt).max, -np.finfo(dt).max / 3], dt)
+        r = np.zeros(2, dt)
+        round_big[1, 1](r, big, 300)
+        print(dt.__name__, (r == big).all(), r[0] == round(float(big[0]), 300))
