@@ -918,7 +918,10 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_expr(S, a[0]);
         int64_t nd;
         if (!sema_const_int(a[0], &nd) || nd < 1 || nd > 3) {
-            error_at(C, a[0]->sp, NULL, "%s() takes a constant 1, 2 or 3", in->name);
+            /* Numba's words for a value not known when compiling: RequireLiteralValue */
+            error_at(C, a[0]->sp, NULL,
+                     "%s() takes a constant 1, 2 or 3 (RequireLiteralValue: the number of "
+                     "dimensions must be known when compiling)", in->name);
             return &ty_error;
         }
         if (in->kind == IK_GRIDSIZE) S->res->uses_gridsize = true;

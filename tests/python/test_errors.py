@@ -341,3 +341,12 @@ print('ok')
                          timeout=600)
     assert out.returncode == 0, f"seed {seed}: {out.stderr[-3000:]}"
     assert "ok" in out.stdout
+
+
+def test_grid_of_a_variable_says_require_literal_value():
+    @kiln.jit
+    def k(a, n):
+        a[0] = kiln.grid(n)
+    with pytest.raises(kiln.CompileError,
+                       match=r"grid\(\) takes a constant 1, 2 or 3 \(RequireLiteralValue"):
+        k[1, 1](np.zeros(1, np.int64), 1)
