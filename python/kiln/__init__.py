@@ -55,7 +55,7 @@ from ._intrinsics import (  # noqa: F401  (the names kernels use)
     threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads,
     syncwarp, threadfence, threadfence_block, threadfence_system, shared, local, atomic,
     syncthreads_and, syncthreads_or, syncthreads_count, fp16, shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
-    activemask, cbrt, fma, popc, brev, clz, ffs, selp,
+    activemask, eq_sync, lanemask_lt, match_any_sync, match_all_sync, cbrt, fma, popc, brev, clz, ffs, selp,
 )
 
 

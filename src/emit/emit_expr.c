@@ -462,9 +462,10 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_VOTE: {
-        static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync"};
+        static const char *const f[] = {"__ballot_sync", "__all_sync", "__any_sync", "__uni_sync"};
         if (!E->cuda) { /* block mode: kiln_vote_(B_, kind, mask, predicate) */
-            P("((%s)kiln_vote_(B_, %d, (unsigned)(", in->sub ? "kbool" : "u32", in->sub);
+            if (in->sub == 3) PS("((kbool)kiln_vote_eq_(B_, (unsigned)(");
+            else P("((%s)kiln_vote_(B_, %d, (unsigned)(", in->sub ? "kbool" : "u32", in->sub);
             emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
             PS("), ");
             emit_truthy(E, a[1]);
@@ -479,9 +480,33 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_ACTIVEMASK:
-        if (E->cuda) PS("__activemask()");
+        if (in->sub == 1) PS(E->cuda ? "kiln_lanemask_lt()" : "((u32)((1ull << KILN_LANEID) - 1ull))");
+        else if (E->cuda) PS("__activemask()");
         else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
         return;
+    case IK_MATCH: {
+        /* match_all_sync's (mask, predicate) pair is made in a statement expression (cc and
+         * tcc) or an immediately called lambda (NVRTC, which has no statement expressions) */
+        const char *mk = in->sub ? emit_tuple_make(E, n->ty) : NULL;
+        if (E->cuda) {
+            if (mk) PS("[&]() { int kp_; unsigned km_ = __match_all_sync((unsigned)(");
+            else PS("__match_any_sync((unsigned)(");
+        } else {
+            if (mk) PS("({ unsigned long long km_ = kiln_match_(B_, 1, (unsigned)(");
+            else PS("((u32)kiln_match_(B_, 0, (unsigned)(");
+        }
+        emit_expr_as(E, a[0], ty_scalar(KILN_UINT32));
+        PS("), ");
+        if (!E->cuda && ot->kind == TY_FLOAT) P("kiln_fbits%d_(", ty_bits(ot));
+        else if (!E->cuda) PS("(unsigned long long)(i64)(");
+        else P("(%s)(", emit_ctype(E, ot));
+        emit_expr_as(E, a[1], ot);
+        PS(")");
+        if (E->cuda && mk) P(", &kp_); return %s(km_, (kbool)(kp_ != 0)); }()", mk);
+        else if (mk) P("); %s((u32)km_, (kbool)(km_ >> 32)); })", mk);
+        else PS(E->cuda ? ")" : "))");
+        return;
+    }
     case IK_MATH1: math_call(E, math1_names[in->sub], ot, a, 1); return;
     case IK_MATH2: math_call(E, math2_names[in->sub], ot, a, 2); return;
     case IK_FMA: math_call(E, "fma", ot, a, 3); return;

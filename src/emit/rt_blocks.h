@@ -170,6 +170,40 @@ KILN_FN unsigned kiln_vote_(kiln_blk *B, int kind, unsigned mask, int pred) {
     return kind == 0 ? ballot : kind == 1 ? ballot == mask : ballot != 0;
 }
 
+/* eq_sync: whether every lane in `mask` has the same predicate */
+KILN_FN unsigned kiln_vote_eq_(kiln_blk *B, unsigned mask, int pred) {
+    unsigned b = kiln_vote_(B, 0, mask, pred);
+    mask &= kiln_lanes_(B);
+    return b == 0 || b == mask;
+}
+
+/* match_any_sync (kind 0): the lanes in `mask` whose value has this lane's bits;
+ * match_all_sync (kind 1): mask | 1 << 32 when every lane in `mask` has the same bits,
+ * else 0 (the caller splits it into Numba's (mask, predicate) pair) */
+KILN_FN unsigned long long kiln_match_(kiln_blk *B, int kind, unsigned mask,
+                                       unsigned long long bits) {
+    long long me = B->cur, base = me & ~31ll;
+    B->xch[me] = bits;
+    kiln_sync_(B);
+    unsigned same = 0;
+    mask &= kiln_lanes_(B);
+    for (int l = 0; l < 32; l++)
+        if (((mask >> l) & 1u) && B->xch[base + l] == bits) same |= 1u << l;
+    kiln_sync_(B);
+    if (kind == 0) return same;
+    return same == mask ? (unsigned long long)mask | 1ull << 32 : 0;
+}
+KILN_FN unsigned long long kiln_fbits32_(f32 x) {
+    u32 b;
+    memcpy(&b, &x, 4);
+    return b;
+}
+KILN_FN unsigned long long kiln_fbits64_(f64 x) {
+    unsigned long long b;
+    memcpy(&b, &x, 8);
+    return b;
+}
+
 /* Maps shared memory and n stacks of local_bytes + margin each; 0 or -1. */
 static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long dyn,
                           long long local_bytes, void (*run)(kiln_blk *, void *, long long),

@@ -74,6 +74,11 @@ KILN_FN i64 kiln_laneid(void) {
     return (i64)r;
 }
 #define KILN_LANEID kiln_laneid()
+KILN_FN u32 kiln_lanemask_lt(void) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(r));
+    return r;
+}
 
 KILN_FN u32 kiln_dsmem_bytes(void) {
     unsigned r;

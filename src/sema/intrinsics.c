@@ -213,7 +213,11 @@ static const Intrinsic table[] = {
     {"kiln.ballot_sync", IK_VOTE, 0, 0, NULL},
     {"kiln.all_sync", IK_VOTE, 1, 0, NULL},
     {"kiln.any_sync", IK_VOTE, 2, 0, NULL},
+    {"kiln.eq_sync", IK_VOTE, 3, 0, NULL},
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
+    {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},
+    {"kiln.match_any_sync", IK_MATCH, 0, 0, NULL},
+    {"kiln.match_all_sync", IK_MATCH, 1, 0, NULL},
     /* kiln: Numba's other device functions */
     M1("kiln.cbrt", M_CBRT),
     {"kiln.fma", IK_FMA, 0, 0, NULL},

@@ -42,8 +42,9 @@ typedef enum IntrKind {
     IK_LOCAL_ARRAY,
     IK_ATOMIC,      /* sub = IA_* */
     IK_SHFL,        /* sub = IS_* */
-    IK_VOTE,        /* sub: 0 ballot, 1 all, 2 any */
-    IK_ACTIVEMASK,
+    IK_VOTE,        /* sub: 0 ballot, 1 all, 2 any, 3 eq (all lanes' predicates the same) */
+    IK_ACTIVEMASK,  /* sub: 0 activemask(), 1 lanemask_lt() */
+    IK_MATCH,       /* sub: 0 match_any_sync, 1 match_all_sync */
     IK_MATH1,       /* one float argument: sub indexes math1_names */
     IK_MATH2,       /* two float arguments: sub indexes math2_names */
     IK_LOG,         /* math.log(x[, base]) */

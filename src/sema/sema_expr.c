@@ -970,11 +970,47 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         sema_block_feature(S, n->sp, in->name);
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        /* Numba's words for the two mistakes (test_warp_ops.py) */
+        if (!ty_is_int(t[0])) {
+            error_at(C, a[0]->sp, NULL, "%s(): Mask type must be an integer, not %s", in->name,
+                     ty_name(C, t[0]));
+            return &ty_error;
+        }
+        if (t[1]->kind != TY_BOOL && !ty_is_int(t[1])) {
+            error_at(C, a[1]->sp, NULL, "%s(): Predicate must be an integer or boolean, not %s",
+                     in->name, ty_name(C, t[1]));
+            return &ty_error;
+        }
         return in->sub == 0 ? ty_scalar(KILN_UINT32) : ty_scalar(KILN_BOOL);
     case IK_ACTIVEMASK:
         if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;
         sema_block_feature(S, n->sp, in->name);
+        if (in->sub == 1) S->res->uses_sregs = true; /* lanemask_lt: the lane */
         return ty_scalar(KILN_UINT32);
+    case IK_MATCH: {
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+        sema_block_feature(S, n->sp, in->name);
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (!ty_is_int(t[0])) {
+            error_at(C, a[0]->sp, NULL, "%s(): Mask type must be an integer, not %s", in->name,
+                     ty_name(C, t[0]));
+            return &ty_error;
+        }
+        /* CUDA matches 32- and 64-bit values by their bits: narrower ints widen to int32 */
+        const Type *vt = ty_strong(t[1]);
+        if (vt->kind == TY_COMPLEX || (vt->kind == TY_FLOAT && ty_bits(vt) < 32)) {
+            error_at(C, a[1]->sp, NULL, "%s() matches integers, float32 and float64, not %s",
+                     in->name, ty_name(C, t[1]));
+            return &ty_error;
+        }
+        if (vt->kind == TY_BOOL || ty_bits(vt) < 32) vt = ty_scalar(KILN_INT32);
+        n->opty = vt;
+        if (in->sub == 0) return ty_scalar(KILN_UINT32);
+        const Type *pair[2] = {ty_scalar(KILN_UINT32), ty_scalar(KILN_BOOL)};
+        return ty_tuple(C, 2, pair);
+    }
     case IK_MATH1:
     case IK_PRED:
     case IK_ABS:

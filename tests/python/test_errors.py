@@ -350,3 +350,26 @@ def test_grid_of_a_variable_says_require_literal_value():
     with pytest.raises(kiln.CompileError,
                        match=r"grid\(\) takes a constant 1, 2 or 3 \(RequireLiteralValue"):
         k[1, 1](np.zeros(1, np.int64), 1)
+
+
+@pytest.mark.parametrize("sig, msg", [
+    ("void(float32[:], int32[:], int32[:])", "Mask type must be an integer, not float32"),
+    ("void(boolean[:], int32[:], int32[:])", "Mask type must be an integer, not bool"),
+    ("void(int32[:], float64[:], int32[:])", "Predicate must be an integer or boolean, not float64"),
+])
+def test_vote_mask_and_predicate_types(sig, msg):
+    def votes(mask, pred, out):
+        i = kiln.grid(1)
+        if i < out.shape[0]:
+            out[i] = kiln.all_sync(mask[i], pred[i])
+    with pytest.raises(kiln.CompileError, match=msg):
+        kiln.jit(sig, target="cpu")(votes)
+
+
+def test_match_all_sync_refuses_float16_values():
+    @kiln.jit(target="cpu")
+    def k(v, out):
+        i = kiln.grid(1)
+        out[i] = kiln.match_any_sync(0xFFFFFFFF, v[i])
+    with pytest.raises(kiln.CompileError, match=r"matches integers, float32 and float64, not float16"):
+        k[1, 4](np.zeros(4, np.float16), np.zeros(4, np.uint32))
