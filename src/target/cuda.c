@@ -792,7 +792,11 @@ int kiln_cuda_memset(kiln_cuda *c, uint64_t dst, unsigned char v, size_t n, void
 }
 
 int kiln_cuda_stream_new(kiln_cuda *c, void **stream) {
-    return c->StreamCreate((CUstream *)stream, 1 /* CU_STREAM_NON_BLOCKING */);
+    /* CU_STREAM_DEFAULT (blocking), as Numba's and CUDA's runtime streams: work queued on
+     * the legacy default stream afterwards (a copy_to_host() without a stream) waits for
+     * this stream's work, so a Numba program that launches on a stream and copies without
+     * one reads the kernel's results, not memory the kernel is still writing */
+    return c->StreamCreate((CUstream *)stream, 0);
 }
 int kiln_cuda_stream_free(kiln_cuda *c, void *stream) { return c->StreamDestroy(stream); }
 int kiln_cuda_stream_sync(kiln_cuda *c, void *stream) { return c->StreamSynchronize(stream); }

@@ -219,7 +219,14 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, void *st) {
 }
 
 static int stream_token;
-CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = &stream_token; return 0; }
+static long stream_flags = -1; /* the flags of the last cuStreamCreate */
+long fake_last_stream_flags(void);
+long fake_last_stream_flags(void) { return stream_flags; }
+CUresult cuStreamCreate(void **s, unsigned flags) {
+    stream_flags = flags;
+    *s = &stream_token;
+    return 0;
+}
 CUresult cuStreamDestroy_v2(void *s) { (void)s; return 0; }
 static long stream_syncs; /* cuStreamSynchronize calls, for the tests */
 CUresult cuStreamSynchronize(void *s) {

@@ -227,6 +227,16 @@ def test_events_pinned_memory_and_devices():
     assert out.strip().endswith("ok")
 
 
+def test_streams_are_blocking_as_numbas():
+    # a Numba program launches on a stream and copies back without one: the legacy default
+    # stream must wait for the stream's work, so kiln.stream() is CU_STREAM_DEFAULT (0)
+    out = run("""
+        s = kiln.stream()
+        print(fake.fake_last_stream_flags())
+    """)
+    assert out.split() == ["0"]
+
+
 def test_mapped_and_managed_arrays_launch_in_place():
     # Numba's mapped_array(_like) and managed_array: NumPy arrays over memory the GPU uses in
     # place; a launch passes their address (no staging copy, no PerformanceWarning)

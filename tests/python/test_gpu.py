@@ -705,3 +705,23 @@ def test_mapped_and_managed_arrays_on_the_gpu():
     scale[1, 32](flat, 2.0)
     kiln.synchronize()
     np.testing.assert_array_equal(flat, 2 + np.arange(24))
+
+
+def test_copy_without_a_stream_waits_for_a_streams_kernel():
+    """Numba's pattern (test_vectorize.py's test_1d_async): launch on a stream, then
+    copy_to_host() without one; the copy must see the kernel's results."""
+    @kiln.jit
+    def slow_fill(a, v, reps):
+        i = kiln.grid(1)
+        if i < a.size:
+            x = 0.0
+            for k in range(reps):  # long enough that an unordered copy would read zeros
+                x = x * 0.5 + v
+            a[i] = x
+    s = kiln.stream()
+    for _ in range(3):
+        d = kiln.device_array(1 << 20, np.float64)
+        d.copy_to_device(np.zeros(1 << 20), stream=s)
+        slow_fill[(1 << 20) // 256, 256, s](d, 1.0, 20000)
+        h = d.copy_to_host()
+        assert (h == 2.0).all()
