@@ -57,13 +57,17 @@ typedef enum kiln_dtype {
 typedef enum kiln_layout {
     KILN_LAYOUT_C = 'C', /* C-contiguous: the last index varies fastest */
     KILN_LAYOUT_F = 'F', /* Fortran-contiguous */
-    KILN_LAYOUT_A = 'A'  /* any strides, negative and zero included */
+    KILN_LAYOUT_A = 'A', /* any strides, negative and zero included */
+    /* not an array: a scalar argtype with this layout is a raw pointer to `dtype`
+     * (Numba's CPointer(dtype), signature text "uint8*"): passed as an address, one
+     * 8-byte slot, indexed x[i] with no extent and no bounds (docs/language.md) */
+    KILN_LAYOUT_PTR = 'P'
 } kiln_layout;
 
 /* The type of one kernel argument.  Four bytes, so that a call's type key is
  * the concatenation of its arguments' argtypes. */
 typedef struct kiln_argtype {
-    uint8_t is_array; /* 0: scalar of `dtype`; 1: array */
+    uint8_t is_array; /* 0: scalar of `dtype` (or a pointer: layout KILN_LAYOUT_PTR); 1: array */
     uint8_t dtype;    /* kiln_dtype */
     uint8_t ndim;     /* arrays: 1..KILN_MAX_NDIM */
     uint8_t layout;   /* arrays: kiln_layout */

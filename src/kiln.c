@@ -63,7 +63,7 @@ int kiln_ctx_interrupted(kiln_ctx *ctx) {
 
 static bool argtype_valid(const kiln_argtype *a) {
     if (a->dtype >= KILN_NDTYPES) return false;
-    if (!a->is_array) return true;
+    if (!a->is_array) return a->layout == 0 || a->layout == KILN_LAYOUT_PTR;
     if (a->ndim < 1 || a->ndim > KILN_MAX_NDIM) return false;
     return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
 }

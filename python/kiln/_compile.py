@@ -366,6 +366,8 @@ def _conversion(call, sig):
     s_arr, s_dt, s_nd, s_lay = sig
     if c_arr != s_arr:
         return None
+    if s_lay == _PTR or c_lay == _PTR:  # a pointer takes an integer address (ext_pack checks it)
+        return 0 if not c_arr and c_lay == 0 and _kind_bits(c_dt)[0] in (1, 2) else None
     if c_arr:
         if c_dt != s_dt or c_nd != s_nd or (s_lay != ord("A") and s_lay != c_lay):
             return None
@@ -387,6 +389,7 @@ def _conversion(call, sig):
     return 2 if (ck == 2 and sk == 1 and sbits > cbits) else 3
 
 
+_PTR = ord("P")  # a pointer's layout byte (KILN_LAYOUT_PTR)
 _KINDS = (("bool", 0), ("int", 1), ("uint", 2), ("float", 3), ("complex", 4))
 
 
@@ -400,9 +403,11 @@ def _kind_bits(code):
 
 def _numba_type(argtype):
     """The kiln type object of a 4-byte argtype (its repr is Numba's spelling)."""
-    from ._types import Array, _BY_CODE
+    from ._types import Array, CPointer, _BY_CODE
 
     is_arr, dt, nd, lay = argtype
+    if lay == _PTR:
+        return CPointer(_BY_CODE[dt])
     return Array(_BY_CODE[dt], nd, chr(lay)) if is_arr else _BY_CODE[dt]
 
 

@@ -14,9 +14,10 @@ which is what ``numba.cuda.types`` becomes after ``import kiln as cuda``):
 (``signed_domain``...), ``from_dtype`` and ``typeof``.  A type's ``str`` is
 kiln's signature text; its ``repr`` is Numba's (``Array(float64, 1, 'C', False,
 aligned=True)``), which is what Numba's messages print.  Tuple types and
-CPointer describe values on the host (``typeof``); the C core's signature text
-has no tuples or pointers, so a signature that holds one is refused when a
-kernel is compiled for it (_dispatch.py says how tuple arguments are passed).
+CPointer(dtype) is ``dtype*`` in signature text: a kernel argument passed as an
+integer address.  Tuple types describe values on the host (``typeof``); the C
+core's signature text has no tuples, so a signature that holds one is refused
+when a kernel is compiled for it (_dispatch.py says how tuple arguments are passed).
 """
 
 _CODES = {
@@ -292,8 +293,9 @@ class NamedTuple(Tuple):
 
 
 class CPointer(Type):
-    """``CPointer(dtype)``: a raw pointer to elements of dtype (Numba's); kiln kernels
-    take arrays instead, so a signature holding one is refused when compiled."""
+    """``CPointer(dtype)``: a raw pointer to elements of dtype (Numba's).  In a signature
+    (text ``uint8*``) the kernel's argument is an integer address and the kernel indexes
+    it ``x[i]``, with no extent (docs/language.md, "Pointer arguments")."""
 
     __slots__ = ("dtype",)
 
@@ -337,13 +339,13 @@ class Signature:
 
 def _check_core_types(types):
     for t in types:
-        if isinstance(t, (BaseTuple, CPointer)):
-            kind = "pointer" if isinstance(t, CPointer) else "tuple"
+        if isinstance(t, BaseTuple):
             raise TypeError(
-                f"{t!r} in a signature: kiln signatures take scalar and array types; a {kind} "
-                + ("argument is passed as the array it points into"
-                   if kind == "pointer" else
-                   "argument is typed at the launch (leave it out of explicit signatures)"))
+                f"{t!r} in a signature: kiln signatures take scalar, array and pointer types; "
+                "a tuple argument is typed at the launch (leave it out of explicit signatures)")
+        if isinstance(t, CPointer) and not isinstance(t.dtype, Scalar):
+            raise TypeError(f"{t!r} in a signature: a pointer points to a scalar type "
+                            "(CPointer(uint8))")
 
 
 def signature_text(sig):

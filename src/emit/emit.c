@@ -169,6 +169,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
 }
 
 int emit_param_slots(const Type *t) {
+    if (ty_is_ptr(t)) return 1; /* the address */
     if (t->kind == TY_ARRAY) return 1 + 2 * t->ndim;
     return t->kind == TY_COMPLEX && t->dtype == KILN_COMPLEX128 ? 2 : 1; /* 16 bytes */
 }
@@ -296,7 +297,10 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     for (int i = 0; i < k->nparams; i++) {
         const Type *t = k->params[i];
         const char *ct = emit_ctype(E, t);
-        if (t->kind == TY_ARRAY) {
+        if (ty_is_ptr(t)) {
+            P("    %s p%d;\n    p%d.data = (%s *)(uintptr_t)P[%d];\n", ct, i, i,
+              emit_elem_ctype(E, t->elem), slot++);
+        } else if (t->kind == TY_ARRAY) {
             P("    %s p%d;\n    p%d.data = (%s *)(uintptr_t)P[%d];\n", ct, i, i,
               emit_elem_ctype(E, t->elem), slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = P[%d];\n", i, d, slot++);
@@ -524,7 +528,9 @@ static bool widens(Emit *E, const FuncSpec *k) {
     const SemaResult *R = E->R;
     if (R->gpu_only || R->uses_sregs || R->uses_gridsize) return false;
     for (int i = 0; i < k->nparams; i++)
-        if (k->params[i]->kind != TY_ARRAY && !ty_is_scalar(k->params[i])) return false;
+        if ((k->params[i]->kind != TY_ARRAY && !ty_is_scalar(k->params[i])) ||
+            ty_is_ptr(k->params[i]))
+            return false; /* (the launcher cannot check that a pointer overlaps no array) */
     return true;
 }
 

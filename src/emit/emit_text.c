@@ -148,7 +148,18 @@ const char *emit_load(Emit *E, const Type *t, const char *lv) {
     return arena_printf(&E->C->arena, "kiln_h2f(%s)", lv);
 }
 
+/* A pointer (CPointer) is a struct of its data pointer alone, so that x[i] reads as an
+ * array's element and any use of an extent (x.shape) would not compile. */
+static const char *ptr_ctype(Emit *E, const Type *t) {
+    const char *el = emit_elem_ctype(E, t->elem);
+    if (t->elem->kind == TY_COMPLEX) E->uses_complex = true;
+    const char *name = arena_printf(&E->C->arena, "KP_%s", el);
+    if (!registered(E, name)) buf_printf(&E->types, "typedef struct { %s *data; } %s;\n", el, name);
+    return name;
+}
+
 static const char *array_ctype(Emit *E, const Type *t) {
+    if (t->ptr) return ptr_ctype(E, t);
     const char *el = emit_elem_ctype(E, t->elem);
     if (t->elem->kind == TY_COMPLEX) E->uses_complex = true;
     const char *name = arena_printf(&E->C->arena, "KA_%s_%d", el, t->ndim);
@@ -418,7 +429,9 @@ void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
     /* line: an error location from emit_loc() */
     const char *w[KILN_MAX_NDIM];
     for (int k = 0; k < at->ndim; k++) {
-        if (E->debug)
+        if (at->ptr) /* no extent: C's pointer arithmetic, even for a negative index */
+            w[k] = ix[k];
+        else if (E->debug)
             w[k] = arena_printf(&E->C->arena, "kiln_chk(E_, %s, %s.shape[%d], %d, %d)", ix[k], b,
                                 k, k, line);
         else if (nn[k])

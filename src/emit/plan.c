@@ -381,7 +381,8 @@ static bool private_atomic(Votes *V, const Node *e) {
     if (a->n != 3) return false;
     const Node *arr = a->v[0];
     if (arr->kind != E_NAME || !arr->sym || arr->sym->param < 0 || arr->sym->param >= 64 ||
-        arr->sym->nassign != 0 || !arr->ty || arr->ty->kind != TY_ARRAY || arr->ty->ndim != 1)
+        arr->sym->nassign != 0 || !arr->ty || arr->ty->kind != TY_ARRAY || arr->ty->ndim != 1 ||
+        arr->ty->ptr) /* (a private copy needs the extent) */
         return false;
     const Type *el = arr->ty->elem;
     if (!(ty_is_int(el) || el->dtype == KILN_FLOAT32 || el->dtype == KILN_FLOAT64)) return false;

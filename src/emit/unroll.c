@@ -268,7 +268,8 @@ bool unroll_plan(const FuncSpec *k, const Node *n, Arena *a, UnrollPlan *out) {
      * and arrays may reach it only as parameters (not inside tuples) */
     for (int i = 0; i < k->nparams; i++) {
         const Type *t = k->params[i];
-        if (t->kind != TY_ARRAY && !ty_is_scalar(t)) return false;
+        if ((t->kind != TY_ARRAY && !ty_is_scalar(t)) || ty_is_ptr(t))
+            return false; /* (a pointer has no extent to check) */
         if (i >= 64 && t->kind == TY_ARRAY && spec_writes(k, i)) return false;
     }
     Walk w;

@@ -1157,7 +1157,7 @@ static int lookup_dtype(const char *name) {
     return -1;
 }
 
-/* type: name ['[' dim (',' dim)* ']'] where dim is ':' or '::1' */
+/* type: name ['*' | '[' dim (',' dim)* ']'] where dim is ':' or '::1' */
 static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is_void) {
     if (p->tok.kind != TK_NAME) {
         unexpected(p, "a type name");
@@ -1184,6 +1184,10 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
         return false;
     }
     t->dtype = (uint8_t)d;
+    if (accept_op(p, OP_STAR)) { /* "uint8*": a raw pointer (Numba's CPointer(uint8)) */
+        t->layout = KILN_LAYOUT_PTR;
+        return true;
+    }
     if (!accept_op(p, OP_LSQB)) return true;
     t->is_array = 1;
     int contig_at = -1;
@@ -1238,9 +1242,9 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
     if (!is_op(p, OP_LPAR)) {
         Span rsp = tok_span(&p->tok);
         if (!parse_sig_type(p, ret, true, &is_void)) return -1;
-        if (ret->is_array) {
+        if (ret->is_array || ret->layout == KILN_LAYOUT_PTR) {
             error_at(C, rsp, "return scalars; write arrays through arguments",
-                     "functions cannot return arrays");
+                     "functions cannot return %s", ret->is_array ? "arrays" : "pointers");
             return -1;
         }
     }

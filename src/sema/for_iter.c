@@ -294,6 +294,12 @@ static bool check(Sema *S, Node *it) {
     if (kind == IT_LEAF) {
         const Type *t = sema_expr(S, it);
         if (IS_ERR(t) || IS_UNKNOWN(t)) return !IS_ERR(t);
+        if (ty_is_ptr(t)) {
+            error_at(S->C, it->sp, "loop over range(n), with the length passed as an argument",
+                     "a for loop cannot iterate over a %s: a pointer has no extent",
+                     ty_name(S->C, t));
+            return false;
+        }
         if (t->kind == TY_ARRAY || t->kind == TY_TUPLE) return true;
         error_at(S->C, it->sp, "loop over range(), an array, a tuple, enumerate() or zip()",
                  "a for loop cannot iterate over %s", ty_name(S->C, t));

@@ -993,8 +993,10 @@ static bool type_default(Sema *S, Node *d) {
 }
 
 static bool sig_accepts(const kiln_argtype *s, const Type *t) {
+    if (s->layout == KILN_LAYOUT_PTR) /* a pointer takes a pointer to the same type only */
+        return ty_is_ptr(t) && t->elem->dtype == s->dtype;
     if (s->is_array) {
-        if (t->kind != TY_ARRAY) return false;
+        if (t->kind != TY_ARRAY || t->ptr) return false;
         if (t->elem->dtype != s->dtype || t->ndim != s->ndim) return false;
         return s->layout == KILN_LAYOUT_A || s->layout == (uint8_t)t->layout;
     }
@@ -1051,7 +1053,7 @@ static const FuncSig *best_signature(const FuncInfo *fi, const Type **types, int
         bool ok = true;
         for (int i = 0; i < np && ok; i++) {
             if (!sig_accepts(&g->args[i], types[i])) ok = false;
-            else if (!g->args[i].is_array) {
+            else if (!g->args[i].is_array && g->args[i].layout != KILN_LAYOUT_PTR) {
                 int c = conversion_cost(types[i], (kiln_dtype)g->args[i].dtype);
                 unsafe += c == 2;
                 safe += c == 1;

@@ -370,6 +370,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         error_at(C, n->sub.base->sp, NULL, "%s is not subscriptable", ty_name(C, bt));
         return n->ty = &ty_error;
     }
+    if (bt->ptr && (ix->n != 1 || ix->v[0]->kind == E_SLICE)) {
+        error_at(C, n->sp, "index one element, x[i]; the caller owns the extent",
+                 "a %s takes one integer index: a pointer has no shape to slice", ty_name(C, bt));
+        return n->ty = &ty_error;
+    }
     int nint = 0, nslice = 0;
     bool ok = true;
     Node **idx = ix->v;
@@ -390,6 +395,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             continue;
         }
         const Type *t = sema_expr(S, x);
+        if (t->kind == TY_TUPLE && bt->ptr) {
+            error_at(C, x->sp, "index one element, x[i]",
+                     "a %s takes one integer index, not a tuple", ty_name(C, bt));
+            return n->ty = &ty_error;
+        }
         if (t->kind == TY_TUPLE && nidx == 1) {
             /* a[idx] with idx a tuple of integers */
             for (int k = 0; k < t->n; k++)
@@ -498,6 +508,12 @@ static const Type *attribute(Sema *S, Node *n) {
             return &ty_error;
         }
         return intrinsic_value(S, n, sema_ns(S, full, in, NULL));
+    }
+    if (ty_is_ptr(bt)) {
+        error_at(C, n->attr.attr_sp, "pass the length as a kernel argument",
+                 "a %s has no attribute '%s': a pointer has no shape or size, the caller owns "
+                 "the extent", ty_name(C, bt), a);
+        return &ty_error;
     }
     if (bt->kind == TY_ARRAY) {
         if (strcmp(a, "shape") == 0 || strcmp(a, "strides") == 0) {
@@ -1241,6 +1257,11 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         const Type *x = sema_expr(S, a[0]);
         if (IS_ERR(x) || IS_UNKNOWN(x)) return x;
+        if (ty_is_ptr(x)) {
+            error_at(C, a[0]->sp, "pass the length as a kernel argument",
+                     "a %s has no len(): a pointer has no extent", ty_name(C, x));
+            return &ty_error;
+        }
         if (x->kind == TY_ARRAY) {
             n->flags |= NF_NONNEG;
             return ty_scalar(KILN_INT64);

@@ -43,7 +43,8 @@ int kiln_dtype_size(kiln_dtype t) { return (unsigned)t < KILN_NDTYPES ? dtype_si
 
 void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size) {
     if (!t->is_array) {
-        snprintf(buf, size, "%s", kiln_dtype_name((kiln_dtype)t->dtype));
+        snprintf(buf, size, "%s%s", kiln_dtype_name((kiln_dtype)t->dtype),
+                 t->layout == KILN_LAYOUT_PTR ? "*" : "");
         return;
     }
     size_t n = (size_t)snprintf(buf, size, "%s[", kiln_dtype_name((kiln_dtype)t->dtype));
@@ -69,6 +70,12 @@ const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout) {
     return t;
 }
 
+const Type *ty_ptr(Compiler *C, const Type *elem) {
+    Type *t = (Type *)ty_array(C, elem, 1, 'C');
+    t->ptr = true;
+    return t;
+}
+
 const Type *ty_tuple(Compiler *C, int n, const Type **elems) {
     Type *t = arena_alloc(&C->arena, sizeof *t);
     t->kind = TY_TUPLE;
@@ -87,6 +94,7 @@ const Type *ty_dtype(Compiler *C, kiln_dtype d) {
 
 const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a) {
     if (a->is_array) return ty_array(C, ty_scalar((kiln_dtype)a->dtype), a->ndim, (char)a->layout);
+    if (a->layout == KILN_LAYOUT_PTR) return ty_ptr(C, ty_scalar((kiln_dtype)a->dtype));
     return ty_scalar((kiln_dtype)a->dtype);
 }
 
@@ -133,7 +141,8 @@ bool ty_equal(const Type *a, const Type *b) {
     case TY_COMPLEX: return a->dtype == b->dtype && a->weak == b->weak;
     case TY_DTYPE: return a->dtype == b->dtype;
     case TY_ARRAY:
-        return a->ndim == b->ndim && a->layout == b->layout && ty_equal(a->elem, b->elem);
+        return a->ndim == b->ndim && a->layout == b->layout && a->ptr == b->ptr &&
+               ty_equal(a->elem, b->elem);
     case TY_TUPLE:
         if (a->n != b->n) return false;
         for (int i = 0; i < a->n; i++)
@@ -159,6 +168,7 @@ const char *ty_name(Compiler *C, const Type *t) {
                                                                           : "Python complex";
         return dtype_names[t->dtype];
     case TY_ARRAY:
+        if (t->ptr) return arena_printf(&C->arena, "CPointer(%s)", dtype_names[t->elem->dtype]);
         return arena_printf(&C->arena, "array(%s, %dd, %c)", dtype_names[t->elem->dtype],
                             t->ndim, t->layout);
     case TY_TUPLE: {
@@ -262,7 +272,8 @@ const Type *ty_unify(Compiler *C, const Type *a, const Type *b) {
     if (ty_equal(a, b)) return a;
     if (ty_is_scalar(a) && ty_is_scalar(b)) return ty_promote(a, b);
     if (a->kind == TY_ARRAY && b->kind == TY_ARRAY) {
-        if (a->ndim != b->ndim || a->elem->dtype != b->elem->dtype) return NULL;
+        if (a->ndim != b->ndim || a->elem->dtype != b->elem->dtype || a->ptr || b->ptr)
+            return NULL; /* equal pointers returned above; a pointer is no array */
         return ty_array(C, a->elem, a->ndim, a->layout == b->layout ? a->layout : 'A');
     }
     if (a->kind == TY_TUPLE && b->kind == TY_TUPLE) {

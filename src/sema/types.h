@@ -56,6 +56,8 @@ struct Type {
     const Type *elem;  /* scalar element type */
     int ndim;
     char layout;       /* 'C', 'F', 'A' */
+    bool ptr;          /* a raw pointer (CPointer): 1-d, 'C', no extent: only x[i] and
+                        * atomics take it (sema refuses the rest), indices unwrapped */
     /* TY_TUPLE */
     int n;
     const Type **elems;
@@ -70,6 +72,9 @@ extern const Type ty_weak_int, ty_weak_float, ty_weak_complex;
 
 const Type *ty_scalar(kiln_dtype d);
 const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
+/* A raw pointer to elem (Numba's CPointer): a 1-d 'C' array type with ptr set. */
+const Type *ty_ptr(Compiler *C, const Type *elem);
+static inline bool ty_is_ptr(const Type *t) { return t->kind == TY_ARRAY && t->ptr; }
 const Type *ty_tuple(Compiler *C, int n, const Type **elems);
 const Type *ty_dtype(Compiler *C, kiln_dtype d);
 const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a);

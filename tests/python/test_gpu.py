@@ -725,3 +725,40 @@ def test_copy_without_a_stream_waits_for_a_streams_kernel():
         slow_fill[(1 << 20) // 256, 256, s](d, 1.0, 20000)
         h = d.copy_to_host()
         assert (h == 2.0).all()
+
+
+def test_cpointer_arguments_on_the_gpu():
+    # Numba's doc example (doc_examples/test_cpointer.py): a raw device address, indexed x[i]
+    @kiln.jit(kiln.void(kiln.types.CPointer(kiln.uint8), kiln.uint32))
+    def add_one(x, n):
+        i = kiln.grid(1)
+        if i < n:
+            x[i] += 1
+
+    x = kiln.to_device(np.arange(10, dtype=np.uint8))
+    add_one[1, 32](x.__cuda_array_interface__["data"][0], len(x))
+    assert x.copy_to_host().tolist() == list(range(1, 11))
+
+    # atomics, a device function, a negative index (C's pointer arithmetic), complex elements
+    @kiln.jit("float64(float64*, int64)", device=True)
+    def twice(p, i):
+        return p[i] * 2.0
+
+    @kiln.jit("void(float64*, float64*, int32*, complex128*, int64)")
+    def mixed(src, dst, count, z, n):
+        i = kiln.grid(1)
+        if i < n:
+            dst[i] = twice(src, i) + src[i - 1]
+            kiln.atomic.add(count, 0, 1)
+            z[i] = z[i] * 1j
+
+    buf = np.arange(1001, dtype=np.float64)
+    src, dst = kiln.to_device(buf), kiln.device_array(1000, np.float64)
+    count = kiln.to_device(np.zeros(1, np.int32))
+    zh = (np.arange(1000) + 1j).astype(np.complex128)
+    z = kiln.to_device(zh)
+    addr = lambda a: a.__cuda_array_interface__["data"][0]  # noqa: E731
+    mixed[8, 128](addr(src) + 8, addr(dst), addr(count), addr(z), 1000)
+    np.testing.assert_array_equal(dst.copy_to_host(), 2 * buf[1:] + buf[:-1])
+    assert count.copy_to_host()[0] == 1000
+    np.testing.assert_array_equal(z.copy_to_host(), zh * 1j)

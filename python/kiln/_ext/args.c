@@ -542,6 +542,27 @@ overflow:;
     return -1;
 }
 
+/* A pointer parameter (KILN_LAYOUT_PTR, Numba's CPointer) takes an integer address,
+ * packed as it is: 0 included (the kernel owns what it dereferences, as in C). */
+static int pack_pointer(const Arg *a, int64_t *slot, PyObject *names, PyObject *kname, int i) {
+    kiln_dtype from = (kiln_dtype)a->t.dtype;
+    char desc[256];
+    if (a->t.is_array || from < KILN_INT8 || from > KILN_UINT64) {
+        ext_arg_desc(desc, sizeof desc, names, kname, i);
+        PyErr_Format(PyExc_TypeError, "%s is a pointer (CPointer): pass an integer address, "
+                     "such as __cuda_array_interface__['data'][0]", desc);
+        return -1;
+    }
+    if (from <= KILN_INT64 && a->v.i < 0) {
+        ext_arg_desc(desc, sizeof desc, names, kname, i);
+        PyErr_Format(PyExc_OverflowError, "%s is a pointer, but the address %lld is negative",
+                     desc, (long long)a->v.i);
+        return -1;
+    }
+    memcpy(slot, &a->v.u, 8);
+    return 0;
+}
+
 /* key_of(*args) -> bytes: the type key a launch with these arguments uses */
 static PyObject *mod_key_of(PyObject *module, PyObject *const *args, Py_ssize_t n) {
     if (n > KILN_MAX_PARAMS) {
@@ -582,6 +603,8 @@ int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObjec
                 slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
+        } else if (pt->layout == KILN_LAYOUT_PTR) {
+            if (pack_pointer(&a[i], &slots[s++], names, kname, i) < 0) return -1;
         } else {
             if (pack_scalar(&a[i], (kiln_dtype)pt->dtype, &slots[s], names, kname, i) < 0)
                 return -1;

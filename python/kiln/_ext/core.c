@@ -406,7 +406,9 @@ static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObj
     for (int i = 0; i < n; i++) {
         e->written[i] = (kiln_program_param_flags(po->p, i) & KILN_PARAM_WRITTEN) != 0;
         /* docs/abi.md: a complex128 scalar's 16 bytes take two slots */
-        e->nslots += at[i].is_array ? 1 + 2 * at[i].ndim : at[i].dtype == KILN_COMPLEX128 ? 2 : 1;
+        e->nslots += at[i].is_array                     ? 1 + 2 * at[i].ndim
+                     : at[i].layout == KILN_LAYOUT_PTR   ? 1 /* an address */
+                     : at[i].dtype == KILN_COMPLEX128 ? 2 : 1;
     }
     Py_INCREF(prog);
     e->program = prog;
