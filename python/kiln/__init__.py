@@ -77,8 +77,9 @@ def vectorize(func_or_sigs=None, **options):
     argument (NumPy, CuPy, PyTorch or kiln device array).
 
     Options: ``target`` (``'auto'``, ``'cpu'``, ``'cuda'``; ``'parallel'`` means the
-    CPU), ``fastmath``, ``debug``, ``lineinfo``; Numba's ``cache``, ``identity`` and
-    ``nopython`` are accepted and ignored."""
+    CPU), ``fastmath``, ``debug``, ``lineinfo``; Numba's ``cache`` and ``nopython`` are
+    accepted and ignored, and ``identity`` (a number) is what ``.reduce`` of an empty array
+    returns.  ``f.reduce(a, stream=0)`` folds a 1-d array with a binary ufunc, as Numba's."""
     from ._ufunc import Vectorized
 
     if callable(func_or_sigs) and hasattr(func_or_sigs, "__code__"):

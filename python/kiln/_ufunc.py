@@ -129,6 +129,9 @@ class Vectorized:
         self._infer_memo = {}
         self._fast = {}   # type key of (args, out) -> (flat kernel, result dtype): _call_gpu_fast
         self._tuned = {}  # (that key, size bucket) -> threads chosen by max-autotune
+        ident = options.get("identity")  # Numba's: 0, 1, None or "reorderable"
+        self._identity = ident if isinstance(ident, (int, float)) else None
+        self._reduction = None  # reduce()'s, made at its first use
         if isinstance(signatures, str):
             signatures = [signatures]
         self._sigs = []
@@ -271,7 +274,7 @@ class Vectorized:
         """The common GPU call without NumPy: every argument (and out=, when given) a
         kiln.DeviceArray of one shape in C order, whose type key _call_gpu has seen before
         and memoised with its flat kernel and result dtype.  None: take _call_gpu."""
-        if not args:
+        if not args or type(args[0]) is not DeviceArray:  # a scalar first: _call_gpu
             return None
         shape = args[0].shape
         for a in args:
@@ -441,6 +444,38 @@ class Vectorized:
                 lambda: functools.partial(launch, into=np.empty(shape, result.dtype, order=order)),
                 None)
         launch(threads, result)
+
+    def reduce(self, arr, stream=0):
+        """Numba's ``ufunc.reduce`` of a GPU ufunc: folds a 1-d array (NumPy, device or any
+        GPU array) with this binary function into one scalar of the signature's result
+        type, on the array's device (a tree: the function must be associative and
+        commutative).  An empty array is the identity when ``identity=`` was given, else a
+        ValueError, as NumPy's."""
+        np = _np()
+        if self._dev._nparams != 2:
+            raise TypeError(f"reduce needs a binary ufunc; '{self.__name__}' takes "
+                            f"{self._dev._nparams} arguments")
+        if len(arr.shape) != 1:
+            raise ValueError(f"reduce takes a 1-d array, not one of shape {tuple(arr.shape)}")
+        dt = np.dtype(arr.dtype)
+        if self._sigs:
+            want, out_dtype = self._choose_signature([np.empty(0, dt), np.empty(0, dt)])
+            if want[0] != dt:
+                if _is_device_array(arr):
+                    raise TypeError(f"'{self.__name__}'.reduce: the {dt} device array needs "
+                                    f"its signature's {want[0]}; convert it first")
+                arr = np.asarray(arr).astype(want[0])
+        else:
+            out_dtype = _infer(self._dev, [dt, dt], self._infer_memo)
+        if arr.shape[0] == 0:
+            if self._identity is None:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} "
+                                 "which has no identity")
+            return out_dtype.type(self._identity)
+        if self._reduction is None:
+            self._reduction = Reduction(self.py_func, **{k: v for k, v in self._options.items()
+                                                         if k in ("fastmath", "debug", "target")})
+        return out_dtype.type(self._reduction(arr, stream=stream))
 
     def __repr__(self):
         return f"<kiln vectorized {self.__name__}>"

@@ -257,6 +257,29 @@ def test_ufuncs_return_host_device_arrays(rng):
     np.testing.assert_allclose(res.copy_to_host()[0], x.sum(), rtol=1e-12)
 
 
+def test_ufunc_scalar_first_and_reduce(rng):
+    # Numba's test_vectorize_scalar_arg and test_vectorize.py's reduce: a Python scalar
+    # before a device array, and ufunc.reduce of host and device arrays with its dtype
+    add = kiln.vectorize(["int32(int32, int32)", "float64(float64, float64)"],
+                         target="cuda")(lambda a, b: a + b)
+    d = kiln.to_device(np.arange(10, dtype=np.float64))
+    np.testing.assert_array_equal(add(1.0, d).copy_to_host(), np.arange(1, 11))
+    for n in (1, 8, 100, 1025):
+        x = np.arange(n, dtype=np.int32)
+        for arr in (x, kiln.to_device(x)):
+            r = add.reduce(arr)
+            assert r == x.sum() and r.dtype == np.int32
+    with pytest.raises(ValueError, match="no identity"):
+        add.reduce(np.zeros(0, np.int32))
+    ident = kiln.vectorize(["float64(float64, float64)"], identity=0)(lambda a, b: a + b)
+    assert ident.reduce(np.zeros(0)) == 0.0
+    with pytest.raises(ValueError, match="1-d array"):
+        add.reduce(np.zeros((2, 2), np.int32))
+    neg = kiln.vectorize(["float64(float64)"])(lambda a: -a)
+    with pytest.raises(TypeError, match="binary ufunc"):
+        neg.reduce(np.zeros(3))
+
+
 def run(body, **env):
     env = dict(os.environ, PYTHONPATH=PYDIR, **env)
     for k in [k for k, v in env.items() if v is None]:
