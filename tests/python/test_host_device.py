@@ -311,7 +311,7 @@ def test_without_kiln_target_cpu_no_gpu_is_an_error_that_names_it():
         print(len(kiln.gpus))
         try:
             kiln.mapped_array(3)
-        except AttributeError as e:
+        except kiln.CudaError as e:
             print("no mapped_array:", "KILN_TARGET=cpu" in str(e))
     """, KILN_TARGET=None, KILN_CUDA_DRIVER="/nonexistent/libcuda.so.1")
     assert out.split() == ["error"] * 5 + ["0", "no", "mapped_array:", "True"], out
