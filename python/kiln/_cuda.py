@@ -117,7 +117,24 @@ class DeviceArray(_kiln.DeviceArrayBase):
                                  "__cuda_array_interface__; it has __array_interface__")
         d = self._interface()
         d["stream"] = 1  # work is ordered on the legacy default stream
+        if self.size == 0:  # the interface's rule for an empty array
+            d["data"] = (0, False)
         return d
+
+    @property
+    def device_ctypes_pointer(self):
+        """The device address as a ctypes.c_void_p (Numba's; None's address for an empty
+        array)."""
+        import ctypes
+
+        return ctypes.c_void_p(self._ptr if self.size else 0)
+
+    @property
+    def alloc_size(self):
+        """Bytes of device memory the array spans: from its lowest to its highest element's
+        end (Numba's alloc_size of a view)."""
+        lo, hi = self._span
+        return hi - lo
 
     @property
     def __array_interface__(self):
@@ -550,8 +567,10 @@ def _mapped_class():
             # address of mapped and managed memory is its host address
             c = self.flags["C_CONTIGUOUS"]
             return {"shape": self.shape, "typestr": self.dtype.str,
-                    "data": (self.__array_interface__["data"][0], not self.flags["WRITEABLE"]),
-                    "strides": None if c else self.strides, "version": 3}
+                    "data": (self.__array_interface__["data"][0] if self.size else 0,
+                             not self.flags["WRITEABLE"]),
+                    "strides": None if c else self.strides, "version": 3,
+                    "stream": None}  # host memory: no stream orders its writes
 
     _kiln.set_mapped_class(MappedArray)
     _MAPPED.append(MappedArray)

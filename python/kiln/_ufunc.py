@@ -360,8 +360,13 @@ class Vectorized:
         shapes = [x.shape for x in ins if isinstance(x, DeviceArray)]
         shape = np.broadcast_shapes(*shapes)
         if out is not None:
-            res_obj = out
             res = as_cuda_array(out)
+            # out= comes back as given when it is an array of a library kiln knows (CuPy,
+            # torch, kiln); another object with only __cuda_array_interface__ comes back
+            # as the kiln.DeviceArray viewing it, which has copy_to_host (Numba's)
+            known = isinstance(out, DeviceArray) or type(out).__module__.split(".")[0] in (
+                "cupy", "torch", "jax", "jaxlib", "numba")
+            res_obj = out if known else res
             if res.shape != shape or res.dtype != out_dtype:
                 raise ValueError(f"out= must have shape {shape} and dtype {out_dtype}, "
                                  f"not {res.shape} and {res.dtype}")

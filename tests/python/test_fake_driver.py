@@ -237,6 +237,33 @@ def test_streams_are_blocking_as_numbas():
     assert out.split() == ["0"]
 
 
+def test_device_array_interface_details_as_numbas():
+    out = run("""
+        d = kiln.device_array(0)
+        assert d.__cuda_array_interface__["data"][0] == 0  # the interface's empty array
+        assert d.device_ctypes_pointer.value is None
+        a = kiln.to_device(np.arange(10.0))
+        assert a.device_ctypes_pointer.value == ptr(a)
+        assert a.alloc_size == 80 and a[::2].alloc_size == 72 == kiln.as_cuda_array(a[::2]).alloc_size
+        assert kiln.mapped_array(3).__cuda_array_interface__["stream"] is None
+
+        class Foreign:  # only the interface, as Numba's tests' ForeignArray
+            def __init__(self, arr):
+                self._arr = arr
+                self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+        vadd = kiln.vectorize(["f8(f8, f8)"], target="cuda")(lambda x, y: x + y)
+        r = vadd(Foreign(a), 6)
+        assert isinstance(r, kiln.DeviceArray) and r.shape == (10,)
+        o = kiln.device_array(10)
+        r2 = vadd(np.ones(10), 6, out=Foreign(o))
+        assert isinstance(r2, kiln.DeviceArray) and ptr(r2) == ptr(o)
+        assert vadd(np.ones(10), 6, out=o) is o
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
 def test_mapped_and_managed_arrays_launch_in_place():
     # Numba's mapped_array(_like) and managed_array: NumPy arrays over memory the GPU uses in
     # place; a launch passes their address (no staging copy, no PerformanceWarning)
