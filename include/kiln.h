@@ -516,6 +516,9 @@ const char *kiln_cuda_error_text(kiln_cuda *c, int rc);
 int kiln_cuda_load(kiln_cuda *c, int dev, const void *image, const char *entry,
                    kiln_cuda_module **out);
 void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
+/* cuFuncGetAttribute of the module's entry (attr: a CUfunction_attribute, e.g. 4 for
+ * its registers per thread); the module's context must be current.  A CUresult. */
+int kiln_cuda_func_attribute(kiln_cuda *c, const kiln_cuda_module *m, int attr, int *value);
 /* Whether a launch of this shape takes the module's wide entry: it has one,
  * the launch is 1-D, and it has enough threads to fill the device
  * KILN_CUDA_WIDE times over. */

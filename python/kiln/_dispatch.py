@@ -23,6 +23,18 @@ _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "m
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
+def _args_of(text):
+    """Numba's ``sig.args`` of compiled signature text such as "(float32[::1], int64)": a
+    tuple of kiln type objects, equal to the ones a user builds (kiln's own text, read
+    with kiln.types' names)."""
+    from . import types
+
+    inner = text[text.index("("):] if "(" in text else "(" + text + ")"
+    names = {k: v for k, v in vars(types).items() if not k.startswith("_")}
+    val = eval(inner[:-1] + ",)" if inner.strip() != "()" else "()", {"__builtins__": {}}, names)
+    return tuple(val)
+
+
 def _launch_bounds(lb):
     """@jit(launch_bounds=...) as Numba takes it: an int or 1 to 3 positive ints, kept as
     three (0 where not given)."""
@@ -198,6 +210,41 @@ class Dispatcher(_kiln.DispatcherBase):
         if signature is not None:
             return self.inspect_ptx(signature)
         return {text: self.inspect_ptx(text) for text in self.signatures}
+
+    # ---- a GPU specialisation's resources (Numba's get_*; cuFuncGetAttribute) ----------
+
+    def _resource(self, attr, what, signature):
+        """The attribute of the specialisation for ``signature``; without one, of the only
+        explicit signature, else a dict from each compiled signature's argument types (a
+        tuple of kiln types, Numba's ``sig.args``) to its value."""
+        if signature is None and not self._sigs:
+            return {_args_of(text): self._resource(attr, what, text) for text, _ in self._compiled}
+        entry = self._entry_for(signature)
+        v = entry.attribute(attr)
+        if v is None:
+            raise RuntimeError(f"'{self.__name__}' {entry.signature} runs on the CPU target, "
+                               f"which has no {what}; they are a GPU kernel's (target='cuda')")
+        return v
+
+    def get_regs_per_thread(self, signature=None):
+        """Registers each thread of a GPU specialisation uses."""
+        return self._resource(4, "registers", signature)
+
+    def get_shared_mem_per_block(self, signature=None):
+        """Bytes of static shared memory a block of a GPU specialisation uses."""
+        return self._resource(1, "shared memory size", signature)
+
+    def get_local_mem_per_thread(self, signature=None):
+        """Bytes of local memory each thread of a GPU specialisation uses."""
+        return self._resource(3, "local memory size", signature)
+
+    def get_const_mem_size(self, signature=None):
+        """Bytes of constant memory a GPU specialisation uses."""
+        return self._resource(2, "constant memory size", signature)
+
+    def get_max_threads_per_block(self, signature=None):
+        """The largest block a GPU specialisation can be launched with."""
+        return self._resource(0, "block size limit", signature)
 
     def inspect_lto_ptx(self, signature=None):
         """Numba's PTX after link-time optimisation: kiln's PTX, which is already the whole

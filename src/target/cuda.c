@@ -380,6 +380,7 @@ struct kiln_cuda {
     CUresult (*ModuleUnload)(CUmodule);
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*FuncSetAttribute)(CUfunction, int, int);
+    CUresult (*FuncGetAttribute)(int *, int, CUfunction);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
     CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -461,6 +462,7 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, ModuleUnload, "cuModuleUnload", &ok);
     LOAD(c, lib, ModuleGetFunction, "cuModuleGetFunction", &ok);
     LOAD(c, lib, FuncSetAttribute, "cuFuncSetAttribute", &ok);
+    LOAD(c, lib, FuncGetAttribute, "cuFuncGetAttribute", &ok);
     LOAD(c, lib, LaunchKernel, "cuLaunchKernel", &ok);
     LOAD(c, lib, MemAlloc, "cuMemAlloc_v2", &ok);
     LOAD(c, lib, MemFree, "cuMemFree_v2", &ok);
@@ -815,6 +817,11 @@ int kiln_cuda_event_elapsed(kiln_cuda *c, float *ms, void *start, void *end) {
 }
 int kiln_cuda_stream_wait_event(kiln_cuda *c, void *stream, void *event) {
     return c->StreamWaitEvent(stream, event, 0);
+}
+
+int kiln_cuda_func_attribute(kiln_cuda *c, const kiln_cuda_module *m, int attr, int *value) {
+    *value = 0;
+    return c->FuncGetAttribute(value, attr, m->fn);
 }
 
 int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size, int kind) {

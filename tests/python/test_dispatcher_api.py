@@ -117,3 +117,12 @@ def test_launch_bounds_reach_the_cuda_entries():
             kiln.jit(launch_bounds=bad)(body)
     with pytest.raises(TypeError, match="launch_bounds"):
         kiln.jit(launch_bounds="128")(body)
+
+
+def test_gpu_resources_of_a_cpu_specialisation_are_an_error():
+    @kiln.jit(target="cpu")
+    def k(a):
+        a[0] = 1
+    k[1, 1](np.zeros(1))
+    with pytest.raises(RuntimeError, match="runs on the CPU target, which has no registers"):
+        k.get_regs_per_thread(kiln.void(kiln.float64[::1]))

@@ -264,6 +264,32 @@ def test_device_array_interface_details_as_numbas():
     assert out.strip().endswith("ok")
 
 
+def test_kernel_resources_are_the_drivers_attributes():
+    # Numba's get_regs_per_thread & co read cuFuncGetAttribute (the fake driver reports 16
+    # registers, 1024 threads): with a signature, of that specialisation; without, a dict
+    # by argument types, or the value of the only explicit signature
+    out = run("""
+        import math
+        @kiln.jit
+        def pi_sin(x, n):
+            i = kiln.grid(1)
+            if i < n:
+                x[i] = 3.14 * math.sin(x[i])
+        pi_sin[1, 10](np.zeros(10, np.float32), 10)
+        pi_sin[1, 10](np.zeros(10, np.float64), 10)
+        sig = kiln.void(kiln.float32[::1], kiln.int64)
+        assert pi_sin.get_regs_per_thread(sig) == 16
+        d = pi_sin.get_max_threads_per_block()
+        assert d == {sig.args: 1024, (kiln.float64[::1], kiln.int64): 1024}, d
+        assert pi_sin.get_shared_mem_per_block(sig) == 0 and pi_sin.get_local_mem_per_thread(sig) == 0
+        assert pi_sin.get_const_mem_size(sig) == 0
+        spec = kiln.jit("void(float32[::1])")(lambda a: None)
+        assert spec.get_regs_per_thread() == 16
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
 def test_mapped_and_managed_arrays_launch_in_place():
     # Numba's mapped_array(_like) and managed_array: NumPy arrays over memory the GPU uses in
     # place; a launch passes their address (no staging copy, no PerformanceWarning)

@@ -762,3 +762,33 @@ def test_cpointer_arguments_on_the_gpu():
     np.testing.assert_array_equal(dst.copy_to_host(), 2 * buf[1:] + buf[:-1])
     assert count.copy_to_host()[0] == 1000
     np.testing.assert_array_equal(z.copy_to_host(), zh * 1j)
+
+
+def test_kernel_resources_on_the_gpu():
+    """get_regs_per_thread, get_shared_mem_per_block, get_local_mem_per_thread and
+    get_max_threads_per_block read the loaded kernel's attributes."""
+    N = 1000
+
+    @kiln.jit("void(float32[::1])")
+    def lmem(ary):
+        lm = kiln.local.array(N, dtype=np.float32)
+        for j in range(N):
+            lm[j] = ary[(j * 7) % ary.size]
+        for j in range(N):
+            ary[j % ary.size] += lm[(j * 13) % N]
+
+    @kiln.jit
+    def smem(ary):
+        sm = kiln.shared.array(10, dtype=ary.dtype)
+        for j in range(10):
+            sm[j] = j
+        for j in range(10):
+            ary[j] = sm[j]
+
+    assert lmem.get_regs_per_thread() > 0
+    assert lmem.get_local_mem_per_thread() >= N * 4
+    smem[1, 1](np.zeros(10, np.float32))
+    smem[1, 1](np.zeros(10, np.float64))
+    sh = smem.get_shared_mem_per_block()
+    assert sh[(kiln.float32[::1],)] >= 40 and sh[(kiln.float64[::1],)] >= 80, sh
+    assert 0 < smem.get_max_threads_per_block(kiln.void(kiln.float32[::1])) <= 1024

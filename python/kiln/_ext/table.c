@@ -10,6 +10,8 @@
  */
 #include "table.h"
 
+#include "driver.h"
+
 #include <structmember.h>
 
 /* The one place a kernel's code is unloaded: the last reference (the table's or
@@ -38,6 +40,29 @@ static PyObject *entry_tier(EntryObject *self, void *c) {
     return PyLong_FromLong(self->cpu0 && m == self->cpu0 ? 0 : 1);
 }
 
+/* attribute(attr) -> int: cuFuncGetAttribute of a GPU entry (attr a CUfunction_attribute:
+ * 0 max threads per block, 1 static shared bytes, 2 constant bytes, 3 local bytes per
+ * thread, 4 registers per thread); None for a CPU entry */
+static PyObject *entry_attribute(EntryObject *self, PyObject *arg) {
+    long attr = PyLong_AsLong(arg);
+    if (attr == -1 && PyErr_Occurred()) return NULL;
+    if (attr < 0 || attr > 64) {
+        PyErr_Format(PyExc_ValueError, "unknown kernel attribute %ld", attr);
+        return NULL;
+    }
+    if (!self->cu) Py_RETURN_NONE;
+    kiln_cuda *cu = self->st->cuda;
+    int v = 0, rc = kiln_cuda_use(cu, self->device);
+    if (rc == 0) rc = kiln_cuda_func_attribute(cu, self->cu, (int)attr, &v);
+    if (rc != 0) return ext_cuda_error(self->st, rc, "reading the kernel's attributes");
+    return PyLong_FromLong(v);
+}
+
+static PyMethodDef entry_methods[] = {
+    {"attribute", (PyCFunction)entry_attribute, METH_O,
+     "attribute(attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
+    {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef entry_getset[] = {
     {"tier", (getter)entry_tier, NULL, "0: tier 0's quick code runs; 1: the optimised code", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -51,6 +76,7 @@ static PyType_Slot entry_slots[] = {
     {Py_tp_dealloc, entry_dealloc},
     {Py_tp_members, entry_members},
     {Py_tp_getset, entry_getset},
+    {Py_tp_methods, entry_methods},
     {Py_tp_doc, (void *)"A compiled, loaded specialisation of a kernel."},
     {0, NULL}};
 
