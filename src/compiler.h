@@ -81,6 +81,9 @@ enum {
      * (about 3 bytes of source per byte); larger tables belong in arguments.
      * python/kiln/_compile.py's MAX_CONST_ARRAY_BYTES is the same figure. */
     KILN_MAX_CONST_ARRAY_BYTES = 1 << 20,
+    /* The arrays a kernel takes with kiln.const.array_like, together: they go to the
+     * GPU's constant memory, 64 KiB per module. */
+    KILN_MAX_CONST_MEMORY_BYTES = 64 << 10,
 };
 /* Memory of one compilation (its arena): tokens, trees, types, generated text. */
 #define KILN_MAX_ARENA_BYTES ((size_t)1 << 30)

@@ -458,6 +458,11 @@ class _ArrayMaker:
 shared: _ArrayMaker
 local: _ArrayMaker
 
+class _ConstMaker:
+    def array_like(self, ary: Any) -> Any: ...
+
+const: _ConstMaker
+
 class _Atomic:
     def add(self, ary: Any, idx: Any, val: Any) -> Any: ...
     def sub(self, ary: Any, idx: Any, val: Any) -> Any: ...

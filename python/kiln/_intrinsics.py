@@ -67,6 +67,7 @@ threadfence_block = _Intrinsic("kiln.threadfence_block")
 threadfence_system = _Intrinsic("kiln.threadfence_system")
 shared = _Namespace("kiln.shared", ("array",))
 local = _Namespace("kiln.local", ("array",))
+const = _Namespace("kiln.const", ("array_like",))
 atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
                                     "and_", "or_", "xor", "inc", "dec"))
 # Numba's cuda.fp16: float16 arithmetic, comparisons and math functions

@@ -484,6 +484,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         else if (E->cuda) PS("__activemask()");
         else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
         return;
+    case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
     case IK_MATCH: {
         /* match_all_sync's (mask, predicate) pair is made in a statement expression (cc and
          * tcc) or an immediately called lambda (NVRTC, which has no statement expressions) */

@@ -580,7 +580,8 @@ const char *emit_global_array(Emit *E, const GVal *g) {
  * the element's size (8 bytes for complex128's halves): exact for every value,
  * NaN and infinity included, which a __device__ initialiser of floats cannot
  * spell.  Reads see it through a view of the element type, as shared memory is
- * seen through kiln_dsmem; nothing writes it (sema refuses). */
+ * seen through kiln_dsmem; nothing writes it (sema refuses).  On the GPU it is
+ * __device__ data, or __constant__ when kiln.const.array_like took it. */
 const char *emit_frozen_array(Emit *E, const GVal *g) {
     const char *key = arena_printf(&E->C->arena, "kgc:%p", (const void *)g);
     const char *name = NULL;
@@ -595,7 +596,8 @@ const char *emit_frozen_array(Emit *E, const GVal *g) {
     static const char *const wt[] = {NULL, "u8", "u16", NULL, "u32", NULL, NULL, NULL, "u64"};
     Buf *saved = E->o;
     E->o = &E->helpers;
-    P("static %sconst %s %s[%zu] %s = {", E->cuda ? "__device__ " : "", wt[word], name,
+    P("static %sconst %s %s[%zu] %s = {",
+      !E->cuda ? "" : g->constmem ? "__constant__ " : "__device__ ", wt[word], name,
       nwords ? nwords : 1, E->cuda ? "__align__(16)" : "__attribute__((aligned(16)))");
     const unsigned char *p = g->data;
     for (size_t i = 0; i < nwords; i++) {

@@ -55,7 +55,7 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
-    NS("kiln.local"), NS("kiln.fp16"), NS("cmath"),
+    NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("cmath"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -214,6 +214,7 @@ static const Intrinsic table[] = {
     {"kiln.all_sync", IK_VOTE, 1, 0, NULL},
     {"kiln.any_sync", IK_VOTE, 2, 0, NULL},
     {"kiln.eq_sync", IK_VOTE, 3, 0, NULL},
+    {"kiln.const.array_like", IK_CONST_ARRAY, 0, 0, "ary"},
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
     {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},
     {"kiln.match_any_sync", IK_MATCH, 0, 0, NULL},

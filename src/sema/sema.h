@@ -45,6 +45,7 @@ typedef enum IntrKind {
     IK_VOTE,        /* sub: 0 ballot, 1 all, 2 any, 3 eq (all lanes' predicates the same) */
     IK_ACTIVEMASK,  /* sub: 0 activemask(), 1 lanemask_lt() */
     IK_MATCH,       /* sub: 0 match_any_sync, 1 match_all_sync */
+    IK_CONST_ARRAY, /* kiln.const.array_like(a global NumPy array) */
     IK_MATH1,       /* one float argument: sub indexes math1_names */
     IK_MATH2,       /* two float arguments: sub indexes math2_names */
     IK_LOG,         /* math.log(x[, base]) */
@@ -155,6 +156,7 @@ typedef struct GVal {
                             * for a device array taken by address: */
     uint64_t address;      /* ...its first element's address */
     const int64_t *shape;  /* ARRAY: its extents */
+    bool constmem;         /* ARRAY: taken by kiln.const.array_like: in constant memory */
 } GVal;
 
 /* ---- functions ---------------------------------------------------------------- */
@@ -251,6 +253,7 @@ typedef struct SemaResult {
     bool block_mode;       /* shared memory or barriers: the CPU runs blocks as fibers */
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
     bool uses_gridsize;    /* calls kiln.gridsize() */
+    int64_t const_bytes;   /* the arrays in constant memory (kiln.const.array_like) */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -491,7 +491,6 @@ static const Type *attribute(Sema *S, Node *n) {
         if (!in) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {
-                {"const", "pass the array as a kernel argument; reads of arguments are cached"},
                 {"cg", "cooperative groups are not supported; use kiln.syncthreads() in a block"},
                 {"libdevice", "use math.* (sqrt, exp, erf...), which map to the same functions"},
                 {"mapped_array", "allocate outside the kernel and pass the array"},
@@ -1004,6 +1003,35 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_block_feature(S, n->sp, in->name);
         if (in->sub == 1) S->res->uses_sregs = true; /* lanemask_lt: the lane */
         return ty_scalar(KILN_UINT32);
+    case IK_CONST_ARRAY: {
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
+        const Type *at = sema_expr(S, a[0]);
+        if (at->kind == TY_ERROR) return at;
+        GVal *g = (GVal *)a[0]->gv;
+        if (!g || g->kind != KILN_VAL_ARRAY || !g->data) {
+            error_at(C, a[0]->sp, NULL,
+                     "kiln.const.array_like takes a global NumPy array (its elements become the "
+                     "kernel's constant memory), not %s", ty_name(C, at));
+            return &ty_error;
+        }
+        if (!g->constmem) { /* counted once; checked at every pass (an early one's
+                             * diagnostics may be dropped) */
+            int64_t bytes = kiln_dtype_size((kiln_dtype)g->ty->elem->dtype);
+            for (int i = 0; i < g->ty->ndim; i++) bytes *= g->shape[i];
+            g->constmem = true;
+            S->res->const_bytes += bytes;
+        }
+        if (S->res->const_bytes > KILN_MAX_CONST_MEMORY_BYTES) {
+            error_at(C, n->sp, NULL,
+                     "the arrays of kiln.const.array_like come to %lld bytes, over the %d "
+                     "bytes of constant memory (KILN_MAX_CONST_MEMORY_BYTES); read the "
+                     "larger ones as globals or arguments",
+                     (long long)S->res->const_bytes, KILN_MAX_CONST_MEMORY_BYTES);
+            return &ty_error;
+        }
+        n->gv = g;
+        return at;
+    }
     case IK_MATCH: {
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         sema_block_feature(S, n->sp, in->name);

@@ -206,3 +206,26 @@ def test_grid_only_kernel_gets_a_wide_entry_with_restrict_pointers():
 def test_kernels_that_see_threads_have_no_wide_entry(kernel, sig):
     src = _source(kernel, sig)
     assert "void kiln_entry(" in src and "void kiln_entry_wide(" not in src
+
+
+CONST_TABLE = np.arange(10.0)
+
+
+def test_const_array_like_is_in_constant_memory():
+    # kiln.const.array_like puts the array in __constant__ memory: the PTX loads it with
+    # ld.const (a plain global array stays __device__ data, loaded with ld.global)
+    @kiln.jit("void(float64[:])")
+    def k(a):
+        c = kiln.const.array_like(CONST_TABLE)
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = c[i % 10]
+
+    @kiln.jit("void(float64[:])")
+    def g(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = CONST_TABLE[i % 10]
+
+    assert "ld.const.f64" in k.inspect_asm("(float64[:])")
+    assert "ld.const" not in g.inspect_asm("(float64[:])")

@@ -373,3 +373,16 @@ def test_match_all_sync_refuses_float16_values():
         out[i] = kiln.match_any_sync(0xFFFFFFFF, v[i])
     with pytest.raises(kiln.CompileError, match=r"matches integers, float32 and float64, not float16"):
         k[1, 4](np.zeros(4, np.float16), np.zeros(4, np.uint32))
+
+
+BIG_CONST = np.zeros(9000)  # 72000 bytes: a global array kiln freezes, over constant memory
+
+
+def test_const_array_like_over_constant_memory():
+    @kiln.jit(target="cpu")
+    def k(a):
+        c = kiln.const.array_like(BIG_CONST)
+        a[0] = c[0]
+    with pytest.raises(kiln.CompileError, match=r"come to 72000 bytes, over the 65536 bytes of "
+                                                r"constant memory \(KILN_MAX_CONST_MEMORY_BYTES\)"):
+        k[1, 1](np.zeros(1))
