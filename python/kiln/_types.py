@@ -474,3 +474,83 @@ def typeof(value):
                          "arrays, GPU arrays, ints, floats, bools, NumPy scalars and tuples "
                          "of them") from None
     return typeof(np.asarray(view))
+
+
+# ---- Numba's type annotation of a compiled specialisation (Entry._type_annotation) -------
+
+class TypeAnnotation:
+    """What Numba's ``overload._type_annotation`` gives the tests that read it: ``typemap``,
+    each variable's type as a kiln type object (an array's ``.dtype`` its scalar type), and
+    ``text``, the lines ``inspect_types`` prints."""
+
+    __slots__ = ("typemap", "text")
+
+    def __init__(self, typemap, text):
+        self.typemap = typemap
+        self.text = text
+
+    def __repr__(self):
+        return f"<kiln type annotation of {len(self.typemap)} variables>"
+
+
+_PY_SCALARS = {"Python int": "int64", "Python float": "float64", "Python complex": "complex128"}
+
+
+def _split_top(text):
+    """text split at its commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    tail = text[start:].strip()
+    return parts + [tail] if tail else parts
+
+
+def _type_of_name(name):
+    """The kiln type object of a type as sema names it ("array(int32, 1d, C)", "float32",
+    "Python int", "tuple(int64, float64)"), or the name itself when it has none."""
+    name = name.strip()
+    if name.startswith("readonly "):
+        name = name[len("readonly "):]
+    name = _PY_SCALARS.get(name, name)
+    scalar = globals().get("bool_" if name == "bool" else name)
+    if isinstance(scalar, Scalar):
+        return scalar
+    if name.startswith("array(") and name.endswith(")"):
+        parts = _split_top(name[6:-1])
+        if len(parts) == 3 and parts[1].endswith("d"):
+            dt = _type_of_name(parts[0])
+            if isinstance(dt, Scalar):
+                return Array(dt, int(parts[1][:-1]), parts[2])
+    if name.startswith("tuple(") and name.endswith(")"):
+        items = [_type_of_name(p) for p in _split_top(name[6:-1])]
+        if all(isinstance(t, Type) for t in items):
+            if items and all(t == items[0] for t in items):
+                return UniTuple(items[0], len(items))
+            return Tuple(items)
+    return name
+
+
+def type_annotation(program):
+    """The TypeAnnotation of a specialisation's Program (its inspect_types text)."""
+    text = program.types
+    typemap = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("kernel ") or line.startswith("device "):
+            if "(" in line and ")" in line:  # the parameters: "kernel f(x: T, y: U) -> R"
+                params = line[line.index("(") + 1:line.rindex(")")]
+                for p in _split_top(params):
+                    if ": " in p:
+                        n, t = p.split(": ", 1)
+                        typemap.setdefault(n.strip(), _type_of_name(t))
+            continue
+        if ": " in line:
+            n, t = line.split(": ", 1)
+            typemap[n.strip()] = _type_of_name(t)
+    return TypeAnnotation(typemap, text)

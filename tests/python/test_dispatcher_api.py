@@ -126,3 +126,18 @@ def test_gpu_resources_of_a_cpu_specialisation_are_an_error():
     k[1, 1](np.zeros(1))
     with pytest.raises(RuntimeError, match="runs on the CPU target, which has no registers"):
         k.get_regs_per_thread(kiln.void(kiln.float64[::1]))
+
+
+def test_type_annotation_typemap_as_numbas():
+    # Numba's tests read overload._type_annotation.typemap[name].dtype
+    @kiln.jit("void(int32[::1])", target="cpu")
+    def f(x):
+        l = kiln.local.array(10, dtype="int32")
+        t = (1, 2.0)
+        l[0] = x[0] + t[0]
+        x[0] = l[0]
+    ann = next(iter(f.overloads.values()))._type_annotation
+    assert ann.typemap["l"].dtype == kiln.int32 and ann.typemap["l"] == kiln.int32[::1]
+    assert ann.typemap["x"] == kiln.int32[::1]
+    assert ann.typemap["t"] == kiln.types.Tuple([kiln.int64, kiln.float64])
+    assert "l: array(int32, 1d, C)" in ann.text

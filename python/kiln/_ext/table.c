@@ -63,8 +63,20 @@ static PyMethodDef entry_methods[] = {
      "attribute(attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
     {NULL, NULL, 0, NULL}};
 
+/* Numba's overload._type_annotation: kiln._types.type_annotation(program), made when
+ * asked (an introspection path, off the launch path) */
+static PyObject *entry_type_annotation(EntryObject *self, void *c) {
+    PyObject *mod = PyImport_ImportModule("kiln._types");
+    if (!mod) return NULL;
+    PyObject *r = PyObject_CallMethod(mod, "type_annotation", "O", self->program);
+    Py_DECREF(mod);
+    return r;
+}
+
 static PyGetSetDef entry_getset[] = {
     {"tier", (getter)entry_tier, NULL, "0: tier 0's quick code runs; 1: the optimised code", NULL},
+    {"_type_annotation", (getter)entry_type_annotation, NULL,
+     "each variable's type as kiln type objects (Numba's typemap)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMemberDef entry_members[] = {
