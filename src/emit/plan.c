@@ -144,6 +144,10 @@ static void plan_conjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
         plan_conjuncts(g, dims, c->bin.r);
         return;
     }
+    if (c->kind == E_COMPARE && (c->flags & NF_CONST)) { /* `x is None` and the like */
+        keep_whole(g, c);
+        return;
+    }
     if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
         plan_pair(g, dims, c->cmp.operands.v[0], c->cmp.ops[0], c->cmp.operands.v[1],
                   c->cmp.optys[0]);
@@ -172,7 +176,7 @@ static void plan_disjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
         return;
     }
     static const int negate[] = {C_GE, C_GT, C_LE, C_LT, C_NE, C_EQ};
-    if (c->kind == E_COMPARE && c->cmp.operands.n == 2) {
+    if (c->kind == E_COMPARE && c->cmp.operands.n == 2 && !(c->flags & NF_CONST)) {
         Node *l = c->cmp.operands.v[0], *r = c->cmp.operands.v[1];
         int op = negate[c->cmp.ops[0]];
         if (pair_folds(g, dims, l, op, r, c->cmp.optys[0])) {

@@ -87,7 +87,9 @@ typedef enum BinOp {
 } BinOp;
 typedef enum UnOp { U_NEG, U_POS, U_INVERT, U_NOT } UnOp;
 typedef enum BoolOp { BO_AND, BO_OR } BoolOp;
-typedef enum CmpOp { C_LT, C_LE, C_GT, C_GE, C_EQ, C_NE } CmpOp;
+/* C_IS and C_ISNOT leave sema only inside constant nodes (NF_CONST) or turned into
+ * C_EQ/C_NE (bools): later passes never see them. */
+typedef enum CmpOp { C_LT, C_LE, C_GT, C_GE, C_EQ, C_NE, C_IS, C_ISNOT } CmpOp;
 
 typedef struct Node Node;
 typedef struct Type Type;

@@ -567,7 +567,8 @@ static int comp_op(Parser *p) {
         default: return -1;
         }
     }
-    if (is_kw(p, KW_IN) || is_kw(p, KW_IS)) return -2;
+    if (is_kw(p, KW_IS)) return C_IS; /* `is not`: parse_comparison reads the `not` */
+    if (is_kw(p, KW_IN)) return -2;
     if (is_kw(p, KW_NOT) && peek(p)->kind == TK_KEYWORD && peek(p)->op == KW_IN) return -2;
     return -1;
 }
@@ -581,14 +582,14 @@ static Node *parse_comparison(Parser *p) {
     int cap = 0, ocap = 0;
     nodelist_push(p->C, &c->cmp.operands, e, &cap);
     while ((op = comp_op(p)) != -1) {
-        if (op == -2) {
-            if (is_kw(p, KW_IS))
-                return reject(p, tok_span(&p->tok), "compare values with == or !=",
-                              "'is' is not supported in kernels");
+        if (op == -2)
             return reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
                           "'in' is not supported in kernels");
-        }
         advance(p);
+        if (op == C_IS && is_kw(p, KW_NOT)) {
+            advance(p);
+            op = C_ISNOT;
+        }
         Node *r = parse_expr(p);
         TRY(r);
         c->cmp.ops = arena_grow(&p->C->arena, c->cmp.ops, &ocap, c->cmp.operands.n, 1);

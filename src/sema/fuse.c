@@ -688,6 +688,9 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         FNode *a = fuse_expr(F, n->cmp.operands.v[0]);
         FNode *b = a ? fuse_expr(F, n->cmp.operands.v[1]) : NULL;
         if (!b) return NULL;
+        if (n->cmp.ops[0] >= C_IS)
+            return ERR(n->sp, "compare values with == or !=",
+                       "'is' compares identities, which arrays of values do not have");
         FNode *r = fnew(F, FN_CMP, n->sp);
         r->op = n->cmp.ops[0];
         r->a = a;

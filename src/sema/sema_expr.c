@@ -1372,9 +1372,50 @@ static const Type *dtype_cast(Sema *S, Node *n, kiln_dtype d) {
 
 /* ---- expressions -------------------------------------------------------------------- */
 
+/* `a is b`, `a is not b`: Python's identity, for what has one in a kernel: None (a value
+ * is None only when it is None: a constant), and True/False, whose identity among bools is
+ * equality; a bool literal against another type is never identical.  Ints, floats and
+ * arrays have no identity a kernel can ask for. */
+static const Type *compare(Sema *S, Node *n);
+static const Type *identity(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    NodeList *ops = &n->cmp.operands;
+    if (ops->n != 2) {
+        error_at(C, n->sp, "write (a is b) and (b is c)",
+                 "'is' in a chained comparison is not supported in kernels");
+        return &ty_error;
+    }
+    const Type *a = sema_expr(S, ops->v[0]), *b = sema_expr(S, ops->v[1]);
+    if (IS_ERR(a) || IS_ERR(b)) return &ty_error;
+    if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return &ty_unknown;
+    bool neg = n->cmp.ops[0] == C_ISNOT;
+    bool lit_a = (ops->v[0]->flags & NF_CONST) && a->kind == TY_BOOL;
+    bool lit_b = (ops->v[1]->flags & NF_CONST) && b->kind == TY_BOOL;
+    if (a->kind == TY_NONE || b->kind == TY_NONE) {
+        n->flags |= NF_CONST;
+        n->cval.i = (a->kind == TY_NONE && b->kind == TY_NONE) != neg;
+        return ty_scalar(KILN_BOOL);
+    }
+    if (a->kind == TY_BOOL && b->kind == TY_BOOL) { /* equality, as a compare */
+        n->cmp.ops[0] = neg ? C_NE : C_EQ;
+        return compare(S, n);
+    }
+    if ((lit_a || lit_b) && ty_is_scalar(a) && ty_is_scalar(b)) {
+        n->flags |= NF_CONST; /* a bool literal is not any other type's value */
+        n->cval.i = neg;
+        return ty_scalar(KILN_BOOL);
+    }
+    error_at(C, n->sp, "compare values with == or !=",
+             "'is' compares with None, True or False in kernels, not %s and %s", ty_name(C, a),
+             ty_name(C, b));
+    return &ty_error;
+}
+
 static const Type *compare(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
+    for (int i = 0; i + 1 < ops->n; i++)
+        if (n->cmp.ops[i] >= C_IS) return identity(S, n);
     const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)ops->n);
     bool unk = false;
     for (int i = 0; i < ops->n; i++) {
