@@ -387,7 +387,9 @@ typedef enum kiln_errcode {
     KILN_ERR_RANGE,    /* range() step is zero */
     KILN_ERR_POW,      /* integer to a negative power */
     KILN_ERR_STOPPED,  /* the launch's stop word was set (Ctrl-C): the kernel left early */
-    KILN_ERR_NOMEM     /* the CPU could not map a block's fibers and shared memory: a = bytes */
+    KILN_ERR_NOMEM,    /* the CPU could not map a block's fibers and shared memory: a = bytes */
+    KILN_ERR_RESHAPE   /* a.reshape(shape): a = the array's size, b = the product of the
+                        * shape's known extents, c = its -1 entries (NumPy's ValueError) */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

@@ -485,6 +485,36 @@ static void intrinsic_text(Emit *E, Node *n) {
         else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
+    case IK_RESHAPE: { /* a C-order view: data of a, extents from kiln_reshape_dim */
+        const char *bs = emit_expr_str(E, a[0], NULL), *d[KILN_MAX_NDIM];
+        int nd = 0;
+        for (int i = 1; i < na; i++) {
+            Node *x = a[i];
+            if (x->ty->kind != TY_TUPLE) {
+                d[nd++] = emit_expr_str(E, x, ty_scalar(KILN_INT64));
+            } else if (x->kind == E_TUPLE) {
+                for (int k = 0; k < x->tuple.n; k++)
+                    d[nd++] = emit_expr_str(E, x->tuple.v[k], ty_scalar(KILN_INT64));
+            } else {
+                const char *ts = emit_expr_str(E, x, NULL);
+                for (int k = 0; k < x->ty->n; k++)
+                    d[nd++] = arena_printf(&E->C->arena, "((i64)(%s).f%d)", ts, k);
+            }
+        }
+        Buf total;
+        buf_init_arena(&total, &E->C->arena);
+        for (int k = 0; k < a[0]->ty->ndim; k++)
+            buf_printf(&total, "%s(%s).shape[%d]", k ? " * " : "", bs, k);
+        int line = emit_loc(E, n->sp);
+        P("%s_local((%s).data", emit_ctype(E, n->ty), bs);
+        for (int k = 0; k < nd; k++) {
+            P(", kiln_reshape_dim(E_, %d, %s, %d, %d", line, total.p, k, nd);
+            for (int j = 0; j < KILN_MAX_NDIM; j++) P(", %s", j < nd ? d[j] : "1");
+            PS(")");
+        }
+        PS(")");
+        return;
+    }
     case IK_MATCH: {
         /* match_all_sync's (mask, predicate) pair is made in a statement expression (cc and
          * tcc) or an immediately called lambda (NVRTC, which has no statement expressions) */

@@ -53,6 +53,34 @@ KILN_FN i64 kiln_chk(struct kiln_err *E, i64 i, i64 n, int axis, int line) {
     return j;
 }
 
+/* a.reshape(...) (C order): extent k of the shape d0..d(n-1), up to 8, for an array of
+ * `total` elements; one -1 is inferred; a shape that does not hold `total` elements
+ * records NumPy's ValueError (kiln_errcode 8) and gives 0.  Called once per extent. */
+KILN_FN i64 kiln_reshape_dim(struct kiln_err *E, int line, i64 total, int k, int n, i64 d0,
+                             i64 d1, i64 d2, i64 d3, i64 d4, i64 d5, i64 d6, i64 d7) {
+    i64 d[8] = {d0, d1, d2, d3, d4, d5, d6, d7}, known = 1;
+    int unknown = -1, nunknown = 0, bad = 0;
+    for (int i = 0; i < n; i++) {
+        if (d[i] == -1) {
+            unknown = i;
+            nunknown++;
+        } else if (d[i] < 0) {
+            bad = 1;
+        } else {
+            known *= d[i];
+        }
+    }
+    if (nunknown > 1) bad = 1;
+    else if (nunknown == 1) bad = bad || known == 0 || total % known != 0;
+    else bad = bad || known != total;
+    if (bad) {
+        kiln_fail(E, 8, line, total, known, nunknown);
+        return 0;
+    }
+    if (unknown >= 0) d[unknown] = total / known;
+    return d[k];
+}
+
 /* Python's slice.indices(): start and length of lo:hi:step over n items. */
 KILN_FN void kiln_slice(i64 lo, i64 hi, i64 step, int has_lo, int has_hi, i64 n, i64 *start,
                         i64 *len) {

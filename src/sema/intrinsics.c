@@ -215,6 +215,8 @@ static const Intrinsic table[] = {
     {"kiln.any_sync", IK_VOTE, 2, 0, NULL},
     {"kiln.eq_sync", IK_VOTE, 3, 0, NULL},
     {"kiln.const.array_like", IK_CONST_ARRAY, 0, 0, "ary"},
+    /* the method a.reshape(...) of an array (sema_expr.c); no path a user can write */
+    {"array.reshape", IK_RESHAPE, 0, 0, NULL},
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
     {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},
     {"kiln.match_any_sync", IK_MATCH, 0, 0, NULL},

@@ -46,6 +46,7 @@ typedef enum IntrKind {
     IK_ACTIVEMASK,  /* sub: 0 activemask(), 1 lanemask_lt() */
     IK_MATCH,       /* sub: 0 match_any_sync, 1 match_all_sync */
     IK_CONST_ARRAY, /* kiln.const.array_like(a global NumPy array) */
+    IK_RESHAPE,     /* a.reshape(shape): args are the array, then the shape's parts */
     IK_MATH1,       /* one float argument: sub indexes math1_names */
     IK_MATH2,       /* two float arguments: sub indexes math2_names */
     IK_LOG,         /* math.log(x[, base]) */

@@ -238,6 +238,11 @@ uint64_t sema_origins(Sema *S, Node *n) {
         if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
         return sema_origins(S, n->attr.base);
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
+    case E_CALL: /* a.reshape(...): a view of a; kiln.const.array_like(T): the frozen T */
+        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
+        if (n->intr && n->intr->kind == IK_RESHAPE && n->call.args.n)
+            return sema_origins(S, n->call.args.v[0]);
+        return 0;
     case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */
         uint64_t o = 0;
         for (int i = 0; i < n->tuple.n; i++) o |= sema_origins(S, n->tuple.v[i]);
@@ -920,6 +925,66 @@ static bool int_method(Sema *S, Node *n) {
     return true;
 }
 
+/* a.reshape(shape) on an array: true when n is that call, which then holds a as its first
+ * argument, the shape's parts after it.  Passes after the first find it so already. */
+static bool array_method(Sema *S, Node *n) {
+    Node *f = n->call.fn;
+    if (f->kind != E_ATTR || strcmp(f->attr.attr, "reshape") != 0 || n->call.kwvals.n) return false;
+    NodeList *a = &n->call.args;
+    if (a->n >= 1 && a->v[0] == f->attr.base) return true;
+    const Type *bt = sema_expr(S, f->attr.base);
+    if (IS_ERR(bt) || IS_UNKNOWN(bt) || bt->kind != TY_ARRAY) return false;
+    Node **v = arena_alloc(&S->C->arena, sizeof(Node *) * (size_t)(a->n + 1));
+    v[0] = f->attr.base;
+    for (int i = 0; i < a->n; i++) v[i + 1] = a->v[i];
+    a->v = v;
+    a->n++;
+    return true;
+}
+
+/* a.reshape(n), a.reshape((n, m)), a.reshape(n, m): a C-order view with as many
+ * dimensions as the shape has parts (known when compiling); the extents are read at run
+ * time, one of them may be -1, and a shape that does not hold a.size elements is NumPy's
+ * ValueError (kiln_reshape_dim).  The array must be C-contiguous (its type says so). */
+static const Type *reshape(Sema *S, Node *n) {
+    Compiler *C = S->C;
+    NodeList *a = &n->call.args;
+    const Type *bt = sema_expr(S, a->v[0]);
+    if (IS_ERR(bt) || IS_UNKNOWN(bt)) return bt;
+    if (a->n < 2) {
+        error_at(C, n->sp, NULL, "a.reshape() needs the new shape");
+        return &ty_error;
+    }
+    int nd = 0;
+    for (int i = 1; i < a->n; i++) {
+        const Type *t = sema_expr(S, a->v[i]);
+        if (IS_ERR(t) || IS_UNKNOWN(t)) return t;
+        bool tuple = t->kind == TY_TUPLE && a->n == 2;
+        for (int k = 0; k < (tuple ? t->n : 1); k++) {
+            const Type *e = tuple ? t->elems[k] : t;
+            if (!ty_is_int(e) || e->kind == TY_BOOL) {
+                error_at(C, a->v[i]->sp, NULL, "a.reshape() takes integer extents, not %s",
+                         ty_name(C, t));
+                return &ty_error;
+            }
+        }
+        nd += tuple ? t->n : 1;
+    }
+    if (nd < 1 || nd > KILN_MAX_NDIM) {
+        error_at(C, n->sp, NULL, "a.reshape() makes 1 to %d dimensions, not %d", KILN_MAX_NDIM, nd);
+        return &ty_error;
+    }
+    if (bt->layout != 'C' || bt->ptr) {
+        error_at(C, a->v[0]->sp, "pass a C-contiguous array, or copy into a local array first",
+                 "a.reshape() in a kernel views a C-contiguous array; this one is %s",
+                 ty_name(C, bt));
+        return &ty_error;
+    }
+    n->opty = bt;
+    n->call.bound = *a; /* the passes that walk an intrinsic's arguments see them all */
+    return ty_array(C, bt->elem, nd, 'C');
+}
+
 static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     Node *a[4];
@@ -1003,6 +1068,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_block_feature(S, n->sp, in->name);
         if (in->sub == 1) S->res->uses_sregs = true; /* lanemask_lt: the lane */
         return ty_scalar(KILN_UINT32);
+    case IK_RESHAPE: return reshape(S, n);
     case IK_CONST_ARRAY: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         const Type *at = sema_expr(S, a[0]);
@@ -1619,6 +1685,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
     }
     case E_CALL: {
         if (int_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
+        if (array_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
         if (sema_complex_method(S, n))
             return call_intrinsic(S, n, intrinsic_lookup("complex.conjugate"));
         const Type *ft = sema_expr(S, n->call.fn);

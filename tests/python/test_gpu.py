@@ -218,7 +218,8 @@ def test_float16_shared_memory_and_fp16(rng):
 @pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module", "global_arrays",
                                   "complex_cmath", "cpu_blocks", "cpu_warps",
                                   "device_function_compile_time_args", "atomics_nanmax_nanmin",
-                                  "warp_match", "builtins_calls", "const_memory"])
+                                  "warp_match", "builtins_calls", "const_memory",
+                                  "array_reshape", "identity_is"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the

@@ -154,6 +154,16 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      "of a block on a stack of its own): use smaller blocks or fewer local arrays",
                      (long long)err->a);
         break;
+    case KILN_ERR_RESHAPE:
+        if (err->c > 1)
+            PyErr_Format(PyExc_ValueError, "%s:%d: can only specify one unknown dimension (-1) in "
+                         "a.reshape()", file, line);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "%s:%d: cannot reshape array of size %lld into a shape of %s%lld elements",
+                         file, line, (long long)err->a, err->c ? "a multiple of " : "",
+                         (long long)err->b);
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
