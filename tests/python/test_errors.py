@@ -386,3 +386,15 @@ def test_const_array_like_over_constant_memory():
     with pytest.raises(kiln.CompileError, match=r"come to 72000 bytes, over the 65536 bytes of "
                                                 r"constant memory \(KILN_MAX_CONST_MEMORY_BYTES\)"):
         k[1, 1](np.zeros(1))
+
+
+SMALL_CONST = np.arange(4.0)
+
+
+def test_const_array_like_cannot_be_written():
+    @kiln.jit(target="cpu")
+    def k(a):
+        c = kiln.const.array_like(SMALL_CONST)
+        c[0] = a[0]
+    with pytest.raises(kiln.CompileError, match="global array, which the kernel captured as a constant"):
+        k[1, 1](np.zeros(1))
