@@ -398,3 +398,21 @@ def test_const_array_like_cannot_be_written():
         c[0] = a[0]
     with pytest.raises(kiln.CompileError, match="global array, which the kernel captured as a constant"):
         k[1, 1](np.zeros(1))
+
+
+def test_explicit_signature_ints_take_unsigned_bit_patterns():
+    # a mask such as 0xFFFFFFFF for an int32 parameter is its bits (-1), as C and Numba;
+    # a value wider than the parameter's width is still an OverflowError
+    @kiln.jit("void(int64[::1], int32, int8, int64)", target="cpu")
+    def k(out, a, b, c):
+        out[0] = a
+        out[1] = b
+        out[2] = c
+    out = np.zeros(3, np.int64)
+    k[1, 1](out, 0xFFFFFFFF, 0xFF, 2**64 - 1)
+    assert out.tolist() == [-1, -1, -1]
+    k[1, 1](out, 0x80000000, 0x7F, -5)
+    assert out.tolist() == [-2**31, 127, -5]
+    for args in ((2**32, 0, 0), (0, 256, 0), (2**64 - 1, 0, 0), (-2**31 - 1, 0, 0)):
+        with pytest.raises(OverflowError, match="does not fit the compiled type"):
+            k[1, 1](out, *args)

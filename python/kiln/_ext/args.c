@@ -523,6 +523,19 @@ static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *name
         uv = a->v.u;
     }
     bool neg = !from_unsigned && (from_float ? f < 0 : iv < 0);
+    /* An integer in the range of the unsigned type of the parameter's width is taken as
+     * its bits, as C and Numba take a mask: 0xFFFFFFFF for an int32 is -1.  Anything
+     * wider is still an OverflowError (Numba would wrap it silently). */
+    if (!from_float && !neg) {
+        bool bits = (d == KILN_INT8 && uv <= UINT8_MAX) || (d == KILN_INT16 && uv <= UINT16_MAX) ||
+                    (d == KILN_INT32 && uv <= UINT32_MAX) || d == KILN_INT64;
+        if (bits) {
+            iv = d == KILN_INT8 ? (int8_t)(uint8_t)uv
+                 : d == KILN_INT16 ? (int16_t)(uint16_t)uv
+                 : d == KILN_INT32 ? (int32_t)(uint32_t)uv : (int64_t)uv;
+            from_unsigned = false;
+        }
+    }
     switch (d) {
     case KILN_INT8: if (iv < INT8_MIN || iv > INT8_MAX || (from_unsigned && uv > INT8_MAX)) goto overflow; { int8_t x = (int8_t)iv; memcpy(slot, &x, 1); } return 0;
     case KILN_INT16: if (iv < INT16_MIN || iv > INT16_MAX || (from_unsigned && uv > INT16_MAX)) goto overflow; { int16_t x = (int16_t)iv; memcpy(slot, &x, 2); } return 0;
