@@ -8,6 +8,7 @@ names, and decides which specialisation a call needs.
 
 import atexit
 import builtins
+import enum
 import os
 import sys
 import types
@@ -62,6 +63,15 @@ def describe(v):
         return ("complex", v.real, v.imag)
     if isinstance(v, tuple):
         return ("tuple", tuple(describe(x) for x in v))
+    if isinstance(v, enum.Enum):
+        # an IntEnum member is an int (above); another Enum's member with an int value is
+        # that value, as Numba types members of int-valued enums (comparisons between
+        # members of two classes with equal values are then equal: docs/language.md)
+        if isinstance(v.value, int) and not isinstance(v.value, bool):
+            return describe(v.value)
+        return ("other", f"a member of enum {type(v).__name__} whose value is not an int")
+    if isinstance(v, type) and issubclass(v, enum.Enum):  # its members by attribute
+        return ("module",)
     if isinstance(v, types.ModuleType):
         name = v.__name__
         if name in ("math", "cmath", "numpy", "builtins"):
