@@ -73,6 +73,29 @@ typedef struct kiln_argtype {
     uint8_t layout;   /* arrays: kiln_layout */
 } kiln_argtype;
 
+/* Records (NumPy structured dtypes).  An argtype whose dtype is KILN_RECORD0 + k names
+ * kiln_options.records[k]: an array of such records (is_array 1), or one record passed by
+ * reference (is_array 1 and ndim 0: packed as one slot, its address; a GPU launch stages
+ * it like a host array, so its writes come back, as Numba passes a record).  The layout is NumPy's:
+ * offsets and itemsize as the dtype says, never recomputed. */
+#define KILN_RECORD0 32
+#define KILN_MAX_RECORDS 224 /* record layouts one process names (type key: one byte) */
+#define KILN_MAX_FIELDS 64   /* fields of one record */
+
+typedef struct kiln_field {
+    const char *name;
+    uint8_t dtype;   /* kiln_dtype of the field, or of each element of a subarray field */
+    uint8_t ndim;    /* 0: a scalar; 1..KILN_MAX_NDIM: a C-contiguous subarray */
+    int64_t shape[KILN_MAX_NDIM];
+    int64_t offset;  /* bytes from the record's start */
+} kiln_field;
+
+typedef struct kiln_record {
+    int64_t itemsize;
+    int nfields;
+    const kiln_field *fields;
+} kiln_record;
+
 const char *kiln_dtype_name(kiln_dtype t);  /* "float32" */
 int kiln_dtype_size(kiln_dtype t);          /* bytes per element */
 /* float16 (IEEE binary16) bits of x, rounded to nearest even as np.float16(x); and back. */
@@ -207,6 +230,9 @@ typedef struct kiln_options {
     int export_ret;
     /* What NVRTC makes (kiln_nvrtc_output): a whole program, or relocatable code */
     int nvrtc_output;
+    /* The record layouts argtypes name (KILN_RECORD0 + k); nrecords of them */
+    const kiln_record *records;
+    int nrecords;
 } kiln_options;
 
 /* kiln_options.nvrtc_output.  Whole-program compilation drops device functions no kernel

@@ -61,17 +61,23 @@ int kiln_ctx_interrupted(kiln_ctx *ctx) {
     return ctx && ctx->interrupt && ctx->interrupt(ctx->interrupt_ud) != 0;
 }
 
-static bool argtype_valid(const kiln_argtype *a) {
-    if (a->dtype >= KILN_NDTYPES) return false;
+static bool argtype_valid(const kiln_argtype *a, const kiln_options *o) {
+    if (a->dtype >= KILN_RECORD0) { /* a record (ndim 0) or an array of records */
+        if (a->dtype - KILN_RECORD0 >= o->nrecords || !a->is_array) return false;
+        if (a->ndim == 0) return true;
+    } else if (a->dtype >= KILN_NDTYPES) {
+        return false;
+    }
     if (!a->is_array) return a->layout == 0 || a->layout == KILN_LAYOUT_PTR;
     if (a->ndim < 1 || a->ndim > KILN_MAX_NDIM) return false;
     return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
 }
 
 /* Reports the first argument type that is not one kiln compiles for. */
-static bool args_valid(kiln_ctx *ctx, const kiln_argtype *args, int nargs) {
+static bool args_valid(kiln_ctx *ctx, const kiln_argtype *args, int nargs,
+                       const kiln_options *o) {
     for (int i = 0; i < nargs; i++)
-        if (!argtype_valid(&args[i])) {
+        if (!argtype_valid(&args[i], o)) {
             diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return false;
         }
@@ -218,7 +224,7 @@ kiln_program *kiln_translate(kiln_ctx *ctx, const kiln_source *src, const kiln_a
         diag_plain(ctx, KILN_ERROR, NULL, "kernels take at most %d arguments", KILN_MAX_PARAMS);
         return NULL;
     }
-    if (!args_valid(ctx, args, nargs)) return NULL;
+    if (!args_valid(ctx, args, nargs, opts)) return NULL;
     if (opts->export_ret < 0 || opts->export_ret > KILN_NDTYPES) {
         diag_plain(ctx, KILN_ERROR, NULL, "no return dtype %d", opts->export_ret - 1);
         return NULL;
@@ -242,7 +248,7 @@ int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype 
                       void *resolve_userdata, kiln_argtype *ret) {
     memset(ret, 0, sizeof *ret);
     if (nargs < 0 || nargs > KILN_MAX_PARAMS) return -1;
-    if (!args_valid(ctx, args, nargs)) return -1;
+    if (!args_valid(ctx, args, nargs, opts)) return -1;
     Translation T;
     memset(&T, 0, sizeof T);
     T.src = src;

@@ -413,11 +413,14 @@ def _kind_bits(code):
 
 def _numba_type(argtype):
     """The kiln type object of a 4-byte argtype (its repr is Numba's spelling)."""
-    from ._types import Array, CPointer, _BY_CODE
+    from ._types import Array, CPointer, Record, _BY_CODE
 
     is_arr, dt, nd, lay = argtype
     if lay == _PTR:
         return CPointer(_BY_CODE[dt])
+    if dt >= 32:  # a record (ndim 0) or an array of them
+        rec = Record(_kiln.record_dtype(dt - 32))
+        return Array(rec, nd, chr(lay)) if nd else rec
     return Array(_BY_CODE[dt], nd, chr(lay)) if is_arr else _BY_CODE[dt]
 
 

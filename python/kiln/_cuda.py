@@ -33,8 +33,12 @@ def _code(dtype):
     if code is not None:
         return code
     np = _np()
-    dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, np.dtype) else dtype)
-    code = dtype_code(dt.name)
+    dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, (np.dtype, list))
+                  else dtype)
+    if dt.fields is not None:  # a structured dtype: its record id (kiln/_records.py)
+        code = 32 + _kiln.record_id(dt)
+    else:
+        code = dtype_code(dt.name)
     if code is None:
         raise TypeError(f"kiln device arrays do not support dtype {dt}")
     if isinstance(dtype, np.dtype):
@@ -42,9 +46,15 @@ def _code(dtype):
     return code
 
 
+def _dtype_of(code):
+    """The NumPy dtype of a kiln dtype code (32 and up: a record's)."""
+    if code >= 32:
+        return _kiln.record_dtype(code - 32)
+    return _np().dtype(DTYPE_NAMES[code])
+
+
 def _typestr(code):
-    name = DTYPE_NAMES[code]
-    return _np().dtype(name).str
+    return _dtype_of(code).str
 
 
 HOST = -1  # the device ordinal of host memory (EXT_HOST_DEVICE in _ext/driver.h)
@@ -71,7 +81,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
     @property
     def dtype(self):
         """The elements' NumPy dtype."""
-        return _np().dtype(DTYPE_NAMES[self._dtype_code])
+        return _dtype_of(self._dtype_code)
 
     @property
     def device(self):
@@ -150,6 +160,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
             "shape": self.shape,
             "strides": None if self.is_c_contiguous() else self.strides,
             "typestr": _typestr(self._dtype_code),
+            **({"descr": _dtype_of(self._dtype_code).descr} if self._dtype_code >= 32 else {}),
             "data": (self._ptr, False),
             "version": 3,
         }

@@ -167,6 +167,37 @@ class Complex(Number):
     __slots__ = ()
 
 
+class Record(Type):
+    """A record type (Numba's ``types.Record``): ``kiln.from_dtype(dt)`` of a NumPy
+    structured dtype.  ``rec[:]`` is an array of such records; ``rec`` alone in a signature
+    is one record, passed by reference (a ``numpy.void`` or ``numpy.record``).  Its text is
+    ``recordN``, N the id this process gave the dtype (kiln/_records.py)."""
+
+    __slots__ = ("dtype", "code")
+
+    def __init__(self, dtype):
+        import numpy as np
+
+        from . import _kiln
+
+        dt = np.dtype(dtype)
+        self.dtype = dt
+        rid = _kiln.record_id(dt)
+        self.code = 32 + rid
+        Type.__init__(self, f"record{rid}")
+
+    __getitem__ = Scalar.__getitem__
+
+    def __eq__(self, other):
+        return isinstance(other, Record) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f"Record({self.dtype})"
+
+
 class Array(Type):
     """An array type: ``Array(dtype, ndim, layout)``, layout 'C', 'F' or 'A' (any
     strides); ``kiln.float32[:, ::1]`` is ``Array(float32, 2, 'C')``."""
@@ -174,7 +205,7 @@ class Array(Type):
     __slots__ = ("dtype", "ndim", "layout", "readonly")
 
     def __init__(self, dtype, ndim, layout="A", readonly=False, aligned=True):
-        if not isinstance(dtype, Scalar):
+        if not isinstance(dtype, (Scalar, Record)):
             raise TypeError(f"Array(dtype, ndim, layout): dtype is a scalar type such as "
                             f"kiln.float32, not {dtype!r}")
         if not isinstance(ndim, int) or not 1 <= ndim <= 8:
@@ -390,11 +421,14 @@ number_domain = integer_domain | real_domain | complex_domain
 
 
 def from_dtype(dtype):
-    """The scalar type of a NumPy dtype (``from_dtype(np.float32)`` is ``kiln.float32``);
-    a NotImplementedError for dtypes kernels do not take (records, strings, datetimes...)."""
+    """The scalar type of a NumPy dtype (``from_dtype(np.float32)`` is ``kiln.float32``),
+    the record type of a structured dtype (Record); a NotImplementedError for dtypes
+    kernels do not take (strings, datetimes...)."""
     import numpy as np
 
     dt = np.dtype(dtype)
+    if dt.fields is not None:  # a structured dtype: a record type
+        return Record(dt)
     code = _CODES.get(dt.name) if dt.fields is None and dt.kind in "biufc" else None
     if code is None:
         raise NotImplementedError(f"kiln has no type for NumPy dtype {dt!r}; kernels take "

@@ -27,7 +27,8 @@
 /* ---- functions --------------------------------------------------------------------- */
 
 static bool emittable(const Type *t) {
-    return ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_TUPLE;
+    return ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_TUPLE ||
+           t->kind == TY_RECORD;
 }
 
 /* Writes f; lanes: the kernel's lane body (plan.h), kiln_body_lanes. */
@@ -171,6 +172,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
 int emit_param_slots(const Type *t) {
     if (ty_is_ptr(t)) return 1; /* the address */
     if (t->kind == TY_ARRAY) return 1 + 2 * t->ndim;
+    if (t->kind == TY_RECORD) return 1; /* its address (kiln.h) */
     return t->kind == TY_COMPLEX && t->dtype == KILN_COMPLEX128 ? 2 : 1; /* 16 bytes */
 }
 
@@ -305,6 +307,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
               emit_elem_ctype(E, t->elem), slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = P[%d];\n", i, d, slot++);
             for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = P[%d];\n", i, d, slot++);
+        } else if (t->kind == TY_RECORD) { /* the record's address */
+            P("    %s p%d = (%s)(uintptr_t)P[%d];\n", ct, i, ct, slot);
+            slot += 1;
         } else {
             P("    %s p%d;\n    memcpy(&p%d, &P[%d], sizeof p%d);\n", ct, i, i, slot, i);
             slot += emit_param_slots(t);

@@ -85,8 +85,36 @@ static int index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
     return idx->n;
 }
 
-/* "base.data[offset]" for a full subscript, as an lvalue. */
+/* The alignment a field's type needs: its size, a complex number's part's size. */
+static int64_t field_align(const kiln_field *f) {
+    int64_t a = kiln_dtype_size((kiln_dtype)f->dtype);
+    return f->dtype == KILN_COMPLEX64 || f->dtype == KILN_COMPLEX128 ? a / 2 : a;
+}
+
+/* r.f of a record r as an lvalue: the field's bytes at its offset from the record's
+ * address, read as its type.  A field whose offset or record size is not a multiple of
+ * its alignment (a packed dtype) is read through a type of alignment 1 on the CPU; sema
+ * refuses it on the GPU, as Numba does. */
+const char *emit_field(Emit *E, Node *n) {
+    Node *base = n->attr.base;
+    const kiln_field *f = ty_field(base->ty, n->attr.attr);
+    const char *r = emit_expr_str(E, base, NULL);
+    const Type *ft = ty_scalar((kiln_dtype)f->dtype);
+    const char *ct = emit_elem_ctype(E, ft);
+    int64_t a = field_align(f);
+    if (f->offset % a != 0 || base->ty->rec->itemsize % a != 0) {
+        const char *u = arena_printf(&E->C->arena, "KU_%s", ct);
+        if (!emit_registered(E, u))
+            buf_printf(&E->types, "typedef %s %s __attribute__((aligned(1)));\n", ct, u);
+        ct = u;
+    }
+    return arena_printf(&E->C->arena, "(*(%s *)((unsigned char *)(%s) + %lld))", ct, r,
+                        (long long)f->offset);
+}
+
+/* "base.data[offset]" for a full subscript, as an lvalue (r.f for a record's field). */
 const char *emit_element(Emit *E, Node *n) {
+    if (n->kind == E_ATTR) return emit_field(E, n);
     Node *base = n->sub.base;
     const char *b = emit_expr_str(E, base, NULL);
     if (base->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);
@@ -983,6 +1011,19 @@ void emit_expr(Emit *E, Node *n) {
             }
             return;
         }
+        if (bt->kind == TY_RECORD) {
+            const kiln_field *f = ty_field(bt, n->attr.attr);
+            if (f->ndim) { /* a subarray field: a C-contiguous view of the record's bytes */
+                P("%s_local((%s *)((unsigned char *)(%s) + %lld)", emit_ctype(E, n->ty),
+                  emit_elem_ctype(E, n->ty->elem), emit_expr_str(E, b, NULL),
+                  (long long)f->offset);
+                for (int d = 0; d < f->ndim; d++) P(", %lldLL", (long long)f->shape[d]);
+                PS(")");
+                return;
+            }
+            PS(emit_load(E, n->ty, emit_field(E, n)));
+            return;
+        }
         if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY) { /* a.real, a.imag */
             if (bt->elem->kind == TY_COMPLEX) part_view(E, n);
             else emit_expr(E, b);
@@ -1198,6 +1239,10 @@ void emit_expr(Emit *E, Node *n) {
         }
         if (n->ty->kind == TY_ARRAY) {
             view(E, n);
+            return;
+        }
+        if (n->ty->kind == TY_RECORD) { /* a record: a reference to the element */
+            P("(&%s)", emit_element(E, n));
             return;
         }
         PS(emit_load(E, n->ty, emit_element(E, n)));

@@ -138,6 +138,11 @@ const char *emit_expr_str(Emit *E, Node *n, const Type *as);
 void emit_expr_as(Emit *E, Node *n, const Type *to);
 void emit_truthy(Emit *E, Node *n);
 const char *emit_element(Emit *E, Node *n);
+/* A record's C struct (emit_text.c), and a field of a record as an lvalue: n is r.f. */
+const char *emit_record_ctype(Emit *E, const Type *t);
+/* Whether key (a type or helper's name) was written before; registers it if not. */
+bool emit_registered(Emit *E, const char *key);
+const char *emit_field(Emit *E, Node *n);
 void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
 void emit_expr(Emit *E, Node *n);
 

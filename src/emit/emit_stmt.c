@@ -31,13 +31,57 @@ static void close_store(Emit *E, bool open) {
     if (open) PS(")");
 }
 
+/* A store of text val (of type vt) into a record or a subarray field: a record's bytes
+ * (`a[i] = r`), or a field's elements from an array (`r.h = x`) read bounds-checked
+ * along the field's shape. */
+static bool compound_store(Emit *E, Node *t, const char *val, const Type *vt) {
+    const Type *tt = t->ty;
+    if (tt->kind == TY_RECORD) {
+        emit_indent(E);
+        P("%s = *(%s);\n", emit_element(E, t), val);
+        return true;
+    }
+    if (t->kind != E_ATTR || tt->kind != TY_ARRAY) return false;
+    const kiln_field *f = ty_field(t->attr.base->ty, t->attr.attr);
+    int k = E->tmp++, line = emit_loc(E, t->sp);
+    emit_indent(E);
+    P("{ %s d%d = %s; %s s%d = %s;\n", emit_ctype(E, tt), k, emit_expr_str(E, t, NULL),
+      emit_ctype(E, vt), k, val);
+    E->ind++;
+    for (int d = 0; d < f->ndim; d++) {
+        emit_indent(E);
+        P("for (i64 k%d_%d = 0; k%d_%d < %lldLL; k%d_%d++)\n", k, d, k, d,
+          (long long)f->shape[d], k, d);
+    }
+    emit_indent(E);
+    P("    d%d.data[0", k);
+    for (int d = 0; d < f->ndim; d++) P(" + k%d_%d * d%d.strides[%d]", k, d, k, d);
+    PS("] = ");
+    bool h = open_store(E, tt->elem);
+    Buf src;
+    buf_init_arena(&src, &E->C->arena);
+    buf_printf(&src, "s%d.data[0", k);
+    for (int d = 0; d < f->ndim; d++)
+        buf_printf(&src, " + kiln_chk(E_, k%d_%d, s%d.shape[%d], %d, %d) * s%d.strides[%d]", k,
+                   d, k, d, d, line, k, d);
+    buf_puts(&src, "]");
+    emit_convert(E, vt->elem, tt->elem, emit_load(E, vt->elem, src.p));
+    close_store(E, h);
+    PS(";\n");
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    return true;
+}
+
 static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
+    if ((t->kind == E_SUBSCRIPT || t->kind == E_ATTR) && compound_store(E, t, val, vt)) return;
     if (t->kind == E_NAME) {
         emit_indent(E);
         P("%s = ", emit_sym_name(E, t->sym));
         emit_convert(E, vt, t->sym->ty, val);
         PS(";\n");
-    } else if (t->kind == E_SUBSCRIPT) {
+    } else if (t->kind == E_SUBSCRIPT || t->kind == E_ATTR) {
         emit_indent(E);
         P("%s = ", emit_element(E, t));
         bool h = open_store(E, t->ty);
@@ -57,6 +101,20 @@ static void assign_stmt(Emit *E, Node *n) {
     /* the common case: one simple target */
     if (ts->n == 1 && ts->v[0]->kind != E_TUPLE) {
         Node *t = ts->v[0];
+        if (t->kind != E_NAME && (t->ty->kind == TY_RECORD || t->ty->kind == TY_ARRAY)) {
+            /* a record or a subarray field: the value first, as Python evaluates it */
+            int k = E->tmp++;
+            emit_indent(E);
+            P("{ %s t%d = ", emit_ctype(E, v->ty), k);
+            emit_expr(E, v);
+            PS(";\n");
+            E->ind++;
+            compound_store(E, t, arena_printf(&E->C->arena, "t%d", k), v->ty);
+            E->ind--;
+            emit_indent(E);
+            PS("}\n");
+            return;
+        }
         emit_indent(E);
         if (t->kind == E_NAME) {
             P("%s = ", emit_sym_name(E, t->sym));

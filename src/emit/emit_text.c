@@ -120,12 +120,14 @@ static bool register_as(Emit *E, const char *key, const char *value, const char 
 }
 
 static bool registered(Emit *E, const char *key) { return register_as(E, key, NULL, NULL); }
+bool emit_registered(Emit *E, const char *key) { return registered(E, key); }
 
 bool emit_is_f16(const Type *t) {
     return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT16;
 }
 
 const char *emit_elem_ctype(Emit *E, const Type *t) {
+    if (t->kind == TY_RECORD) return emit_record_ctype(E, t);
     if (!emit_is_f16(t)) return emit_scalar_ctype(t);
     E->half = true;
     return "kh16";
@@ -177,6 +179,36 @@ static const char *array_ctype(Emit *E, const Type *t) {
     for (int i = nd - 2; i >= 0; i--)
         buf_printf(b, "    r.strides[%d] = r.strides[%d] * s%d;\n", i, i + 1, i + 1);
     buf_printf(b, "    return r;\n}\n");
+    return name;
+}
+
+/* A record's storage: a struct of its bytes (NumPy's itemsize), so that arrays of it
+ * index by whole records and `a[i] = a[j]` copies one.  Fields are read at their byte
+ * offsets (emit_field).  The layout is written out in a comment, so that the source, and
+ * with it every cache key, differs for records that differ in any field's name, type,
+ * shape or offset. */
+const char *emit_record_ctype(Emit *E, const Type *t) {
+    Buf k;
+    buf_init_arena(&k, &E->C->arena);
+    buf_printf(&k, "record %lld:", (long long)t->rec->itemsize);
+    for (int i = 0; i < t->rec->nfields; i++) {
+        const kiln_field *f = &t->rec->fields[i];
+        buf_printf(&k, " %s %s@%lld", f->name, kiln_dtype_name((kiln_dtype)f->dtype),
+                   (long long)f->offset);
+        for (int d = 0; d < f->ndim; d++)
+            buf_printf(&k, "%s%lld", d ? "x" : "[", (long long)f->shape[d]);
+        if (f->ndim) buf_puts(&k, "]");
+    }
+    const char *key = k.p, *name = NULL;
+    if (register_as(E, key, NULL, &name)) return name;
+    name = arena_printf(&E->C->arena, "KR%d", E->nnames);
+    E->named[name_slot(E, key)] = name;
+    Buf *b = &E->types;
+    for (int i = 0; i < t->rec->nfields; i++)
+        if (t->rec->fields[i].dtype == KILN_COMPLEX64 || t->rec->fields[i].dtype == KILN_COMPLEX128)
+            E->uses_complex = true;
+    buf_printf(b, "/* %s */\ntypedef struct { unsigned char b[%lld]; } %s;\n", key,
+               (long long)t->rec->itemsize, name);
     return name;
 }
 
@@ -292,6 +324,7 @@ const char *emit_ctype(Emit *E, const Type *t) {
     case TY_COMPLEX: E->uses_complex = true; return t->weak ? "c128" : emit_scalar_ctype(t);
     case TY_ARRAY: return array_ctype(E, t);
     case TY_TUPLE: return tuple_ctype(E, t);
+    case TY_RECORD: return arena_printf(&E->C->arena, "%s *", emit_record_ctype(E, t));
     case TY_NONE: return "void";
     default: return "i64"; /* compile-time values never reach code */
     }

@@ -16,6 +16,7 @@
  * shifts, + -, * / // %, unary + - ~, **, then calls, subscripts, attributes.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ast.h"
@@ -1179,6 +1180,16 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
         return true;
     }
     int d = lookup_dtype(name);
+    /* recordN: the record dtype the process registered as N (kiln.from_dtype's text), a
+     * record passed by reference unless indexed as an array below */
+    if (d < 0 && strncmp(name, "record", 6) == 0 && name[6] >= '0' && name[6] <= '9') {
+        char *end;
+        long k = strtol(name + 6, &end, 10);
+        if (!*end && k < KILN_MAX_RECORDS) {
+            d = KILN_RECORD0 + (int)k;
+            t->is_array = 1;
+        }
+    }
     if (d < 0) {
         error_at(p->C, sp, "write a dtype like float32, int64, uint8 or bool",
                  "unknown type '%s' in signature", name);

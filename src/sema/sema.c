@@ -373,7 +373,7 @@ void sema_block_feature(Sema *S, Span sp, const char *what) {
 /* ---- statements ------------------------------------------------------------------ */
 
 static bool storable(const Type *t) {
-    if (ty_is_scalar(t) || t->kind == TY_ARRAY) return true;
+    if (ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_RECORD) return true;
     if (t->kind == TY_TUPLE) {
         for (int i = 0; i < t->n; i++)
             if (!storable(t->elems[i])) return false;
@@ -527,6 +527,23 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
     t->ty = s->ty;
 }
 
+/* r.f as an assignment's target: the field's type (the record's array is written), NULL
+ * after an error (reported here unless already reported). */
+static const Type *record_target(Sema *S, Node *t) {
+    const Type *bt = sema_expr(S, t->attr.base);
+    if (IS_ERR(bt) || IS_UNKNOWN(bt)) return NULL;
+    if (bt->kind != TY_RECORD) {
+        error_at(S->C, t->sp, "write to an array element instead",
+                 "cannot assign to an attribute in a kernel");
+        return NULL;
+    }
+    const Type *et = sema_expr(S, t);
+    t->ty = et;
+    if (IS_ERR(et)) return NULL;
+    sema_mark_written(S, t->attr.base);
+    return et;
+}
+
 static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t hi,
                    uint64_t origins) {
     switch (t->kind) {
@@ -575,10 +592,22 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
         }
         return;
     }
-    case E_ATTR:
-        error_at(S->C, t->sp, "write to an array element instead",
-                 "cannot assign to an attribute in a kernel");
+    case E_ATTR: {
+        const Type *et = record_target(S, t);
+        if (!et || IS_ERR(vt) || IS_UNKNOWN(vt)) return;
+        if (et->kind == TY_ARRAY) { /* a subarray field: copied element by element */
+            if (vt->kind != TY_ARRAY || vt->ndim != et->ndim || !ty_is_scalar(vt->elem)) {
+                error_at(S->C, v ? v->sp : t->sp, NULL,
+                         "cannot store %s in the %dd subarray field '%s'", ty_name(S->C, vt),
+                         et->ndim, t->attr.attr);
+                return;
+            }
+            sema_check_store(S, et->elem, vt->elem, NULL, v ? v->sp : t->sp);
+            return;
+        }
+        sema_check_store(S, et, vt, v, v ? v->sp : t->sp);
         return;
+    }
     default: error_at(S->C, t->sp, NULL, "cannot assign to this expression"); return;
     }
 }
@@ -731,12 +760,21 @@ static void stmt(Sema *S, Node *n) {
     }
     case S_AUGASSIGN: {
         Node *t = n->aug.target;
+        const Type *tt;
         if (t->kind == E_ATTR) {
-            error_at(C, t->sp, "write to an array element instead",
-                     "cannot assign to an attribute in a kernel");
-            return;
+            tt = record_target(S, t);
+            if (!tt) return;
+            if (tt->kind == TY_ARRAY) {
+                error_at(C, t->sp, "update the elements one by one",
+                         "augmented assignment to a subarray field is not supported");
+                return;
+            }
+        } else if (t->kind == E_SUBSCRIPT) {
+            tt = sema_subscript(S, t, true);
+            if (t->kind == E_ATTR) tt = t->ty; /* r['f'] += v: rewritten into r.f */
+        } else {
+            tt = sema_expr(S, t);
         }
-        const Type *tt = t->kind == E_NAME ? sema_expr(S, t) : sema_subscript(S, t, true);
         const Type *vt = sema_expr(S, n->aug.value);
         const Type *opty = NULL;
         const Type *rt = sema_binop(S, n, (BinOp)n->op, t, n->aug.value, tt, vt, &opty);
@@ -947,7 +985,8 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
         s->ty = types[i];
         s->def_sp = f->def->def.params[i].sp;
         s->maybe_neg = ty_is_int(types[i]) && ty_is_signed(types[i]);
-        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE)
+        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE ||
+            types[i]->kind == TY_RECORD)
             s->origins = origin_of_param(i);
         f->psyms[i] = s;
     }

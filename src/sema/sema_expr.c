@@ -263,6 +263,14 @@ void sema_mark_written(Sema *S, Node *array) {
 }
 
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp) {
+    if (dst->kind == TY_RECORD || vt->kind == TY_RECORD) { /* a whole record: its bytes */
+        if (ty_equal(dst, vt)) return true;
+        error_at(S->C, sp, "assign field by field",
+                 "cannot store %s in an element of type %s: a record is copied only into a "
+                 "record of the same layout",
+                 ty_name(S->C, vt), ty_name(S->C, dst));
+        return false;
+    }
     if (!ty_is_scalar(vt)) {
         error_at(S->C, sp, NULL, "cannot store %s in an element of type %s", ty_name(S->C, vt),
                  ty_name(S->C, dst));
@@ -327,6 +335,75 @@ static char view_layout(const Type *bt, Node **idx, int nidx) {
     return 'A';
 }
 
+static const char *string_text(Sema *S, const Node *n);
+
+/* The type of field `name` of record type rt (a subarray field: a C-contiguous array view
+ * of the record's bytes), or an error at sp naming the fields there are. */
+static const Type *record_field(Sema *S, const Type *rt, const char *name, Span sp) {
+    Compiler *C = S->C;
+    const kiln_field *f = ty_field(rt, name);
+    if (!f) {
+        Buf b;
+        buf_init_arena(&b, &C->arena);
+        for (int i = 0; i < rt->rec->nfields; i++)
+            buf_printf(&b, "%s'%s'", i ? ", " : "", rt->rec->fields[i].name);
+        error_at(C, sp, arena_printf(&C->arena, "its fields are %s", b.p ? b.p : "none"),
+                 "%s has no field '%s'", ty_name(C, rt), name);
+        return &ty_error;
+    }
+    int64_t a = kiln_dtype_size((kiln_dtype)f->dtype);
+    if (f->dtype == KILN_COMPLEX64 || f->dtype == KILN_COMPLEX128) a /= 2;
+    if (C->opts.target == KILN_TARGET_CUDA &&
+        (f->offset % a != 0 || rt->rec->itemsize % a != 0)) {
+        /* the GPU faults on a misaligned load; Numba refuses the same records */
+        error_at(C, sp, "make the dtype with np.dtype(..., align=True)",
+                 "type %s is not aligned: field '%s' of %s is at byte %lld of a %lld-byte "
+                 "record, which the GPU cannot read as %s",
+                 kiln_dtype_name((kiln_dtype)f->dtype), name, ty_name(C, rt),
+                 (long long)f->offset, (long long)rt->rec->itemsize,
+                 kiln_dtype_name((kiln_dtype)f->dtype));
+        return &ty_error;
+    }
+    if (f->ndim) return ty_array(C, ty_scalar((kiln_dtype)f->dtype), f->ndim, 'C');
+    return ty_scalar((kiln_dtype)f->dtype);
+}
+
+/* r['f'] and r[k] (a constant position) on a record: rewritten in place into the
+ * attribute r.f, which is what sema and emit know. */
+static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store) {
+    Compiler *C = S->C;
+    Node *base = n->sub.base;
+    if (n->sub.idx.n != 1) {
+        error_at(C, n->sp, NULL, "a record takes one index: a field name or position");
+        return n->ty = &ty_error;
+    }
+    Node *x = n->sub.idx.v[0];
+    const char *name = NULL;
+    if (x->kind == E_STR) {
+        name = string_text(S, x);
+    } else {
+        const Type *xt = sema_expr(S, x);
+        int64_t k;
+        if (!IS_ERR(xt) && ty_is_int(xt) && sema_const_int(x, &k)) {
+            if (k < 0) k += bt->rec->nfields;
+            if (k >= 0 && k < bt->rec->nfields) name = bt->rec->fields[k].name;
+        }
+    }
+    if (!name) {
+        error_at(C, x->sp, "write the field's name, r['f'] or r.f",
+                 "a record's index is a field name or a constant position in range");
+        return n->ty = &ty_error;
+    }
+    Span sp = x->sp;
+    n->kind = E_ATTR;
+    n->attr.base = base;
+    n->attr.attr = name;
+    n->attr.attr_sp = sp;
+    const Type *t = record_field(S, bt, name, sp);
+    if (store && !IS_ERR(t)) sema_mark_written(S, base);
+    return n->ty = t;
+}
+
 const Type *sema_subscript(Sema *S, Node *n, bool store) {
     Compiler *C = S->C;
     const Type *bt = sema_expr(S, n->sub.base);
@@ -334,6 +411,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         n->ty = bt;
         return bt;
     }
+    if (bt->kind == TY_RECORD) return record_subscript(S, n, bt, store);
     NodeList *ix = &n->sub.idx;
     if (bt->kind == TY_TUPLE) {
         if (store) {
@@ -551,6 +629,7 @@ static const Type *attribute(Sema *S, Node *n) {
                  "arrays have no attribute '%s' in kernels", a);
         return &ty_error;
     }
+    if (bt->kind == TY_RECORD) return record_field(S, bt, a, n->attr.attr_sp);
     if (ty_is_scalar(bt) && (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0))
         return sema_complex_part(S, n, bt);
     error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);

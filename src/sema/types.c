@@ -42,12 +42,17 @@ const char *kiln_dtype_name(kiln_dtype t) {
 int kiln_dtype_size(kiln_dtype t) { return (unsigned)t < KILN_NDTYPES ? dtype_sizes[t] : 0; }
 
 void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size) {
-    if (!t->is_array) {
-        snprintf(buf, size, "%s%s", kiln_dtype_name((kiln_dtype)t->dtype),
-                 t->layout == KILN_LAYOUT_PTR ? "*" : "");
+    char rec[16];
+    const char *dn = kiln_dtype_name((kiln_dtype)t->dtype);
+    if (t->dtype >= KILN_RECORD0) { /* kiln.from_dtype's text: recordN */
+        snprintf(rec, sizeof rec, "record%d", t->dtype - KILN_RECORD0);
+        dn = rec;
+    }
+    if (!t->is_array || t->ndim == 0) {
+        snprintf(buf, size, "%s%s", dn, t->layout == KILN_LAYOUT_PTR ? "*" : "");
         return;
     }
-    size_t n = (size_t)snprintf(buf, size, "%s[", kiln_dtype_name((kiln_dtype)t->dtype));
+    size_t n = (size_t)snprintf(buf, size, "%s[", dn);
     for (int i = 0; i < t->ndim && n < size; i++) {
         bool contig = (t->layout == 'C' && i == t->ndim - 1) || (t->layout == 'F' && i == 0);
         n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", contig ? "::1" : ":");
@@ -92,7 +97,40 @@ const Type *ty_dtype(Compiler *C, kiln_dtype d) {
     return t;
 }
 
+const Type *ty_record(Compiler *C, const kiln_record *rec, int recid) {
+    Type *t = arena_alloc(&C->arena, sizeof *t);
+    t->kind = TY_RECORD;
+    t->rec = rec;
+    t->recid = recid;
+    return t;
+}
+
+bool ty_same_record(const kiln_record *a, const kiln_record *b) {
+    if (a == b) return true;
+    if (a->itemsize != b->itemsize || a->nfields != b->nfields) return false;
+    for (int i = 0; i < a->nfields; i++) {
+        const kiln_field *x = &a->fields[i], *y = &b->fields[i];
+        if (strcmp(x->name, y->name) != 0 || x->dtype != y->dtype || x->ndim != y->ndim ||
+            x->offset != y->offset)
+            return false;
+        for (int k = 0; k < x->ndim; k++)
+            if (x->shape[k] != y->shape[k]) return false;
+    }
+    return true;
+}
+
+const kiln_field *ty_field(const Type *rec, const char *name) {
+    for (int i = 0; i < rec->rec->nfields; i++)
+        if (strcmp(rec->rec->fields[i].name, name) == 0) return &rec->rec->fields[i];
+    return NULL;
+}
+
 const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a) {
+    if (a->dtype >= KILN_RECORD0) { /* kiln.c checked the index */
+        int k = a->dtype - KILN_RECORD0;
+        const Type *r = ty_record(C, &C->opts.records[k], k);
+        return a->ndim ? ty_array(C, r, a->ndim, (char)a->layout) : r;
+    }
     if (a->is_array) return ty_array(C, ty_scalar((kiln_dtype)a->dtype), a->ndim, (char)a->layout);
     if (a->layout == KILN_LAYOUT_PTR) return ty_ptr(C, ty_scalar((kiln_dtype)a->dtype));
     return ty_scalar((kiln_dtype)a->dtype);
@@ -150,6 +188,7 @@ bool ty_equal(const Type *a, const Type *b) {
         return true;
     case TY_NS: return a->ns == b->ns;
     case TY_FUNC: return a->fn == b->fn;
+    case TY_RECORD: return ty_same_record(a->rec, b->rec);
     default: return true;
     }
 }
@@ -169,8 +208,24 @@ const char *ty_name(Compiler *C, const Type *t) {
         return dtype_names[t->dtype];
     case TY_ARRAY:
         if (t->ptr) return arena_printf(&C->arena, "CPointer(%s)", dtype_names[t->elem->dtype]);
-        return arena_printf(&C->arena, "array(%s, %dd, %c)", dtype_names[t->elem->dtype],
+        return arena_printf(&C->arena, "array(%s, %dd, %c)",
+                            t->elem->kind == TY_RECORD ? ty_name(C, t->elem)
+                                                       : dtype_names[t->elem->dtype],
                             t->ndim, t->layout);
+    case TY_RECORD: {
+        Buf b;
+        buf_init_arena(&b, &C->arena);
+        buf_puts(&b, "Record(");
+        for (int i = 0; i < t->rec->nfields; i++) {
+            const kiln_field *f = &t->rec->fields[i];
+            buf_printf(&b, "%s%s: %s", i ? ", " : "", f->name, dtype_names[f->dtype]);
+            for (int k = 0; k < f->ndim; k++)
+                buf_printf(&b, "%s%lld%s", k ? ", " : "[", (long long)f->shape[k],
+                           k == f->ndim - 1 ? "]" : "");
+        }
+        buf_printf(&b, "; %lld bytes)", (long long)t->rec->itemsize);
+        return b.p;
+    }
     case TY_TUPLE: {
         Buf b;
         buf_init_arena(&b, &C->arena);
@@ -272,7 +327,9 @@ const Type *ty_unify(Compiler *C, const Type *a, const Type *b) {
     if (ty_equal(a, b)) return a;
     if (ty_is_scalar(a) && ty_is_scalar(b)) return ty_promote(a, b);
     if (a->kind == TY_ARRAY && b->kind == TY_ARRAY) {
-        if (a->ndim != b->ndim || a->elem->dtype != b->elem->dtype || a->ptr || b->ptr)
+        if (a->ndim != b->ndim || a->elem->dtype != b->elem->dtype || a->ptr || b->ptr ||
+            a->elem->kind != b->elem->kind ||
+            (a->elem->kind == TY_RECORD && !ty_equal(a->elem, b->elem)))
             return NULL; /* equal pointers returned above; a pointer is no array */
         return ty_array(C, a->elem, a->ndim, a->layout == b->layout ? a->layout : 'A');
     }

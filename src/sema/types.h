@@ -15,6 +15,12 @@
  * layout only chooses the indexing formula (a C array's last index has stride
  * one, which the C compiler can vectorise on).
  *
+ * A record (TY_RECORD) is an element of an array of a NumPy structured dtype: its
+ * value is a reference (Numba's semantics: `r = a[i]; r.f = v` writes a[i]), in
+ * generated code a pointer to the element; a field is a scalar or a C-contiguous
+ * subarray at NumPy's byte offset (records.c).  Two records are one type only
+ * when their whole layouts are equal.
+ *
  * Besides values, sema types the compile-time things a kernel names: modules
  * and intrinsics (TY_NS), dtype objects (TY_DTYPE), kiln functions (TY_FUNC),
  * range objects and strings.  TY_UNKNOWN is the bottom of inference;
@@ -39,7 +45,8 @@ typedef enum TypeKind {
     TY_DTYPE, /* a scalar type object: dtype */
     TY_FUNC,  /* a kiln function: fn */
     TY_RANGE, /* the value of range(...) */
-    TY_STR
+    TY_STR,
+    TY_RECORD /* a NumPy structured dtype's record: rec; a value is a reference to one */
 } TypeKind;
 
 typedef struct FuncInfo FuncInfo;
@@ -65,6 +72,9 @@ struct Type {
     const NsRef *ns;
     /* TY_FUNC */
     FuncInfo *fn;
+    /* TY_RECORD: the layout (kiln_options.records); recid: its index there */
+    const kiln_record *rec;
+    int recid;
 };
 
 extern const Type ty_unknown, ty_error, ty_none, ty_range, ty_str;
@@ -78,6 +88,12 @@ static inline bool ty_is_ptr(const Type *t) { return t->kind == TY_ARRAY && t->p
 const Type *ty_tuple(Compiler *C, int n, const Type **elems);
 const Type *ty_dtype(Compiler *C, kiln_dtype d);
 const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a);
+const Type *ty_record(Compiler *C, const kiln_record *rec, int recid);
+/* Whether two record layouts are the same (itemsize, and each field's name, dtype, shape
+ * and offset). */
+bool ty_same_record(const kiln_record *a, const kiln_record *b);
+/* The field of a record named name, or NULL. */
+const kiln_field *ty_field(const Type *rec, const char *name);
 /* The same scalar without the weak flag (weak int -> int64, weak float -> float64). */
 const Type *ty_strong(const Type *t);
 

@@ -793,3 +793,29 @@ def test_kernel_resources_on_the_gpu():
     sh = smem.get_shared_mem_per_block()
     assert sh[(kiln.float32[::1],)] >= 40 and sh[(kiln.float64[::1],)] >= 80, sh
     assert 0 < smem.get_max_threads_per_block(kiln.void(kiln.float32[::1])) <= 1024
+def test_records_on_the_gpu():
+    """tests/lang/records.py's aligned kernel on the GPU: device and host arrays of records,
+    a record argument by reference (staged and copied back), whole records copied."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "records.py"))
+    dt = ns["ALIGNED"]
+    a = np.zeros(3, dt)
+    for i in range(3):
+        a[i] = (i % 2 == 0, i, 60000 + i, 7 * i, 2**63 + i, 1.5 * i, i / 4, 10.0 * i,
+                complex(i, 1), complex(2, i), (i, 2 * i, 3 * i), 0)
+    cpu, cpu_out = a.copy(), np.zeros(3)
+    kiln.jit(ns["fields"].py_func, target="cpu")[1, 3](cpu, cpu_out)
+    d, out = kiln.to_device(a), kiln.device_array(3, np.float64)
+    assert d.dtype == dt
+    ns["fields"][1, 3](d, out)
+    assert d.copy_to_host().tobytes() == cpu.tobytes()
+    np.testing.assert_array_equal(out.copy_to_host(), cpu_out)
+    b = a.copy()
+    ns["set_field"][1, 1](b[1], 123.25)  # a host record: staged, written back
+    assert b[1]["d"] == 123.25
+    ns["copy_rec"][1, 1](d, 0, 2)
+    h = d.copy_to_host()
+    assert h[0].tobytes() == h[2].tobytes()

@@ -52,8 +52,9 @@ def test_calling_a_type_makes_a_signature():
 def test_from_dtype_and_typeof():
     assert kiln.from_dtype(np.dtype(np.uint16)) is kiln.uint16
     assert kiln.from_dtype(np.float64) is kiln.float64
-    with pytest.raises(NotImplementedError, match="record|kiln has no type"):
-        kiln.from_dtype(np.dtype([("a", np.int32)]))
+    with pytest.raises(NotImplementedError, match="kiln has no type"):
+        kiln.from_dtype(np.dtype("U4"))
+    assert isinstance(kiln.from_dtype(np.dtype([("a", np.int32)])), kiln.types.Record)
     assert kiln.typeof(1) is kiln.int64 and kiln.typeof(1.5) is kiln.float64
     assert kiln.typeof(True) is kiln.boolean and kiln.typeof(np.float32(1)) is kiln.float32
     a = np.zeros((3, 4), np.float32)

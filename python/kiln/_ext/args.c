@@ -12,6 +12,8 @@
  */
 #include "args.h"
 
+#include "records.h"
+
 #include <string.h>
 
 static const char *dtype_names[KILN_NDTYPES] = {
@@ -59,6 +61,40 @@ static int format_dtype(const char *fmt, Py_ssize_t itemsize, kiln_dtype *out) {
     case 8: *out = sgn ? KILN_INT64 : KILN_UINT64; return 0;
     default: return -1;
     }
+}
+
+/* Whether a buffer format is a struct's ("T{...}"): a NumPy structured dtype. */
+static bool is_record_format(const char *fmt) {
+    if (!fmt) return false;
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' || *fmt == '!') fmt++;
+    return fmt[0] == 'T' && fmt[1] == '{';
+}
+
+static PyObject *param_name(PyObject *names, int i);
+
+/* The record id of a buffer of struct format, from its object's NumPy dtype; -1 with the
+ * exception set (naming the argument) and the view released. */
+static int record_of(PyObject *o, Py_buffer *v, PyObject *names, PyObject *kname, int i) {
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    int id = dt ? ext_record_id(dt) : -1;
+    Py_XDECREF(dt);
+    if (id >= 0 && ext_record_size(id) != v->itemsize) {
+        PyErr_SetString(PyExc_TypeError, "its buffer's item size is not its dtype's");
+        id = -1;
+    }
+    if (id >= 0) return id;
+    char d[256];
+    ext_arg_desc(d, sizeof d, names, kname, i);
+    PyObject *t, *ev, *tb;
+    PyErr_Fetch(&t, &ev, &tb);
+    PyErr_NormalizeException(&t, &ev, &tb);
+    PyErr_Format(PyExc_TypeError, "%s has a structured dtype kernels cannot take: %S", d,
+                 ev ? ev : Py_None);
+    Py_XDECREF(t);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+    PyBuffer_Release(v);
+    return -1;
 }
 
 static PyObject *param_name(PyObject *names, int i) {
@@ -324,6 +360,13 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         }
         kiln_dtype dt;
         int rc = format_dtype(v->format, v->itemsize, &dt);
+        int recid = -1;
+        if (rc < 0 && is_record_format(v->format)) {
+            recid = record_of(o, v, names, kname, i);
+            if (recid < 0) return -1;
+            rc = 0;
+            dt = (kiln_dtype)(KILN_RECORD0 + recid);
+        }
         if (rc < 0) {
             char d[256];
             ext_arg_desc(d, sizeof d, names, kname, i);
@@ -345,6 +388,23 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             PyBuffer_Release(v);
             return -1;
         }
+        if (v->ndim == 0 && recid >= 0) {
+            /* a record (numpy.void, numpy.record): passed by reference, as Numba does, so
+             * the kernel's writes land in the memory it views (a record taken from an
+             * array is a view of that array's element, though its buffer says read-only) */
+            a->has_view = true;
+            a->t.is_array = 1;
+            a->t.layout = 0; /* as a signature's record parses */
+            a->readonly = false;
+            if ((uintptr_t)v->buf % (uintptr_t)ext_record_align(recid) != 0) {
+                char d[256];
+                ext_arg_desc(d, sizeof d, names, kname, i);
+                PyErr_Format(PyExc_ValueError, "%s is a record not aligned to %d bytes; pass a copy",
+                             d, ext_record_align(recid));
+                return -1;
+            }
+            return 0;
+        }
         if (v->ndim == 0) {
             if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(v->buf, dt, a);
             else scalar_from_memory(v->buf, dt, &a->v);
@@ -360,7 +420,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             return -1;
         }
         Py_ssize_t isz = v->itemsize;
-        if (((uintptr_t)v->buf % (uintptr_t)isz) != 0) {
+        /* records need their fields' alignment, not their size's */
+        Py_ssize_t align = recid >= 0 ? ext_record_align(recid) : isz;
+        if (((uintptr_t)v->buf % (uintptr_t)align) != 0) {
             char d[256];
             ext_arg_desc(d, sizeof d, names, kname, i);
             PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements; pass a copy",

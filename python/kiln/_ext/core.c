@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "obs.h"
+#include "records.h"
 #include "resolve.h"
 #include "table.h"
 #include "tier.h"
@@ -192,6 +193,7 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
         return NULL;
     kiln_options o;
     memset(&o, 0, sizeof o);
+    o.records = ext_records(&o.nrecords);
     int target = 0;
     if (!PyArg_ParseTuple(opts, "iiiiii|iiizi", &target, &o.fastmath, &o.debug, &o.lineinfo,
                           &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
@@ -314,6 +316,7 @@ static PyObject *mod_infer_return(PyObject *module, PyObject *args) {
     if (n < 0) return NULL;
     kiln_options o;
     memset(&o, 0, sizeof o);
+    o.records = ext_records(&o.nrecords);
     CoreCall c;
     PyObject *result = NULL;
     if (core_open(&c, resolver) < 0) goto done;
@@ -590,7 +593,9 @@ static PyObject *mod_argtype_str(PyObject *module, PyObject *key) {
     if (!parts) return NULL;
     for (int i = 0; i < n; i++) {
         char buf[96];
-        if (at[i].dtype >= KILN_NDTYPES || (at[i].is_array && (at[i].ndim < 1 || at[i].ndim > KILN_MAX_NDIM))) {
+        bool rec = at[i].dtype >= KILN_RECORD0 && at[i].is_array; /* ndim 0: one record */
+        if ((at[i].dtype >= KILN_NDTYPES && !rec) ||
+            (at[i].is_array && ((at[i].ndim < 1 && !rec) || at[i].ndim > KILN_MAX_NDIM))) {
             snprintf(buf, sizeof buf, "?");
         } else {
             kiln_argtype_format(&at[i], buf, sizeof buf);

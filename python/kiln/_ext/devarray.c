@@ -20,6 +20,7 @@
 #include "devarray.h"
 #include "dlpack.h"
 #include "obs.h"
+#include "records.h"
 #include "recorder.h"
 
 #include <stdlib.h>
@@ -32,6 +33,7 @@ enum { EXT_HOST_ALIGN = 64 };
 
 static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
 int ext_dtype_size(int dtype) {
+    if (dtype >= KILN_RECORD0) return (int)ext_record_size(dtype - KILN_RECORD0);
     return dtype >= 0 && dtype < KILN_NDTYPES ? dtype_sizes[dtype] : 0;
 }
 
@@ -624,6 +626,10 @@ static PyObject *f_dlpack_capsule(PyObject *m, PyObject *arr) {
         return NULL;
     }
     DeviceArrayObject *d = (DeviceArrayObject *)arr;
+    if (d->dtype >= KILN_NDTYPES) {
+        PyErr_SetString(PyExc_TypeError, "DLPack has no structured (record) dtypes");
+        return NULL;
+    }
     Exported *e = PyMem_RawCalloc(1, sizeof *e);
     if (!e) return PyErr_NoMemory();
     static const uint8_t codes[KILN_NDTYPES] = {6, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 5, 5};

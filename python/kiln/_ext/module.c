@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "errors.h"
 #include "exectext.h"
+#include "records.h"
 #include "host.h"
 #include "interop.h"
 #include "launch.h"
@@ -49,6 +50,7 @@ static int mod_exec(PyObject *m) {
     if (ext_interop_init(m, st) < 0) return -1;
     if (ext_exectext_init() < 0) return -1;
     if (PyModule_AddFunctions(m, ext_exectext_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_records_functions) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }

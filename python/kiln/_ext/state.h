@@ -27,6 +27,7 @@
  *   cache.c       the artifact cache: cached builds, kiln.cache's functions
  *   obs.c         kiln.metrics()' counters, what goes into traces and logs
  *   trace.c       the trace's event buffer, KILN_LOG's lines, NVTX ranges
+ *   records.c     structured dtypes: the process's record layouts, by id
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */

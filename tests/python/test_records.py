@@ -1,0 +1,188 @@
+"""Records (NumPy structured dtypes) in kernels: layouts as NumPy gives them, references,
+record arguments, explicit signatures, specialisation and cache keys, device arrays of
+records, and the errors (tests/lang/records*.py hold the golden cases)."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _compile, _kiln
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python")
+
+# the same size and field types, the names swapped: a kernel reading .a must read other bytes
+AB = np.dtype([("a", np.int32), ("b", np.int32)])
+BA = np.dtype([("b", np.int32), ("a", np.int32)])
+
+
+@kiln.jit
+def read_a(r, out):
+    i = kiln.grid(1)
+    if i < r.shape[0]:
+        out[i] = r[i].a
+
+
+def test_same_size_dtypes_do_not_share_code():
+    x = np.zeros(3, AB)
+    y = np.zeros(3, BA)
+    x["a"], x["b"] = [1, 2, 3], [7, 8, 9]
+    y["a"], y["b"] = [1, 2, 3], [7, 8, 9]
+    out = np.zeros(3, np.int32)
+    read_a[1, 3](x, out)
+    assert list(out) == [1, 2, 3]
+    read_a[1, 3](y, out)
+    assert list(out) == [1, 2, 3]
+    assert len(read_a.signatures) == 2
+    sx, sy = (read_a.inspect_source(s) for s in read_a.signatures)
+    # the layout is in the source, so in the disk cache's key (the hash of the source)
+    assert "a int32@0 b int32@4" in sx and "b int32@0 a int32@4" in sy
+    assert sx != sy
+
+
+def test_offsets_and_itemsize_are_numpys():
+    # offsets NumPy was told, with a gap and a trailing pad: never recomputed
+    dt = np.dtype({"names": ["x", "y"], "formats": [np.float32, np.int16],
+                   "offsets": [4, 10], "itemsize": 16})
+    a = np.zeros(4, dt)
+    a["x"] = [1, 2, 3, 4]
+
+    @kiln.jit
+    def k(a):
+        i = kiln.grid(1)
+        if i < a.shape[0]:
+            a[i].y = int(a[i].x) * 3
+
+    k[1, 4](a)
+    assert list(a["y"]) == [3, 6, 9, 12]
+    raw = a.view(np.uint8).reshape(4, 16)
+    assert raw[:, :4].sum() == 0 and raw[:, 12:].sum() == 0  # the gaps are untouched
+
+
+def test_record_argument_is_a_reference():
+    dt = np.dtype([("a", np.float64), ("n", np.int64)], align=True)
+
+    @kiln.jit
+    def bump(r, v):
+        r.a = r.a + v
+        r["n"] += 1
+
+    arr = np.zeros(3, dt)
+    rec = arr[1]
+    bump[1, 1](rec, 2.5)
+    bump[1, 1](np.recarray(3, dtype=dt, buf=arr)[1], 1.0)
+    assert arr[1]["a"] == 3.5 and arr[1]["n"] == 2
+    assert arr[0]["n"] == 0 and arr[2]["n"] == 0
+
+
+def test_record_in_device_functions():
+    dt = np.dtype([("g", np.int32), ("h", np.float32, (2,))], align=True)
+
+    @kiln.jit(device=True)
+    def first(a):
+        return a[0]
+
+    @kiln.jit(device=True)
+    def total(r):
+        return r.g + r.h[0] + r.h[1]
+
+    @kiln.jit
+    def k(a, out):
+        out[0] = total(first(a))
+
+    a = np.zeros(2, dt)
+    a[0] = (1, (2.0, 3.5))
+    out = np.zeros(1, np.float64)
+    k[1, 1](a, out)
+    assert out[0] == 6.5
+
+
+def test_subarray_field_assigned_from_an_array():
+    dt = np.dtype([("u", np.float64), ("m", np.int16, (3, 2))], align=True)
+
+    @kiln.jit
+    def k(dest, src):
+        dest["m"] = src
+
+    got = np.zeros(2, dt)
+    src = np.arange(6, dtype=np.int16).reshape(3, 2) + 1
+    k[1, 1](got[1], src)
+    assert (got[1]["m"] == src).all() and (got[0]["m"] == 0).all()
+    with pytest.raises(IndexError):
+        k[1, 1](got[0], src[:2])
+
+
+def test_explicit_signature_from_dtype():
+    dt = np.dtype([("a", np.int32), ("b", np.float64)], align=True)
+    rec = kiln.from_dtype(dt)
+    assert isinstance(rec, kiln.types.Record) and rec == kiln.from_dtype(dt)
+    assert str(rec[:]).endswith("[:]") and kiln.typeof(np.zeros(1, dt)[0]) == rec
+
+    @kiln.jit((rec[:],))
+    def foo(a):
+        i = kiln.grid(1)
+        a[i].a = a[i].b
+
+    @kiln.jit(kiln.void(rec, kiln.float64))
+    def setb(r, v):
+        r.b = v
+
+    a = np.zeros(3, dt)
+    a["b"] = [123, 246, 369]
+    foo[1, 3](a)
+    setb[1, 1](a[2], 0.5)
+    assert list(a["a"]) == [123, 246, 369] and a[2]["b"] == 0.5
+    with pytest.raises(TypeError):
+        foo[1, 3](np.zeros(3, AB))  # another record: no signature takes it
+
+
+def test_misaligned_field_refused_for_the_gpu():
+    packed = np.dtype([("a", np.int8), ("b", np.float64)])
+
+    @kiln.jit
+    def k(a):
+        a[0].b = 1.0
+
+    key = _kiln.key_of(np.zeros(2, packed))
+    with pytest.raises(kiln.CompileError, match="type float64 is not aligned"):
+        _compile._translate(k, key, 1, 90)
+    assert "KU_f64" in _compile._translate(k, key, 0).source  # the CPU reads it byte-wise
+
+
+def test_unsupported_dtypes_are_type_errors():
+    nested = np.dtype([("inner", [("x", np.int32)])])
+    objs = np.dtype([("o", object)])
+    swapped = np.dtype([("x", ">f8")])
+    for dt, what in ((nested, "itself a record"), (objs, "dtype object"),
+                     (swapped, "byte order")):
+        with pytest.raises(TypeError, match=what):
+            read_a[1, 1](np.zeros(1, dt), np.zeros(1, np.int32))
+
+
+def test_device_arrays_of_records_on_the_host_device():
+    code = """
+import numpy as np, kiln
+dt = np.dtype([("s0", np.uint64), ("s1", np.uint64)], align=True)
+a = np.zeros(4, dt)
+a["s0"] = np.arange(4)
+d = kiln.to_device(a)
+assert d.dtype == dt and d.itemsize == 16
+
+@kiln.jit
+def k(s):
+    i = kiln.grid(1)
+    if i < s.shape[0]:
+        s[i].s1 = s[i].s0 * 3
+
+k[1, 4](d)
+assert list(d.copy_to_host()["s1"]) == [0, 3, 6, 9]
+assert kiln.device_array(3, dtype=dt).dtype == dt
+print("ok")
+"""
+    env = dict(os.environ, KILN_TARGET="cpu", PYTHONPATH=PYDIR)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.strip() == "ok", r.stderr
