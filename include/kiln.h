@@ -166,8 +166,17 @@ typedef enum kiln_value_kind {
     KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */
     KILN_VAL_OTHER,     /* anything else; name is its Python type, for the error */
-    KILN_VAL_COMPLEX    /* Python complex: a weak complex128 constant (v.f, im) */
+    KILN_VAL_COMPLEX,   /* Python complex: a weak complex128 constant (v.f, im) */
+    KILN_VAL_EXTERN     /* an external CUDA device function (kiln.declare_device): name is
+                         * its C symbol, signature its signature text, abi, links */
 } kiln_value_kind;
+
+/* kiln_value.abi of KILN_VAL_EXTERN: how the external function is called. */
+typedef enum kiln_abi {
+    KILN_ABI_NUMBA, /* Numba's: int name(ret *out, args...), a status returned, the result
+                     * through out (a void function's out is an unused int) */
+    KILN_ABI_C      /* ret name(args...) */
+} kiln_abi;
 
 typedef struct kiln_value {
     kiln_value_kind kind;
@@ -198,6 +207,12 @@ typedef struct kiln_value {
     int device;           /* ...on this GPU (-1: host memory, KILN_TARGET=cpu) */
     /* COMPLEX, and SCALAR of a complex dtype: the imaginary part (v.f is the real one) */
     double im;
+    /* EXTERN: a kiln_abi, and the CUDA C sources that define it (and what it calls): each
+     * pasted once into the CUDA translation unit of a kernel that calls it */
+    int abi;
+    const char *const *links;
+    const size_t *link_lens;
+    int nlinks;
 } kiln_value;
 
 /* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function

@@ -12,6 +12,12 @@
 #include "kiln.h"
 #include "util/util.h"
 
+/* Heads each external CUDA C source pasted into a kernel's program (emit.c), so the CUDA
+ * target knows to give NVRTC the toolkit's include directories and to blame the user's
+ * source rather than kiln when NVRTC rejects the program (cuda.c). */
+#define KILN_EXTERN_SRC_MARKER "/* ---- external source "
+
+
 struct kiln_ctx {
     kiln_diag_fn diag;  /* where diagnostics go; NULL drops them */
     void *diag_ud;

@@ -16,6 +16,7 @@ import types
 from . import _kiln, _obs, _source
 from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
+from ._extern import ExternFunction
 
 CompileError = _kiln.CompileError
 
@@ -81,6 +82,8 @@ def describe(v):
         return ("module",)
     if isinstance(v, _kiln.DeviceArrayBase):  # a global device array: by address
         return _describe_device_array(v)
+    if isinstance(v, ExternFunction):  # kiln.declare_device: CUDA C the kernel calls
+        return v._describe()
     if isinstance(v, _kiln.DispatcherBase):  # a kiln kernel or device function
         text, filename, line = dispatcher_source(v)
         return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)

@@ -1161,6 +1161,17 @@ void emit_expr(Emit *E, Node *n) {
         PS(")");
         return;
     case E_CALL:
+        if (n->ext) { /* an external device function: its wrapper (emit.c) */
+            P("kiln_ext_%s(", n->ext->name);
+            for (int i = 0; i < n->call.bound.n; i++) {
+                Node *a = n->call.bound.v[i];
+                if (i) PS(", ");
+                if (ty_is_ptr(n->ext->params[i])) P("(%s).data", emit_expr_str(E, a, NULL));
+                else emit_expr_as(E, a, n->ext->params[i]);
+            }
+            PS(")");
+            return;
+        }
         if (n->callee) {
             FuncSpec *f = n->callee;
             /* an explicit signature's return type wins over the inferred one */

@@ -180,6 +180,7 @@ struct Node {
     Sym *sym;               /* E_NAME, S_FOR target: the local variable */
     const Intrinsic *intr;  /* E_CALL/E_ATTR/E_NAME: the builtin or intrinsic */
     FuncSpec *callee;       /* E_CALL: the device function specialisation */
+    const struct ExternFn *ext; /* E_CALL: an external CUDA device function (sema.h) */
     ConstVal cval;          /* with NF_CONST */
     uint64_t nnhi;          /* with NF_BOUNDED: an upper bound (src/sema/bounds.c) */
     const struct GVal *gv;  /* E_NAME/E_ATTR of a frozen tuple global */

@@ -223,6 +223,14 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = t;
         break;
     }
+    case KILN_VAL_EXTERN: {
+        g->fn = sema_extern_info(S, kv);
+        Type *t = arena_alloc(&C->arena, sizeof *t);
+        t->kind = TY_FUNC;
+        t->fn = g->fn;
+        g->ty = t;
+        break;
+    }
     case KILN_VAL_ARRAY: {
         if (!kv->data && kv->address) {
             /* a global device array, by address.  GPU memory cannot be read by a CPU
@@ -344,7 +352,8 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     case KILN_VAL_NAMESPACE:
     case KILN_VAL_MODULE:
     case KILN_VAL_DTYPE:
-    case KILN_VAL_FUNCTION: return g->ty;
+    case KILN_VAL_FUNCTION:
+    case KILN_VAL_EXTERN: return g->ty;
     case KILN_VAL_OTHER:
         if (strcmp(what, "print") == 0) {
             error_at(C, n->sp, "write results to an array and print them on the host",
@@ -1119,12 +1128,8 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     Compiler *C = S->C;
     *ret = &ty_error;
     if (fi->parse_failed || !fi->proto) return NULL;
-    if (!fi->is_device) {
-        error_at(C, call->call.fn->sp,
-                 "decorate the callee with @kiln.jit(device=True) to call it from kernels",
-                 "'%s' is a kernel; kernels cannot be called from kernels", fi->name);
-        return NULL;
-    }
+    /* a function decorated @jit without device=True is called as a device function, as
+     * Numba-CUDA does (a kernel launched on the host is still compiled as a kernel) */
     Node *proto = fi->proto;
     int np = proto->def.nparams;
     Node **bound = arena_alloc(&C->arena, sizeof(Node *) * (size_t)(np + 1));

@@ -179,6 +179,7 @@ struct FuncInfo {
     FuncSig *sigs;        /* in the order given; each call takes the best (sema.c) */
     int nsigs;
     Node *proto;          /* one parse of the def, for parameter names */
+    struct ExternFn *ext; /* an external CUDA device function: no source, one signature */
     FuncSpec *specs;      /* specialisations made so far */
     int nspecs;
     bool parse_failed;
@@ -245,6 +246,28 @@ static inline bool spec_writes(const FuncSpec *f, int i) {
     return (f->written & origin_of_param(i)) != 0;
 }
 
+/* An external CUDA device function (kiln.declare_device): the kernel calls it by its C
+ * symbol through the ABI it was declared with, and its CUDA C sources go into the
+ * kernel's translation unit (emit.c). */
+typedef struct ExternFn {
+    const char *name;   /* its C symbol */
+    int abi;            /* kiln_abi */
+    const char *sigtext;
+    const char *const *links; /* its sources (copied into the arena) */
+    const size_t *link_lens;
+    int nlinks;
+    const Type **params; /* its signature's types (a pointer: ty_ptr) */
+    int nparams;
+    const Type *ret;    /* ty_none for void */
+    bool used;          /* a call of it was typed: it is in SemaResult.externs */
+} ExternFn;
+
+/* One CUDA C source of external device functions, pasted once per translation. */
+typedef struct ExternSrc {
+    const char *text;
+    size_t len;
+} ExternSrc;
+
 typedef struct SemaResult {
     FuncSpec *kernel;
     PtrVec order;          /* finalised specs, callees before callers, kernel last */
@@ -255,6 +278,8 @@ typedef struct SemaResult {
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
     bool uses_gridsize;    /* calls kiln.gridsize() */
     int64_t const_bytes;   /* the arrays in constant memory (kiln.const.array_like) */
+    PtrVec externs;        /* ExternFn called, in the order of their first call */
+    PtrVec ext_srcs;       /* ExternSrc of those, each text once, in the order first met */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -1772,6 +1772,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_UNKNOWN(ft)) return &ty_unknown;
         if (ft->kind == TY_NS && ft->ns->intr) return call_intrinsic(S, n, ft->ns->intr);
         if (ft->kind == TY_DTYPE) return dtype_cast(S, n, (kiln_dtype)ft->dtype);
+        if (ft->kind == TY_FUNC && ft->fn->ext) return sema_call_extern(S, n, ft->fn);
         if (ft->kind == TY_FUNC) {
             const Type *rt;
             sema_call_function(S, n, ft->fn, &rt);

@@ -48,6 +48,10 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what);
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);
 const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope);
 
+/* sema_extern.c: external CUDA device functions (kiln.declare_device) */
+FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv);
+const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi);
+
 /* sema_expr.c */
 const Type *sema_expr(Sema *S, Node *n);
 const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type *lt,

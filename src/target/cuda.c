@@ -141,6 +141,9 @@ int kiln_nvrtc_version(kiln_nvrtc *n) { return n->f.version; }
 /* What NVRTC is asked: the architecture it compiles for, cubin or PTX, and its
  * options.  One place, so the cache key (kiln_nvrtc_target) and the compile
  * cannot disagree. */
+/* The longest include option for NVRTC kiln writes (a toolkit directory). */
+enum { KILN_PATH_OPT = 1024 };
+
 typedef struct NvrtcPlan {
     int use;     /* the architecture compiled for */
     int is_ptx;
@@ -262,6 +265,55 @@ void kiln_nvrtc_facts_name(char *buf, size_t size) {
     snprintf(buf, size, "nvrtc|%s|%s|%lld|%lld", env ? env : "", ldp ? ldp : "", cs, ct);
 }
 
+/* dst = a + b; false (and nothing to use) when it does not fit */
+static bool join_path(char *dst, size_t size, const char *a, const char *b) {
+    int w = snprintf(dst, size, "%s%s", a, b);
+    return w >= 0 && (size_t)w < size;
+}
+
+/* The CUDA toolkit's include directory, for external sources that include its headers
+ * (curand_kernel.h): beside the NVRTC library loaded (lib/ or lib64/ next to include/),
+ * else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda.  Its cccl/ too where it has one (CUDA 13
+ * keeps libcu++, which curand_kernel.h includes, there).  Returns the number of options
+ * written into opts (bufs holds their text). */
+static int toolkit_includes(kiln_nvrtc *n, char bufs[2][KILN_PATH_OPT], const char **opts) {
+    char cand[4][KILN_PATH_OPT];
+    int nc = 0;
+    Dl_info info;
+    if (dladdr(*(void **)&n->Version, &info) && info.dli_fname) {
+        char dir[KILN_PATH_OPT];
+        const char *slash = strrchr(info.dli_fname, '/');
+        size_t dl = slash ? (size_t)(slash - info.dli_fname) : 0;
+        if (slash && dl < sizeof dir) {
+            memcpy(dir, info.dli_fname, dl);
+            dir[dl] = 0;
+            if (join_path(cand[nc], KILN_PATH_OPT, dir, "/../include")) nc++;
+        }
+    }
+    const char *envs[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+    for (int i = 0; i < 2; i++)
+        if (envs[i] && *envs[i] && join_path(cand[nc], KILN_PATH_OPT, envs[i], "/include")) nc++;
+    if (join_path(cand[nc], KILN_PATH_OPT, "/usr/local/cuda", "/include")) nc++;
+    for (int i = 0; i < nc; i++) {
+        char probe[KILN_PATH_OPT];
+        struct stat st;
+        if (!join_path(probe, sizeof probe, cand[i], "/cuda_runtime_api.h") ||
+            stat(probe, &st) != 0)
+            continue;
+        int k = 0;
+        if (!join_path(bufs[k], KILN_PATH_OPT, "-I", cand[i])) return 0;
+        opts[k] = bufs[k];
+        k++;
+        if (join_path(probe, sizeof probe, cand[i], "/cccl") && stat(probe, &st) == 0 &&
+            S_ISDIR(st.st_mode) && join_path(bufs[k], KILN_PATH_OPT, "-I", probe)) {
+            opts[k] = bufs[k];
+            k++;
+        }
+        return k;
+    }
+    return 0;
+}
+
 int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len,
                        const kiln_options *opts, int arch, void **blob, size_t *blob_len,
                        int *is_ptx) {
@@ -280,6 +332,11 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
     }
     int use = p.use, argc = p.argc;
     const char **argv = p.argv;
+    /* external sources (emit.c) may include the toolkit's headers; the include directory
+     * is left out of the target text (the cache key): the sources' own text is in it */
+    bool external = strstr(src, KILN_EXTERN_SRC_MARKER) != NULL;
+    char incbuf[2][KILN_PATH_OPT];
+    if (external && argc + 2 <= (int)COUNTOF(p.argv)) argc += toolkit_includes(n, incbuf, argv + argc);
     nvrtcProgram prog;
     nvrtcResult rc = n->CreateProgram(&prog, src, "kiln_kernel.cu", 0, NULL, NULL);
     if (rc != 0) {
@@ -298,7 +355,10 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
             log[lsz] = 0;
         }
         diag_plain(ctx, KILN_ERROR,
-                   "this is a bug in kiln's CUDA code generation; please report it with the kernel",
+                   external ? "check the external CUDA C sources (kiln.declare_device's link=) "
+                              "against the declarations kiln wrote for them"
+                            : "this is a bug in kiln's CUDA code generation; please report it "
+                              "with the kernel",
                    "NVRTC rejected the generated code for sm_%d:\n%s", use, log ? log : "");
         free(log);
         n->DestroyProgram(&prog);

@@ -819,3 +819,76 @@ def test_records_on_the_gpu():
     ns["copy_rec"][1, 1](d, 0, 2)
     h = d.copy_to_host()
     assert h[0].tobytes() == h[2].tobytes()
+
+
+
+
+def test_external_device_functions_on_the_gpu(tmp_path):
+    # Numba's test_device_func.py patterns: CUSource with Numba's ABI, several sources (a
+    # set), a declaration reached from device functions and the kernel, abi="c" (zero and
+    # two arguments, void, a pointer), a .cu file on disk including a toolkit header
+    times2_cu = kiln.CUSource(
+        'extern "C" __device__ int times2(int *out, int a) { *out = a * 2; return 0; }')
+    times4_cu = kiln.CUSource(
+        'extern "C" __device__ int times2(int *out, int a);\n'
+        'extern "C" __device__ int times4(int *out, int a)'
+        ' { int t; times2(&t, a); *out = t * 2; return 0; }')
+    cabi_cu = kiln.CUSource(
+        'extern "C" __device__ int const42() { return 42; }\n'
+        'extern "C" __device__ int add2(int a, int b) { return a + b; }\n'
+        'extern "C" __device__ void consume(int a) { asm volatile("" : : "r"(a) : "memory"); }\n'
+        'extern "C" __device__ void put42(int *a) { *a = 42; }')
+    times2 = kiln.declare_device("times2", "int32(int32)", link=times2_cu)
+    times4 = kiln.declare_device("times4", "int32(int32)", link={times2_cu, times4_cu})
+    const42 = kiln.declare_device("const42", "int32()", link=cabi_cu, abi="c")
+    add2 = kiln.declare_device("add2", "int32(int32, int32)", link=cabi_cu, abi="c")
+    consume = kiln.declare_device("consume", "void(int32)", link=cabi_cu, abi="c")
+    put42 = kiln.declare_device("put42", kiln.void(kiln.types.CPointer(kiln.int32)),
+                                link=cabi_cu, abi="c")
+
+    @kiln.jit
+    def dev1(x):
+        return times2(x)
+
+    @kiln.jit
+    def dev2(x):
+        return dev1(x)
+
+    @kiln.jit
+    def kernel(r, x):
+        i = kiln.grid(1)
+        if i < len(r):
+            consume(x[i])
+            r[i] = (dev2(x[i]) + times2(x[i] + i) + times4(x[i]) + const42()
+                    + add2(x[i], i))
+
+    x = np.arange(10, dtype=np.int32)
+    r = kiln.device_array(10, np.int32)
+    kernel[1, 32](r, kiln.to_device(x))
+    i = np.arange(10)
+    np.testing.assert_array_equal(r.copy_to_host(), 2 * x + 2 * (x + i) + 4 * x + 42 + x + i)
+
+    @kiln.jit(kiln.void(kiln.types.CPointer(kiln.int32), kiln.int64))
+    def fill(p, n):
+        put42(p)
+
+    d = kiln.to_device(np.zeros(3, np.int32))
+    fill[1, 1](d.__cuda_array_interface__["data"][0] + 4, 3)
+    assert d.copy_to_host().tolist() == [0, 42, 0]
+
+    rng = tmp_path / "rng.cu"
+    rng.write_text('#include <curand_kernel.h>\n'
+                   'extern "C" __device__ int random_number(unsigned int *out,'
+                   ' unsigned long long seed) {\n'
+                   '  curandStateXORWOW_t state;\n  curand_init(seed, 1, 0, &state);\n'
+                   '  *out = curand(&state);\n  return 0;\n}\n')
+    random_number = kiln.declare_device("random_number", kiln.int32(kiln.uint64),
+                                        link=[str(rng)])
+
+    @kiln.jit
+    def draw(out, seed):
+        out[0] = random_number(seed)
+
+    out = kiln.to_device(np.zeros(1, np.uint32))
+    draw[1, 1](out, 1)
+    assert out.copy_to_host()[0] == 323845807  # Numba's expectation for seed 1

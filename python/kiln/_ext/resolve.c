@@ -1,6 +1,7 @@
 /* resolve.c: see resolve.h.  The description kinds are _compile.describe's: missing,
  * int, float, complex, bool, scalar, tuple, ns, module, dtype, function, array (a frozen
- * copy of a global NumPy array), devarray (a global device array, by address), other. */
+ * copy of a global NumPy array), devarray (a global device array, by address), extern (an
+ * external CUDA device function, kiln.declare_device), other. */
 #include "resolve.h"
 
 #include <string.h>
@@ -155,6 +156,55 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (PyErr_Occurred()) return -1;
         out->is_device = PyObject_IsTrue(ITEM(5));
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
+    } else if (strcmp(kind, "extern") == 0) {
+        /* ("extern", symbol, signature, abi, (source text, ...)) */
+        out->kind = KILN_VAL_EXTERN;
+        out->name = keep_str(R, ITEM(1));
+        out->signature = keep_str(R, ITEM(2));
+        if (!out->name || !out->signature) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "extern description needs str name and signature");
+            return -1;
+        }
+        out->abi = (int)PyLong_AsLong(ITEM(3));
+        if (PyErr_Occurred()) return -1;
+        PyObject *srcs = ITEM(4);
+        if (!PyTuple_Check(srcs)) {
+            PyErr_SetString(PyExc_TypeError, "extern description needs a tuple of sources");
+            return -1;
+        }
+        Py_ssize_t m = PyTuple_GET_SIZE(srcs);
+        /* one block: the text pointers, then their lengths */
+        void *mem = PyMem_Calloc((size_t)m + 1, sizeof(const char *) + sizeof(size_t));
+        if (!mem) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyObject *cap = PyCapsule_New(mem, "kiln.values", free_capsule);
+        if (!cap) {
+            PyMem_Free(mem);
+            return -1;
+        }
+        int rc = PyList_Append(R->mem, cap);
+        Py_DECREF(cap);
+        if (rc < 0) return -1;
+        const char **texts = mem;
+        size_t *lens = (size_t *)(texts + m + 1);
+        for (Py_ssize_t i = 0; i < m; i++) {
+            PyObject *t = PyTuple_GET_ITEM(srcs, i);
+            Py_ssize_t tl;
+            if (!PyUnicode_Check(t)) {
+                PyErr_SetString(PyExc_TypeError, "extern sources must be str");
+                return -1;
+            }
+            if (PyList_Append(R->keep, t) < 0) return -1;
+            texts[i] = PyUnicode_AsUTF8AndSize(t, &tl);
+            if (!texts[i]) return -1;
+            lens[i] = (size_t)tl;
+        }
+        out->links = texts;
+        out->link_lens = lens;
+        out->nlinks = (int)m;
     } else if (strcmp(kind, "devarray") == 0) {
         /* ("devarray", dtype, shape, address, device): a global device array, by address */
         unsigned long long count;

@@ -1,0 +1,186 @@
+"""External CUDA device functions: Numba's ``declare_device`` and ``CUSource``.
+
+``declare_device(name, sig, link=...)`` names a function written in CUDA C; kernels and
+device functions call it like a device function.  kiln compiles each kernel as one NVRTC
+program, so the CUDA C sources given in ``link`` (``CUSource`` objects and ``.cu`` files)
+are pasted into the kernel's translation unit, each once, ahead of kiln's own code, with
+an ``extern "C"`` declaration of the function as its ABI spells it (src/emit/emit.c).
+The sources' text is part of the program, so of its cache key: an edited ``.cu`` file is
+a new key.  Files are read when a kernel that calls the function is compiled.  Linking
+compiled code (PTX, cubin, fatbin, LTO-IR, objects, archives) would need nvJitLink,
+which kiln does not drive yet: such a file is a NotImplementedError naming it.
+"""
+
+import os
+import re
+
+from . import _types
+from ._types import CPointer, Signature, Type
+
+# how a declared function is called: kiln_abi in include/kiln.h
+_ABIS = {"numba": 0, "c": 1}
+
+# files that would need a device linker (nvJitLink or the driver's cuLink)
+_LINKED_KINDS = (".ptx", ".cubin", ".fatbin", ".o", ".obj", ".a", ".lib", ".ltoir")
+
+_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class CUSource:
+    """CUDA C/C++ source text to link with kernels (Numba's ``CUSource``): ``data`` is
+    ``str`` or UTF-8 ``bytes``; ``name`` names it in messages."""
+
+    kind = "cu"
+
+    def __init__(self, data, name=None):
+        if isinstance(data, (bytes, bytearray)):
+            data = bytes(data).decode("utf-8")
+        if not isinstance(data, str):
+            raise TypeError(f"CUSource takes CUDA C source text (str or bytes), not "
+                            f"{type(data).__name__}")
+        self.data = data
+        self.name = name or "<CUSource>"
+
+    def __repr__(self):
+        return f"<CUSource {self.name} ({len(self.data)} characters)>"
+
+
+def _link_items(link):
+    """The link argument as a tuple of CUSource objects and .cu paths, in a stable order
+    (a set's items sorted by their text or path, so every process pastes them alike)."""
+    if link is None:
+        return ()
+    if isinstance(link, (str, os.PathLike, CUSource)):
+        items = [link]
+    elif isinstance(link, (list, tuple)):
+        items = list(link)
+    elif isinstance(link, (set, frozenset)):
+        items = sorted(link, key=lambda x: (0, x.data) if isinstance(x, CUSource)
+                       else (1, os.fspath(x)))
+    else:
+        raise TypeError(f"link= takes a CUSource, a path or a list of them, not "
+                        f"{type(link).__name__}")
+    out = []
+    for x in items:
+        if isinstance(x, CUSource):
+            out.append(x)
+            continue
+        if not isinstance(x, (str, os.PathLike)):
+            raise TypeError(f"link= items are CUSource objects or paths, not {type(x).__name__}")
+        path = os.fspath(x)
+        ext = os.path.splitext(path)[1].lower()
+        if ext in _LINKED_KINDS:
+            raise NotImplementedError(
+                f"cannot link {path}: kiln links CUDA C sources (.cu files and CUSource) into "
+                f"a kernel's NVRTC program; {ext} files need nvJitLink, which kiln does not "
+                "use yet")
+        if ext not in (".cu", ".cuh"):
+            raise ValueError(f"Don't know how to link file with extension {ext or '(none)'}: "
+                             f"{path} (kiln links CUDA C sources: .cu files and CUSource)")
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"link= file not found: {path}")
+        out.append(path)
+    return tuple(out)
+
+
+def _type_of(text, where):
+    text = text.strip()
+    ns = {k: v for k, v in vars(_types).items() if isinstance(v, Type)}
+    ns["CPointer"] = CPointer
+    ptr = 0
+    while text.endswith("*"):  # kiln's signature text spells CPointer(T) "T*"
+        text = text[:-1].rstrip()
+        ptr += 1
+    try:
+        t = eval(text, {"__builtins__": {}}, ns)  # a type expression: float32[:, ::1]
+    except Exception:
+        t = None
+    if not isinstance(t, Type):
+        raise TypeError(f"{where}: {text!r} is not a type kiln knows")
+    for _ in range(ptr):
+        t = CPointer(t)
+    return t
+
+
+def _split_args(text):
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def _signature(sig):
+    """A Signature from text or a Signature; TypeError without a return type."""
+    if isinstance(sig, Signature):
+        return sig
+    if isinstance(sig, str):
+        m = re.match(r"\s*(.*?)\s*\((.*)\)\s*\Z", sig, re.S)
+        if not m:
+            raise TypeError(f"a signature is 'ret(args)', not {sig!r}")
+        if not m.group(1):
+            raise TypeError(f"Return type must be given: {sig!r} declares only the argument "
+                            "types (write 'void(...)' for a function that returns nothing)")
+        ret = _type_of(m.group(1), sig)
+        args = [_type_of(a, sig) for a in _split_args(m.group(2))]
+        return Signature(ret, args)
+    if isinstance(sig, (tuple, list)):
+        raise TypeError("Return type must be given: a tuple of argument types declares no "
+                        "return type (write int32(float32) or 'void(...)')")
+    raise TypeError(f"a signature is text like 'int32(float32)' or a type called with "
+                    f"argument types, not {type(sig).__name__}")
+
+
+class ExternFunction:
+    """An external CUDA device function (``declare_device``'s result): ``name`` its C
+    symbol, ``sig`` its signature (``sig.args``, ``sig.return_type``), ``link`` its
+    sources, ``abi`` ``"numba"`` or ``"c"``.  Kernels and device functions call it."""
+
+    def __init__(self, name, sig, link, abi, use_cooperative):
+        self.name = name
+        self.sig = sig
+        self.link = link
+        self.abi = abi
+        self.use_cooperative = use_cooperative
+
+    def _describe(self):
+        """_compile.describe's tuple: the sources are read now, at the kernel's compile."""
+        texts = []
+        for x in self.link:
+            if isinstance(x, CUSource):
+                texts.append(x.data)
+            else:
+                with open(x, encoding="utf-8") as f:
+                    texts.append(f.read())
+        return ("extern", self.name, _types.signature_text(self.sig), _ABIS[self.abi],
+                tuple(texts))
+
+    def __call__(self, *args):
+        raise TypeError(f"external device function '{self.name}' can only be called from "
+                        "kernels and device functions")
+
+    def __repr__(self):
+        return f"<external device function {self.name}{self.sig}, abi={self.abi!r}>"
+
+
+def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
+    """Declares the CUDA C device function ``name`` of signature ``sig`` (Numba's): with
+    ``abi="numba"`` it is ``extern "C" __device__ int name(ret *out, args...)``, returning
+    a status (kiln ignores it) and its result through ``out``; with ``abi="c"``,
+    ``extern "C" __device__ ret name(args...)``.  ``link``: the CUDA C sources that define
+    it (a CUSource, a .cu path, or a list, tuple or set of them)."""
+    if not isinstance(name, str) or not _C_NAME.match(name):
+        raise ValueError(f"declare_device's name is the function's C symbol, not {name!r}")
+    if abi not in _ABIS:
+        raise ValueError(f"abi= is 'numba' or 'c', not {abi!r}")
+    signature = _signature(sig)
+    return ExternFunction(name, signature, _link_items(link), abi, bool(use_cooperative))

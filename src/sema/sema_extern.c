@@ -1,0 +1,162 @@
+/* sema_extern.c: calls of external CUDA device functions (kiln.declare_device).
+ *
+ * An external function is a C symbol with one explicit signature and the CUDA C sources
+ * that define it; kiln never sees its body.  A global that names one becomes a FuncInfo
+ * with `ext` set (one per symbol in a translation, so a kernel and its callees that
+ * reach the same declaration share it), and a call of it is typed here: its arguments
+ * are converted to the signature's types, as for a device function with a signature,
+ * and it returns the signature's return type.  Its parameters are scalars and pointers
+ * (CPointer): Numba passes an array as a structure whose layout CUDA C code would have to
+ * spell out, which kiln does not promise.  The first call records the function and its
+ * sources in the SemaResult, each source text once (two declarations that share a
+ * source, or a callee's declaration, paste it once), in the order first met, for the
+ * emitter (emit.c).  CUDA C cannot run on the host, so the CPU target refuses the call.
+ */
+#include <string.h>
+
+#include "sema_int.h"
+
+FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
+    Compiler *C = S->C;
+    const char *name = kv->name ? kv->name : "?";
+    const char *sig = kv->signature ? kv->signature : "";
+    for (FuncInfo *fi = S->funcs; fi; fi = fi->next)
+        if (fi->ext && strcmp(fi->ext->name, name) == 0 && strcmp(fi->ext->sigtext, sig) == 0 &&
+            fi->ext->abi == kv->abi && fi->ext->nlinks == kv->nlinks)
+            return fi;
+    FuncInfo *fi = arena_alloc(&C->arena, sizeof *fi);
+    ExternFn *x = arena_alloc(&C->arena, sizeof *x);
+    fi->ext = x;
+    fi->name = x->name = arena_strdup(&C->arena, name);
+    fi->is_device = true;
+    fi->file.name = arena_printf(&C->arena, "<signature of %s>", x->name);
+    fi->file.text = x->sigtext = arena_strdup(&C->arena, sig);
+    fi->file.len = strlen(sig);
+    fi->file.first_line = 1;
+    x->abi = kv->abi;
+    const char **texts = arena_alloc(&C->arena, sizeof(char *) * (size_t)(kv->nlinks + 1));
+    size_t *lens = arena_alloc(&C->arena, sizeof(size_t) * (size_t)(kv->nlinks + 1));
+    for (int i = 0; i < kv->nlinks; i++) {
+        texts[i] = arena_strndup(&C->arena, kv->links[i], kv->link_lens[i]);
+        lens[i] = kv->link_lens[i];
+    }
+    x->links = texts;
+    x->link_lens = lens;
+    x->nlinks = kv->nlinks;
+    kiln_argtype args[KILN_MAX_PARAMS];
+    FuncSig s = {NULL, 0, {0}};
+    int saved = C->muted;
+    C->muted = 0;
+    int n = parse_signature(C, &fi->file, &s.ret, args, KILN_MAX_PARAMS);
+    C->muted = saved;
+    if (n < 0) {
+        fi->parse_failed = true;
+    } else {
+        s.nargs = n;
+        s.args = arena_alloc(&C->arena, sizeof(kiln_argtype) * (size_t)(n + 1));
+        memcpy(s.args, args, sizeof(kiln_argtype) * (size_t)n);
+        fi->sigs = arena_alloc(&C->arena, sizeof(FuncSig));
+        fi->sigs[0] = s;
+        fi->nsigs = 1;
+        fi->has_sig = true;
+        x->params = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n + 1));
+        for (int i = 0; i < n; i++) x->params[i] = ty_from_argtype(C, &args[i]);
+        x->nparams = n;
+        x->ret = s.ret.dtype == KILN_NDTYPES ? &ty_none : ty_from_argtype(C, &s.ret);
+    }
+    fi->next = S->funcs;
+    S->funcs = fi;
+    return fi;
+}
+
+/* Records x and its sources for the emitter, once. */
+static void record_use(Sema *S, ExternFn *x) {
+    Compiler *C = S->C;
+    if (x->used) return;
+    x->used = true;
+    vec_push(&C->arena, &S->res->externs, x);
+    for (int i = 0; i < x->nlinks; i++) {
+        bool seen = false;
+        for (int j = 0; j < S->res->ext_srcs.n && !seen; j++) {
+            const ExternSrc *e = S->res->ext_srcs.v[j];
+            seen = e->len == x->link_lens[i] && memcmp(e->text, x->links[i], e->len) == 0;
+        }
+        if (seen) continue;
+        ExternSrc *e = arena_alloc(&C->arena, sizeof *e);
+        e->text = x->links[i];
+        e->len = x->link_lens[i];
+        vec_push(&C->arena, &S->res->ext_srcs, e);
+    }
+}
+
+static bool is_complex(kiln_dtype d) { return d == KILN_COMPLEX64 || d == KILN_COMPLEX128; }
+
+const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi) {
+    Compiler *C = S->C;
+    ExternFn *x = fi->ext;
+    if (fi->parse_failed || fi->nsigs != 1) return &ty_error;
+    const FuncSig *sig = &fi->sigs[0];
+    if (C->opts.target == KILN_TARGET_CPU) {
+        error_at(C, call->sp,
+                 "run the kernel on a GPU (kiln.jit compiles for the CPU when no GPU is used: "
+                 "KILN_TARGET=cpu or no CUDA device)",
+                 "'%s' is external CUDA device code (kiln.declare_device), which needs the GPU "
+                 "target: the CPU target cannot run CUDA C",
+                 x->name);
+        return &ty_error;
+    }
+    if (call->call.kwvals.n) {
+        error_at(C, call->call.kwvals.v[0]->sp, "pass the arguments by position",
+                 "external device function '%s' takes no keyword arguments", x->name);
+        return &ty_error;
+    }
+    int np = sig->nargs;
+    if (call->call.args.n != np) {
+        error_at(C, call->sp, NULL, "%s() takes %d positional argument%s but %d were given",
+                 x->name, np, np == 1 ? "" : "s", call->call.args.n);
+        return &ty_error;
+    }
+    if (sig->ret.dtype != KILN_NDTYPES && (sig->ret.is_array || sig->ret.layout == KILN_LAYOUT_PTR ||
+                                           is_complex((kiln_dtype)sig->ret.dtype))) {
+        error_at(C, call->sp, "return a scalar through a CPointer argument instead",
+                 "external device function '%s' returns %s: kiln calls external functions "
+                 "that return a real scalar or nothing (void)",
+                 x->name, sig->ret.is_array ? "an array" : sig->ret.layout == KILN_LAYOUT_PTR
+                                                         ? "a pointer" : "a complex number");
+        return &ty_error;
+    }
+    bool unknown = false;
+    for (int i = 0; i < np; i++) {
+        Node *a = call->call.args.v[i];
+        const kiln_argtype *want = &sig->args[i];
+        if (want->is_array || is_complex((kiln_dtype)want->dtype)) {
+            error_at(C, a->sp, "declare the parameter as a pointer, CPointer(dtype), and pass one",
+                     "parameter %d of external device function '%s' is %s: external "
+                     "functions take real scalars and pointers (CPointer)",
+                     i + 1, x->name, want->is_array ? "an array" : "a complex number");
+            return &ty_error;
+        }
+        const Type *t = sema_expr(S, a);
+        if (IS_ERR(t)) return &ty_error;
+        if (IS_UNKNOWN(t)) {
+            unknown = true;
+            continue;
+        }
+        bool ok = want->layout == KILN_LAYOUT_PTR
+                      ? ty_is_ptr(t) && t->elem->dtype == want->dtype
+                      : ty_is_scalar(t) && t->kind != TY_COMPLEX;
+        if (!ok) {
+            char buf[64];
+            kiln_argtype_format(want, buf, sizeof buf);
+            error_at(C, a->sp, NULL,
+                     "argument %d of '%s' is %s, which its signature's %s does not accept",
+                     i + 1, x->name, ty_name(C, t), buf);
+            return &ty_error;
+        }
+    }
+    call->call.bound = call->call.args;
+    if (unknown) return &ty_unknown;
+    call->ext = x;
+    record_use(S, x);
+    return x->ret;
+}
