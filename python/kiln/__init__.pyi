@@ -245,6 +245,31 @@ def compile(fn: None = ..., sig: None = ..., *, mode: str = ..., max_records: in
 def compile(fn: Callable[..., Any], sig: Any, *, mode: str = ..., max_records: int = ...,
             **numba_options: Any) -> tuple[Any, Any]: ...
 
+# ---- external CUDA device functions (docs/language.md) -----------------------------------
+
+class CUSource:
+    kind: str
+    data: str
+    name: str
+    def __init__(self, data: str | bytes, name: str | None = ...) -> None: ...
+
+_Link: TypeAlias = CUSource | str | os.PathLike[str]
+
+class ExternFunction:
+    name: str
+    sig: Signature
+    link: tuple[CUSource | str, ...]
+    abi: str
+    use_cooperative: bool
+    def __init__(self, name: str, sig: Signature, link: tuple[CUSource | str, ...], abi: str,
+                 use_cooperative: bool) -> None: ...
+    def __call__(self, *args: Any) -> Any: ...
+
+def declare_device(name: str, sig: _Sig | tuple[Any, ...],
+                   link: _Link | Sequence[_Link] | set[_Link] | frozenset[_Link] | None = ...,
+                   use_cooperative: bool = ..., abi: Literal["numba", "c"] = ...
+                   ) -> ExternFunction: ...
+
 # ---- Numba's compiler entries (kiln.compiler) ------------------------------------------
 
 def compile_ptx(pyfunc: Callable[..., Any], sig: Any, debug: bool | None = ...,
