@@ -300,6 +300,10 @@ const char *kiln_program_file(const kiln_program *p, int i);
  * parse), sema (with callees' parses) and the emitter, for kiln.metrics(). */
 void kiln_program_stage_ms(const kiln_program *p, double ms[3]);
 /* 1 if the kernel uses a GPU-only feature; *what names it. */
+/* 1 when the kernel uses kiln.cg (Numba's cuda.cg.this_grid()): it is launched
+ * cooperatively on the GPU (kiln_cuda_module_set_cooperative) and runs its whole grid at
+ * once on the CPU, within KILN_CG_MAX_THREADS. */
+int kiln_program_cooperative(const kiln_program *p);
 int kiln_program_gpu_only(const kiln_program *p, const char **what);
 
 /* Types the function in src as a device function for the given argument
@@ -429,8 +433,10 @@ typedef enum kiln_errcode {
     KILN_ERR_POW,      /* integer to a negative power */
     KILN_ERR_STOPPED,  /* the launch's stop word was set (Ctrl-C): the kernel left early */
     KILN_ERR_NOMEM,    /* the CPU could not map a block's fibers and shared memory: a = bytes */
-    KILN_ERR_RESHAPE   /* a.reshape(shape): a = the array's size, b = the product of the
+    KILN_ERR_RESHAPE,  /* a.reshape(shape): a = the array's size, b = the product of the
                         * shape's known extents, c = its -1 entries (NumPy's ValueError) */
+    KILN_ERR_COOP      /* a cooperative grid past KILN_CG_MAX_THREADS on the CPU: a = blocks,
+                        * b = the most blocks, c = threads per block */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {
@@ -451,6 +457,13 @@ enum {
     KILN_MAX_GRID_X = 2147483647,  /* griddim x: 2**31-1 */
     KILN_MAX_GRID_YZ = 65535       /* griddim y and z */
 };
+
+/* The most threads of a cooperative kernel's grid (kiln.cg) on the CPU target, which runs
+ * them all at once, each a fiber with a stack of its own (src/emit/rt_blocks.h): a few
+ * pages of memory each, and two memory mappings (stack and guard page) of the process's
+ * vm.max_map_count (65530 by default).  max_cooperative_grid_blocks(blockdim) on the CPU
+ * is KILN_CG_MAX_THREADS / (threads per block). */
+enum { KILN_CG_MAX_THREADS = 16384 };
 
 /* The launch record the generated entry reads; see src/emit/rt_cpu.h. */
 typedef struct kiln_cpu_launch {
@@ -577,6 +590,21 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
                      const int64_t block[3], unsigned shmem, void *stream, void **params,
                      void **wide_params);
 
+/* Marks the module's kernel cooperative (kiln_program_cooperative): kiln_cuda_launch
+ * then launches it with cuLaunchCooperativeKernel, which keeps the whole grid resident
+ * (its grid barrier needs that) and fails with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+ * (720) for a grid that cannot be; 801 (CUDA_ERROR_NOT_SUPPORTED) where the driver lacks
+ * it.  A cooperative kernel never takes the wide entry (it has none). */
+void kiln_cuda_module_set_cooperative(kiln_cuda_module *m);
+int kiln_cuda_module_cooperative(const kiln_cuda_module *m);
+/* The most blocks of block_threads threads (and dyn_smem bytes of dynamic shared memory)
+ * that can be resident at once for the module's kernel on its device: the occupancy
+ * API's blocks per multiprocessor times the multiprocessors (Numba's
+ * max_cooperative_grid_blocks).  The device's context must be current.  A CUresult. */
+int kiln_cuda_max_coop_blocks(kiln_cuda *c, const kiln_cuda_module *m, int block_threads,
+                              size_t dyn_smem, int64_t *out);
+#define KILN_CUDA_COOP_TOO_LARGE 720 /* CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE */
+
 /* CUDA graphs, for kiln.compile's reduce-overhead mode: a chain of kernel
  * nodes, each after the one before, instantiated once.  A node's parameters
  * (its kernel's arguments) can be changed in the instantiated graph without
@@ -585,6 +613,10 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
  * take kiln_cuda_launch's arguments (the driver copies the parameters). */
 typedef struct kiln_cuda_graph kiln_cuda_graph;
 int kiln_cuda_graphs(kiln_cuda *c);
+/* Whether graphs can hold cooperative kernels (cuGraphKernelNodeSetAttribute with
+ * CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, CUDA 11.7 and newer): kiln_cuda_graph_add marks a
+ * cooperative module's node so; without it, a step with one replays launch by launch. */
+int kiln_cuda_graph_coop(kiln_cuda *c);
 int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **g);
 int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
                         const int64_t grid[3], const int64_t block[3], unsigned shmem,

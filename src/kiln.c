@@ -26,6 +26,7 @@ struct kiln_program {
     char **pnames;
     int *pflags;
     char *gpu_only;    /* first GPU-only feature, or NULL */
+    bool cooperative;  /* uses kiln.cg: a cooperative launch */
     int nfiles;
     char **files;      /* source files that runtime error locations index */
     double stage_ms[3]; /* front (the kernel's parse), sema (callees' parses too), emit */
@@ -177,6 +178,7 @@ static int translate_body(Compiler *C, void *arg) {
     p->stage_ms[1] = t2 - t1;
     p->stage_ms[2] = t3 - t2;
     p->gpu_only = dup_or_null(R.gpu_only);
+    p->cooperative = R.cooperative;
     p->nparams = nargs;
     p->pnames = calloc((size_t)nargs + 1, sizeof(char *));
     p->pflags = calloc((size_t)nargs + 1, sizeof(int));
@@ -281,6 +283,8 @@ const char *kiln_program_file(const kiln_program *p, int i) {
 void kiln_program_stage_ms(const kiln_program *p, double ms[3]) {
     memcpy(ms, p->stage_ms, sizeof p->stage_ms);
 }
+int kiln_program_cooperative(const kiln_program *p) { return p->cooperative; }
+
 int kiln_program_gpu_only(const kiln_program *p, const char **what) {
     if (what) *what = p->gpu_only;
     return p->gpu_only != NULL;

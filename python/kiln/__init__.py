@@ -55,7 +55,7 @@ from .compiler import (  # noqa: F401  (Numba's compiler entries: PTX and LTO-IR
 from ._intrinsics import (  # noqa: F401  (the names kernels use)
     threadIdx, blockIdx, blockDim, gridDim, laneid, warpsize, grid, gridsize, syncthreads,
     syncwarp, threadfence, threadfence_block, threadfence_system, shared, local, const, atomic,
-    syncthreads_and, syncthreads_or, syncthreads_count, fp16, shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
+    syncthreads_and, syncthreads_or, syncthreads_count, fp16, cg, shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
     activemask, eq_sync, lanemask_lt, match_any_sync, match_all_sync, cbrt, fma, popc, brev, clz, ffs, selp,
 )
 
@@ -191,7 +191,6 @@ def compile(fn=None, sig=None, *, mode="default", max_records=8, **numba_options
 # rather than a bare one when a Numba file is run after `import kiln as cuda`.
 _NOT_PROVIDED = {
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
-    "cg": "cooperative groups are not supported",
     "profile_start": "use the profiler's own controls",
     "profile_stop": "use the profiler's own controls",
     "current_context": "kiln uses each device's primary context; see kiln.get_current_device() "

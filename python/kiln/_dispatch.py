@@ -258,7 +258,15 @@ class Dispatcher(_kiln.DispatcherBase):
         explicit signatures, each to None: it is compiled into its callers)."""
         if self._is_device:  # compiled into each caller: its signatures are what it has
             return {t: None for t in (self._device_sig or "").split(";") if t}
-        return {text: self._lookup(key) for text, key in self._compiled}
+        return _Overloads((text, self._lookup(key)) for text, key in self._compiled)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0, signature=None):
+        """The most blocks of ``blockdim`` threads a cooperative launch (a kernel using
+        ``kiln.cg``) may have, for a specialisation (the last compiled one, or the one of
+        ``signature``): on the GPU, the blocks that can be resident at once (the occupancy
+        API); on the CPU, KILN_CG_MAX_THREADS over the block's threads (docs/limits.md).
+        Numba has it on ``overloads[sig]``, which kiln's entries have too."""
+        return self._entry_for(signature).max_cooperative_grid_blocks(blockdim, dynsmemsize)
 
     def specialize(self, *args):
         """A new kernel compiled for these argument types only (type objects such as
@@ -325,6 +333,30 @@ class Dispatcher(_kiln.DispatcherBase):
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+class _Overloads(dict):
+    """``Dispatcher.overloads``: signature text -> loaded specialisation, which Numba's code
+    also indexes by a tuple of type objects (``overloads[(int32[:, ::1],)]``)."""
+
+    def _text(self, key):
+        try:
+            return signature_text(key)
+        except TypeError:
+            return None
+
+    def __missing__(self, key):
+        text = None if isinstance(key, str) else self._text(key)
+        if text is None or not dict.__contains__(self, text):
+            raise KeyError(key)
+        return dict.__getitem__(self, text)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or (
+            not isinstance(key, str) and dict.__contains__(self, self._text(key)))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
 
 
 # ---- tuple arguments ------------------------------------------------------------------

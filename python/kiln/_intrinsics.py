@@ -75,6 +75,8 @@ fp16 = _Namespace("kiln.fp16", (
     "hadd", "hsub", "hmul", "hdiv", "hmax", "hmin", "heq", "hne", "hgt", "hge", "hlt", "hle",
     "hfma", "hneg", "habs", "hsin", "hcos", "hlog", "hlog2", "hlog10", "hexp", "hexp2", "hexp10",
     "hsqrt", "hrsqrt", "hceil", "hfloor", "hrcp", "htrunc", "hrint"))
+# Numba's cuda.cg: cuda.cg.this_grid() and the group's g.sync() (a cooperative launch)
+cg = _Namespace("kiln.cg", ("this_grid",))
 shfl_sync = _Intrinsic("kiln.shfl_sync")
 shfl_down_sync = _Intrinsic("kiln.shfl_down_sync")
 shfl_up_sync = _Intrinsic("kiln.shfl_up_sync")

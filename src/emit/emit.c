@@ -28,7 +28,7 @@
 
 static bool emittable(const Type *t) {
     return ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_TUPLE ||
-           t->kind == TY_RECORD;
+           t->kind == TY_RECORD || t->kind == TY_GROUP;
 }
 
 /* Writes f; lanes: the kernel's lane body (plan.h), kiln_body_lanes. */
@@ -288,12 +288,55 @@ static void block_entry(Emit *E, FuncSpec *k) {
     PS("    }\n}\n");
 }
 
+/* A cooperative kernel's entry (kiln.cg, rt_blocks.h): every block of the grid open at
+ * once, on the calling thread, each block's fibers run until they end or park at the
+ * grid barrier, which opens when no block has a fiber left to run.  A grid past
+ * KILN_CG_MAX_THREADS is an error before any thread runs. */
+static void grid_entry(Emit *E, FuncSpec *k) {
+    P("    const i64 NT_ = BX_ * BY_ * BZ_;\n"
+      "    const long long SH_ = %lldLL, LB_ = %lldLL;\n"
+      "    if (NB * NT_ > %d) {\n"
+      "        kiln_fail(E_, %d, 0, NB, %d / NT_, NT_);\n"
+      "        return;\n"
+      "    }\n",
+      (long long)E->shared_off, (long long)k->local_bytes, KILN_CG_MAX_THREADS, KILN_ERR_COOP,
+      KILN_CG_MAX_THREADS);
+    PS("    kiln_bargs_ *A_ = (kiln_bargs_ *)calloc((size_t)NB, sizeof *A_);\n"
+       "    kiln_blk *G_ = (kiln_blk *)calloc((size_t)NB, sizeof *G_);\n"
+       "    i64 open_ = 0;\n"
+       "    for (i64 b = 0; A_ && G_ && b < NB; b++, open_++) {\n"
+       "        A_[b].BX_ = BX_; A_[b].BY_ = BY_; A_[b].BZ_ = BZ_;\n"
+       "        A_[b].GX_ = GX_; A_[b].GY_ = GY_; A_[b].GZ_ = GZ_;\n"
+       "        A_[b].E_ = E_; A_[b].S_ = S_;\n"
+       "        A_[b].bx_ = b % GX_; A_[b].by_ = (b / GX_) % GY_; A_[b].bz_ = b / (GX_ * GY_);\n");
+    for (int i = 0; i < k->nparams; i++) P("        A_[b].p%d = p%d;\n", i, i);
+    PS("        if (kiln_blk_open_(&G_[b], NT_, SH_, L->dyn_shared, LB_, kiln_bthread_, &A_[b]) != 0)\n"
+       "            break;\n"
+       "        kiln_blk_start_(&G_[b]);\n"
+       "    }\n"
+       "    if (open_ < NB) {\n"
+       "        kiln_fail(E_, KILN_ERR_NOMEM_, 0, open_ ? (long long)(G_[0].mem_bytes * NB) : 0, 0, 0);\n"
+       "    } else {\n"
+       "        for (;;) {\n"
+       "            KILN_POLL(break;)\n"
+       "            long long live_ = 0;\n"
+       "            for (i64 b = 0; b < NB; b++) live_ += kiln_blk_rounds_(&G_[b]);\n"
+       "            if (!live_) break;\n"
+       "            for (i64 b = 0; b < NB; b++) kiln_blk_release_(&G_[b]);\n"
+       "        }\n"
+       "    }\n"
+       "    for (i64 b = 0; b < open_; b++) kiln_blk_close_(&G_[b]);\n"
+       "    free(A_);\n"
+       "    free(G_);\n"
+       "}\n");
+}
+
 static void cpu_entry(Emit *E, FuncSpec *k) {
     E->o = &E->funcs;
     E->line = -1;
     PS("#line 1 \"<kiln entry>\"\n");
     if (E->blocks) block_prelude(E, k);
-    if (E->plan.priv) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
+    if (E->plan.priv || E->R->cooperative) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
     PS("KILN_EXPORT void kiln_entry(const kiln_launch *L, const i64 *P) {\n");
     int slot = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -323,7 +366,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    (void)B_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
     if (E->blocks) {
-        block_entry(E, k);
+        if (E->R->cooperative) grid_entry(E, k);
+        else block_entry(E, k);
         return;
     }
     /* each grid position's weight against the parallel threshold (plan.h) */
@@ -767,6 +811,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         buf_put(out, x->text, x->len);
         buf_puts(out, "\n");
     }
+    if (E->cuda && r->cooperative) buf_puts(out, "#define KILN_COOPERATIVE 1\n");
     buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
     buf_puts(out, kiln_rt_common_h);
     if (E->half) buf_puts(out, kiln_rt_half_h);

@@ -447,6 +447,11 @@ static void intrinsic_text(Emit *E, Node *n) {
             PS("__syncthreads()");
         }
         return;
+    case IK_CG: /* the group has no value: this_grid() is 0, and sync() waits for the grid
+                 * (the CPU's fibers, rt_blocks.h; the GPU's barrier, rt_cuda.h) */
+        if (in->sub == IG_THIS_GRID) PS("((i64)0)");
+        else PS(E->cuda ? "kiln_grid_sync_()" : "kiln_grid_sync_(B_)");
+        return;
     case IK_THREADFENCE:
         if (!E->cuda) PS("KILN_FENCE()");
         else PS(in->sub == 0 ? "__threadfence()" : in->sub == 1 ? "__threadfence_block()" : "__threadfence_system()");

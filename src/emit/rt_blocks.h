@@ -12,6 +12,14 @@
  * below, about 20 instructions, no system call); shared memory is one buffer per
  * OpenMP thread, reused block after block.
  *
+ * A cooperative kernel (kiln.cg.this_grid(), g.sync()) needs more: a grid barrier
+ * waits for every thread of the grid, so its entry opens every block of the grid at
+ * once (kiln_blk_start_ for each), runs each block's rounds until all its fibers have
+ * ended or are parked at the grid barrier (kiln_blk_rounds_), and when no block has a
+ * fiber left to run, releases the parked ones (kiln_blk_release_) and goes again.  The
+ * grid's threads are bounded (KILN_CG_MAX_THREADS in kiln.h, which the entry checks);
+ * max_cooperative_grid_blocks reports that bound.
+ *
  * Stacks: each fiber gets the kernel's local arrays plus KILN_FIBER_MARGIN, with
  * a page below it that faults when a fiber overflows it rather than writing into
  * its neighbour's.  Allocation failures end the launch with KILN_ERR_NOMEM.
@@ -33,6 +41,7 @@ int mprotect(void *, unsigned long, int);
 typedef struct kiln_fiber {
     void *sp;  /* saved stack pointer while switched out */
     int done;
+    int gwait; /* parked at a grid barrier until the whole grid is there */
 } kiln_fiber;
 
 struct kiln_blk {
@@ -88,6 +97,12 @@ static void kiln_fmain_(kiln_blk *B) {
 
 /* syncthreads(), syncwarp(): wait for the other fibers' turn */
 KILN_FN void kiln_sync_(kiln_blk *B) { kiln_fswitch_(&B->fib[B->cur].sp, B->sched_sp); }
+
+/* g.sync() of kiln.cg: park until every fiber of the grid is parked or done */
+KILN_FN void kiln_grid_sync_(kiln_blk *B) {
+    B->fib[B->cur].gwait = 1;
+    kiln_sync_(B);
+}
 
 /* syncthreads_count/and/or (kind 0, 1, 2): the predicates of this round's arrivals */
 KILN_FN int kiln_sync_pred_(kiln_blk *B, int kind, int pred) {
@@ -240,8 +255,8 @@ static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long 
 
 static void kiln_blk_close_(kiln_blk *B) { munmap(B->mem, B->mem_bytes); }
 
-/* Runs one block: every fiber from the start, in rounds, until all are done. */
-static void kiln_blk_run_(kiln_blk *B) {
+/* Sets every fiber of a block at its start. */
+static __attribute__((unused)) void kiln_blk_start_(kiln_blk *B) {
     unsigned long head = (unsigned long)((unsigned char *)(B->fib + B->n) - B->mem);
     head = (head + KILN_PAGE - 1) & ~(KILN_PAGE - 1ul);
     for (long long t = 0; t < B->n; t++) {
@@ -259,16 +274,38 @@ static void kiln_blk_run_(kiln_blk *B) {
         *--sp = 0;                      /* r15 */
         B->fib[t].sp = sp;
         B->fib[t].done = 0;
+        B->fib[t].gwait = 0;
     }
-    long long live = B->n;
-    for (B->round = 0; live > 0; B->round++) {
+    B->round = 0;
+}
+
+/* Runs rounds until no fiber of the block can run: each has ended or is parked at a
+ * grid barrier.  Returns the fibers that have not ended. */
+static __attribute__((unused)) long long kiln_blk_rounds_(kiln_blk *B) {
+    for (;;) {
         int r = (int)(B->round & 1);
         B->pred_n[r] = B->pred_c[r] = 0;
+        long long ran = 0, live = 0;
         for (long long t = 0; t < B->n; t++) {
             if (B->fib[t].done) continue;
+            live++;
+            if (B->fib[t].gwait) continue;
+            ran++;
             B->cur = t;
             kiln_fswitch_(&B->sched_sp, B->fib[t].sp);
-            if (B->fib[t].done) live--;
         }
+        if (!ran) return live;
+        B->round++;
     }
+}
+
+/* The grid barrier is passed: its fibers run on. */
+static __attribute__((unused)) void kiln_blk_release_(kiln_blk *B) {
+    for (long long t = 0; t < B->n; t++) B->fib[t].gwait = 0;
+}
+
+/* Runs one block: every fiber from the start, in rounds, until all are done. */
+static void kiln_blk_run_(kiln_blk *B) {
+    kiln_blk_start_(B);
+    kiln_blk_rounds_(B);
 }

@@ -228,3 +228,29 @@ KILN_FN bool kiln_apart_(u64 al, u64 ah, u64 bl, u64 bh) {
 #define KILN_SPAN(a, lo, hi)                                                               \
     kiln_span_((a).data, (a).shape, (a).strides,                                           \
                (int)(sizeof((a).shape) / sizeof(i64)), (i64)sizeof(*(a).data), &(lo), &(hi))
+
+#ifdef KILN_COOPERATIVE
+/* g.sync() of kiln.cg (Numba's cuda.cg.this_grid().sync()): a barrier for the whole
+ * grid, which a cooperative launch (cuLaunchCooperativeKernel) keeps co-resident.  It is
+ * cooperative_groups' own scheme, written here because NVRTC may lack that header: the
+ * block meets at __syncthreads, its thread 0 makes the block's writes visible
+ * (__threadfence) and adds to one counter, block 0 adding 2**31 - (blocks - 1) and
+ * the others 1, so the counter's high bit flips exactly when the last block arrives and
+ * its low bits are 0 again for the next barrier; thread 0 waits for the flip, fences,
+ * and lets its block go.  The counter is the module's, so two launches of one
+ * cooperative kernel must not run at once (docs/language.md). */
+__device__ unsigned int kiln_gbar_;
+KILN_FN void kiln_grid_sync_(void) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        unsigned int nb = gridDim.x * gridDim.y * gridDim.z;
+        unsigned int add = (blockIdx.x | blockIdx.y | blockIdx.z) == 0 ? 0x80000000u - (nb - 1u) : 1u;
+        __threadfence();
+        unsigned int old = atomicAdd(&kiln_gbar_, add);
+        while (((old ^ *(volatile unsigned int *)&kiln_gbar_) & 0x80000000u) == 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+#endif

@@ -55,7 +55,7 @@ static void check_expr(Walk *w, const Node *n) {
     case E_CALL:
         if (n->intr) {
             switch ((IntrKind)n->intr->kind) {
-            case IK_SYNCTHREADS: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_MATCH:
+            case IK_SYNCTHREADS: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_MATCH: case IK_CG:
                 w->bad = true;
                 return;
             default: break;

@@ -55,7 +55,7 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
-    NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("cmath"),
+    NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("cmath"), NS("kiln.cg"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -187,6 +187,9 @@ static const Intrinsic table[] = {
     {"kiln.syncthreads_and", IK_SYNCTHREADS, IY_AND, 0, "predicate"},
     {"kiln.syncthreads_or", IK_SYNCTHREADS, IY_OR, 0, "predicate"},
     {"kiln.syncthreads_count", IK_SYNCTHREADS, IY_COUNT, 0, "predicate"},
+    /* Numba's cuda.cg: the grid group and its method g.sync() (sema_expr.c) */
+    {"kiln.cg.this_grid", IK_CG, IG_THIS_GRID, 0, NULL},
+    {"kiln.cg.grid_group.sync", IK_CG, IG_SYNC, 0, NULL},
     {"kiln.threadfence", IK_THREADFENCE, 0, 0, NULL},
     {"kiln.threadfence_block", IK_THREADFENCE, 1, 0, NULL},
     {"kiln.threadfence_system", IK_THREADFENCE, 2, 0, NULL},

@@ -382,7 +382,9 @@ void sema_block_feature(Sema *S, Span sp, const char *what) {
 /* ---- statements ------------------------------------------------------------------ */
 
 static bool storable(const Type *t) {
-    if (ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_RECORD) return true;
+    if (ty_is_scalar(t) || t->kind == TY_ARRAY || t->kind == TY_RECORD ||
+        t->kind == TY_GROUP)
+        return true;
     if (t->kind == TY_TUPLE) {
         for (int i = 0; i < t->n; i++)
             if (!storable(t->elems[i])) return false;

@@ -74,10 +74,15 @@ typedef enum IntrKind {
     IK_BINOP,       /* operator.add ...: a binary operator as a function, sub = BinOp */
     IK_COMPLEX,     /* builtins complex(real, imag) */
     IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
-    IK_PRINT        /* builtins print (sema_print.c, emit_print.c) */
+    IK_PRINT,       /* builtins print (sema_print.c, emit_print.c) */
+    IK_CG           /* kiln.cg: sub = IG_* */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
+/* kiln.cg (Numba's cuda.cg): this_grid() gives the grid group (TY_GROUP), whose one
+ * method g.sync() waits for every thread of the grid; either makes the kernel
+ * cooperative (SemaResult.cooperative) */
+enum { IG_THIS_GRID, IG_SYNC };
 enum { IA_ADD, IA_SUB, IA_MAX, IA_MIN, IA_EXCH, IA_CAS, IA_AND, IA_OR, IA_XOR, IA_INC, IA_DEC,
        IA_NANMAX, IA_NANMIN };
 enum { IS_DOWN, IS_UP, IS_XOR, IS_IDX };
@@ -280,6 +285,8 @@ typedef struct SemaResult {
     int64_t const_bytes;   /* the arrays in constant memory (kiln.const.array_like) */
     PtrVec externs;        /* ExternFn called, in the order of their first call */
     PtrVec ext_srcs;       /* ExternSrc of those, each text once, in the order first met */
+    bool cooperative;      /* uses kiln.cg: launched cooperatively, the CPU runs the whole
+                            * grid as fibers (rt_blocks.h) */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

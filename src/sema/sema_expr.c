@@ -574,7 +574,6 @@ static const Type *attribute(Sema *S, Node *n) {
         if (!in) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {
-                {"cg", "cooperative groups are not supported; use kiln.syncthreads() in a block"},
                 {"libdevice", "use math.* (sqrt, exp, erf...), which map to the same functions"},
                 {"mapped_array", "allocate outside the kernel and pass the array"},
                 {"device_array", "allocate outside the kernel, or use kiln.local.array(n, dtype)"},
@@ -595,6 +594,15 @@ static const Type *attribute(Sema *S, Node *n) {
         error_at(C, n->attr.attr_sp, "pass the length as a kernel argument",
                  "a %s has no attribute '%s': a pointer has no shape or size, the caller owns "
                  "the extent", ty_name(C, bt), a);
+        return &ty_error;
+    }
+    if (bt->kind == TY_GROUP) { /* g.sync() itself is a call (group_method) */
+        if (strcmp(a, "sync") == 0)
+            error_at(C, n->attr.attr_sp, "call g.sync() with no arguments",
+                     "a grid group's sync() takes no arguments and is only called");
+        else
+            error_at(C, n->attr.attr_sp, "call g.sync() with no arguments",
+                     "a grid group has no attribute '%s' in kernels (only sync())", a);
         return &ty_error;
     }
     if (bt->kind == TY_ARRAY) {
@@ -1064,6 +1072,27 @@ static const Type *reshape(Sema *S, Node *n) {
     return ty_array(C, bt->elem, nd, 'C');
 }
 
+/* kiln.cg.this_grid() and g.sync() (the group as its one argument, group_method).
+ * Either makes the kernel cooperative, as in Numba (a kernel that takes the grid
+ * group is launched cooperatively even when it never syncs); on the CPU both need
+ * the whole grid's threads as fibers (rt_blocks.h). */
+static const Type *cg_call(Sema *S, Node *n, const Intrinsic *in) {
+    Node *a[1];
+    bool sync = in->sub == IG_SYNC;
+    if (!sema_bind(S, n, in, sync, sync, a)) return &ty_error;
+    if (sync) {
+        const Type *g = sema_expr(S, a[0]);
+        if (IS_ERR(g) || IS_UNKNOWN(g)) return g;
+        if (g->kind != TY_GROUP) {
+            error_at(S->C, a[0]->sp, NULL, "sync() is a method of kiln.cg.this_grid()'s group");
+            return &ty_error;
+        }
+    }
+    S->res->cooperative = true;
+    sema_block_feature(S, n->sp, sync ? "grid sync (g.sync())" : "kiln.cg.this_grid()");
+    return sync ? &ty_none : &ty_group;
+}
+
 static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     Node *a[4];
@@ -1420,6 +1449,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     case IK_RANGE:
     case IK_PRINT: return sema_print(S, n);
+    case IK_CG: return cg_call(S, n, in);
     case IK_ENUMERATE:
     case IK_ZIP:
         error_at(C, n->sp, "write for i in range(...):",
@@ -1463,6 +1493,21 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
 /* Intrinsics of complex numbers are sema_complex.c's; the others are typed
  * here, and then sema_complex.c decides about the complex arguments they were
  * given (abs, isnan, NumPy's functions take them; math's do not). */
+/* g.sync() of a grid group: its one method, called with the group as its argument
+ * (pushed once; later passes find it there), as x.conjugate() is (sema_complex.c). */
+static bool group_method(Sema *S, Node *n) {
+    Node *f = n->call.fn;
+    if (f->kind != E_ATTR || strcmp(f->attr.attr, "sync") != 0 || n->call.kwvals.n) return false;
+    NodeList *a = &n->call.args;
+    if (a->n == 1 && a->v[0] == f->attr.base) return true;
+    if (a->n != 0) return false;
+    const Type *bt = sema_expr(S, f->attr.base);
+    if (bt->kind != TY_GROUP) return false;
+    int cap = 0;
+    nodelist_push(S->C, a, f->attr.base, &cap);
+    return true;
+}
+
 static const Type *call_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     if (in->kind == IK_CMATH || in->kind == IK_COMPLEX) return sema_complex_call(S, n, in);
     const Type *r = call_real_intrinsic(S, n, in);
@@ -1767,6 +1812,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (array_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
         if (sema_complex_method(S, n))
             return call_intrinsic(S, n, intrinsic_lookup("complex.conjugate"));
+        if (group_method(S, n)) return call_intrinsic(S, n, intrinsic_lookup("kiln.cg.grid_group.sync"));
         const Type *ft = sema_expr(S, n->call.fn);
         if (IS_ERR(ft)) return &ty_error;
         if (IS_UNKNOWN(ft)) return &ty_unknown;

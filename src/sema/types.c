@@ -9,6 +9,7 @@ const Type ty_error = {.kind = TY_ERROR};
 const Type ty_none = {.kind = TY_NONE};
 const Type ty_range = {.kind = TY_RANGE};
 const Type ty_str = {.kind = TY_STR};
+const Type ty_group = {.kind = TY_GROUP};
 const Type ty_weak_int = {.kind = TY_INT, .dtype = KILN_INT64, .weak = true};
 const Type ty_weak_float = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64, .weak = true};
 const Type ty_weak_complex = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX128, .weak = true};
@@ -242,6 +243,7 @@ const char *ty_name(Compiler *C, const Type *t) {
     case TY_FUNC: return "function";
     case TY_RANGE: return "range";
     case TY_STR: return "str";
+    case TY_GROUP: return "grid group";
     }
     return "?";
 }

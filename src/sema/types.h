@@ -23,7 +23,8 @@
  *
  * Besides values, sema types the compile-time things a kernel names: modules
  * and intrinsics (TY_NS), dtype objects (TY_DTYPE), kiln functions (TY_FUNC),
- * range objects and strings.  TY_UNKNOWN is the bottom of inference;
+ * range objects, strings and kiln.cg's grid group (TY_GROUP, a value a variable or a
+ * device function's argument may hold, of one byte that nothing reads).  TY_UNKNOWN is the bottom of inference;
  * TY_ERROR marks an expression already reported, to stop cascades.
  */
 #ifndef KILN_TYPES_H
@@ -46,7 +47,8 @@ typedef enum TypeKind {
     TY_FUNC,  /* a kiln function: fn */
     TY_RANGE, /* the value of range(...) */
     TY_STR,
-    TY_RECORD /* a NumPy structured dtype's record: rec; a value is a reference to one */
+    TY_RECORD, /* a NumPy structured dtype's record: rec; a value is a reference to one */
+    TY_GROUP  /* kiln.cg.this_grid()'s grid group: no run-time value of its own */
 } TypeKind;
 
 typedef struct FuncInfo FuncInfo;
@@ -77,7 +79,7 @@ struct Type {
     int recid;
 };
 
-extern const Type ty_unknown, ty_error, ty_none, ty_range, ty_str;
+extern const Type ty_unknown, ty_error, ty_none, ty_range, ty_str, ty_group;
 extern const Type ty_weak_int, ty_weak_float, ty_weak_complex;
 
 const Type *ty_scalar(kiln_dtype d);

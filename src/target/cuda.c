@@ -411,6 +411,7 @@ enum {
     CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_SUPPORTED = 801,
+    CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE = 2, /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
 };
 
 enum { MAX_DEVICES = 64 };
@@ -443,6 +444,11 @@ struct kiln_cuda {
     CUresult (*FuncGetAttribute)(int *, int, CUfunction);
     CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+    /* optional: cooperative kernels (kiln.cg) and their occupancy */
+    CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                                        unsigned, unsigned, unsigned, CUstream, void **);
+    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+    bool coop, occupancy;
     CUresult (*MemAlloc)(CUdeviceptr *, size_t);
     CUresult (*MemFree)(CUdeviceptr);
     CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
@@ -481,6 +487,8 @@ struct kiln_cuda {
     CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode, const KernelNodeParams *);
     CUresult (*GraphLaunch)(CUgraphExec, CUstream);
     CUresult (*GraphExecDestroy)(CUgraphExec);
+    bool graph_coop; /* cooperative kernel nodes (below) */
+    CUresult (*GraphKernelNodeSetAttribute)(CUgraphNode, int, const void *);
 };
 
 struct kiln_cuda_module {
@@ -489,6 +497,8 @@ struct kiln_cuda_module {
     CUfunction wide;  /* the entry named <entry>_wide, or NULL */
     int64_t wide_min; /* the fewest threads of a launch that takes it */
     int dyn_smem_max; /* the dynamic shared memory the function is set up for */
+    int dev;          /* the device it is loaded on */
+    bool coop;        /* launched cooperatively (kiln_cuda_module_set_cooperative) */
 };
 
 kiln_cuda *kiln_cuda_open(const char **why) {
@@ -570,6 +580,12 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams", &c->graphs);
     LOAD(c, lib, GraphLaunch, "cuGraphLaunch", &c->graphs);
     LOAD(c, lib, GraphExecDestroy, "cuGraphExecDestroy", &c->graphs);
+    c->coop = c->occupancy = true;
+    LOAD(c, lib, LaunchCooperativeKernel, "cuLaunchCooperativeKernel", &c->coop);
+    LOAD(c, lib, OccupancyMaxActiveBlocksPerMultiprocessor,
+         "cuOccupancyMaxActiveBlocksPerMultiprocessor", &c->occupancy);
+    c->graph_coop = c->graphs;
+    LOAD(c, lib, GraphKernelNodeSetAttribute, "cuGraphKernelNodeSetAttribute", &c->graph_coop);
     if (c->Init(0) != 0) {
         *why = "the CUDA driver failed to initialise (cuInit): no usable GPU or driver";
         kiln_cuda_close(c);
@@ -679,6 +695,7 @@ int kiln_cuda_load(kiln_cuda *c, int dev, const void *image, const char *entry,
      * left still fills every SM. */
     m->wide_min = KILN_CUDA_WIDE * c->fill[dev];
     m->dyn_smem_max = 48 * 1024;
+    m->dev = dev;
     *out = m;
     return 0;
 }
@@ -694,6 +711,22 @@ int kiln_cuda_widens(const kiln_cuda_module *m, const int64_t grid[3], const int
            grid[0] * block[0] >= m->wide_min;
 }
 
+void kiln_cuda_module_set_cooperative(kiln_cuda_module *m) { m->coop = true; }
+int kiln_cuda_module_cooperative(const kiln_cuda_module *m) { return m->coop; }
+
+int kiln_cuda_max_coop_blocks(kiln_cuda *c, const kiln_cuda_module *m, int block_threads,
+                              size_t dyn_smem, int64_t *out) {
+    *out = 0;
+    if (!c->occupancy) return CUDA_ERROR_NOT_SUPPORTED;
+    int per_sm = 0, sms = 0;
+    CUdevice d;
+    int rc = c->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, m->fn, block_threads, dyn_smem);
+    if (rc == 0) rc = c->DeviceGet(&d, m->dev);
+    if (rc == 0) rc = c->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d);
+    if (rc == 0) *out = (int64_t)per_sm * sms;
+    return rc;
+}
+
 int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
                      const int64_t block[3], unsigned shmem, void *stream, void **params,
                      void **wide_params) {
@@ -703,6 +736,12 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
         if (rc != 0) return rc;
         m->dyn_smem_max = (int)shmem;
     }
+    if (m->coop) /* the kind of launch is the module's, decided once when it was loaded */
+        return c->coop ? c->LaunchCooperativeKernel(m->fn, (unsigned)grid[0], (unsigned)grid[1],
+                                                    (unsigned)grid[2], (unsigned)block[0],
+                                                    (unsigned)block[1], (unsigned)block[2],
+                                                    shmem, stream, params)
+                       : CUDA_ERROR_NOT_SUPPORTED;
     if (wide_params)
         return c->LaunchKernel(m->wide, (unsigned)((grid[0] + KILN_CUDA_WIDE - 1) / KILN_CUDA_WIDE),
                                1, 1, (unsigned)block[0], 1, 1, shmem, stream, wide_params, NULL);
@@ -740,6 +779,7 @@ static int node_params(kiln_cuda_module *m, const int64_t grid[3], const int64_t
 }
 
 int kiln_cuda_graphs(kiln_cuda *c) { return c->graphs; }
+int kiln_cuda_graph_coop(kiln_cuda *c) { return c->graph_coop; }
 
 int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **out) {
     *out = NULL;
@@ -769,8 +809,19 @@ int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
     KernelNodeParams p;
     node_params(m, grid, block, shmem, params, wide_params, &p);
     /* a chain: each node after the one before, as the launches ran on their streams */
+    if (m->coop && !c->graph_coop) return CUDA_ERROR_NOT_SUPPORTED;
     int rc = c->GraphAddKernelNode(&g->nodes[g->n], g->graph, g->n ? &g->nodes[g->n - 1] : NULL,
                                    g->n ? 1 : 0, &p);
+    if (rc == 0 && m->coop) {
+        /* CUkernelNodeAttrValue: a union of at most 64 bytes, here its int `cooperative` */
+        union {
+            int cooperative;
+            unsigned char pad[64];
+        } v;
+        memset(&v, 0, sizeof v);
+        v.cooperative = 1;
+        rc = c->GraphKernelNodeSetAttribute(g->nodes[g->n], CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE, &v);
+    }
     if (rc == 0) g->n++;
     return rc;
 }

@@ -8,6 +8,9 @@
  * keep their symbol names).  cuLaunchKernel runs nothing: it records the
  * function's name, the grid, the block and the first bytes that each
  * parameter pointer points at, which fake_last_launch() returns to a test.
+ * cuLaunchCooperativeKernel records the same and that it was cooperative; its
+ * occupancy is 2048 threads per SM over the block's threads (at most 32 blocks), and a
+ * larger cooperative grid fails as the driver's does (720).
  * Not thread-safe; tests call it from one thread.
  */
 #include <stdint.h>
@@ -39,6 +42,7 @@ static struct {
     int nparams;
     int64_t params[MAX_PARAMS]; /* 8 bytes from each parameter pointer */
     long count;
+    int coop; /* the last launch was cooperative (a launch, or a graph node marked so) */
 } last;
 
 CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : INVALID_VALUE; }
@@ -133,10 +137,14 @@ CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
     return 0;
 }
 
+static int coop_next; /* cuLaunchCooperativeKernel's call of cuLaunchKernel */
+
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem, void *stream, void **params, void **extra) {
     (void)stream;
     (void)extra;
+    last.coop = coop_next;
+    coop_next = 0;
     Function *f = fn;
     if (fail_next) {
         int rc = fail_next;
@@ -161,6 +169,25 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     last.nparams = n;
     last.count++;
     return 0;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int block, size_t dyn) {
+    (void)fn;
+    (void)dyn;
+    if (block < 1 || block > 1024) return INVALID_VALUE;
+    *n = 2048 / block < 32 ? 2048 / block : 32;
+    return 0;
+}
+
+CUresult cuLaunchCooperativeKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shmem, void *stream,
+                                   void **params) {
+    int per_sm = 0;
+    if (cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)(bx * by * bz), shmem))
+        return INVALID_VALUE;
+    if ((uint64_t)gx * gy * gz > (uint64_t)per_sm * 132) return 720; /* TOO_LARGE */
+    coop_next = 1;
+    return cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL);
 }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) {
@@ -349,6 +376,7 @@ CUresult cuGetErrorString(CUresult rc, const char **s) {
 void fake_fail_next_launch(int rc) { fail_next = rc; }
 const char *fake_last_name(void) { return last.name; }
 long fake_launch_count(void) { return last.count; }
+int fake_last_coop(void) { return last.coop; }
 void fake_last_config(unsigned out[7]) {
     memcpy(out, last.grid, sizeof last.grid);
     memcpy(out + 3, last.block, sizeof last.block);
@@ -367,6 +395,7 @@ typedef struct Node {
     NodeParams p;
     int64_t vals[MAX_PARAMS]; /* the parameters' first 8 bytes, copied as the driver does */
     int n;
+    int coop; /* CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE set */
 } Node;
 
 typedef struct Graph {
@@ -443,9 +472,16 @@ CUresult cuGraphLaunch(void *exec, void *stream) {
         last.shmem = nd->p.shmem;
         memcpy(last.params, nd->vals, sizeof(int64_t) * (size_t)nd->n);
         last.nparams = nd->n;
+        last.coop = nd->coop;
         last.count++;
     }
     graphs.launched++;
+    return 0;
+}
+
+CUresult cuGraphKernelNodeSetAttribute(void *node, int attr, const void *value) {
+    if (attr != 2) return INVALID_VALUE; /* only the one kiln sets: cooperative */
+    memcpy(&((Node *)node)->coop, value, sizeof(int));
     return 0;
 }
 

@@ -525,3 +525,37 @@ def test_global_gpu_array_in_a_cpu_kernel_is_refused():
                            "being compiled for the CPU, which kernels cannot use (Untyped "
                            "global name 'T')")
 
+
+
+def test_cooperative_kernels_launch_cooperatively_and_too_large_grids_say_the_most():
+    run("""
+        @kiln.jit
+        def rows(M):
+            col = kiln.grid(1)
+            g = kiln.cg.this_grid()
+            for r in range(1, M.shape[0]):
+                M[r, col] = M[r - 1, col] + 1
+                g.sync()
+
+        M = kiln.device_array((4, 64), np.int32)
+        rows[2, 32](M)
+        assert last()[0] == "kiln_entry" and fake.fake_last_coop() == 1
+        (e,) = rows.overloads.values()
+        assert e.cooperative
+        # the fake's occupancy: 2048 threads per SM over the block's, 132 SMs
+        assert e.max_cooperative_grid_blocks(256) == 8 * 132
+        assert e.max_cooperative_grid_blocks((16, 4, 4), dynsmemsize=0) == 8 * 132
+        assert rows.max_cooperative_grid_blocks(32) == 32 * 132
+        # a plain kernel is not cooperative, and a large one still widens
+        out = kiln.device_array(1 << 22, np.float32)
+        saxpy[(1 << 22) // 128, 128](out, np.float32(1), out, out)
+        assert fake.fake_last_coop() == 0
+        assert not saxpy.overloads[list(saxpy.overloads)[0]].cooperative
+        big = kiln.device_array((2, 8 * 132 * 256 + 256), np.int32)
+        try:
+            rows[8 * 132 + 1, 256](big)
+        except ValueError as err:
+            assert "1057 blocks of 256 threads is too large: at most 1056 blocks" in str(err), err
+        else:
+            raise AssertionError("a grid past the resident blocks launched")
+    """)

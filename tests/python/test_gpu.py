@@ -892,3 +892,103 @@ def test_external_device_functions_on_the_gpu(tmp_path):
     out = kiln.to_device(np.zeros(1, np.uint32))
     draw[1, 1](out, 1)
     assert out.copy_to_host()[0] == 323845807  # Numba's expectation for seed 1
+
+
+# ---- cooperative groups (kiln.cg): cooperative launches and the grid barrier ----------
+
+def _sequential_rows(M):
+    col = kiln.grid(1)
+    g = kiln.cg.this_grid()
+    for row in range(1, M.shape[0]):
+        M[row, col] = M[row - 1, M.shape[1] - col - 1] + 1
+        g.sync()
+
+
+def test_grid_sync_sequential_rows_on_the_gpu():
+    """Numba's cooperative groups example: each row reads the previous row's opposite
+    column, written by another block; a missing or leaky grid barrier shows."""
+    k = kiln.jit("void(int32[:, ::1])")(_sequential_rows)
+    (e,) = k.overloads.values()
+    assert e.cooperative
+    most = e.max_cooperative_grid_blocks(32)
+    assert most == e.max_cooperative_grid_blocks((8, 4)) == e.max_cooperative_grid_blocks((4, 4, 2))
+    assert most >= 32, most
+    A = kiln.to_device(np.zeros((1024, 1024), np.int32))
+    k[32, 32](A)
+    np.testing.assert_array_equal(A.copy_to_host(), np.tile(np.arange(1024), (1024, 1)).T)
+    k[32, 32](A)  # the barrier's counter is ready for the next launch
+    cpu = np.zeros((64, 64), np.int32)
+    kiln.jit("void(int32[:, ::1])", target="cpu")(_sequential_rows)[2, 32](cpu)
+    gpu = kiln.to_device(np.zeros((64, 64), np.int32))
+    k[2, 32](gpu)
+    np.testing.assert_array_equal(gpu.copy_to_host(), cpu)
+
+
+def test_grid_sync_multi_phase_reduction_matches_the_cpu(rng):
+    import test_cooperative as C
+    x = rng.random(100_000).astype(np.float32)
+    gx, gout = kiln.to_device(x), kiln.device_array(x.size, np.float32)
+    C.phases[(x.size + 255) // 256, 256](gx, gout)
+    np.testing.assert_array_equal(gout.copy_to_host(), x + 1)
+    np.testing.assert_array_equal(gx.copy_to_host(), np.roll(x + 1, -1) * 2)
+    cx, cout = x[:1024].copy(), np.zeros(1024, np.float32)
+    kiln.jit(C.phases.py_func, target="cpu")[8, 128](cx, cout)
+    gx, gout = kiln.to_device(x[:1024]), kiln.device_array(1024, np.float32)
+    C.phases[8, 128](gx, gout)
+    np.testing.assert_array_equal(gx.copy_to_host(), cx)
+
+
+def test_grid_sync_many_times_conserves_the_heat_equation():
+    """Numba's Laplace example: thousands of grid barriers in a loop, over several blocks,
+    with threads past the end returned before them."""
+    @kiln.jit
+    def heat(buf_0, buf_1, timesteps, k):
+        i = kiln.grid(1)
+        if i >= len(buf_0):
+            return
+        grid = kiln.cg.this_grid()
+        for step in range(timesteps):
+            data, nxt = (buf_0, buf_1) if step % 2 == 0 else (buf_1, buf_0)
+            t = data[i]
+            left = data[i - 1] if i > 0 else 0.0
+            right = data[i + 1] if i < len(data) - 1 else 0.0
+            nxt[i] = t + k * (left - 2 * t + right)
+            grid.sync()
+
+    data = np.zeros(1001)
+    data[500] = 10000
+    b0, b1 = kiln.to_device(data), kiln.device_array(1001, np.float64)
+    heat[8, 128](b0, b1, 4000, 0.25)
+    c0, c1 = data.copy(), np.zeros(1001)
+    kiln.jit(heat.py_func, target="cpu")[8, 128](c0, c1, 4000, 0.25)
+    np.testing.assert_allclose(b1.copy_to_host(), c1, rtol=1e-12, atol=1e-12)
+
+
+def test_a_cooperative_grid_too_large_for_the_gpu_names_the_most_blocks():
+    k = kiln.jit("void(int32[:, ::1])")(_sequential_rows)
+    most = k.max_cooperative_grid_blocks(1024)
+    A = kiln.device_array((2, (most + 1) * 1024), np.int32)
+    with pytest.raises(ValueError, match=rf"{most + 1} blocks of 1024 threads is too large: "
+                                         rf"at most {most} blocks"):
+        k[most + 1, 1024](A)
+    k[most, 1024](A[:, :most * 1024])
+    kiln.synchronize()
+
+
+def test_reduce_overhead_replays_a_cooperative_kernel_on_the_gpu():
+    import test_cooperative as C
+
+    def step(x, out):
+        C.phases[4, 64](x, out)
+        return out
+
+    f = kiln.compile(step, mode="reduce-overhead")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", kiln.PerformanceWarning)
+        for k in range(4):
+            base = np.arange(200, dtype=np.float32) * (k + 1)
+            x, out = kiln.to_device(base), kiln.device_array(200, np.float32)
+            f(x, out)
+            np.testing.assert_array_equal(out.copy_to_host(), base + 1)
+            np.testing.assert_array_equal(x.copy_to_host(), np.roll(base + 1, -1) * 2)
+    assert f.records[0].launches == 1

@@ -93,3 +93,37 @@ def test_a_host_array_passed_to_a_gpu_kernel_is_not_recorded():
         print("ok")
     """)
     assert out.startswith("ok")
+
+
+def test_a_cooperative_kernel_is_recorded_as_a_cooperative_graph_node():
+    out = go("""
+        @kiln.jit
+        def twice(x):
+            i = kiln.grid(1)
+            g = kiln.cg.this_grid()
+            x[i] += 1
+            g.sync()
+            x[i] *= 2
+
+        def coop_step(x):
+            scale[1, 64](x, 2.0)
+            twice[2, 32](x)
+            return x
+
+        f = kiln.compile(coop_step, mode="reduce-overhead")
+        x = kiln.device_array(64, np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", kiln.PerformanceWarning)
+            f(x)
+            assert fake.fake_last_coop() == 1  # recorded: an eager cooperative launch
+            scale[1, 64](x, 2.0)
+            assert fake.fake_last_coop() == 0
+            f(x)
+        g = graphs()
+        assert g["created"] == 1 and g["launched"] == 1, g
+        assert f.records[0].graph and f.records[0].launches == 2
+        # the replayed graph's last node is the cooperative kernel's, marked so
+        assert last()[0] == "kiln_entry" and last()[1] == (2, 1, 1) and fake.fake_last_coop() == 1
+        print("ok")
+    """)
+    assert out.startswith("ok")

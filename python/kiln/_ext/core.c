@@ -392,6 +392,7 @@ static EntryObject *entry_new(ModState *st, PyObject *prog, PyObject *key, PyObj
     e->device = 0;
     e->st = st;
     e->debug = false;
+    e->cooperative = kiln_program_cooperative(((ProgramObject *)prog)->p) != 0;
     e->nparams = n;
     e->ptypes = PyMem_Malloc(sizeof(kiln_argtype) * (size_t)(n + 1));
     e->written = PyMem_Malloc((size_t)(n + 1));
@@ -548,6 +549,7 @@ static PyObject *mod_cuda_entry(PyObject *module, PyObject *args) {
         Py_DECREF(e);
         return ext_cuda_error(st, rc, "loading the compiled kernel");
     }
+    if (e->cooperative) kiln_cuda_module_set_cooperative(e->cu); /* once, not per launch */
     return (PyObject *)e;
 }
 

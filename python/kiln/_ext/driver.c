@@ -57,6 +57,21 @@ PyObject *ext_cuda_error(ModState *st, int rc, const char *what) {
     return NULL;
 }
 
+PyObject *ext_cuda_launch_error(ModState *st, int rc, kiln_cuda_module *m, const int64_t grid[3],
+                                const int64_t block[3], unsigned shmem) {
+    int64_t most = 0;
+    int64_t nb = grid[0] * grid[1] * grid[2], nt = block[0] * block[1] * block[2];
+    if (rc != KILN_CUDA_COOP_TOO_LARGE ||
+        kiln_cuda_max_coop_blocks(st->cuda, m, (int)nt, shmem, &most) != 0)
+        return ext_cuda_error(st, rc, "launching the kernel");
+    PyErr_Format(PyExc_ValueError,
+                 "a cooperative launch of %lld blocks of %lld threads is too large: at most %lld "
+                 "blocks of %lld threads can be co-resident on this GPU "
+                 "(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; see max_cooperative_grid_blocks)",
+                 (long long)nb, (long long)nt, (long long)most, (long long)nt);
+    return NULL;
+}
+
 kiln_cuda *ext_cuda_on(ModState *st, int dev) {
     kiln_cuda *cu = ext_cuda(st);
     if (!cu) return NULL;

@@ -15,6 +15,10 @@ enum { EXT_HOST_DEVICE = -1 };
 kiln_cuda *ext_cuda(ModState *st);
 /* Raises kiln.CudaError for a CUresult; returns NULL. */
 PyObject *ext_cuda_error(ModState *st, int rc, const char *what);
+/* A failed launch of module m: ext_cuda_error's, except a cooperative grid too large to be
+ * resident (KILN_CUDA_COOP_TOO_LARGE), which is a ValueError naming the most blocks. */
+PyObject *ext_cuda_launch_error(ModState *st, int rc, kiln_cuda_module *m, const int64_t grid[3],
+                                const int64_t block[3], unsigned shmem);
 /* Makes device dev current on this thread; -1 with an exception set. */
 int ext_use_device(ModState *st, int dev);
 /* The driver, with device dev current on this thread; NULL with an exception set. */

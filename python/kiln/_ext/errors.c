@@ -164,6 +164,14 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                          file, line, (long long)err->a, err->c ? "a multiple of " : "",
                          (long long)err->b);
         break;
+    case KILN_ERR_COOP:
+        PyErr_Format(PyExc_ValueError,
+                     "a cooperative launch of %lld blocks of %lld threads is too large: at most "
+                     "%lld blocks of %lld threads can be co-resident on the CPU target "
+                     "(KILN_CG_MAX_THREADS = %d threads; see max_cooperative_grid_blocks)",
+                     (long long)err->a, (long long)err->c, (long long)err->b, (long long)err->c,
+                     (int)KILN_CG_MAX_THREADS);
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;

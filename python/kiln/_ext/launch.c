@@ -411,7 +411,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
         if (slow) ol.t[2] = ext_obs_ns();
         if (rc != 0) {
-            ext_cuda_error(st, rc, "launching the kernel");
+            ext_cuda_launch_error(st, rc, e->cu, self->grid, self->block, (unsigned)self->shmem);
             goto done;
         }
         if (e->can_fail) {

@@ -172,6 +172,8 @@ static int build_graph(RecordObject *r) {
     kiln_cuda *cu = ext_cuda_on(r->st, r->device);
     if (!cu) return -1;
     if (!kiln_cuda_graphs(cu)) return 0; /* replayed launch by launch */
+    for (int i = 0; i < r->nl; i++) /* a cooperative node needs CUDA 11.7's attribute */
+        if (kiln_cuda_module_cooperative(r->l[i].e->cu) && !kiln_cuda_graph_coop(cu)) return 0;
     int rc = kiln_cuda_graph_new(cu, &r->graph);
     for (int i = 0; rc == 0 && i < r->nl; i++) {
         RecLaunch *L = &r->l[i];

@@ -58,11 +58,6 @@ static PyObject *entry_attribute(EntryObject *self, PyObject *arg) {
     return PyLong_FromLong(v);
 }
 
-static PyMethodDef entry_methods[] = {
-    {"attribute", (PyCFunction)entry_attribute, METH_O,
-     "attribute(attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
-    {NULL, NULL, 0, NULL}};
-
 /* Numba's overload._type_annotation: kiln._types.type_annotation(program), made when
  * asked (an introspection path, off the launch path) */
 static PyObject *entry_type_annotation(EntryObject *self, void *c) {
@@ -73,6 +68,70 @@ static PyObject *entry_type_annotation(EntryObject *self, void *c) {
     return r;
 }
 
+
+/* Threads per block from Numba's blockdim: an int or a tuple of up to 3 ints; -1 with an
+ * exception set. */
+static long long block_threads(PyObject *b) {
+    long long n = 1;
+    if (PyLong_Check(b)) {
+        n = PyLong_AsLongLong(b);
+    } else if (PyTuple_Check(b) && PyTuple_GET_SIZE(b) >= 1 && PyTuple_GET_SIZE(b) <= 3) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(b) && n > 0; i++) {
+            long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(b, i));
+            if (d == -1 && PyErr_Occurred()) return -1;
+            n = d > 0 && d <= KILN_MAX_BLOCK_THREADS ? n * d : -1;
+        }
+    } else {
+        PyErr_SetString(PyExc_TypeError, "blockdim is an int or a tuple of 1 to 3 ints");
+        return -1;
+    }
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (n < 1 || n > KILN_MAX_BLOCK_THREADS) {
+        PyErr_Format(PyExc_ValueError, "a block has 1 to %d threads, not %lld",
+                     KILN_MAX_BLOCK_THREADS, n);
+        return -1;
+    }
+    return n;
+}
+
+/* Numba's max_cooperative_grid_blocks(blockdim, dynsmemsize=0): the most blocks of this
+ * shape a cooperative launch of the kernel may have.  On the GPU, the occupancy API's
+ * resident blocks per multiprocessor times the multiprocessors; on the CPU, whose
+ * cooperative grids run all their threads as fibers at once, KILN_CG_MAX_THREADS over
+ * the block's threads. */
+static PyObject *entry_max_coop_blocks(EntryObject *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {(char *)"blockdim", (char *)"dynsmemsize", NULL};
+    PyObject *b;
+    long long dyn = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|L", names, &b, &dyn)) return NULL;
+    long long nt = block_threads(b);
+    if (nt < 0) return NULL;
+    if (dyn < 0) {
+        PyErr_SetString(PyExc_ValueError, "dynsmemsize must be >= 0");
+        return NULL;
+    }
+    if (self->target == 0) return PyLong_FromLongLong(KILN_CG_MAX_THREADS / nt);
+    kiln_cuda *cu = self->st->cuda;
+    int rc = cu ? kiln_cuda_use(cu, self->device) : 0;
+    int64_t most = 0;
+    if (cu && rc == 0) rc = kiln_cuda_max_coop_blocks(cu, self->cu, (int)nt, (size_t)dyn, &most);
+    if (!cu || rc != 0) {
+        PyErr_Format(PyExc_RuntimeError, "the driver cannot say how many blocks are resident "
+                     "(cuOccupancyMaxActiveBlocksPerMultiprocessor: CUresult %d)", rc);
+        return NULL;
+    }
+    return PyLong_FromLongLong((long long)most);
+}
+
+static PyMethodDef entry_methods[] = {
+    {"attribute", (PyCFunction)entry_attribute, METH_O,
+     "attribute(attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
+    {"max_cooperative_grid_blocks", (PyCFunction)(void (*)(void))entry_max_coop_blocks,
+     METH_VARARGS | METH_KEYWORDS,
+     "max_cooperative_grid_blocks(blockdim, dynsmemsize=0): the most blocks of blockdim "
+     "threads a cooperative launch may have (Numba's name)"},
+    {NULL, NULL, 0, NULL}};
+
 static PyGetSetDef entry_getset[] = {
     {"tier", (getter)entry_tier, NULL, "0: tier 0's quick code runs; 1: the optimised code", NULL},
     {"_type_annotation", (getter)entry_type_annotation, NULL,
@@ -82,6 +141,8 @@ static PyGetSetDef entry_getset[] = {
 static PyMemberDef entry_members[] = {
     {"program", T_OBJECT, offsetof(EntryObject, program), READONLY, "the translated Program"},
     {"signature", T_OBJECT, offsetof(EntryObject, signature), READONLY, "compiled signature"},
+    {"cooperative", T_BOOL, offsetof(EntryObject, cooperative), READONLY,
+     "whether it uses kiln.cg, and so is launched cooperatively (Numba's name)"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot entry_slots[] = {
@@ -157,5 +218,6 @@ void ext_table_clear(SpecTable *t) {
 int ext_table_init(PyObject *module, ModState *st) {
     st->EntryType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &entry_spec, NULL);
     if (!st->EntryType || PyModule_AddType(module, st->EntryType) < 0) return -1;
-    return 0;
+    /* the CPU's bound on a cooperative grid (max_cooperative_grid_blocks, docs/limits.md) */
+    return PyModule_AddIntConstant(module, "CG_MAX_THREADS", KILN_CG_MAX_THREADS);
 }

@@ -33,6 +33,7 @@ typedef struct {
     int device;           /* CUDA: the device the module is loaded on */
     bool can_fail;        /* it may record a kernel error */
     bool debug;           /* compiled with debug=True: checked after each launch */
+    bool cooperative;     /* uses kiln.cg: its CUDA module launches cooperatively */
     ModState *st;
     int nparams;
     kiln_argtype *ptypes; /* the types it was compiled for */
