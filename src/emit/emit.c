@@ -618,7 +618,11 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
     launch_bounds(E);
     PS("kiln_entry(struct kiln_err *E_");
     for (int i = 0; i < k->nparams; i++) P(", %s p%d", emit_ctype(E, k->params[i]), i);
-    P(") {\n    kiln_body(E_, KILN_BID_X * KILN_BDIM_X + KILN_TID_X%s);\n}\n\n", a);
+    if (E->R->cooperative) /* the block's live threads, for the grid barrier (rt_cuda.h) */
+        P(") {\n    kiln_grid_enter_();\n    kiln_body(E_, KILN_BID_X * KILN_BDIM_X + KILN_TID_X%s);\n"
+          "    kiln_grid_exit_();\n}\n\n", a);
+    else
+        P(") {\n    kiln_body(E_, KILN_BID_X * KILN_BDIM_X + KILN_TID_X%s);\n}\n\n", a);
     if (widens(E, k)) {
         PS("extern \"C\" __global__ void ");
         launch_bounds(E);

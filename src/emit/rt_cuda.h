@@ -230,27 +230,69 @@ KILN_FN bool kiln_apart_(u64 al, u64 ah, u64 bl, u64 bh) {
                (int)(sizeof((a).shape) / sizeof(i64)), (i64)sizeof(*(a).data), &(lo), &(hi))
 
 #ifdef KILN_COOPERATIVE
-/* g.sync() of kiln.cg (Numba's cuda.cg.this_grid().sync()): a barrier for the whole
- * grid, which a cooperative launch (cuLaunchCooperativeKernel) keeps co-resident.  It is
- * cooperative_groups' own scheme, written here because NVRTC may lack that header: the
- * block meets at __syncthreads, its thread 0 makes the block's writes visible
- * (__threadfence) and adds to one counter, block 0 adding 2**31 - (blocks - 1) and
- * the others 1, so the counter's high bit flips exactly when the last block arrives and
- * its low bits are 0 again for the next barrier; thread 0 waits for the flip, fences,
- * and lets its block go.  The counter is the module's, so two launches of one
- * cooperative kernel must not run at once (docs/language.md). */
-__device__ unsigned int kiln_gbar_;
+/* g.sync() of kiln.cg (Numba's cuda.cg.this_grid().sync()): a barrier for the whole grid,
+ * which a cooperative launch (cuLaunchCooperativeKernel) keeps resident.  Written here,
+ * not taken from cooperative_groups.h (NVRTC may lack it, and its grid.sync() needs
+ * thread 0 of every block to reach it).  As on the CPU, a thread that has returned counts
+ * as arrived:
+ * - each block counts its live threads (kiln_blive_, set when the kernel starts); the
+ *   last one to return retires the block from the grid;
+ * - at g.sync() the block meets at __syncthreads, one live thread (elected through
+ *   kiln_blead_) fences the block's writes and counts the block as arrived;
+ * - kiln_gbar_ holds the blocks arrived (high 32 bits) and retired (low 32 bits): the
+ *   update that makes arrived + retired the grid's blocks ends the barrier: it takes the
+ *   arrivals back and bumps kiln_ggen_, which the arrived blocks wait for, fence, and
+ *   meet their block again.  The last retirement of the launch sets kiln_gbar_ to 0.
+ * The counters are the module's, so two launches of one cooperative kernel must not run
+ * at the same time (docs/language.md). */
+__device__ unsigned long long kiln_gbar_;
+__device__ unsigned int kiln_ggen_;
+__shared__ unsigned int kiln_blive_, kiln_blead_;
+
+KILN_FN void kiln_grid_enter_(void) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        kiln_blive_ = blockDim.x * blockDim.y * blockDim.z;
+        kiln_blead_ = 0;
+    }
+    __syncthreads();
+}
+
+/* Adds to kiln_gbar_; ends the barrier when this update completes it. */
+KILN_FN void kiln_gbar_add_(unsigned long long add) {
+    unsigned int nb = gridDim.x * gridDim.y * gridDim.z;
+    unsigned long long now = atomicAdd(&kiln_gbar_, add) + add;
+    unsigned int arrived = (unsigned int)(now >> 32), retired = (unsigned int)now;
+    if (arrived > 0 && arrived + retired == nb) { /* nothing else updates it until the bump */
+        atomicAdd(&kiln_gbar_, 0ull - ((unsigned long long)arrived << 32));
+        __threadfence();
+        atomicAdd(&kiln_ggen_, 1u);
+    } else if (arrived == 0 && retired == nb) {
+        atomicExch(&kiln_gbar_, 0ull); /* every block is done: ready for the next launch */
+    }
+}
+
 KILN_FN void kiln_grid_sync_(void) {
     __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        unsigned int nb = gridDim.x * gridDim.y * gridDim.z;
-        unsigned int add = (blockIdx.x | blockIdx.y | blockIdx.z) == 0 ? 0x80000000u - (nb - 1u) : 1u;
+    bool lead = atomicExch(&kiln_blead_, 1u) == 0u;
+    if (lead) {
+        unsigned int gen = atomicAdd(&kiln_ggen_, 0u); /* before arriving: it cannot move yet */
         __threadfence();
-        unsigned int old = atomicAdd(&kiln_gbar_, add);
-        while (((old ^ *(volatile unsigned int *)&kiln_gbar_) & 0x80000000u) == 0) {
+        kiln_gbar_add_(1ull << 32);
+        while (*(volatile unsigned int *)&kiln_ggen_ == gen) {
         }
         __threadfence();
     }
     __syncthreads();
+    /* after every thread's election (a late one would undo it), before the next one,
+     * which the leader's next __syncthreads (or its return) precedes */
+    if (lead) atomicExch(&kiln_blead_, 0u);
+}
+
+/* The thread returns from the kernel: the block's last retires it. */
+KILN_FN void kiln_grid_exit_(void) {
+    if (atomicSub(&kiln_blive_, 1u) == 1u) {
+        __threadfence();
+        kiln_gbar_add_(1ull);
+    }
 }
 #endif

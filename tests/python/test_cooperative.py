@@ -34,6 +34,8 @@ def test_cuda_code_has_the_grid_barrier_and_no_wide_entry():
     src = _compile._translate(phases, argkey, 1, 90).source
     assert "#define KILN_COOPERATIVE 1" in src and "kiln_grid_sync_()" in src
     assert "void kiln_entry_wide" not in src
+    # the entry counts the block's live threads: one that returns counts as arrived
+    assert "kiln_grid_enter_();" in src and "kiln_grid_exit_();" in src
     for arch in (80, 90):
         ptx = _kiln.nvrtc_compile(src, (0, 0, 0), arch, True)[0].decode()
         assert "atom.global.add.u32" in ptx or "atom.add.u32" in ptx, ptx[-2000:]

@@ -940,7 +940,7 @@ def test_grid_sync_multi_phase_reduction_matches_the_cpu(rng):
 
 def test_grid_sync_many_times_conserves_the_heat_equation():
     """Numba's Laplace example: thousands of grid barriers in a loop, over several blocks,
-    with threads past the end returned before them."""
+    with threads (and whole blocks) past the end returned before them."""
     @kiln.jit
     def heat(buf_0, buf_1, timesteps, k):
         i = kiln.grid(1)
@@ -958,10 +958,30 @@ def test_grid_sync_many_times_conserves_the_heat_equation():
     data = np.zeros(1001)
     data[500] = 10000
     b0, b1 = kiln.to_device(data), kiln.device_array(1001, np.float64)
-    heat[8, 128](b0, b1, 4000, 0.25)
+    heat[12, 128](b0, b1, 4000, 0.25)  # blocks 8 to 11 return at once: they count as arrived
     c0, c1 = data.copy(), np.zeros(1001)
     kiln.jit(heat.py_func, target="cpu")[8, 128](c0, c1, 4000, 0.25)
     np.testing.assert_allclose(b1.copy_to_host(), c1, rtol=1e-12, atol=1e-12)
+
+
+def test_grid_sync_reached_by_some_threads_while_the_others_returned():
+    """Numba's sessionize example over several blocks: only a session's first thread syncs;
+    the others, thread 0 of a block among them, have returned and count as arrived."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lang",
+                        "cooperative_groups.py")
+    spec = importlib.util.spec_from_file_location("lang_cooperative_groups", path)
+    L = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(L)
+    ids = np.repeat(np.arange(12), [1, 5, 9, 2, 30, 1, 1, 14, 3, 6, 20, 4])
+    res = kiln.to_device(np.full(ids.size, -1, np.int64))
+    L.sessionize[3, 32](kiln.to_device(ids), res)
+    cpu = np.full(ids.size, -1, np.int64)
+    kiln.jit(L.sessionize.py_func, target="cpu")[3, 32](ids, cpu)
+    starts = np.r_[0, np.flatnonzero(np.diff(ids)) + 1]
+    np.testing.assert_array_equal(cpu, np.repeat(starts, np.diff(np.r_[starts, ids.size])))
+    np.testing.assert_array_equal(res.copy_to_host(), cpu)
 
 
 def test_a_cooperative_grid_too_large_for_the_gpu_names_the_most_blocks():
