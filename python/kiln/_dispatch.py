@@ -220,7 +220,7 @@ class Dispatcher(_kiln.DispatcherBase):
         if signature is None and not self._sigs:
             return {_args_of(text): self._resource(attr, what, text) for text, _ in self._compiled}
         entry = self._entry_for(signature)
-        v = entry.attribute(attr)
+        v = _kiln.entry_attribute(entry, attr)
         if v is None:
             raise RuntimeError(f"'{self.__name__}' {entry.signature} runs on the CPU target, "
                                f"which has no {what}; they are a GPU kernel's (target='cuda')")

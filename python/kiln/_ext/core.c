@@ -625,7 +625,29 @@ static PyObject *mod_cpu_compiler(PyObject *module, PyObject *unused) {
     return r;
 }
 
+/* entry_attribute(entry, attr) -> int: cuFuncGetAttribute of a GPU entry (attr a
+ * CUfunction_attribute: 0 max threads per block, 1 static shared bytes, 2 constant bytes,
+ * 3 local bytes per thread, 4 registers per thread); None for a CPU entry */
+static PyObject *mod_entry_attribute(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *entry;
+    int attr;
+    if (!PyArg_ParseTuple(args, "O!i", st->EntryType, &entry, &attr)) return NULL;
+    EntryObject *e = (EntryObject *)entry;
+    if (attr < 0 || attr > 64) {
+        PyErr_Format(PyExc_ValueError, "unknown kernel attribute %d", attr);
+        return NULL;
+    }
+    if (!e->cu) Py_RETURN_NONE;
+    int v = 0, rc = kiln_cuda_use(st->cuda, e->device);
+    if (rc == 0) rc = kiln_cuda_func_attribute(st->cuda, e->cu, attr, &v);
+    if (rc != 0) return ext_cuda_error(st, rc, "reading the kernel's attributes");
+    return PyLong_FromLong(v);
+}
+
 static PyMethodDef core_functions[] = {
+    {"entry_attribute", mod_entry_attribute, METH_VARARGS,
+     "entry_attribute(entry, attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
     {"translate", mod_translate, METH_VARARGS,
      "translate(text, filename, first_line, key, options, resolver, scope) -> Program"},
     {"fuse", mod_fuse, METH_VARARGS,

@@ -10,8 +10,6 @@
  */
 #include "table.h"
 
-#include "driver.h"
-
 #include <structmember.h>
 
 /* The one place a kernel's code is unloaded: the last reference (the table's or
@@ -38,24 +36,6 @@ static void entry_dealloc(EntryObject *self) {
 static PyObject *entry_tier(EntryObject *self, void *c) {
     kiln_cpu_module *m = __atomic_load_n(&self->cpu, __ATOMIC_ACQUIRE);
     return PyLong_FromLong(self->cpu0 && m == self->cpu0 ? 0 : 1);
-}
-
-/* attribute(attr) -> int: cuFuncGetAttribute of a GPU entry (attr a CUfunction_attribute:
- * 0 max threads per block, 1 static shared bytes, 2 constant bytes, 3 local bytes per
- * thread, 4 registers per thread); None for a CPU entry */
-static PyObject *entry_attribute(EntryObject *self, PyObject *arg) {
-    long attr = PyLong_AsLong(arg);
-    if (attr == -1 && PyErr_Occurred()) return NULL;
-    if (attr < 0 || attr > 64) {
-        PyErr_Format(PyExc_ValueError, "unknown kernel attribute %ld", attr);
-        return NULL;
-    }
-    if (!self->cu) Py_RETURN_NONE;
-    kiln_cuda *cu = self->st->cuda;
-    int v = 0, rc = kiln_cuda_use(cu, self->device);
-    if (rc == 0) rc = kiln_cuda_func_attribute(cu, self->cu, (int)attr, &v);
-    if (rc != 0) return ext_cuda_error(self->st, rc, "reading the kernel's attributes");
-    return PyLong_FromLong(v);
 }
 
 /* Numba's overload._type_annotation: kiln._types.type_annotation(program), made when
@@ -124,8 +104,6 @@ static PyObject *entry_max_coop_blocks(EntryObject *self, PyObject *args, PyObje
 }
 
 static PyMethodDef entry_methods[] = {
-    {"attribute", (PyCFunction)entry_attribute, METH_O,
-     "attribute(attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
     {"max_cooperative_grid_blocks", (PyCFunction)(void (*)(void))entry_max_coop_blocks,
      METH_VARARGS | METH_KEYWORDS,
      "max_cooperative_grid_blocks(blockdim, dynsmemsize=0): the most blocks of blockdim "
