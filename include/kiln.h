@@ -435,8 +435,10 @@ typedef enum kiln_errcode {
     KILN_ERR_NOMEM,    /* the CPU could not map a block's fibers and shared memory: a = bytes */
     KILN_ERR_RESHAPE,  /* a.reshape(shape): a = the array's size, b = the product of the
                         * shape's known extents, c = its -1 entries (NumPy's ValueError) */
-    KILN_ERR_COOP      /* a cooperative grid past KILN_CG_MAX_THREADS on the CPU: a = blocks,
+    KILN_ERR_COOP,     /* a cooperative grid past KILN_CG_MAX_THREADS on the CPU: a = blocks,
                         * b = the most blocks, c = threads per block */
+    KILN_ERR_BROADCAST /* a ufunc's operand does not broadcast to its output: a = the operand's
+                        * extent, b = the output's axis, c = the output's extent there */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

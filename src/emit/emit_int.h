@@ -2,7 +2,8 @@
  *
  * The emitter is five files that call one way: emit.c (the program, each
  * function, the CPU and CUDA entries) -> emit_stmt.c (statements, lane mode,
- * the folded guard) -> emit_expr.c (expressions: operators, subscripts,
+ * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
+ * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
  * operands emit_expr.c has written) -> emit_text.c (the text every level
  * writes: line markers, names, C types, constants, conversions, index
@@ -132,6 +133,9 @@ void emit_complex_const(Emit *E, const Type *t, double re, double im);
 /* a call of intrinsic n (IK_CMATH, IK_COMPLEX, abs, isnan...) whose arguments,
  * converted to their operand type, are args */
 void emit_complex_call(Emit *E, Node *n, const char **args);
+
+/* ---- emit_ufunc.c: a ufunc statement's loop, after its temporaries (emit_stmt.c) ---- */
+void emit_ufunc_loop(Emit *E, Node *n);
 
 /* ---- emit_expr.c: expressions ---- */
 const char *emit_expr_str(Emit *E, Node *n, const Type *as);

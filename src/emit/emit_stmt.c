@@ -409,6 +409,11 @@ static void stmt(Emit *E, Node *n) {
     switch ((NodeKind)n->kind) {
     case S_EXPR:
         if (n->expr->kind == E_STR) return;
+        if (n->uf && n->uf->active) { /* np.f(a, b, out): temporaries, then the loop */
+            for (int k = 0; k <= n->uf->nin; k++) stmt(E, n->uf->assigns[k]);
+            emit_ufunc_loop(E, n);
+            return;
+        }
         emit_indent(E);
         PS("(void)(");
         emit_expr(E, n->expr);

@@ -436,7 +436,7 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
     const FuncSpec *k = r->kernel;
     LanePlan *L = &out->lanes;
     int dim = out->order[2];
-    if (r->uses_sregs || !atomics_fit(r) || !out->loops ||
+    if (r->uses_sregs || r->uses_ufunc_loops || !atomics_fit(r) || !out->loops ||
         k->storage.n || !coord || !coord->ty || coord->ty->kind != TY_INT ||
         (!coord->ty->weak && coord->ty->dtype != KILN_INT64))
         return; /* (the coordinate is an i64: base + lane is its value) */

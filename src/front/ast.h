@@ -155,7 +155,10 @@ struct Node {
         struct { Node *base; const char *attr; Span attr_sp; } attr; /* E_ATTR */
         NodeList tuple;                                            /* E_TUPLE */
         struct { Node *lo, *hi, *step; } slice;                    /* E_SLICE */
-        Node *expr;                                                /* S_EXPR */
+        struct {
+            Node *expr;
+            struct UfuncStmt *uf; /* sema: a ufunc call with an output array (ufunc_stmt.c) */
+        };                                                         /* S_EXPR */
         struct { NodeList targets; Node *value; } assign;          /* S_ASSIGN: t1 = t2 = v */
         struct { Node *target; Node *value; } aug;                 /* S_AUGASSIGN */
         struct { Node *cond; NodeList body, orelse; } ifs;        /* S_IF, S_WHILE */

@@ -57,6 +57,13 @@ static void collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
                 collect_target(S, f, n->assign.targets.v[j]);
             break;
         case S_AUGASSIGN: collect_target(S, f, n->aug.target); break;
+        case S_EXPR:
+            ufunc_stmt_prepare(S->C, n);
+            for (int k = 0; n->uf && k <= n->uf->nin; k++) {
+                collect_target(S, f, n->uf->assigns[k]->assign.targets.v[0]);
+                if (k < n->uf->nin) collect_target(S, f, n->uf->elem[k]);
+            }
+            break;
         case S_FOR:
             if (for_iter_needed(n)) for_iter_rewrite(S->C, n);
             collect_target(S, f, n->fors.target);
@@ -738,12 +745,19 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
     return found;
 }
 
+static void stmt(Sema *S, Node *n);
+
+void sema_stmt(Sema *S, Node *n) { stmt(S, n); }
+
+void sema_assign_local(Sema *S, Node *t, const Type *vt) { assign(S, t, NULL, vt, false, 0, 0); }
+
 static void stmt(Sema *S, Node *n) {
     Compiler *C = S->C;
     FuncSpec *f = S->cur;
     switch ((NodeKind)n->kind) {
     case S_EXPR: {
         if (n->expr->kind == E_STR) return; /* docstrings and string comments */
+        if (n->uf && sema_ufunc_stmt(S, n)) return;
         const Type *t = sema_expr(S, n->expr);
         /* None, or a bare module, function or type (`math`, `dev`): Python evaluates
          * it and drops it; there is no value to compute, so no code */

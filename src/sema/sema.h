@@ -75,7 +75,9 @@ typedef enum IntrKind {
     IK_COMPLEX,     /* builtins complex(real, imag) */
     IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
     IK_PRINT,       /* builtins print (sema_print.c, emit_print.c) */
-    IK_CG           /* kiln.cg: sub = IG_* */
+    IK_CG,          /* kiln.cg: sub = IG_* */
+    IK_NPCMP        /* numpy.less ...: a comparison ufunc, sub = CmpOp; only on arrays with an
+                     * output array (ufunc_stmt.c); on scalars the operators are written */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
@@ -273,6 +275,23 @@ typedef struct ExternSrc {
     size_t len;
 } ExternSrc;
 
+/* ---- ufunc calls on arrays -------------------------------------------------------- */
+
+/* A statement `np.f(a, b, out)` or `np.f(a, b, out=out)` (ufunc_stmt.c): each argument is
+ * evaluated once into a temporary, then the output's elements are visited in the calling
+ * thread, each input's element (broadcast) is loaded into an element variable, and the
+ * operation on those variables (tmpl, typed as scalar code) is stored, converted. */
+#define UFUNC_MAX_IN 2 /* inputs of the ufuncs kiln knows (unary and binary) */
+typedef struct UfuncStmt {
+    Node *call;                     /* the call as written */
+    int nin;                        /* its inputs */
+    Node *assigns[UFUNC_MAX_IN + 1]; /* S_ASSIGN tmp[k] = argument k, the output last */
+    Node *tmp[UFUNC_MAX_IN + 1];    /* E_NAME: the temporaries */
+    Node *elem[UFUNC_MAX_IN];       /* E_NAME: each input's element at the loop's index */
+    Node *tmpl;                     /* the operation on elem: a call, or a comparison */
+    bool active;                    /* sema: the callee is NumPy's ufunc, so this is the loop */
+} UfuncStmt;
+
 typedef struct SemaResult {
     FuncSpec *kernel;
     PtrVec order;          /* finalised specs, callees before callers, kernel last */
@@ -287,6 +306,8 @@ typedef struct SemaResult {
     PtrVec ext_srcs;       /* ExternSrc of those, each text once, in the order first met */
     bool cooperative;      /* uses kiln.cg: launched cooperatively, the CPU runs the whole
                             * grid as fibers (rt_blocks.h) */
+
+    bool uses_ufunc_loops; /* has a ufunc statement on arrays (no lane mode on the CPU) */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -41,8 +41,24 @@ bool for_iter_needed(const Node *n);
 void for_iter_rewrite(Compiler *C, Node *n);
 bool for_iter_check(Sema *S, Node *n);
 
+/* ufunc_stmt.c: np.f(a, b, out) statements, elementwise loops in the calling thread */
+/* Makes n's UfuncStmt when n looks like one (by its syntax); the caller collects the
+ * temporaries (uf->assigns' targets, uf->elem) as locals. */
+void ufunc_stmt_prepare(Compiler *C, Node *n);
+/* Types n as that loop when its callee is NumPy's ufunc (true); false: n is typed as
+ * the call it is. */
+bool sema_ufunc_stmt(Sema *S, Node *n);
+/* A ufunc intrinsic (NumPy's, elementwise): its inputs, else 0. */
+int ufunc_nin(const Intrinsic *in);
+/* A ufunc call as a value (n): on arrays it would allocate, with an output array it is
+ * a statement; a comparison ufunc of numbers is its operator.  True after reporting. */
+bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in);
+
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);
+void sema_stmt(Sema *S, Node *n);
+/* Types the local t (an E_NAME) as assigned a value of type vt. */
+void sema_assign_local(Sema *S, Node *t, const Type *vt);
 GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp);
 const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what);
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);

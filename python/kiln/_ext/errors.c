@@ -172,6 +172,12 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      (long long)err->a, (long long)err->c, (long long)err->b, (long long)err->c,
                      (int)KILN_CG_MAX_THREADS);
         break;
+    case KILN_ERR_BROADCAST:
+        PyErr_Format(PyExc_ValueError,
+                     "%s:%d: operands could not be broadcast together: an operand's extent %lld "
+                     "does not match the output's %lld on its axis %lld (nor is it 1)", file, line,
+                     (long long)err->a, (long long)err->c, (long long)err->b);
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
