@@ -100,7 +100,13 @@ static void check_block(Walk *w, const NodeList *l) {
         case S_FOR: case S_WHILE: case S_BREAK: case S_CONTINUE: case S_DEF:
             w->bad = true;
             return;
-        case S_EXPR: check_expr(w, n->expr); break;
+        case S_EXPR:
+            if (n->uf && n->uf->active) { /* a loop of its own (emit_ufunc.c) */
+                w->bad = true;
+                return;
+            }
+            check_expr(w, n->expr);
+            break;
         case S_ASSIGN:
             for (int j = 0; j < n->assign.targets.n; j++) {
                 note_target(w, n->assign.targets.v[j]);

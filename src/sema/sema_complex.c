@@ -136,6 +136,7 @@ const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type 
     case IK_PRED:
     case IK_BOOL:
     case IK_SELP:
+    case IK_BINOP: /* an operator as a function: sema_binop typed (or refused) it */
     case IK_POWER: return r;
     case IK_MATH1: {
         int cm = cmath_of_math1(in->sub);

@@ -1012,3 +1012,39 @@ def test_reduce_overhead_replays_a_cooperative_kernel_on_the_gpu():
             np.testing.assert_array_equal(out.copy_to_host(), base + 1)
             np.testing.assert_array_equal(x.copy_to_host(), np.roll(base + 1, -1) * 2)
     assert f.records[0].launches == 1
+
+
+def test_ufuncs_on_arrays_in_kernels_on_the_gpu():
+    # Numba's doc example (doc_examples/test_ufunc.py), then broadcasting, layouts, same_kind
+    @kiln.jit
+    def f(r, x):
+        np.sin(x, r)
+
+    x = np.arange(10, dtype=np.float32) - 5
+    r = np.zeros_like(x)
+    f[1, 1](r, x)
+    np.testing.assert_allclose(r, np.sin(x), rtol=1e-6)
+
+    @kiln.jit
+    def g(r, c, a, b):
+        i = kiln.grid(1)
+        if i < r.shape[0]:  # one row per thread: each thread's ufunc on its rows
+            np.add(a[i], b, r[i])
+            np.multiply(r[i], 2, out=r[i])
+            np.less(a[i], b, c[i])
+
+    a = np.linspace(0.5, 6.0, 64 * 5).reshape(64, 5)
+    b = np.array([1.0, 2.0, 0.5, 3.0, 7.0])
+    d_r = kiln.device_array((64, 5), np.float32, order="F")
+    d_c = kiln.device_array((64, 5), np.bool_)
+    g[2, 32](d_r, d_c, kiln.to_device(a), kiln.to_device(b))
+    np.testing.assert_allclose(d_r.copy_to_host(), ((a + b) * 2).astype(np.float32), rtol=1e-6)
+    np.testing.assert_array_equal(d_c.copy_to_host(), a < b)
+
+    @kiln.jit
+    def bad(r, a, b):
+        np.add(a, b, r)
+
+    with pytest.raises(ValueError, match="operands could not be broadcast together"):
+        bad[1, 1](kiln.device_array((3, 4)), kiln.to_device(np.zeros(3)), kiln.device_array((3, 4)))
+        kiln.synchronize()
