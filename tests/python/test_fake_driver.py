@@ -559,3 +559,26 @@ def test_cooperative_kernels_launch_cooperatively_and_too_large_grids_say_the_mo
         else:
             raise AssertionError("a grid past the resident blocks launched")
     """)
+
+
+def test_a_pointer_argument_is_its_address_and_keeps_the_plain_entry():
+    # CPointer(float32): the launch passes the integer address itself, one 8-byte parameter,
+    # and a large launch stays on the plain entry (a pointer has no extent to check overlap)
+    run("""
+        @kiln.jit("void(float32*, float32, int64)")
+        def scale(p, a, n):
+            i = kiln.grid(1)
+            if i < n:
+                p[i] *= a
+
+        n = (1 << 22) + 37
+        d = kiln.device_array(n, np.float32)
+        nb = (n + 127) // 128
+        launch = scale[nb, 128]
+        launch(ptr(d), np.float32(2.0), n)
+        name, grid, block, p = last()
+        assert name == "kiln_entry" and not launch._last_wide, name
+        assert len(p) == 4 and p[1] == ptr(d) and p[3] == n, p
+        scale[1, 1](0, np.float32(1.0), 0)  # a null address is passed as it is
+        assert last()[3][1] == 0
+    """)
