@@ -363,6 +363,9 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_PRINT:
         emit_print(E, n);
         return;
+    case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c) */
+        emit_expr(E, n->call.bound.v[0]);
+        return;
     case IK_FMA:
         if (emit_is_f16(ot)) {
             E->half = true;

@@ -76,8 +76,8 @@ typedef enum IntrKind {
     IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
     IK_PRINT,       /* builtins print (sema_print.c, emit_print.c) */
     IK_CG,          /* kiln.cg: sub = IG_* */
-    IK_NPCMP        /* numpy.less ...: a comparison ufunc, sub = CmpOp; only on arrays with an
-                     * output array (ufunc_stmt.c); on scalars the operators are written */
+    IK_NPCMP        /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
+                     * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };

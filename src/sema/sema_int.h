@@ -51,8 +51,11 @@ bool sema_ufunc_stmt(Sema *S, Node *n);
 /* A ufunc intrinsic (NumPy's, elementwise): its inputs, else 0. */
 int ufunc_nin(const Intrinsic *in);
 /* A ufunc call as a value (n): on arrays it would allocate, with an output array it is
- * a statement; a comparison ufunc of numbers is its operator.  True after reporting. */
+ * a statement.  True after reporting. */
 bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in);
+/* numpy.less(a, b) ... of numbers: the comparison a < b, made the call's one bound
+ * argument (the emitter writes it in the call's place). */
+const Type *sema_ufunc_compare(Sema *S, Node *n, const Intrinsic *in);
 
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);

@@ -214,10 +214,20 @@ bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in) {
             return true;
         }
     }
-    if (in->kind == IK_NPCMP) {
-        error_at(C, n->sp, "write the comparison: a < b",
-                 "%s() of numbers is not supported in kernels", in->name);
-        return true;
-    }
     return false;
+}
+
+const Type *sema_ufunc_compare(Sema *S, Node *n, const Intrinsic *in) {
+    Node *a[2];
+    if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+    Node *c = node_new(S->C, E_COMPARE, n->sp);
+    int cap = 0;
+    nodelist_push(S->C, &c->cmp.operands, a[0], &cap);
+    nodelist_push(S->C, &c->cmp.operands, a[1], &cap);
+    c->cmp.ops = arena_alloc(&S->C->arena, 1);
+    c->cmp.ops[0] = in->sub;
+    c->depth = (uint16_t)((a[0]->depth > a[1]->depth ? a[0]->depth : a[1]->depth) + 1);
+    n->call.bound.v[0] = c; /* the emitter writes the comparison in the call's place */
+    n->call.bound.n = 1;
+    return sema_expr(S, c);
 }

@@ -59,11 +59,20 @@ def test_an_input_with_more_dimensions_than_the_output():
     assert "operands could not be broadcast together: a 2-d input of numpy.add()" in msg
 
 
-def test_a_comparison_ufunc_of_numbers():
-    def k(r, a, b):
+def test_comparison_ufuncs_of_numbers_are_the_comparisons():
+    @kiln.jit
+    def k(r, a, b, z):
         r[0] = np.less(a, b)
-    msg = _error(k, np.zeros(1, bool), 1.0, 2.0)
-    assert "numpy.less() of numbers is not supported" in msg and "hint: write the comparison" in msg
+        r[1] = np.greater_equal(a, 2)
+        r[2] = np.equal(z, 1j) and not np.not_equal(a, a)
+        r[3] = np.less(np.int64(-1), np.uint64(1))  # exact across signedness, as NumPy
+        r[4] = np.less_equal(b, a) or np.greater(a, b)
+    r = np.zeros(5, bool)
+    k[1, 1](r, 1.5, 2.0, 1j)
+    assert r.tolist() == [True, False, True, True, False]
+    def bad(r, z):
+        r[0] = np.less(z, z)
+    assert "complex numbers are not ordered" in _error(bad, np.zeros(1, bool), 1j)
 
 
 def test_a_pointer_is_no_ufunc_operand():
