@@ -157,10 +157,13 @@ class ExternFunction:
         texts = []
         for x in self.link:
             if isinstance(x, CUSource):
-                texts.append(x.data)
+                name, text = x.name, x.data
             else:
                 with open(x, encoding="utf-8") as f:
-                    texts.append(f.read())
+                    name, text = os.path.abspath(x), f.read()
+            # NVRTC's messages then name the source and its own line numbers
+            quoted = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+            texts.append(f'#line 1 "{quoted}"\n{text}')
         return ("extern", self.name, _types.signature_text(self.sig), _ABIS[self.abi],
                 tuple(texts))
 

@@ -815,6 +815,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         buf_put(out, x->text, x->len);
         buf_puts(out, "\n");
     }
+    if (E->cuda && r->ext_srcs.n) buf_puts(out, "#line 1 \"<kiln prelude>\"\n");
     if (E->cuda && r->cooperative) buf_puts(out, "#define KILN_COOPERATIVE 1\n");
     buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
     buf_puts(out, kiln_rt_common_h);

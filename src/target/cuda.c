@@ -359,7 +359,9 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
                               "against the declarations kiln wrote for them"
                             : "this is a bug in kiln's CUDA code generation; please report it "
                               "with the kernel",
-                   "NVRTC rejected the generated code for sm_%d:\n%s", use, log ? log : "");
+                   "NVRTC rejected the %s for sm_%d:\n%s",
+                   external ? "program with external CUDA C sources" : "generated code", use,
+                   log ? log : "");
         free(log);
         n->DestroyProgram(&prog);
         return -1;

@@ -185,16 +185,42 @@ def test_cu_file_on_disk_and_cuda_headers(tmp_path):
     ptx_of(kern, "void(uint32[::1], uint64)")
 
 
-def test_an_error_in_the_external_source_blames_it():
-    bad = kiln.declare_device("bad", "int32(int32)", link=kiln.CUSource(
-        'extern "C" __device__ int bad(int *out, int a) { *out = a +; return 0; }'))
+def test_an_error_in_the_external_source_names_its_file_and_line(tmp_path):
+    cu = tmp_path / "bad.cu"
+    cu.write_text('// line 1\n\nextern "C" __device__ int bad(int *out, int a) '
+                  '{ *out = a +; return 0; }\n')
+    bad = kiln.declare_device("bad", "int32(int32)", link=str(cu))
 
     @kiln.jit
     def kern(r, x):
         r[0] = bad(x[0])
 
-    with pytest.raises(kiln.CompileError, match="external CUDA C sources"):
+    with pytest.raises(kiln.CompileError) as e:
         ptx_of(kern, SIG)
+    msg = str(e.value)
+    assert "program with external CUDA C sources" in msg
+    assert f"{cu}(3): error" in msg and "external CUDA C sources" in msg
+
+
+def test_a_declaration_without_link_uses_another_declarations_source():
+    # Numba's jitlink.cu pattern: a `void *out` for a void function, and array_mutator's
+    # definition linked by the declaration of the function that calls it
+    mutator_cu = kiln.CUSource(
+        'extern "C" __device__ int array_mutator(void *out, int *a) { a[0] = a[1]; return 0; }')
+    user_cu = kiln.CUSource(
+        'extern "C" __device__ int array_mutator(void *out, int *a);\n'
+        'extern "C" __device__ int use_array_mutator(void *out, int *a)'
+        ' { array_mutator(out, a); return 0; }')
+    use = kiln.declare_device("use_array_mutator", types.void(types.CPointer(int32)),
+                              link=[mutator_cu, user_cu])
+    direct = kiln.declare_device("array_mutator", types.void(types.CPointer(int32)))
+
+    @kiln.jit
+    def kern(p):
+        use(p)
+        direct(p)
+
+    ptx_of(kern, "void(int32*)")
 
 
 def test_arrays_are_refused_at_the_call():
