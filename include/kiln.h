@@ -248,6 +248,11 @@ typedef struct kiln_options {
     /* The record layouts argtypes name (KILN_RECORD0 + k); nrecords of them */
     const kiln_record *records;
     int nrecords;
+    /* CUDA: CUDA C sources pasted into the program ahead of kiln's code (@jit(link=...)),
+     * with those of the external device functions it calls, each text once */
+    const char *const *links;
+    const size_t *link_lens;
+    int nlinks;
 } kiln_options;
 
 /* kiln_options.nvrtc_output.  Whole-program compilation drops device functions no kernel

@@ -137,6 +137,7 @@ class Dispatcher:
         opt: Any = ...,
         launch_bounds: int | tuple[int, ...] | None = ...,
         lto: Any = ...,
+        link: _Links | None = ...,
     ) -> None: ...
     # k[griddim, blockdim], k[griddim, blockdim, stream], k[griddim, blockdim, stream, shared]
     def __getitem__(self, config: tuple[Any, ...], /) -> Callable[..., None]: ...
@@ -177,6 +178,7 @@ def jit(
     max_registers: int | None = ...,
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
+    link: _Links | None = ...,
 ) -> Dispatcher: ...
 @overload
 def jit(
@@ -191,6 +193,7 @@ def jit(
     max_registers: int | None = ...,
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
+    link: _Links | None = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 class _Vectorized:
@@ -259,6 +262,7 @@ class CUSource:
     def __init__(self, data: str | bytes, name: str | None = ...) -> None: ...
 
 _Link: TypeAlias = CUSource | str | os.PathLike[str]
+_Links: TypeAlias = _Link | Sequence[_Link] | set[_Link] | frozenset[_Link]
 
 class ExternFunction:
     name: str
@@ -271,7 +275,7 @@ class ExternFunction:
     def __call__(self, *args: Any) -> Any: ...
 
 def declare_device(name: str, sig: _Sig | tuple[Any, ...],
-                   link: _Link | Sequence[_Link] | set[_Link] | frozenset[_Link] | None = ...,
+                   link: _Links | None = ...,
                    use_cooperative: bool = ..., abi: Literal["numba", "c"] = ...
                    ) -> ExternFunction: ...
 

@@ -16,7 +16,7 @@ import types
 from . import _kiln, _obs, _source
 from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
-from ._extern import ExternFunction
+from ._extern import ExternFunction, link_texts
 
 CompileError = _kiln.CompileError
 
@@ -234,12 +234,14 @@ def _arch_of(device):
 
 def _translate(disp, argkey, target, arch=0, export=()):
     """The Program of a specialisation.  The options tuple is (target, fastmath, debug,
-    lineinfo, max_registers, arch, 3 launch bounds) and export: (C symbol, return dtype + 1
-    or 0) to translate the function as an exported device function (kiln.compiler)."""
+    lineinfo, max_registers, arch, 3 launch bounds, export, @jit(link=...)'s source texts)
+    and export: (C symbol, return dtype + 1 or 0) to translate the function as an exported
+    device function (kiln.compiler)."""
     text, filename, first = dispatcher_source(disp)
     o = disp.options
     opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch,
-            *o["launch_bounds"], *export)
+            *o["launch_bounds"], *(export or (None, 0)),
+            link_texts(o.get("link", ())) if target == 1 else ())
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 

@@ -10,6 +10,7 @@ import hashlib
 import os
 
 from . import _autotune, _kiln, _source
+from ._extern import link_items
 from ._types import Type, signature_text
 
 # `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
@@ -19,7 +20,7 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt", "launch_bounds", "lto")
+                "mode", "inline", "opt", "launch_bounds", "lto", "link")
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -81,7 +82,7 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None, launch_bounds=None, lto=None):
+                 inline=None, opt=None, launch_bounds=None, lto=None, link=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -100,6 +101,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "cache": bool(cache), "target": _check_target(target),
             "max_registers": max_registers or 0,
             "launch_bounds": _launch_bounds(launch_bounds),
+            # CUDA C sources pasted into the kernel's program (_extern.py, Numba's link=)
+            "link": link_items(link),
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
@@ -525,6 +528,9 @@ def jit(func_or_sig=None, *args, **options):
       max_blocks_per_cluster)``, CUDA's ``__launch_bounds__`` on the GPU entry (the compiler
       fits the registers to it; a launch of larger blocks fails with the driver's
       CUDA_ERROR_INVALID_VALUE); the CPU target ignores it.
+    - ``link``: CUDA C sources (``kiln.CUSource`` objects, ``.cu`` paths, or a list of them)
+      pasted into the kernel's GPU program, for external functions declared with
+      ``kiln.declare_device`` without ``link=`` (docs/language.md).
     - ``mode``: ``'default'``; ``'max-autotune'`` times the threads per block of its
       ``forall(n)`` launches and keeps the fastest (docs/modes.md); ``'reduce-overhead'`` is
       accepted and is the default for one kernel (its launch path is already C: recording

@@ -45,7 +45,7 @@ class CUSource:
         return f"<CUSource {self.name} ({len(self.data)} characters)>"
 
 
-def _link_items(link):
+def link_items(link):
     """The link argument as a tuple of CUSource objects and .cu paths, in a stable order
     (a set's items sorted by their text or path, so every process pastes them alike)."""
     if link is None:
@@ -81,6 +81,22 @@ def _link_items(link):
             raise FileNotFoundError(f"link= file not found: {path}")
         out.append(path)
     return tuple(out)
+
+
+def link_texts(items):
+    """The texts of link_items' items, read now, each headed by a #line marker so that
+    NVRTC's messages name the source (a file's absolute path, a CUSource's name) and its
+    own line numbers."""
+    texts = []
+    for x in items:
+        if isinstance(x, CUSource):
+            name, text = x.name, x.data
+        else:
+            with open(x, encoding="utf-8") as f:
+                name, text = os.path.abspath(x), f.read()
+        quoted = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+        texts.append(f'#line 1 "{quoted}"\n{text}')
+    return tuple(texts)
 
 
 def _type_of(text, where):
@@ -154,18 +170,8 @@ class ExternFunction:
 
     def _describe(self):
         """_compile.describe's tuple: the sources are read now, at the kernel's compile."""
-        texts = []
-        for x in self.link:
-            if isinstance(x, CUSource):
-                name, text = x.name, x.data
-            else:
-                with open(x, encoding="utf-8") as f:
-                    name, text = os.path.abspath(x), f.read()
-            # NVRTC's messages then name the source and its own line numbers
-            quoted = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-            texts.append(f'#line 1 "{quoted}"\n{text}')
         return ("extern", self.name, _types.signature_text(self.sig), _ABIS[self.abi],
-                tuple(texts))
+                link_texts(self.link))
 
     def __call__(self, *args):
         raise TypeError(f"external device function '{self.name}' can only be called from "
@@ -186,4 +192,4 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     if abi not in _ABIS:
         raise ValueError(f"abi= is 'numba' or 'c', not {abi!r}")
     signature = _signature(sig)
-    return ExternFunction(name, signature, _link_items(link), abi, bool(use_cooperative))
+    return ExternFunction(name, signature, link_items(link), abi, bool(use_cooperative))

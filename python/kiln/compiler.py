@@ -73,7 +73,9 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels: pass device=True "
                                   "or abi='numba'")
-    pyfunc = getattr(pyfunc, "py_func", pyfunc)  # a kiln.jit function: its Python function
+    # a kiln.jit function: its Python function, and its own link= sources (@jit(link=...))
+    link = pyfunc.options.get("link") if isinstance(pyfunc, Dispatcher) else None
+    pyfunc = getattr(pyfunc, "py_func", pyfunc)
     if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
         raise TypeError(f"compile needs a Python function, not {type(pyfunc).__name__}")
     name = (abi_info or {}).get("abi_name") or pyfunc.__name__
@@ -87,7 +89,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     text = signature_text(sig)
     ret, argkey = _kiln.parse_signature(text)
     disp = Dispatcher(pyfunc, device=device, fastmath=fastmath, debug=bool(debug),
-                      lineinfo=lineinfo, target="cuda", launch_bounds=launch_bounds)
+                      lineinfo=lineinfo, target="cuda", launch_bounds=launch_bounds, link=link)
     if len(argkey) // 4 != disp._nparams:
         raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
                         f"'{pyfunc.__name__}' takes {disp._nparams}")

@@ -1313,6 +1313,9 @@ int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_ke
     S->res = out;
     S->funcs = fi;
     C->sema = S;
+    /* @jit(link=...)'s CUDA C sources come first, before those of the functions called */
+    for (int i = 0; C->opts.target == KILN_TARGET_CUDA && i < C->opts.nlinks; i++)
+        sema_extern_source(S, C->opts.links[i], C->opts.link_lens[i], true);
     Node *proto = fi->proto;
     if (proto->def.nparams != nargs) {
         error_at(C, proto->def.name_sp, NULL, "'%s' takes %d argument%s but %d were given",

@@ -10,7 +10,8 @@
  * spell out, which kiln does not promise.  The first call records the function and its
  * sources in the SemaResult, each source text once (two declarations that share a
  * source, or a callee's declaration, paste it once), in the order first met, for the
- * emitter (emit.c).  CUDA C cannot run on the host, so the CPU target refuses the call.
+ * emitter (emit.c), after the kernel's own @jit(link=...) sources (kiln_options.links,
+ * recorded by sema_run).  CUDA C cannot run on the host, so the CPU target refuses the call.
  */
 #include <string.h>
 
@@ -69,24 +70,24 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     return fi;
 }
 
+void sema_extern_source(Sema *S, const char *text, size_t len, bool copy) {
+    Compiler *C = S->C;
+    for (int j = 0; j < S->res->ext_srcs.n; j++) {
+        const ExternSrc *e = S->res->ext_srcs.v[j];
+        if (e->len == len && memcmp(e->text, text, len) == 0) return;
+    }
+    ExternSrc *e = arena_alloc(&C->arena, sizeof *e);
+    e->text = copy ? arena_strndup(&C->arena, text, len) : text;
+    e->len = len;
+    vec_push(&C->arena, &S->res->ext_srcs, e);
+}
+
 /* Records x and its sources for the emitter, once. */
 static void record_use(Sema *S, ExternFn *x) {
-    Compiler *C = S->C;
     if (x->used) return;
     x->used = true;
-    vec_push(&C->arena, &S->res->externs, x);
-    for (int i = 0; i < x->nlinks; i++) {
-        bool seen = false;
-        for (int j = 0; j < S->res->ext_srcs.n && !seen; j++) {
-            const ExternSrc *e = S->res->ext_srcs.v[j];
-            seen = e->len == x->link_lens[i] && memcmp(e->text, x->links[i], e->len) == 0;
-        }
-        if (seen) continue;
-        ExternSrc *e = arena_alloc(&C->arena, sizeof *e);
-        e->text = x->links[i];
-        e->len = x->link_lens[i];
-        vec_push(&C->arena, &S->res->ext_srcs, e);
-    }
+    vec_push(&S->C->arena, &S->res->externs, x);
+    for (int i = 0; i < x->nlinks; i++) sema_extern_source(S, x->links[i], x->link_lens[i], false);
 }
 
 static bool is_complex(kiln_dtype d) { return d == KILN_COMPLEX64 || d == KILN_COMPLEX128; }

@@ -70,6 +70,8 @@ const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope
 /* sema_extern.c: external CUDA device functions (kiln.declare_device) */
 FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv);
 const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi);
+/* Adds a CUDA C source to the program's, unless its text is there (copy: into the arena). */
+void sema_extern_source(Sema *S, const char *text, size_t len, bool copy);
 
 /* sema_expr.c */
 const Type *sema_expr(Sema *S, Node *n);

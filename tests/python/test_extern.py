@@ -284,3 +284,21 @@ def test_an_edited_cu_file_is_a_new_cache_key(tmp_path):
     assert "11111" in run(11111)
     second = run(22222)  # the same kernel and cache: a stale hit would print 11111
     assert "22222" in second and "11111" not in second
+
+
+def test_jit_link_pastes_the_kernels_own_sources(tmp_path):
+    # Numba's @cuda.jit(link=[...]): a declaration without link=, defined by the kernel's
+    cu = tmp_path / "mutator.cu"
+    cu.write_text('extern "C" __device__ int mutate(void *out, int *a) '
+                  '{ a[0] = a[1] + 4242; return 0; }\n')
+    mutate = kiln.declare_device("mutate", types.void(types.CPointer(int32)))
+
+    @kiln.jit(link=[str(cu), TIMES2])
+    def kern(p, r):
+        mutate(p)
+        r[0] = times2(r[1])  # TIMES2 also comes with times2's declaration: pasted once
+
+    ptx = ptx_of(kern, "void(int32*, int32[::1])")
+    assert "4242" in ptx
+    with pytest.raises(NotImplementedError, match="nvJitLink"):
+        kiln.jit(link=str(tmp_path / "x.cubin"))(lambda: None)

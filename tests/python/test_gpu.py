@@ -1048,3 +1048,20 @@ def test_ufuncs_on_arrays_in_kernels_on_the_gpu():
     with pytest.raises(ValueError, match="operands could not be broadcast together"):
         bad[1, 1](kiln.device_array((3, 4)), kiln.to_device(np.zeros(3)), kiln.device_array((3, 4)))
         kiln.synchronize()
+
+
+def test_jit_link_on_the_gpu():
+    # @jit(link=[...]) (Numba's test_cffi pattern): the kernel's own source defines a function
+    # declared without link=; Numba's `void *out` for a void function
+    mutator = kiln.CUSource('extern "C" __device__ int array_mutator(void *out, int *a)'
+                            ' { a[0] = a[1]; return 0; }')
+    array_mutator = kiln.declare_device("array_mutator",
+                                        kiln.void(kiln.types.CPointer(kiln.int32)))
+
+    @kiln.jit(kiln.void(kiln.types.CPointer(kiln.int32)), link=[mutator])
+    def mutate(p):
+        array_mutator(p)
+
+    d = kiln.to_device(np.array([0, 7], np.int32))
+    mutate[1, 1](d.__cuda_array_interface__["data"][0])
+    assert d.copy_to_host().tolist() == [7, 7]

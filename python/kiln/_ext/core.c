@@ -195,10 +195,28 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     memset(&o, 0, sizeof o);
     o.records = ext_records(&o.nrecords);
     int target = 0;
-    if (!PyArg_ParseTuple(opts, "iiiiii|iiizi", &target, &o.fastmath, &o.debug, &o.lineinfo,
+    PyObject *links = NULL; /* (str, ...): @jit(link=...)'s CUDA C sources */
+    if (!PyArg_ParseTuple(opts, "iiiiii|iiiziO!", &target, &o.fastmath, &o.debug, &o.lineinfo,
                           &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
-                          &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name, &o.export_ret))
+                          &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name, &o.export_ret,
+                          &PyTuple_Type, &links))
         return NULL;
+    Py_ssize_t nl = links ? PyTuple_GET_SIZE(links) : 0;
+    if (nl > KILN_MAX_PARAMS) {
+        PyErr_SetString(PyExc_ValueError, "too many link= sources");
+        return NULL;
+    }
+    const char *ltext[KILN_MAX_PARAMS];
+    size_t llen[KILN_MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < nl; i++) {
+        Py_ssize_t len;
+        ltext[i] = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(links, i), &len);
+        if (!ltext[i]) return NULL;
+        llen[i] = (size_t)len;
+    }
+    o.links = ltext;
+    o.link_lens = llen;
+    o.nlinks = (int)nl;
     for (int i = 0; i < 3; i++)
         if (o.launch_bounds[i] < 0) {
             PyErr_SetString(PyExc_ValueError, "launch bounds are positive ints");
