@@ -81,7 +81,7 @@ def test_host_call_is_a_type_error():
 times2 = kiln.declare_device("times2", "int32(int32)", link=TIMES2)
 
 
-@kiln.jit
+@kiln.jit(target="cpu")  # the CPU target even where a GPU is usable
 def use_times2(r, x):
     i = kiln.grid(1)
     if i < r.size:
