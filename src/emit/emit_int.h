@@ -1,7 +1,8 @@
 /* emit_int.h: the emitter's private header (src/emit/).
  *
- * The emitter is five files that call one way: emit.c (the program, each
- * function, the CPU and CUDA entries) -> emit_stmt.c (statements, lane mode,
+ * The emitter is files that call one way: emit.c (the program, each
+ * function, the CPU and CUDA entries) -> emit_extern.c (external CUDA device functions'
+ * sources, declarations and wrappers) -> emit_stmt.c (statements, lane mode,
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
@@ -120,6 +121,12 @@ const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
 /* The static array of a frozen global NumPy array (kgc<i>). */
 const char *emit_frozen_array(Emit *E, const GVal *g);
+
+/* ---- emit_extern.c: external CUDA device functions (CUDA only) ---- */
+/* Their sources, each once, for the top of the program (into out). */
+void emit_extern_sources(Emit *E, Buf *out);
+/* Declarations and the wrappers kiln's calls go through (into o). */
+void emit_extern_decls(Emit *E, Buf *o);
 
 /* ---- emit_print.c: print(...) as one printf ---- */
 void emit_print(Emit *E, Node *n);
