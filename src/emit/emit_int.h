@@ -1,7 +1,8 @@
 /* emit_int.h: the emitter's private header (src/emit/).
  *
  * The emitter is files that call one way: emit.c (the program, each
- * function, the CPU and CUDA entries) -> emit_extern.c (external CUDA device functions'
+ * function, the CPU and CUDA entries) -> emit_blocks.c (block mode's CPU
+ * entries, rt_blocks.h) -> emit_extern.c (external CUDA device functions'
  * sources, declarations and wrappers) -> emit_stmt.c (statements, lane mode,
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
@@ -80,6 +81,16 @@ enum { TUPLE_AS_ARRAY = 16 };
 
 #define P(...) buf_printf(E->o, __VA_ARGS__)
 #define PS(s) buf_puts(E->o, s)
+
+/* ---- emit_blocks.c: block mode's CPU entries (rt_blocks.h) ---- */
+/* The entry's split of the grid's blocks over OpenMP threads (par) or all on one. */
+void emit_block_range(Emit *E, int par, const char *weight, const char *clauses);
+/* The record of a fiber's arguments and its thread function, before the entry. */
+void emit_block_prelude(Emit *E, FuncSpec *k);
+/* The entry's loop over blocks, each block's threads as fibers. */
+void emit_block_entry(Emit *E, FuncSpec *k);
+/* A cooperative kernel's entry: the whole grid's fibers, meeting at the grid barrier. */
+void emit_grid_entry(Emit *E, FuncSpec *k);
 
 /* ---- emit_text.c: text every level writes ---- */
 void emit_indent(Emit *E);
