@@ -605,6 +605,14 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
     if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);
     if (E->too_big) return -1;
+    if (E->cuda && C->opts.export_name && r->cooperative) {
+        /* the grid barrier counts each block's live threads from the kernel's entry
+         * (rt_cuda.h), which a device function compiled alone does not have */
+        diag_plain(C->ctx, KILN_ERROR, "call it from a kiln kernel, which kiln launches cooperatively",
+                   "a device function that uses kiln.cg (this_grid(), g.sync()) cannot be compiled "
+                   "alone: its grid barrier needs a cooperative kiln kernel around it");
+        return -1;
+    }
     if (E->cuda && C->opts.export_name) cuda_export(E, r->kernel);
     else if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);

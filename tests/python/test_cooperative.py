@@ -93,3 +93,14 @@ def test_reduce_overhead_replays_a_cooperative_kernel_on_the_cpu():
         f(x, out)
         np.testing.assert_array_equal(out, want_out)
         np.testing.assert_array_equal(x, np.roll(want_out, -1) * 2)
+
+
+def test_a_device_function_that_syncs_the_grid_is_not_compiled_alone():
+    def barrier_then_write(a):
+        kiln.cg.this_grid().sync()
+        a[0] = 1.0
+
+    with pytest.raises(kiln.CompileError, match="cannot be compiled alone"):
+        kiln.compile_ptx(barrier_then_write, "void(float32[::1])", device=True)
+    ptx, _ = kiln.compile_ptx(barrier_then_write, "void(float32[::1])")  # as a kernel it is
+    assert "kiln_gbar_" in ptx
