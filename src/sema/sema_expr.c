@@ -571,6 +571,14 @@ static const Type *attribute(Sema *S, Node *n) {
             return sema_global(S, n, g, full);
         }
         const Intrinsic *in = intrinsic_lookup(full);
+        const char *dotted = NULL;
+        if (!in && ns->scope && strcmp(ns->name, "kiln") == 0 && strcmp(a, "random") == 0 &&
+            (dotted = sema_dotted(S, n)) != NULL) {
+            /* kiln.random (Numba's cuda.random): a module of device functions written in
+             * Python, found through the resolver like any module */
+            GVal *g = sema_resolve(S, ns->scope, dotted, n->sp);
+            return sema_global(S, n, g, dotted);
+        }
         if (!in) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {

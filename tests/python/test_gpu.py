@@ -1065,3 +1065,34 @@ def test_jit_link_on_the_gpu():
     d = kiln.to_device(np.array([0, 7], np.int32))
     mutate[1, 1](d.__cuda_array_interface__["data"][0])
     assert d.copy_to_host().tolist() == [7, 7]
+def test_random_on_the_gpu_draws_what_the_cpu_draws():
+    """kiln.random: the states are a device array; the GPU's draws (raw, uniform and normal)
+    are the CPU target's for the same states."""
+    from kiln import random as kr
+
+    @kiln.jit
+    def draws(states, raw, u32, u64, n64):
+        i = kiln.grid(1)
+        if i < states.shape[0]:
+            for j in range(raw.shape[1]):
+                raw[i, j] = kr.xoroshiro128p_next(states, i)
+                u32[i, j] = kr.xoroshiro128p_uniform_float32(states, i)
+                u64[i, j] = kr.xoroshiro128p_uniform_float64(states, i)
+                n64[i, j] = kr.xoroshiro128p_normal_float64(states, i)
+
+    s = kiln.stream()
+    states = kr.create_xoroshiro128p_states(256, seed=42, subsequence_start=5, stream=s)
+    s.synchronize()
+    assert isinstance(states, kiln.DeviceArray) and not states.on_host
+    host = states.copy_to_host()
+    outs = [np.zeros((256, 8), t) for t in (np.uint64, np.float32, np.float64, np.float64)]
+    kiln.jit(draws.py_func, target="cpu")[2, 128](host, *outs)
+    douts = [kiln.device_array((256, 8), o.dtype) for o in outs]
+    draws[2, 128](states, *douts)
+    for o, d in zip(outs, douts):
+        np.testing.assert_allclose(d.copy_to_host(), o, rtol=1e-12)  # normal: libm vs libdevice
+    np.testing.assert_array_equal(douts[0].copy_to_host(), outs[0])
+    np.testing.assert_array_equal(states.copy_to_host(), host)
+    again = kiln.device_array(256, kr.xoroshiro128p_dtype)
+    kr.init_xoroshiro128p_states(again, 42, subsequence_start=5)
+    assert (again.copy_to_host() == kr.create_xoroshiro128p_states(256, 42, 5).copy_to_host()).all()
