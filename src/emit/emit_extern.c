@@ -69,6 +69,10 @@ void emit_extern_decls(Emit *E, Buf *o) {
        "{ typedef D type; };\n");
     for (int i = 0; i < E->R->externs.n; i++) {
         const ExternFn *x = E->R->externs.v[i];
+        bool dup = false; /* two declarations that agree (sema_extern.c): one wrapper */
+        for (int j = 0; j < i && !dup; j++)
+            dup = strcmp(((const ExternFn *)E->R->externs.v[j])->name, x->name) == 0;
+        if (dup) continue;
         bool is_void = x->ret->kind == TY_NONE;
         const char *rt = is_void ? "void" : emit_ctype(E, x->ret);
         bool numba = x->abi == KILN_ABI_NUMBA;

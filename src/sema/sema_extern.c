@@ -21,10 +21,15 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     Compiler *C = S->C;
     const char *name = kv->name ? kv->name : "?";
     const char *sig = kv->signature ? kv->signature : "";
-    for (FuncInfo *fi = S->funcs; fi; fi = fi->next)
-        if (fi->ext && strcmp(fi->ext->name, name) == 0 && strcmp(fi->ext->sigtext, sig) == 0 &&
-            fi->ext->abi == kv->abi && fi->ext->nlinks == kv->nlinks)
-            return fi;
+    for (FuncInfo *fi = S->funcs; fi; fi = fi->next) {
+        const ExternFn *e = fi->ext;
+        bool same = e && strcmp(e->name, name) == 0 && strcmp(e->sigtext, sig) == 0 &&
+                    e->abi == kv->abi && e->nlinks == kv->nlinks;
+        for (int i = 0; same && i < kv->nlinks; i++)
+            same = e->link_lens[i] == kv->link_lens[i] &&
+                   memcmp(e->links[i], kv->links[i], kv->link_lens[i]) == 0;
+        if (same) return fi;
+    }
     FuncInfo *fi = arena_alloc(&C->arena, sizeof *fi);
     ExternFn *x = arena_alloc(&C->arena, sizeof *x);
     fi->ext = x;
@@ -82,12 +87,27 @@ void sema_extern_source(Sema *S, const char *text, size_t len, bool copy) {
     vec_push(&C->arena, &S->res->ext_srcs, e);
 }
 
-/* Records x and its sources for the emitter, once. */
-static void record_use(Sema *S, ExternFn *x) {
-    if (x->used) return;
+/* Records x and its sources for the emitter, once; false (reported) when another
+ * declaration of the same symbol that the kernel calls has another signature or ABI (one
+ * C function cannot be both).  Two declarations that agree share one wrapper (emit). */
+static bool record_use(Sema *S, Node *call, ExternFn *x) {
+    if (x->used) return true;
+    for (int i = 0; i < S->res->externs.n; i++) {
+        const ExternFn *o = S->res->externs.v[i];
+        if (strcmp(o->name, x->name) != 0) continue;
+        if (strcmp(o->sigtext, x->sigtext) != 0 || o->abi != x->abi) {
+            error_at(S->C, call->sp, "declare the function once and use that declaration",
+                     "two declarations of external device function '%s' differ: '%s' (abi "
+                     "\"%s\") and '%s' (abi \"%s\")",
+                     x->name, o->sigtext, o->abi == KILN_ABI_C ? "c" : "numba", x->sigtext,
+                     x->abi == KILN_ABI_C ? "c" : "numba");
+            return false;
+        }
+    }
     x->used = true;
     vec_push(&S->C->arena, &S->res->externs, x);
     for (int i = 0; i < x->nlinks; i++) sema_extern_source(S, x->links[i], x->link_lens[i], false);
+    return true;
 }
 
 static bool is_complex(kiln_dtype d) { return d == KILN_COMPLEX64 || d == KILN_COMPLEX128; }
@@ -157,7 +177,7 @@ const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi) {
     }
     call->call.bound = call->call.args;
     if (unknown) return &ty_unknown;
+    if (!record_use(S, call, x)) return &ty_error;
     call->ext = x;
-    record_use(S, x);
     return x->ret;
 }

@@ -302,3 +302,23 @@ def test_jit_link_pastes_the_kernels_own_sources(tmp_path):
     assert "4242" in ptx
     with pytest.raises(NotImplementedError, match="nvJitLink"):
         kiln.jit(link=str(tmp_path / "x.cubin"))(lambda: None)
+
+
+def test_two_declarations_of_one_function():
+    # agreeing ones (another source list) share one wrapper; differing ones are refused
+    again = kiln.declare_device("times2", "int32(int32)", link=[TIMES2, TIMES4])
+    other = kiln.declare_device("times2", "int64(int64)", link=TIMES2)
+
+    @kiln.jit
+    def agree(r, x):
+        r[0] = times2(x[0]) + again(x[1])
+
+    ptx_of(agree, SIG)
+
+    @kiln.jit
+    def differ(r, x):
+        r[0] = times2(x[0]) + other(x[1])
+
+    with pytest.raises(kiln.CompileError, match="two declarations of external device "
+                                                "function 'times2' differ"):
+        ptx_of(differ, SIG)
