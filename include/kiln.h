@@ -213,6 +213,7 @@ typedef struct kiln_value {
     const char *const *links;
     const size_t *link_lens;
     int nlinks;
+    int cooperative; /* EXTERN: use_cooperative: a kernel calling it launches cooperatively */
 } kiln_value;
 
 /* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function

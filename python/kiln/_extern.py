@@ -171,7 +171,7 @@ class ExternFunction:
     def _describe(self):
         """_compile.describe's tuple: the sources are read now, at the kernel's compile."""
         return ("extern", self.name, _types.signature_text(self.sig), _ABIS[self.abi],
-                link_texts(self.link))
+                link_texts(self.link), self.use_cooperative)
 
     def __call__(self, *args):
         raise TypeError(f"external device function '{self.name}' can only be called from "

@@ -266,6 +266,8 @@ typedef struct ExternFn {
     const Type **params; /* its signature's types (a pointer: ty_ptr) */
     int nparams;
     const Type *ret;    /* ty_none for void */
+    bool cooperative;   /* use_cooperative: its caller launches cooperatively (it may sync
+                         * the grid through CUDA's cooperative groups) */
     bool used;          /* a call of it was typed: it is in SemaResult.externs */
 } ExternFn;
 

@@ -24,7 +24,8 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     for (FuncInfo *fi = S->funcs; fi; fi = fi->next) {
         const ExternFn *e = fi->ext;
         bool same = e && strcmp(e->name, name) == 0 && strcmp(e->sigtext, sig) == 0 &&
-                    e->abi == kv->abi && e->nlinks == kv->nlinks;
+                    e->abi == kv->abi && e->nlinks == kv->nlinks &&
+                    e->cooperative == (kv->cooperative != 0);
         for (int i = 0; same && i < kv->nlinks; i++)
             same = e->link_lens[i] == kv->link_lens[i] &&
                    memcmp(e->links[i], kv->links[i], kv->link_lens[i]) == 0;
@@ -40,6 +41,7 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     fi->file.len = strlen(sig);
     fi->file.first_line = 1;
     x->abi = kv->abi;
+    x->cooperative = kv->cooperative != 0;
     const char **texts = arena_alloc(&C->arena, sizeof(char *) * (size_t)(kv->nlinks + 1));
     size_t *lens = arena_alloc(&C->arena, sizeof(size_t) * (size_t)(kv->nlinks + 1));
     for (int i = 0; i < kv->nlinks; i++) {
@@ -106,6 +108,7 @@ static bool record_use(Sema *S, Node *call, ExternFn *x) {
     }
     x->used = true;
     vec_push(&S->C->arena, &S->res->externs, x);
+    if (x->cooperative) S->res->cooperative = true; /* a cooperative launch, as Numba's */
     for (int i = 0; i < x->nlinks; i++) sema_extern_source(S, x->links[i], x->link_lens[i], false);
     return true;
 }

@@ -322,3 +322,25 @@ def test_two_declarations_of_one_function():
     with pytest.raises(kiln.CompileError, match="two declarations of external device "
                                                 "function 'times2' differ"):
         ptx_of(differ, SIG)
+
+
+def test_use_cooperative_makes_the_caller_a_cooperative_kernel():
+    from kiln import _compile, _kiln
+    src = kiln.CUSource('#include <cooperative_groups.h>\n'
+                        'extern "C" __device__ int gsync(int *out) '
+                        '{ cooperative_groups::this_grid().sync(); return 0; }')
+    plain = kiln.declare_device("gsync", "void()", link=src)
+    coop = kiln.declare_device("gsync", "void()", link=src, use_cooperative=True)
+
+    @kiln.jit
+    def k1(r):
+        plain()
+
+    @kiln.jit
+    def k2(r):
+        coop()
+
+    key = _kiln.parse_signature("void(int32[::1])")[1]
+    assert "#define KILN_COOPERATIVE" not in _compile._translate(k1, key, 1, 80).source
+    assert "#define KILN_COOPERATIVE 1" in _compile._translate(k2, key, 1, 80).source
+    ptx_of(k2, "void(int32[::1])")

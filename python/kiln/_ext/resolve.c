@@ -157,7 +157,7 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->is_device = PyObject_IsTrue(ITEM(5));
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
     } else if (strcmp(kind, "extern") == 0) {
-        /* ("extern", symbol, signature, abi, (source text, ...)) */
+        /* ("extern", symbol, signature, abi, (source text, ...), cooperative) */
         out->kind = KILN_VAL_EXTERN;
         out->name = keep_str(R, ITEM(1));
         out->signature = keep_str(R, ITEM(2));
@@ -205,6 +205,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->links = texts;
         out->link_lens = lens;
         out->nlinks = (int)m;
+        out->cooperative = PyObject_IsTrue(ITEM(5));
+        if (out->cooperative < 0) return -1;
     } else if (strcmp(kind, "devarray") == 0) {
         /* ("devarray", dtype, shape, address, device): a global device array, by address */
         unsigned long long count;
