@@ -1096,3 +1096,26 @@ def test_random_on_the_gpu_draws_what_the_cpu_draws():
     again = kiln.device_array(256, kr.xoroshiro128p_dtype)
     kr.init_xoroshiro128p_states(again, 42, subsequence_start=5)
     assert (again.copy_to_host() == kr.create_xoroshiro128p_states(256, 42, 5).copy_to_host()).all()
+
+
+
+
+def test_cooperative_external_code_on_the_gpu():
+    # declare_device(use_cooperative=True): the CUDA C code syncs the whole grid
+    src = kiln.CUSource('#include <cooperative_groups.h>\n'
+                        'extern "C" __device__ int gsync(int *out) '
+                        '{ cooperative_groups::this_grid().sync(); return 0; }')
+    gsync = kiln.declare_device("gsync", "void()", link=src, use_cooperative=True)
+
+    @kiln.jit
+    def mirror(a, b):
+        i = kiln.grid(1)
+        a[i] = i
+        gsync()  # every block's writes are visible after it
+        b[i] = a[a.size - 1 - i]
+
+    n = 8 * 64
+    a, b = kiln.device_array(n, np.int32), kiln.device_array(n, np.int32)
+    mirror[8, 64](a, b)
+    np.testing.assert_array_equal(b.copy_to_host(), np.arange(n)[::-1])
+    assert next(iter(mirror.overloads.values())).cooperative
