@@ -73,8 +73,15 @@ void emit_extern_decls(Emit *E, Buf *o) {
         for (int j = 0; j < i && !dup; j++)
             dup = strcmp(((const ExternFn *)E->R->externs.v[j])->name, x->name) == 0;
         if (dup) continue;
-        bool is_void = x->ret->kind == TY_NONE;
+        bool is_void = x->ret->kind == TY_NONE, ptr = ty_is_ptr(x->ret);
+        /* ct: the result's C type (a pointer's `T *`); rt: the wrapper's, kiln's value type
+         * (a pointer's KP_ struct, which the result's address fills) */
+        const char *ct = is_void ? "void" : extern_ctype(E, x->ret);
         const char *rt = is_void ? "void" : emit_ctype(E, x->ret);
+        const char *ret = ptr ? arena_printf(&E->C->arena,
+                                             "%s p_; p_.data = (%s)(uintptr_t)(%%s); return p_;",
+                                             rt, ct)
+                              : arena_printf(&E->C->arena, "return (%s)(%%s);", rt);
         bool numba = x->abi == KILN_ABI_NUMBA;
         Buf params, args;
         buf_init_arena(&params, &E->C->arena);
@@ -87,18 +94,26 @@ void emit_extern_decls(Emit *E, Buf *o) {
         bool declared = declared_in_sources(E->R, x->name);
         if (numba) {
             if (!declared)
-                P("extern \"C\" __device__ int %s(%s *out%s%s);\n", x->name,
-                  is_void ? "void" : rt, x->nparams ? ", " : "", ps);
+                P("extern \"C\" __device__ int %s(%s *out%s%s);\n", x->name, ct,
+                  x->nparams ? ", " : "", ps);
             P("KILN_FN %s kiln_ext_%s(%s) {\n    typename kiln_out<decltype(%s), %s>::type r;\n"
-              "    (void)%s(&r%s);\n%s}\n",
-              rt, x->name, ps, x->name, is_void ? "int" : rt, x->name, as,
-              is_void ? "" : arena_printf(&E->C->arena, "    return (%s)r;\n", rt));
+              "    (void)%s(&r%s);\n",
+              rt, x->name, ps, x->name, is_void ? "int" : ct, x->name, as);
+            if (!is_void) {
+                PS("    ");
+                P(ret, "r");
+                PS("\n");
+            }
+            PS("}\n");
         } else {
             if (!declared)
-                P("extern \"C\" __device__ %s %s(%s);\n", rt, x->name, x->nparams ? ps : "void");
-            P("KILN_FN %s kiln_ext_%s(%s) { %s%s(%s); }\n", rt, x->name, ps,
-              is_void ? "" : arena_printf(&E->C->arena, "return (%s)", rt), x->name,
-              x->nparams ? as + 2 : "");
+                P("extern \"C\" __device__ %s %s(%s);\n", ct, x->name, x->nparams ? ps : "void");
+            const char *callx = arena_printf(&E->C->arena, "%s(%s)", x->name,
+                                             x->nparams ? as + 2 : "");
+            P("KILN_FN %s kiln_ext_%s(%s) { ", rt, x->name, ps);
+            if (is_void) P("%s;", callx);
+            else P(ret, callx);
+            PS(" }\n");
         }
     }
     E->o = saved;

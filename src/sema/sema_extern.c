@@ -5,7 +5,7 @@
  * with `ext` set (one per symbol in a translation, so a kernel and its callees that
  * reach the same declaration share it), and a call of it is typed here: its arguments
  * are converted to the signature's types, as for a device function with a signature,
- * and it returns the signature's return type.  Its parameters are scalars and pointers
+ * and it returns the signature's return type (a real scalar, a pointer or nothing).  Its parameters are scalars and pointers
  * (CPointer): Numba passes an array as a structure whose layout CUDA C code would have to
  * spell out, which kiln does not promise.  The first call records the function and its
  * sources in the SemaResult, each source text once (two declarations that share a
@@ -36,9 +36,21 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     fi->ext = x;
     fi->name = x->name = arena_strdup(&C->arena, name);
     fi->is_device = true;
+    x->sigtext = arena_strdup(&C->arena, sig);
+    /* an external function may return a pointer ("int32*(...)"), which kiln's own
+     * functions cannot: the parser reads the signature without that star */
+    bool ret_ptr = false;
+    const char *paren = strchr(sig, '(');
+    size_t rl = paren ? (size_t)(paren - sig) : 0;
+    while (rl && (sig[rl - 1] == ' ' || sig[rl - 1] == '\t')) rl--;
+    char *text = arena_strdup(&C->arena, sig);
+    if (rl && sig[rl - 1] == '*') {
+        ret_ptr = true;
+        text[rl - 1] = ' ';
+    }
     fi->file.name = arena_printf(&C->arena, "<signature of %s>", x->name);
-    fi->file.text = x->sigtext = arena_strdup(&C->arena, sig);
-    fi->file.len = strlen(sig);
+    fi->file.text = text;
+    fi->file.len = strlen(text);
     fi->file.first_line = 1;
     x->abi = kv->abi;
     x->cooperative = kv->cooperative != 0;
@@ -60,6 +72,8 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     if (n < 0) {
         fi->parse_failed = true;
     } else {
+        if (ret_ptr && s.ret.dtype != KILN_NDTYPES && !s.ret.is_array)
+            s.ret.layout = KILN_LAYOUT_PTR;
         s.nargs = n;
         s.args = arena_alloc(&C->arena, sizeof(kiln_argtype) * (size_t)(n + 1));
         memcpy(s.args, args, sizeof(kiln_argtype) * (size_t)n);
@@ -140,13 +154,12 @@ const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi) {
                  x->name, np, np == 1 ? "" : "s", call->call.args.n);
         return &ty_error;
     }
-    if (sig->ret.dtype != KILN_NDTYPES && (sig->ret.is_array || sig->ret.layout == KILN_LAYOUT_PTR ||
-                                           is_complex((kiln_dtype)sig->ret.dtype))) {
+    if (sig->ret.dtype != KILN_NDTYPES &&
+        (sig->ret.is_array || is_complex((kiln_dtype)sig->ret.dtype))) {
         error_at(C, call->sp, "return a scalar through a CPointer argument instead",
                  "external device function '%s' returns %s: kiln calls external functions "
-                 "that return a real scalar or nothing (void)",
-                 x->name, sig->ret.is_array ? "an array" : sig->ret.layout == KILN_LAYOUT_PTR
-                                                         ? "a pointer" : "a complex number");
+                 "that return a real scalar, a pointer (CPointer) or nothing (void)",
+                 x->name, sig->ret.is_array ? "an array" : "a complex number");
         return &ty_error;
     }
     bool unknown = false;

@@ -344,3 +344,23 @@ def test_use_cooperative_makes_the_caller_a_cooperative_kernel():
     assert "#define KILN_COOPERATIVE" not in _compile._translate(k1, key, 1, 80).source
     assert "#define KILN_COOPERATIVE 1" in _compile._translate(k2, key, 1, 80).source
     ptx_of(k2, "void(int32[::1])")
+
+
+def test_pointer_results():
+    # a C-ABI function returning a pointer; Numba's cta_barrier pattern: a CPointer result
+    # declared for an `int *ret` out parameter, the result unused
+    src = kiln.CUSource(
+        'extern "C" __device__ int *nxt(int *p) { return p + 1; }\n'
+        'extern "C" __device__ int barrier_like(int *ret) { __syncthreads(); return 0; }')
+    nxt = kiln.declare_device("nxt", types.CPointer(int32)(types.CPointer(int32)), link=src,
+                              abi="c")
+    barrier = kiln.declare_device("barrier_like", "int32*()", link=src)
+
+    @kiln.jit
+    def kern(p):
+        q = nxt(p)
+        q[0] = 2468
+        barrier()
+
+    ptx = ptx_of(kern, "void(int32*)")
+    assert "2468" in ptx and "bar.sync" in ptx
