@@ -991,7 +991,7 @@ def test_a_cooperative_grid_too_large_for_the_gpu_names_the_most_blocks():
     with pytest.raises(ValueError, match=rf"{most + 1} blocks of 1024 threads is too large: "
                                          rf"at most {most} blocks"):
         k[most + 1, 1024](A)
-    k[most, 1024](A[:, :most * 1024])
+    k[most, 1024](kiln.device_array((2, most * 1024), np.int32))
     kiln.synchronize()
 
 

@@ -420,8 +420,14 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             Py_XSETREF(st->err_files[e->device], e->files);
         }
         staged = false;
+        bool copied = false; /* host arrays went in: the copies back wait for the kernel */
+        for (int i = 0; i < n && !copied; i++) copied = a[i].tmp != 0;
         if (unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0) goto done;
-        if (e->debug && ext_check_kernel_error(st, e->device) < 0) goto done;
+        /* debug=True checks every launch; a launch that copied host arrays back has waited
+         * anyway, so its error (a.reshape's ValueError...) is raised here, at its own call,
+         * and not by a later launch or synchronize() */
+        if ((e->debug || (copied && e->can_fail)) && ext_check_kernel_error(st, e->device) < 0)
+            goto done;
     }
     e->obs.launches++;
     ret = Py_None;
