@@ -94,6 +94,24 @@ bool sema_bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **o
 /* Types the arguments; false if one is an error or not a scalar. */
 bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown);
 
+/* sema_expr.c's helpers that sema_call.c uses */
+bool sema_is_weak_int_const(const Node *n, const Type *t); /* a Python int literal */
+void sema_set_const_int(Node *n, int64_t v);               /* n is the constant v */
+double sema_const_as_double(const Node *n);                /* an NF_CONST scalar's value */
+bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what);
+bool sema_index_type_ok(Sema *S, Node *ix, const Type *t); /* an integer index */
+
+/* sema_call.c: calls of intrinsics */
+const Type *sema_call_intrinsic(Sema *S, Node *n, const Intrinsic *in);
+const Type *sema_dtype_cast(Sema *S, Node *n, kiln_dtype d); /* float32(x) */
+/* Methods that are intrinsics: true when the call n is x.bit_count(), a.reshape(...) or
+ * g.sync() on a grid group; the call then holds the receiver as its first argument. */
+bool sema_int_method(Sema *S, Node *n);
+bool sema_array_method(Sema *S, Node *n);
+bool sema_group_method(Sema *S, Node *n);
+/* The text of a string literal (dtype names), or NULL. */
+const char *sema_string_text(Sema *S, const Node *n);
+
 /* sema_print.c: print(...) in kernels */
 const Type *sema_print(Sema *S, Node *n);
 
