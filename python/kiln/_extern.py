@@ -118,23 +118,6 @@ def _type_of(text, where):
     return t
 
 
-def _split_args(text):
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "[(":
-            depth += 1
-        elif ch in "])":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
-    return parts
-
-
 def _signature(sig):
     """A Signature from text or a Signature; TypeError without a return type."""
     if isinstance(sig, Signature):
@@ -147,7 +130,7 @@ def _signature(sig):
             raise TypeError(f"Return type must be given: {sig!r} declares only the argument "
                             "types (write 'void(...)' for a function that returns nothing)")
         ret = _type_of(m.group(1), sig)
-        args = [_type_of(a, sig) for a in _split_args(m.group(2))]
+        args = [_type_of(a, sig) for a in _types.split_top(m.group(2))]
         return Signature(ret, args)
     if isinstance(sig, (tuple, list)):
         raise TypeError("Return type must be given: a tuple of argument types declares no "

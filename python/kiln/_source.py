@@ -19,6 +19,8 @@ Imports nothing of kiln, so the decorators can use it at ``import kiln``.
 import os
 import sys
 
+from ._types import split_top
+
 _files = {}  # file name -> ((mtime_ns, size, inode), Snapshot) of the latest snapshot
 _def_re = []  # the pattern of a def line, compiled at the first check (re is not free)
 
@@ -119,7 +121,7 @@ def _params(lines, at):
                 depth -= 1
                 if depth == 0:
                     names = []
-                    for part in _split_top("".join(buf)[1:]):
+                    for part in split_top("".join(buf)[1:]):
                         name = part.split(":")[0].split("=")[0].strip().lstrip("*").strip()
                         if name and name != "/":
                             names.append(name)
@@ -128,22 +130,6 @@ def _params(lines, at):
             j += 1
         i, j = i + 1, 0
     return None
-
-
-def _split_top(text):
-    parts, depth, cur = [], 0, []
-    for c in text:
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur))
-    return parts
 
 
 def _check(fn, lines, first, filename):

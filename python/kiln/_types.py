@@ -530,13 +530,14 @@ class TypeAnnotation:
 _PY_SCALARS = {"Python int": "int64", "Python float": "float64", "Python complex": "complex128"}
 
 
-def _split_top(text):
-    """text split at its commas outside parentheses."""
+def split_top(text):
+    """text split at its commas outside brackets ((), [], {}), each part stripped; an empty
+    last part (a trailing comma) is dropped.  Signatures, type names and parameter lists."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
-        if ch == "(":
+        if ch in "([{":
             depth += 1
-        elif ch == ")":
+        elif ch in ")]}":
             depth -= 1
         elif ch == "," and depth == 0:
             parts.append(text[start:i].strip())
@@ -556,13 +557,13 @@ def _type_of_name(name):
     if isinstance(scalar, Scalar):
         return scalar
     if name.startswith("array(") and name.endswith(")"):
-        parts = _split_top(name[6:-1])
+        parts = split_top(name[6:-1])
         if len(parts) == 3 and parts[1].endswith("d"):
             dt = _type_of_name(parts[0])
             if isinstance(dt, Scalar):
                 return Array(dt, int(parts[1][:-1]), parts[2])
     if name.startswith("tuple(") and name.endswith(")"):
-        items = [_type_of_name(p) for p in _split_top(name[6:-1])]
+        items = [_type_of_name(p) for p in split_top(name[6:-1])]
         if all(isinstance(t, Type) for t in items):
             if items and all(t == items[0] for t in items):
                 return UniTuple(items[0], len(items))
@@ -579,7 +580,7 @@ def type_annotation(program):
         if not line or line.startswith("kernel ") or line.startswith("device "):
             if "(" in line and ")" in line:  # the parameters: "kernel f(x: T, y: U) -> R"
                 params = line[line.index("(") + 1:line.rindex(")")]
-                for p in _split_top(params):
+                for p in split_top(params):
                     if ": " in p:
                         n, t = p.split(": ", 1)
                         typemap.setdefault(n.strip(), _type_of_name(t))
