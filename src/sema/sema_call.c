@@ -463,6 +463,14 @@ static const Type *cg_call(Sema *S, Node *n, const Intrinsic *in) {
     return sync ? &ty_none : &ty_group;
 }
 
+/* A warp operation's mask is an integer; Numba's words otherwise (test_warp_ops.py). */
+static bool warp_mask_ok(Sema *S, const Intrinsic *in, Node *mask, const Type *t) {
+    if (ty_is_int(t)) return true;
+    error_at(S->C, mask->sp, NULL, "%s(): Mask type must be an integer, not %s", in->name,
+             ty_name(S->C, t));
+    return false;
+}
+
 static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     Node *a[4];
@@ -531,12 +539,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_block_feature(S, n->sp, in->name);
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
-        /* Numba's words for the two mistakes (test_warp_ops.py) */
-        if (!ty_is_int(t[0])) {
-            error_at(C, a[0]->sp, NULL, "%s(): Mask type must be an integer, not %s", in->name,
-                     ty_name(C, t[0]));
-            return &ty_error;
-        }
+        if (!warp_mask_ok(S, in, a[0], t[0])) return &ty_error;
         if (t[1]->kind != TY_BOOL && !ty_is_int(t[1])) {
             error_at(C, a[1]->sp, NULL, "%s(): Predicate must be an integer or boolean, not %s",
                      in->name, ty_name(C, t[1]));
@@ -583,11 +586,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         sema_block_feature(S, n->sp, in->name);
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
-        if (!ty_is_int(t[0])) {
-            error_at(C, a[0]->sp, NULL, "%s(): Mask type must be an integer, not %s", in->name,
-                     ty_name(C, t[0]));
-            return &ty_error;
-        }
+        if (!warp_mask_ok(S, in, a[0], t[0])) return &ty_error;
         /* CUDA matches 32- and 64-bit values by their bits: narrower ints widen to int32 */
         const Type *vt = ty_strong(t[1]);
         if (vt->kind == TY_COMPLEX || (vt->kind == TY_FLOAT && ty_bits(vt) < 32)) {
