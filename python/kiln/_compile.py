@@ -79,6 +79,9 @@ def describe(v):
             return ("ns", name)
         if name in ("kiln", "numba.cuda"):
             return ("ns", "kiln")
+        kn = getattr(v, "_kiln_name", None)  # kiln.libdevice: a namespace of intrinsics
+        if name.startswith("kiln.") and isinstance(kn, str):
+            return ("ns", kn)
         return ("module",)
     if isinstance(v, _kiln.DeviceArrayBase):  # a global device array: by address
         return _describe_device_array(v)
