@@ -17,17 +17,6 @@ static Sym *sym_find(FuncSpec *f, const char *name) {
     return NULL;
 }
 
-static Sym *sym_add(Sema *S, FuncSpec *f, const char *name) {
-    Sym *s = arena_alloc(&S->C->arena, sizeof *s);
-    s->name = name;
-    s->ty = &ty_unknown;
-    s->param = -1;
-    s->id = f->nsyms;
-    f->syms = arena_grow(&S->C->arena, f->syms, &f->capsyms, f->nsyms + 1, sizeof(Sym *));
-    f->syms[f->nsyms++] = s;
-    return s;
-}
-
 Sym *sema_local(Sema *S, const char *name) {
     Sym *s = sym_find(S->cur, name);
     return s && (s->is_local || s->param >= 0) ? s : NULL;
@@ -37,7 +26,7 @@ static void collect_target(Sema *S, FuncSpec *f, Node *t) {
     if (t->kind == E_NAME) {
         Sym *s = sym_find(f, t->name.id);
         if (!s) {
-            s = sym_add(S, f, t->name.id);
+            s = sema_sym_new(S, f, t->name.id);
             s->first_assign = UINT32_MAX;
         }
         s->is_local = true;
@@ -520,7 +509,7 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
 /* nonneg: the value is a non-negative integer, at most hi */
 static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t hi,
                         uint64_t origins) {
-    Sym *s = sema_local(S, t->name.id);
+    Sym *s = t->sym ? t->sym : sema_local(S, t->name.id); /* preset: one web of a name */
     ASSERT(s);
     t->sym = s;
     if (IS_ERR(vt)) s->poisoned = true;
@@ -1005,7 +994,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
     f->psyms = arena_alloc(&C->arena, sizeof(Sym *) * (size_t)(n + 1));
     for (int i = 0; i < n; i++) {
         f->params[i] = types[i];
-        Sym *s = sym_add(S, f, f->def->def.params[i].name);
+        Sym *s = sema_sym_new(S, f, f->def->def.params[i].name);
         s->param = i;
         s->ty = types[i];
         s->def_sp = f->def->def.params[i].sp;
@@ -1016,6 +1005,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
         f->psyms[i] = s;
     }
     collect_locals(S, f, &f->def->def.body);
+    sema_split_webs(S, f); /* a name whose definitions never meet: several variables */
     f->ret = &ty_unknown;
     f->next = fi->specs;
     fi->specs = f;
@@ -1360,7 +1350,10 @@ void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out) {
             const Sym *y = f->syms[s];
             if (y->param >= 0 && !y->is_local) continue;
             if (strchr(y->name, '.')) continue; /* for_iter.c's loop index: not the user's */
-            buf_printf(out, "    %s: %s\n", y->name, ty_name(C, y->ty));
+            if (y->web) /* a later web of the name (syms.c), spelled as Numba's SSA names */
+                buf_printf(out, "    %s.%d: %s\n", y->name, y->web, ty_name(C, y->ty));
+            else
+                buf_printf(out, "    %s: %s\n", y->name, ty_name(C, y->ty));
         }
     }
 }

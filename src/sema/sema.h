@@ -232,6 +232,7 @@ struct Sym {
     bool has_cint;       /* assigned once, an integer constant: cint (array shapes) */
     int64_t cint;
     int id;              /* unique in the function, for emitted names */
+    int web;             /* 0, or which later web of its name it is (syms.c): `name.web` */
 };
 
 struct FuncSpec {

@@ -230,7 +230,7 @@ uint64_t sema_origins(Sema *S, Node *n) {
     switch (n->kind) {
     case E_NAME: {
         if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
-        Sym *s = sema_local(S, n->name.id);
+        Sym *s = n->sym ? n->sym : sema_local(S, n->name.id);
         return s ? s->origins : 0;
     }
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
@@ -773,7 +773,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
                  "strings are not supported in kernels");
         return &ty_error;
     case E_NAME: {
-        Sym *s = sema_local(S, n->name.id);
+        Sym *s = n->sym ? n->sym : sema_local(S, n->name.id); /* preset: syms.c's web */
         if (s) {
             n->sym = s;
             s->read = true;

@@ -50,6 +50,10 @@ void ufunc_stmt_prepare(Compiler *C, Node *n);
 bool sema_ufunc_stmt(Sema *S, Node *n);
 /* A ufunc intrinsic (NumPy's, elementwise): its inputs, else 0. */
 int ufunc_nin(const Intrinsic *in);
+/* syms.c: a new variable of f; the webs of f's names (after its locals are collected),
+ * each name whose definitions never meet split into one Sym per web */
+Sym *sema_sym_new(Sema *S, FuncSpec *f, const char *name);
+void sema_split_webs(Sema *S, FuncSpec *f);
 /* libdevice.c: a call of kiln.libdevice.NAME */
 const Type *sema_libdevice_call(Sema *S, Node *n, const Intrinsic *in);
 /* A ufunc call as a value (n): on arrays it would allocate, with an output array it is

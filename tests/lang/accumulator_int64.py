@@ -25,9 +25,11 @@ def count(out, x):
 @kiln.jit
 def stays(out, x):
     v = x[0]
-    v = 0
+    if x.size > 1:  # both values reach the use below: one variable
+        v = 0
     w = 1
-    w = w * 2
+    for i in range(2):
+        w = w * 2
     out[0] = v + w
 
 

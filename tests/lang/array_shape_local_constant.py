@@ -1,6 +1,7 @@
 # A local assigned an integer constant once may give a shared or local array its shape, as in
-# Numba-CUDA's test_sync (`N = 100; sm = cuda.shared.array(N, int32)`); a local assigned twice
-# is not a constant and the shape is refused.
+# Numba-CUDA's test_sync (`N = 100; sm = cuda.shared.array(N, int32)`), also after a
+# rebinding no use sees together with it (`N = 10; N = 20`: two variables, syms.c); a local
+# whose value at the shape may be either of two is not a constant and the shape is refused.
 import numpy as np
 import kiln
 
@@ -21,9 +22,19 @@ def k(out):
 
 
 @kiln.jit
+def rebound(out):
+    N = 10
+    out[1] = N
+    N = 20
+    sm = kiln.local.array(N, kiln.int32)
+    out[0] = sm.size
+
+
+@kiln.jit
 def twice(out):
     N = 10
-    N = 20
+    if out[0] > 0:
+        N = 20
     sm = kiln.local.array(N, kiln.int32)
     out[0] = sm[0]
 
@@ -32,6 +43,9 @@ def main():
     out = np.zeros(8)
     k[1, 8](out)
     print(out.tolist())
+    r = np.zeros(2)
+    rebound[1, 1](r)
+    print(r.tolist())
     try:
         twice[1, 1](out)
     except kiln.CompileError as e:

@@ -1,4 +1,5 @@
-# rejected: a variable with two types
+# rejected: a variable with two types where one use may see either (a name rebound where
+# no use sees both values is two variables: rebinding.py)
 import numpy as np
 import kiln
 
@@ -6,7 +7,9 @@ import kiln
 @kiln.jit
 def k(a):
     v = 1
-    v = (1, 2)
+    if a[0] > 0:
+        v = (1, 2)
+    w = v
     a[0] = 0
 
 
