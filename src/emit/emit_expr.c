@@ -366,11 +366,13 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c) */
         emit_expr(E, n->call.bound.v[0]);
         return;
+    case IK_BF16:
+    case IK_BF16CVT: emit_bf16_call(E, n); return;
     case IK_FMA:
-        if (emit_is_f16(ot)) {
+        if (emit_narrow(ot)) {
             E->half = true;
             Node **a = n->call.bound.v;
-            PS("kiln_hrd((f64)");
+            P("kiln_%crd((f64)", emit_narrow(ot));
             emit_expr_as(E, a[0], ot);
             PS(" * (f64)");
             emit_expr_as(E, a[1], ot);

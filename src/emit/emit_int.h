@@ -103,6 +103,9 @@ const char *emit_scalar_ctype(const Type *t);
 const char *emit_elem_ctype(Emit *E, const Type *t);
 /* Whether t is float16 (held in a f32 between operations, rt_half.h). */
 bool emit_is_f16(const Type *t);
+/* 'h' for float16, 'b' for bfloat16 (both held in a f32, stored as 16 bits: kh16),
+ * 0 for the rest: the letter of their rt_half.h functions (kiln_hr, kiln_br...). */
+char emit_narrow(const Type *t);
 /* Writes "kiln_hr(" when t is float16: the result of the f32 arithmetic that follows,
  * closed by emit_half_close, is rounded to float16. Returns whether it did. */
 bool emit_half_open(Emit *E, const Type *t);
@@ -151,6 +154,8 @@ void emit_complex_const(Emit *E, const Type *t, double re, double im);
 /* a call of intrinsic n (IK_CMATH, IK_COMPLEX, abs, isnan...) whose arguments,
  * converted to their operand type, are args */
 void emit_complex_call(Emit *E, Node *n, const char **args);
+/* ---- emit_bf16.c: kiln.bf16's functions (IK_BF16, IK_BF16CVT) ---- */
+void emit_bf16_call(Emit *E, Node *n);
 
 /* ---- emit_ufunc.c: a ufunc statement's loop, after its temporaries (emit_stmt.c) ---- */
 void emit_ufunc_loop(Emit *E, Node *n);
