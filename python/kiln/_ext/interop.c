@@ -365,7 +365,19 @@ int ext_foreign_array(ModState *st, PyObject *o, void *launch_stream, ForeignArr
                         "array is read through DLPack, and this one has no __dlpack__)");
         return -1;
     }
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        /* an interface that cannot describe the array (PyTorch's bfloat16 tensors raise
+         * there): DLPack, when the object has it, can */
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        if (!PyObject_HasAttr(o, st->str_dlpack)) {
+            PyErr_Restore(t, v, tb);
+            return -1;
+        }
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+    }
     PyErr_Clear();
     PyObject *dev = PyObject_CallMethodNoArgs(o, st->str_dlpack_device);
     if (!dev) {
