@@ -30,25 +30,115 @@ from . import _intrinsics, _types
 
 bfloat16 = nv_bfloat16 = _types.bfloat16
 
-_MODES = ("rn", "rz", "rd", "ru")
-_INTS = ("int16", "uint16", "int32", "uint32", "int64", "uint64")
+_I = _intrinsics._Intrinsic  # each name below exists only inside kernels
 
-_FUNCTIONS = (
-    "habs", "hadd", "hsub", "hmul", "hadd_rn", "hsub_rn", "hmul_rn", "hdiv", "hadd_sat",
-    "hsub_sat", "hmul_sat", "hfma", "hfma_sat", "hneg", "hfma_relu", "heq", "hne", "hge",
-    "hgt", "hle", "hlt", "hmax", "hmin", "hmax_nan", "hmin_nan", "hisnan", "hisinf",
-    "htrunc", "hceil", "hfloor", "hrint", "hsqrt", "hrsqrt", "hrcp", "hlog", "hlog2",
-    "hlog10", "hcos", "hsin", "htanh", "htanh_approx", "hexp", "hexp2", "hexp10",
-    "bfloat16_as_int16", "int16_as_bfloat16", "bfloat16_as_uint16", "uint16_as_bfloat16",
-    "bfloat16_to_float32", "float32_to_bfloat16", "float64_to_bfloat16",
-    "bfloat16_to_int8_rz", "bfloat16_to_uint8_rz",
-) + tuple(f"float32_to_bfloat16_{m}" for m in _MODES) + tuple(
-    name for t in _INTS for m in _MODES
-    for name in (f"{t}_to_bfloat16_{m}", f"bfloat16_to_{t}_{m}"))
+habs = _I("kiln.bf16.habs")
+hadd = _I("kiln.bf16.hadd")
+hsub = _I("kiln.bf16.hsub")
+hmul = _I("kiln.bf16.hmul")
+hadd_rn = _I("kiln.bf16.hadd_rn")
+hsub_rn = _I("kiln.bf16.hsub_rn")
+hmul_rn = _I("kiln.bf16.hmul_rn")
+hdiv = _I("kiln.bf16.hdiv")
+hadd_sat = _I("kiln.bf16.hadd_sat")
+hsub_sat = _I("kiln.bf16.hsub_sat")
+hmul_sat = _I("kiln.bf16.hmul_sat")
+hfma = _I("kiln.bf16.hfma")
+hfma_sat = _I("kiln.bf16.hfma_sat")
+hneg = _I("kiln.bf16.hneg")
+hfma_relu = _I("kiln.bf16.hfma_relu")
+heq = _I("kiln.bf16.heq")
+hne = _I("kiln.bf16.hne")
+hge = _I("kiln.bf16.hge")
+hgt = _I("kiln.bf16.hgt")
+hle = _I("kiln.bf16.hle")
+hlt = _I("kiln.bf16.hlt")
+hmax = _I("kiln.bf16.hmax")
+hmin = _I("kiln.bf16.hmin")
+hmax_nan = _I("kiln.bf16.hmax_nan")
+hmin_nan = _I("kiln.bf16.hmin_nan")
+hisnan = _I("kiln.bf16.hisnan")
+hisinf = _I("kiln.bf16.hisinf")
+htrunc = _I("kiln.bf16.htrunc")
+hceil = _I("kiln.bf16.hceil")
+hfloor = _I("kiln.bf16.hfloor")
+hrint = _I("kiln.bf16.hrint")
+hsqrt = _I("kiln.bf16.hsqrt")
+hrsqrt = _I("kiln.bf16.hrsqrt")
+hrcp = _I("kiln.bf16.hrcp")
+hlog = _I("kiln.bf16.hlog")
+hlog2 = _I("kiln.bf16.hlog2")
+hlog10 = _I("kiln.bf16.hlog10")
+hcos = _I("kiln.bf16.hcos")
+hsin = _I("kiln.bf16.hsin")
+htanh = _I("kiln.bf16.htanh")
+htanh_approx = _I("kiln.bf16.htanh_approx")
+hexp = _I("kiln.bf16.hexp")
+hexp2 = _I("kiln.bf16.hexp2")
+hexp10 = _I("kiln.bf16.hexp10")
+bfloat16_as_int16 = _I("kiln.bf16.bfloat16_as_int16")
+int16_as_bfloat16 = _I("kiln.bf16.int16_as_bfloat16")
+bfloat16_as_uint16 = _I("kiln.bf16.bfloat16_as_uint16")
+uint16_as_bfloat16 = _I("kiln.bf16.uint16_as_bfloat16")
+bfloat16_to_float32 = _I("kiln.bf16.bfloat16_to_float32")
+float32_to_bfloat16 = _I("kiln.bf16.float32_to_bfloat16")
+float64_to_bfloat16 = _I("kiln.bf16.float64_to_bfloat16")
+bfloat16_to_int8_rz = _I("kiln.bf16.bfloat16_to_int8_rz")
+bfloat16_to_uint8_rz = _I("kiln.bf16.bfloat16_to_uint8_rz")
+float32_to_bfloat16_rn = _I("kiln.bf16.float32_to_bfloat16_rn")
+float32_to_bfloat16_rz = _I("kiln.bf16.float32_to_bfloat16_rz")
+float32_to_bfloat16_rd = _I("kiln.bf16.float32_to_bfloat16_rd")
+float32_to_bfloat16_ru = _I("kiln.bf16.float32_to_bfloat16_ru")
+int16_to_bfloat16_rn = _I("kiln.bf16.int16_to_bfloat16_rn")
+bfloat16_to_int16_rn = _I("kiln.bf16.bfloat16_to_int16_rn")
+int16_to_bfloat16_rz = _I("kiln.bf16.int16_to_bfloat16_rz")
+bfloat16_to_int16_rz = _I("kiln.bf16.bfloat16_to_int16_rz")
+int16_to_bfloat16_rd = _I("kiln.bf16.int16_to_bfloat16_rd")
+bfloat16_to_int16_rd = _I("kiln.bf16.bfloat16_to_int16_rd")
+int16_to_bfloat16_ru = _I("kiln.bf16.int16_to_bfloat16_ru")
+bfloat16_to_int16_ru = _I("kiln.bf16.bfloat16_to_int16_ru")
+uint16_to_bfloat16_rn = _I("kiln.bf16.uint16_to_bfloat16_rn")
+bfloat16_to_uint16_rn = _I("kiln.bf16.bfloat16_to_uint16_rn")
+uint16_to_bfloat16_rz = _I("kiln.bf16.uint16_to_bfloat16_rz")
+bfloat16_to_uint16_rz = _I("kiln.bf16.bfloat16_to_uint16_rz")
+uint16_to_bfloat16_rd = _I("kiln.bf16.uint16_to_bfloat16_rd")
+bfloat16_to_uint16_rd = _I("kiln.bf16.bfloat16_to_uint16_rd")
+uint16_to_bfloat16_ru = _I("kiln.bf16.uint16_to_bfloat16_ru")
+bfloat16_to_uint16_ru = _I("kiln.bf16.bfloat16_to_uint16_ru")
+int32_to_bfloat16_rn = _I("kiln.bf16.int32_to_bfloat16_rn")
+bfloat16_to_int32_rn = _I("kiln.bf16.bfloat16_to_int32_rn")
+int32_to_bfloat16_rz = _I("kiln.bf16.int32_to_bfloat16_rz")
+bfloat16_to_int32_rz = _I("kiln.bf16.bfloat16_to_int32_rz")
+int32_to_bfloat16_rd = _I("kiln.bf16.int32_to_bfloat16_rd")
+bfloat16_to_int32_rd = _I("kiln.bf16.bfloat16_to_int32_rd")
+int32_to_bfloat16_ru = _I("kiln.bf16.int32_to_bfloat16_ru")
+bfloat16_to_int32_ru = _I("kiln.bf16.bfloat16_to_int32_ru")
+uint32_to_bfloat16_rn = _I("kiln.bf16.uint32_to_bfloat16_rn")
+bfloat16_to_uint32_rn = _I("kiln.bf16.bfloat16_to_uint32_rn")
+uint32_to_bfloat16_rz = _I("kiln.bf16.uint32_to_bfloat16_rz")
+bfloat16_to_uint32_rz = _I("kiln.bf16.bfloat16_to_uint32_rz")
+uint32_to_bfloat16_rd = _I("kiln.bf16.uint32_to_bfloat16_rd")
+bfloat16_to_uint32_rd = _I("kiln.bf16.bfloat16_to_uint32_rd")
+uint32_to_bfloat16_ru = _I("kiln.bf16.uint32_to_bfloat16_ru")
+bfloat16_to_uint32_ru = _I("kiln.bf16.bfloat16_to_uint32_ru")
+int64_to_bfloat16_rn = _I("kiln.bf16.int64_to_bfloat16_rn")
+bfloat16_to_int64_rn = _I("kiln.bf16.bfloat16_to_int64_rn")
+int64_to_bfloat16_rz = _I("kiln.bf16.int64_to_bfloat16_rz")
+bfloat16_to_int64_rz = _I("kiln.bf16.bfloat16_to_int64_rz")
+int64_to_bfloat16_rd = _I("kiln.bf16.int64_to_bfloat16_rd")
+bfloat16_to_int64_rd = _I("kiln.bf16.bfloat16_to_int64_rd")
+int64_to_bfloat16_ru = _I("kiln.bf16.int64_to_bfloat16_ru")
+bfloat16_to_int64_ru = _I("kiln.bf16.bfloat16_to_int64_ru")
+uint64_to_bfloat16_rn = _I("kiln.bf16.uint64_to_bfloat16_rn")
+bfloat16_to_uint64_rn = _I("kiln.bf16.bfloat16_to_uint64_rn")
+uint64_to_bfloat16_rz = _I("kiln.bf16.uint64_to_bfloat16_rz")
+bfloat16_to_uint64_rz = _I("kiln.bf16.bfloat16_to_uint64_rz")
+uint64_to_bfloat16_rd = _I("kiln.bf16.uint64_to_bfloat16_rd")
+bfloat16_to_uint64_rd = _I("kiln.bf16.bfloat16_to_uint64_rd")
+uint64_to_bfloat16_ru = _I("kiln.bf16.uint64_to_bfloat16_ru")
+bfloat16_to_uint64_ru = _I("kiln.bf16.bfloat16_to_uint64_ru")
 
-for _name in _FUNCTIONS:
-    globals()[_name] = _intrinsics._Intrinsic("kiln.bf16." + _name)
-del _name
+_FUNCTIONS = tuple(n for n, v in globals().items() if isinstance(v, _I))
 
 
 def is_bfloat16_supported():
@@ -63,5 +153,3 @@ def is_bfloat16_supported():
         return True
     return tuple(_cuda.get_current_device().compute_capability) >= (8, 0)
 
-
-__all__ = ["bfloat16", "nv_bfloat16", "is_bfloat16_supported", *_FUNCTIONS]
