@@ -367,7 +367,15 @@ static void call_intrinsic(Emit *E, Node *n) {
         emit_expr(E, n->call.bound.v[0]);
         return;
     case IK_BF16:
-    case IK_BF16CVT: emit_bf16_call(E, n); return;
+    case IK_BF16CVT: { /* the operands as text of the parameter type (sema_bf16.c) */
+        const char *args[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->call.bound.n && i < 3; i++)
+            if (n->call.bound.v[i])
+                args[i] = arena_printf(&E->C->arena, "(%s)",
+                                       emit_expr_str(E, n->call.bound.v[i], ot));
+        emit_bf16_call(E, n, args);
+        return;
+    }
     case IK_FMA:
         if (emit_narrow(ot)) {
             E->half = true;

@@ -7,7 +7,8 @@
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
- * operands emit_expr.c has written) -> emit_text.c (the text every level
+ * operands emit_expr.c has written) -> emit_bf16.c (kiln.bf16's functions, the
+ * same way) -> emit_text.c (the text every level
  * writes: line markers, names, C types, constants, conversions, index
  * arithmetic, frozen tuples).  Expressions recurse into each other and stay in one file; a file
  * calls only the files after it.  Every function here writes into E->o.
@@ -155,7 +156,7 @@ void emit_complex_const(Emit *E, const Type *t, double re, double im);
  * converted to their operand type, are args */
 void emit_complex_call(Emit *E, Node *n, const char **args);
 /* ---- emit_bf16.c: kiln.bf16's functions (IK_BF16, IK_BF16CVT) ---- */
-void emit_bf16_call(Emit *E, Node *n);
+void emit_bf16_call(Emit *E, Node *n, const char **args);
 
 /* ---- emit_ufunc.c: a ufunc statement's loop, after its temporaries (emit_stmt.c) ---- */
 void emit_ufunc_loop(Emit *E, Node *n);
