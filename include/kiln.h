@@ -50,6 +50,7 @@ typedef enum kiln_dtype {
     KILN_FLOAT64,
     KILN_COMPLEX64,  /* two float32: real, imaginary (NumPy's layout) */
     KILN_COMPLEX128, /* two float64 */
+    KILN_BFLOAT16,   /* bfloat16: float32's upper 16 bits (8-bit exponent, 7-bit fraction) */
     KILN_NDTYPES
 } kiln_dtype;
 
@@ -101,6 +102,9 @@ int kiln_dtype_size(kiln_dtype t);          /* bytes per element */
 /* float16 (IEEE binary16) bits of x, rounded to nearest even as np.float16(x); and back. */
 uint16_t kiln_f16_from_f64(double x);
 double kiln_f16_to_f64(uint16_t h);
+/* bfloat16 bits of x, rounded to nearest even once (as ml_dtypes.bfloat16(x)); and back. */
+uint16_t kiln_bf16_from_f64(double x);
+double kiln_bf16_to_f64(uint16_t h);
 /* Writes the type as signature text ("float32[:, ::1]") into buf. */
 void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size);
 

@@ -33,9 +33,11 @@ from ._types import (  # noqa: F401  (re-exported)
     Signature, void, none, bool_, boolean, b1, int8, i1, byte, int16, i2, int32, i4, intc,
     int64, i8, intp, int_, uint8, u1, uint16, u2, uint32, u4, uintc, uint64, u8, uintp,
     float16, f2, half, float32, f4, single, float64, f8, double, float_, complex64, c8, csingle,
-    complex128, c16, cdouble, complex_, typeof, from_dtype,
+    complex128, c16, cdouble, complex_, typeof, from_dtype, bfloat16,
 )
 from . import types  # noqa: F401  (Numba's type classes: kiln.types.Array, UniTuple...)
+from . import bf16  # noqa: F401  (Numba's cuda.bf16: bfloat16's functions in kernels)
+from .bf16 import is_bfloat16_supported  # noqa: F401
 from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, final, overload
 
 from . import cache as cache
 from . import types as types
+from . import bf16 as bf16
 
 __version__: str
 
@@ -89,6 +90,7 @@ uint64: _Scalar
 u8: _Scalar
 uintp: _Scalar
 float16: _Scalar
+bfloat16: _Scalar
 f2: _Scalar
 half: _Scalar
 float32: _Scalar
@@ -310,6 +312,7 @@ def compile_for_current_device(pyfunc: Callable[..., Any], sig: Any, debug: bool
 # ---- the GPU --------------------------------------------------------------------------
 
 def is_available() -> bool: ...
+def is_bfloat16_supported() -> bool: ...
 def cuda_unavailable_reason() -> str: ...
 def synchronize() -> None: ...
 def select_device(n: int) -> Device: ...

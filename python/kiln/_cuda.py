@@ -16,7 +16,7 @@ import math
 import os
 
 from . import _kiln
-from ._types import DTYPE_NAMES, dtype_code
+from ._types import DTYPE_NAMES, bfloat16, dtype_code
 
 
 def _np():
@@ -50,7 +50,15 @@ def _dtype_of(code):
     """The NumPy dtype of a kiln dtype code (32 and up: a record's)."""
     if code >= 32:
         return _kiln.record_dtype(code - 32)
+    if DTYPE_NAMES[code] == "bfloat16":  # ml_dtypes' (NumPy has none): kiln._types says how
+        return bfloat16.dtype
     return _np().dtype(DTYPE_NAMES[code])
+
+
+def _bytes(a):
+    """A host array the extension's copies can read: an ml_dtypes.bfloat16 array as its
+    uint16 view (NumPy exports no buffer of a user dtype), any other as it is."""
+    return a.view(_np().uint16) if a.dtype.name == "bfloat16" else a
 
 
 def _typestr(code):
@@ -179,7 +187,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
         if self.is_c_contiguous() or self.is_f_contiguous():
             order = "C" if self.is_c_contiguous() else "F"
             out = np.empty(self.shape, self.dtype, order=order)
-            _kiln.copy("d2h", self._device, out, self._ptr, self.nbytes, stream)
+            _kiln.copy("d2h", self._device, _bytes(out), self._ptr, self.nbytes, stream)
         else:
             lo, hi = self._span
             raw = np.empty(hi - lo, np.uint8)
@@ -208,7 +216,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
             src = np.asfortranarray(src)
         else:
             raise ValueError("copy_to_device needs a contiguous device array")
-        _kiln.copy("h2d", self._device, self._ptr, src, self.nbytes, stream)
+        _kiln.copy("h2d", self._device, self._ptr, _bytes(src), self.nbytes, stream)
 
     def _copy_from_device(self, other, stream):
         if other.shape != self.shape or other.dtype != self.dtype:
@@ -420,7 +428,7 @@ def to_device(obj, stream=0, copy=True, to=None):
         a = np.ascontiguousarray(a)
     order = "C" if a.flags.c_contiguous else "F"
     d = _kiln.device_empty(a.shape, _code(a.dtype), order, _device(), stream)
-    _kiln.copy("h2d", d._device, d._ptr, a, a.nbytes, stream)
+    _kiln.copy("h2d", d._device, d._ptr, _bytes(a), a.nbytes, stream)
     return d
 
 

@@ -23,7 +23,7 @@ when a kernel is compiled for it (_dispatch.py says how tuple arguments are pass
 _CODES = {
     "bool": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "uint8": 5, "uint16": 6,
     "uint32": 7, "uint64": 8, "float16": 9, "float32": 10, "float64": 11, "complex64": 12,
-    "complex128": 13,
+    "complex128": 13, "bfloat16": 14,
 }
 DTYPE_NAMES = {v: k for k, v in _CODES.items()}
 
@@ -87,7 +87,7 @@ class Scalar(Type):
 
     def __new__(cls, name=None):
         if cls is Scalar:  # Scalar("int32") makes the class Numba gives that dtype
-            cls = (Boolean if name == "bool" else Float if name.startswith("float") else
+            cls = (Boolean if name == "bool" else Float if "float" in name else
                    Complex if name.startswith("complex") else Integer)
         return object.__new__(cls)
 
@@ -118,14 +118,20 @@ class Scalar(Type):
         return Array(self, len(idx), layout)
 
     def _convert(self, value=0):
-        import numpy as np
-
-        return np.dtype(self.name).type(value)
+        return self.dtype.type(value)
 
     @property
     def dtype(self):
         import numpy as np
 
+        if self.name == "bfloat16":  # NumPy has none: ml_dtypes' (what JAX and others use)
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise TypeError("bfloat16 has no NumPy dtype; on the host it is ml_dtypes."
+                                "bfloat16 (pip install ml_dtypes). In kernels it needs nothing."
+                                ) from None
+            return np.dtype(ml_dtypes.bfloat16)
         return np.dtype(self.name)
 
     @property
@@ -410,6 +416,8 @@ float32 = f4 = single = Scalar("float32")
 float64 = f8 = double = float_ = Scalar("float64")
 complex64 = c8 = csingle = Scalar("complex64")
 complex128 = c16 = cdouble = complex_ = Scalar("complex128")
+# bfloat16: float32's upper half (NumPy has no such dtype: ml_dtypes.bfloat16 is one)
+bfloat16 = Scalar("bfloat16")
 
 # Numba's groups of scalar types
 signed_domain = frozenset([int8, int16, int32, int64])
@@ -430,6 +438,8 @@ def from_dtype(dtype):
     if dt.fields is not None:  # a structured dtype: a record type
         return Record(dt)
     code = _CODES.get(dt.name) if dt.fields is None and dt.kind in "biufc" else None
+    if dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16 (kind 'V')
+        code = _CODES["bfloat16"]
     if code is None:
         raise NotImplementedError(f"kiln has no type for NumPy dtype {dt!r}; kernels take "
                                   "bool, int8..int64, uint8..uint64, float16..float64, complex64 and "
@@ -439,7 +449,7 @@ def from_dtype(dtype):
 
 _BY_CODE = {}
 for _t in (bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
-           float64, complex64, complex128):
+           float64, complex64, complex128, bfloat16):
     _BY_CODE[_t.code] = _t
 del _t
 

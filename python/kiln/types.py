@@ -13,5 +13,5 @@ from ._types import (  # noqa: F401
     void, none, bool_, boolean, b1, int8, i1, byte, char, int16, i2, short, int32, i4, intc,
     int64, i8, intp, int_, long_, longlong, uint8, u1, uchar, uint16, u2, ushort, uint32, u4,
     uintc, uint64, u8, uintp, uint, ulong, ulonglong, float16, f2, half, float32, f4, single,
-    float64, f8, double, float_, complex64, c8, csingle, complex128, c16, cdouble, complex_,
+    float64, f8, double, float_, complex64, c8, csingle, complex128, c16, cdouble, complex_, bfloat16,
 )

@@ -133,6 +133,7 @@ uint: Integer
 ulong: Integer
 ulonglong: Integer
 float16: Float
+bfloat16: Float
 f2: Float
 half: Float
 float32: Float

@@ -366,11 +366,21 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c) */
         emit_expr(E, n->call.bound.v[0]);
         return;
+    case IK_BF16:
+    case IK_BF16CVT: { /* the operands as text of the parameter type (sema_bf16.c) */
+        const char *args[3] = {NULL, NULL, NULL};
+        for (int i = 0; i < n->call.bound.n && i < 3; i++)
+            if (n->call.bound.v[i])
+                args[i] = arena_printf(&E->C->arena, "(%s)",
+                                       emit_expr_str(E, n->call.bound.v[i], ot));
+        emit_bf16_call(E, n, args);
+        return;
+    }
     case IK_FMA:
-        if (emit_is_f16(ot)) {
+        if (emit_narrow(ot)) {
             E->half = true;
             Node **a = n->call.bound.v;
-            PS("kiln_hrd((f64)");
+            P("kiln_%crd((f64)", emit_narrow(ot));
             emit_expr_as(E, a[0], ot);
             PS(" * (f64)");
             emit_expr_as(E, a[1], ot);

@@ -7,7 +7,8 @@
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
- * operands emit_expr.c has written) -> emit_text.c (the text every level
+ * operands emit_expr.c has written) -> emit_bf16.c (kiln.bf16's functions, the
+ * same way) -> emit_text.c (the text every level
  * writes: line markers, names, C types, constants, conversions, index
  * arithmetic, frozen tuples).  Expressions recurse into each other and stay in one file; a file
  * calls only the files after it.  Every function here writes into E->o.
@@ -103,6 +104,9 @@ const char *emit_scalar_ctype(const Type *t);
 const char *emit_elem_ctype(Emit *E, const Type *t);
 /* Whether t is float16 (held in a f32 between operations, rt_half.h). */
 bool emit_is_f16(const Type *t);
+/* 'h' for float16, 'b' for bfloat16 (both held in a f32, stored as 16 bits: kh16),
+ * 0 for the rest: the letter of their rt_half.h functions (kiln_hr, kiln_br...). */
+char emit_narrow(const Type *t);
 /* Writes "kiln_hr(" when t is float16: the result of the f32 arithmetic that follows,
  * closed by emit_half_close, is rounded to float16. Returns whether it did. */
 bool emit_half_open(Emit *E, const Type *t);
@@ -154,6 +158,8 @@ void emit_complex_const(Emit *E, const Type *t, double re, double im);
 /* a call of intrinsic n (IK_CMATH, IK_COMPLEX, abs, isnan...) whose arguments,
  * converted to their operand type, are args */
 void emit_complex_call(Emit *E, Node *n, const char **args);
+/* ---- emit_bf16.c: kiln.bf16's functions (IK_BF16, IK_BF16CVT) ---- */
+void emit_bf16_call(Emit *E, Node *n, const char **args);
 
 /* ---- emit_ufunc.c: a ufunc statement's loop, after its temporaries (emit_stmt.c) ---- */
 void emit_ufunc_loop(Emit *E, Node *n);

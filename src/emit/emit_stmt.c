@@ -21,9 +21,10 @@ static void guard_stmt(Emit *E, Node *n);
 /* Opens a store into an element of type t: float16 is stored as its bits, narrowed
  * from the rounded value (rt_half.h); close_store ends it. */
 static bool open_store(Emit *E, const Type *t) {
-    if (!emit_is_f16(t)) return false;
+    char k = emit_narrow(t);
+    if (!k) return false;
     E->half = true;
-    PS("kiln_f2h(");
+    P("kiln_f2%c(", k);
     return true;
 }
 

@@ -80,7 +80,7 @@ const char *emit_func_name(Emit *E, const FuncSpec *f) {
 const char *emit_scalar_ctype(const Type *t) {
     static const char *const names[KILN_NDTYPES] = {
         "kbool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f32", "f64",
-        "c64", "c128"};
+        "c64", "c128", "f32"};
     return names[t->dtype];
 }
 
@@ -126,17 +126,23 @@ bool emit_is_f16(const Type *t) {
     return t->kind == TY_FLOAT && !t->weak && t->dtype == KILN_FLOAT16;
 }
 
+char emit_narrow(const Type *t) {
+    if (t->kind != TY_FLOAT || t->weak) return 0;
+    return t->dtype == KILN_FLOAT16 ? 'h' : t->dtype == KILN_BFLOAT16 ? 'b' : 0;
+}
+
 const char *emit_elem_ctype(Emit *E, const Type *t) {
     if (t->kind == TY_RECORD) return emit_record_ctype(E, t);
-    if (!emit_is_f16(t)) return emit_scalar_ctype(t);
+    if (!emit_narrow(t)) return emit_scalar_ctype(t);
     E->half = true;
     return "kh16";
 }
 
 bool emit_half_open(Emit *E, const Type *t) {
-    if (!emit_is_f16(t)) return false;
+    char k = emit_narrow(t);
+    if (!k) return false;
     E->half = true;
-    PS("kiln_hr(");
+    P("kiln_%cr(", k);
     return true;
 }
 
@@ -145,9 +151,10 @@ void emit_half_close(Emit *E, bool open) {
 }
 
 const char *emit_load(Emit *E, const Type *t, const char *lv) {
-    if (!emit_is_f16(t)) return lv;
+    char k = emit_narrow(t);
+    if (!k) return lv;
     E->half = true;
-    return arena_printf(&E->C->arena, "kiln_h2f(%s)", lv);
+    return arena_printf(&E->C->arena, "kiln_%c2f(%s)", k, lv);
 }
 
 /* A pointer (CPointer) is a struct of its data pointer alone, so that x[i] reads as an
@@ -332,7 +339,7 @@ const char *emit_ctype(Emit *E, const Type *t) {
 
 bool emit_same_ctype(Emit *E, const Type *a, const Type *b) {
     /* float16 and float32 share f32, but a float32 becomes a float16 by rounding */
-    if (emit_is_f16(b) && !emit_is_f16(a) && ty_is_scalar(a)) return false;
+    if (emit_narrow(b) && emit_narrow(b) != emit_narrow(a) && ty_is_scalar(a)) return false;
     return strcmp(emit_ctype(E, a), emit_ctype(E, b)) == 0;
 }
 
@@ -410,7 +417,8 @@ void emit_const(Emit *E, const Type *t, ConstVal v) {
     case TY_FLOAT:
         /* a float16 constant is its float16 value, exact in a f32 */
         if (emit_is_f16(t)) v.f = kiln_f16_to_f64(kiln_f16_from_f64(v.f));
-        emit_float(E, v.f, !t->weak && (t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16));
+        if (emit_narrow(t) == 'b') v.f = kiln_bf16_to_f64(kiln_bf16_from_f64(v.f));
+        emit_float(E, v.f, emit_is_f32(t));
         return;
     case TY_COMPLEX: /* a zero (np.complex64()): complex values are never NF_CONST */
         P("kiln_%s(", emit_ctype(E, t));
@@ -424,6 +432,17 @@ void emit_const(Emit *E, const Type *t, ConstVal v) {
 void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
     if (to->kind == TY_TUPLE && from->kind == TY_TUPLE && !emit_same_ctype(E, from, to)) {
         P("%s(%s)", tuple_conv(E, from, to), text);
+        return;
+    }
+    if (emit_narrow(to) == 'b' && emit_narrow(from) != 'b' && ty_is_scalar(from)) {
+        /* rounded once: integers exactly (rt_half.h), floats from their own width */
+        E->half = true;
+        bool wide = from->kind == TY_FLOAT && (from->weak || from->dtype == KILN_FLOAT64);
+        if (from->kind == TY_INT || from->kind == TY_BOOL)
+            P(ty_is_signed(from) || from->kind == TY_BOOL ? "kiln_bri((i64)(%s))"
+                                                          : "kiln_bru((u64)(%s))", text);
+        else
+            P(wide ? "kiln_brd((f64)(%s))" : "kiln_br((f32)(%s))", text);
         return;
     }
     if (emit_is_f16(to) && !emit_is_f16(from) && ty_is_scalar(from)) {
@@ -449,12 +468,12 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
     P("((%s)%s)", emit_ctype(E, to), text);
 }
 
-/* float16 computes in float32 (rt_half.h): both take the f32 functions */
+/* float16 and bfloat16 compute in float32 (rt_half.h): all take the f32 functions */
 const char *emit_fsuffix(const Type *t) {
-    return ((t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16) && !t->weak) ? "f" : "";
+    return ((t->dtype == KILN_FLOAT32 || emit_narrow(t)) && !t->weak) ? "f" : "";
 }
 bool emit_is_f32(const Type *t) {
-    return t->kind == TY_FLOAT && !t->weak && (t->dtype == KILN_FLOAT32 || t->dtype == KILN_FLOAT16);
+    return t->kind == TY_FLOAT && !t->weak && (t->dtype == KILN_FLOAT32 || emit_narrow(t));
 }
 
 void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,

@@ -80,10 +80,10 @@ void emit_ufunc_loop(Emit *E, Node *n) {
     const char *val = emit_expr_str(E, uf->tmpl, NULL);
     emit_indent(E);
     P("%s.data[%s] = ", out, off.p);
-    bool half = emit_is_f16(ot->elem);
+    char half = emit_narrow(ot->elem);
     if (half) {
         E->half = true;
-        PS("kiln_f2h(");
+        P("kiln_f2%c(", half);
     }
     emit_convert(E, uf->tmpl->ty, ot->elem, val);
     if (half) PS(")");

@@ -100,3 +100,122 @@ KILN_FN f32 kiln_rsqrth(f32 x) { return 1.0f / sqrtf(x); }
 /* a float32 result rounded to float16, kept in a f32; the same from a float64 */
 KILN_FN f32 kiln_hr(f32 x) { return kiln_h2f(kiln_f2h(x)); }
 KILN_FN f32 kiln_hrd(f64 x) { return kiln_h2f(kiln_d2h(x)); }
+
+/* ---- bfloat16 ----------------------------------------------------------------
+ * The same scheme as float16: a bfloat16 value lives in a f32 (exactly: it is a
+ * float32 whose low 16 bits are zero), each operation computes in float32 (or in
+ * float64 for fma, where a * b is exact) and rounds to bfloat16 (kiln_br), which is
+ * the correctly rounded result for + - * / and sqrt (24 >= 2 * 8 + 2 bits); in
+ * arrays it is its 16 bits (kh16).  Rounding modes (Numba's _rn/_rz/_rd/_ru
+ * conversions, CUDA's cuda_bf16.h): 0 to nearest even, 1 toward zero, 2 down, 3 up.
+ * All of it is the C below on both targets, so the CPU gives the GPU's bits; the
+ * one exception is float32 to bfloat16 to nearest on sm_80 and later, one PTX cvt
+ * (which gives the same bits, NaN aside: it makes every NaN the canonical one). */
+#ifdef __CUDACC__
+KILN_FN u32 kiln_f32_bits(f32 x) { return __float_as_uint(x); }
+KILN_FN f32 kiln_bits_f32(u32 b) { return __uint_as_float(b); }
+KILN_FN u64 kiln_f64_bits(f64 x) { return (u64)__double_as_longlong(x); }
+#else
+KILN_FN u32 kiln_f32_bits(f32 x) { u32 b; memcpy(&b, &x, 4); return b; }
+KILN_FN f32 kiln_bits_f32(u32 b) { f32 x; memcpy(&x, &b, 4); return x; }
+KILN_FN u64 kiln_f64_bits(f64 x) { u64 b; memcpy(&b, &x, 8); return b; }
+#endif
+KILN_FN f32 kiln_b2f(kh16 h) { return kiln_bits_f32((u32)h << 16); }
+/* float32 to bfloat16 bits: the low 16 bits dropped and rounded (subnormals alike) */
+KILN_FN kh16 kiln_f2b_m(f32 x, int mode) {
+    u32 b = kiln_f32_bits(x), h = b >> 16, rem = b & 0xffffu, neg = b >> 31;
+    if ((b & 0x7fffffffu) > 0x7f800000u) return (kh16)(h | 0x40); /* NaN stays quiet NaN */
+    if (rem == 0 || mode == 1) return (kh16)h;
+    if (mode == 0) h += rem > 0x8000u || (rem == 0x8000u && (h & 1));
+    else h += mode == 2 ? neg : !neg;
+    return (kh16)h; /* a carry out of the fraction goes into the exponent, up to inf */
+}
+KILN_FN kh16 kiln_f2b(f32 x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    kh16 r;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+    return r;
+#else
+    return kiln_f2b_m(x, 0);
+#endif
+}
+/* bfloat16 bits of (-1)^neg * m * 2^e (m > 0) rounded by mode: the quantum is
+ * 2^(top bit - 7), at least 2^-133 (the subnormals'), and the bits are
+ * ((quantum exponent + 133) << 7) + significand, a carry included */
+KILN_FN kh16 kiln_bf_pack(u32 neg, u64 m, int e, int mode) {
+    int top = 63 - (int)kiln_clz64(m), qe = top + e - 7, drop;
+    u64 q, rem, half;
+    u32 bits, s = neg ? 0x8000u : 0;
+    if (qe < -133) qe = -133;
+    drop = qe - e;
+    if (drop <= 0) {
+        q = m << -drop;
+        rem = 0;
+        half = 1;
+    } else if (drop >= 64) {
+        q = 0;
+        rem = 1; /* under half a quantum, not zero */
+        half = 2;
+    } else {
+        q = m >> drop;
+        rem = m & ((1ULL << drop) - 1);
+        half = 1ULL << (drop - 1);
+    }
+    if (rem) {
+        if (mode == 0) q += rem > half || (rem == half && (q & 1));
+        else if (mode == 2) q += neg;
+        else if (mode == 3) q += !neg;
+    }
+    if (qe + 133 >= 255) bits = 0x7f80u; /* far past the largest finite value */
+    else bits = ((u32)(qe + 133) << 7) + (u32)q;
+    if (bits >= 0x7f80u) /* overflow: inf, or the largest finite toward zero */
+        bits = mode == 1 || (mode == 2 && !neg) || (mode == 3 && neg) ? 0x7f7fu : 0x7f80u;
+    return (kh16)(s | bits);
+}
+KILN_FN kh16 kiln_d2b_m(f64 x, int mode) {
+    u64 b = kiln_f64_bits(x), a = b & 0x7fffffffffffffffULL, m;
+    u32 neg = (u32)(b >> 63);
+    int ex = (int)(a >> 52);
+    if (ex == 0x7ff) return (kh16)((neg << 15) | 0x7f80u | (a & 0xfffffffffffffULL ? 0x40u : 0));
+    if (a == 0) return (kh16)(neg << 15);
+    m = a & 0xfffffffffffffULL;
+    if (ex) m |= 1ULL << 52;
+    return kiln_bf_pack(neg, m, (ex ? ex : 1) - 1075, mode);
+}
+KILN_FN kh16 kiln_i2b_m(i64 v, int mode) {
+    return v ? kiln_bf_pack(v < 0, kiln_abs_bits64(v), 0, mode) : (kh16)0;
+}
+KILN_FN kh16 kiln_u2b_m(u64 v, int mode) { return v ? kiln_bf_pack(0, v, 0, mode) : (kh16)0; }
+/* a result rounded to bfloat16, kept in a f32: from a float32, a float64, integers */
+KILN_FN f32 kiln_br(f32 x) { return kiln_b2f(kiln_f2b(x)); }
+KILN_FN f32 kiln_brd(f64 x) { return kiln_b2f(kiln_d2b_m(x, 0)); }
+KILN_FN f32 kiln_bri(i64 x) { return kiln_b2f(kiln_i2b_m(x, 0)); }
+KILN_FN f32 kiln_bru(u64 x) { return kiln_b2f(kiln_u2b_m(x, 0)); }
+/* a bfloat16 to an integer: rounded by mode, NaN 0, saturated at the type's ends */
+KILN_FN f32 kiln_bround(f32 x, int mode) {
+    return mode == 0 ? rintf(x) : mode == 1 ? truncf(x) : mode == 2 ? floorf(x) : ceilf(x);
+}
+KILN_FN i64 kiln_b2i(f32 x, int mode, i64 lo, i64 hi) {
+    f32 r = kiln_bround(x, mode);
+    if (r != r) return 0;
+    if ((f64)r <= (f64)lo) return lo;
+    if ((f64)r >= (f64)hi) return hi;
+    return (i64)r;
+}
+KILN_FN u64 kiln_b2u(f32 x, int mode, u64 hi) {
+    f32 r = kiln_bround(x, mode);
+    if (!(r > 0)) return 0; /* NaN too */
+    if ((f64)r >= (f64)hi) return hi;
+    return (u64)r;
+}
+/* Numba's bf16 functions that CUDA's cuda_bf16.h defines beyond + - * / */
+KILN_FN f32 kiln_bsat(f32 x) { return x > 0 ? (x < 1 ? x : 1.0f) : 0.0f; } /* NaN: 0 */
+KILN_FN f32 kiln_brelu(f32 x) { return x != x ? kiln_b2f(0x7fffu) : x < 0 ? 0.0f : x; }
+KILN_FN f32 kiln_bmax_nan(f32 a, f32 b) {
+    return a != a || b != b ? kiln_b2f(0x7fffu) : fmaxf(a, b);
+}
+KILN_FN f32 kiln_bmin_nan(f32 a, f32 b) {
+    return a != a || b != b ? kiln_b2f(0x7fffu) : fminf(a, b);
+}
+KILN_FN kbool kiln_bisnan(f32 x) { return x != x; }
+KILN_FN i32 kiln_bisinf(f32 x) { return x == KILN_INFF ? 1 : x == -KILN_INFF ? -1 : 0; }

@@ -1151,6 +1151,7 @@ static const DtypeAlias dtype_aliases[] = {
     {"float_", KILN_FLOAT64},    {"complex64", KILN_COMPLEX64}, {"c8", KILN_COMPLEX64},
     {"csingle", KILN_COMPLEX64}, {"complex128", KILN_COMPLEX128}, {"c16", KILN_COMPLEX128},
     {"cdouble", KILN_COMPLEX128}, {"complex", KILN_COMPLEX128}, {"complex_", KILN_COMPLEX128},
+    {"bfloat16", KILN_BFLOAT16},
 };
 
 static int lookup_dtype(const char *name) {

@@ -51,11 +51,21 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define H(n, s) {"kiln.fp16." n, IK_FP16, s, 0, NULL}
 #define OP(n, s) {"operator." n, IK_BINOP, s, 0, NULL}
 #define CM(n, s) {n, IK_CMATH, s, 0, NULL}
+#define B(n, s) {"kiln.bf16." n, IK_BF16, s, 0, NULL}
+#define BC(n, to, mode, d) {"kiln.bf16." n, IK_BF16CVT, BF16CVT(to, mode, d), 0, NULL}
+/* the four rounding modes of one conversion: NAME_to_bfloat16_rn... (BT4) or
+ * bfloat16_to_NAME_rn... (BF4) */
+#define BT4(name, d)                                                                         \
+    BC(name "_to_bfloat16_rn", 1, 0, d), BC(name "_to_bfloat16_rz", 1, 1, d),               \
+    BC(name "_to_bfloat16_rd", 1, 2, d), BC(name "_to_bfloat16_ru", 1, 3, d)
+#define BF4(name, d)                                                                         \
+    BC("bfloat16_to_" name "_rn", 0, 0, d), BC("bfloat16_to_" name "_rz", 0, 1, d),         \
+    BC("bfloat16_to_" name "_rd", 0, 2, d), BC("bfloat16_to_" name "_ru", 0, 3, d)
 
 static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
-    NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("cmath"), NS("kiln.cg"),
+    NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("kiln.bf16"), NS("cmath"), NS("kiln.cg"),
     NS("kiln.libdevice"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
@@ -189,7 +199,7 @@ static const Intrinsic table[] = {
     DT("kiln.i4", KILN_INT32), DT("kiln.i8", KILN_INT64), DT("kiln.u4", KILN_UINT32),
     DT("kiln.u8", KILN_UINT64), DT("kiln.complex64", KILN_COMPLEX64),
     DT("kiln.complex128", KILN_COMPLEX128), DT("kiln.c8", KILN_COMPLEX64),
-    DT("kiln.c16", KILN_COMPLEX128),
+    DT("kiln.c16", KILN_COMPLEX128), DT("kiln.bfloat16", KILN_BFLOAT16),
     /* kiln: SIMT */
     {"kiln.threadIdx", IK_DIM3, 0, IF_VALUE, NULL},
     {"kiln.blockIdx", IK_DIM3, 1, IF_VALUE, NULL},
@@ -269,6 +279,31 @@ static const Intrinsic table[] = {
     H("hlog2", IH_LOG2), H("hlog10", IH_LOG10), H("hexp", IH_EXP), H("hexp2", IH_EXP2),
     H("hexp10", IH_EXP10), H("hsqrt", IH_SQRT), H("hrsqrt", IH_RSQRT), H("hceil", IH_CEIL),
     H("hfloor", IH_FLOOR), H("hrcp", IH_RCP), H("htrunc", IH_TRUNC), H("hrint", IH_RINT),
+    /* kiln.bf16: Numba's cuda.bf16 (and cuda._internal.cuda_bf16, the same names) */
+    B("habs", IBF_ABS), B("hadd", IBF_ADD), B("hsub", IBF_SUB), B("hmul", IBF_MUL),
+    B("hadd_rn", IBF_ADD), B("hsub_rn", IBF_SUB), B("hmul_rn", IBF_MUL), B("hdiv", IBF_DIV),
+    B("hadd_sat", IBF_ADD_SAT), B("hsub_sat", IBF_SUB_SAT), B("hmul_sat", IBF_MUL_SAT),
+    B("hfma", IBF_FMA), B("hfma_sat", IBF_FMA_SAT), B("hfma_relu", IBF_FMA_RELU),
+    B("hneg", IBF_NEG), B("heq", IBF_EQ), B("hne", IBF_NE), B("hge", IBF_GE),
+    B("hgt", IBF_GT), B("hle", IBF_LE), B("hlt", IBF_LT), B("hmax", IBF_MAX),
+    B("hmin", IBF_MIN), B("hmax_nan", IBF_MAX_NAN), B("hmin_nan", IBF_MIN_NAN),
+    B("hisnan", IBF_ISNAN), B("hisinf", IBF_ISINF), B("htrunc", IBF_TRUNC),
+    B("hceil", IBF_CEIL), B("hfloor", IBF_FLOOR), B("hrint", IBF_RINT), B("hsqrt", IBF_SQRT),
+    B("hrsqrt", IBF_RSQRT), B("hrcp", IBF_RCP), B("hlog", IBF_LOG), B("hlog2", IBF_LOG2),
+    B("hlog10", IBF_LOG10), B("hcos", IBF_COS), B("hsin", IBF_SIN), B("hexp", IBF_EXP),
+    B("hexp2", IBF_EXP2), B("hexp10", IBF_EXP10), B("htanh", IBF_TANH),
+    B("htanh_approx", IBF_TANH), B("bfloat16_as_int16", IBF_AS_I16),
+    B("bfloat16_as_uint16", IBF_AS_U16), B("int16_as_bfloat16", IBF_I16_AS),
+    B("uint16_as_bfloat16", IBF_U16_AS),
+    BC("bfloat16_to_float32", 0, 0, KILN_FLOAT32), BC("float32_to_bfloat16", 1, 0, KILN_FLOAT32),
+    BC("float64_to_bfloat16", 1, 0, KILN_FLOAT64),
+    BC("bfloat16_to_int8_rz", 0, 1, KILN_INT8), BC("bfloat16_to_uint8_rz", 0, 1, KILN_UINT8),
+    BT4("float32", KILN_FLOAT32), BT4("int16", KILN_INT16), BF4("int16", KILN_INT16),
+    BT4("uint16", KILN_UINT16), BF4("uint16", KILN_UINT16),
+    BT4("int32", KILN_INT32), BF4("int32", KILN_INT32),
+    BT4("uint32", KILN_UINT32), BF4("uint32", KILN_UINT32),
+    BT4("int64", KILN_INT64), BF4("int64", KILN_INT64),
+    BT4("uint64", KILN_UINT64), BF4("uint64", KILN_UINT64),
 };
 
 const Intrinsic *intrinsic_lookup(const char *name) {

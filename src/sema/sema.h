@@ -78,7 +78,9 @@ typedef enum IntrKind {
     IK_CG,          /* kiln.cg: sub = IG_* */
     IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
-    IK_LIBDEVICE    /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
+    IK_LIBDEVICE,   /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
+    IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
+    IK_BF16CVT      /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
@@ -101,6 +103,26 @@ enum {
     IH_NEG, IH_ABS, IH_SIN, IH_COS, IH_LOG, IH_LOG2, IH_LOG10, IH_EXP, IH_EXP2, IH_EXP10,
     IH_SQRT, IH_RSQRT, IH_CEIL, IH_FLOOR, IH_RCP, IH_TRUNC, IH_RINT /* one */
 };
+/* kiln.bf16 (Numba's cuda.bf16 and cuda._internal.cuda_bf16): bfloat16 arguments;
+ * IBF_ADD..IBF_MUL_SAT two, bfloat16 results; IBF_EQ..IBF_LE comparisons; three for
+ * the fmas; one for the rest; the bit casts take or give int16/uint16 */
+enum {
+    IBF_ADD, IBF_SUB, IBF_MUL, IBF_DIV, IBF_MAX, IBF_MIN, IBF_MAX_NAN, IBF_MIN_NAN,
+    IBF_ADD_SAT, IBF_SUB_SAT, IBF_MUL_SAT,
+    IBF_EQ, IBF_NE, IBF_GT, IBF_GE, IBF_LT, IBF_LE,
+    IBF_FMA, IBF_FMA_SAT, IBF_FMA_RELU,
+    IBF_NEG, IBF_ABS, IBF_SIN, IBF_COS, IBF_TANH, IBF_LOG, IBF_LOG2, IBF_LOG10, IBF_EXP,
+    IBF_EXP2, IBF_EXP10, IBF_SQRT, IBF_RSQRT, IBF_CEIL, IBF_FLOOR, IBF_RCP, IBF_TRUNC,
+    IBF_RINT,
+    IBF_ISNAN, IBF_ISINF,                        /* bool; int32 (-1, 0, 1) */
+    IBF_AS_I16, IBF_AS_U16, IBF_I16_AS, IBF_U16_AS /* bit casts */
+};
+/* IK_BF16CVT's sub: to (1: dtype to bfloat16; 0: bfloat16 to dtype), the rounding
+ * mode (0 to nearest even, 1 toward zero, 2 down, 3 up: rt_half.h) and the dtype */
+#define BF16CVT(to, mode, d) ((uint8_t)((to) << 7 | (mode) << 4 | (d)))
+#define BF16CVT_TO(sub) ((sub) >> 7)
+#define BF16CVT_MODE(sub) (((sub) >> 4) & 3)
+#define BF16CVT_DTYPE(sub) ((kiln_dtype)((sub) & 15))
 /* IK_CMATH: the first CM_NFUNC take a complex and give one (cmath_names[sub]) */
 enum {
     CM_EXP, CM_LOG, CM_LOG10, CM_SQRT, CM_SIN, CM_COS, CM_TAN, CM_ASIN, CM_ACOS, CM_ATAN,

@@ -83,6 +83,24 @@ bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown) {
     return ok;
 }
 
+/* Python's float() of the strings "nan", "inf", "infinity" (any case, a sign, spaces
+ * around): whether s is one, and its value. */
+static bool float_special(const char *s, double *v) {
+    if (!s) return false;
+    while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+    double sign = *s == '-' ? -1.0 : 1.0;
+    if (*s == '-' || *s == '+') s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) n--;
+    char w[9] = {0};
+    if (n == 0 || n >= sizeof w) return false;
+    for (size_t i = 0; i < n; i++) w[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+    if (strcmp(w, "nan") == 0) *v = sign * (double)NAN;
+    else if (strcmp(w, "inf") == 0 || strcmp(w, "infinity") == 0) *v = sign * (double)INFINITY;
+    else return false;
+    return true;
+}
+
 /* Float type of a math function's result for an argument of type t. */
 static const Type *float_of(const Type *t) {
     if (t->kind == TY_FLOAT) return t->weak ? &ty_weak_float : t;
@@ -481,6 +499,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     switch ((IntrKind)in->kind) {
     case IK_NPCMP: return sema_ufunc_compare(S, n, in);
     case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
+    case IK_BF16:
+    case IK_BF16CVT: return sema_bf16_call(S, n, in);
     case IK_GRID:
     case IK_GRIDSIZE: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
@@ -768,7 +788,16 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_BOOL: {
         if (!sema_bind(S, n, in, 0, 1, a)) return &ty_error;
         if (a[0] && a[0]->kind == E_STR) {
-            error_at(C, a[0]->sp, NULL, "kernels have no strings to convert");
+            /* float("nan"), float("-inf"): Python's spellings of the special values */
+            double v;
+            if (in->kind == IK_FLOAT && float_special(sema_string_text(S, a[0]), &v)) {
+                n->flags |= NF_CONST;
+                n->cval.f = v;
+                n->opty = &ty_weak_float;
+                return &ty_weak_float;
+            }
+            error_at(C, a[0]->sp, in->kind == IK_FLOAT ? "float() of a string takes \"nan\", "
+                     "\"inf\" or \"-inf\" in kernels" : NULL, "kernels have no strings to convert");
             return &ty_error;
         }
         if (!sema_scalar_args(S, a, 1, t, &unk)) return &ty_error;

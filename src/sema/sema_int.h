@@ -126,6 +126,7 @@ const Type *sema_complex_binop(Sema *S, Node *at, BinOp op, const Type *lt, cons
 const Type *sema_complex_part(Sema *S, Node *n, const Type *bt); /* x.real, x.imag */
 bool sema_complex_method(Sema *S, Node *n); /* n is z.conjugate(): its base becomes its argument */
 const Type *sema_complex_call(Sema *S, Node *n, const Intrinsic *in); /* IK_CMATH, IK_COMPLEX */
+const Type *sema_bf16_call(Sema *S, Node *n, const Intrinsic *in); /* IK_BF16, IK_BF16CVT */
 /* Another intrinsic typed as r that was given a complex argument: r, or an error. */
 const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type *r);
 const char *sema_dotted(Sema *S, Node *n); /* "a.b.c" for a name/attribute chain */

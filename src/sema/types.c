@@ -29,12 +29,14 @@ static const Type scalar_types[KILN_NDTYPES] = {
     [KILN_FLOAT64] = {.kind = TY_FLOAT, .dtype = KILN_FLOAT64},
     [KILN_COMPLEX64] = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX64},
     [KILN_COMPLEX128] = {.kind = TY_COMPLEX, .dtype = KILN_COMPLEX128},
+    [KILN_BFLOAT16] = {.kind = TY_FLOAT, .dtype = KILN_BFLOAT16},
 };
 
 static const char *const dtype_names[KILN_NDTYPES] = {
     "bool",   "int8",   "int16",  "int32",   "int64",   "uint8",
-    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
-static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128",
+    "bfloat16"};
+static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16, 2};
 
 const char *kiln_dtype_name(kiln_dtype t) {
     return (unsigned)t < KILN_NDTYPES ? dtype_names[t] : "void";
@@ -284,12 +286,17 @@ static const Type *promote_typed(const Type *a, const Type *b) {
         return complex_of_bits(MAX(part_bits(a), part_bits(b)));
     if (a->kind == TY_BOOL) return ty_scalar((kiln_dtype)b->dtype);
     if (b->kind == TY_BOOL) return ty_scalar((kiln_dtype)a->dtype);
+    /* bfloat16 (ml_dtypes' rules): with float16 float32, with a wider float that
+     * float, with an integer of 8 bits itself, else what float16 would give */
     if (a->kind == TY_FLOAT && b->kind == TY_FLOAT)
-        return ty_scalar(float_dtype(MAX(ty_bits(a), ty_bits(b))));
+        return ty_scalar(MAX(ty_bits(a), ty_bits(b)) > 16 ? float_dtype(MAX(ty_bits(a), ty_bits(b)))
+                         : KILN_FLOAT32);
     if (a->kind == TY_FLOAT || b->kind == TY_FLOAT) {
         const Type *f = a->kind == TY_FLOAT ? a : b;
         const Type *i = a->kind == TY_FLOAT ? b : a;
-        return ty_scalar(float_dtype(MAX(ty_bits(f), float_bits_for_int(i))));
+        int bits = MAX(ty_bits(f), float_bits_for_int(i));
+        if (f->dtype == KILN_BFLOAT16 && bits <= 16) return f;
+        return ty_scalar(float_dtype(bits));
     }
     /* two integers */
     bool sa = ty_is_signed(a), sb = ty_is_signed(b);

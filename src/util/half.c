@@ -43,3 +43,35 @@ double kiln_f16_to_f64(uint16_t h) {
     else v = ldexp((double)m, -24);
     return (h & 0x8000) ? -v : v;
 }
+
+/* bfloat16 (float32's upper half) from a double, to nearest even, rounded once; the
+ * emitter rounds bfloat16 constants with it, as rt_half.h's kiln_d2b_m does in
+ * kernels (subnormals down to 2^-133, overflow to inf, NaN stays NaN) */
+uint16_t kiln_bf16_from_f64(double x) {
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    uint16_t s = (uint16_t)((b >> 48) & 0x8000);
+    uint64_t a = b & 0x7fffffffffffffffULL;
+    if (a >= 0x7ff0000000000000ULL) return (uint16_t)(s | 0x7f80 | (a > 0x7ff0000000000000ULL ? 0x40 : 0));
+    if (a == 0) return s;
+    int ex = (int)(a >> 52), e = (ex ? ex : 1) - 1075;
+    uint64_t m = (a & 0xfffffffffffffULL) | (ex ? 1ULL << 52 : 0);
+    int top = 63;
+    while (!(m >> top)) top--;
+    int qe = top + e - 7;
+    if (qe < -133) qe = -133;
+    int drop = qe - e; /* > 0: a double has 53 bits, the quantum is coarser */
+    uint64_t q = drop >= 64 ? 0 : m >> drop;
+    uint64_t rem = drop >= 64 ? 1 : m & ((1ULL << drop) - 1);
+    uint64_t half = drop >= 64 ? 2 : 1ULL << (drop - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    uint32_t bits = qe + 133 >= 255 ? 0x7f80u : ((uint32_t)(qe + 133) << 7) + (uint32_t)q;
+    return (uint16_t)(s | (bits >= 0x7f80u ? 0x7f80u : bits));
+}
+
+double kiln_bf16_to_f64(uint16_t h) {
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return (double)f;
+}

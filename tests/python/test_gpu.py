@@ -1146,3 +1146,68 @@ def test_libdevice_functions_on_the_gpu():
     np.testing.assert_array_equal(frac, m)
     np.testing.assert_array_equal(ex, e)
     np.testing.assert_array_equal(r, np.abs(a - b) + d)
+
+
+# ---- bfloat16 -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["test_every_bfloat16_widens_exactly",
+                                  "test_float32_to_bfloat16_in_every_mode",
+                                  "test_float64_rounds_once",
+                                  "test_bfloat16_to_integers_round_and_saturate",
+                                  "test_arithmetic_is_rounded_once",
+                                  "test_saturating_relu_nan_and_math_functions",
+                                  "test_promotion_follows_ml_dtypes",
+                                  "test_constants_round_to_nearest_even",
+                                  "test_ml_dtypes_arrays_and_scalars"])
+def test_bfloat16_on_the_gpu(name):
+    # test_bfloat16.py's kernels, launched with host arrays, run on the GPU here and must
+    # give the exact reference's bits there too (sm_80 and later round with cvt.rn.bf16.f32)
+    import test_bfloat16 as B
+    assert kiln.is_bfloat16_supported()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # host arrays copied to the GPU and back
+        getattr(B, name)()
+        if name == "test_float32_to_bfloat16_in_every_mode":
+            for signed in (True, False):
+                B.test_integers_to_bfloat16_in_every_mode(signed)
+
+
+def test_bfloat16_device_arrays_cupy_and_torch(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from kiln.bf16 import hfma
+
+    @kiln.jit
+    def axpy(out, x, y):
+        i = kiln.grid(1)
+        if i < x.size:
+            out[i] = hfma(x[i], kiln.bfloat16(2.0), y[i])
+
+    n = 1000
+    x = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    y = rng.standard_normal(n).astype(ml_dtypes.bfloat16)
+    want = (2 * x.astype(np.float64) + y.astype(np.float64)).astype(ml_dtypes.bfloat16)
+    out = kiln.device_array(n, ml_dtypes.bfloat16)
+    axpy[8, 128](out, kiln.to_device(x), kiln.to_device(y))
+    got = out.copy_to_host()
+    assert got.dtype == ml_dtypes.bfloat16
+    assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    if cp is not None:  # CuPy's bfloat16 ('<V2' in its interface): read through DLPack
+        cx, cy = cp.asarray(x), cp.asarray(y)
+        cout = cp.empty(n, dtype=ml_dtypes.bfloat16)
+        axpy[8, 128](cout, cx, cy)
+        assert np.array_equal(cp.asnumpy(cout).view(np.uint16), want.view(np.uint16))
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:  # PyTorch's bfloat16 has no __cuda_array_interface__: DLPack
+        tx = torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16)
+        ty = torch.from_numpy(y.view(np.int16)).cuda().view(torch.bfloat16)
+        tout = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+        axpy[8, 128](tout, tx, ty)
+        assert np.array_equal(tout.view(torch.int16).cpu().numpy().view(np.uint16),
+                              want.view(np.uint16))

@@ -268,7 +268,7 @@ def test_malformed_dlpack_tensors_are_refused():
             (dict(bits=12), TypeError, "12 bits"),
             (dict(lanes=4), TypeError, "4 lanes"),
             (dict(code=5), TypeError, "code 5"),
-            (dict(code=4, bits=16), TypeError, "code 4, 16 bits"),  # bfloat16
+            (dict(code=4, bits=32), TypeError, "code 4, 32 bits"),  # bfloat16 is 16 bits
             (dict(device_type=1), TypeError, "device type 1"),
         ]
         for kw, exc, *words in cases:

@@ -18,7 +18,8 @@
 
 static const char *dtype_names[KILN_NDTYPES] = {
     "bool", "int8", "int16", "int32", "int64", "uint8",
-    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128"};
+    "uint16", "uint32", "uint64", "float16", "float32", "float64", "complex64", "complex128",
+    "bfloat16"};
 
 /* Maps a buffer format to a dtype.  Returns 0, -1 for an unsupported type, -2
  * for a non-native byte order. */
@@ -71,6 +72,35 @@ static bool is_record_format(const char *fmt) {
 }
 
 static PyObject *param_name(PyObject *names, int i);
+
+/* A NumPy array or scalar of ml_dtypes.bfloat16, whose buffer NumPy refuses to export
+ * (a user dtype): the buffer of its uint16 view, the same bytes.  With the buffer's
+ * error set on entry; true with it cleared and *v filled, false with it kept. */
+static bool bf16_host_view(PyObject *o, Py_buffer *v) {
+    PyObject *t, *ev, *tb;
+    PyErr_Fetch(&t, &ev, &tb);
+    bool ok = false;
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    PyObject *name = dt ? PyObject_GetAttrString(dt, "name") : NULL;
+    const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s && strcmp(s, "bfloat16") == 0) {
+        PyObject *view = PyObject_CallMethod(o, "view", "s", "uint16");
+        ok = view && PyObject_GetBuffer(view, v, PyBUF_RECORDS_RO) == 0 && v->itemsize == 2;
+        if (!ok && view && v->obj) PyBuffer_Release(v);
+        Py_XDECREF(view); /* the buffer holds the view, the view its array */
+    }
+    Py_XDECREF(dt);
+    Py_XDECREF(name);
+    if (ok) {
+        Py_XDECREF(t);
+        Py_XDECREF(ev);
+        Py_XDECREF(tb);
+    } else {
+        PyErr_Clear();
+        PyErr_Restore(t, ev, tb);
+    }
+    return ok;
+}
 
 /* The record id of a buffer of struct format, from its object's NumPy dtype; -1 with the
  * exception set (naming the argument) and the view released. */
@@ -128,6 +158,7 @@ static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
     case KILN_UINT32: { uint32_t x; memcpy(&x, p, 4); v->u = x; return 0; }
     case KILN_UINT64: { uint64_t x; memcpy(&x, p, 8); v->u = x; return 0; }
     case KILN_FLOAT16: { uint16_t x; memcpy(&x, p, 2); v->f = kiln_f16_to_f64(x); return 0; }
+    case KILN_BFLOAT16: { uint16_t x; memcpy(&x, p, 2); v->f = kiln_bf16_to_f64(x); return 0; }
     case KILN_FLOAT32: { float x; memcpy(&x, p, 4); v->f = x; return 0; }
     case KILN_FLOAT64: { double x; memcpy(&x, p, 8); v->f = x; return 0; }
     default: return -1;
@@ -312,6 +343,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
+        bool bf16 = false;
         /* a mapped or managed array: the GPU reads and writes it where it is, through the
          * device address its __cuda_array_interface__ gives (no copy) */
         if (st && st->mapped_class && PyObject_TypeCheck(o, st->mapped_class)) {
@@ -339,6 +371,10 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
                 }
                 PyErr_Restore(bt, bv, btb);
             }
+            if (bf16_host_view(o, v)) {
+                bf16 = true;
+                goto have_buffer;
+            }
             char d[256];
             ext_arg_desc(d, sizeof d, names, kname, i);
             PyObject *t, *ev, *tb, *t2, *v2, *tb2;
@@ -358,8 +394,10 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             PyErr_Restore(t2, v2, tb2);
             return -1;
         }
+    have_buffer:;
         kiln_dtype dt;
         int rc = format_dtype(v->format, v->itemsize, &dt);
+        if (bf16 && rc == 0 && dt == KILN_UINT16) dt = KILN_BFLOAT16;
         int recid = -1;
         if (rc < 0 && is_record_format(v->format)) {
             recid = record_of(o, v, names, kname, i);
@@ -525,7 +563,7 @@ static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *name
     bool from_complex = from == KILN_COMPLEX64 || from == KILN_COMPLEX128;
     if (d == KILN_COMPLEX64 || d == KILN_COMPLEX128) {
         bool ff = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64 ||
-                  from_complex;
+                  from == KILN_BFLOAT16 || from_complex;
         bool fu = from >= KILN_UINT8 && from <= KILN_UINT64;
         double re = ff ? a->v.f : fu ? (double)a->v.u : (double)a->v.i;
         double im = from_complex ? a->im : 0.0;
@@ -545,7 +583,8 @@ static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *name
                      dtype_names[d]);
         return -1;
     }
-    bool from_float = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64;
+    bool from_float = from == KILN_FLOAT16 || from == KILN_FLOAT32 || from == KILN_FLOAT64 ||
+                      from == KILN_BFLOAT16;
     bool from_unsigned = from >= KILN_UINT8 && from <= KILN_UINT64;
     double f = from_float ? a->v.f : from_unsigned ? (double)a->v.u : (double)a->v.i;
     if (d == KILN_FLOAT32) {
@@ -556,6 +595,11 @@ static int pack_scalar(const Arg *a, kiln_dtype d, int64_t *slot, PyObject *name
     if (d == KILN_FLOAT16) {
         /* kernels hold a float16 in a float32 (rt_half.h): its value, rounded once */
         float x = (float)kiln_f16_to_f64(kiln_f16_from_f64(f));
+        memcpy(slot, &x, 4);
+        return 0;
+    }
+    if (d == KILN_BFLOAT16) { /* the same: a f32 that holds the value rounded once */
+        float x = (float)kiln_bf16_to_f64(kiln_bf16_from_f64(f));
         memcpy(slot, &x, 4);
         return 0;
     }

@@ -31,7 +31,7 @@
  * the CPU kernels' vector loads (NumPy gives 16 or 64). */
 enum { EXT_HOST_ALIGN = 64 };
 
-static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16};
+static const int dtype_sizes[KILN_NDTYPES] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 8, 16, 2};
 int ext_dtype_size(int dtype) {
     if (dtype >= KILN_RECORD0) return (int)ext_record_size(dtype - KILN_RECORD0);
     return dtype >= 0 && dtype < KILN_NDTYPES ? dtype_sizes[dtype] : 0;
@@ -632,7 +632,7 @@ static PyObject *f_dlpack_capsule(PyObject *m, PyObject *arr) {
     }
     Exported *e = PyMem_RawCalloc(1, sizeof *e);
     if (!e) return PyErr_NoMemory();
-    static const uint8_t codes[KILN_NDTYPES] = {6, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 5, 5};
+    static const uint8_t codes[KILN_NDTYPES] = {6, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 5, 5, 4};
     int isz = ext_dtype_size(d->dtype);
     e->t.dl_tensor.data = (void *)(uintptr_t)d->ptr;
     bool host = d->device == EXT_HOST_DEVICE;

@@ -31,7 +31,10 @@ static int typestr_dtype(const char *ts, Py_ssize_t len, int *dtype) {
         break;
     case 'f': *dtype = size == 2 ? KILN_FLOAT16 : size == 4 ? KILN_FLOAT32 : size == 8 ? KILN_FLOAT64 : -1; break;
     case 'c': *dtype = size == 8 ? KILN_COMPLEX64 : size == 16 ? KILN_COMPLEX128 : -1; break;
-    case 'm': case 'M': case 'O': case 'S': case 'U': case 'V': *dtype = -1; break;
+    case 'V': /* raw bytes: "<V2" is how a bfloat16 array (ml_dtypes) describes itself */
+        *dtype = -1;
+        return size == 2 ? -4 : -1;
+    case 'm': case 'M': case 'O': case 'S': case 'U': *dtype = -1; break;
     default: return -3;
     }
     return *dtype < 0 ? -1 : 0;
@@ -161,6 +164,10 @@ static int cai_array(ModState *st, PyObject *cai, void *launch_stream, ForeignAr
                      typestr);
         goto done;
     }
+    if (trc == -4) { /* two raw bytes: the caller asks DLPack, which names bfloat16 */
+        rc = 2;
+        goto done;
+    }
     if (trc < 0) {
         PyErr_Format(PyExc_TypeError, "GPU arrays of type '%U'%s are not supported by kernels",
                      typestr, trc == -2 ? " (big-endian)" : "");
@@ -258,6 +265,7 @@ static int dlpack_dtype(DLDataType t) {
     case 0: return ints[bytes];
     case 1: return uints[bytes];
     case 2: return bytes == 2 ? KILN_FLOAT16 : bytes == 4 ? KILN_FLOAT32 : bytes == 8 ? KILN_FLOAT64 : -1;
+    case 4: return bytes == 2 ? KILN_BFLOAT16 : -1; /* kDLBfloat */
     case 6: return bytes == 1 ? KILN_BOOL : -1;
     default: return -1;
     }
@@ -348,9 +356,28 @@ int ext_foreign_array(ModState *st, PyObject *o, void *launch_stream, ForeignArr
         }
         int rc = cai_array(st, cai, launch_stream, fa);
         Py_DECREF(cai);
-        return rc;
+        if (rc != 2) return rc;
+        /* typestr "<V2" (CuPy's bfloat16): the same array through DLPack, whose type
+         * codes have bfloat16 (CAI's typestr has not) */
+        if (PyObject_HasAttr(o, st->str_dlpack)) return dlpack_array(st, o, launch_stream, fa);
+        PyErr_SetString(PyExc_TypeError,
+                        "GPU arrays of type '<V2' are not supported by kernels (a bfloat16 "
+                        "array is read through DLPack, and this one has no __dlpack__)");
+        return -1;
     }
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        /* an interface that cannot describe the array (PyTorch's bfloat16 tensors raise
+         * there): DLPack, when the object has it, can */
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        if (!PyObject_HasAttr(o, st->str_dlpack)) {
+            PyErr_Restore(t, v, tb);
+            return -1;
+        }
+        Py_XDECREF(t);
+        Py_XDECREF(v);
+        Py_XDECREF(tb);
+    }
     PyErr_Clear();
     PyObject *dev = PyObject_CallMethodNoArgs(o, st->str_dlpack_device);
     if (!dev) {
