@@ -143,6 +143,17 @@ def test_float16_export_passes_16_bits():
 
 # ---- values on the CPU ------------------------------------------------------------
 
+def _launch(k, n, outs, ins, gpu):
+    """k over n threads; on the GPU with device arrays, the outputs copied back in place."""
+    if not gpu:
+        k[(n + 127) // 128, 128](*outs, *ins)
+        return
+    douts = [kiln.to_device(o) for o in outs]
+    k[(n + 127) // 128, 128](*douts, *[kiln.to_device(x) for x in ins])
+    for o, d in zip(outs, douts):
+        o[...] = d.copy_to_host()
+
+
 def _specials():
     v = [0.0, -0.0, 1.0, -1.0, 0.5, 65504.0, -65504.0, 6e-8, -6e-8, 6.1e-5, 2049.0, 0.1,
          np.inf, -np.inf, np.nan, 1000.0, 0.999, 3.0]
@@ -191,11 +202,11 @@ def _same_bits(got, want):
     assert bad.size == 0, (want[~nan][bad[:5]], got[~nan][bad[:5]])
 
 
-def test_float16_operations_match_numpy_bit_for_bit():
+def test_float16_operations_match_numpy_bit_for_bit(gpu=False):
     a, b, c = _operands(np.random.default_rng(3), 5000)
     out = np.zeros((9, a.size), np.float16)
     cmp = np.zeros((7, a.size), np.bool_)
-    half_ops[(a.size + 127) // 128, 128](out, cmp, a, b, c)
+    _launch(half_ops, a.size, [out, cmp], [a, b, c], gpu)
     with np.errstate(all="ignore"):
         exact = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
         want = [a + b, a - b, a * b, -a, abs(a), exact.astype(np.float16), a + b, a * b, a - b]
@@ -219,7 +230,7 @@ def ints_to_half(out, i8, u8, i16, u16, i32, u32, i64, u64):
         out[7, i] = u64[i]
 
 
-def test_integers_to_float16_as_numpy():
+def test_integers_to_float16_as_numpy(gpu=False):
     rng = np.random.default_rng(5)
     edge = [0, 1, -1, 2049, 2051, 65504, 65519, 65520, -65519, -65520, 100000,
             2 ** 31 - 1, -2 ** 31, 2 ** 63 - 1, -2 ** 63]
@@ -228,7 +239,7 @@ def test_integers_to_float16_as_numpy():
     for dt in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
         cols.append(vals.astype(dt))
     out = np.zeros((8, vals.size), np.float16)
-    ints_to_half[(vals.size + 127) // 128, 128](out, *cols)
+    _launch(ints_to_half, vals.size, [out], cols, gpu)
     with np.errstate(all="ignore"):
         for k, col in enumerate(cols):
             _same_bits(out[k], col.astype(np.float16))
@@ -245,11 +256,11 @@ def minmax(out, a, b):
 
 
 @pytest.mark.parametrize("dt", [np.float16, np.float32, np.float64])
-def test_min_max_of_floats_ignore_nan(dt):
+def test_min_max_of_floats_ignore_nan(dt, gpu=False):
     s = np.array([0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan], dt)
     a, b = np.repeat(s, s.size), np.tile(s, s.size)
     out = np.zeros((4, a.size), dt)
-    minmax[1, a.size](out, a, b)
+    _launch(minmax, a.size, [out], [a, b], gpu)
     _check_fminmax(out, a, b, dt)
 
 
