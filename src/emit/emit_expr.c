@@ -611,15 +611,34 @@ static void intrinsic_text(Emit *E, Node *n) {
         emit_expr_as(E, a[0], ot);
         PS(")");
         return;
-    case IK_SELP:
-        PS("(");
+    case IK_SELP: {
+        /* a function of three values, as Numba's cuda.selp (PTX selp): the operands
+         * evaluated in order, then one chosen; C's ?: alone would evaluate only the
+         * chosen one, and the GPU would branch around a load instead of selecting */
+        if ((a[1]->flags & NF_CONST) && (a[2]->flags & NF_CONST)) {
+            PS("(");
+            emit_truthy(E, a[0]);
+            PS(" ? ");
+            emit_expr_as(E, a[1], ot);
+            PS(" : ");
+            emit_expr_as(E, a[2], ot);
+            PS(")");
+            return;
+        }
+        const char *ct = emit_ctype(E, ot);
+        int t = E->tmp;
+        E->tmp += 3;
+        emit_sx_open(E, ot);
+        P("kbool t%d = ", t);
         emit_truthy(E, a[0]);
-        PS(" ? ");
+        P("; %s t%d = ", ct, t + 1);
         emit_expr_as(E, a[1], ot);
-        PS(" : ");
+        P("; %s t%d = ", ct, t + 2);
         emit_expr_as(E, a[2], ot);
-        PS(")");
+        PS("; ");
+        emit_sx_close(E, arena_printf(&E->C->arena, "t%d ? t%d : t%d", t, t + 1, t + 2));
         return;
+    }
     case IK_LOG:
         if (!a[1]) {
             math_call(E, "log", ot, a, 1);
