@@ -106,7 +106,10 @@ KILN_FN f32 kiln_hrd(f64 x) { return kiln_h2f(kiln_d2h(x)); }
  * __hneg, __habs and __hgt... do (one PTX add.f16, fma.rn.f16, setp.gt.f16...);
  * elsewhere in float32 (float64 for fma, where a * b is exact) and rounded once
  * more, which gives the same correctly rounded float16 results.  The conversions
- * around each operation are exact.  An integer becomes a float16 by one cvt.rn
+ * around each operation are exact.  PTX lets ptxas fuse a mul.f16 feeding an add.f16
+ * (no .rn), as CUDA's __hmul and __hadd allow; the cvt pair between two of these
+ * functions keeps them apart (CUDA 13.0's ptxas for sm_80 and sm_90 makes the same
+ * code as for mul.rn.f16), so results stay NumPy's, one rounding per operation.  An integer becomes a float16 by one cvt.rn
  * on the GPU; through a float32 on the CPU, which holds every integer below
  * 65520 (the rest are inf either way). */
 #if defined(__CUDACC__) && __CUDA_ARCH__ >= 530
