@@ -552,6 +552,11 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
  * symbol named as asked, which callers in other modules link against.  It has no launch
  * error record, so its checks (debug=True) report to a record of its own, which nothing
  * reads; kiln.grid(1) is the calling thread's position, as in a kernel. */
+/* a float16 travels as its 16 bits, as CUDA's __half and Numba's float16 do */
+static const char *export_ctype(Emit *E, const Type *t) {
+    return emit_is_f16(t) ? emit_elem_ctype(E, t) : emit_ctype(E, t);
+}
+
 static void cuda_export(Emit *E, FuncSpec *f) {
     E->o = &E->funcs;
     E->line = -1;
@@ -559,19 +564,22 @@ static void cuda_export(Emit *E, FuncSpec *f) {
     bool value = f->ret->kind != TY_NONE;
     int want = E->C->opts.export_ret;
     const Type *rt = value && want > 0 ? ty_scalar((kiln_dtype)(want - 1)) : f->ret;
-    P("extern \"C\" __device__ %s %s(", value ? emit_ctype(E, rt) : "void",
+    P("extern \"C\" __device__ %s %s(", value ? export_ctype(E, rt) : "void",
       E->C->opts.export_name);
-    for (int i = 0; i < f->nparams; i++) P("%s%s p%d", i ? ", " : "", emit_ctype(E, f->params[i]), i);
+    for (int i = 0; i < f->nparams; i++)
+        P("%s%s p%d", i ? ", " : "", export_ctype(E, f->params[i]), i);
     PS(") {\n    struct kiln_err e_ = {0, 0, 0, 0, 0};\n    struct kiln_err *E_ = &e_;\n"
        "    i64 gx_ = KILN_BID_X * KILN_BDIM_X + KILN_TID_X;\n    ");
     Buf call;
     buf_init_arena(&call, &E->C->arena);
     buf_printf(&call, "%s(KILN_TA", emit_func_name(E, f));
-    for (int i = 0; i < f->nparams; i++) buf_printf(&call, ", p%d", i);
+    for (int i = 0; i < f->nparams; i++)
+        buf_printf(&call, emit_is_f16(f->params[i]) ? ", kiln_h2f(p%d)" : ", p%d", i);
     buf_puts(&call, ")");
     if (value) {
-        PS("return ");
+        PS(emit_is_f16(rt) ? "return kiln_f2h(" : "return ");
         emit_convert(E, f->ret, rt, call.p);
+        if (emit_is_f16(rt)) PS(")");
     } else {
         PS(call.p);
     }

@@ -292,12 +292,11 @@ static void math_call(Emit *E, const char *name, const Type *t, Node **args, int
     PS(")");
 }
 
-/* kiln.fp16's functions (Numba's cuda.fp16): float16 operands in f32, each result
- * computed in float32 and rounded to float16, as CUDA's half functions do; hfma in
- * float64, where a * b is exact, so that it rounds once. */
+/* kiln.fp16's functions (Numba's cuda.fp16): float16 operands in f32; + - * fma,
+ * neg, abs and the comparisons as rt_half.h's functions (native half precision on
+ * the GPU), the others computed in float32 and rounded to float16, as CUDA's half
+ * functions do. */
 static void fp16_call(Emit *E, Node *n) {
-    static const char *const op[] = {" + ", " - ", " * ", " / "};
-    static const char *const cmp[] = {" == ", " != ", " > ", " >= ", " < ", " <= "};
     static const char *const fn1[] = {"sinf", "cosf", "logf", "log2f", "log10f", "expf",
                                       "exp2f", "kiln_exp10h", "sqrtf", "kiln_rsqrth",
                                       "ceilf", "floorf", "", "truncf", "rintf"};
@@ -305,27 +304,29 @@ static void fp16_call(Emit *E, Node *n) {
     Node **a = n->call.bound.v;
     int sub = n->intr->sub;
     E->half = true;
-    if (sub == IH_FMA) {
-        PS("kiln_hrd((f64)");
-        emit_expr_as(E, a[0], h);
-        PS(" * (f64)");
-        emit_expr_as(E, a[1], h);
-        PS(" + (f64)");
-        emit_expr_as(E, a[2], h);
+    if (sub == IH_FMA || sub <= IH_MUL || (sub >= IH_EQ && sub <= IH_LE)) {
+        /* rt_half.h's kiln_hadd, kiln_hfma, kiln_hgt...: native on the GPU */
+        static const char *const hf[] = {"kiln_hadd(", "kiln_hsub(", "kiln_hmul(", "", "", "",
+                                         "kiln_heq(",  "kiln_hne(",  "kiln_hgt(",  "kiln_hge(",
+                                         "kiln_hlt(",  "kiln_hle(",  "kiln_hfma("};
+        PS(hf[sub]);
+        for (int i = 0; i < (sub == IH_FMA ? 3 : 2); i++) {
+            if (i) PS(", ");
+            emit_expr_as(E, a[i], h);
+        }
         PS(")");
         return;
     }
-    if (sub <= IH_LE) {
-        bool arith = sub <= IH_DIV;
-        PS(arith ? "kiln_hr(" : sub == IH_MAX ? "fmaxf(" : sub == IH_MIN ? "fminf(" : "(");
+    if (sub <= IH_MIN) { /* hdiv, hmax, hmin */
+        PS(sub == IH_DIV ? "kiln_hr(" : sub == IH_MAX ? "fmaxf(" : "fminf(");
         emit_expr_as(E, a[0], h);
-        PS(arith ? op[sub] : sub <= IH_MIN ? ", " : cmp[sub - IH_EQ]);
+        PS(sub == IH_DIV ? " / " : ", ");
         emit_expr_as(E, a[1], h);
         PS(")");
         return;
     }
     if (sub == IH_NEG || sub == IH_ABS) {
-        PS(sub == IH_NEG ? "(-" : "fabsf(");
+        PS(sub == IH_NEG ? "kiln_hneg(" : "kiln_habs(");
         emit_expr_as(E, a[0], h);
         PS(")");
         return;
@@ -380,12 +381,21 @@ static void call_intrinsic(Emit *E, Node *n) {
         if (emit_narrow(ot)) {
             E->half = true;
             Node **a = n->call.bound.v;
-            P("kiln_%crd((f64)", emit_narrow(ot));
-            emit_expr_as(E, a[0], ot);
-            PS(" * (f64)");
-            emit_expr_as(E, a[1], ot);
-            PS(" + (f64)");
-            emit_expr_as(E, a[2], ot);
+            if (emit_narrow(ot) == 'h') { /* rt_half.h's kiln_hfma: fma.rn.f16 on the GPU */
+                PS("kiln_hfma(");
+                emit_expr_as(E, a[0], ot);
+                PS(", ");
+                emit_expr_as(E, a[1], ot);
+                PS(", ");
+                emit_expr_as(E, a[2], ot);
+            } else { /* bfloat16: in float64, where the product is exact, rounded once */
+                P("kiln_%crd((f64)", emit_narrow(ot));
+                emit_expr_as(E, a[0], ot);
+                PS(" * (f64)");
+                emit_expr_as(E, a[1], ot);
+                PS(" + (f64)");
+                emit_expr_as(E, a[2], ot);
+            }
             PS(")");
             return;
         }
@@ -620,15 +630,34 @@ static void intrinsic_text(Emit *E, Node *n) {
         emit_expr_as(E, a[0], ot);
         PS(")");
         return;
-    case IK_SELP:
-        PS("(");
+    case IK_SELP: {
+        /* a function of three values, as Numba's cuda.selp (PTX selp): the operands
+         * evaluated in order, then one chosen; C's ?: alone would evaluate only the
+         * chosen one, and the GPU would branch around a load instead of selecting */
+        if ((a[1]->flags & NF_CONST) && (a[2]->flags & NF_CONST)) {
+            PS("(");
+            emit_truthy(E, a[0]);
+            PS(" ? ");
+            emit_expr_as(E, a[1], ot);
+            PS(" : ");
+            emit_expr_as(E, a[2], ot);
+            PS(")");
+            return;
+        }
+        const char *ct = emit_ctype(E, ot);
+        int t = E->tmp;
+        E->tmp += 3;
+        emit_sx_open(E, ot);
+        P("kbool t%d = ", t);
         emit_truthy(E, a[0]);
-        PS(" ? ");
+        P("; %s t%d = ", ct, t + 1);
         emit_expr_as(E, a[1], ot);
-        PS(" : ");
+        P("; %s t%d = ", ct, t + 2);
         emit_expr_as(E, a[2], ot);
-        PS(")");
+        PS("; ");
+        emit_sx_close(E, arena_printf(&E->C->arena, "t%d ? t%d : t%d", t, t + 1, t + 2));
         return;
+    }
     case IK_LOG:
         if (!a[1]) {
             math_call(E, "log", ot, a, 1);
@@ -669,7 +698,12 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_ABS:
-        if (ot->kind == TY_FLOAT) {
+        if (emit_is_f16(ot)) { /* abs.f16 on the GPU (rt_half.h) */
+            E->half = true;
+            PS("kiln_habs(");
+            emit_expr_as(E, a[0], ot);
+            PS(")");
+        } else if (ot->kind == TY_FLOAT) {
             math_call(E, "fabs", ot, a, 1);
         } else if (!ty_is_signed(ot)) {
             emit_expr_as(E, a[0], ot);
@@ -773,8 +807,19 @@ void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *
         emit_complex_binop(E, op, t, emit_expr_str(E, l, t), emit_expr_str(E, r, t));
         return;
     }
-    /* float16: the operands converted to float16, the operation in float32, its
-     * result rounded to float16 (rt_half.h) */
+    /* float16 + - *: rt_half.h's kiln_hadd..., native half precision on the GPU */
+    if (op <= B_MUL && emit_is_f16(t)) {
+        static const char *const hf[] = {"kiln_hadd(", "kiln_hsub(", "kiln_hmul("};
+        E->half = true;
+        PS(hf[op]);
+        emit_expr_as(E, l, t);
+        PS(", ");
+        emit_expr_as(E, r, t);
+        PS(")");
+        return;
+    }
+    /* the rest of float16: the operands converted to float16, the operation in
+     * float32, its result rounded to float16 (rt_half.h) */
     bool h = op <= B_POW && emit_half_open(E, t);
     binop_text(E, at, op, t, l, r);
     emit_half_close(E, h);
@@ -1114,6 +1159,11 @@ void emit_expr(Emit *E, Node *n) {
         case U_NEG:
             if (t->kind == TY_COMPLEX) {
                 emit_complex_neg(E, t, emit_expr_str(E, x, t));
+            } else if (emit_is_f16(t)) { /* neg.f16 on the GPU (rt_half.h) */
+                E->half = true;
+                PS("kiln_hneg(");
+                emit_expr_as(E, x, t);
+                PS(")");
             } else if (t->kind == TY_FLOAT) {
                 PS("(-");
                 emit_expr_as(E, x, t);

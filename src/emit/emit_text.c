@@ -449,6 +449,10 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
         /* rounded once: from a float64 directly, from the rest through a float32,
          * which holds every value a float16 can (integers past 2^24 are inf either way) */
         E->half = true;
+        if (from->kind == TY_INT && !from->weak) { /* one cvt.rn.f16.s8... on the GPU */
+            P("kiln_hfrom_%s(%s)", emit_ctype(E, from), text);
+            return;
+        }
         bool wide = from->kind == TY_FLOAT && (from->weak || from->dtype == KILN_FLOAT64);
         P(wide ? "kiln_hrd((f64)(%s))" : "kiln_hr((f32)(%s))", text);
         return;
@@ -548,6 +552,17 @@ void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, co
         PS(", ");
         emit_convert(E, bt, o, b);
         PS("))");
+        return;
+    }
+    if (emit_is_f16(o)) { /* setp.lt.f16... on the GPU (rt_half.h) */
+        static const char *const hf[] = {"kiln_hlt(", "kiln_hle(", "kiln_hgt(",
+                                         "kiln_hge(", "kiln_heq(", "kiln_hne("};
+        E->half = true;
+        PS(hf[op]);
+        emit_convert(E, at, o, a);
+        PS(", ");
+        emit_convert(E, bt, o, b);
+        PS(")");
         return;
     }
     PS("(");

@@ -264,8 +264,7 @@ KILN_FN f32 kiln_npmax_f32(f32 a, f32 b) { return (a > b || a != a) ? a : b; }
 KILN_FN f64 kiln_npmin_f64(f64 a, f64 b) { return (a < b || a != a) ? a : b; }
 KILN_FN f64 kiln_npmax_f64(f64 a, f64 b) { return (a > b || a != a) ? a : b; }
 
-/* Python's min/max of two values: the first of equal ones, and NaN only
- * when it comes first, exactly as the builtins compare. */
+/* min/max of two integers or bools: the first of equal ones, as Python's builtins */
 #define KILN_MINMAX(T)                                                 \
     KILN_FN T kiln_min_##T(T a, T b) { return b < a ? b : a; }         \
     KILN_FN T kiln_max_##T(T a, T b) { return b > a ? b : a; }
@@ -278,8 +277,22 @@ KILN_MINMAX(u8)
 KILN_MINMAX(u16)
 KILN_MINMAX(u32)
 KILN_MINMAX(u64)
-KILN_MINMAX(f32)
-KILN_MINMAX(f64)
+
+/* min/max of floats as Numba-CUDA lowers them (fminf/fmaxf: PTX min.f32, max.f64):
+ * a NaN operand is ignored (NaN only when both are), and -0.0 is less than 0.0.
+ * The CPU writes the same out, which compilers turn into compares and blends. */
+#ifdef __CUDACC__
+KILN_FN f32 kiln_min_f32(f32 a, f32 b) { return fminf(a, b); }
+KILN_FN f32 kiln_max_f32(f32 a, f32 b) { return fmaxf(a, b); }
+KILN_FN f64 kiln_min_f64(f64 a, f64 b) { return fmin(a, b); }
+KILN_FN f64 kiln_max_f64(f64 a, f64 b) { return fmax(a, b); }
+#else
+#define KILN_FMINMAX(T)                                                                   \
+    KILN_FN T kiln_min_##T(T a, T b) { return (a != a || b < a || (b == a && signbit(b))) ? b : a; } \
+    KILN_FN T kiln_max_##T(T a, T b) { return (a != a || b > a || (b == a && signbit(a))) ? b : a; }
+KILN_FMINMAX(f32)
+KILN_FMINMAX(f64)
+#endif
 
 /* ---- fastmath ---------------------------------------------------------------------- */
 

@@ -101,6 +101,93 @@ KILN_FN f32 kiln_rsqrth(f32 x) { return 1.0f / sqrtf(x); }
 KILN_FN f32 kiln_hr(f32 x) { return kiln_h2f(kiln_f2h(x)); }
 KILN_FN f32 kiln_hrd(f64 x) { return kiln_h2f(kiln_d2h(x)); }
 
+/* The float16 operations, on float16 values held in f32s.  From sm_53 on the GPU
+ * computes them in half precision, as CUDA's __hadd, __hsub, __hmul, __hfma,
+ * __hneg, __habs and __hgt... do (one PTX add.f16, fma.rn.f16, setp.gt.f16...);
+ * elsewhere in float32 (float64 for fma, where a * b is exact) and rounded once
+ * more, which gives the same correctly rounded float16 results.  The conversions
+ * around each operation are exact.  PTX lets ptxas fuse a mul.f16 feeding an add.f16
+ * (no .rn), as CUDA's __hmul and __hadd allow; the cvt pair between two of these
+ * functions keeps them apart (CUDA 13.0's ptxas for sm_80 and sm_90 makes the same
+ * code as for mul.rn.f16), so results stay NumPy's, one rounding per operation.  An integer becomes a float16 by one cvt.rn
+ * on the GPU; through a float32 on the CPU, which holds every integer below
+ * 65520 (the rest are inf either way). */
+#if defined(__CUDACC__) && __CUDA_ARCH__ >= 530
+#define KILN_HOP2(name, ins)                                                       \
+    KILN_FN f32 name(f32 a, f32 b) {                                               \
+        kh16 r;                                                                    \
+        asm(ins " %0, %1, %2;" : "=h"(r) : "h"(kiln_f2h(a)), "h"(kiln_f2h(b)));    \
+        return kiln_h2f(r);                                                        \
+    }
+#define KILN_HOP1(name, ins)                                                       \
+    KILN_FN f32 name(f32 a) {                                                      \
+        kh16 r;                                                                    \
+        asm(ins " %0, %1;" : "=h"(r) : "h"(kiln_f2h(a)));                          \
+        return kiln_h2f(r);                                                        \
+    }
+#define KILN_HCMP(name, ins)                                                       \
+    KILN_FN kbool name(f32 a, f32 b) {                                             \
+        u16 r;                                                                     \
+        asm("{\n\t.reg .pred p;\n\t" ins " p, %1, %2;\n\tselp.u16 %0, 1, 0, p;\n\t}" \
+            : "=h"(r) : "h"(kiln_f2h(a)), "h"(kiln_f2h(b)));                       \
+        return r != 0;                                                             \
+    }
+#define KILN_HCVT(T, C, ins, cast)                                                 \
+    KILN_FN f32 kiln_hfrom_##T(T x) {                                              \
+        kh16 r;                                                                    \
+        asm(ins " %0, %1;" : "=h"(r) : C((cast)x));                                \
+        return kiln_h2f(r);                                                        \
+    }
+KILN_HOP2(kiln_hadd, "add.f16")
+KILN_HOP2(kiln_hsub, "sub.f16")
+KILN_HOP2(kiln_hmul, "mul.f16")
+KILN_HOP1(kiln_hneg, "neg.f16")
+KILN_HOP1(kiln_habs, "abs.f16")
+KILN_FN f32 kiln_hfma(f32 a, f32 b, f32 c) {
+    kh16 r;
+    asm("fma.rn.f16 %0, %1, %2, %3;"
+        : "=h"(r) : "h"(kiln_f2h(a)), "h"(kiln_f2h(b)), "h"(kiln_f2h(c)));
+    return kiln_h2f(r);
+}
+KILN_HCMP(kiln_hlt, "setp.lt.f16")
+KILN_HCMP(kiln_hle, "setp.le.f16")
+KILN_HCMP(kiln_hgt, "setp.gt.f16")
+KILN_HCMP(kiln_hge, "setp.ge.f16")
+KILN_HCMP(kiln_heq, "setp.eq.f16")
+KILN_HCMP(kiln_hne, "setp.neu.f16")
+KILN_HCVT(i8, "h", "cvt.rn.f16.s8", i16)
+KILN_HCVT(i16, "h", "cvt.rn.f16.s16", i16)
+KILN_HCVT(i32, "r", "cvt.rn.f16.s32", i32)
+KILN_HCVT(i64, "l", "cvt.rn.f16.s64", i64)
+KILN_HCVT(u8, "h", "cvt.rn.f16.u8", u16)
+KILN_HCVT(u16, "h", "cvt.rn.f16.u16", u16)
+KILN_HCVT(u32, "r", "cvt.rn.f16.u32", u32)
+KILN_HCVT(u64, "l", "cvt.rn.f16.u64", u64)
+#else
+KILN_FN f32 kiln_hadd(f32 a, f32 b) { return kiln_hr(a + b); }
+KILN_FN f32 kiln_hsub(f32 a, f32 b) { return kiln_hr(a - b); }
+KILN_FN f32 kiln_hmul(f32 a, f32 b) { return kiln_hr(a * b); }
+KILN_FN f32 kiln_hneg(f32 a) { return -a; }
+KILN_FN f32 kiln_habs(f32 a) { return fabsf(a); }
+KILN_FN f32 kiln_hfma(f32 a, f32 b, f32 c) { return kiln_hrd((f64)a * (f64)b + (f64)c); }
+KILN_FN kbool kiln_hlt(f32 a, f32 b) { return a < b; }
+KILN_FN kbool kiln_hle(f32 a, f32 b) { return a <= b; }
+KILN_FN kbool kiln_hgt(f32 a, f32 b) { return a > b; }
+KILN_FN kbool kiln_hge(f32 a, f32 b) { return a >= b; }
+KILN_FN kbool kiln_heq(f32 a, f32 b) { return a == b; }
+KILN_FN kbool kiln_hne(f32 a, f32 b) { return a != b; }
+#define KILN_HCVT(T) \
+    KILN_FN f32 kiln_hfrom_##T(T x) { return kiln_hr((f32)x); }
+KILN_HCVT(i8)
+KILN_HCVT(i16)
+KILN_HCVT(i32)
+KILN_HCVT(i64)
+KILN_HCVT(u8)
+KILN_HCVT(u16)
+KILN_HCVT(u32)
+KILN_HCVT(u64)
+#endif
+
 /* ---- bfloat16 ----------------------------------------------------------------
  * The same scheme as float16: a bfloat16 value lives in a f32 (exactly: it is a
  * float32 whose low 16 bits are zero), each operation computes in float32 (or in

@@ -215,6 +215,16 @@ def test_float16_shared_memory_and_fp16(rng):
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
 
 
+def test_native_float16_and_float_min_max():
+    # add.f16, fma.rn.f16, setp.f16, cvt.rn.f16.s8... (rt_half.h) give NumPy's float16 bit
+    # for bit, and max.f32/min.f64 ignore a NaN operand, as on the CPU (test_half_native)
+    import test_half_native as H
+    H.test_float16_operations_match_numpy_bit_for_bit(gpu=True)
+    H.test_integers_to_float16_as_numpy(gpu=True)
+    for dt in (np.float16, np.float32, np.float64):
+        H.test_min_max_of_floats_ignore_nan(dt, gpu=True)
+
+
 @pytest.mark.parametrize("name", ["float16_arithmetic", "float16_fp16_module", "global_arrays",
                                   "complex_cmath", "cpu_blocks", "cpu_warps",
                                   "device_function_compile_time_args", "atomics_nanmax_nanmin",
