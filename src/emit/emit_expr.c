@@ -363,8 +363,9 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_PRINT:
         emit_print(E, n);
         return;
-    case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c) */
-        emit_expr(E, n->call.bound.v[0]);
+    case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c), or
+                    * NumPy's order of complex numbers (emit_npufunc.c) */
+        if (!emit_npufunc(E, n)) emit_expr(E, n->call.bound.v[0]);
         return;
     case IK_FMA:
         if (emit_is_f16(ot)) {
@@ -400,7 +401,7 @@ static void intrinsic_text(Emit *E, Node *n) {
     Node **a = n->call.bound.v;
     int na = n->call.bound.n;
     const Type *ot = n->opty;
-    if (complex_intrinsic(E, n)) return;
+    if (complex_intrinsic(E, n) || emit_npufunc(E, n)) return;
     switch ((IntrKind)in->kind) {
     case IK_GRID:
     case IK_GRIDSIZE: {

@@ -76,9 +76,13 @@ typedef enum IntrKind {
     IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
     IK_PRINT,       /* builtins print (sema_print.c, emit_print.c) */
     IK_CG,          /* kiln.cg: sub = IG_* */
-    IK_NPCMP        /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
+    IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
+    IK_NPUFUNC      /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
 } IntrKind;
+
+/* IK_NPUFUNC: numpy.invert/bitwise_not, the logical ufuncs, fmax/fmin */
+typedef enum NpUfunc { NU_INVERT, NU_LNOT, NU_LAND, NU_LOR, NU_LXOR, NU_FMAX, NU_FMIN } NpUfunc;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
 /* kiln.cg (Numba's cuda.cg): this_grid() gives the grid group (TY_GROUP), whose one
@@ -103,7 +107,9 @@ enum {
 /* IK_CMATH: the first CM_NFUNC take a complex and give one (cmath_names[sub]) */
 enum {
     CM_EXP, CM_LOG, CM_LOG10, CM_SQRT, CM_SIN, CM_COS, CM_TAN, CM_ASIN, CM_ACOS, CM_ATAN,
-    CM_SINH, CM_COSH, CM_TANH, CM_ASINH, CM_ACOSH, CM_ATANH, CM_NFUNC,
+    CM_SINH, CM_COSH, CM_TANH, CM_ASINH, CM_ACOSH, CM_ATANH,
+    CM_LOG2, /* numpy.log2 of a complex number (cmath has none) */
+    CM_NFUNC,
     CM_PHASE = CM_NFUNC, /* cmath.phase, numpy.angle: a float */
     CM_POLAR,            /* cmath.polar: (abs, phase) */
     CM_RECT,             /* cmath.rect(r, phi) */

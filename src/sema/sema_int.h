@@ -56,6 +56,8 @@ bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in);
 /* numpy.less(a, b) ... of numbers: the comparison a < b, made the call's one bound
  * argument (the emitter writes it in the call's place). */
 const Type *sema_ufunc_compare(Sema *S, Node *n, const Intrinsic *in);
+/* sema_npufunc.c: numpy.invert, logical_*, fmax/fmin of numbers (n a call of in). */
+const Type *sema_npufunc(Sema *S, Node *n, const Intrinsic *in);
 
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);
