@@ -401,7 +401,7 @@ static void intrinsic_text(Emit *E, Node *n) {
     Node **a = n->call.bound.v;
     int na = n->call.bound.n;
     const Type *ot = n->opty;
-    if (complex_intrinsic(E, n) || emit_npufunc(E, n)) return;
+    if (complex_intrinsic(E, n) || emit_npufunc(E, n) || emit_reduce(E, n)) return;
     switch ((IntrKind)in->kind) {
     case IK_GRID:
     case IK_GRIDSIZE: {

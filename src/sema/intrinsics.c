@@ -52,6 +52,7 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define H(n, s) {"kiln.fp16." n, IK_FP16, s, 0, NULL}
 #define OP(n, s) {"operator." n, IK_BINOP, s, 0, NULL}
 #define CM(n, s) {n, IK_CMATH, s, 0, NULL}
+#define RD(n, s) {"numpy." n, IK_REDUCE, s, 0, NULL}, {"array." n, IK_REDUCE, s, 0, NULL}
 
 static const Intrinsic table[] = {
     /* namespaces */
@@ -164,6 +165,19 @@ static const Intrinsic table[] = {
     {"numpy.logical_xor", IK_NPUFUNC, NU_LXOR, 0, NULL},
     {"numpy.fmax", IK_NPUFUNC, NU_FMAX, 0, NULL},
     {"numpy.fmin", IK_NPUFUNC, NU_FMIN, 0, NULL},
+    /* reductions of a whole array (sema_reduce.c); "array.sum" ... are the methods a.sum()
+     * ..., no path a user can write */
+    RD("sum", RD_SUM), RD("prod", RD_PROD), RD("mean", RD_MEAN), RD("var", RD_VAR),
+    RD("std", RD_STD), RD("min", RD_MIN), RD("max", RD_MAX), RD("all", RD_ALL), RD("any", RD_ANY),
+    {"numpy.amin", IK_REDUCE, RD_MIN, 0, NULL}, {"numpy.amax", IK_REDUCE, RD_MAX, 0, NULL},
+    {"numpy.nansum", IK_REDUCE, RD_NANSUM, 0, NULL},
+    {"numpy.nanprod", IK_REDUCE, RD_NANPROD, 0, NULL},
+    {"numpy.nanmean", IK_REDUCE, RD_NANMEAN, 0, NULL},
+    {"numpy.nanvar", IK_REDUCE, RD_NANVAR, 0, NULL},
+    {"numpy.nanstd", IK_REDUCE, RD_NANSTD, 0, NULL},
+    {"numpy.nanmin", IK_REDUCE, RD_NANMIN, 0, NULL},
+    {"numpy.nanmax", IK_REDUCE, RD_NANMAX, 0, NULL},
+    {"numpy.count_nonzero", IK_REDUCE, RD_COUNT_NONZERO, 0, NULL},
     {"numpy.floor", IK_ROUNDING, 0, IF_NUMPY, NULL},
     {"numpy.ceil", IK_ROUNDING, 1, IF_NUMPY, NULL},
     {"numpy.trunc", IK_ROUNDING, 2, IF_NUMPY, NULL},

@@ -78,8 +78,16 @@ typedef enum IntrKind {
     IK_CG,          /* kiln.cg: sub = IG_* */
     IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
-    IK_NPUFUNC      /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
+    IK_NPUFUNC,     /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
+    IK_REDUCE       /* np.sum(a), a.sum() ...: a whole array to a number, sub = RD_*
+                     * (sema_reduce.c) */
 } IntrKind;
+
+/* IK_REDUCE: NumPy's reductions of a whole array */
+typedef enum Reduce {
+    RD_SUM, RD_PROD, RD_MEAN, RD_VAR, RD_STD, RD_MIN, RD_MAX, RD_NANSUM, RD_NANPROD,
+    RD_NANMEAN, RD_NANVAR, RD_NANSTD, RD_NANMIN, RD_NANMAX, RD_ALL, RD_ANY, RD_COUNT_NONZERO
+} Reduce;
 
 /* IK_NPUFUNC: numpy.invert/bitwise_not, the logical ufuncs, fmax/fmin */
 typedef enum NpUfunc { NU_INVERT, NU_LNOT, NU_LAND, NU_LOR, NU_LXOR, NU_FMAX, NU_FMIN } NpUfunc;

@@ -178,6 +178,11 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      "does not match the output's %lld on its axis %lld (nor is it 1)", file, line,
                      (long long)err->a, (long long)err->c, (long long)err->b);
         break;
+    case KILN_ERR_EMPTY_REDUCE:
+        PyErr_Format(PyExc_ValueError,
+                     "%s:%d: zero-size array to reduction operation %s which has no identity", file,
+                     line, err->a ? "maximum" : "minimum");
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
