@@ -522,6 +522,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
+    case IK_VIEW: emit_view(E, n); return;
     case IK_RESHAPE: { /* a C-order view: data of a, extents from kiln_reshape_dim */
         const char *bs = emit_expr_str(E, a[0], NULL), *d[KILN_MAX_NDIM];
         int nd = 0;

@@ -151,6 +151,8 @@ bool emit_npufunc(Emit *E, Node *n);
 /* emit_reduce.c: writes n, a call of NumPy's reductions (np.sum(a) ...); false when n is
  * another call. */
 bool emit_reduce(Emit *E, Node *n);
+/* emit_view.c: writes n, a call a.view(dtype). */
+void emit_view(Emit *E, Node *n);
 void emit_complex_binop(Emit *E, BinOp op, const Type *t, const char *l, const char *r);
 void emit_complex_neg(Emit *E, const Type *t, const char *x);
 void emit_complex_const(Emit *E, const Type *t, double re, double im);

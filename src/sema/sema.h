@@ -79,8 +79,9 @@ typedef enum IntrKind {
     IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
     IK_NPUFUNC,     /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
-    IK_REDUCE       /* np.sum(a), a.sum() ...: a whole array to a number, sub = RD_*
+    IK_REDUCE,      /* np.sum(a), a.sum() ...: a whole array to a number, sub = RD_*
                      * (sema_reduce.c) */
+    IK_VIEW         /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
 } IntrKind;
 
 /* IK_REDUCE: NumPy's reductions of a whole array */

@@ -482,6 +482,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_NPCMP: return sema_ufunc_compare(S, n, in);
     case IK_NPUFUNC: return sema_npufunc(S, n, in);
     case IK_REDUCE: return sema_reduce(S, n, in);
+    case IK_VIEW: return sema_view(S, n);
     case IK_GRID:
     case IK_GRIDSIZE: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;

@@ -240,7 +240,7 @@ uint64_t sema_origins(Sema *S, Node *n) {
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     case E_CALL: /* a.reshape(...): a view of a; kiln.const.array_like(T): the frozen T */
         if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
-        if (n->intr && n->intr->kind == IK_RESHAPE && n->call.args.n)
+        if (n->intr && (n->intr->kind == IK_RESHAPE || n->intr->kind == IK_VIEW) && n->call.args.n)
             return sema_origins(S, n->call.args.v[0]);
         return 0;
     case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */

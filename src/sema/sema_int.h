@@ -63,6 +63,8 @@ const Type *sema_npufunc(Sema *S, Node *n, const Intrinsic *in);
  * NULL when n is no such call. */
 const Intrinsic *sema_reduce_method(Sema *S, Node *n);
 const Type *sema_reduce(Sema *S, Node *n, const Intrinsic *in);
+/* array_view.c: a.view(dtype), n's arguments (a, dtype) as sema_reduce_method put them */
+const Type *sema_view(Sema *S, Node *n);
 
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);

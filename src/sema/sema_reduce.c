@@ -21,8 +21,10 @@
 
 #include "sema_int.h"
 
-static const char *const method_names[] = {"sum", "prod", "mean", "var", "std",
-                                           "min", "max", "all", "any"};
+/* the methods of arrays typed as intrinsics "array.NAME": the reductions, and a.view(dtype)
+ * (array_view.c), which is recognised the same way */
+static const char *const method_names[] = {"sum", "prod", "mean", "var", "std", "min",
+                                           "max", "all", "any", "view"};
 
 const Intrinsic *sema_reduce_method(Sema *S, Node *n) {
     Node *f = n->call.fn;
