@@ -220,7 +220,7 @@ def test_float16_shared_memory_and_fp16(rng):
                                   "device_function_compile_time_args", "atomics_nanmax_nanmin",
                                   "warp_match", "builtins_calls", "const_memory",
                                   "array_reshape", "identity_is", "array_reductions",
-                                  "ufunc_logical_complex_order"])
+                                  "ufunc_logical_complex_order", "array_view"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
