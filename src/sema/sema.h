@@ -81,7 +81,8 @@ typedef enum IntrKind {
     IK_NPUFUNC,     /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
     IK_REDUCE,      /* np.sum(a), a.sum() ...: a whole array to a number, sub = RD_*
                      * (sema_reduce.c) */
-    IK_VIEW         /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
+    IK_VIEW,        /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
+    IK_LIBDEVICE    /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
 } IntrKind;
 
 /* IK_REDUCE: NumPy's reductions of a whole array */
@@ -141,6 +142,25 @@ struct Intrinsic {
 
 /* Looks up a canonical dotted name ("math.sqrt"); NULL if kiln does not know it. */
 const Intrinsic *intrinsic_lookup(const char *name);
+
+/* libdevice.c: kiln.libdevice's functions (libdevice_table.h, from the toolkit's bitcode).
+ * Types are letters: v void, i int32, u uint32, l int64, m uint64, f float32, d float64;
+ * bit k of outs: parameter k is a pointer the function stores a result through. */
+typedef struct LibdeviceFn {
+    const char *name;   /* without __nv_ */
+    char ret;
+    const char *params; /* one letter per parameter (an output's: what it points to) */
+    unsigned outs;
+} LibdeviceFn;
+enum { LIBDEVICE_WORDS = 8,     /* SemaResult.libdevice: a bit per function, up to 512 */
+       LIBDEVICE_MAX_PARAMS = 8 /* the most parameters a libdevice function has (4) */ };
+const Intrinsic *libdevice_lookup(const char *name); /* "kiln.libdevice.sin", or NULL */
+const LibdeviceFn *libdevice_fn(const Intrinsic *in);
+int libdevice_count(void);
+const LibdeviceFn *libdevice_at(int i);
+const Type *libdevice_type(char c);
+/* The call's value: the result and each output, a tuple when more than one. */
+const Type *libdevice_result(Compiler *C, const LibdeviceFn *f);
 
 /* C names of the one- and two-argument math functions (float64 names; the
  * float32 name adds an 'f'). */
@@ -325,6 +345,7 @@ typedef struct SemaResult {
                             * grid as fibers (rt_blocks.h) */
 
     bool uses_ufunc_loops; /* has a ufunc statement on arrays (no lane mode on the CPU) */
+    uint64_t libdevice[LIBDEVICE_WORDS]; /* bit i: libdevice_at(i) is called */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

@@ -483,6 +483,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_NPUFUNC: return sema_npufunc(S, n, in);
     case IK_REDUCE: return sema_reduce(S, n, in);
     case IK_VIEW: return sema_view(S, n);
+    case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
     case IK_GRID:
     case IK_GRIDSIZE: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
