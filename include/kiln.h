@@ -447,8 +447,11 @@ typedef enum kiln_errcode {
                         * shape's known extents, c = its -1 entries (NumPy's ValueError) */
     KILN_ERR_COOP,     /* a cooperative grid past KILN_CG_MAX_THREADS on the CPU: a = blocks,
                         * b = the most blocks, c = threads per block */
-    KILN_ERR_BROADCAST /* a ufunc's operand does not broadcast to its output: a = the operand's
-                        * extent, b = the output's axis, c = the output's extent there */
+    KILN_ERR_BROADCAST, /* a ufunc's operand does not broadcast to its output: a = the operand's
+                         * extent, b = the output's axis, c = the output's extent there */
+    KILN_ERR_EMPTY_REDUCE, /* np.min/np.max (a = 0/1) of an empty array: no identity */
+    KILN_ERR_VIEW          /* a.view(dtype) of another itemsize: a = 0 the last axis is not
+                            * contiguous, 1 its bytes do not divide, 2 an axis's stride does not */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

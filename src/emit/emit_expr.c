@@ -364,8 +364,9 @@ static void call_intrinsic(Emit *E, Node *n) {
     case IK_PRINT:
         emit_print(E, n);
         return;
-    case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c) */
-        emit_expr(E, n->call.bound.v[0]);
+    case IK_NPCMP: /* numpy.less(a, b): the comparison sema made (ufunc_stmt.c), or
+                    * NumPy's order of complex numbers (emit_npufunc.c) */
+        if (!emit_npufunc(E, n)) emit_expr(E, n->call.bound.v[0]);
         return;
     case IK_BF16:
     case IK_BF16CVT: { /* the operands as text of the parameter type (sema_bf16.c) */
@@ -420,7 +421,7 @@ static void intrinsic_text(Emit *E, Node *n) {
     Node **a = n->call.bound.v;
     int na = n->call.bound.n;
     const Type *ot = n->opty;
-    if (complex_intrinsic(E, n)) return;
+    if (complex_intrinsic(E, n) || emit_npufunc(E, n) || emit_reduce(E, n)) return;
     switch ((IntrKind)in->kind) {
     case IK_GRID:
     case IK_GRIDSIZE: {
@@ -541,6 +542,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         else P("kiln_activemask_(B_, %uu)", (unsigned)n->sp.off); /* the site: its place */
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
+    case IK_VIEW: emit_view(E, n); return;
     case IK_RESHAPE: { /* a C-order view: data of a, extents from kiln_reshape_dim */
         const char *bs = emit_expr_str(E, a[0], NULL), *d[KILN_MAX_NDIM];
         int nd = 0;

@@ -152,6 +152,14 @@ void emit_print(Emit *E, Node *n);
 /* ---- emit_complex.c: complex operations on written operands ---- */
 /* "c64" or "c128": the runtime's name of complex type t (sets uses_complex). */
 const char *emit_cname(Emit *E, const Type *t);
+/* emit_npufunc.c: writes n, a call of NumPy's invert, logical ufuncs, fmax or fmin, or of a ufunc that
+ * orders complex numbers; false when n is none of these. */
+bool emit_npufunc(Emit *E, Node *n);
+/* emit_reduce.c: writes n, a call of NumPy's reductions (np.sum(a) ...); false when n is
+ * another call. */
+bool emit_reduce(Emit *E, Node *n);
+/* emit_view.c: writes n, a call a.view(dtype). */
+void emit_view(Emit *E, Node *n);
 void emit_complex_binop(Emit *E, BinOp op, const Type *t, const char *l, const char *r);
 void emit_complex_neg(Emit *E, const Type *t, const char *x);
 void emit_complex_const(Emit *E, const Type *t, double re, double im);

@@ -147,6 +147,12 @@ KILN_FN c128 kiln_clog10_c128(c128 z) {
     return kiln_c128(l.re / KILN_C_LN10, l.im / KILN_C_LN10);
 }
 
+/* numpy.log2(z): log(z) / ln 2, part by part, as NumPy's nc_log2 */
+KILN_FN c128 kiln_clog2_c128(c128 z) {
+    c128 l = kiln_clog_c128(z);
+    return kiln_c128(l.re * 1.4426950408889634, l.im * 1.4426950408889634);
+}
+
 KILN_FN c128 kiln_ccosh_c128(c128 z) {
     f64 x = z.re, y = z.im;
     if (isinf(x)) {
@@ -314,4 +320,17 @@ KILN_FN c64 kiln_pow_c64(c64 a, c64 b) {
 KILN_C64_OF(exp) KILN_C64_OF(log) KILN_C64_OF(log10) KILN_C64_OF(sqrt) KILN_C64_OF(sin)
 KILN_C64_OF(cos) KILN_C64_OF(tan) KILN_C64_OF(asin) KILN_C64_OF(acos) KILN_C64_OF(atan)
 KILN_C64_OF(sinh) KILN_C64_OF(cosh) KILN_C64_OF(tanh) KILN_C64_OF(asinh) KILN_C64_OF(acosh)
-KILN_C64_OF(atanh)
+KILN_C64_OF(atanh) KILN_C64_OF(log2)
+
+/* NumPy's order of complex numbers (its CLT/CLE): by the real parts, then the imaginary
+ * ones; a NaN part compares false.  maximum/minimum keep a NaN operand (the first one),
+ * fmax/fmin the other operand, as NumPy's complex loops do. */
+#define KILN_CORDER(T)                                                                    \
+    KILN_FN kbool kiln_clt_##T(T a, T b) { return a.re < b.re || (a.re == b.re && a.im < b.im); } \
+    KILN_FN kbool kiln_cle_##T(T a, T b) { return a.re < b.re || (a.re == b.re && a.im <= b.im); } \
+    KILN_FN T kiln_npmax_##T(T a, T b) { return kiln_cle_##T(b, a) || kiln_isnan_##T(a) ? a : b; } \
+    KILN_FN T kiln_npmin_##T(T a, T b) { return kiln_cle_##T(a, b) || kiln_isnan_##T(a) ? a : b; } \
+    KILN_FN T kiln_fmax_##T(T a, T b) { return kiln_cle_##T(b, a) || kiln_isnan_##T(b) ? a : b; } \
+    KILN_FN T kiln_fmin_##T(T a, T b) { return kiln_cle_##T(a, b) || kiln_isnan_##T(b) ? a : b; }
+KILN_CORDER(c64)
+KILN_CORDER(c128)

@@ -26,14 +26,15 @@ int math1_count(void) { return (int)COUNTOF(math1_names); }
 
 const char *const cmath_names[] = {"exp",  "log",  "log10", "sqrt", "sin",  "cos",
                                    "tan",  "asin", "acos",  "atan", "sinh", "cosh",
-                                   "tanh", "asinh", "acosh", "atanh"};
+                                   "tanh", "asinh", "acosh", "atanh", "log2"};
 
 int cmath_of_math1(int sub) {
     static const struct { int m, c; } map[] = {
         {M_SQRT, CM_SQRT}, {M_EXP, CM_EXP},   {M_LOG, CM_LOG},     {M_LOG10, CM_LOG10},
         {M_SIN, CM_SIN},   {M_COS, CM_COS},   {M_TAN, CM_TAN},     {M_ASIN, CM_ASIN},
         {M_ACOS, CM_ACOS}, {M_ATAN, CM_ATAN}, {M_SINH, CM_SINH},   {M_COSH, CM_COSH},
-        {M_TANH, CM_TANH}, {M_ASINH, CM_ASINH}, {M_ACOSH, CM_ACOSH}, {M_ATANH, CM_ATANH}};
+        {M_TANH, CM_TANH}, {M_ASINH, CM_ASINH}, {M_ACOSH, CM_ACOSH}, {M_ATANH, CM_ATANH},
+        {M_LOG2, CM_LOG2}};
     for (size_t i = 0; i < COUNTOF(map); i++)
         if (map[i].m == sub) return map[i].c;
     return -1;
@@ -61,6 +62,7 @@ enum { M2_POW, M2_ATAN2, M2_HYPOT, M2_COPYSIGN, M2_FMOD, M2_REMAINDER, M2_NEXTAF
 #define BF4(name, d)                                                                         \
     BC("bfloat16_to_" name "_rn", 0, 0, d), BC("bfloat16_to_" name "_rz", 0, 1, d),         \
     BC("bfloat16_to_" name "_rd", 0, 2, d), BC("bfloat16_to_" name "_ru", 0, 3, d)
+#define RD(n, s) {"numpy." n, IK_REDUCE, s, 0, NULL}, {"array." n, IK_REDUCE, s, 0, NULL}
 
 static const Intrinsic table[] = {
     /* namespaces */
@@ -92,6 +94,9 @@ static const Intrinsic table[] = {
     CM("cmath.rect", CM_RECT), CM("complex.conjugate", CM_CONJ), CM("numpy.conj", CM_CONJ),
     CM("numpy.conjugate", CM_CONJ), CM("numpy.real", CM_REAL), CM("numpy.imag", CM_IMAG),
     CM("numpy.angle", CM_PHASE),
+    /* numpy.log2 of a complex number (sema_complex.c); Python's cmath has no log2, so no
+     * path a user can write reaches this name */
+    CM("cmath.log2", CM_LOG2),
     {"cmath.isnan", IK_PRED, 0, 0, NULL},
     {"cmath.isinf", IK_PRED, 1, 0, NULL},
     {"cmath.isfinite", IK_PRED, 2, 0, NULL},
@@ -163,6 +168,27 @@ static const Intrinsic table[] = {
     {"numpy.greater_equal", IK_NPCMP, C_GE, 0, NULL},
     {"numpy.equal", IK_NPCMP, C_EQ, 0, NULL},
     {"numpy.not_equal", IK_NPCMP, C_NE, 0, NULL},
+    {"numpy.invert", IK_NPUFUNC, NU_INVERT, 0, NULL},
+    {"numpy.bitwise_not", IK_NPUFUNC, NU_INVERT, 0, NULL},
+    {"numpy.logical_not", IK_NPUFUNC, NU_LNOT, 0, NULL},
+    {"numpy.logical_and", IK_NPUFUNC, NU_LAND, 0, NULL},
+    {"numpy.logical_or", IK_NPUFUNC, NU_LOR, 0, NULL},
+    {"numpy.logical_xor", IK_NPUFUNC, NU_LXOR, 0, NULL},
+    {"numpy.fmax", IK_NPUFUNC, NU_FMAX, 0, NULL},
+    {"numpy.fmin", IK_NPUFUNC, NU_FMIN, 0, NULL},
+    /* reductions of a whole array (sema_reduce.c); "array.sum" ... are the methods a.sum()
+     * ..., no path a user can write */
+    RD("sum", RD_SUM), RD("prod", RD_PROD), RD("mean", RD_MEAN), RD("var", RD_VAR),
+    RD("std", RD_STD), RD("min", RD_MIN), RD("max", RD_MAX), RD("all", RD_ALL), RD("any", RD_ANY),
+    {"numpy.amin", IK_REDUCE, RD_MIN, 0, NULL}, {"numpy.amax", IK_REDUCE, RD_MAX, 0, NULL},
+    {"numpy.nansum", IK_REDUCE, RD_NANSUM, 0, NULL},
+    {"numpy.nanprod", IK_REDUCE, RD_NANPROD, 0, NULL},
+    {"numpy.nanmean", IK_REDUCE, RD_NANMEAN, 0, NULL},
+    {"numpy.nanvar", IK_REDUCE, RD_NANVAR, 0, NULL},
+    {"numpy.nanstd", IK_REDUCE, RD_NANSTD, 0, NULL},
+    {"numpy.nanmin", IK_REDUCE, RD_NANMIN, 0, NULL},
+    {"numpy.nanmax", IK_REDUCE, RD_NANMAX, 0, NULL},
+    {"numpy.count_nonzero", IK_REDUCE, RD_COUNT_NONZERO, 0, NULL},
     {"numpy.floor", IK_ROUNDING, 0, IF_NUMPY, NULL},
     {"numpy.ceil", IK_ROUNDING, 1, IF_NUMPY, NULL},
     {"numpy.trunc", IK_ROUNDING, 2, IF_NUMPY, NULL},
@@ -251,6 +277,7 @@ static const Intrinsic table[] = {
     {"kiln.const.array_like", IK_CONST_ARRAY, 0, 0, "ary"},
     /* the method a.reshape(...) of an array (sema_expr.c); no path a user can write */
     {"array.reshape", IK_RESHAPE, 0, 0, NULL},
+    {"array.view", IK_VIEW, 0, 0, NULL}, /* a.view(dtype) (array_view.c) */
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
     {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},
     {"kiln.match_any_sync", IK_MATCH, 0, 0, NULL},

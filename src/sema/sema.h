@@ -78,10 +78,23 @@ typedef enum IntrKind {
     IK_CG,          /* kiln.cg: sub = IG_* */
     IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
+    IK_NPUFUNC,     /* NumPy's ufuncs with no Python operator: sub = NU_* (sema_npufunc.c) */
+    IK_REDUCE,      /* np.sum(a), a.sum() ...: a whole array to a number, sub = RD_*
+                     * (sema_reduce.c) */
+    IK_VIEW,        /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
     IK_LIBDEVICE,   /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
     IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
     IK_BF16CVT      /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
 } IntrKind;
+
+/* IK_REDUCE: NumPy's reductions of a whole array */
+typedef enum Reduce {
+    RD_SUM, RD_PROD, RD_MEAN, RD_VAR, RD_STD, RD_MIN, RD_MAX, RD_NANSUM, RD_NANPROD,
+    RD_NANMEAN, RD_NANVAR, RD_NANSTD, RD_NANMIN, RD_NANMAX, RD_ALL, RD_ANY, RD_COUNT_NONZERO
+} Reduce;
+
+/* IK_NPUFUNC: numpy.invert/bitwise_not, the logical ufuncs, fmax/fmin */
+typedef enum NpUfunc { NU_INVERT, NU_LNOT, NU_LAND, NU_LOR, NU_LXOR, NU_FMAX, NU_FMIN } NpUfunc;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
 /* kiln.cg (Numba's cuda.cg): this_grid() gives the grid group (TY_GROUP), whose one
@@ -126,7 +139,9 @@ enum {
 /* IK_CMATH: the first CM_NFUNC take a complex and give one (cmath_names[sub]) */
 enum {
     CM_EXP, CM_LOG, CM_LOG10, CM_SQRT, CM_SIN, CM_COS, CM_TAN, CM_ASIN, CM_ACOS, CM_ATAN,
-    CM_SINH, CM_COSH, CM_TANH, CM_ASINH, CM_ACOSH, CM_ATANH, CM_NFUNC,
+    CM_SINH, CM_COSH, CM_TANH, CM_ASINH, CM_ACOSH, CM_ATANH,
+    CM_LOG2, /* numpy.log2 of a complex number (cmath has none) */
+    CM_NFUNC,
     CM_PHASE = CM_NFUNC, /* cmath.phase, numpy.angle: a float */
     CM_POLAR,            /* cmath.polar: (abs, phase) */
     CM_RECT,             /* cmath.rect(r, phi) */

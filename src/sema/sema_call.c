@@ -498,6 +498,9 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     if (ufunc_nin(in) && sema_ufunc_misuse(S, n, in)) return &ty_error;
     switch ((IntrKind)in->kind) {
     case IK_NPCMP: return sema_ufunc_compare(S, n, in);
+    case IK_NPUFUNC: return sema_npufunc(S, n, in);
+    case IK_REDUCE: return sema_reduce(S, n, in);
+    case IK_VIEW: return sema_view(S, n);
     case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
     case IK_BF16:
     case IK_BF16CVT: return sema_bf16_call(S, n, in);

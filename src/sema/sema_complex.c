@@ -137,7 +137,12 @@ const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type 
     case IK_BOOL:
     case IK_SELP:
     case IK_BINOP: /* an operator as a function: sema_binop typed (or refused) it */
-    case IK_POWER: return r;
+    case IK_POWER:
+    case IK_NPMINMAX: /* NumPy orders complex numbers (sema_npufunc.c) */
+    case IK_NPCMP: return r;
+    case IK_NPUFUNC:
+        if (in->sub != NU_INVERT) return r;
+        break;
     case IK_MATH1: {
         int cm = cmath_of_math1(in->sub);
         if (cm >= 0 && strncmp(in->name, "numpy.", 6) == 0) {
@@ -147,7 +152,7 @@ const Type *sema_complex_args(Sema *S, Node *n, const Intrinsic *in, const Type 
             n->opty = n->call.bound.v[0]->ty;
             return n->opty;
         }
-        if (cm >= 0) {
+        if (cm >= 0 && cm != CM_LOG2) {
             error_at(C, n->sp, arena_printf(&C->arena, "use cmath.%s", cmath_names[cm]),
                      "%s() takes real numbers, not complex", in->name);
             return &ty_error;

@@ -240,7 +240,7 @@ uint64_t sema_origins(Sema *S, Node *n) {
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     case E_CALL: /* a.reshape(...): a view of a; kiln.const.array_like(T): the frozen T */
         if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
-        if (n->intr && n->intr->kind == IK_RESHAPE && n->call.args.n)
+        if (n->intr && (n->intr->kind == IK_RESHAPE || n->intr->kind == IK_VIEW) && n->call.args.n)
             return sema_origins(S, n->call.args.v[0]);
         return 0;
     case E_TUPLE: { /* a tuple of arrays: written through, any of them may be */
@@ -901,6 +901,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_CALL: {
         if (sema_int_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
         if (sema_array_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
+        const Intrinsic *rd = sema_reduce_method(S, n);
+        if (rd) return sema_call_intrinsic(S, n, rd);
         if (sema_complex_method(S, n))
             return sema_call_intrinsic(S, n, intrinsic_lookup("complex.conjugate"));
         if (sema_group_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("kiln.cg.grid_group.sync"));

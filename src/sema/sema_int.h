@@ -62,6 +62,15 @@ bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in);
 /* numpy.less(a, b) ... of numbers: the comparison a < b, made the call's one bound
  * argument (the emitter writes it in the call's place). */
 const Type *sema_ufunc_compare(Sema *S, Node *n, const Intrinsic *in);
+/* sema_npufunc.c: numpy.invert, logical_*, fmax/fmin of numbers (n a call of in). */
+const Type *sema_npufunc(Sema *S, Node *n, const Intrinsic *in);
+/* sema_reduce.c: np.sum(a) ... of a whole array.  sema_reduce_method: for a.sum() ...
+ * of an array, puts a first among n's arguments and gives the reduction's intrinsic;
+ * NULL when n is no such call. */
+const Intrinsic *sema_reduce_method(Sema *S, Node *n);
+const Type *sema_reduce(Sema *S, Node *n, const Intrinsic *in);
+/* array_view.c: a.view(dtype), n's arguments (a, dtype) as sema_reduce_method put them */
+const Type *sema_view(Sema *S, Node *n);
 
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);

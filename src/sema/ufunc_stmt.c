@@ -42,6 +42,7 @@ int ufunc_nin(const Intrinsic *in) {
     case IK_NPMINMAX:
     case IK_BINOP:
     case IK_NPCMP: return 2;
+    case IK_NPUFUNC: return in->sub == NU_INVERT || in->sub == NU_LNOT ? 1 : 2;
     default: return 0;
     }
 }
@@ -95,20 +96,11 @@ void ufunc_stmt_prepare(Compiler *C, Node *n) {
 
 /* ---- typing ------------------------------------------------------------------------- */
 
-/* The operation on the element variables: the ufunc called on them, or for a
- * comparison ufunc the comparison itself. */
-static Node *template_of(Compiler *C, UfuncStmt *uf, const Intrinsic *in) {
+/* The operation on the element variables: the ufunc called on them (a comparison
+ * ufunc's call becomes the comparison when typed: sema_ufunc_compare). */
+static Node *template_of(Compiler *C, UfuncStmt *uf) {
     Span sp = uf->call->sp;
     int cap = 0;
-    if (in->kind == IK_NPCMP) {
-        Node *c = node_new(C, E_COMPARE, sp);
-        for (int k = 0; k < 2; k++)
-            nodelist_push(C, &c->cmp.operands, name_node(C, uf->elem[k]->name.id, uf->elem[k]->sp), &cap);
-        c->cmp.ops = arena_alloc(&C->arena, 1);
-        c->cmp.ops[0] = in->sub;
-        c->depth = 2;
-        return c;
-    }
     Node *c = node_new(C, E_CALL, sp);
     c->call.fn = uf->call->call.fn;
     for (int k = 0; k < uf->nin; k++)
@@ -138,7 +130,7 @@ bool sema_ufunc_stmt(Sema *S, Node *n) {
     S->res->uses_ufunc_loops = true;
     uf->call->intr = in;
     uf->call->ty = &ty_none; /* the statement gives no value; passes after sema read this */
-    if (!uf->tmpl) uf->tmpl = template_of(C, uf, in);
+    if (!uf->tmpl) uf->tmpl = template_of(C, uf);
     for (int k = 0; k <= uf->nin; k++) sema_stmt(S, uf->assigns[k]);
     const Type *ts[UFUNC_MAX_IN + 1];
     bool bad = false;
@@ -220,6 +212,18 @@ bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in) {
 const Type *sema_ufunc_compare(Sema *S, Node *n, const Intrinsic *in) {
     Node *a[2];
     if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+    if (in->sub != C_EQ && in->sub != C_NE) {
+        /* NumPy orders complex numbers, Python does not: the ufunc's own order
+         * (emit_npufunc.c), with the two operands kept as the bound arguments */
+        const Type *t[2];
+        bool unk = false;
+        if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
+        if (unk) return &ty_unknown;
+        if (t[0]->kind == TY_COMPLEX || t[1]->kind == TY_COMPLEX) {
+            n->opty = ty_promote(t[0], t[1]);
+            return ty_scalar(KILN_BOOL);
+        }
+    }
     Node *c = node_new(S->C, E_COMPARE, n->sp);
     int cap = 0;
     nodelist_push(S->C, &c->cmp.operands, a[0], &cap);

@@ -229,7 +229,8 @@ def test_native_float16_and_float_min_max():
                                   "complex_cmath", "cpu_blocks", "cpu_warps",
                                   "device_function_compile_time_args", "atomics_nanmax_nanmin",
                                   "warp_match", "builtins_calls", "const_memory",
-                                  "array_reshape", "identity_is"])
+                                  "array_reshape", "identity_is", "array_reductions",
+                                  "ufunc_logical_complex_order", "array_view"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
@@ -1129,6 +1130,43 @@ def test_cooperative_external_code_on_the_gpu():
     mirror[8, 64](a, b)
     np.testing.assert_array_equal(b.copy_to_host(), np.arange(n)[::-1])
     assert next(iter(mirror.overloads.values())).cooperative
+
+
+def test_array_reductions_per_thread_on_the_gpu(rng):
+    # each thread reduces its own row of a device array (a loop in that thread), NumPy's
+    # result types; min of an empty row is NumPy's ValueError at the next synchronisation
+    @kiln.jit
+    def rows(a, s, m, v, c, big):
+        i = kiln.grid(1)
+        if i < a.shape[0]:
+            s[i] = a[i].sum()
+            m[i] = np.nanmax(a[i])
+            v[i] = np.var(a[i])
+            c[i] = np.count_nonzero(a[i])
+            big[i] = np.any(a[i])
+
+    a = rng.random((100, 37))
+    a[3, 5] = np.nan
+    a[7] = 0.0
+    d = kiln.to_device(a)
+    outs = [kiln.device_array(100, t) for t in (np.float64, np.float64, np.float64, np.int64,
+                                                np.bool_)]
+    rows[4, 32](d, *outs)
+    s, m, v, c, big = (o.copy_to_host() for o in outs)
+    np.testing.assert_allclose(s, a.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(m, np.nanmax(a, axis=1), rtol=0)
+    np.testing.assert_allclose(v, np.var(a, axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(c, np.count_nonzero(a, axis=1))
+    np.testing.assert_array_equal(big, np.any(a, axis=1))
+    assert np.isnan(s[3]) and not big[7]
+
+    @kiln.jit
+    def smallest(a, out):
+        out[0] = np.min(a)
+
+    with pytest.raises(ValueError, match="zero-size array to reduction operation minimum"):
+        smallest[1, 1](kiln.device_array(0, np.float64), kiln.device_array(1, np.float64))
+        kiln.synchronize()
 
 
 def test_libdevice_functions_on_the_gpu():

@@ -178,6 +178,20 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      "does not match the output's %lld on its axis %lld (nor is it 1)", file, line,
                      (long long)err->a, (long long)err->c, (long long)err->b);
         break;
+    case KILN_ERR_EMPTY_REDUCE:
+        PyErr_Format(PyExc_ValueError,
+                     "%s:%d: zero-size array to reduction operation %s which has no identity", file,
+                     line, err->a ? "maximum" : "minimum");
+        break;
+    case KILN_ERR_VIEW:
+        PyErr_Format(PyExc_ValueError, "%s:%d: %s", file, line,
+                     err->a == 0 ? "To change to a dtype of a different size, the last axis must "
+                                   "be contiguous"
+                     : err->a == 1 ? "When changing to a larger dtype, its size must be a divisor "
+                                     "of the total size in bytes of the last axis of the array."
+                                   : "a.view(dtype) in a kernel needs every axis's stride to be a "
+                                     "whole number of the new dtype's items");
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
