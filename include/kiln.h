@@ -214,6 +214,10 @@ typedef struct kiln_value {
     const size_t *link_lens;
     int nlinks;
     int cooperative; /* EXTERN: use_cooperative: a kernel calling it launches cooperatively */
+    /* DTYPE and ARRAY whose dtype is KILN_RECORD0 + k: the record's layout (a global
+     * structured dtype may be registered while the kernel compiles, after
+     * kiln_options.records was taken) */
+    const struct kiln_record *record;
 } kiln_value;
 
 /* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function

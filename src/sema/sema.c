@@ -142,6 +142,12 @@ static FuncInfo *funcinfo_for(Sema *S, const kiln_value *kv) {
     return fi;
 }
 
+/* The element type of a global array: a scalar, or a record of the layout it names. */
+static const Type *global_elem(Compiler *C, const kiln_value *kv) {
+    if (kv->record) return ty_record(C, kv->record, (int)kv->dtype - KILN_RECORD0);
+    return ty_scalar(kv->dtype);
+}
+
 static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, void *scope) {
     Compiler *C = S->C;
     GVal *g = arena_alloc(&C->arena, sizeof *g);
@@ -214,6 +220,15 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:
+        if (kv->record) { /* a record type (kiln.from_dtype) or structured dtype */
+            Type *t = arena_alloc(&C->arena, sizeof *t);
+            t->kind = TY_DTYPE;
+            t->dtype = KILN_RECORD0;
+            t->rec = kv->record;
+            t->recid = (int)kv->dtype - KILN_RECORD0;
+            g->ty = t;
+            break;
+        }
         if ((unsigned)kv->dtype >= KILN_NDTYPES) {
             g->kind = KILN_VAL_OTHER;
             g->other = "a type kiln does not know";
@@ -245,7 +260,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
              * device arrays), where nothing launches on a GPU and CUDA C is only checked
              * (KILN_CHECK_CUDA), so it compiles */
             bool cpu = C->opts.target == KILN_TARGET_CPU;
-            bool ok = (unsigned)kv->dtype < KILN_NDTYPES && kv->ndim >= 1 &&
+            bool ok = ((unsigned)kv->dtype < KILN_NDTYPES || kv->record) && kv->ndim >= 1 &&
                       kv->ndim <= KILN_MAX_NDIM && kv->shape;
             for (int i = 0; ok && i < kv->ndim; i++) ok = kv->shape[i] >= 0;
             if (!ok || (cpu && kv->device >= 0)) {
@@ -260,13 +275,14 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
             memcpy(shape, kv->shape, sizeof(int64_t) * (size_t)kv->ndim);
             g->shape = shape;
             g->address = kv->address;
-            g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
+            g->ty = ty_array(C, global_elem(C, kv), kv->ndim, 'C');
             break;
         }
         /* a global array frozen into the program: its elements are copied here */
-        size_t esize = (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
+        size_t esize = kv->record ? (size_t)kv->record->itemsize
+                       : (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
         size_t bytes = esize;
-        bool ok = esize && kv->ndim >= 1 && kv->ndim <= KILN_MAX_NDIM && kv->shape && kv->data;
+        bool ok = (esize || kv->record) && kv->ndim >= 1 && kv->ndim <= KILN_MAX_NDIM && kv->shape && kv->data;
         for (int i = 0; ok && i < kv->ndim; i++) {
             if (kv->shape[i] < 0 ||
                 (kv->shape[i] && bytes > (size_t)KILN_MAX_CONST_ARRAY_BYTES / (size_t)kv->shape[i]))
@@ -289,7 +305,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         memcpy(data, kv->data, bytes);
         g->shape = shape;
         g->data = data;
-        g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
+        g->ty = ty_array(C, global_elem(C, kv), kv->ndim, 'C');
         break;
     }
     case KILN_VAL_OTHER:

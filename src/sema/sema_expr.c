@@ -908,6 +908,11 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_ERR(ft)) return &ty_error;
         if (IS_UNKNOWN(ft)) return &ty_unknown;
         if (ft->kind == TY_NS && ft->ns->intr) return sema_call_intrinsic(S, n, ft->ns->intr);
+        if (ft->kind == TY_DTYPE && ft->rec) {
+            error_at(S->C, n->sp, "take records from an array of them, or make one with "
+                     "kiln.local.array(1, rec)", "a record type cannot be called in kernels");
+            return &ty_error;
+        }
         if (ft->kind == TY_DTYPE) return sema_dtype_cast(S, n, (kiln_dtype)ft->dtype);
         if (ft->kind == TY_FUNC && ft->fn->ext) return sema_call_extern(S, n, ft->fn);
         if (ft->kind == TY_FUNC) {
