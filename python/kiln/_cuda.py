@@ -35,7 +35,8 @@ def _code(dtype):
     np = _np()
     dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, (np.dtype, list))
                   else dtype)
-    if dt.fields is not None:  # a structured dtype: its record id (kiln/_records.py)
+    if dt.fields is not None or dt.kind in "Mm":  # a structured or datetime dtype: its
+        # id in the record registry (kiln/_records.py)
         code = 32 + _kiln.record_id(dt)
     else:
         code = dtype_code(dt.name)

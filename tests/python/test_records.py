@@ -186,3 +186,50 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_datetime_device_arrays_on_the_host_device():
+    # datetime64/timedelta64 device arrays keep their dtype (the record registry names
+    # it); kernels see their int64 counts, and .view('int64') is the same memory
+    code = """
+import numpy as np, kiln
+a = np.arange("2005-02", "2005-03", dtype="datetime64[D]")
+d = kiln.to_device(a)
+assert d.dtype == a.dtype and d.itemsize == 8
+assert np.array_equal(d.copy_to_host(), a)
+v = d.view(np.int64)
+assert v.dtype == np.int64 and v.device_ctypes_pointer.value == d.device_ctypes_pointer.value
+assert np.array_equal(v.copy_to_host(), a.view(np.int64))
+t = kiln.device_array(a.size, dtype="timedelta64[D]")
+assert t.dtype == np.dtype("timedelta64[D]")
+
+@kiln.jit
+def since(x, start, out):
+    i = kiln.grid(1)
+    if i < x.size:
+        out[i] = x[i] - start
+
+since[1, 32](d, a[3], t)
+assert np.array_equal(t.copy_to_host(), a - a[3])
+try:
+    since[1, 32](d, np.datetime64("2005-02-03T10", "h"), t)
+    raise SystemExit("no error for mixed units")
+except TypeError as e:
+    assert "share one unit" in str(e), e
+print("ok")
+"""
+    env = dict(os.environ, KILN_TARGET="cpu", PYTHONPATH=PYDIR)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_datetime_without_unit_is_a_type_error():
+    @kiln.jit
+    def k(a):
+        a[0] = 1
+
+    with pytest.raises(TypeError, match="has no unit"):
+        k[1, 1](np.zeros(1, "m8"))
+    with pytest.raises(NotImplementedError, match="datetime64"):
+        kiln.from_dtype(np.dtype("datetime64[D]"))
