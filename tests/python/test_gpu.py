@@ -823,6 +823,69 @@ def test_records_on_the_gpu():
 
 
 
+def test_record_storage_on_the_gpu():
+    """tests/lang/records_storage.py on the GPU: record arrays in shared and local memory
+    (whole records and fields), frozen record tables in global and constant memory, each
+    against the CPU target's result on the same structured arrays."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "records_storage.py"))
+    dt, block = ns["NESTED"], ns["BLOCK"]
+    x = np.zeros(2 * block, dt)
+    x["i"] = np.arange(2 * block)
+    x["j"] = np.arange(2 * block * 6).reshape(2 * block, 3, 2)
+    for name in ("reverse_blocks", "local_records"):
+        cpu, gpu = np.zeros_like(x), np.zeros_like(x)
+        kiln.jit(ns[name].py_func, target="cpu")[2, block](x, cpu)
+        dx, dy = kiln.to_device(x), kiln.to_device(gpu)
+        ns[name][2, block](dx, dy)
+        assert dy.copy_to_host().tobytes() == cpu.tobytes(), name
+    src = np.arange(block, dtype=np.float64)
+    cpu, gpu = np.zeros(block), np.zeros(block)
+    kiln.jit(ns["shared_fields"].py_func, target="cpu")[1, block](src, cpu)
+    ns["shared_fields"][1, block](src, gpu)
+    np.testing.assert_array_equal(gpu, cpu)
+    xs, ys = np.zeros(2), np.zeros(2, np.int64)
+    odd, n = np.zeros((2, 5)), np.full(1, -1, np.int64)
+    ns["read_tables"][1, 2](xs, ys, odd, n)
+    np.testing.assert_array_equal(xs, ns["TABLE"]["x"])
+    np.testing.assert_array_equal(ys, ns["TABLE"]["y"])
+    table = ns["ODD"]
+    np.testing.assert_array_equal(odd, [[r[f] for f in table.dtype.names] for r in table])
+    assert n[0] == 0
+
+
+def test_datetimes_on_the_gpu():
+    """datetime64/timedelta64 host and device arrays and scalars as int64 counts."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "datetime_counts.py"))
+    a = np.arange("2005-02", "2006-02", dtype="datetime64[D]")
+    b = a + np.random.randint(0, 10000, a.size)
+    d = np.zeros_like(a, dtype="timedelta64[D]")
+    ns["diff"][1, 32](a, b, d)
+    np.testing.assert_array_equal(d, b - a)
+    da, db = kiln.to_device(a), kiln.to_device(b)
+    dd = kiln.device_array(a.size, dtype="timedelta64[D]")
+    ns["diff"][1, 32](da, db, dd)
+    host = dd.copy_to_host()
+    assert host.dtype == np.dtype("timedelta64[D]")
+    np.testing.assert_array_equal(host, b - a)
+    v = da.view(np.int64)
+    np.testing.assert_array_equal(v.copy_to_host(), a.view(np.int64))
+    matches = np.zeros(a.size, np.bool_)
+    shifted = np.zeros_like(a)
+    later = np.zeros(a.size, np.bool_)
+    step = a[6] - a[5]
+    ns["match_shift"][1, 32](a, a[5], step, matches, shifted, later)
+    assert list(matches.nonzero()[0]) == [5]
+    np.testing.assert_array_equal(shifted, a - step)
+    np.testing.assert_array_equal(later, a > a[5])
+
 def test_external_device_functions_on_the_gpu(tmp_path):
     # Numba's test_device_func.py patterns: CUSource with Numba's ABI, several sources (a
     # set), a declaration reached from device functions and the kernel, abi="c" (zero and
