@@ -200,6 +200,7 @@ assert np.array_equal(d.copy_to_host(), a)
 v = d.view(np.int64)
 assert v.dtype == np.int64 and v.device_ctypes_pointer.value == d.device_ctypes_pointer.value
 assert np.array_equal(v.copy_to_host(), a.view(np.int64))
+assert v.gpu_data == d.gpu_data and d[1:].gpu_data != d.gpu_data
 t = kiln.device_array(a.size, dtype="timedelta64[D]")
 assert t.dtype == np.dtype("timedelta64[D]")
 
