@@ -35,8 +35,10 @@ def _code(dtype):
     np = _np()
     dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, (np.dtype, list))
                   else dtype)
-    if dt.fields is not None or dt.kind in "Mm":  # a structured or datetime dtype: its
-        # id in the record registry (kiln/_records.py)
+    if dt.fields is not None or dt.kind in "MmSU":  # a structured, datetime or string
+        # dtype: its id in the record registry (kiln/_records.py)
+        if dt.kind in "Mm" and np.datetime_data(dt)[0] == "generic":
+            raise TypeError(f"kiln device arrays of {dt} need a unit ({dt}[D], {dt}[ns]...)")
         code = 32 + _kiln.record_id(dt)
     else:
         code = dtype_code(dt.name)

@@ -629,6 +629,10 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
     case E_ATTR: {
         const Type *et = record_target(S, t);
         if (!et || IS_ERR(vt) || IS_UNKNOWN(vt)) return;
+        if (et->kind == TY_ARRAY && et->chars) { /* a string field: a string constant */
+            sema_check_store(S, et, vt, v, v ? v->sp : t->sp);
+            return;
+        }
         if (et->kind == TY_ARRAY) { /* a subarray field: copied element by element */
             if (vt->kind != TY_ARRAY || vt->ndim != et->ndim || !ty_is_scalar(vt->elem)) {
                 error_at(S->C, v ? v->sp : t->sp, NULL,
@@ -791,7 +795,12 @@ static void stmt(Sema *S, Node *n) {
     case S_PASS: return;
     case S_ASSIGN: {
         Node *v = n->assign.value;
-        const Type *vt = sema_expr(S, v);
+        /* a string constant stored into elements: checked there (a string field) */
+        bool into = v->kind == E_STR;
+        for (int i = 0; into && i < n->assign.targets.n; i++)
+            into = n->assign.targets.v[i]->kind == E_SUBSCRIPT ||
+                   n->assign.targets.v[i]->kind == E_ATTR;
+        const Type *vt = into ? (v->ty = &ty_str) : sema_expr(S, v);
         bool nn = !IS_ERR(vt) && !IS_UNKNOWN(vt) && bound_nonneg(v, vt);
         uint64_t hi = nn ? bound_of(v, vt) : 0;
         uint64_t o = sema_origins(S, v);

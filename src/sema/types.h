@@ -65,6 +65,7 @@ struct Type {
     const Type *elem;  /* scalar element type */
     int ndim;
     char layout;       /* 'C', 'F', 'A' */
+    const kiln_field *chars; /* a string field's code units (src/sema/chars.h) */
     bool ptr;          /* a raw pointer (CPointer): 1-d, 'C', no extent: only x[i] and
                         * atomics take it (sema refuses the rest), indices unwrapped */
     /* TY_TUPLE */

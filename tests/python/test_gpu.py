@@ -886,6 +886,31 @@ def test_datetimes_on_the_gpu():
     np.testing.assert_array_equal(shifted, a - step)
     np.testing.assert_array_equal(later, a > a[5])
 
+def test_string_stores_on_the_gpu():
+    """tests/lang/records_strings.py on the GPU: string constants into bytes and unicode
+    arrays (host and device) and into string fields of records, byte for byte as the CPU
+    target stores them."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "records_strings.py"))
+    u, s = np.zeros(5, "<U12"), np.zeros(5, "S12")
+    cu, cs = u.copy(), s.copy()
+    kiln.jit(ns["fill"].py_func, target="cpu")[1, 8](cu, cs)
+    ns["fill"][1, 8](u, s)
+    assert u.tobytes() == cu.tobytes() and s.tobytes() == cs.tobytes()
+    du = kiln.to_device(np.zeros(5, "<U12"))
+    ds = kiln.to_device(np.zeros(5, "S12"))
+    ns["fill"][1, 8](du, ds)
+    assert du.copy_to_host().tobytes() == cu.tobytes()
+    assert ds.copy_to_host().tobytes() == cs.tobytes()
+    a, ca = np.zeros(3, ns["REC"]), np.zeros(3, ns["REC"])
+    kiln.jit(ns["records"].py_func, target="cpu")[1, 1](ca)
+    ns["records"][1, 1](a)
+    assert a.tobytes() == ca.tobytes()
+    assert a[1]["name"] == "ÅÄÖ–✓x" and a[0]["tag"] == b"ab"
+
 def test_external_device_functions_on_the_gpu(tmp_path):
     # Numba's test_device_func.py patterns: CUSource with Numba's ABI, several sources (a
     # set), a declaration reached from device functions and the kernel, abi="c" (zero and

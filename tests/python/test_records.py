@@ -230,7 +230,39 @@ def test_datetime_without_unit_is_a_type_error():
     def k(a):
         a[0] = 1
 
-    with pytest.raises(TypeError, match="has no unit"):
+    with pytest.raises(TypeError, match="without a unit"):
         k[1, 1](np.zeros(1, "m8"))
+    with pytest.raises(TypeError, match="need a unit"):
+        kiln.device_array(2, dtype="M8")
+
+
+@kiln.jit
+def put(a, x):
+    a[0] = x
+
+
+def test_nat_without_a_unit_matches_any_unit():
+    a = np.zeros(1, "M8[s]")
+    put[1, 1](a, np.datetime64("NaT"))
+    assert np.isnat(a[0])
     with pytest.raises(NotImplementedError, match="datetime64"):
         kiln.from_dtype(np.dtype("datetime64[D]"))
+
+
+STRS = np.dtype([("x", np.int32), ("u", "U4"), ("b", "S4")])
+
+
+def _store_error(body):
+    ns = {}
+    exec(compile(f"def k(a):\n    {body}\n", "<strings>", "exec"), {"kiln": kiln}, ns)
+    with pytest.raises(kiln.CompileError) as e:
+        kiln.jit(ns["k"])[1, 1](np.zeros(2, STRS))
+    return str(e.value)
+
+
+def test_string_stores_that_kernels_refuse():
+    assert "a bytes field takes a bytes constant" in _store_error('a[0].b = "ab"')
+    assert "a str field takes a str constant, not bytes" in _store_error('a[0].u = b"ab"')
+    assert "escapes are not supported" in _store_error('a[0].u = "a\\\\n"')
+    assert "strings are stored only into string fields" in _store_error('a[0].x = "ab"')
+    assert "takes a string constant" in _store_error("a[0].u = a[1].x")

@@ -70,6 +70,14 @@ static bool is_record_format(const char *fmt) {
     return fmt[0] == 'T' && fmt[1] == '{';
 }
 
+/* A NumPy fixed-width string's buffer format: "12s" (bytes), "12w" (UCS-4). */
+static bool is_chars_format(const char *fmt) {
+    if (!fmt) return false;
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' || *fmt == '!') fmt++;
+    while (*fmt >= '0' && *fmt <= '9') fmt++;
+    return (fmt[0] == 's' || fmt[0] == 'w') && !fmt[1];
+}
+
 static PyObject *param_name(PyObject *names, int i);
 
 /* The record id of a buffer of struct format, from its object's NumPy dtype; -1 with the
@@ -171,6 +179,8 @@ static char layout_of(int nd, const int64_t *shape, const int64_t *st) {
     return nd == 1 ? 'C' : 'F';
 }
 
+#define EXT_GENERIC_UNIT 1 /* kiln/_records.py's GENERIC_UNIT */
+
 /* NumPy's datetime64 and timedelta64: kernels take them as int64 counts of their unit
  * (Numba's datetime arithmetic within one unit), and the arguments of one launch must
  * share it (ext_time_clash).  The unit code of o's dtype (kiln/_records.py), registering
@@ -212,6 +222,12 @@ static int time_buffer(PyObject *o, Py_buffer *v) {
     Py_XDECREF(t);
     Py_XDECREF(ev);
     Py_XDECREF(tb);
+    if (unit == EXT_GENERIC_UNIT) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a datetime64 or timedelta64 array without a unit: kernels take them "
+                        "with a unit (datetime64[D], timedelta64[ns]...)");
+        return -1;
+    }
     PyObject *iv = PyObject_CallMethod(o, "view", "s", "int64");
     if (!iv) return -1;
     int rc = PyObject_GetBuffer(iv, v, PyBUF_RECORDS_RO); /* the buffer keeps iv */
@@ -222,7 +238,9 @@ static int time_buffer(PyObject *o, Py_buffer *v) {
 int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
                    PyObject *kname) {
     for (int j = 0; j < i; j++) {
-        if (!a[j].time || a[j].time == a[i].time) continue;
+        if (!a[j].time || a[j].time == a[i].time || a[j].time == EXT_GENERIC_UNIT ||
+            a[i].time == EXT_GENERIC_UNIT)
+            continue; /* NaT without a unit matches any */
         char d1[256], d2[256];
         ext_arg_desc(d1, sizeof d1, names, kname, j);
         ext_arg_desc(d2, sizeof d2, names, kname, i);
@@ -405,7 +423,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         kiln_dtype dt;
         int rc = format_dtype(v->format, v->itemsize, &dt);
         int recid = -1;
-        if (rc < 0 && is_record_format(v->format)) {
+        if (rc < 0 && (is_record_format(v->format) || (is_chars_format(v->format) && v->ndim > 0))) {
             recid = record_of(o, v, names, kname, i);
             if (recid < 0) return -1;
             rc = 0;

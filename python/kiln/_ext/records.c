@@ -45,8 +45,9 @@ static int build(int k, PyObject *desc) {
         int code;
         long long off;
         PyObject *shape;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "siLO!", &name, &code, &off,
-                              &PyTuple_Type, &shape))
+        int chars = 0;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "siLO!|i", &name, &code, &off,
+                              &PyTuple_Type, &shape, &chars))
             goto fail;
         Py_ssize_t nd = PyTuple_GET_SIZE(shape);
         if (code < 0 || code >= KILN_NDTYPES || nd > KILN_MAX_NDIM) {
@@ -62,6 +63,7 @@ static int build(int k, PyObject *desc) {
         f[i].name = nm;
         f[i].dtype = (uint8_t)code;
         f[i].ndim = (uint8_t)nd;
+        f[i].chars = (uint8_t)chars;
         f[i].offset = off;
         for (Py_ssize_t d = 0; d < nd; d++) {
             f[i].shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
