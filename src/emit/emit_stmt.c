@@ -38,8 +38,11 @@ static void close_store(Emit *E, bool open) {
 static bool compound_store(Emit *E, Node *t, const char *val, const Type *vt) {
     const Type *tt = t->ty;
     if (tt->kind == TY_RECORD) {
+        /* bytes, not a struct assignment: the fields were written through pointers of
+         * their own types, which a struct access may be reordered around (C's aliasing
+         * rules: gcc -O2 moved a float64 store past the copy) */
         emit_indent(E);
-        P("%s = *(%s);\n", emit_element(E, t), val);
+        P("memcpy(&(%s), (%s), sizeof(%s));\n", emit_element(E, t), val, emit_record_ctype(E, tt));
         return true;
     }
     if (t->kind != E_ATTR || tt->kind != TY_ARRAY) return false;
