@@ -93,7 +93,7 @@ def main():
     odd, n = np.zeros((2, 5), np.float64), np.full(1, -1, np.int64)
     read_tables[1, 2](xs, ys, odd, n)
     print("frozen records:", xs, ys, n)
-    print(odd)
+    print(odd.astype(np.int64).tolist())
     names = ODD.dtype.names
     print(np.array_equal(odd, np.array([[r[f] for f in names] for r in ODD], np.float64)))
     print(ODD.dtype.itemsize, [ODD.dtype.fields[f][1] for f in names])
