@@ -87,6 +87,8 @@ typedef struct kiln_field {
     const char *name;
     uint8_t dtype;   /* kiln_dtype of the field, or of each element of a subarray field */
     uint8_t ndim;    /* 0: a scalar; 1..KILN_MAX_NDIM: a C-contiguous subarray */
+    uint8_t chars;   /* 'S' or 'U': a NumPy fixed-width string, a 1-d subarray of its code
+                      * units (uint8, uint32) that kernels store string constants into */
     int64_t shape[KILN_MAX_NDIM];
     int64_t offset;  /* bytes from the record's start */
 } kiln_field;
@@ -218,6 +220,10 @@ typedef struct kiln_value {
     const size_t *link_lens;
     int nlinks;
     int cooperative; /* EXTERN: use_cooperative: a kernel calling it launches cooperatively */
+    /* DTYPE and ARRAY whose dtype is KILN_RECORD0 + k: the record's layout (a global
+     * structured dtype may be registered while the kernel compiles, after
+     * kiln_options.records was taken) */
+    const struct kiln_record *record;
 } kiln_value;
 
 /* Resolves a dotted global name ("N", "cfg.N", "np") seen in the function

@@ -368,6 +368,8 @@ class DeviceArray:
     @property
     def alloc_size(self) -> int: ...
     @property
+    def gpu_data(self) -> Any: ...  # the memory it views: device_pointer, size, device
+    @property
     def __array_interface__(self) -> dict[str, Any]: ...  # host memory only (KILN_TARGET=cpu)
     @property
     def T(self) -> DeviceArray: ...

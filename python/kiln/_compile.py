@@ -15,7 +15,7 @@ import types
 
 from . import _cuda, _kiln, _obs, _source
 from ._source import source_of
-from ._types import DTYPE_NAMES, Scalar, dtype_code
+from ._types import DTYPE_NAMES, Record, Scalar, dtype_code
 from ._extern import ExternFunction, link_texts
 
 CompileError = _kiln.CompileError
@@ -122,17 +122,29 @@ def describe(v):
         if isinstance(v, type) and issubclass(v, np.generic):
             code = dtype_code(np.dtype(v).name)
             return ("dtype", code) if code is not None else ("other", v.__name__)
+        if isinstance(v, np.dtype) and v.fields is not None:  # a record type
+            return _describe_record_type(v)
         if isinstance(v, np.dtype):
             code = dtype_code(v.name)
             return ("dtype", code) if code is not None else ("other", str(v))
         if isinstance(v, np.ndarray):
             return _describe_array(np, v)
+    if isinstance(v, Record):  # kiln.from_dtype of a structured dtype
+        return ("dtype", v.code)
     mod = type(v).__module__ or ""
     if mod.startswith("numba"):
         code = dtype_code(str(v))
         if code is not None:
             return ("dtype", code)
     return ("other", type(v).__qualname__)
+
+
+def _describe_record_type(dt):
+    """A structured dtype as a global (the dtype of kiln.shared.array...): its record id."""
+    try:
+        return ("dtype", 32 + _kiln.record_id(dt))
+    except TypeError as e:
+        return ("other", f"a structured dtype kernels cannot take ({e})")
 
 
 # A global NumPy array is captured as a constant when the kernel compiles (as Numba does):
@@ -145,6 +157,13 @@ MAX_CONST_ARRAY_BYTES = 1 << 20
 
 def _describe_array(np, v):
     code = dtype_code(v.dtype.name)
+    if v.dtype.fields is not None:  # an array of records: their bytes, NumPy's layout
+        rt = _describe_record_type(v.dtype)
+        if rt[0] != "dtype":
+            return rt
+        code = rt[1]
+        if v.ndim == 0:
+            return ("other", "a NumPy record (pass records as arguments)")
     if code is None:
         return ("other", f"a NumPy array of dtype {v.dtype} (global arrays kernels read are "
                          "of bool, int, float and complex dtypes)")

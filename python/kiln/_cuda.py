@@ -35,7 +35,10 @@ def _code(dtype):
     np = _np()
     dt = np.dtype(getattr(dtype, "name", dtype) if not isinstance(dtype, (np.dtype, list))
                   else dtype)
-    if dt.fields is not None:  # a structured dtype: its record id (kiln/_records.py)
+    if dt.fields is not None or dt.kind in "MmSU":  # a structured, datetime or string
+        # dtype: its id in the record registry (kiln/_records.py)
+        if dt.kind in "Mm" and np.datetime_data(dt)[0] == "generic":
+            raise TypeError(f"kiln device arrays of {dt} need a unit ({dt}[D], {dt}[ns]...)")
         code = 32 + _kiln.record_id(dt)
     else:
         code = dtype_code(dt.name)
@@ -77,6 +80,30 @@ def on_host():
 def _device():
     """The device new arrays, streams and events go to."""
     return HOST if on_host() else _kiln.current_device()
+
+
+class MemoryRegion:
+    """Device memory as ``DeviceArray.gpu_data`` gives it: ``device_pointer`` (the address
+    of its first byte, an int), ``size`` (bytes) and ``device`` (-1: host memory under
+    KILN_TARGET=cpu).  Two regions are equal when all three are."""
+
+    __slots__ = ("device_pointer", "size", "device")
+
+    def __init__(self, device_pointer, size, device):
+        self.device_pointer, self.size, self.device = device_pointer, size, device
+
+    def _key(self):
+        return (self.device_pointer, self.size, self.device)
+
+    def __eq__(self, other):
+        return isinstance(other, MemoryRegion) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return (f"MemoryRegion(device_pointer=0x{self.device_pointer:x}, size={self.size}, "
+                f"device={self.device})")
 
 
 class DeviceArray(_kiln.DeviceArrayBase):
@@ -153,6 +180,14 @@ class DeviceArray(_kiln.DeviceArrayBase):
         end (Numba's alloc_size of a view)."""
         lo, hi = self._span
         return hi - lo
+
+    @property
+    def gpu_data(self):
+        """The device memory the array views (Numba's MemoryPointer, compared by value): its
+        lowest byte's address, its bytes and its device.  Arrays over the same bytes, such
+        as a ``.view(np.int64)`` of a datetime64 array, have equal ``gpu_data``."""
+        lo, hi = self._span
+        return MemoryRegion(self._ptr + lo, hi - lo, self._device)
 
     @property
     def __array_interface__(self):

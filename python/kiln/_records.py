@@ -15,13 +15,53 @@ def _field_align(code, size):
     return size // 2 if code in (12, 13) else size
 
 
+# NumPy's datetime units, in its order; a datetime64/timedelta64 dtype's unit code is
+# 1 + the index of its unit here, plus 32 times its count (datetime64[2D]: 2 days)
+TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as")
+# the unit code of a dtype without a unit (np.datetime64("NaT")): scalars only, which
+# match any unit (args.c); arrays and device arrays of it are refused
+GENERIC_UNIT = 1
+
+
+def time_unit(dt):
+    """The unit code of a datetime64 or timedelta64 dtype (0 for other dtypes): kernels
+    take them as int64 counts of that unit, so the arguments of one call must share it."""
+    if dt.kind not in "Mm":
+        return 0
+    unit, count = __import__("numpy").datetime_data(dt)
+    if unit == "generic":
+        return GENERIC_UNIT
+    if unit not in TIME_UNITS:
+        raise TypeError(f"{dt} has no unit; kernels take datetime64 and timedelta64 "
+                        "with a unit (datetime64[D], timedelta64[ns]...)")
+    return 1 + TIME_UNITS.index(unit) + 32 * int(count)
+
+
+def _chars_field(name, ft, off):
+    """A NumPy fixed-width string (bytes 'S', unicode 'U') as a field: a 1-d subarray of
+    its code units (uint8, uint32 UCS-4) marked with its kind (src/sema/chars.h)."""
+    code, unit = (5, 1) if ft.kind == "S" else (7, 4)
+    if ft.kind == "U" and not ft.isnative:
+        raise TypeError(f"field '{name}' has a non-native byte order")
+    return (name, code, off, (ft.itemsize // unit,), ord(ft.kind))
+
+
 def describe(dtype):
-    """(itemsize, alignment, ((name, dtype code, offset, shape), ...)) of a structured
-    dtype; TypeError for one kernels cannot take.  The alignment is what the fields at
-    offsets their type's alignment divides need of a record's address."""
+    """(itemsize, alignment, ((name, dtype code, offset, shape), ...), time unit) of a
+    structured dtype; TypeError for one kernels cannot take.  The alignment is what the
+    fields at offsets their type's alignment divides need of a record's address.  A
+    datetime64 or timedelta64 dtype is registered the same way, as 8 bytes without
+    fields and its unit code (time_unit): device arrays keep its dtype, kernels see
+    int64 (args.c)."""
     import numpy as np
 
     dt = np.dtype(dtype)
+    if dt.kind in "Mm":
+        if not dt.isnative:
+            raise TypeError(f"{dt} has a non-native byte order")
+        return (8, 8, (), time_unit(dt))
+    if dt.kind in "SU" and dt.fields is None:  # a string: a record of one unnamed field
+        return (int(dt.itemsize), 1, (_chars_field("", dt, 0),), 0)
     if dt.fields is None:
         raise TypeError(f"{dt} is not a structured dtype")
     fields = []
@@ -34,6 +74,14 @@ def describe(dtype):
         if ft.fields is not None:
             raise TypeError(f"field '{name}' is itself a record; kernels take records of "
                             "scalars and arrays of scalars")
+        if ft.kind in "SU":
+            if shape:
+                raise TypeError(f"field '{name}' is an array of strings; kernels take one "
+                                "string per field")
+            if not name.isidentifier():
+                raise TypeError(f"field name {name!r} is not a Python identifier")
+            fields.append(_chars_field(name, ft, int(off)))
+            continue
         if not ft.isnative:
             raise TypeError(f"field '{name}' has a non-native byte order")
         code = dtype_code(ft.name)
@@ -46,4 +94,4 @@ def describe(dtype):
         if off % a == 0 and dt.itemsize % a == 0:
             align = max(align, a)
         fields.append((name, code, int(off), tuple(int(d) for d in shape)))
-    return (int(dt.itemsize), align, tuple(fields))
+    return (int(dt.itemsize), align, tuple(fields), 0)

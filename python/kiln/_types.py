@@ -440,6 +440,10 @@ def from_dtype(dtype):
     code = _CODES.get(dt.name) if dt.fields is None and dt.kind in "biufc" else None
     if dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16 (kind 'V')
         code = _CODES["bfloat16"]
+    if code is None and dt.kind in "Mm":
+        raise NotImplementedError(f"kiln has no type for NumPy dtype {dt!r}: kernels take "
+                                  "datetime64 and timedelta64 arrays and scalars as they are, "
+                                  "as int64 counts of their unit (signatures spell them int64)")
     if code is None:
         raise NotImplementedError(f"kiln has no type for NumPy dtype {dt!r}; kernels take "
                                   "bool, int8..int64, uint8..uint64, float16..float64, complex64 and "

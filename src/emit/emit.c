@@ -115,6 +115,9 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         int64_t total = 1;
         for (int d = 0; d < nd; d++) total *= dims[d];
         bool shared = c->intr->kind == IK_SHARED_ARRAY;
+        bool rec = c->ty->elem->kind == TY_RECORD;
+        int64_t esize = rec ? c->ty->elem->rec->itemsize
+                            : (int64_t)kiln_dtype_size((kiln_dtype)c->ty->elem->dtype);
         if (shared && total == 0) continue; /* dynamic: kiln_dsmem */
         emit_indent(E);
         if (shared && !E->cuda) {
@@ -122,10 +125,13 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
             const char *el = emit_elem_ctype(E, c->ty->elem);
             P("%s *const sst%d = (%s *)(void *)(B_->sh + %lld);\n", el, i, el,
               (long long)E->shared_off);
-            E->shared_off += (total * kiln_dtype_size((kiln_dtype)c->ty->elem->dtype) + 15) & ~15;
+            E->shared_off += (total * esize + 15) & ~15;
             continue;
         }
-        P("%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", emit_elem_ctype(E, c->ty->elem),
+        /* records are structs of bytes: their storage is aligned as an array argument's
+         * is, for fields read through typed pointers */
+        P("%s%s%s %s%d[%lld];\n", shared ? "__shared__ " : "",
+          !rec ? "" : E->cuda ? "__align__(16) " : "_Alignas(16) ", emit_elem_ctype(E, c->ty->elem),
           shared ? "sst" : "lst", i, (long long)total);
     }
     if (value) {

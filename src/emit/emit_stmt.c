@@ -12,6 +12,7 @@
  * statement it replaces (guard_stmt).  Between statements the generated size is
  * checked against KILN_MAX_SOURCE_BYTES.
  */
+#include "sema/chars.h"
 #include "emit_int.h"
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -38,8 +39,11 @@ static void close_store(Emit *E, bool open) {
 static bool compound_store(Emit *E, Node *t, const char *val, const Type *vt) {
     const Type *tt = t->ty;
     if (tt->kind == TY_RECORD) {
+        /* bytes, not a struct assignment: the fields were written through pointers of
+         * their own types, which a struct access may be reordered around (C's aliasing
+         * rules: gcc -O2 moved a float64 store past the copy) */
         emit_indent(E);
-        P("%s = *(%s);\n", emit_element(E, t), val);
+        P("memcpy(&(%s), (%s), sizeof(%s));\n", emit_element(E, t), val, emit_record_ctype(E, tt));
         return true;
     }
     if (t->kind != E_ATTR || tt->kind != TY_ARRAY) return false;
@@ -96,9 +100,30 @@ static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
     }
 }
 
+/* A string constant into a string field or element (chars.h): its bytes, the field's
+ * whole width, copied from a literal of octal escapes. */
+static void chars_store(Emit *E, Node *t, Node *v) {
+    const kiln_field *f = chars_field(t->ty);
+    int64_t w = chars_width(f);
+    unsigned char *bytes = arena_alloc(&E->C->arena, (size_t)(w ? w : 1));
+    chars_encode(v, f, bytes); /* sema checked it */
+    emit_indent(E);
+    if (t->ty->kind == TY_RECORD) /* a[i]: the element itself */
+        P("memcpy((unsigned char *)&(%s) + %lld, \"", emit_element(E, t), (long long)f->offset);
+    else /* r.y: the field of the record r points to */
+        P("memcpy((unsigned char *)(%s) + %lld, \"", emit_expr_str(E, t->attr.base, NULL),
+          (long long)f->offset);
+    for (int64_t i = 0; i < w; i++) P("\\%03o", bytes[i]);
+    P("\", %lld);\n", (long long)w);
+}
+
 static void assign_stmt(Emit *E, Node *n) {
     Node *v = n->assign.value;
     NodeList *ts = &n->assign.targets;
+    if (v->kind == E_STR) { /* sema allowed it only into string fields and elements */
+        for (int i = 0; i < ts->n; i++) chars_store(E, ts->v[i], v);
+        return;
+    }
     /* the common case: one simple target */
     if (ts->n == 1 && ts->v[0]->kind != E_TUPLE) {
         Node *t = ts->v[0];

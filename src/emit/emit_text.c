@@ -655,10 +655,11 @@ const char *emit_frozen_array(Emit *E, const GVal *g) {
     if (register_as(E, key, NULL, &name)) return name;
     name = arena_printf(&E->C->arena, "kgc%d", E->ngarrays++);
     E->named[name_slot(E, key)] = name;
-    size_t esize = (size_t)kiln_dtype_size((kiln_dtype)g->ty->elem->dtype);
+    size_t esize = (size_t)ty_elem_size(g->ty->elem);
     size_t count = 1;
     for (int i = 0; i < g->ty->ndim; i++) count *= (size_t)g->shape[i];
-    size_t word = esize > 8 ? 8 : esize;
+    /* the widest word that divides the element (a record's itemsize may be odd) */
+    size_t word = esize % 8 == 0 ? 8 : esize % 4 == 0 ? 4 : esize % 2 == 0 ? 2 : 1;
     size_t nwords = count * esize / word;
     static const char *const wt[] = {NULL, "u8", "u16", NULL, "u32", NULL, NULL, NULL, "u64"};
     Buf *saved = E->o;

@@ -131,6 +131,12 @@ static FuncInfo *funcinfo_for(Sema *S, const kiln_value *kv) {
     return fi;
 }
 
+/* The element type of a global array: a scalar, or a record of the layout it names. */
+static const Type *global_elem(Compiler *C, const kiln_value *kv) {
+    if (kv->record) return ty_record(C, kv->record, (int)kv->dtype - KILN_RECORD0);
+    return ty_scalar(kv->dtype);
+}
+
 static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, void *scope) {
     Compiler *C = S->C;
     GVal *g = arena_alloc(&C->arena, sizeof *g);
@@ -203,6 +209,15 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:
+        if (kv->record) { /* a record type (kiln.from_dtype) or structured dtype */
+            Type *t = arena_alloc(&C->arena, sizeof *t);
+            t->kind = TY_DTYPE;
+            t->dtype = KILN_RECORD0;
+            t->rec = kv->record;
+            t->recid = (int)kv->dtype - KILN_RECORD0;
+            g->ty = t;
+            break;
+        }
         if ((unsigned)kv->dtype >= KILN_NDTYPES) {
             g->kind = KILN_VAL_OTHER;
             g->other = "a type kiln does not know";
@@ -234,7 +249,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
              * device arrays), where nothing launches on a GPU and CUDA C is only checked
              * (KILN_CHECK_CUDA), so it compiles */
             bool cpu = C->opts.target == KILN_TARGET_CPU;
-            bool ok = (unsigned)kv->dtype < KILN_NDTYPES && kv->ndim >= 1 &&
+            bool ok = ((unsigned)kv->dtype < KILN_NDTYPES || kv->record) && kv->ndim >= 1 &&
                       kv->ndim <= KILN_MAX_NDIM && kv->shape;
             for (int i = 0; ok && i < kv->ndim; i++) ok = kv->shape[i] >= 0;
             if (!ok || (cpu && kv->device >= 0)) {
@@ -249,13 +264,14 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
             memcpy(shape, kv->shape, sizeof(int64_t) * (size_t)kv->ndim);
             g->shape = shape;
             g->address = kv->address;
-            g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
+            g->ty = ty_array(C, global_elem(C, kv), kv->ndim, 'C');
             break;
         }
         /* a global array frozen into the program: its elements are copied here */
-        size_t esize = (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
+        size_t esize = kv->record ? (size_t)kv->record->itemsize
+                       : (unsigned)kv->dtype < KILN_NDTYPES ? (size_t)kiln_dtype_size(kv->dtype) : 0;
         size_t bytes = esize;
-        bool ok = esize && kv->ndim >= 1 && kv->ndim <= KILN_MAX_NDIM && kv->shape && kv->data;
+        bool ok = (esize || kv->record) && kv->ndim >= 1 && kv->ndim <= KILN_MAX_NDIM && kv->shape && kv->data;
         for (int i = 0; ok && i < kv->ndim; i++) {
             if (kv->shape[i] < 0 ||
                 (kv->shape[i] && bytes > (size_t)KILN_MAX_CONST_ARRAY_BYTES / (size_t)kv->shape[i]))
@@ -278,7 +294,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         memcpy(data, kv->data, bytes);
         g->shape = shape;
         g->data = data;
-        g->ty = ty_array(C, ty_scalar(kv->dtype), kv->ndim, 'C');
+        g->ty = ty_array(C, global_elem(C, kv), kv->ndim, 'C');
         break;
     }
     case KILN_VAL_OTHER:
@@ -602,6 +618,10 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
     case E_ATTR: {
         const Type *et = record_target(S, t);
         if (!et || IS_ERR(vt) || IS_UNKNOWN(vt)) return;
+        if (et->kind == TY_ARRAY && et->chars) { /* a string field: a string constant */
+            sema_check_store(S, et, vt, v, v ? v->sp : t->sp);
+            return;
+        }
         if (et->kind == TY_ARRAY) { /* a subarray field: copied element by element */
             if (vt->kind != TY_ARRAY || vt->ndim != et->ndim || !ty_is_scalar(vt->elem)) {
                 error_at(S->C, v ? v->sp : t->sp, NULL,
@@ -764,7 +784,12 @@ static void stmt(Sema *S, Node *n) {
     case S_PASS: return;
     case S_ASSIGN: {
         Node *v = n->assign.value;
-        const Type *vt = sema_expr(S, v);
+        /* a string constant stored into elements: checked there (a string field) */
+        bool into = v->kind == E_STR;
+        for (int i = 0; into && i < n->assign.targets.n; i++)
+            into = n->assign.targets.v[i]->kind == E_SUBSCRIPT ||
+                   n->assign.targets.v[i]->kind == E_ATTR;
+        const Type *vt = into ? (v->ty = &ty_str) : sema_expr(S, v);
         bool nn = !IS_ERR(vt) && !IS_UNKNOWN(vt) && bound_nonneg(v, vt);
         uint64_t hi = nn ? bound_of(v, vt) : 0;
         uint64_t o = sema_origins(S, v);

@@ -217,6 +217,8 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
                      in->name, sema_string_text(S, a[1]) ? sema_string_text(S, a[1]) : "?");
             return &ty_error;
         }
+    } else if (dt->kind == TY_DTYPE && dt->rec) { /* records: NumPy's itemsize each */
+        d = KILN_RECORD0;
     } else if (dt->kind == TY_DTYPE) {
         d = dt->dtype;
     } else {
@@ -248,7 +250,8 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
             items *= (unsigned __int128)dims[i];
         }
     }
-    unsigned __int128 bytes128 = items * (unsigned __int128)kiln_dtype_size((kiln_dtype)d);
+    int64_t esize = d == KILN_RECORD0 ? dt->rec->itemsize : (int64_t)kiln_dtype_size((kiln_dtype)d);
+    unsigned __int128 bytes128 = items * (unsigned __int128)esize;
     char need[64];
     if (huge) {
         snprintf(need, sizeof need, "more than 2**100 bytes");
@@ -291,6 +294,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
         f->local_bytes += bytes;
     }
     vec_push(&C->arena, &S->cur->storage, n);
+    if (d == KILN_RECORD0) return ty_array(C, ty_record(C, dt->rec, dt->recid), nd, 'C');
     return ty_array(C, ty_scalar((kiln_dtype)d), nd, 'C');
 }
 
@@ -589,7 +593,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         }
         if (!g->constmem) { /* counted once; checked at every pass (an early one's
                              * diagnostics may be dropped) */
-            int64_t bytes = kiln_dtype_size((kiln_dtype)g->ty->elem->dtype);
+            int64_t bytes = ty_elem_size(g->ty->elem);
             for (int i = 0; i < g->ty->ndim; i++) bytes *= g->shape[i];
             g->constmem = true;
             S->res->const_bytes += bytes;

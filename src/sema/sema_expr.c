@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chars.h"
 #include "sema_int.h"
 
 static const char *const binop_sym[] = {"+", "-", "*", "/", "//", "%", "**",
@@ -263,6 +264,18 @@ void sema_mark_written(Sema *S, Node *array) {
 }
 
 bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp) {
+    const kiln_field *cf = chars_field(dst);
+    if (cf || vt->kind == TY_STR) { /* a string constant into a NumPy string element */
+        const char *why = !cf ? "strings are stored only into string fields and arrays"
+                          : !v || v->kind != E_STR || vt->kind != TY_STR
+                              ? "a string field or element takes a string constant"
+                              : chars_encode(v, cf, NULL);
+        if (!why) return true;
+        error_at(S->C, sp, NULL, "cannot store %s in %s: %s", ty_name(S->C, vt),
+                 cf ? (cf->chars == 'S' ? "a bytes field" : "a str field")
+                    : ty_name(S->C, dst), why);
+        return false;
+    }
     if (dst->kind == TY_RECORD || vt->kind == TY_RECORD) { /* a whole record: its bytes */
         if (ty_equal(dst, vt)) return true;
         error_at(S->C, sp, "assign field by field",
@@ -362,6 +375,11 @@ static const Type *record_field(Sema *S, const Type *rt, const char *name, Span 
                  (long long)f->offset, (long long)rt->rec->itemsize,
                  kiln_dtype_name((kiln_dtype)f->dtype));
         return &ty_error;
+    }
+    if (f->ndim && f->chars) { /* a string field: its code units, for string stores */
+        Type *t = (Type *)ty_array(C, ty_scalar((kiln_dtype)f->dtype), f->ndim, 'C');
+        t->chars = f;
+        return t;
     }
     if (f->ndim) return ty_array(C, ty_scalar((kiln_dtype)f->dtype), f->ndim, 'C');
     return ty_scalar((kiln_dtype)f->dtype);
@@ -910,6 +928,11 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_ERR(ft)) return &ty_error;
         if (IS_UNKNOWN(ft)) return &ty_unknown;
         if (ft->kind == TY_NS && ft->ns->intr) return sema_call_intrinsic(S, n, ft->ns->intr);
+        if (ft->kind == TY_DTYPE && ft->rec) {
+            error_at(S->C, n->sp, "take records from an array of them, or make one with "
+                     "kiln.local.array(1, rec)", "a record type cannot be called in kernels");
+            return &ty_error;
+        }
         if (ft->kind == TY_DTYPE) return sema_dtype_cast(S, n, (kiln_dtype)ft->dtype);
         if (ft->kind == TY_FUNC && ft->fn->ext) return sema_call_extern(S, n, ft->fn);
         if (ft->kind == TY_FUNC) {

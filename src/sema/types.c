@@ -122,6 +122,11 @@ bool ty_same_record(const kiln_record *a, const kiln_record *b) {
     return true;
 }
 
+int64_t ty_elem_size(const Type *elem) {
+    if (elem->kind == TY_RECORD) return elem->rec->itemsize;
+    return (int64_t)kiln_dtype_size((kiln_dtype)elem->dtype);
+}
+
 const kiln_field *ty_field(const Type *rec, const char *name) {
     for (int i = 0; i < rec->rec->nfields; i++)
         if (strcmp(rec->rec->fields[i].name, name) == 0) return &rec->rec->fields[i];
@@ -180,7 +185,7 @@ bool ty_equal(const Type *a, const Type *b) {
     case TY_BOOL:
     case TY_FLOAT:
     case TY_COMPLEX: return a->dtype == b->dtype && a->weak == b->weak;
-    case TY_DTYPE: return a->dtype == b->dtype;
+    case TY_DTYPE: return a->dtype == b->dtype && (!a->rec || ty_same_record(a->rec, b->rec));
     case TY_ARRAY:
         return a->ndim == b->ndim && a->layout == b->layout && a->ptr == b->ptr &&
                ty_equal(a->elem, b->elem);
@@ -241,7 +246,12 @@ const char *ty_name(Compiler *C, const Type *t) {
         return b.p;
     }
     case TY_NS: return "module or intrinsic";
-    case TY_DTYPE: return arena_printf(&C->arena, "dtype %s", dtype_names[t->dtype]);
+    case TY_DTYPE:
+        if (t->rec) { /* a record type: named as its records are */
+            Type r = {.kind = TY_RECORD, .rec = t->rec, .recid = t->recid};
+            return arena_printf(&C->arena, "dtype %s", ty_name(C, &r));
+        }
+        return arena_printf(&C->arena, "dtype %s", dtype_names[t->dtype]);
     case TY_FUNC: return "function";
     case TY_RANGE: return "range";
     case TY_STR: return "str";

@@ -65,6 +65,7 @@ struct Type {
     const Type *elem;  /* scalar element type */
     int ndim;
     char layout;       /* 'C', 'F', 'A' */
+    const kiln_field *chars; /* a string field's code units (src/sema/chars.h) */
     bool ptr;          /* a raw pointer (CPointer): 1-d, 'C', no extent: only x[i] and
                         * atomics take it (sema refuses the rest), indices unwrapped */
     /* TY_TUPLE */
@@ -95,6 +96,8 @@ const Type *ty_record(Compiler *C, const kiln_record *rec, int recid);
  * and offset). */
 bool ty_same_record(const kiln_record *a, const kiln_record *b);
 /* The field of a record named name, or NULL. */
+/* The bytes of one element of an array of elem: a scalar's size, a record's itemsize. */
+int64_t ty_elem_size(const Type *elem);
 const kiln_field *ty_field(const Type *rec, const char *name);
 /* The same scalar without the weak flag (weak int -> int64, weak float -> float64). */
 const Type *ty_strong(const Type *t);

@@ -834,6 +834,94 @@ def test_records_on_the_gpu():
 
 
 
+def test_record_storage_on_the_gpu():
+    """tests/lang/records_storage.py on the GPU: record arrays in shared and local memory
+    (whole records and fields), frozen record tables in global and constant memory, each
+    against the CPU target's result on the same structured arrays."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "records_storage.py"))
+    dt, block = ns["NESTED"], ns["BLOCK"]
+    x = np.zeros(2 * block, dt)
+    x["i"] = np.arange(2 * block)
+    x["j"] = np.arange(2 * block * 6).reshape(2 * block, 3, 2)
+    for name in ("reverse_blocks", "local_records"):
+        cpu, gpu = np.zeros_like(x), np.zeros_like(x)
+        kiln.jit(ns[name].py_func, target="cpu")[2, block](x, cpu)
+        dx, dy = kiln.to_device(x), kiln.to_device(gpu)
+        ns[name][2, block](dx, dy)
+        assert dy.copy_to_host().tobytes() == cpu.tobytes(), name
+    src = np.arange(block, dtype=np.float64)
+    cpu, gpu = np.zeros(block), np.zeros(block)
+    kiln.jit(ns["shared_fields"].py_func, target="cpu")[1, block](src, cpu)
+    ns["shared_fields"][1, block](src, gpu)
+    np.testing.assert_array_equal(gpu, cpu)
+    xs, ys = np.zeros(2), np.zeros(2, np.int64)
+    odd, n = np.zeros((2, 5)), np.full(1, -1, np.int64)
+    ns["read_tables"][1, 2](xs, ys, odd, n)
+    np.testing.assert_array_equal(xs, ns["TABLE"]["x"])
+    np.testing.assert_array_equal(ys, ns["TABLE"]["y"])
+    table = ns["ODD"]
+    np.testing.assert_array_equal(odd, [[r[f] for f in table.dtype.names] for r in table])
+    assert n[0] == 0
+
+
+def test_datetimes_on_the_gpu():
+    """datetime64/timedelta64 host and device arrays and scalars as int64 counts."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "datetime_counts.py"))
+    a = np.arange("2005-02", "2006-02", dtype="datetime64[D]")
+    b = a + np.random.randint(0, 10000, a.size)
+    d = np.zeros_like(a, dtype="timedelta64[D]")
+    ns["diff"][1, 32](a, b, d)
+    np.testing.assert_array_equal(d, b - a)
+    da, db = kiln.to_device(a), kiln.to_device(b)
+    dd = kiln.device_array(a.size, dtype="timedelta64[D]")
+    ns["diff"][1, 32](da, db, dd)
+    host = dd.copy_to_host()
+    assert host.dtype == np.dtype("timedelta64[D]")
+    np.testing.assert_array_equal(host, b - a)
+    v = da.view(np.int64)
+    np.testing.assert_array_equal(v.copy_to_host(), a.view(np.int64))
+    matches = np.zeros(a.size, np.bool_)
+    shifted = np.zeros_like(a)
+    later = np.zeros(a.size, np.bool_)
+    step = a[6] - a[5]
+    ns["match_shift"][1, 32](a, a[5], step, matches, shifted, later)
+    assert list(matches.nonzero()[0]) == [5]
+    np.testing.assert_array_equal(shifted, a - step)
+    np.testing.assert_array_equal(later, a > a[5])
+
+def test_string_stores_on_the_gpu():
+    """tests/lang/records_strings.py on the GPU: string constants into bytes and unicode
+    arrays (host and device) and into string fields of records, byte for byte as the CPU
+    target stores them."""
+    import runpy
+    import os
+
+    ns = runpy.run_path(os.path.join(os.path.dirname(os.path.dirname(__file__)), "lang",
+                                     "records_strings.py"))
+    u, s = np.zeros(5, "<U12"), np.zeros(5, "S12")
+    cu, cs = u.copy(), s.copy()
+    kiln.jit(ns["fill"].py_func, target="cpu")[1, 8](cu, cs)
+    ns["fill"][1, 8](u, s)
+    assert u.tobytes() == cu.tobytes() and s.tobytes() == cs.tobytes()
+    du = kiln.to_device(np.zeros(5, "<U12"))
+    ds = kiln.to_device(np.zeros(5, "S12"))
+    ns["fill"][1, 8](du, ds)
+    assert du.copy_to_host().tobytes() == cu.tobytes()
+    assert ds.copy_to_host().tobytes() == cs.tobytes()
+    a, ca = np.zeros(3, ns["REC"]), np.zeros(3, ns["REC"])
+    kiln.jit(ns["records"].py_func, target="cpu")[1, 1](ca)
+    ns["records"][1, 1](a)
+    assert a.tobytes() == ca.tobytes()
+    assert a[1]["name"] == "ÅÄÖ–✓x" and a[0]["tag"] == b"ab"
+
 def test_external_device_functions_on_the_gpu(tmp_path):
     # Numba's test_device_func.py patterns: CUSource with Numba's ABI, several sources (a
     # set), a declaration reached from device functions and the kernel, abi="c" (zero and

@@ -186,3 +186,83 @@ print("ok")
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_datetime_device_arrays_on_the_host_device():
+    # datetime64/timedelta64 device arrays keep their dtype (the record registry names
+    # it); kernels see their int64 counts, and .view('int64') is the same memory
+    code = """
+import numpy as np, kiln
+a = np.arange("2005-02", "2005-03", dtype="datetime64[D]")
+d = kiln.to_device(a)
+assert d.dtype == a.dtype and d.itemsize == 8
+assert np.array_equal(d.copy_to_host(), a)
+v = d.view(np.int64)
+assert v.dtype == np.int64 and v.device_ctypes_pointer.value == d.device_ctypes_pointer.value
+assert np.array_equal(v.copy_to_host(), a.view(np.int64))
+assert v.gpu_data == d.gpu_data and d[1:].gpu_data != d.gpu_data
+t = kiln.device_array(a.size, dtype="timedelta64[D]")
+assert t.dtype == np.dtype("timedelta64[D]")
+
+@kiln.jit
+def since(x, start, out):
+    i = kiln.grid(1)
+    if i < x.size:
+        out[i] = x[i] - start
+
+since[1, 32](d, a[3], t)
+assert np.array_equal(t.copy_to_host(), a - a[3])
+try:
+    since[1, 32](d, np.datetime64("2005-02-03T10", "h"), t)
+    raise SystemExit("no error for mixed units")
+except TypeError as e:
+    assert "share one unit" in str(e), e
+print("ok")
+"""
+    env = dict(os.environ, KILN_TARGET="cpu", PYTHONPATH=PYDIR)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.strip() == "ok", r.stderr
+
+
+def test_datetime_without_unit_is_a_type_error():
+    @kiln.jit
+    def k(a):
+        a[0] = 1
+
+    with pytest.raises(TypeError, match="without a unit"):
+        k[1, 1](np.zeros(1, "m8"))
+    with pytest.raises(TypeError, match="need a unit"):
+        kiln.device_array(2, dtype="M8")
+
+
+@kiln.jit
+def put(a, x):
+    a[0] = x
+
+
+def test_nat_without_a_unit_matches_any_unit():
+    a = np.zeros(1, "M8[s]")
+    put[1, 1](a, np.datetime64("NaT"))
+    assert np.isnat(a[0])
+    with pytest.raises(NotImplementedError, match="datetime64"):
+        kiln.from_dtype(np.dtype("datetime64[D]"))
+
+
+STRS = np.dtype([("x", np.int32), ("u", "U4"), ("b", "S4")])
+
+
+def _store_error(body):
+    ns = {}
+    exec(compile(f"def k(a):\n    {body}\n", "<strings>", "exec"), {"kiln": kiln}, ns)
+    with pytest.raises(kiln.CompileError) as e:
+        kiln.jit(ns["k"])[1, 1](np.zeros(2, STRS))
+    return str(e.value)
+
+
+def test_string_stores_that_kernels_refuse():
+    assert "a bytes field takes a bytes constant" in _store_error('a[0].b = "ab"')
+    assert "a str field takes a str constant, not bytes" in _store_error('a[0].u = b"ab"')
+    assert "escapes are not supported" in _store_error('a[0].u = "a\\\\n"')
+    assert "strings are stored only into string fields" in _store_error('a[0].x = "ab"')
+    assert "takes a string constant" in _store_error("a[0].u = a[1].x")

@@ -71,6 +71,14 @@ static bool is_record_format(const char *fmt) {
     return fmt[0] == 'T' && fmt[1] == '{';
 }
 
+/* A NumPy fixed-width string's buffer format: "12s" (bytes), "12w" (UCS-4). */
+static bool is_chars_format(const char *fmt) {
+    if (!fmt) return false;
+    if (*fmt == '@' || *fmt == '=' || *fmt == '<' || *fmt == '>' || *fmt == '!') fmt++;
+    while (*fmt >= '0' && *fmt <= '9') fmt++;
+    return (fmt[0] == 's' || fmt[0] == 'w') && !fmt[1];
+}
+
 static PyObject *param_name(PyObject *names, int i);
 
 /* A NumPy array or scalar of ml_dtypes.bfloat16, whose buffer NumPy refuses to export
@@ -202,39 +210,84 @@ static char layout_of(int nd, const int64_t *shape, const int64_t *st) {
     return nd == 1 ? 'C' : 'F';
 }
 
-/* NumPy's datetime64 and timedelta64: a scalar exports its 8 bytes as a 1-d
- * uint8 buffer, an array no buffer at all.  Either is refused with a message
- * that says what it is ("numpy.datetime64 scalar") rather than what the
- * buffer looks like.  1 (and the exception set) when o is one of them. */
-static int refuse_numpy_time(PyObject *o, bool array, PyObject *names, PyObject *kname, int i) {
-    const char *tn = Py_TYPE(o)->tp_name, *kind = NULL;
-    if (strncmp(tn, "numpy.", 6) != 0) return 0;
-    if (!array) {
-        if (strcmp(tn + 6, "datetime64") == 0 || strcmp(tn + 6, "timedelta64") == 0) kind = tn + 6;
-    } else if (strcmp(tn + 6, "ndarray") == 0) {
-        PyObject *dt = PyObject_GetAttrString(o, "dtype");
-        PyObject *k = dt ? PyObject_GetAttrString(dt, "kind") : NULL;
-        const char *ks = k && PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        if (ks && (ks[0] == 'M' || ks[0] == 'm') && !ks[1])
-            kind = ks[0] == 'M' ? "datetime64" : "timedelta64";
-        Py_XDECREF(k);
-        Py_XDECREF(dt);
+#define EXT_GENERIC_UNIT 1 /* kiln/_records.py's GENERIC_UNIT */
+
+/* NumPy's datetime64 and timedelta64: kernels take them as int64 counts of their unit
+ * (Numba's datetime arithmetic within one unit), and the arguments of one launch must
+ * share it (ext_time_clash).  The unit code of o's dtype (kiln/_records.py), registering
+ * the dtype as records.c does; 0 when o is not of such a dtype, -1 with an exception. */
+static int time_unit_of(PyObject *o) {
+    PyObject *dt = PyObject_GetAttrString(o, "dtype");
+    if (!dt) {
         PyErr_Clear();
+        return 0;
     }
-    if (!kind) return 0;
-    char d[256];
-    ext_arg_desc(d, sizeof d, names, kname, i);
-    if (array)
-        PyErr_Format(PyExc_TypeError,
-                     "%s is a numpy.%s array: kiln kernels take bool, int and float arrays; pass "
-                     "a.view('int64') (its counts of time units)",
-                     d, kind);
-    else
-        PyErr_Format(PyExc_TypeError,
-                     "%s is a numpy.%s scalar: kiln kernels take bool, int and float scalars; pass "
-                     "x.view('int64') (its count of time units)",
-                     d, kind);
-    return 1;
+    PyObject *k = PyObject_GetAttrString(dt, "kind");
+    const char *ks = k && PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+    bool time = ks && (ks[0] == 'M' || ks[0] == 'm') && !ks[1];
+    Py_XDECREF(k);
+    PyErr_Clear();
+    int id = time ? ext_record_id(dt) : -2;
+    Py_DECREF(dt);
+    if (id == -2) return 0;
+    return id < 0 ? -1 : ext_record_time(id);
+}
+
+/* A datetime64 or timedelta64 array (which exports no buffer): v views its int64 counts
+ * (a.view('int64'), the same memory).  The unit code, 0 when o is no such array (the
+ * pending exception kept), or -1 with an exception. */
+static int time_buffer(PyObject *o, Py_buffer *v) {
+    if (strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") != 0) return 0;
+    PyObject *t, *ev, *tb;
+    PyErr_Fetch(&t, &ev, &tb);
+    int unit = time_unit_of(o);
+    if (unit <= 0) {
+        if (unit == 0) PyErr_Restore(t, ev, tb);
+        else {
+            Py_XDECREF(t);
+            Py_XDECREF(ev);
+            Py_XDECREF(tb);
+        }
+        return unit;
+    }
+    Py_XDECREF(t);
+    Py_XDECREF(ev);
+    Py_XDECREF(tb);
+    if (unit == EXT_GENERIC_UNIT) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a datetime64 or timedelta64 array without a unit: kernels take them "
+                        "with a unit (datetime64[D], timedelta64[ns]...)");
+        return -1;
+    }
+    PyObject *iv = PyObject_CallMethod(o, "view", "s", "int64");
+    if (!iv) return -1;
+    int rc = PyObject_GetBuffer(iv, v, PyBUF_RECORDS_RO); /* the buffer keeps iv */
+    Py_DECREF(iv);
+    return rc < 0 ? -1 : unit;
+}
+
+int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
+                   PyObject *kname) {
+    for (int j = 0; j < i; j++) {
+        if (!a[j].time || a[j].time == a[i].time || a[j].time == EXT_GENERIC_UNIT ||
+            a[i].time == EXT_GENERIC_UNIT)
+            continue; /* NaT without a unit matches any */
+        char d1[256], d2[256];
+        ext_arg_desc(d1, sizeof d1, names, kname, j);
+        ext_arg_desc(d2, sizeof d2, names, kname, i);
+        PyObject *t1 = PyObject_GetAttrString(args[j], "dtype");
+        PyObject *t2 = t1 ? PyObject_GetAttrString(args[i], "dtype") : NULL;
+        if (t2)
+            PyErr_Format(PyExc_TypeError,
+                         "%s is %S but %s is %S: kernels take datetime64 and timedelta64 as "
+                         "int64 counts of their unit, so the arguments of one launch share one "
+                         "unit; convert with a.astype(...)",
+                         d1, t1, d2, t2);
+        Py_XDECREF(t1);
+        Py_XDECREF(t2);
+        return -1;
+    }
+    return 0;
 }
 
 static void contiguous_strides(Arg *a);
@@ -263,6 +316,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     a->on_gpu = false;
     a->has_foreign = false;
     a->tmp = 0;
+    a->time = 0;
     a->t.is_array = 0;
     a->t.ndim = 0;
     a->t.layout = 0;
@@ -282,6 +336,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->readonly = false;
         a->t.is_array = 1;
         a->t.dtype = d->dtype;
+        if (d->dtype >= KILN_RECORD0 && (a->time = ext_record_time(d->dtype - KILN_RECORD0)))
+            a->t.dtype = KILN_INT64; /* datetime64/timedelta64: its int64 counts */
         a->t.ndim = (uint8_t)d->ndim;
         if (d->ndim == 0) {
             char desc[256];
@@ -352,6 +408,12 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             if (rc < 0) goto foreign_error;
         }
         if (PyObject_GetBuffer(o, v, PyBUF_RECORDS_RO) < 0) {
+            int unit = time_buffer(o, v);
+            if (unit < 0) return -1;
+            if (unit > 0) {
+                a->time = unit;
+                goto have_buffer;
+            }
             /* GPU arrays (CuPy, JAX) may claim the buffer protocol and refuse it */
             if (st) {
                 PyObject *bt, *bv, *btb;
@@ -380,8 +442,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             PyObject *t, *ev, *tb, *t2, *v2, *tb2;
             PyErr_Fetch(&t, &ev, &tb);
             PyErr_NormalizeException(&t, &ev, &tb);
-            if (!refuse_numpy_time(o, true, names, kname, i))
-                PyErr_Format(PyExc_TypeError, "%s: cannot read its buffer", d);
+            PyErr_Format(PyExc_TypeError, "%s: cannot read its buffer", d);
             PyErr_Fetch(&t2, &v2, &tb2);
             PyErr_NormalizeException(&t2, &v2, &tb2);
             if (v2 && ev) {
@@ -399,7 +460,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         int rc = format_dtype(v->format, v->itemsize, &dt);
         if (bf16 && rc == 0 && dt == KILN_UINT16) dt = KILN_BFLOAT16;
         int recid = -1;
-        if (rc < 0 && is_record_format(v->format)) {
+        if (rc < 0 && (is_record_format(v->format) || (is_chars_format(v->format) && v->ndim > 0))) {
             recid = record_of(o, v, names, kname, i);
             if (recid < 0) return -1;
             rc = 0;
@@ -422,9 +483,19 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             return -1;
         }
         a->t.dtype = (uint8_t)dt;
-        if (dt == KILN_UINT8 && v->ndim == 1 && refuse_numpy_time(o, false, names, kname, i)) {
-            PyBuffer_Release(v);
-            return -1;
+        if (dt == KILN_UINT8 && v->ndim == 1 && v->len == 8 &&
+            strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) == 0) {
+            /* a datetime64 or timedelta64 scalar exports its 8 bytes: its int64 count */
+            int unit = time_unit_of(o);
+            if (unit != 0) {
+                if (unit > 0) {
+                    memcpy(&a->v.i, v->buf, 8);
+                    a->t.dtype = KILN_INT64;
+                    a->time = unit;
+                }
+                PyBuffer_Release(v);
+                return unit < 0 ? -1 : 0;
+            }
         }
         if (v->ndim == 0 && recid >= 0) {
             /* a record (numpy.void, numpy.record): passed by reference, as Numba does, so

@@ -30,8 +30,13 @@ typedef struct {
     uint64_t tmp;      /* GPU launch with a host array: the device copy */
     int64_t tmp_lo;    /* byte offset of the copy's start from element 0 (<= 0) */
     size_t tmp_size;
+    int time;          /* datetime64/timedelta64 taken as int64: the unit code, else 0 */
 } Arg;
 
+/* Argument i is a datetime64 or timedelta64 (a[i].time): -1 with a TypeError when an
+ * earlier one (a[0..i-1]) has another unit, else 0. */
+int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
+                   PyObject *kname);
 /* Formats "argument 'x' of kernel 'k'" into buf (names: the parameter names). */
 void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i);
 /* Classifies argument i (o) into a.  0, or -1 with an exception set; a's

@@ -271,6 +271,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
             goto done;
         }
         memcpy(key + 4 * i, &a[i].t, 4);
+        if (a[i].time && ext_time_clash(a, i, args, d->names, d->kname) < 0) goto done;
         if (!a[i].on_gpu) continue;
         if (gpu_dev < 0) {
             gpu_dev = a[i].device;

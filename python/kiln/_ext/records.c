@@ -16,16 +16,19 @@
 
 static kiln_record recs[KILN_MAX_RECORDS];
 static int aligns[KILN_MAX_RECORDS];
+static int times[KILN_MAX_RECORDS]; /* datetime64/timedelta64: the unit code, else 0 */
 static PyObject *dtypes[KILN_MAX_RECORDS];
 static int nrecs;
 static PyObject *ids; /* dict: dtype -> int */
 
-/* Builds record k from describe()'s (itemsize, align, ((name, code, offset, shape),...)). */
+/* Builds record k from describe()'s (itemsize, align, ((name, code, offset, shape),...),
+ * time unit). */
 static int build(int k, PyObject *desc) {
     long long itemsize;
-    int align;
+    int align, time = 0;
     PyObject *fields;
-    if (!PyArg_ParseTuple(desc, "LiO!", &itemsize, &align, &PyTuple_Type, &fields)) return -1;
+    if (!PyArg_ParseTuple(desc, "LiO!|i", &itemsize, &align, &PyTuple_Type, &fields, &time))
+        return -1;
     Py_ssize_t nf = PyTuple_GET_SIZE(fields);
     if (nf > KILN_MAX_FIELDS) {
         PyErr_Format(PyExc_TypeError, "a record of %zd fields; kernels take at most %d", nf,
@@ -42,8 +45,9 @@ static int build(int k, PyObject *desc) {
         int code;
         long long off;
         PyObject *shape;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "siLO!", &name, &code, &off,
-                              &PyTuple_Type, &shape))
+        int chars = 0;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "siLO!|i", &name, &code, &off,
+                              &PyTuple_Type, &shape, &chars))
             goto fail;
         Py_ssize_t nd = PyTuple_GET_SIZE(shape);
         if (code < 0 || code >= KILN_NDTYPES || nd > KILN_MAX_NDIM) {
@@ -59,6 +63,7 @@ static int build(int k, PyObject *desc) {
         f[i].name = nm;
         f[i].dtype = (uint8_t)code;
         f[i].ndim = (uint8_t)nd;
+        f[i].chars = (uint8_t)chars;
         f[i].offset = off;
         for (Py_ssize_t d = 0; d < nd; d++) {
             f[i].shape[d] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
@@ -69,6 +74,7 @@ static int build(int k, PyObject *desc) {
     recs[k].nfields = (int)nf;
     recs[k].fields = f;
     aligns[k] = align > 0 ? align : 1;
+    times[k] = time;
     return 0;
 fail:
     for (Py_ssize_t i = 0; i < nf; i++) PyMem_RawFree((void *)f[i].name);
@@ -110,6 +116,7 @@ int ext_record_id(PyObject *dtype) {
 
 int64_t ext_record_size(int id) { return id >= 0 && id < nrecs ? recs[id].itemsize : 0; }
 int ext_record_align(int id) { return id >= 0 && id < nrecs ? aligns[id] : 1; }
+int ext_record_time(int id) { return id >= 0 && id < nrecs ? times[id] : 0; }
 
 const kiln_record *ext_records(int *n) {
     *n = nrecs;

@@ -11,6 +11,9 @@ int ext_record_id(PyObject *dtype);
 /* A registered record's itemsize, and the alignment its naturally aligned fields need. */
 int64_t ext_record_size(int id);
 int ext_record_align(int id);
+/* A registered datetime64/timedelta64 dtype's unit code (kiln/_records.py), else 0: such an
+ * id names no record but the dtype of a device array, which kernels take as int64. */
+int ext_record_time(int id);
 /* Every registered layout, indexed by id (kiln_options.records). */
 const kiln_record *ext_records(int *n);
 

@@ -3,6 +3,7 @@
  * copy of a global NumPy array), devarray (a global device array, by address), extern (an
  * external CUDA device function, kiln.declare_device), other. */
 #include "resolve.h"
+#include "records.h"
 
 #include <string.h>
 
@@ -18,13 +19,29 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out);
 
 /* An array description's dtype and shape into out (kind ARRAY, ndim, shape kept in a
  * capsule until the translation ends); *count: its elements. */
+/* A dtype code past the scalars names a registered record (records.c): its layout. */
+static int set_record(kiln_value *out) {
+    if ((int)out->dtype < KILN_RECORD0) return 0;
+    int n;
+    const kiln_record *recs = ext_records(&n);
+    int k = (int)out->dtype - KILN_RECORD0;
+    if (k >= n) {
+        PyErr_Format(PyExc_ValueError, "no record dtype has id %d", k);
+        return -1;
+    }
+    out->record = &recs[k];
+    return 0;
+}
+
 static int array_head(Resolve *R, PyObject *dtype, PyObject *shape, kiln_value *out,
                       unsigned long long *count) {
     out->kind = KILN_VAL_ARRAY;
     out->dtype = (kiln_dtype)PyLong_AsLong(dtype);
     if (PyErr_Occurred()) return -1;
+    if (set_record(out) < 0) return -1;
     if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-        PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || (unsigned)out->dtype >= KILN_NDTYPES) {
+        PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM ||
+        ((unsigned)out->dtype >= KILN_NDTYPES && !out->record)) {
         PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, ...)");
         return -1;
     }
@@ -133,7 +150,7 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
     } else if (strcmp(kind, "dtype") == 0) {
         out->kind = KILN_VAL_DTYPE;
         out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
-        if (PyErr_Occurred()) return -1;
+        if (PyErr_Occurred() || set_record(out) < 0) return -1;
     } else if (strcmp(kind, "function") == 0) {
         /* ("function", scope, text, filename, first_line, is_device, signature|None) */
         out->kind = KILN_VAL_FUNCTION;
@@ -222,8 +239,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         PyObject *data = ITEM(3);
         if (array_head(R, ITEM(1), ITEM(2), out, &count) < 0) return -1;
         /* the bytes must hold exactly the elements the shape says */
-        size_t esize = kiln_dtype_size(out->dtype);
-        if (!PyBytes_Check(data) || count > (unsigned long long)PY_SSIZE_T_MAX / esize ||
+        size_t esize = out->record ? (size_t)out->record->itemsize : (size_t)kiln_dtype_size(out->dtype);
+        if (!PyBytes_Check(data) || (esize && count > (unsigned long long)PY_SSIZE_T_MAX / esize) ||
             (Py_ssize_t)(count * esize) != PyBytes_GET_SIZE(data)) {
             PyErr_SetString(PyExc_ValueError, "array description: bytes do not match the shape");
             return -1;
