@@ -583,6 +583,10 @@ void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
 /* cuFuncGetAttribute of the module's entry (attr: a CUfunction_attribute, e.g. 4 for
  * its registers per thread); the module's context must be current.  A CUresult. */
 int kiln_cuda_func_attribute(kiln_cuda *c, const kiln_cuda_module *m, int attr, int *value);
+/* cuFuncSetAttribute of the module's entry and of its wide entry when it has one (attr: a
+ * CUfunction_attribute, e.g. 9 for the preferred shared memory carveout); the module's
+ * context must be current.  A CUresult. */
+int kiln_cuda_func_set_attribute(kiln_cuda *c, kiln_cuda_module *m, int attr, int value);
 /* Whether a launch of this shape takes the module's wide entry: it has one,
  * the launch is 1-D, and it has enough threads to fill the device
  * KILN_CUDA_WIDE times over. */

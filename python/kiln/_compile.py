@@ -230,6 +230,10 @@ def _arch_of(device):
     return _kiln.cuda_info()["devices"][device][1]
 
 
+# cuFuncSetAttribute's CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, for
+# @jit(shared_memory_carveout=...)
+_CARVEOUT_ATTR = 9
+
 # ---- compilation ---------------------------------------------------------------------
 
 def _translate(disp, argkey, target, arch=0, export=()):
@@ -333,6 +337,9 @@ def build(disp, key):
             image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
                                                  _cache_name(disp, argkey), disp.options["cache"])
             entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
+            carveout = disp.options.get("shared_memory_carveout")
+            if carveout is not None:
+                _kiln.entry_set_attribute(entry, _CARVEOUT_ATTR, carveout)
         else:
             entry = cpu_entry(disp, argkey, key, sig)
     except BaseException:

@@ -20,7 +20,7 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt", "launch_bounds", "lto", "link")
+                "mode", "inline", "opt", "launch_bounds", "lto", "link", "shared_memory_carveout")
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -50,6 +50,28 @@ def _launch_bounds(lb):
     if not t or any(b <= 0 for b in t):
         raise ValueError(f"launch bounds are positive ints, not {t}")
     return t + (0,) * (3 - len(t))
+
+
+# @jit(shared_memory_carveout=...)'s names, as Numba's, for the percentages of the unified
+# L1/shared memory that the driver prefers to give shared memory (-1: the driver's default)
+_CARVEOUT_NAMES = {"default": -1, "MaxL1": 0, "MaxShared": 100}
+
+
+def _carveout(c):
+    """@jit(shared_memory_carveout=...) as Numba takes it: a percentage 0 to 100, -1 for
+    the driver's default, or one of _CARVEOUT_NAMES; kept as the int (None: not set)."""
+    if c is None:
+        return None
+    if isinstance(c, str):
+        if c not in _CARVEOUT_NAMES:
+            raise ValueError(f"Invalid carveout value: {c!r}; it is an int from -1 to 100 or "
+                             f"one of {', '.join(map(repr, _CARVEOUT_NAMES))}")
+        return _CARVEOUT_NAMES[c]
+    if not isinstance(c, int) or isinstance(c, bool):
+        raise TypeError(f"shared_memory_carveout must be an int or a str, not {c!r}")
+    if not -1 <= c <= 100:
+        raise ValueError(f"shared_memory_carveout must be between -1 and 100, not {c}")
+    return c
 
 
 # forall's threads per block when the caller gives none: a multiple of the warp that keeps
@@ -82,7 +104,8 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None, launch_bounds=None, lto=None, link=None):
+                 inline=None, opt=None, launch_bounds=None, lto=None, link=None,
+                 shared_memory_carveout=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -103,6 +126,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "launch_bounds": _launch_bounds(launch_bounds),
             # CUDA C sources pasted into the kernel's program (_extern.py, Numba's link=)
             "link": link_items(link),
+            # cuFuncSetAttribute on each GPU specialisation when it is loaded (_compile.build)
+            "shared_memory_carveout": _carveout(shared_memory_carveout),
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
@@ -528,6 +553,10 @@ def jit(func_or_sig=None, *args, **options):
       max_blocks_per_cluster)``, CUDA's ``__launch_bounds__`` on the GPU entry (the compiler
       fits the registers to it; a launch of larger blocks fails with the driver's
       CUDA_ERROR_INVALID_VALUE); the CPU target ignores it.
+    - ``shared_memory_carveout``: the share of the unified L1/shared memory the GPU
+      should prefer to give shared memory: a percentage 0 to 100, -1 or ``'default'`` for
+      the driver's choice, ``'MaxL1'`` (0) or ``'MaxShared'`` (100); a hint to the driver
+      (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), which the CPU target ignores.
     - ``link``: CUDA C sources (``kiln.CUSource`` objects, ``.cu`` paths, or a list of them)
       pasted into the kernel's GPU program, for external functions declared with
       ``kiln.declare_device`` without ``link=`` (docs/language.md).

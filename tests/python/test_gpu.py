@@ -587,6 +587,22 @@ def test_launch_bounds_limit_the_block_on_the_gpu():
         kiln.synchronize()
 
 
+def test_shared_memory_carveout_is_accepted_by_the_driver():
+    # each carveout Numba accepts reaches cuFuncSetAttribute, and the kernel still runs
+    for carveout in ("MaxL1", "MaxShared", "default", 0, 50, 100, -1):
+        @kiln.jit(shared_memory_carveout=carveout)
+        def add_one(x):
+            i = kiln.grid(1)
+            if i < x.size:
+                x[i] = i + 1
+
+        d = kiln.to_device(np.zeros(10, np.int32))
+        add_one[1, 10](d)
+        assert (d.copy_to_host() == np.arange(1, 11)).all(), carveout
+        assert kiln._kiln.entry_attribute(next(iter(add_one.overloads.values())), 9) == \
+            (-1 if carveout == "default" else {"MaxL1": 0, "MaxShared": 100}.get(carveout, carveout))
+
+
 def test_print_in_kernels_on_the_gpu():
     import os
     import subprocess
