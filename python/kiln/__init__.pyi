@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeAlias, final, overload
 
 from . import cache as cache
 from . import types as types
+from .args import In as In, InOut as InOut, Out as Out
 
 __version__: str
 

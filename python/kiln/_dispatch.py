@@ -358,9 +358,93 @@ class Dispatcher(_kiln.DispatcherBase):
                                   f"argument '{shown[:shown.index('[')]}' ({shown})")
             raise type(e)(msg) from None
 
+    # ---- Numba's argument hints and extensions (kiln.args) ----------------------------
+
+    @property
+    def extensions(self):
+        """Numba's argument hooks: objects whose ``prepare_args(ty, val, stream=, retr=)``
+        returns the ``(ty, val)`` a launch passes instead, for each argument in turn (``val``
+        may become an argument hint, ``kiln.In(val)``...; ``retr`` takes callables run after
+        the launch).  A kernel with extensions launches through Python."""
+        if type(self) is Dispatcher:
+            # the launches of this kernel look at the list from now on (_HookedDispatcher)
+            self.__class__ = _HookedDispatcher
+        exts = getattr(self, "_extensions", None)
+        if exts is None:
+            exts = self._extensions = []
+        return exts
+
+    def _launch_hinted(self, launcher, args, hooks=False):
+        """A launch whose arguments hold argument hints (kiln.In...), or that runs the
+        kernel's extensions (hooks): each hint becomes the array the kernel gets, the launch
+        runs, and then the hints' copies back.  NotImplemented when there is nothing to
+        convert (launch.c then raises its TypeError)."""
+        from .args import ArgHint
+        from ._cuda import _is_gpu_array
+
+        exts = getattr(self, "_extensions", None) if hooks else None
+        if not exts and not any(isinstance(a, ArgHint) for a in args):
+            return NotImplemented
+        stream = launcher.config[2] or 0
+        retr, conv = [], []
+        for a in args:
+            if exts:
+                ty = _hint_type(a)
+                for ext in exts:
+                    ty, a = ext.prepare_args(ty, a, stream=stream, retr=retr)
+            conv.append(a)
+        plain = [a.value if isinstance(a, ArgHint) else a for a in conv]
+        if any(isinstance(a, ArgHint) for a in plain):
+            raise TypeError("an argument hint holds another hint")
+        if any(_is_gpu_array(a) for a in plain):
+            gpu = True
+        else:
+            gpu = self.options["target"] != "cpu" and self._resolve_target() == 1
+        conv = [a._for_launch(retr, stream, gpu) if isinstance(a, ArgHint) else a for a in conv]
+        launcher(*conv)
+        for r in retr:
+            r()
+        return None
+
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+def _hint_type(a):
+    """The kiln type an extension's prepare_args gets for an argument (Numba's ``ty``): the
+    type of the value, of the hinted value for a hint; None for what kiln cannot type."""
+    from .args import ArgHint
+
+    try:
+        return typeof_or_name(a.value if isinstance(a, ArgHint) else a)
+    except Exception:  # noqa: BLE001  (a hook sees None for what has no kiln type)
+        return None
+
+
+class _HookedDispatcher(Dispatcher):
+    """A Dispatcher whose ``extensions`` were asked for: its launches run them first, in
+    Python (``k[config]`` gives a _HookedLauncher while the list is not empty)."""
+
+    def __getitem__(self, config):
+        launcher = super().__getitem__(config)
+        if not getattr(self, "_extensions", None):
+            return launcher
+        return _HookedLauncher(self, launcher)
+
+
+class _HookedLauncher:
+    """``k[config]`` of a kernel with extensions: calling it runs them on the arguments."""
+
+    def __init__(self, disp, launcher):
+        self.dispatcher, self._launcher = disp, launcher
+
+    @property
+    def config(self):
+        return self._launcher.config
+
+    def __call__(self, *args):
+        return self.dispatcher._launch_hinted(self._launcher, args, hooks=True)
 
 
 class _Overloads(dict):

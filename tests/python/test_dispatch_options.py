@@ -62,3 +62,110 @@ def test_shared_memory_carveout_is_set_on_each_gpu_specialisation():
         assert carveout(plain) == [-1]
         print("ok")
     """)
+
+
+# ---- Numba's argument hints (kiln.In, kiln.Out, kiln.InOut) and extensions ---------------
+
+_rec = np.dtype([("b", np.int32)], align=True)
+
+
+@kiln.jit(target="cpu")
+def _set_three(a):
+    a[0] = 3
+
+
+@kiln.jit(target="cpu")
+def _set_rec_three(r):
+    r[0]["b"] = 3
+
+
+@pytest.mark.parametrize("hint, want", [(kiln.In, 0), (kiln.InOut, 3), (kiln.Out, 3),
+                                        (lambda a: a, 3)])
+def test_argument_hints_on_the_cpu(hint, want):
+    # the kernel runs on the host array itself, except that In gives it a copy
+    a = np.zeros(1, np.int64)
+    _set_three[1, 1](hint(a))
+    assert a[0] == want
+    r = np.zeros(1, _rec)
+    _set_rec_three[1, 1](hint(r))
+    assert r[0]["b"] == want
+
+
+def test_wrap_arg_and_hint_types():
+    a = np.zeros(3)
+    h = kiln.In(a)
+    assert kiln.args.wrap_arg(h) is h and h.value is a
+    assert isinstance(kiln.args.wrap_arg(a), kiln.InOut)
+    assert isinstance(kiln.args.wrap_arg(a, default=kiln.Out), kiln.args.ArgHint)
+    assert repr(h).startswith("kiln.In(")
+
+
+def test_a_hint_of_a_hint_and_a_bad_argument_are_type_errors():
+    with pytest.raises(TypeError, match="hint holds another hint"):
+        _set_three[1, 1](kiln.In(kiln.In(np.zeros(1, np.int64))))
+    with pytest.raises(TypeError, match="argument 'a' of kernel '_set_three' is a str"):
+        _set_three[1, 1]("x")
+
+
+class _DefaultIn:
+    def __init__(self):
+        self.seen = []
+
+    def prepare_args(self, ty, val, **kwargs):
+        self.seen.append((ty, sorted(kwargs)))
+        return ty, kiln.args.wrap_arg(val, default=kiln.In)
+
+
+def test_extensions_prepare_each_argument():
+    @kiln.jit(target="cpu")
+    def f(a, n):
+        a[0] = n
+
+    ext = _DefaultIn()
+    f.extensions.append(ext)
+    a = np.zeros(1, np.int64)
+    f[1, 1](a, 3)           # host arrays become In: not written back
+    assert a[0] == 0
+    assert ext.seen == [(kiln.int64[::1], ["retr", "stream"]), (kiln.int64, ["retr", "stream"])]
+    f[1, 1](kiln.InOut(a), 4)   # a hint the caller gives stays
+    assert a[0] == 4
+    f.extensions.clear()    # no extension: the plain launch path again
+    f[1, 1](a, 5)
+    assert a[0] == 5
+
+
+def test_extension_callbacks_run_after_the_launch():
+    order = []
+
+    class After:
+        def prepare_args(self, ty, val, stream=0, retr=None):
+            retr.append(lambda: order.append(("after", int(val[0]))))
+            return ty, val
+
+    @kiln.jit(target="cpu")
+    def f(a):
+        a[0] = 7
+
+    f.extensions.append(After())
+    f[1, 1](np.zeros(1, np.int64))
+    assert order == [("after", 7)]
+
+
+def test_argument_hints_reach_the_gpu_as_device_arrays():
+    # with the fake driver: a hinted host array is copied to "device" memory, and the
+    # launch gets its device pointer, not the host array's
+    run("""
+        @kiln.jit
+        def k(a):
+            a[0] = 3
+
+        for hint in (kiln.In, kiln.Out, kiln.InOut):
+            h = np.zeros(4, np.int64)
+            k[1, 1](hint(h))
+            name, grid, block, p = last()
+            assert name == "kiln_entry" and p[1] != h.ctypes.data, (hint, p)
+        d = kiln.to_device(np.zeros(4, np.int64))
+        k[1, 1](kiln.In(d))   # a device array in a hint is passed as it is
+        assert last()[3][1] == ptr(d)
+        print("ok")
+    """)

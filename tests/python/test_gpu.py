@@ -604,6 +604,40 @@ def test_shared_memory_carveout_is_accepted_by_the_driver():
             assert kiln._kiln.entry_attribute(next(iter(add_one.overloads.values())), 9) == want
 
 
+def test_argument_hints_and_extensions_on_the_gpu():
+    @kiln.jit
+    def set_three(a):
+        a[0] = 3
+
+    for hint, want in ((kiln.In, 0), (kiln.InOut, 3), (kiln.Out, 3)):
+        h = np.zeros(1, np.int64)
+        set_three[1, 1](hint(h))
+        assert h[0] == want, hint
+    rec = np.zeros(1, np.dtype([("b", np.int32)], align=True))
+
+    @kiln.jit
+    def set_rec(r):
+        r[0]["b"] = 3
+
+    set_rec[1, 1](kiln.In(rec))
+    assert rec[0]["b"] == 0
+    set_rec[1, 1](kiln.InOut(rec))
+    assert rec[0]["b"] == 3
+
+    class DefaultIn:
+        def prepare_args(self, ty, val, **kwargs):
+            return ty, kiln.args.wrap_arg(val, default=kiln.In)
+
+    @kiln.jit
+    def nocopy(a):
+        a[0] = 3
+
+    nocopy.extensions.append(DefaultIn())
+    h = np.zeros(1, np.int64)
+    nocopy[1, 1](h)
+    assert h[0] == 0
+
+
 def test_print_in_kernels_on_the_gpu():
     import os
     import subprocess

@@ -219,6 +219,36 @@ __attribute__((cold, noinline)) static PyObject *tuple_launch(LauncherObject *se
     return r;
 }
 
+/* A launch with an argument the launch path cannot classify (a TypeError): the
+ * dispatcher's _launch_hinted converts Numba's argument hints (kiln.args: In, Out, InOut)
+ * and launches again, off the hot path; it returns NotImplemented when there is none, and
+ * then the TypeError stands. */
+__attribute__((cold, noinline)) static PyObject *hinted_launch(LauncherObject *self,
+                                                               PyObject *const *args,
+                                                               Py_ssize_t n) {
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    PyObject *t = PyTuple_New(n);
+    PyObject *r = NULL;
+    if (t) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(t, i, args[i]);
+        }
+        r = PyObject_CallMethod(self->disp, "_launch_hinted", "OO", (PyObject *)self, t);
+        Py_DECREF(t);
+    }
+    if (r == Py_NotImplemented) {
+        Py_DECREF(r);
+        PyErr_Restore(et, ev, etb);
+        return NULL;
+    }
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    return r;
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -267,6 +297,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
                 for (int j = 0; j < classified; j++) ext_release_arg(&a[j]);
                 classified = 0;
                 ret = tuple_launch(self, args, n);
+            } else if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                for (int j = 0; j < classified; j++) ext_release_arg(&a[j]);
+                classified = 0;
+                ret = hinted_launch(self, args, n);
             }
             goto done;
         }
