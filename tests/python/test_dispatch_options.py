@@ -169,3 +169,23 @@ def test_argument_hints_reach_the_gpu_as_device_arrays():
         assert last()[3][1] == ptr(d)
         print("ok")
     """)
+
+
+def test_the_host_array_warning_says_numbas_phrase():
+    # the GPU path stages host arrays with one PerformanceWarning per kernel, which carries
+    # Numba's phrase so that code filtering Numba's warning by message filters kiln's too
+    run("""
+        @kiln.jit
+        def foo(r, x):
+            r[0] = x + 1
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            foo[1, 10](np.zeros(10, np.float32), 10)
+        msgs = [str(x.message) for x in w if issubclass(x.category, kiln.PerformanceWarning)]
+        assert len(msgs) == 1, msgs
+        import re
+        assert re.search("Host array used in CUDA kernel will incur.+copy overhead", msgs[0])
+        assert "argument 'r'" in msgs[0] and "kiln.to_device()" in msgs[0], msgs[0]
+        print("ok")
+    """)

@@ -91,7 +91,9 @@ static int stage_host_arrays(ModState *st, Kernel *d, Arg *a, int n, void *strea
             ext_arg_desc(desc, sizeof desc, d->names, d->kname, i);
             if (PyErr_WarnFormat(st->PerformanceWarning, 1,
                                  "%s is a host array, so kernel '%U' copies its host arrays to the "
-                                 "GPU and back at every launch; pass kiln.to_device() arrays",
+                                 "GPU and back at every launch (Host array used in CUDA kernel "
+                                 "will incur copy overhead to/from device); pass kiln.to_device() "
+                                 "arrays",
                                  desc, d->kname) < 0)
                 return -1;
         }
