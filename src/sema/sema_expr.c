@@ -578,6 +578,8 @@ static const Type *attribute(Sema *S, Node *n) {
             GVal *g = sema_resolve(S, ns->scope, dotted, n->sp);
             return sema_global(S, n, g, dotted);
         }
+        if (!in && strcmp(ns->name, "kiln") == 0 && strcmp(a, "types") == 0)
+            return bt; /* kiln.types.float16 (Numba's cuda.types.float16) is kiln.float16 */
         if (!in) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {
