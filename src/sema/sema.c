@@ -747,6 +747,18 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
 
 static void stmt(Sema *S, Node *n);
 
+/* Whether f can return a value of type vt next to its other returns so far: a scalar,
+ * none, or a tuple of scalars, that unifies with the type they gave. */
+static bool returnable_as(Compiler *C, const FuncSpec *f, const Type *vt) {
+    if (vt->kind == TY_ARRAY || (vt->kind != TY_NONE && !storable(vt))) return false;
+    if (vt->kind == TY_TUPLE)
+        for (int i = 0; i < vt->n; i++)
+            if (!ty_is_scalar(vt->elems[i])) return false;
+    if (IS_UNKNOWN(f->ret)) return true;
+    if (vt->kind == TY_NONE || f->ret->kind == TY_NONE) return vt->kind == f->ret->kind;
+    return ty_unify(C, f->ret, vt) != NULL;
+}
+
 void sema_stmt(Sema *S, Node *n) { stmt(S, n); }
 
 void sema_assign_local(Sema *S, Node *t, const Type *vt) { assign(S, t, NULL, vt, false, 0, 0); }
@@ -865,7 +877,18 @@ static void stmt(Sema *S, Node *n) {
         return;
     case S_RETURN: {
         Node *v = n->ret.value;
+        int rec_before = S->rec_calls;
         const Type *vt = v ? sema_expr(S, v) : &ty_none;
+        if (S->rec_calls != rec_before && !f->is_kernel && !IS_ERR(vt) && !IS_UNKNOWN(vt) &&
+            !returnable_as(C, f, vt)) {
+            error_at(C, v->sp, "give every return the same type",
+                     "'%s' returns %s here, which its other returns (%s) cannot take: the "
+                     "value grows with each call (Return type of recursive function does "
+                     "not converge)",
+                     f->fi->name, ty_name(C, vt), ty_name(C, f->ret));
+            f->ret_error = true;
+            return;
+        }
         if (f->is_kernel) {
             if (vt->kind != TY_NONE && !IS_ERR(vt))
                 error_at(C, v->sp, "write results to an array argument",
@@ -959,10 +982,12 @@ static void analyse(Sema *S, FuncSpec *f) {
     S->C->muted++;
     for (int iter = 0; iter < 100; iter++) {
         S->changed = false;
+        f->runaway = false;
         run_pass(S, f);
         if (!S->changed) break;
     }
     S->C->muted--;
+    if (!IS_UNKNOWN(f->ret)) f->runaway = false; /* a return gave it a type: not runaway */
     if (IS_UNKNOWN(f->ret)) f->ret = f->ret_error ? &ty_error : &ty_none;
     S->stack.n--;
     f->in_progress = false;
@@ -1140,6 +1165,54 @@ static const char *types_text(Compiler *C, const Type **types, int n) {
     return b.p ? b.p : "";
 }
 
+/* A call of `on`, a function being analysed (recursion, which C and CUDA run with a
+ * stack): the same argument types only, since a new specialisation would be analysed
+ * inside its own analysis.  The result is the signature's return type, or the type the
+ * function's other returns gave it so far (unknown until they have: a later pass takes
+ * it; a function whose every return goes through itself never gets one, Numba's
+ * runaway recursion).  Array arguments are taken as written, since the callee's writes
+ * are not all known yet. */
+static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **types, int np,
+                                const FuncSig *sig, const Type **ret) {
+    Compiler *C = S->C;
+    bool same = on->nparams == np && !on->is_kernel;
+    for (int i = 0; i < np && same; i++) same = ty_equal(on->params[i], types[i]);
+    if (!same) {
+        error_at(C, call->sp, "give the function an explicit signature, or convert the "
+                 "arguments to the types of the outer call",
+                 "recursive call of '%s' with other argument types (%s) is not supported in "
+                 "kernels", on->fi->name, types_text(C, types, np));
+        return NULL;
+    }
+    on->recursive = true;
+    S->rec_calls++;
+    for (int i = 0; i < np; i++)
+        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE) {
+            on->written |= origin_of_param(i);
+            sema_mark_written(S, call->call.bound.v[i]);
+        }
+    call->callee = on;
+    if (sig && sig->ret.dtype != KILN_NDTYPES) {
+        *ret = ty_scalar((kiln_dtype)sig->ret.dtype);
+        return on;
+    }
+    if (IS_UNKNOWN(on->ret) || on->runaway) {
+        if (!on->analysed) {
+            on->runaway = true; /* until a pass finds a return type (analyse) */
+            *ret = &ty_unknown;
+            return NULL;
+        }
+        error_at(C, call->sp, "return a value that does not come from the recursion on "
+                 "some path, or give the function an explicit signature",
+                 "cannot type infer runaway recursion: no return of '%s' has a type that "
+                 "does not come from calling itself", on->fi->name);
+        *ret = &ty_error;
+        return NULL;
+    }
+    *ret = on->ret;
+    return on;
+}
+
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret) {
     Compiler *C = S->C;
     *ret = &ty_error;
@@ -1242,11 +1315,8 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     }
     for (int i = 0; i < S->stack.n; i++) {
         FuncSpec *on = S->stack.v[i];
-        if (on->fi == fi) {
-            error_at(C, call->sp, "rewrite the recursion as a loop",
-                     "recursive call of '%s' is not supported in kernels", fi->name);
-            return NULL;
-        }
+        if (on->fi == fi)
+            return recursive_call(S, call, on, types, np, sig, ret);
     }
     FuncSpec *spec = spec_get(S, fi, types, np, false);
     if (!spec) return NULL;

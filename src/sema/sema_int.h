@@ -28,6 +28,7 @@ struct Sema {
     int loop_depth;
     SemaResult *res;
     PtrVec stack;         /* specs being analysed (recursion check) */
+    int rec_calls;        /* recursive calls typed so far (a return that made one: sema.c) */
     Fact facts[32];       /* facts of the enclosing if conditions */
     int nfacts;
     RCacheEntry *rc;      /* resolved globals */

@@ -638,6 +638,43 @@ def test_argument_hints_and_extensions_on_the_gpu():
     assert h[0] == 0
 
 
+def test_recursive_device_functions_on_the_gpu():
+    @kiln.jit("int64(int64)", device=True)
+    def fib(n):
+        if n < 2:
+            return n
+        return fib(n - 1) + fib(n - 2)
+
+    @kiln.jit(device=True)
+    def is_even(n):
+        if n == 0:
+            return True
+        return is_odd(n - 1)
+
+    @kiln.jit(device=True)
+    def is_odd(n):
+        if n == 0:
+            return False
+        return is_even(n - 1)
+
+    @kiln.jit
+    def k(r, x):
+        i = kiln.grid(1)
+        if i < x.size:
+            r[0, i] = fib(x[i])
+            r[1, i] = is_even(x[i])
+
+    x = np.arange(16, dtype=np.int64)
+    r = kiln.device_array((2, 16), np.int64)
+    k[1, 32](r, kiln.to_device(x))
+    got = r.copy_to_host()
+    fibs = [0, 1]
+    for _ in range(14):
+        fibs.append(fibs[-1] + fibs[-2])
+    assert got[0].tolist() == fibs
+    assert got[1].tolist() == [int(v % 2 == 0) for v in range(16)]
+
+
 def test_print_in_kernels_on_the_gpu():
     import os
     import subprocess
