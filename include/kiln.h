@@ -198,6 +198,8 @@ typedef struct kiln_value {
     int first_line;
     int is_device;        /* 1 for @jit(device=True) */
     const char *signature; /* explicit signature text of a device function, or NULL */
+    /* OTHER: an exception class's key, for `raise` (kiln._compile's registry), or NULL */
+    const char *exception;
     /* ARRAY */
     int ndim;
     const int64_t *shape;
@@ -432,7 +434,7 @@ const char *kiln_cpu_quick_dir(void);
  * first error of a launch wins; the others are dropped. */
 typedef enum kiln_errcode {
     KILN_ERR_NONE,
-    KILN_ERR_INDEX,    /* a = index, b = axis, c = size */
+    KILN_ERR_INDEX,    /* a = index, b = axis (-1: a tuple's item), c = size */
     KILN_ERR_ASSERT,   /* assertion failed */
     KILN_ERR_ZERODIV,  /* integer division or modulo by zero */
     KILN_ERR_RANGE,    /* range() step is zero */
@@ -443,8 +445,11 @@ typedef enum kiln_errcode {
                         * shape's known extents, c = its -1 entries (NumPy's ValueError) */
     KILN_ERR_COOP,     /* a cooperative grid past KILN_CG_MAX_THREADS on the CPU: a = blocks,
                         * b = the most blocks, c = threads per block */
-    KILN_ERR_BROADCAST /* a ufunc's operand does not broadcast to its output: a = the operand's
+    KILN_ERR_BROADCAST, /* a ufunc's operand does not broadcast to its output: a = the operand's
                         * extent, b = the output's axis, c = the output's extent there */
+    KILN_ERR_RAISE     /* `raise E(...)` in a kernel: the line's file is the raise site (emit:
+                        * "\x01raise" fields), b = the thread (x | y << 21 | z << 42), c = the
+                        * block (x | y << 31 | z << 47) */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

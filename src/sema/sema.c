@@ -299,6 +299,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
             g->other = arena_strdup(&C->arena, kv->name);
         else
             g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
+        if (kv->exception) g->exception = arena_strdup(&C->arena, kv->exception);
         g->ty = &ty_error;
         break;
     }
@@ -634,6 +635,7 @@ static bool always_returns(const NodeList *l) {
     if (l->n == 0) return false;
     const Node *last = l->v[l->n - 1];
     if (last->kind == S_RETURN) return true;
+    if (last->kind == S_ASSERT && last->assrt.exc) return true; /* raise */
     if (last->kind == S_IF) {
         for (; elif_of(last); last = elif_of(last))
             if (!always_returns(&last->ifs.body)) return false;
@@ -937,6 +939,10 @@ static void stmt(Sema *S, Node *n) {
         return;
     }
     case S_ASSERT:
+        if (n->assrt.exc) {
+            sema_raise(S, n);
+            return;
+        }
         sema_cond(S, n->assrt.test);
         if (n->assrt.msg && n->assrt.msg->kind != E_STR) sema_expr(S, n->assrt.msg);
         return;

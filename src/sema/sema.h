@@ -160,6 +160,7 @@ typedef struct GVal {
     const NsRef *ns;       /* NAMESPACE/MODULE */
     FuncInfo *fn;          /* FUNCTION */
     const char *other;     /* OTHER: the Python type name */
+    const char *exception; /* OTHER: an exception class's key (kiln_value.exception) */
     const void *data;      /* ARRAY: the frozen elements, C order (in the arena), or NULL
                             * for a device array taken by address: */
     uint64_t address;      /* ...its first element's address */

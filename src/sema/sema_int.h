@@ -113,6 +113,9 @@ bool sema_group_method(Sema *S, Node *n);
 /* The text of a string literal (dtype names), or NULL. */
 const char *sema_string_text(Sema *S, const Node *n);
 
+/* sema_raise.c: `raise E(...)`, an assert with assrt.exc: checks it, sets assrt.site */
+void sema_raise(Sema *S, Node *n);
+
 /* sema_print.c: print(...) in kernels */
 const Type *sema_print(Sema *S, Node *n);
 

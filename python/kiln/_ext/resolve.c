@@ -234,6 +234,7 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->kind = KILN_VAL_OTHER;
         out->name = keep_str(R, ITEM(1));
         if (!out->name) return -1;
+        if (n > 2 && !(out->exception = keep_str(R, ITEM(2)))) return -1; /* a class to raise */
     } else {
         PyErr_Format(PyExc_ValueError, "resolver returned an unknown kind '%s'", kind);
         return -1;
