@@ -675,6 +675,37 @@ def test_recursive_device_functions_on_the_gpu():
     assert got[1].tolist() == [int(v % 2 == 0) for v in range(16)]
 
 
+class _KernelRaised(Exception):
+    pass
+
+
+def test_raise_in_kernels_on_the_gpu():
+    @kiln.jit("void(int32)", debug=True)
+    def f(x):
+        if x == 1:
+            raise _KernelRaised
+        elif x == 2:
+            raise _KernelRaised("foo")
+
+    f[1, 1](0)
+    with pytest.raises(_KernelRaised, match=r"In function 'f', file \S+, line \d+, "
+                                            r"tid=\[0, 0, 0\] ctaid=\[0, 0, 0\]$"):
+        f[1, 1](1)
+    with pytest.raises(_KernelRaised, match=r"tid=\[0, 0, 0\] ctaid=\[0, 0, 0\]: foo$"):
+        f[1, 1](2)
+
+    @kiln.jit
+    def g(a):
+        if kiln.threadIdx.x == 3 and kiln.blockIdx.x == 1:
+            raise ValueError("three")
+        a[kiln.grid(1)] = 1.0
+
+    d = kiln.device_array(8, np.float64)
+    g[2, 4](d)   # no debug: raised at the next synchronisation
+    with pytest.raises(ValueError, match=r"tid=\[3, 0, 0\] ctaid=\[1, 0, 0\]: three"):
+        kiln.synchronize()
+
+
 def test_print_in_kernels_on_the_gpu():
     import os
     import subprocess
