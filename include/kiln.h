@@ -161,7 +161,8 @@ typedef enum kiln_value_kind {
     KILN_VAL_SCALAR,    /* typed scalar (NumPy scalar): dtype + v */
     KILN_VAL_TUPLE,     /* tuple of values (tuple, ntuple) */
     KILN_VAL_NAMESPACE, /* a module or intrinsic kiln knows by name ("math", "kiln.atomic.add") */
-    KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver */
+    KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver
+                         * (name "enum": an enum class, also subscripted by member name) */
     KILN_VAL_DTYPE,     /* a scalar type object (np.float32, kiln.int64): dtype */
     KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */

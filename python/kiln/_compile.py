@@ -71,8 +71,8 @@ def describe(v):
         if isinstance(v.value, int) and not isinstance(v.value, bool):
             return describe(v.value)
         return ("other", f"a member of enum {type(v).__name__} whose value is not an int")
-    if isinstance(v, type) and issubclass(v, enum.Enum):  # its members by attribute
-        return ("module",)
+    if isinstance(v, type) and issubclass(v, enum.Enum):  # members: Color.red, Color["red"]
+        return ("module", "enum")
     if isinstance(v, type) and issubclass(v, BaseException):  # `raise v(...)` in a kernel
         return ("other", "an exception class", _exception_key(v))
     if isinstance(v, types.ModuleType):

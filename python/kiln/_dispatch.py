@@ -375,15 +375,16 @@ class Dispatcher(_kiln.DispatcherBase):
         return exts
 
     def _launch_hinted(self, launcher, args, hooks=False):
-        """A launch whose arguments hold argument hints (kiln.In...), or that runs the
-        kernel's extensions (hooks): each hint becomes the array the kernel gets, the launch
-        runs, and then the hints' copies back.  NotImplemented when there is nothing to
+        """A launch whose arguments hold argument hints (kiln.In...) or Enum members, or that
+        runs the kernel's extensions (hooks): each hint becomes the array the kernel gets, a
+        member its value, the launch runs, and then the hints' copies back.  NotImplemented when there is nothing to
         convert (launch.c then raises its TypeError)."""
         from .args import ArgHint
         from ._cuda import _is_gpu_array
 
         exts = getattr(self, "_extensions", None) if hooks else None
-        if not exts and not any(isinstance(a, ArgHint) for a in args):
+        if not exts and not any(isinstance(a, ArgHint) or _enum_value(a) is not None
+                                for a in args):
             return NotImplemented
         stream = launcher.config[2] or 0
         retr, conv = [], []
@@ -401,6 +402,8 @@ class Dispatcher(_kiln.DispatcherBase):
         else:
             gpu = self.options["target"] != "cpu" and self._resolve_target() == 1
         conv = [a._for_launch(retr, stream, gpu) if isinstance(a, ArgHint) else a for a in conv]
+        # an Enum member with a number value is that value, as kernels read Color.red
+        conv = [a if _enum_value(a) is None else _enum_value(a) for a in conv]
         launcher(*conv)
         for r in retr:
             r()
@@ -409,6 +412,18 @@ class Dispatcher(_kiln.DispatcherBase):
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+def _enum_value(a):
+    """The value of an Enum member whose value is an int or a float (None otherwise): what
+    a launch passes for it, as kernels read members of such enums as their values."""
+    import enum
+
+    if isinstance(a, enum.Enum):
+        v = a.value
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return v
+    return None
 
 
 def _hint_type(a):

@@ -211,6 +211,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
     }
     case KILN_VAL_MODULE:
         g->ns = sema_ns(S, dotted, NULL, scope);
+        if (kv->name && strcmp(kv->name, "enum") == 0) ((NsRef *)g->ns)->by_name = true;
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:

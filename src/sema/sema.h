@@ -144,6 +144,7 @@ struct NsRef {
     const char *name;       /* canonical name, or the user's dotted path if foreign */
     const Intrinsic *intr;  /* the entry, NULL if foreign */
     void *scope;            /* foreign: the resolver scope to ask in */
+    bool by_name;           /* an enum class: Color["red"] is Color.red */
 };
 
 /* ---- globals ----------------------------------------------------------------- */
