@@ -415,13 +415,13 @@ class Dispatcher(_kiln.DispatcherBase):
 
 
 def _enum_value(a):
-    """The value of an Enum member whose value is an int or a float (None otherwise): what
-    a launch passes for it, as kernels read members of such enums as their values."""
+    """The value of an Enum member whose value is an int (None otherwise): what a launch
+    passes for it, as kernels read members of such enums as their values."""
     import enum
 
     if isinstance(a, enum.Enum):
         v = a.value
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(v, int) and not isinstance(v, bool):
             return v
     return None
 
