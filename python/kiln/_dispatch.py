@@ -6,6 +6,7 @@ specialisation that exists.  Python runs only on a miss, in ``_compile_key``,
 which hands the work to kiln._compile (imported then, not at ``import kiln``).
 """
 
+import copyreg
 import hashlib
 import os
 
@@ -409,9 +410,26 @@ class Dispatcher(_kiln.DispatcherBase):
             r()
         return None
 
+    def __reduce__(self):
+        """pickle: by reference when the kernel's module holds it, else its function's
+        code, source, globals and closure with the options and signatures (_pickle.py)."""
+        from . import _pickle
+
+        return _pickle.reduce_dispatcher(self, Dispatcher)
+
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+def _reduce_launcher(launcher):
+    from . import _pickle
+
+    return _pickle.reduce_launcher(launcher)
+
+
+# k[g, b] pickles as its kernel and configuration (Numba's configured launches do)
+copyreg.pickle(_kiln.Launcher, _reduce_launcher)
 
 
 def _enum_value(a):

@@ -189,3 +189,100 @@ def test_the_host_array_warning_says_numbas_phrase():
         assert "argument 'r'" in msgs[0] and "kiln.to_device()" in msgs[0], msgs[0]
         print("ok")
     """)
+
+
+# ---- pickling kernels, configured launches and vectorize functions -----------------------
+
+import math  # noqa: E402
+import pickle  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+
+@kiln.jit(target="cpu")
+def _module_kernel(a):
+    a[0] = 1
+
+
+def test_a_module_level_kernel_pickles_by_reference():
+    assert pickle.loads(pickle.dumps(_module_kernel)) is _module_kernel
+
+
+def _local_kernels():
+    @kiln.jit(device=True)
+    def inner(a):
+        return a + 1
+
+    k = 3
+
+    @kiln.jit(target="cpu")
+    def foo(arr):
+        arr[0] = inner(arr[0]) + k + int(math.floor(1.5))
+
+    @kiln.jit("void(intp[::1])", target="cpu")
+    def bar(arr):
+        arr[0] = inner(arr[0])
+
+    return foo, bar
+
+
+def test_a_local_kernel_pickles_with_its_closure_and_globals():
+    foo, bar = _local_kernels()
+    for k in (foo, pickle.loads(pickle.dumps(foo)),
+              pickle.loads(pickle.dumps(pickle.loads(pickle.dumps(foo))))):
+        a = np.array([100])
+        k[1, 1](a)
+        assert a[0] == 105
+    b = pickle.loads(pickle.dumps(bar))
+    assert b.signatures == bar.signatures and b.options == bar.options
+    a = np.array([1])
+    b[1, 1](a)
+    assert a[0] == 2
+
+
+def test_a_pickled_kernel_runs_in_another_process():
+    foo, _ = _local_kernels()
+    code = ("import pickle, sys, numpy as np\n"
+            "f = pickle.loads(sys.stdin.buffer.read())\n"
+            "a = np.array([100])\n"
+            "f[1, 1](a)\n"
+            "print(a[0])\n")
+    p = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(foo),
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout.strip() == b"105"
+
+
+def test_a_configured_launch_pickles_with_its_configuration():
+    foo, _ = _local_kernels()
+
+    @kiln.jit(target="cpu")
+    def mark(a):
+        a[kiln.grid(1)] = 1
+
+    got = pickle.loads(pickle.dumps(mark[5, 8]))
+    assert (got.griddim, got.blockdim) == ((5, 1, 1), (8, 1, 1))
+    a = np.zeros(40)
+    got(a)
+    assert a.sum() == 40
+    run("""
+        import pickle
+        with_stream = saxpy[1, 1, kiln.stream()]
+        try:
+            pickle.dumps(with_stream)
+        except pickle.PicklingError as e:
+            assert "on a stream cannot be pickled" in str(e), e
+        else:
+            raise AssertionError("a launch on a stream pickled")
+        print("ok")
+    """)
+
+
+def test_a_vectorize_function_pickles():
+    @kiln.vectorize(["intp(intp)", "float64(float64)"], target="cpu")
+    def twice(x):
+        return x * 2
+
+    again = pickle.loads(pickle.dumps(twice))
+    assert again(np.arange(4)).tolist() == [0, 2, 4, 6]
+    assert again(np.array([0.5])).tolist() == [1.0]

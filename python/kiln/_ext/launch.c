@@ -527,8 +527,20 @@ static PyMethodDef launcher_methods[] = {
      "benchmark hook: the driver's own cost per launch"},
     {NULL, NULL, 0, NULL}};
 
+static PyObject *launcher_griddim(LauncherObject *self, void *c) {
+    return Py_BuildValue("(LLL)", (long long)self->grid[0], (long long)self->grid[1],
+                         (long long)self->grid[2]);
+}
+
+static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
+    return Py_BuildValue("(LLL)", (long long)self->block[0], (long long)self->block[1],
+                         (long long)self->block[2]);
+}
+
 static PyGetSetDef launcher_getset[] = {
     {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
+    {"griddim", (getter)launcher_griddim, NULL, "the grid's 3 extents (Numba's)", NULL},
+    {"blockdim", (getter)launcher_blockdim, NULL, "the block's 3 extents (Numba's)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot launcher_slots[] = {
