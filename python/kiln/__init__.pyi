@@ -139,7 +139,11 @@ class Dispatcher:
         launch_bounds: int | tuple[int, ...] | None = ...,
         lto: Any = ...,
         link: _Links | None = ...,
+        shared_memory_carveout: int | str | None = ...,
     ) -> None: ...
+    # Numba's argument hooks: objects with prepare_args(ty, val, stream=, retr=) -> (ty, val)
+    @property
+    def extensions(self) -> list[Any]: ...
     # k[griddim, blockdim], k[griddim, blockdim, stream], k[griddim, blockdim, stream, shared]
     def __getitem__(self, config: tuple[Any, ...], /) -> Callable[..., None]: ...
     # a device function called from a kernel (or a kernel launched with forall-style size)
@@ -185,6 +189,7 @@ def jit(
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
     link: _Links | None = ...,
+    shared_memory_carveout: int | str | None = ...,
 ) -> Dispatcher: ...
 @overload
 def jit(
@@ -200,6 +205,7 @@ def jit(
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
     link: _Links | None = ...,
+    shared_memory_carveout: int | str | None = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 class _Vectorized:
