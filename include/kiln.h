@@ -167,7 +167,8 @@ typedef enum kiln_value_kind {
     KILN_VAL_SCALAR,    /* typed scalar (NumPy scalar): dtype + v */
     KILN_VAL_TUPLE,     /* tuple of values (tuple, ntuple) */
     KILN_VAL_NAMESPACE, /* a module or intrinsic kiln knows by name ("math", "kiln.atomic.add") */
-    KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver */
+    KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver
+                         * (name "enum": an enum class, also subscripted by member name) */
     KILN_VAL_DTYPE,     /* a scalar type object (np.float32, kiln.int64): dtype */
     KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */
@@ -204,6 +205,8 @@ typedef struct kiln_value {
     int first_line;
     int is_device;        /* 1 for @jit(device=True) */
     const char *signature; /* explicit signature text of a device function, or NULL */
+    /* OTHER: an exception class's key, for `raise` (kiln._compile's registry), or NULL */
+    const char *exception;
     /* ARRAY */
     int ndim;
     const int64_t *shape;
@@ -442,7 +445,7 @@ const char *kiln_cpu_quick_dir(void);
  * first error of a launch wins; the others are dropped. */
 typedef enum kiln_errcode {
     KILN_ERR_NONE,
-    KILN_ERR_INDEX,    /* a = index, b = axis, c = size */
+    KILN_ERR_INDEX,    /* a = index, b = axis (-1: a tuple's item), c = size */
     KILN_ERR_ASSERT,   /* assertion failed */
     KILN_ERR_ZERODIV,  /* integer division or modulo by zero */
     KILN_ERR_RANGE,    /* range() step is zero */
@@ -456,8 +459,11 @@ typedef enum kiln_errcode {
     KILN_ERR_BROADCAST, /* a ufunc's operand does not broadcast to its output: a = the operand's
                          * extent, b = the output's axis, c = the output's extent there */
     KILN_ERR_EMPTY_REDUCE, /* np.min/np.max (a = 0/1) of an empty array: no identity */
-    KILN_ERR_VIEW          /* a.view(dtype) of another itemsize: a = 0 the last axis is not
+    KILN_ERR_VIEW,         /* a.view(dtype) of another itemsize: a = 0 the last axis is not
                             * contiguous, 1 its bytes do not divide, 2 an axis's stride does not */
+    KILN_ERR_RAISE     /* `raise E(...)` in a kernel: the line's file is the raise site (emit:
+                        * "\x01raise" fields), b = the thread (x | y << 21 | z << 42), c = the
+                        * block (x | y << 31 | z << 47) */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {
@@ -596,6 +602,10 @@ void kiln_cuda_unload(kiln_cuda *c, kiln_cuda_module *m);
 /* cuFuncGetAttribute of the module's entry (attr: a CUfunction_attribute, e.g. 4 for
  * its registers per thread); the module's context must be current.  A CUresult. */
 int kiln_cuda_func_attribute(kiln_cuda *c, const kiln_cuda_module *m, int attr, int *value);
+/* cuFuncSetAttribute of the module's entry and of its wide entry when it has one (attr: a
+ * CUfunction_attribute, e.g. 9 for the preferred shared memory carveout); the module's
+ * context must be current.  A CUresult. */
+int kiln_cuda_func_set_attribute(kiln_cuda *c, kiln_cuda_module *m, int attr, int value);
 /* Whether a launch of this shape takes the module's wide entry: it has one,
  * the launch is 1-D, and it has enough threads to fill the device
  * KILN_CUDA_WIDE times over. */

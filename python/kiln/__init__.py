@@ -48,6 +48,7 @@ from ._cuda import (  # noqa: F401
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
 )
 from ._kiln import Stream, Event  # noqa: F401
+from .args import In, Out, InOut  # noqa: F401  (Numba's argument hints)
 from ._extern import declare_device, CUSource, ExternFunction  # noqa: F401  (external CUDA code)
 from .compiler import (  # noqa: F401  (Numba's compiler entries: PTX and LTO-IR text)
     compile_ptx, compile_ptx_for_current_device, compile_for_current_device,

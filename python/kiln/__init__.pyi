@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeAlias, final, overload
 from . import cache as cache
 from . import types as types
 from . import bf16 as bf16
+from .args import In as In, InOut as InOut, Out as Out
 
 __version__: str
 
@@ -140,7 +141,11 @@ class Dispatcher:
         launch_bounds: int | tuple[int, ...] | None = ...,
         lto: Any = ...,
         link: _Links | None = ...,
+        shared_memory_carveout: int | str | None = ...,
     ) -> None: ...
+    # Numba's argument hooks: objects with prepare_args(ty, val, stream=, retr=) -> (ty, val)
+    @property
+    def extensions(self) -> list[Any]: ...
     # k[griddim, blockdim], k[griddim, blockdim, stream], k[griddim, blockdim, stream, shared]
     def __getitem__(self, config: tuple[Any, ...], /) -> Callable[..., None]: ...
     # a device function called from a kernel (or a kernel launched with forall-style size)
@@ -186,6 +191,7 @@ def jit(
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
     link: _Links | None = ...,
+    shared_memory_carveout: int | str | None = ...,
 ) -> Dispatcher: ...
 @overload
 def jit(
@@ -201,6 +207,7 @@ def jit(
     mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
     launch_bounds: int | tuple[int, ...] | None = ...,
     link: _Links | None = ...,
+    shared_memory_carveout: int | str | None = ...,
 ) -> Callable[[Callable[..., Any]], Dispatcher]: ...
 
 class _Vectorized:

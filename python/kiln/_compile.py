@@ -71,8 +71,10 @@ def describe(v):
         if isinstance(v.value, int) and not isinstance(v.value, bool):
             return describe(v.value)
         return ("other", f"a member of enum {type(v).__name__} whose value is not an int")
-    if isinstance(v, type) and issubclass(v, enum.Enum):  # its members by attribute
-        return ("module",)
+    if isinstance(v, type) and issubclass(v, enum.Enum):  # members: Color.red, Color["red"]
+        return ("module", "enum")
+    if isinstance(v, type) and issubclass(v, BaseException):  # `raise v(...)` in a kernel
+        return ("other", "an exception class", _exception_key(v))
     if isinstance(v, types.ModuleType):
         name = v.__name__
         if name in ("math", "cmath", "numpy", "builtins"):
@@ -233,6 +235,65 @@ def _describe_cai(cai):
     return ("devarray", code, shape, ptr, device)
 
 
+# ---- exceptions raised in kernels ----------------------------------------------------------
+#
+# A kernel's `raise E("text")` records the raise site in the launch's error record (kiln.h's
+# KILN_ERR_RAISE); after the launch the host raises E built here.  The class is found by a
+# key that the compiled program keeps: its module and qualified name, registered when a
+# kernel that raises it is compiled (a class the program's process has not seen since, as
+# after loading a kernel compiled elsewhere, is looked up by that name).
+
+_EXCEPTIONS = {}
+
+
+def _exception_key(cls):
+    key = f"{cls.__module__}.{cls.__qualname__}"
+    _EXCEPTIONS[key] = cls
+    return key
+
+
+def _exception_class(key):
+    cls = _EXCEPTIONS.get(key)
+    if cls is None:
+        import importlib
+
+        mod, _, name = key.rpartition(".")
+        try:
+            cls = importlib.import_module(mod)
+            for part in name.split("."):
+                cls = getattr(cls, part)
+        except (ImportError, AttributeError):
+            cls = None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return RuntimeError, f"(the kernel raised {key}, which cannot be found) "
+    return cls, ""
+
+
+def user_exception(site, line, thread, block):
+    """The exception a kernel's raise site (sema_raise.c's fields) raised, as Numba words
+    it: "In function 'f', file F, line N, tid=[x, y, z] ctaid=[x, y, z]: message"."""
+    import ast
+
+    _, key, func, file, args = site.split("\x1f", 4)
+    cls, lost = _exception_class(key)
+    values = tuple(ast.literal_eval("(" + a + ")") for a in args.split("\x1e")) if args else ()
+    tid = [thread & 0x1FFFFF, (thread >> 21) & 0x1FFFFF, (thread >> 42) & 0x1FFFFF]
+    ctaid = [block & 0x7FFFFFFF, (block >> 31) & 0xFFFF, (block >> 47) & 0xFFFF]
+    where = (f"{lost}In function '{func}', file {file}, line {line}, "
+             f"tid={tid} ctaid={ctaid}")
+    try:
+        if not values:
+            return cls(where)
+        if isinstance(values[0], str):  # the message, after where it was raised
+            return cls(f"{where}: {values[0]}", *values[1:])
+        exc = cls(*values)          # other arguments stay as they were: where is a note
+        exc.add_note(where)
+        return exc
+    except Exception as e:  # noqa: BLE001  (the class cannot be built from these arguments)
+        return RuntimeError(f"{where}: the kernel raised {key}{values!r}, which could not be "
+                            f"built on the host: {type(e).__name__}: {e}")
+
+
 def lookup(fn, dotted):
     """(True, value) of a dotted global name as seen by function fn, or (False, None)."""
     parts = dotted.split(".")
@@ -295,6 +356,10 @@ def cuda_unavailable_reason():
 def _arch_of(device):
     return _kiln.cuda_info()["devices"][device][1]
 
+
+# cuFuncSetAttribute's CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, for
+# @jit(shared_memory_carveout=...)
+_CARVEOUT_ATTR = 9
 
 # ---- compilation ---------------------------------------------------------------------
 
@@ -399,6 +464,9 @@ def build(disp, key):
             image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
                                                  _cache_name(disp, argkey), disp.options["cache"])
             entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
+            carveout = disp.options.get("shared_memory_carveout")
+            if carveout is not None:
+                _kiln.entry_set_attribute(entry, _CARVEOUT_ATTR, carveout)
         else:
             entry = cpu_entry(disp, argkey, key, sig)
     except BaseException:

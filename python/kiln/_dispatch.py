@@ -6,6 +6,7 @@ specialisation that exists.  Python runs only on a miss, in ``_compile_key``,
 which hands the work to kiln._compile (imported then, not at ``import kiln``).
 """
 
+import copyreg
 import hashlib
 import os
 
@@ -20,7 +21,7 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt", "launch_bounds", "lto", "link")
+                "mode", "inline", "opt", "launch_bounds", "lto", "link", "shared_memory_carveout")
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -50,6 +51,28 @@ def _launch_bounds(lb):
     if not t or any(b <= 0 for b in t):
         raise ValueError(f"launch bounds are positive ints, not {t}")
     return t + (0,) * (3 - len(t))
+
+
+# @jit(shared_memory_carveout=...)'s names, as Numba's, for the percentages of the unified
+# L1/shared memory that the driver prefers to give shared memory (-1: the driver's default)
+_CARVEOUT_NAMES = {"default": -1, "MaxL1": 0, "MaxShared": 100}
+
+
+def _carveout(c):
+    """@jit(shared_memory_carveout=...) as Numba takes it: a percentage 0 to 100, -1 for
+    the driver's default, or one of _CARVEOUT_NAMES; kept as the int (None: not set)."""
+    if c is None:
+        return None
+    if isinstance(c, str):
+        if c not in _CARVEOUT_NAMES:
+            raise ValueError(f"Invalid carveout value: {c!r}; it is an int from -1 to 100 or "
+                             f"one of {', '.join(map(repr, _CARVEOUT_NAMES))}")
+        return _CARVEOUT_NAMES[c]
+    if not isinstance(c, int) or isinstance(c, bool):
+        raise TypeError(f"shared_memory_carveout must be an int or a str, not {c!r}")
+    if not -1 <= c <= 100:
+        raise ValueError(f"shared_memory_carveout must be between -1 and 100, not {c}")
+    return c
 
 
 # forall's threads per block when the caller gives none: a multiple of the warp that keeps
@@ -82,7 +105,8 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None, launch_bounds=None, lto=None, link=None):
+                 inline=None, opt=None, launch_bounds=None, lto=None, link=None,
+                 shared_memory_carveout=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
             raise TypeError(f"kiln.jit needs a Python function, not {type(py_func).__name__}")
@@ -103,6 +127,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "launch_bounds": _launch_bounds(launch_bounds),
             # CUDA C sources pasted into the kernel's program (_extern.py, Numba's link=)
             "link": link_items(link),
+            # cuFuncSetAttribute on each GPU specialisation when it is loaded (_compile.build)
+            "shared_memory_carveout": _carveout(shared_memory_carveout),
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
@@ -333,9 +359,125 @@ class Dispatcher(_kiln.DispatcherBase):
                                   f"argument '{shown[:shown.index('[')]}' ({shown})")
             raise type(e)(msg) from None
 
+    # ---- Numba's argument hints and extensions (kiln.args) ----------------------------
+
+    @property
+    def extensions(self):
+        """Numba's argument hooks: objects whose ``prepare_args(ty, val, stream=, retr=)``
+        returns the ``(ty, val)`` a launch passes instead, for each argument in turn (``val``
+        may become an argument hint, ``kiln.In(val)``...; ``retr`` takes callables run after
+        the launch).  A kernel with extensions launches through Python."""
+        if type(self) is Dispatcher:
+            # the launches of this kernel look at the list from now on (_HookedDispatcher)
+            self.__class__ = _HookedDispatcher
+        exts = getattr(self, "_extensions", None)
+        if exts is None:
+            exts = self._extensions = []
+        return exts
+
+    def _launch_hinted(self, launcher, args, hooks=False):
+        """A launch whose arguments hold argument hints (kiln.In...) or Enum members, or that
+        runs the kernel's extensions (hooks): each hint becomes the array the kernel gets, a
+        member its value, the launch runs, and then the hints' copies back.  NotImplemented when there is nothing to
+        convert (launch.c then raises its TypeError)."""
+        from .args import ArgHint
+        from ._cuda import _is_gpu_array
+
+        exts = getattr(self, "_extensions", None) if hooks else None
+        if not exts and not any(isinstance(a, ArgHint) or _enum_value(a) is not None
+                                for a in args):
+            return NotImplemented
+        stream = launcher.config[2] or 0
+        retr, conv = [], []
+        for a in args:
+            if exts:
+                ty = _hint_type(a)
+                for ext in exts:
+                    ty, a = ext.prepare_args(ty, a, stream=stream, retr=retr)
+            conv.append(a)
+        plain = [a.value if isinstance(a, ArgHint) else a for a in conv]
+        if any(isinstance(a, ArgHint) for a in plain):
+            raise TypeError("an argument hint holds another hint")
+        if any(_is_gpu_array(a) for a in plain):
+            gpu = True
+        else:
+            gpu = self.options["target"] != "cpu" and self._resolve_target() == 1
+        conv = [a._for_launch(retr, stream, gpu) if isinstance(a, ArgHint) else a for a in conv]
+        # an Enum member with a number value is that value, as kernels read Color.red
+        conv = [a if _enum_value(a) is None else _enum_value(a) for a in conv]
+        launcher(*conv)
+        for r in retr:
+            r()
+        return None
+
+    def __reduce__(self):
+        """pickle: by reference when the kernel's module holds it, else its function's
+        code, source, globals and closure with the options and signatures (_pickle.py)."""
+        from . import _pickle
+
+        return _pickle.reduce_dispatcher(self, Dispatcher)
+
     def __repr__(self):
         kind = "device function" if self._is_device else "kernel"
         return f"<kiln {kind} {self.__qualname__}>"
+
+
+def _reduce_launcher(launcher):
+    from . import _pickle
+
+    return _pickle.reduce_launcher(launcher)
+
+
+# k[g, b] pickles as its kernel and configuration (Numba's configured launches do)
+copyreg.pickle(_kiln.Launcher, _reduce_launcher)
+
+
+def _enum_value(a):
+    """The value of an Enum member whose value is an int (None otherwise): what a launch
+    passes for it, as kernels read members of such enums as their values."""
+    import enum
+
+    if isinstance(a, enum.Enum):
+        v = a.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def _hint_type(a):
+    """The kiln type an extension's prepare_args gets for an argument (Numba's ``ty``): the
+    type of the value, of the hinted value for a hint; None for what kiln cannot type."""
+    from .args import ArgHint
+
+    try:
+        return typeof_or_name(a.value if isinstance(a, ArgHint) else a)
+    except Exception:  # noqa: BLE001  (a hook sees None for what has no kiln type)
+        return None
+
+
+class _HookedDispatcher(Dispatcher):
+    """A Dispatcher whose ``extensions`` were asked for: its launches run them first, in
+    Python (``k[config]`` gives a _HookedLauncher while the list is not empty)."""
+
+    def __getitem__(self, config):
+        launcher = super().__getitem__(config)
+        if not getattr(self, "_extensions", None):
+            return launcher
+        return _HookedLauncher(self, launcher)
+
+
+class _HookedLauncher:
+    """``k[config]`` of a kernel with extensions: calling it runs them on the arguments."""
+
+    def __init__(self, disp, launcher):
+        self.dispatcher, self._launcher = disp, launcher
+
+    @property
+    def config(self):
+        return self._launcher.config
+
+    def __call__(self, *args):
+        return self.dispatcher._launch_hinted(self._launcher, args, hooks=True)
 
 
 class _Overloads(dict):
@@ -528,6 +670,10 @@ def jit(func_or_sig=None, *args, **options):
       max_blocks_per_cluster)``, CUDA's ``__launch_bounds__`` on the GPU entry (the compiler
       fits the registers to it; a launch of larger blocks fails with the driver's
       CUDA_ERROR_INVALID_VALUE); the CPU target ignores it.
+    - ``shared_memory_carveout``: the share of the unified L1/shared memory the GPU
+      should prefer to give shared memory: a percentage 0 to 100, -1 or ``'default'`` for
+      the driver's choice, ``'MaxL1'`` (0) or ``'MaxShared'`` (100); a hint to the driver
+      (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), which the CPU target ignores.
     - ``link``: CUDA C sources (``kiln.CUSource`` objects, ``.cu`` paths, or a list of them)
       pasted into the kernel's GPU program, for external functions declared with
       ``kiln.declare_device`` without ``link=`` (docs/language.md).

@@ -107,6 +107,16 @@ def _kiln_code(dt):
 class Vectorized:
     """The object ``@kiln.vectorize`` returns: call it like a NumPy ufunc."""
 
+    def __reduce__(self):
+        """pickle: the function (as a kernel's, _pickle.py), signatures and options."""
+        from . import _pickle
+
+        options = dict(self._options)
+        if self._identity is not None:
+            options["identity"] = self._identity
+        return _pickle.reduce_vectorized(self, Vectorized, [t for t, _, _ in self._sigs],
+                                         options)
+
     def __init__(self, func, signatures=(), **options):
         bad = [k for k in options if k not in ("fastmath", "debug", "target", "cache", "identity",
                                                 "nopython", "lineinfo")]

@@ -4,7 +4,7 @@
  * The output is, in order: the target prelude and rt_common.h (embedded
  * text), the struct types of the arrays and tuples the program uses, helper
  * functions made for this program (array views, tuple accessors), the device
- * functions (callees before callers; kiln has no recursion), the kernel, and
+ * functions (callees before callers; a recursive one declared among the helpers), the kernel, and
  * the entry point.
  *
  * Conversions are where sema recorded them: each operation's operands are
@@ -78,6 +78,12 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         P("KILN_BODY void kiln_lanes_(KILN_TP, int nl_");
     } else if (f->is_kernel) {
         P("KILN_BODY void kiln_body(KILN_TP");
+    } else if (f->recursive) {
+        /* called from itself: a real call with a stack frame, declared among the helpers
+         * for the callers emitted before it (mutual recursion) */
+        buf_printf(&E->helpers, "KILN_DEVFN_REC %s %s(KILN_TP%s);\n", rt, emit_func_name(E, f),
+                   ps.p ? ps.p : "");
+        P("KILN_DEVFN_REC %s %s(KILN_TP", rt, emit_func_name(E, f));
     } else {
         P("KILN_DEVFN %s %s(KILN_TP", rt, emit_func_name(E, f));
     }

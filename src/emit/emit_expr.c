@@ -1025,7 +1025,7 @@ static void global_item(Emit *E, const GVal *g, Node *n) {
     if (bits) P(f32 ? "__int_as_float((int)" : "__longlong_as_double((long long)");
     P("%s[kiln_chk(E_, ", arr);
     emit_expr_as(E, n->sub.idx.v[0], ty_scalar(KILN_INT64));
-    P(", %d, 0, %d)]", g->ntuple, emit_loc(E, n->sp));
+    P(", %d, -1, %d)]", g->ntuple, emit_loc(E, n->sp)); /* -1: a tuple's index (errors.c) */
     if (bits) PS(")");
 }
 

@@ -97,6 +97,7 @@ void emit_grid_entry(Emit *E, FuncSpec *k);
 void emit_indent(Emit *E);
 void emit_line_marker(Emit *E, Span sp);
 int emit_loc(Emit *E, Span sp);
+int emit_site(Emit *E, const char *site, int line); /* a raise site's (emit_stmt.c) */
 const char *emit_sym_name(Emit *E, const Sym *s);
 const char *emit_func_name(Emit *E, const FuncSpec *f);
 const char *emit_scalar_ctype(const Type *t);

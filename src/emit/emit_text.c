@@ -42,6 +42,19 @@ int emit_loc(Emit *E, Span sp) {
     return (idx << 20) | (sp.line & 0xFFFFF);
 }
 
+/* emit_loc of a raise site (sema_raise.c's fields) at a line: the site stands in the
+ * table of files, so the error names it. */
+int emit_site(Emit *E, const char *site, int line) {
+    int idx = -1;
+    for (int i = 0; i < E->files.n; i++)
+        if (strcmp(E->files.v[i], site) == 0) idx = i;
+    if (idx < 0) {
+        idx = E->files.n;
+        vec_push(&E->C->arena, &E->files, (void *)site);
+    }
+    return (idx << 20) | (line & 0xFFFFF);
+}
+
 /* ---- names ------------------------------------------------------------------ */
 
 static const char *sanitize(Emit *E, const char *s) {
@@ -302,7 +315,7 @@ void emit_tuple_is_array(Emit *E, const Type *t) {
 
 /* NAME_get(E_, t, i, line): item i of a tuple of one scalar type, i wrapped
  * as Python does; out of range it is an IndexError (always: a tuple is small
- * and the check is cheap) and item 0 is read. */
+ * and the check is cheap; axis -1 says a tuple's, errors.c) and item 0 is read. */
 const char *emit_tuple_get(Emit *E, const Type *t) {
     const char *name = emit_ctype(E, t);
     const char *fn = arena_printf(&E->C->arena, "%s_get", name);
@@ -312,14 +325,14 @@ const char *emit_tuple_get(Emit *E, const Type *t) {
     if (t->n > TUPLE_AS_ARRAY) {
         emit_tuple_is_array(E, t);
         buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n"
-                      "    return ((const %s *)&t)[kiln_chk(E_, i, %d, 0, line)];\n}\n",
+                      "    return ((const %s *)&t)[kiln_chk(E_, i, %d, -1, line)];\n}\n",
                    el, fn, name, el, t->n);
         return fn;
     }
     buf_printf(b, "KILN_FN %s %s(struct kiln_err *E_, %s t, i64 i, int line) {\n", el, fn, name);
     buf_printf(b, "    switch (i < 0 ? i + %d : i) {\n    case 0: return t.f0;\n", t->n);
     for (int i = 1; i < t->n; i++) buf_printf(b, "    case %d: return t.f%d;\n", i, i);
-    buf_printf(b, "    default: kiln_fail(E_, 1, line, i, 0, %d); return t.f0;\n    }\n}\n", t->n);
+    buf_printf(b, "    default: kiln_fail(E_, 1, line, i, -1, %d); return t.f0;\n    }\n}\n", t->n);
     return fn;
 }
 

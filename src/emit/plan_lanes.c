@@ -157,7 +157,10 @@ static void scan_block(LaneScan *S, const NodeList *l, bool vctx);
 static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
     LanePlan *L = S->L;
     switch ((NodeKind)n->kind) {
-    case S_PASS: case S_EXPR: case S_ASSERT: return;
+    case S_PASS: case S_EXPR: return;
+    case S_ASSERT: /* a raise leaves the body, as a return does (below) */
+        if (n->assrt.exc && (vctx || S->in_for)) S->ok = false;
+        return;
     case S_ASSIGN:
         if (n == L->grid_stmt) return;
     {

@@ -154,6 +154,8 @@ KILN_VEC1(tan) KILN_VEC2(hypot) KILN_VEC2(atan2)
 #define KILN_BODY static inline __attribute__((always_inline, unused))
 /* device functions are inlined into the thread loop so it can vectorise */
 #define KILN_DEVFN static inline __attribute__((always_inline, unused))
+/* ... except a recursive one, which calls itself through the stack */
+#define KILN_DEVFN_REC static __attribute__((noinline, unused))
 #define KILN_EXPORT __attribute__((visibility("default")))
 typedef _Bool kbool;
 typedef signed char i8;

@@ -7,6 +7,7 @@
  */
 #define KILN_FN static __device__ __forceinline__
 #define KILN_DEVFN static __device__ __forceinline__
+#define KILN_DEVFN_REC static __device__ __noinline__ /* recursive: calls itself */
 typedef bool kbool;
 typedef signed char i8;
 typedef short i16;

@@ -168,7 +168,11 @@ struct Node {
             Node *orig; /* sema: the iterable for_iter.c rewrote, or NULL */
         } fors;                                                    /* S_FOR */
         struct { Node *value; } ret;                               /* S_RETURN */
-        struct { Node *test, *msg; } assrt;                        /* S_ASSERT */
+        struct {
+            Node *test, *msg;
+            Node *exc;        /* `raise exc` (test is False): the class or its call */
+            const char *site; /* sema: the raise site's fields (sema_raise.c) */
+        } assrt;                                                   /* S_ASSERT, raise */
         struct {
             const char *name;
             Param *params;

@@ -781,10 +781,24 @@ static Node *parse_small_stmt(Parser *p) {
                           "import is not supported in kernels");
         case KW_DEL:
             return reject(p, sp, NULL, "del is not supported in kernels");
-        case KW_RAISE:
-            return reject(p, sp,
-                          "use `assert` (checked with debug=True) or write an error flag to an array",
-                          "raise is not supported in kernels");
+        case KW_RAISE: {
+            /* `raise E` / `raise E(constants)`: an assert that always fails, with the
+             * exception to raise on the host (sema_raise.c) */
+            advance(p);
+            if (!starts_expr(p))
+                return reject(p, sp, "raise an exception class, or a call of one with constants",
+                              "a bare raise (re-raising) is not supported in kernels");
+            Node *a = node_new(p->C, S_ASSERT, sp);
+            a->assrt.exc = parse_test(p);
+            TRY(a->assrt.exc);
+            if (is_kw(p, KW_FROM))
+                return reject(p, tok_span(&p->tok), NULL,
+                              "raise ... from ... is not supported in kernels");
+            a->assrt.test = node_new(p->C, E_BOOL, sp);
+            a->assrt.test->blit = false;
+            a->sp = span_join(sp, a->assrt.exc->sp);
+            return a;
+        }
         case KW_YIELD:
             return reject(p, sp, NULL, "yield is not supported in kernels");
         default: break;

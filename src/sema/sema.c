@@ -206,6 +206,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
     }
     case KILN_VAL_MODULE:
         g->ns = sema_ns(S, dotted, NULL, scope);
+        if (kv->name && strcmp(kv->name, "enum") == 0) ((NsRef *)g->ns)->by_name = true;
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:
@@ -304,6 +305,7 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
             g->other = arena_strdup(&C->arena, kv->name);
         else
             g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
+        if (kv->exception) g->exception = arena_strdup(&C->arena, kv->exception);
         g->ty = &ty_error;
         break;
     }
@@ -643,6 +645,7 @@ static bool always_returns(const NodeList *l) {
     if (l->n == 0) return false;
     const Node *last = l->v[l->n - 1];
     if (last->kind == S_RETURN) return true;
+    if (last->kind == S_ASSERT && last->assrt.exc) return true; /* raise */
     if (last->kind == S_IF) {
         for (; elif_of(last); last = elif_of(last))
             if (!always_returns(&last->ifs.body)) return false;
@@ -755,6 +758,18 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
 }
 
 static void stmt(Sema *S, Node *n);
+
+/* Whether f can return a value of type vt next to its other returns so far: a scalar,
+ * none, or a tuple of scalars, that unifies with the type they gave. */
+static bool returnable_as(Compiler *C, const FuncSpec *f, const Type *vt) {
+    if (vt->kind == TY_ARRAY || (vt->kind != TY_NONE && !storable(vt))) return false;
+    if (vt->kind == TY_TUPLE)
+        for (int i = 0; i < vt->n; i++)
+            if (!ty_is_scalar(vt->elems[i])) return false;
+    if (IS_UNKNOWN(f->ret)) return true;
+    if (vt->kind == TY_NONE || f->ret->kind == TY_NONE) return vt->kind == f->ret->kind;
+    return ty_unify(C, f->ret, vt) != NULL;
+}
 
 void sema_stmt(Sema *S, Node *n) { stmt(S, n); }
 
@@ -879,7 +894,18 @@ static void stmt(Sema *S, Node *n) {
         return;
     case S_RETURN: {
         Node *v = n->ret.value;
+        int rec_before = S->rec_calls;
         const Type *vt = v ? sema_expr(S, v) : &ty_none;
+        if (S->rec_calls != rec_before && !f->is_kernel && !IS_ERR(vt) && !IS_UNKNOWN(vt) &&
+            !returnable_as(C, f, vt)) {
+            error_at(C, v->sp, "give every return the same type",
+                     "'%s' returns %s here, which its other returns (%s) cannot take: the "
+                     "value grows with each call (Return type of recursive function does "
+                     "not converge)",
+                     f->fi->name, ty_name(C, vt), ty_name(C, f->ret));
+            f->ret_error = true;
+            return;
+        }
         if (f->is_kernel) {
             if (vt->kind != TY_NONE && !IS_ERR(vt))
                 error_at(C, v->sp, "write results to an array argument",
@@ -928,6 +954,10 @@ static void stmt(Sema *S, Node *n) {
         return;
     }
     case S_ASSERT:
+        if (n->assrt.exc) {
+            sema_raise(S, n);
+            return;
+        }
         sema_cond(S, n->assrt.test);
         if (n->assrt.msg && n->assrt.msg->kind != E_STR) sema_expr(S, n->assrt.msg);
         return;
@@ -973,10 +1003,12 @@ static void analyse(Sema *S, FuncSpec *f) {
     S->C->muted++;
     for (int iter = 0; iter < 100; iter++) {
         S->changed = false;
+        f->runaway = false;
         run_pass(S, f);
         if (!S->changed) break;
     }
     S->C->muted--;
+    if (!IS_UNKNOWN(f->ret)) f->runaway = false; /* a return gave it a type: not runaway */
     if (IS_UNKNOWN(f->ret)) f->ret = f->ret_error ? &ty_error : &ty_none;
     S->stack.n--;
     f->in_progress = false;
@@ -1155,6 +1187,54 @@ static const char *types_text(Compiler *C, const Type **types, int n) {
     return b.p ? b.p : "";
 }
 
+/* A call of `on`, a function being analysed (recursion, which C and CUDA run with a
+ * stack): the same argument types only, since a new specialisation would be analysed
+ * inside its own analysis.  The result is the signature's return type, or the type the
+ * function's other returns gave it so far (unknown until they have: a later pass takes
+ * it; a function whose every return goes through itself never gets one, Numba's
+ * runaway recursion).  Array arguments are taken as written, since the callee's writes
+ * are not all known yet. */
+static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **types, int np,
+                                const FuncSig *sig, const Type **ret) {
+    Compiler *C = S->C;
+    bool same = on->nparams == np && !on->is_kernel;
+    for (int i = 0; i < np && same; i++) same = ty_equal(on->params[i], types[i]);
+    if (!same) {
+        error_at(C, call->sp, "give the function an explicit signature, or convert the "
+                 "arguments to the types of the outer call",
+                 "recursive call of '%s' with other argument types (%s) is not supported in "
+                 "kernels", on->fi->name, types_text(C, types, np));
+        return NULL;
+    }
+    on->recursive = true;
+    S->rec_calls++;
+    for (int i = 0; i < np; i++)
+        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE) {
+            on->written |= origin_of_param(i);
+            sema_mark_written(S, call->call.bound.v[i]);
+        }
+    call->callee = on;
+    if (sig && sig->ret.dtype != KILN_NDTYPES) {
+        *ret = ty_scalar((kiln_dtype)sig->ret.dtype);
+        return on;
+    }
+    if (IS_UNKNOWN(on->ret) || on->runaway) {
+        if (!on->analysed) {
+            on->runaway = true; /* until a pass finds a return type (analyse) */
+            *ret = &ty_unknown;
+            return NULL;
+        }
+        error_at(C, call->sp, "return a value that does not come from the recursion on "
+                 "some path, or give the function an explicit signature",
+                 "cannot type infer runaway recursion: no return of '%s' has a type that "
+                 "does not come from calling itself", on->fi->name);
+        *ret = &ty_error;
+        return NULL;
+    }
+    *ret = on->ret;
+    return on;
+}
+
 FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret) {
     Compiler *C = S->C;
     *ret = &ty_error;
@@ -1257,11 +1337,8 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     }
     for (int i = 0; i < S->stack.n; i++) {
         FuncSpec *on = S->stack.v[i];
-        if (on->fi == fi) {
-            error_at(C, call->sp, "rewrite the recursion as a loop",
-                     "recursive call of '%s' is not supported in kernels", fi->name);
-            return NULL;
-        }
+        if (on->fi == fi)
+            return recursive_call(S, call, on, types, np, sig, ret);
     }
     FuncSpec *spec = spec_get(S, fi, types, np, false);
     if (!spec) return NULL;

@@ -201,6 +201,7 @@ struct NsRef {
     const char *name;       /* canonical name, or the user's dotted path if foreign */
     const Intrinsic *intr;  /* the entry, NULL if foreign */
     void *scope;            /* foreign: the resolver scope to ask in */
+    bool by_name;           /* an enum class: Color["red"] is Color.red */
 };
 
 /* ---- globals ----------------------------------------------------------------- */
@@ -217,6 +218,7 @@ typedef struct GVal {
     const NsRef *ns;       /* NAMESPACE/MODULE */
     FuncInfo *fn;          /* FUNCTION */
     const char *other;     /* OTHER: the Python type name */
+    const char *exception; /* OTHER: an exception class's key (kiln_value.exception) */
     const void *data;      /* ARRAY: the frozen elements, C order (in the arena), or NULL
                             * for a device array taken by address: */
     uint64_t address;      /* ...its first element's address */
@@ -286,6 +288,8 @@ struct FuncSpec {
     int nsyms, capsyms;
     bool is_kernel;
     bool in_progress;     /* being analysed: a call back into it is recursion */
+    bool recursive;       /* called from itself (or from its callees): emitted not inlined */
+    bool runaway;         /* a recursive call found no return type to take (sema.c) */
     bool analysed;        /* reached its fixed point */
     bool finalised;       /* ran its final pass with diagnostics on */
     bool failed;          /* finalisation reported errors */

@@ -421,6 +421,8 @@ static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store
     return n->ty = t;
 }
 
+static const Type *attribute(Sema *S, Node *n);
+
 const Type *sema_subscript(Sema *S, Node *n, bool store) {
     Compiler *C = S->C;
     const Type *bt = sema_expr(S, n->sub.base);
@@ -430,6 +432,19 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
     }
     if (bt->kind == TY_RECORD) return record_subscript(S, n, bt, store);
     NodeList *ix = &n->sub.idx;
+    if (bt->kind == TY_NS && bt->ns->by_name && !store && ix->n == 1 && ix->v[0]->kind == E_STR) {
+        /* Color["red"]: the member by name, as Color.red */
+        const char *name = sema_string_text(S, ix->v[0]);
+        if (name) {
+            Node *base = n->sub.base;
+            Span sp = ix->v[0]->sp;
+            n->kind = E_ATTR;
+            n->attr.base = base;
+            n->attr.attr = name;
+            n->attr.attr_sp = sp;
+            return n->ty = attribute(S, n);
+        }
+    }
     if (bt->kind == TY_TUPLE) {
         if (store) {
             error_at(C, n->sp, NULL, "'tuple' object does not support item assignment");
@@ -596,6 +611,8 @@ static const Type *attribute(Sema *S, Node *n) {
             GVal *g = sema_resolve(S, ns->scope, dotted, n->sp);
             return sema_global(S, n, g, dotted);
         }
+        if (!in && strcmp(ns->name, "kiln") == 0 && strcmp(a, "types") == 0)
+            return bt; /* kiln.types.float16 (Numba's cuda.types.float16) is kiln.float16 */
         if (!in) {
             /* Numba names kiln does not have, with what to write instead */
             static const char *const numba_hints[][2] = {

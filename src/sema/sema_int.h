@@ -28,6 +28,7 @@ struct Sema {
     int loop_depth;
     SemaResult *res;
     PtrVec stack;         /* specs being analysed (recursion check) */
+    int rec_calls;        /* recursive calls typed so far (a return that made one: sema.c) */
     Fact facts[32];       /* facts of the enclosing if conditions */
     int nfacts;
     RCacheEntry *rc;      /* resolved globals */
@@ -126,6 +127,9 @@ bool sema_array_method(Sema *S, Node *n);
 bool sema_group_method(Sema *S, Node *n);
 /* The text of a string literal (dtype names), or NULL. */
 const char *sema_string_text(Sema *S, const Node *n);
+
+/* sema_raise.c: `raise E(...)`, an assert with assrt.exc: checks it, sets assrt.site */
+void sema_raise(Sema *S, Node *n);
 
 /* sema_print.c: print(...) in kernels */
 const Type *sema_print(Sema *S, Node *n);

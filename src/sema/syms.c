@@ -329,9 +329,11 @@ static void walk(Webs *w, NodeList *body, uint64_t *s) {
             use_expr(w, n->ret.value, s);
             st_kill(w, s);
             break;
-        case S_ASSERT:
+        case S_ASSERT: /* also `raise E(...)` (test False): what follows it may run on
+                        * in a device function, so the state goes on as it is */
             use_expr(w, n->assrt.test, s);
             use_expr(w, n->assrt.msg, s);
+            use_expr(w, n->assrt.exc, s);
             break;
         case S_PASS: break;
         default: w->give_up = true; return;

@@ -937,6 +937,12 @@ int kiln_cuda_func_attribute(kiln_cuda *c, const kiln_cuda_module *m, int attr, 
     return c->FuncGetAttribute(value, attr, m->fn);
 }
 
+int kiln_cuda_func_set_attribute(kiln_cuda *c, kiln_cuda_module *m, int attr, int value) {
+    int rc = c->FuncSetAttribute(m->fn, attr, value);
+    if (rc == 0 && m->wide) rc = c->FuncSetAttribute(m->wide, attr, value);
+    return rc;
+}
+
 int kiln_cuda_host_alloc(kiln_cuda *c, void **ptr, size_t size, int kind) {
     enum { PORTABLE = 1, DEVICEMAP = 2, ATTACH_GLOBAL = 1 };
     *ptr = NULL;

@@ -29,8 +29,11 @@ typedef struct Module {
     size_t len;
 } Module;
 
+enum { CARVEOUT = 9 }; /* CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT */
+
 typedef struct Function {
     char name[128];
+    int carveout; /* what cuFuncSetAttribute set, -1 (the driver's default) until then */
 } Function;
 
 static int ctx_token;
@@ -119,6 +122,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
             Function *f = calloc(1, sizeof *f);
             if (!f) return OOM;
             snprintf(f->name, sizeof f->name, "%s", name);
+            f->carveout = -1;
             *fn = f;
             return 0;
         }
@@ -126,11 +130,20 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
     return NOT_FOUND;
 }
 
-CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn; (void)attr; (void)v; return 0; }
+/* the shared memory carveout is kept and checked as the driver does (-1 to 100) */
+CUresult cuFuncSetAttribute(void *fn, int attr, int v) {
+    if (attr != CARVEOUT) return 0;
+    if (v < -1 || v > 100) return INVALID_VALUE;
+    ((Function *)fn)->carveout = v;
+    return 0;
+}
 /* a kernel's resources, as a real entry reports them: 1024 threads, 0 bytes of static
- * shared, constant and local memory, 16 registers */
+ * shared, constant and local memory, 16 registers; and its carveout */
 CUresult cuFuncGetAttribute(int *v, int attr, void *fn) {
-    (void)fn;
+    if (attr == CARVEOUT) {
+        *v = ((Function *)fn)->carveout;
+        return 0;
+    }
     static const int values[] = {1024, 0, 0, 0, 16};
     if (attr < 0 || attr > 4) return INVALID_VALUE;
     *v = values[attr];

@@ -1,11 +1,11 @@
-# rejected: raise
+# rejected: raise with an argument computed in the kernel (an exception takes constants)
 import numpy as np
 import kiln
 
 
 @kiln.jit
 def k(a):
-    raise ValueError('no')
+    raise ValueError(a[0])
 
 
 def main():

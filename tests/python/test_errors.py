@@ -247,17 +247,30 @@ def test_inspect_lto_ptx_is_the_kernels_ptx():
     assert ".entry" in ptx and ptx == k.inspect_asm("(float32[::1], float32)")
 
 
-def test_recursion_is_rejected():
+def test_recursion_with_other_argument_types_is_rejected():
+    # a recursive call is a call of the specialisation being compiled: the same types only
     @kiln.jit(device=True)
     def fact(n):
         if n <= 1:
             return 1
-        return n * fact(n - 1)
+        return n * fact(n * 0.5)
     @kiln.jit
     def k(a):
-        a[0] = fact(5)
-    with pytest.raises(kiln.CompileError, match="recursive call of 'fact' is not supported"):
-        k[1, 1](np.zeros(1, np.int64))
+        a[0] = fact(a[1])
+    with pytest.raises(kiln.CompileError,
+                       match="recursive call of 'fact' with other argument types"):
+        k[1, 1](np.zeros(2, np.int64))
+
+
+def test_runaway_recursion_is_numbas_error():
+    @kiln.jit(device=True)
+    def forever(n):
+        return forever(n)
+    @kiln.jit
+    def k(a):
+        a[0] = forever(a[1])
+    with pytest.raises(kiln.CompileError, match="cannot type infer runaway recursion"):
+        k[1, 1](np.zeros(2, np.int64))
 
 
 def test_errors_in_device_function_point_into_it():

@@ -663,7 +663,28 @@ static PyObject *mod_entry_attribute(PyObject *module, PyObject *args) {
     return PyLong_FromLong(v);
 }
 
+/* entry_set_attribute(entry, attr, value): cuFuncSetAttribute of a GPU entry (attr a
+ * CUfunction_attribute: 9 the preferred shared memory carveout); nothing for a CPU entry */
+static PyObject *mod_entry_set_attribute(PyObject *module, PyObject *args) {
+    ModState *st = ext_state(module);
+    PyObject *entry;
+    int attr, value;
+    if (!PyArg_ParseTuple(args, "O!ii", st->EntryType, &entry, &attr, &value)) return NULL;
+    EntryObject *e = (EntryObject *)entry;
+    if (attr < 0 || attr > 64) {
+        PyErr_Format(PyExc_ValueError, "unknown kernel attribute %d", attr);
+        return NULL;
+    }
+    if (!e->cu) Py_RETURN_NONE;
+    int rc = kiln_cuda_use(st->cuda, e->device);
+    if (rc == 0) rc = kiln_cuda_func_set_attribute(st->cuda, e->cu, attr, value);
+    if (rc != 0) return ext_cuda_error(st, rc, "setting the kernel's attributes");
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef core_functions[] = {
+    {"entry_set_attribute", mod_entry_set_attribute, METH_VARARGS,
+     "entry_set_attribute(entry, attr, value): cuFuncSetAttribute of a GPU entry"},
     {"entry_attribute", mod_entry_attribute, METH_VARARGS,
      "entry_attribute(entry, attr) -> int: cuFuncGetAttribute of a GPU entry; None on the CPU"},
     {"translate", mod_translate, METH_VARARGS,

@@ -120,6 +120,26 @@ void ext_raise_text(ModState *st, TextSink *t, const char *fallback) {
 
 /* ---- kernel errors ----------------------------------------------------------------------- */
 
+/* A kernel's `raise E(...)`: kiln._compile.user_exception builds E from the raise site's
+ * fields (the error's "file", sema_raise.c), the line, and the packed thread and block. */
+static void raise_user_exception(const char *site, int line, long long thread, long long block) {
+    if (strncmp(site, "\x01raise\x1f", 7) != 0) {
+        PyErr_Format(PyExc_RuntimeError, "%s:%d: the kernel raised an exception", site, line);
+        return;
+    }
+    PyObject *mod = PyImport_ImportModule("kiln._compile");
+    PyObject *exc = mod ? PyObject_CallMethod(mod, "user_exception", "siLL", site, line, thread,
+                                              block)
+                        : NULL;
+    Py_XDECREF(mod);
+    if (!exc) return;
+    if (PyExceptionInstance_Check(exc))
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    else
+        PyErr_SetString(PyExc_RuntimeError, "user_exception did not return an exception");
+    Py_DECREF(exc);
+}
+
 PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) {
     int fidx = err->line >> 20, line = err->line & 0xFFFFF;
     const char *file = "?";
@@ -132,6 +152,11 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
     }
     switch (err->code) {
     case KILN_ERR_INDEX:
+        if (err->b == -1) { /* a tuple's item (emit_tuple_get), worded as Python's */
+            PyErr_Format(PyExc_IndexError, "%s:%d: tuple index out of range (index %lld, length %lld)",
+                         file, line, (long long)err->a, (long long)err->c);
+            break;
+        }
         PyErr_Format(PyExc_IndexError, "%s:%d: index %lld is out of bounds for axis %lld with size %lld",
                      file, line, (long long)err->a, (long long)err->b, (long long)err->c);
         break;
@@ -192,6 +217,7 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                                    : "a.view(dtype) in a kernel needs every axis's stride to be a "
                                      "whole number of the new dtype's items");
         break;
+    case KILN_ERR_RAISE: raise_user_exception(file, line, err->b, err->c); break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;

@@ -91,7 +91,9 @@ static int stage_host_arrays(ModState *st, Kernel *d, Arg *a, int n, void *strea
             ext_arg_desc(desc, sizeof desc, d->names, d->kname, i);
             if (PyErr_WarnFormat(st->PerformanceWarning, 1,
                                  "%s is a host array, so kernel '%U' copies its host arrays to the "
-                                 "GPU and back at every launch; pass kiln.to_device() arrays",
+                                 "GPU and back at every launch (Host array used in CUDA kernel "
+                                 "will incur copy overhead to/from device); pass kiln.to_device() "
+                                 "arrays",
                                  desc, d->kname) < 0)
                 return -1;
         }
@@ -219,6 +221,36 @@ __attribute__((cold, noinline)) static PyObject *tuple_launch(LauncherObject *se
     return r;
 }
 
+/* A launch with an argument the launch path cannot classify (a TypeError): the
+ * dispatcher's _launch_hinted converts Numba's argument hints (kiln.args: In, Out, InOut)
+ * and launches again, off the hot path; it returns NotImplemented when there is none, and
+ * then the TypeError stands. */
+__attribute__((cold, noinline)) static PyObject *hinted_launch(LauncherObject *self,
+                                                               PyObject *const *args,
+                                                               Py_ssize_t n) {
+    PyObject *et, *ev, *etb;
+    PyErr_Fetch(&et, &ev, &etb);
+    PyObject *t = PyTuple_New(n);
+    PyObject *r = NULL;
+    if (t) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(t, i, args[i]);
+        }
+        r = PyObject_CallMethod(self->disp, "_launch_hinted", "OO", (PyObject *)self, t);
+        Py_DECREF(t);
+    }
+    if (r == Py_NotImplemented) {
+        Py_DECREF(r);
+        PyErr_Restore(et, ev, etb);
+        return NULL;
+    }
+    Py_XDECREF(et);
+    Py_XDECREF(ev);
+    Py_XDECREF(etb);
+    return r;
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -267,6 +299,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
                 for (int j = 0; j < classified; j++) ext_release_arg(&a[j]);
                 classified = 0;
                 ret = tuple_launch(self, args, n);
+            } else if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                for (int j = 0; j < classified; j++) ext_release_arg(&a[j]);
+                classified = 0;
+                ret = hinted_launch(self, args, n);
             }
             goto done;
         }
@@ -492,8 +528,20 @@ static PyMethodDef launcher_methods[] = {
      "benchmark hook: the driver's own cost per launch"},
     {NULL, NULL, 0, NULL}};
 
+static PyObject *launcher_griddim(LauncherObject *self, void *c) {
+    return Py_BuildValue("(LLL)", (long long)self->grid[0], (long long)self->grid[1],
+                         (long long)self->grid[2]);
+}
+
+static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
+    return Py_BuildValue("(LLL)", (long long)self->block[0], (long long)self->block[1],
+                         (long long)self->block[2]);
+}
+
 static PyGetSetDef launcher_getset[] = {
     {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
+    {"griddim", (getter)launcher_griddim, NULL, "the grid's 3 extents (Numba's)", NULL},
+    {"blockdim", (getter)launcher_blockdim, NULL, "the block's 3 extents (Numba's)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot launcher_slots[] = {

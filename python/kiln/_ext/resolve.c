@@ -147,6 +147,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (!out->name) return -1;
     } else if (strcmp(kind, "module") == 0) {
         out->kind = KILN_VAL_MODULE;
+        /* "enum": an enum class, whose members are also read as Color["red"] */
+        if (n > 1 && !(out->name = keep_str(R, ITEM(1)))) return -1;
     } else if (strcmp(kind, "dtype") == 0) {
         out->kind = KILN_VAL_DTYPE;
         out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
@@ -251,6 +253,7 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->kind = KILN_VAL_OTHER;
         out->name = keep_str(R, ITEM(1));
         if (!out->name) return -1;
+        if (n > 2 && !(out->exception = keep_str(R, ITEM(2)))) return -1; /* a class to raise */
     } else {
         PyErr_Format(PyExc_ValueError, "resolver returned an unknown kind '%s'", kind);
         return -1;
