@@ -40,7 +40,7 @@ from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )
 from ._cuda import (  # noqa: F401
-    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, is_cuda_array, stream,
+    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, from_cuda_array_interface, is_cuda_array, stream,
     default_stream, legacy_default_stream, per_thread_default_stream, external_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
     mapped_array, mapped_array_like, managed_array,
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,

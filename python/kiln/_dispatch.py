@@ -57,6 +57,13 @@ def _launch_bounds(lb):
 FORALL_BLOCK = 256
 
 
+def _device_args(signature):
+    if signature is None:
+        raise TypeError("a device function is compiled for a signature: pass its argument "
+                        "types, e.g. (int32, int32)")
+    return signature
+
+
 def _no_launch(*args):
     """What forall(0) returns: a launch of no threads runs nothing (CUDA rejects a grid of
     zero blocks)."""
@@ -190,7 +197,9 @@ class Dispatcher(_kiln.DispatcherBase):
         """Prints each variable's type in a specialisation (the last compiled one, or
         the one of ``signature``) to ``file`` (default stdout); returns the text instead
         with ``file=False``."""
-        text = self._entry_for(signature).program.types
+        entry = self._entry_for(signature)
+        # Numba's annotation starts with the function's name and its argument types
+        text = f"{self.__name__} {entry.signature}\n{entry.program.types}"
         if file is False:
             return text
         print(text, end="", file=file)
@@ -210,9 +219,41 @@ class Dispatcher(_kiln.DispatcherBase):
     def inspect_asm(self, signature=None):
         """Numba's name for the PTX: with ``signature``, that specialisation's PTX; without,
         a dict from each compiled signature to its PTX."""
+        if self._is_device:
+            return self.compile_device(_device_args(signature)).ptx
         if signature is not None:
             return self.inspect_ptx(signature)
         return {text: self.inspect_ptx(text) for text in self.signatures}
+
+    def inspect_llvm(self, signature=None):
+        """kiln has no LLVM IR: the generated source it compiles instead (as
+        inspect_source), for ``signature`` or, without one, a dict from each compiled
+        signature to its source.  For a device function, the CUDA C of the function
+        compiled alone (compile_device), which defines its exported symbol."""
+        if self._is_device:
+            return self.compile_device(_device_args(signature)).source
+        if signature is not None:
+            return self.inspect_source(signature)
+        return {text: self.inspect_source(text) for text in self.signatures}
+
+    def inspect_sass(self, signature=None):
+        """Numba's SASS disassembly, which kiln does not produce (inspect_asm gives the
+        PTX).  A device function has no machine code of its own: a RuntimeError, as Numba
+        raises."""
+        from . import _device_inspect
+
+        if self._is_device:
+            _device_inspect.refuse_sass(self)
+        raise NotImplementedError(f"kiln does not disassemble '{self.__name__}' to SASS; "
+                                  "inspect_asm() gives its PTX")
+
+    def compile_device(self, args, return_type=None):
+        """Compiles a device function alone for the argument types ``args`` and returns
+        Numba's compile result (``cres.fndesc.mangled_name`` is its exported symbol;
+        kiln's ``cres.source`` and ``cres.ptx``); see kiln/_device_inspect.py."""
+        from . import _device_inspect
+
+        return _device_inspect.compile_device(self, args, return_type)
 
     # ---- a GPU specialisation's resources (Numba's get_*; cuFuncGetAttribute) ----------
 

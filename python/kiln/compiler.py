@@ -83,13 +83,24 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
         raise ValueError(f"the device function's symbol {name!r} is not a C identifier; pass "
                          "abi_info={'abi_name': NAME}")
     arch = _arch(cc)
+    disp = Dispatcher(pyfunc, device=device, fastmath=fastmath, debug=bool(debug),
+                      lineinfo=lineinfo, target="cuda", launch_bounds=launch_bounds, link=link)
+    _, code, resty = build(disp, sig, name, arch, output)
+    if output == "ptx":
+        return code.rstrip(b"\0").decode(), resty
+    return bytes(code), resty
+
+
+def build(disp, sig, name, arch, output="ptx"):
+    """compile's work for a Dispatcher (its options; the CUDA target): (the generated CUDA
+    C, NVRTC's output bytes, the return type), a device function exported as the C symbol
+    ``name``.  Also Dispatcher.compile_device's (_device_inspect.py)."""
     from . import _compile
     from ._types import signature_text
 
+    pyfunc, device = disp.py_func, bool(disp._is_device)
     text = signature_text(sig)
     ret, argkey = _kiln.parse_signature(text)
-    disp = Dispatcher(pyfunc, device=device, fastmath=fastmath, debug=bool(debug),
-                      lineinfo=lineinfo, target="cuda", launch_bounds=launch_bounds, link=link)
     if len(argkey) // 4 != disp._nparams:
         raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
                         f"'{pyfunc.__name__}' takes {disp._nparams}")
@@ -116,9 +127,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
 
     if resty is None:
         resty = _types.void
-    if output == "ptx":
-        return code.rstrip(b"\0").decode(), resty
-    return bytes(code), resty
+    return prog.source, code, resty
 
 
 def compile_ptx(pyfunc, sig, debug=None, lineinfo=False, device=False, fastmath=False, cc=None,

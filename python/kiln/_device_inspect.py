@@ -1,0 +1,95 @@
+"""A device function compiled on its own, for inspection: ``Dispatcher.compile_device``,
+and ``inspect_asm`` / ``inspect_llvm`` / ``inspect_sass`` of a device function.
+
+A kernel inlines the device functions it calls into its own program, so a device function
+has no code of its own until it is compiled alone.  ``compile_device(args)`` does that as
+``kiln.compiler.compile(..., device=True)`` does: the generated CUDA C exports the function
+as an ``extern "C" __device__`` symbol and NVRTC compiles it to relocatable PTX.  The symbol
+is the function's name and its argument types (``foo__int32__int32``), so each signature has
+its own; Numba calls it ``cres.fndesc.mangled_name``.  kiln has no LLVM IR:
+``inspect_llvm`` gives the generated CUDA C, where the symbol is defined.  Without a GPU the
+arch is kiln.compiler's (the current GPU's, else DEFAULT_CC).
+"""
+
+import re
+
+from . import _kiln
+
+_NOT_C = re.compile(r"[^A-Za-z0-9_]+")
+
+
+class FunctionDescriptor:
+    """Numba's ``cres.fndesc``, as much of it as names the compiled function."""
+
+    def __init__(self, qualname, mangled_name, args):
+        self.qualname = qualname
+        self.mangled_name = mangled_name
+        self.llvm_func_name = mangled_name
+        self.argtypes = args
+
+    def __repr__(self):
+        return f"<function descriptor {self.mangled_name!r}>"
+
+
+class DeviceCompileResult:
+    """What ``compile_device`` returns (Numba's compile result): ``signature`` (the return
+    type called with the argument types), ``fndesc``, ``return_type``, and kiln's
+    ``source`` (CUDA C) and ``ptx`` of the function compiled alone."""
+
+    def __init__(self, disp, args, source, ptx, resty, symbol):
+        self.signature = resty(*args)
+        self.return_type = resty
+        self.argtypes = args
+        self.fndesc = FunctionDescriptor(disp.__qualname__, symbol, args)
+        self.source = source
+        self.ptx = ptx
+
+    def __repr__(self):
+        return f"<compiled device function {self.fndesc.mangled_name}{self.argtypes!r}>"
+
+
+def _symbol(disp, argkey):
+    """The C symbol of the function compiled for these argument types."""
+    types = _kiln.argtype_str(argkey)
+    parts = [_NOT_C.sub("_", t.strip()).strip("_") for t in types.split(",") if t.strip()]
+    return "__".join([disp.__name__] + parts)
+
+
+def _args_tuple(args):
+    from ._dispatch import _args_of
+    from ._types import signature_text
+
+    return _args_of(signature_text(args))
+
+
+def compile_device(disp, args, return_type=None):
+    """``Dispatcher.compile_device``: the compile result of device function ``disp`` for
+    the argument types ``args`` (a tuple of types, or signature text), compiled once per
+    signature."""
+    from . import compiler
+    from ._types import signature_text
+
+    if not disp._is_device:
+        raise RuntimeError(f"'{disp.__name__}' is a kernel; compile_device compiles device "
+                           "functions (kiln.jit(device=True)); use compile(signature)")
+    text = signature_text(args if return_type is None else return_type(*args))
+    _, argkey = _kiln.parse_signature(text)
+    store = getattr(disp, "_device_results", None)
+    if store is None:
+        store = disp._device_results = {}
+    if argkey in store:
+        return store[argkey]
+    symbol = _symbol(disp, argkey)
+    source, code, resty = compiler.build(disp, text, symbol, compiler._arch(None))
+    cres = DeviceCompileResult(disp, _args_tuple(text[text.index("("):] if "(" in text
+                                                 else text),
+                               source, code.rstrip(b"\0").decode(), resty, symbol)
+    store[argkey] = cres
+    return cres
+
+
+def refuse_sass(disp):
+    """Numba's error for inspect_sass of a device function, with kiln's reason."""
+    raise RuntimeError("Cannot inspect SASS of a device function: it has no machine code of "
+                       f"its own ('{disp.__name__}' is inlined into the kernels that call it); "
+                       "inspect_asm(signature) gives its PTX")
