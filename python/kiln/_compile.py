@@ -355,10 +355,10 @@ def build(disp, key):
 _PTX_ARCH_WITHOUT_GPU = max(_CHECK_ARCHS)
 
 
-def ptx_of(disp, entry):
-    """The PTX of a specialisation.  A CUDA one's own source is compiled again, to PTX; a CPU
+def cuda_source_of(disp, entry):
+    """(CUDA C source, arch, cache name) of a specialisation.  A CUDA one's own source; a CPU
     one (same argument types) is translated for CUDA first, for the current GPU's arch, or
-    sm_90 without a GPU, so a kernel's PTX can be read on a machine that runs it on the CPU."""
+    sm_90 without a GPU, so a kernel's code can be read on a machine that runs it on the CPU."""
     key = next(k for _, k in disp._compiled if disp._lookup(k) is entry)
     if key[-2] == 1:
         source, arch = entry.program.source, _arch_of(key[-1])
@@ -366,8 +366,14 @@ def ptx_of(disp, entry):
         arch = (_arch_of(_kiln.current_device()) if cuda_available()
                 else _PTX_ARCH_WITHOUT_GPU)
         source = _translate(disp, key[:-2], 1, arch).source
-    ptx, _, _, _ = _kiln.nvrtc_compile(source, _nvrtc_options(disp), arch, True,
-                                       _cache_name(disp, key[:-2]), disp.options["cache"])
+    return source, arch, _cache_name(disp, key[:-2])
+
+
+def ptx_of(disp, entry):
+    """The PTX of a specialisation (its CUDA C compiled again, to PTX: cuda_source_of)."""
+    source, arch, name = cuda_source_of(disp, entry)
+    ptx, _, _, _ = _kiln.nvrtc_compile(source, _nvrtc_options(disp), arch, True, name,
+                                       disp.options["cache"])
     return ptx.rstrip(b"\0").decode()
 
 

@@ -237,23 +237,24 @@ class Dispatcher(_kiln.DispatcherBase):
         return {text: self.inspect_source(text) for text in self.signatures}
 
     def inspect_sass(self, signature=None):
-        """Numba's SASS disassembly, which kiln does not produce (inspect_asm gives the
-        PTX).  A device function has no machine code of its own: a RuntimeError, as Numba
-        raises."""
-        from . import _device_inspect
+        """The SASS of a specialisation (``nvdisasm`` of its cubin; a RuntimeError without
+        nvdisasm); without ``signature``, a dict from each compiled signature to its SASS.
+        A device function has no machine code of its own: a RuntimeError, as Numba's."""
+        from . import _inspect
 
         if self._is_device:
-            _device_inspect.refuse_sass(self)
-        raise NotImplementedError(f"kiln does not disassemble '{self.__name__}' to SASS; "
-                                  "inspect_asm() gives its PTX")
+            _inspect.refuse_sass(self)
+        if signature is not None:
+            return _inspect.sass_of(self, self._entry_for(signature))
+        return {text: _inspect.sass_of(self, self._entry_for(text)) for text in self.signatures}
 
     def compile_device(self, args, return_type=None):
         """Compiles a device function alone for the argument types ``args`` and returns
         Numba's compile result (``cres.fndesc.mangled_name`` is its exported symbol;
-        kiln's ``cres.source`` and ``cres.ptx``); see kiln/_device_inspect.py."""
-        from . import _device_inspect
+        kiln's ``cres.source`` and ``cres.ptx``); see kiln/_inspect.py."""
+        from . import _inspect
 
-        return _device_inspect.compile_device(self, args, return_type)
+        return _inspect.compile_device(self, args, return_type)
 
     # ---- a GPU specialisation's resources (Numba's get_*; cuFuncGetAttribute) ----------
 

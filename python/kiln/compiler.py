@@ -94,7 +94,7 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
 def build(disp, sig, name, arch, output="ptx"):
     """compile's work for a Dispatcher (its options; the CUDA target): (the generated CUDA
     C, NVRTC's output bytes, the return type), a device function exported as the C symbol
-    ``name``.  Also Dispatcher.compile_device's (_device_inspect.py)."""
+    ``name``.  Also Dispatcher.compile_device's (_inspect.py)."""
     from . import _compile
     from ._types import signature_text
 

@@ -112,6 +112,10 @@ bool sema_group_method(Sema *S, Node *n);
 /* The text of a string literal (dtype names), or NULL. */
 const char *sema_string_text(Sema *S, const Node *n);
 
+/* sema_numba.c: Numba's name of a typed argument ("Tuple(Literal[int](1), int32)"), for
+ * a diagnostic's line in Numba's words */
+const char *sema_numba_name(Sema *S, const Node *n);
+
 /* sema_print.c: print(...) in kernels */
 const Type *sema_print(Sema *S, Node *n);
 

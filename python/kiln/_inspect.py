@@ -1,5 +1,6 @@
-"""A device function compiled on its own, for inspection: ``Dispatcher.compile_device``,
-and ``inspect_asm`` / ``inspect_llvm`` / ``inspect_sass`` of a device function.
+"""Inspection of code kiln does not keep: a device function compiled on its own
+(``Dispatcher.compile_device``, ``inspect_asm`` / ``inspect_llvm`` of a device function) and
+a kernel's SASS (``inspect_sass``).
 
 A kernel inlines the device functions it calls into its own program, so a device function
 has no code of its own until it is compiled alone.  ``compile_device(args)`` does that as
@@ -9,9 +10,17 @@ is the function's name and its argument types (``foo__int32__int32``), so each s
 its own; Numba calls it ``cres.fndesc.mangled_name``.  kiln has no LLVM IR:
 ``inspect_llvm`` gives the generated CUDA C, where the symbol is defined.  Without a GPU the
 arch is kiln.compiler's (the current GPU's, else DEFAULT_CC).
+
+``inspect_sass`` compiles the specialisation's CUDA C to a cubin for the arch inspect_ptx
+uses and disassembles it with the CUDA toolkit's ``nvdisasm`` (found on PATH or under
+CUDA_HOME / CUDA_PATH / /usr/local/cuda); without it, a RuntimeError says so, as Numba's.
 """
 
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 
 from . import _kiln
 
@@ -93,3 +102,40 @@ def refuse_sass(disp):
     raise RuntimeError("Cannot inspect SASS of a device function: it has no machine code of "
                        f"its own ('{disp.__name__}' is inlined into the kernels that call it); "
                        "inspect_asm(signature) gives its PTX")
+
+
+def _nvdisasm():
+    found = shutil.which("nvdisasm")
+    if found:
+        return found
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root and os.access(os.path.join(root, "bin", "nvdisasm"), os.X_OK):
+            return os.path.join(root, "bin", "nvdisasm")
+    if os.access("/usr/local/cuda/bin/nvdisasm", os.X_OK):
+        return "/usr/local/cuda/bin/nvdisasm"
+    return None
+
+
+def sass_of(disp, entry):
+    """The SASS of a kernel's specialisation, as ``nvdisasm -gi -c`` prints it."""
+    from . import _compile
+
+    tool = _nvdisasm()
+    if tool is None:
+        raise RuntimeError("nvdisasm was not found: inspect_sass needs the CUDA toolkit's "
+                           "nvdisasm on PATH (or under CUDA_HOME); inspect_asm() gives the PTX")
+    source, arch, name = _compile.cuda_source_of(disp, entry)
+    image, is_ptx, _, _ = _kiln.nvrtc_compile(source, _compile._nvrtc_options(disp), arch,
+                                              False, name, disp.options["cache"])
+    if is_ptx:
+        raise RuntimeError(f"NVRTC gave PTX rather than a cubin for sm_{arch}, so there is no "
+                           "SASS to disassemble; inspect_asm() gives the PTX")
+    with tempfile.TemporaryDirectory(prefix="kiln-sass-") as d:
+        path = os.path.join(d, "kernel.cubin")
+        with open(path, "wb") as f:
+            f.write(bytes(image))
+        done = subprocess.run([tool, "-gi", "-c", path], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"nvdisasm failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
