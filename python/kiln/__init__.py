@@ -204,10 +204,10 @@ def __getattr__(name):
     # too, as Numba files that map numba.cuda.types to kiln find them
     if not name.startswith("_") and name in types.__dict__:
         return types.__dict__[name]
-    if name == "random":  # Numba's cuda.random, imported at first use (it imports NumPy)
-        import importlib
+    if name in ("random", "devicearray"):  # Numba's cuda.random and cuda.devicearray,
+        import importlib                     # imported at first use (they import NumPy)
 
-        return importlib.import_module(".random", __name__)
+        return importlib.import_module("." + name, __name__)
     from . import _cuda
 
     if name in _cuda.HOST_ONLY and _cuda.on_host():  # docs/cpu-device-api.md

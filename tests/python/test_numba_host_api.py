@@ -206,3 +206,29 @@ def test_vectorize_nopython_warns_that_it_is_redundant():
     assert [w.category for w in got] == [RuntimeWarning]
     assert "nopython kwarg for cuda target is redundant" in str(got[0].message)
     assert f(np.float32([2.0]), np.float32([3.0]))[0] == 5.0
+
+
+# ---- kiln.devicearray: Numba's module of device-array names ---------------------------------
+
+def test_devicearray_names_alias_kilns():
+    run("""
+        from kiln import devicearray
+        assert kiln.devicearray is devicearray
+        assert devicearray.DeviceNDArray is kiln.DeviceArray
+        d, converted = devicearray.auto_device(2)
+        assert converted and d.shape == () and d.copy_to_host() == 2
+        h = np.arange(6.0).reshape(2, 3)
+        d, converted = devicearray.auto_device(h)
+        assert converted and (d.copy_to_host() == h).all()
+        assert devicearray.auto_device(d) == (d, False)
+        assert devicearray.is_cuda_ndarray(d) and not devicearray.is_cuda_ndarray(h)
+        try:
+            devicearray.auto_device(np.arange(10.0)[:-1:2])
+        except ValueError as e:
+            assert "non-contiguous" in str(e)
+        else:
+            raise AssertionError("a strided host array was copied")
+        like = devicearray.from_array_like(h.T)
+        assert like.shape == (3, 2) and like.strides == h.T.strides
+        print("ok")
+    """)
