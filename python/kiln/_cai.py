@@ -33,9 +33,11 @@ def producer_stream(stream):
 def sync_enabled():
     """Whether consumers synchronize on the producer's stream (default yes)."""
     for name in ("KILN_CUDA_ARRAY_INTERFACE_SYNC", "NUMBA_CUDA_ARRAY_INTERFACE_SYNC"):
-        v = os.environ.get(name)
-        if v is not None and v.strip() != "":
-            return v.strip() not in ("0", "false", "False", "no")
+        v = os.environ.get(name, "").strip()
+        if v in ("0", "1"):
+            return v == "1"
+        if v:
+            raise ValueError(f"{name} must be 0 or 1, not {v!r}")
     return True
 
 

@@ -59,6 +59,13 @@ def test_cai_consumer_keeps_and_syncs_the_producers_stream():
         os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"] = "0"
         kiln.as_cuda_array(Foreign(src))
         assert syncs() == n0
+        os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"] = "maybe"
+        try:
+            kiln.as_cuda_array(Foreign(src))
+        except ValueError as e:
+            assert "KILN_CUDA_ARRAY_INTERFACE_SYNC" in str(e)
+        else:
+            raise AssertionError("a malformed value was accepted")
         del os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"]
         # no stream: nothing to wait for, and the array has none
         plain = kiln.as_cuda_array(Foreign(kiln.device_array(4)))
