@@ -1158,3 +1158,21 @@ def test_inspect_sass_of_a_kernel_on_the_gpu():
 
     sass = add.inspect_sass((kiln.float32[::1], kiln.int32[::1]))
     assert "S2R" in sass and "EXIT" in sass
+
+
+def test_misaligned_host_array_on_the_gpu():
+    # a float64 view at a 4-byte offset: the launch copies its bytes into aligned device
+    # memory and back (the CPU target refuses it)
+    @kiln.jit("void(float64[:])", target="cuda")
+    def k(x):
+        i = kiln.grid(1)
+        if i < x.shape[0]:
+            x[i] = i
+
+    x = np.arange(10, dtype=np.float64)
+    y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+    z = np.ndarray(9, buffer=y[4:-4], dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)
+        k[1, 16](z)
+    np.testing.assert_array_equal(z, np.arange(9.0))

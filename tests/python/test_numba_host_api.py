@@ -239,3 +239,40 @@ def test_devicearray_names_alias_kilns():
         assert like.shape == (3, 2) and like.strides == h.T.strides
         print("ok")
     """)
+
+
+# ---- a host array its elements' alignment does not divide -----------------------------------
+
+def _misaligned():
+    x = np.arange(10, dtype=np.float64)
+    y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+    return np.ndarray(9, buffer=y[4:-4], dtype=np.float64)  # at a 4-byte offset
+
+
+def test_misaligned_host_array_is_refused_on_the_cpu():
+    @kiln.jit("void(float64[:])", target="cpu")
+    def k(x):
+        i = kiln.grid(1)
+        if i < x.shape[0]:
+            x[i] = i
+
+    z = _misaligned()
+    with pytest.raises(ValueError, match="not aligned to its 8-byte elements, which the CPU"):
+        k[1, 16](z)
+
+
+def test_misaligned_host_array_is_staged_for_a_gpu_launch():
+    run('''
+        x = np.arange(10, dtype=np.float64)
+        y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+        z = np.ndarray(9, buffer=y[4:-4], dtype=np.float64)
+        assert z.__array_interface__["data"][0] % 8 == 4
+        before = z.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", kiln.PerformanceWarning)
+            saxpy[1, 16](z, 2.0, z, z)  # the fake driver runs nothing
+        name, grid, block, params = last()
+        assert params[0] % 8 == 0, "the kernel gets the aligned device copy"
+        assert (z.view(np.uint64) == before.view(np.uint64)).all()  # copied back unchanged
+        print("ok")
+    ''')
