@@ -377,6 +377,48 @@ def ptx_of(disp, entry):
     return ptx.rstrip(b"\0").decode()
 
 
+# kiln_nvrtc_output (kiln.h): a whole program, relocatable PTX, LTO-IR
+_NVRTC_RELOCATABLE, _NVRTC_LTOIR = 1, 2
+
+
+def build_exported(disp, sig, name, arch, output="ptx"):
+    """A Dispatcher's function compiled alone for the CUDA target (its options), a device
+    function exported as the C symbol ``name``: (the generated CUDA C, NVRTC's output
+    bytes, the return type).  kiln.compiler.compile's work, and
+    Dispatcher.compile_device's (_inspect.py)."""
+    from ._types import signature_text, void
+
+    def _return_type(code):
+        return _numba_type(code) if code else None
+
+    pyfunc, device = disp.py_func, bool(disp._is_device)
+    text = signature_text(sig)
+    ret, argkey = _kiln.parse_signature(text)
+    if len(argkey) // 4 != disp._nparams:
+        raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
+                        f"'{pyfunc.__name__}' takes {disp._nparams}")
+    if ret and (len(ret) != 4 or ret[:1] == b"\x01"):
+        raise TypeError(f"signature '{text}': a compiled function returns a scalar or nothing")
+    if not device and ret:
+        raise TypeError(f"kernel '{pyfunc.__name__}' must have void return type but got "
+                        f"{_return_type(ret)!r} (signature '{text}')")
+    source, filename, first = dispatcher_source(disp)
+    export = (name, ret[1] + 1 if ret else 0) if device else ()
+    prog = _translate(disp, argkey, 1, arch, export)
+    # a device function no kernel calls survives only in relocatable code
+    kind = _NVRTC_LTOIR if output == "ltoir" else _NVRTC_RELOCATABLE if device else 0
+    code, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, True,
+                                        _cache_name(disp, argkey), True, kind)
+    if not device:
+        resty = None
+    elif ret:
+        resty = _return_type(ret)
+    else:
+        resty = _return_type(_kiln.infer_return(source, filename, first, argkey, resolve,
+                                                pyfunc))
+    return prog.source, code, resty if resty is not None else void
+
+
 def _conversion(call, sig):
     """What a call's argument of type `call` costs to pass to a signature's `sig` (both
     4-byte argtypes): 0 exact, 1 a promotion (a wider int of the same signedness, float32

@@ -254,7 +254,9 @@ class Dispatcher(_kiln.DispatcherBase):
         kiln's ``cres.source`` and ``cres.ptx``); see kiln/_inspect.py."""
         from . import _inspect
 
-        return _inspect.compile_device(self, args, return_type)
+        text = signature_text(args if return_type is None else return_type(*args))
+        argtext = text[text.index("("):] if "(" in text else text
+        return _inspect.compile_device(self, text, _args_of(argtext))
 
     # ---- a GPU specialisation's resources (Numba's get_*; cuFuncGetAttribute) ----------
 

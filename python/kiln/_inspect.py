@@ -8,8 +8,8 @@ has no code of its own until it is compiled alone.  ``compile_device(args)`` doe
 as an ``extern "C" __device__`` symbol and NVRTC compiles it to relocatable PTX.  The symbol
 is the function's name and its argument types (``foo__int32__int32``), so each signature has
 its own; Numba calls it ``cres.fndesc.mangled_name``.  kiln has no LLVM IR:
-``inspect_llvm`` gives the generated CUDA C, where the symbol is defined.  Without a GPU the
-arch is kiln.compiler's (the current GPU's, else DEFAULT_CC).
+``inspect_llvm`` gives the generated CUDA C, where the symbol is defined.  The arch is the
+current GPU's, else sm_90 (as inspect_ptx's).
 
 ``inspect_sass`` compiles the specialisation's CUDA C to a cubin for the arch inspect_ptx
 uses and disassembles it with the CUDA toolkit's ``nvdisasm`` (found on PATH or under
@@ -64,24 +64,15 @@ def _symbol(disp, argkey):
     return "__".join([disp.__name__] + parts)
 
 
-def _args_tuple(args):
-    from ._dispatch import _args_of
-    from ._types import signature_text
-
-    return _args_of(signature_text(args))
-
-
-def compile_device(disp, args, return_type=None):
+def compile_device(disp, text, args):
     """``Dispatcher.compile_device``: the compile result of device function ``disp`` for
-    the argument types ``args`` (a tuple of types, or signature text), compiled once per
-    signature."""
-    from . import compiler
-    from ._types import signature_text
+    signature ``text`` (argument types, maybe a return type), whose argument types are the
+    tuple ``args``; compiled once per signature."""
+    from . import _compile
 
     if not disp._is_device:
         raise RuntimeError(f"'{disp.__name__}' is a kernel; compile_device compiles device "
                            "functions (kiln.jit(device=True)); use compile(signature)")
-    text = signature_text(args if return_type is None else return_type(*args))
     _, argkey = _kiln.parse_signature(text)
     store = getattr(disp, "_device_results", None)
     if store is None:
@@ -89,10 +80,10 @@ def compile_device(disp, args, return_type=None):
     if argkey in store:
         return store[argkey]
     symbol = _symbol(disp, argkey)
-    source, code, resty = compiler.build(disp, text, symbol, compiler._arch(None))
-    cres = DeviceCompileResult(disp, _args_tuple(text[text.index("("):] if "(" in text
-                                                 else text),
-                               source, code.rstrip(b"\0").decode(), resty, symbol)
+    arch = (_compile._arch_of(_kiln.current_device()) if _compile.cuda_available()
+            else _compile._PTX_ARCH_WITHOUT_GPU)
+    source, code, resty = _compile.build_exported(disp, text, symbol, arch)
+    cres = DeviceCompileResult(disp, args, source, code.rstrip(b"\0").decode(), resty, symbol)
     store[argkey] = cres
     return cres
 
