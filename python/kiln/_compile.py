@@ -13,7 +13,7 @@ import os
 import sys
 import types
 
-from . import _kiln, _obs, _source
+from . import _cuda, _kiln, _obs, _source
 from ._source import source_of
 from ._types import DTYPE_NAMES, Scalar, dtype_code
 from ._extern import ExternFunction, link_texts
@@ -79,11 +79,17 @@ def describe(v):
             return ("ns", name)
         if name in ("kiln", "numba.cuda"):
             return ("ns", "kiln")
+        kn = getattr(v, "_kiln_name", None)  # kiln.libdevice: a namespace of intrinsics
+        if name.startswith("kiln.") and isinstance(kn, str):
+            return ("ns", kn)
         return ("module",)
     if isinstance(v, _kiln.DeviceArrayBase):  # a global device array: by address
         return _describe_device_array(v)
     if isinstance(v, ExternFunction):  # kiln.declare_device: CUDA C the kernel calls
         return v._describe()
+    cai = _foreign_cai(v)
+    if cai is not None:  # a CuPy, torch, JAX... array: by address, as a kiln device array
+        return _describe_cai(cai)
     if isinstance(v, _kiln.DispatcherBase):  # a kiln kernel or device function
         text, filename, line = dispatcher_source(v)
         return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)
@@ -165,6 +171,47 @@ def _describe_device_array(v):
         return ("other", "a 0-d kiln device array")
     return ("devarray", v._dtype_code, tuple(int(d) for d in v.shape), int(v._ptr),
             int(v._device))
+
+
+def _foreign_cai(v):
+    """The __cuda_array_interface__ dict of a foreign GPU array global, or None (NumPy
+    arrays, classes and objects without one)."""
+    if isinstance(v, type):
+        return None
+    try:
+        cai = getattr(v, "__cuda_array_interface__", None)
+    except Exception:  # a property that fails: not a usable GPU array
+        return None
+    return cai if isinstance(cai, dict) else None
+
+
+def _describe_cai(cai):
+    np = _numpy()
+    try:
+        shape = tuple(int(d) for d in cai["shape"])
+        dt = np.dtype(cai["typestr"])
+        ptr = int(cai["data"][0])
+        strides = cai.get("strides")
+    except (KeyError, TypeError, ValueError, IndexError):
+        return ("other", "an object whose __cuda_array_interface__ is malformed")
+    code = dtype_code(dt.name) if dt.isnative else None
+    if code is None:
+        return ("other", f"a GPU array of dtype {dt}, which kernels cannot take")
+    if strides is not None:
+        expect, step = [], dt.itemsize
+        for d in reversed(shape):
+            expect.append(step)
+            step *= max(d, 1)
+        if tuple(int(x) for x in strides) != tuple(reversed(expect)):
+            return ("other", "a GPU array that is not C-contiguous (global GPU arrays are "
+                             "captured by address as C-order arrays); pass it as an argument")
+    if len(shape) == 0:
+        return ("other", "a 0-d GPU array")
+    try:  # CAI has no device: the memory is on the current one (Numba assumes the same)
+        device = 0 if _cuda.on_host() else int(_kiln.current_device())
+    except Exception:  # no usable driver: a GPU ordinal all the same (a CPU compile refuses it)
+        device = 0
+    return ("devarray", code, shape, ptr, device)
 
 
 def lookup(fn, dotted):

@@ -739,6 +739,18 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_FP16: fp16_call(E, n); return;
+    case IK_LIBDEVICE: {
+        /* emit_libdevice.c's wrapper of __nv_NAME, the arguments in its parameter types */
+        const LibdeviceFn *f = libdevice_fn(n->intr);
+        P("kiln_ld_%s(", f->name);
+        for (int k = 0, i = 0; f->params[k]; k++) {
+            if (f->outs >> k & 1) continue;
+            if (i) PS(", ");
+            emit_expr_as(E, a[i++], libdevice_type(f->params[k]));
+        }
+        PS(")");
+        return;
+    }
     default: break;
     }
     UNREACHABLE();

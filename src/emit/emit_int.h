@@ -3,7 +3,7 @@
  * The emitter is files that call one way: emit.c (the program, each
  * function, the CPU and CUDA entries) -> emit_blocks.c (block mode's CPU
  * entries, rt_blocks.h) -> emit_extern.c (external CUDA device functions'
- * sources, declarations and wrappers) -> emit_stmt.c (statements, lane mode,
+ * sources, declarations and wrappers) -> emit_libdevice.c (libdevice's) -> emit_stmt.c (statements, lane mode,
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
@@ -138,6 +138,9 @@ const char *emit_frozen_array(Emit *E, const GVal *g);
 void emit_extern_sources(Emit *E, Buf *out);
 /* Declarations and the wrappers kiln's calls go through (into o). */
 void emit_extern_decls(Emit *E, Buf *o);
+
+/* ---- emit_libdevice.c: kiln.libdevice's declarations and wrappers (CUDA only) ---- */
+void emit_libdevice_decls(Emit *E, Buf *o);
 
 /* ---- emit_print.c: print(...) as one printf ---- */
 void emit_print(Emit *E, Node *n);

@@ -56,6 +56,7 @@ static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
     NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("cmath"), NS("kiln.cg"),
+    NS("kiln.libdevice"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -273,5 +274,5 @@ static const Intrinsic table[] = {
 const Intrinsic *intrinsic_lookup(const char *name) {
     for (size_t i = 0; i < COUNTOF(table); i++)
         if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0) return &table[i];
-    return NULL;
+    return libdevice_lookup(name);
 }

@@ -76,8 +76,9 @@ typedef enum IntrKind {
     IK_CMATH,       /* cmath's functions and complex methods: sub = CM_* (sema_complex.c) */
     IK_PRINT,       /* builtins print (sema_print.c, emit_print.c) */
     IK_CG,          /* kiln.cg: sub = IG_* */
-    IK_NPCMP        /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
+    IK_NPCMP,       /* numpy.less ...: a comparison ufunc, sub = CmpOp: on numbers the
                      * comparison itself, on arrays a ufunc statement (ufunc_stmt.c) */
+    IK_LIBDEVICE    /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
 } IntrKind;
 
 enum { IC_PI, IC_E, IC_INF, IC_NAN, IC_TAU };
@@ -126,6 +127,25 @@ struct Intrinsic {
 
 /* Looks up a canonical dotted name ("math.sqrt"); NULL if kiln does not know it. */
 const Intrinsic *intrinsic_lookup(const char *name);
+
+/* libdevice.c: kiln.libdevice's functions (libdevice_table.h, from the toolkit's bitcode).
+ * Types are letters: v void, i int32, u uint32, l int64, m uint64, f float32, d float64;
+ * bit k of outs: parameter k is a pointer the function stores a result through. */
+typedef struct LibdeviceFn {
+    const char *name;   /* without __nv_ */
+    char ret;
+    const char *params; /* one letter per parameter (an output's: what it points to) */
+    unsigned outs;
+} LibdeviceFn;
+enum { LIBDEVICE_WORDS = 8,     /* SemaResult.libdevice: a bit per function, up to 512 */
+       LIBDEVICE_MAX_PARAMS = 8 /* the most parameters a libdevice function has (4) */ };
+const Intrinsic *libdevice_lookup(const char *name); /* "kiln.libdevice.sin", or NULL */
+const LibdeviceFn *libdevice_fn(const Intrinsic *in);
+int libdevice_count(void);
+const LibdeviceFn *libdevice_at(int i);
+const Type *libdevice_type(char c);
+/* The call's value: the result and each output, a tuple when more than one. */
+const Type *libdevice_result(Compiler *C, const LibdeviceFn *f);
 
 /* C names of the one- and two-argument math functions (float64 names; the
  * float32 name adds an 'f'). */
@@ -310,6 +330,7 @@ typedef struct SemaResult {
                             * grid as fibers (rt_blocks.h) */
 
     bool uses_ufunc_loops; /* has a ufunc statement on arrays (no lane mode on the CPU) */
+    uint64_t libdevice[LIBDEVICE_WORDS]; /* bit i: libdevice_at(i) is called */
 } SemaResult;
 
 /* Types fi as a kernel (or, with !is_kernel, as a device function) for the

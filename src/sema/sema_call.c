@@ -485,6 +485,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     if (ufunc_nin(in) && sema_ufunc_misuse(S, n, in)) return &ty_error;
     switch ((IntrKind)in->kind) {
     case IK_NPCMP: return sema_ufunc_compare(S, n, in);
+    case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
     case IK_GRID:
     case IK_GRIDSIZE: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;

@@ -50,6 +50,8 @@ void ufunc_stmt_prepare(Compiler *C, Node *n);
 bool sema_ufunc_stmt(Sema *S, Node *n);
 /* A ufunc intrinsic (NumPy's, elementwise): its inputs, else 0. */
 int ufunc_nin(const Intrinsic *in);
+/* libdevice.c: a call of kiln.libdevice.NAME */
+const Type *sema_libdevice_call(Sema *S, Node *n, const Intrinsic *in);
 /* A ufunc call as a value (n): on arrays it would allocate, with an output array it is
  * a statement.  True after reporting. */
 bool sema_ufunc_misuse(Sema *S, Node *n, const Intrinsic *in);

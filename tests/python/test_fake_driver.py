@@ -527,6 +527,40 @@ def test_global_gpu_array_in_a_cpu_kernel_is_refused():
 
 
 
+def test_a_foreign_gpu_array_global_is_captured_by_address():
+    # Numba's test_device_array_capture: any object with __cuda_array_interface__ (CuPy,
+    # torch, a wrapper) read as a global is captured by address like a kiln device array;
+    # its address is a constant of the specialisation, its layout must be C order
+    out = run("""
+        class Foreign:  # only the interface, as Numba's ForeignArray
+            def __init__(self, a):
+                self.__cuda_array_interface__ = a.__cuda_array_interface__
+        G = Foreign(kiln.to_device(np.arange(6, dtype=np.float32).reshape(2, 3)))
+        S = Foreign(kiln.to_device(np.zeros((4, 4)))[:, 1])
+        BAD = Foreign(kiln.to_device(np.zeros(2)))
+        BAD.__cuda_array_interface__ = {"shape": (2,), "typestr": "<f8"}
+
+        @kiln.jit
+        def k(o):
+            o[0] = G[1, 2] + G.shape[1]
+        k[1, 1](kiln.device_array(1, np.float32))
+        addr = ptr(G)
+        src = k.inspect_source()
+        print(f"{addr:#x}" in src.lower() or str(addr) in src)
+        for name in ("S", "BAD"):  # a kernel made by exec, reading global `name`
+            exec(f"def bad(o):\\n    o[0] = {name}[0]\\n", globals())
+            try:
+                kiln.jit(globals()["bad"])[1, 1](kiln.device_array(1))
+            except kiln.CompileError as e:
+                print(str(e).splitlines()[0].split("error: ")[1][:60])
+    """)
+    assert out.splitlines() == [
+        "True",
+        "global 'S' is a GPU array that is not C-contiguous (global G",
+        "global 'BAD' is an object whose __cuda_array_interface__ is ",
+    ], out
+
+
 def test_cooperative_kernels_launch_cooperatively_and_too_large_grids_say_the_most():
     run("""
         @kiln.jit

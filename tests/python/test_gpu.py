@@ -1121,6 +1121,33 @@ def test_cooperative_external_code_on_the_gpu():
     assert next(iter(mirror.overloads.values())).cooperative
 
 
+def test_libdevice_functions_on_the_gpu():
+    # kiln.libdevice (Numba's cuda.libdevice): a tuple of pointer results, a tuple of a result
+    # and one, and a scalar; each against NumPy
+    from kiln import libdevice
+
+    @kiln.jit
+    def calls(s, c, frac, ex, r, x, a, b, d):
+        i = kiln.grid(1)
+        if i < x.size:
+            s[i], c[i] = libdevice.sincos(x[i])
+            frac[i], ex[i] = libdevice.frexp(x[i] + 1.0)
+            r[i] = libdevice.sad(a[i], b[i], d[i])
+
+    n = 100
+    x = np.linspace(-10, 10, n)
+    a, b, d = np.arange(0, 2 * n, 2), np.arange(50, 50 + n), np.arange(15, 15 + n)
+    s, c, frac = np.zeros(n), np.zeros(n), np.zeros(n)
+    ex, r = np.zeros(n, np.int32), np.zeros(n, np.int64)
+    calls[4, 32](s, c, frac, ex, r, x, a, b, d)
+    np.testing.assert_allclose(s, np.sin(x), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(c, np.cos(x), rtol=1e-14, atol=1e-15)
+    m, e = np.frexp(x + 1.0)
+    np.testing.assert_array_equal(frac, m)
+    np.testing.assert_array_equal(ex, e)
+    np.testing.assert_array_equal(r, np.abs(a - b) + d)
+
+
 def test_cai_stream_round_trip_on_the_gpu():
     # an array made on a stream names it in its CUDA Array Interface; a consumer waits for
     # it and keeps it as the imported array's stream (kiln/_cai.py)
