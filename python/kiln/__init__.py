@@ -42,7 +42,7 @@ from ._dispatch import (  # noqa: F401
     jit, Dispatcher, is_available, cuda_unavailable_reason, synchronize, select_device,
 )
 from ._cuda import (  # noqa: F401
-    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, is_cuda_array, stream,
+    DeviceArray, to_device, device_array, device_array_like, as_cuda_array, from_cuda_array_interface, is_cuda_array, stream,
     default_stream, legacy_default_stream, per_thread_default_stream, external_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
     mapped_array, mapped_array_like, managed_array,
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
@@ -207,10 +207,10 @@ def __getattr__(name):
     # too, as Numba files that map numba.cuda.types to kiln find them
     if not name.startswith("_") and name in types.__dict__:
         return types.__dict__[name]
-    if name == "random":  # Numba's cuda.random, imported at first use (it imports NumPy)
-        import importlib
+    if name in ("random", "devicearray"):  # Numba's cuda.random and cuda.devicearray,
+        import importlib                     # imported at first use (they import NumPy)
 
-        return importlib.import_module(".random", __name__)
+        return importlib.import_module("." + name, __name__)
     from . import _cuda
 
     if name in _cuda.HOST_ONLY and _cuda.on_host():  # docs/cpu-device-api.md

@@ -489,10 +489,10 @@ def build(disp, key):
 _PTX_ARCH_WITHOUT_GPU = max(_CHECK_ARCHS)
 
 
-def ptx_of(disp, entry):
-    """The PTX of a specialisation.  A CUDA one's own source is compiled again, to PTX; a CPU
+def cuda_source_of(disp, entry):
+    """(CUDA C source, arch, cache name) of a specialisation.  A CUDA one's own source; a CPU
     one (same argument types) is translated for CUDA first, for the current GPU's arch, or
-    sm_90 without a GPU, so a kernel's PTX can be read on a machine that runs it on the CPU."""
+    sm_90 without a GPU, so a kernel's code can be read on a machine that runs it on the CPU."""
     key = next(k for _, k in disp._compiled if disp._lookup(k) is entry)
     if key[-2] == 1:
         source, arch = entry.program.source, _arch_of(key[-1])
@@ -500,9 +500,57 @@ def ptx_of(disp, entry):
         arch = (_arch_of(_kiln.current_device()) if cuda_available()
                 else _PTX_ARCH_WITHOUT_GPU)
         source = _translate(disp, key[:-2], 1, arch).source
-    ptx, _, _, _ = _kiln.nvrtc_compile(source, _nvrtc_options(disp), arch, True,
-                                       _cache_name(disp, key[:-2]), disp.options["cache"])
+    return source, arch, _cache_name(disp, key[:-2])
+
+
+def ptx_of(disp, entry):
+    """The PTX of a specialisation (its CUDA C compiled again, to PTX: cuda_source_of)."""
+    source, arch, name = cuda_source_of(disp, entry)
+    ptx, _, _, _ = _kiln.nvrtc_compile(source, _nvrtc_options(disp), arch, True, name,
+                                       disp.options["cache"])
     return ptx.rstrip(b"\0").decode()
+
+
+# kiln_nvrtc_output (kiln.h): a whole program, relocatable PTX, LTO-IR
+_NVRTC_RELOCATABLE, _NVRTC_LTOIR = 1, 2
+
+
+def build_exported(disp, sig, name, arch, output="ptx"):
+    """A Dispatcher's function compiled alone for the CUDA target (its options), a device
+    function exported as the C symbol ``name``: (the generated CUDA C, NVRTC's output
+    bytes, the return type).  kiln.compiler.compile's work, and
+    Dispatcher.compile_device's (_inspect.py)."""
+    from ._types import signature_text, void
+
+    def _return_type(code):
+        return _numba_type(code) if code else None
+
+    pyfunc, device = disp.py_func, bool(disp._is_device)
+    text = signature_text(sig)
+    ret, argkey = _kiln.parse_signature(text)
+    if len(argkey) // 4 != disp._nparams:
+        raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
+                        f"'{pyfunc.__name__}' takes {disp._nparams}")
+    if ret and (len(ret) != 4 or ret[:1] == b"\x01"):
+        raise TypeError(f"signature '{text}': a compiled function returns a scalar or nothing")
+    if not device and ret:
+        raise TypeError(f"kernel '{pyfunc.__name__}' must have void return type but got "
+                        f"{_return_type(ret)!r} (signature '{text}')")
+    source, filename, first = dispatcher_source(disp)
+    export = (name, ret[1] + 1 if ret else 0) if device else ()
+    prog = _translate(disp, argkey, 1, arch, export)
+    # a device function no kernel calls survives only in relocatable code
+    kind = _NVRTC_LTOIR if output == "ltoir" else _NVRTC_RELOCATABLE if device else 0
+    code, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, True,
+                                        _cache_name(disp, argkey), True, kind)
+    if not device:
+        resty = None
+    elif ret:
+        resty = _return_type(ret)
+    else:
+        resty = _return_type(_kiln.infer_return(source, filename, first, argkey, resolve,
+                                                pyfunc))
+    return prog.source, code, resty if resty is not None else void
 
 
 def _conversion(call, sig):

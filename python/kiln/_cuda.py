@@ -15,7 +15,7 @@ copy.  The device queries answer for HostDevice, the CPU target's stand-in.
 import math
 import os
 
-from . import _kiln
+from . import _cai, _kiln
 from ._types import DTYPE_NAMES, bfloat16, dtype_code
 
 
@@ -161,10 +161,17 @@ class DeviceArray(_kiln.DeviceArrayBase):
             raise AttributeError("a host-backed kiln.DeviceArray (KILN_TARGET=cpu) has no "
                                  "__cuda_array_interface__; it has __array_interface__")
         d = self._interface()
-        d["stream"] = 1  # work is ordered on the legacy default stream
+        d["stream"] = _cai.producer_stream(self.stream)  # the stream it was made on, or None
         if self.size == 0:  # the interface's rule for an empty array
             d["data"] = (0, False)
         return d
+
+    @property
+    def stream(self):
+        """The stream the array was made on (Numba's DeviceNDArray.stream): the kiln.Stream
+        given to device_array/to_device, the producer's stream for an array imported through
+        the CUDA Array Interface, or 0 for none."""
+        return getattr(self, "_stream", 0)
 
     @property
     def device_ctypes_pointer(self):
@@ -419,23 +426,42 @@ def is_cuda_array(obj):
     return _is_device_array(obj)
 
 
-def as_cuda_array(obj):
-    """A DeviceArray viewing another library's GPU array without a copy."""
+def as_cuda_array(obj, sync=True):
+    """A DeviceArray viewing another library's GPU array without a copy; the producer's
+    stream is synchronized first unless ``sync=False`` (kiln/_cai.py)."""
     if isinstance(obj, DeviceArray):
         return obj
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
-        code, isz = _typestr_info(cai["typestr"])
-        shape = tuple(cai["shape"])
-        strides = cai.get("strides")
-        if strides is None:
-            strides, s = [0] * len(shape), isz
-            for i in range(len(shape) - 1, -1, -1):
-                strides[i] = s
-                s *= shape[i]
-        ptr = cai["data"][0]
-        return _kiln.wrap(ptr, shape, tuple(strides), code, _device_of(obj), obj)
+        return _from_cai(cai, obj, _device_of(obj), sync)
     raise TypeError(f"{type(obj).__name__} is not a GPU array (no __cuda_array_interface__)")
+
+
+def from_cuda_array_interface(desc, owner=None, sync=True):
+    """A DeviceArray over the memory a ``__cuda_array_interface__`` dict describes (Numba's
+    cuda.from_cuda_array_interface), on the current device; ``owner`` is kept alive with
+    it.  The producer's stream becomes its ``.stream`` and is synchronized first unless
+    ``sync=False`` (kiln/_cai.py); a masked array is a NotImplementedError."""
+    return _from_cai(desc, owner, _kiln.current_device(), sync)
+
+
+def _from_cai(cai, owner, device, sync):
+    if cai.get("mask") is not None:
+        raise NotImplementedError("Masked arrays are not supported: kiln cannot take a "
+                                  "__cuda_array_interface__ with a 'mask'")
+    code, isz = _typestr_info(cai["typestr"])
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:
+        strides, s = [0] * len(shape), isz
+        for i in range(len(shape) - 1, -1, -1):
+            strides[i] = s
+            s *= shape[i]
+    stream = _cai.consumer_stream(cai, device, sync)
+    d = _kiln.wrap(cai["data"][0], shape, tuple(strides), code, device, owner)
+    if stream:
+        d._stream = stream
+    return d
 
 
 def _device_of(obj):
@@ -464,6 +490,8 @@ def to_device(obj, stream=0, copy=True, to=None):
     order = "C" if a.flags.c_contiguous else "F"
     d = _kiln.device_empty(a.shape, _code(a.dtype), order, _device(), stream)
     _kiln.copy("h2d", d._device, d._ptr, _bytes(a), a.nbytes, stream)
+    if stream:
+        d._stream = stream
     return d
 
 
@@ -493,11 +521,14 @@ def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     shape = tuple(shape)
     code = _code(np.dtype(dtype if dtype is not None else np.float64))
     d = _kiln.device_empty(shape, code, order, _device(), stream)
-    if strides is None or tuple(strides) == d.strides:
-        return d
-    span = _strides_span(shape, tuple(int(s) for s in strides), d.itemsize)
-    base = _kiln.device_empty((span,), _code(np.dtype(np.uint8)), "C", d._device, stream)
-    return _kiln.wrap(base._ptr, shape, tuple(int(s) for s in strides), code, base._device, base)
+    if strides is not None and tuple(strides) != d.strides:
+        span = _strides_span(shape, tuple(int(s) for s in strides), d.itemsize)
+        base = _kiln.device_empty((span,), _code(np.dtype(np.uint8)), "C", d._device, stream)
+        d = _kiln.wrap(base._ptr, shape, tuple(int(s) for s in strides), code, base._device,
+                       base)
+    if stream:
+        d._stream = stream
+    return d
 
 
 def _like_strides(ary):
@@ -615,6 +646,8 @@ def _mapped_class():
         it by its device address, without a copy; the host sees the kernel's writes after
         the launch's stream is synchronized (``kiln.synchronize()``)."""
 
+        stream = 0  # the stream it was made on (Numba's .stream), set by _gpu_host_array
+
         @property
         def __cuda_array_interface__(self):
             # with unified addressing (every 64-bit platform CUDA supports) the device
@@ -624,7 +657,8 @@ def _mapped_class():
                     "data": (self.__array_interface__["data"][0] if self.size else 0,
                              not self.flags["WRITEABLE"]),
                     "strides": None if c else self.strides, "version": 3,
-                    "stream": None}  # host memory: no stream orders its writes
+                    # the stream it was made on, as Numba's (kiln/_cai.py), or None
+                    "stream": _cai.producer_stream(self.stream)}
 
     _kiln.set_mapped_class(MappedArray)
     _MAPPED.append(MappedArray)
@@ -634,10 +668,14 @@ def _mapped_class():
 _HOST_KINDS = {"mapped": 1, "managed": 2}
 
 
-def _gpu_host_array(kind, shape, dtype, strides, order):
+def _gpu_host_array(kind, shape, dtype, strides, order, stream=0):
     a = pinned_array(shape, dtype, strides, order, _kind=_HOST_KINDS[kind])
     # on the CPU target a NumPy array in ordinary memory, which kernels use in place
-    return a if on_host() else a.view(_mapped_class())
+    if on_host():
+        return a
+    m = a.view(_mapped_class())
+    m.stream = stream  # Numba's: the stream it was made on (0: none)
+    return m
 
 
 def mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=False,
@@ -645,7 +683,7 @@ def mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=
     """A NumPy array in page-locked host memory mapped into the GPU's address space (Numba's
     cuda.mapped_array): kernels read and write it in place, without copies.  portable and
     wc are accepted for Numba's signature; the memory is always portable."""
-    return _gpu_host_array("mapped", shape, dtype, strides, order)
+    return _gpu_host_array("mapped", shape, dtype, strides, order, stream)
 
 
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
@@ -657,7 +695,7 @@ def mapped_array_like(ary, stream=0, portable=False, wc=False):
 def managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_global=True):
     """A NumPy array in CUDA managed (unified) memory (Numba's cuda.managed_array): host and
     kernels use the same memory, which the driver migrates on demand."""
-    return _gpu_host_array("managed", shape, dtype, strides, order)
+    return _gpu_host_array("managed", shape, dtype, strides, order, stream)
 
 
 class pinned:

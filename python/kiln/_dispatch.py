@@ -80,6 +80,13 @@ def _carveout(c):
 FORALL_BLOCK = 256
 
 
+def _device_args(signature):
+    if signature is None:
+        raise TypeError("a device function is compiled for a signature: pass its argument "
+                        "types, e.g. (int32, int32)")
+    return signature
+
+
 def _no_launch(*args):
     """What forall(0) returns: a launch of no threads runs nothing (CUDA rejects a grid of
     zero blocks)."""
@@ -216,7 +223,9 @@ class Dispatcher(_kiln.DispatcherBase):
         """Prints each variable's type in a specialisation (the last compiled one, or
         the one of ``signature``) to ``file`` (default stdout); returns the text instead
         with ``file=False``."""
-        text = self._entry_for(signature).program.types
+        entry = self._entry_for(signature)
+        # Numba's annotation starts with the function's name and its argument types
+        text = f"{self.__name__} {entry.signature}\n{entry.program.types}"
         if file is False:
             return text
         print(text, end="", file=file)
@@ -236,9 +245,44 @@ class Dispatcher(_kiln.DispatcherBase):
     def inspect_asm(self, signature=None):
         """Numba's name for the PTX: with ``signature``, that specialisation's PTX; without,
         a dict from each compiled signature to its PTX."""
+        if self._is_device:
+            return self.compile_device(_device_args(signature)).ptx
         if signature is not None:
             return self.inspect_ptx(signature)
         return {text: self.inspect_ptx(text) for text in self.signatures}
+
+    def inspect_llvm(self, signature=None):
+        """kiln has no LLVM IR: the generated source it compiles instead (as
+        inspect_source), for ``signature`` or, without one, a dict from each compiled
+        signature to its source.  For a device function, the CUDA C of the function
+        compiled alone (compile_device), which defines its exported symbol."""
+        if self._is_device:
+            return self.compile_device(_device_args(signature)).source
+        if signature is not None:
+            return self.inspect_source(signature)
+        return {text: self.inspect_source(text) for text in self.signatures}
+
+    def inspect_sass(self, signature=None):
+        """The SASS of a specialisation (``nvdisasm`` of its cubin; a RuntimeError without
+        nvdisasm); without ``signature``, a dict from each compiled signature to its SASS.
+        A device function has no machine code of its own: a RuntimeError, as Numba's."""
+        from . import _inspect
+
+        if self._is_device:
+            _inspect.refuse_sass(self)
+        if signature is not None:
+            return _inspect.sass_of(self, self._entry_for(signature))
+        return {text: _inspect.sass_of(self, self._entry_for(text)) for text in self.signatures}
+
+    def compile_device(self, args, return_type=None):
+        """Compiles a device function alone for the argument types ``args`` and returns
+        Numba's compile result (``cres.fndesc.mangled_name`` is its exported symbol;
+        kiln's ``cres.source`` and ``cres.ptx``); see kiln/_inspect.py."""
+        from . import _inspect
+
+        text = signature_text(args if return_type is None else return_type(*args))
+        argtext = text[text.index("("):] if "(" in text else text
+        return _inspect.compile_device(self, text, _args_of(argtext))
 
     # ---- a GPU specialisation's resources (Numba's get_*; cuFuncGetAttribute) ----------
 

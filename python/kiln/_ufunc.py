@@ -104,6 +104,17 @@ def _kiln_code(dt):
     return code
 
 
+class UnrecognizedOptionError(TypeError, KeyError):
+    """An option kiln.vectorize does not know: a TypeError, as for any unknown keyword, and
+    a KeyError, which Numba's vectorize raises ("Unrecognized options")."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+_VECTORIZE_OPTIONS = ("fastmath", "debug", "target", "cache", "identity", "nopython", "lineinfo")
+
+
 class Vectorized:
     """The object ``@kiln.vectorize`` returns: call it like a NumPy ufunc."""
 
@@ -118,10 +129,17 @@ class Vectorized:
                                          options)
 
     def __init__(self, func, signatures=(), **options):
-        bad = [k for k in options if k not in ("fastmath", "debug", "target", "cache", "identity",
-                                                "nopython", "lineinfo")]
+        bad = [k for k in options if k not in _VECTORIZE_OPTIONS]
         if bad:
-            raise TypeError(f"kiln.vectorize got unknown option(s) {', '.join(bad)}")
+            raise UnrecognizedOptionError(
+                f"kiln.vectorize got unknown option(s) {', '.join(bad)}; it takes "
+                f"{', '.join(_VECTORIZE_OPTIONS)} (Unrecognized options: {', '.join(bad)})")
+        if "nopython" in options:
+            import warnings
+
+            # Numba's words first: code filters on them
+            warnings.warn("nopython kwarg for cuda target is redundant: kiln always compiles "
+                          "ufuncs without Python objects", RuntimeWarning, stacklevel=3)
         self.py_func = func
         self.__name__ = func.__name__
         self.__doc__ = func.__doc__

@@ -23,7 +23,6 @@ DEFAULT_CC = (9, 0)
 
 _ABIS = ("numba", "c")
 _OUTPUTS = ("ptx", "ltoir")
-_NVRTC_RELOCATABLE, _NVRTC_LTOIR = 1, 2  # kiln_nvrtc_output (kiln.h)
 _C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -44,13 +43,6 @@ def _arch(cc):
             f"cc={cc!r}: kiln compiles for sm_{cc[0]}{cc[1]}, not for arch-specific targets "
             f"(sm_{cc[0]}{cc[1]}{cc[2]}); pass cc=({cc[0]}, {cc[1]})")
     return cc[0] * 10 + cc[1]
-
-
-def _return_type(code):
-    """The kiln type object of a 4-byte return argtype; None for none."""
-    from ._compile import _numba_type
-
-    return _numba_type(code) if code else None
 
 
 def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False, cc=None,
@@ -84,38 +76,10 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
                          "abi_info={'abi_name': NAME}")
     arch = _arch(cc)
     from . import _compile
-    from ._types import signature_text
 
-    text = signature_text(sig)
-    ret, argkey = _kiln.parse_signature(text)
     disp = Dispatcher(pyfunc, device=device, fastmath=fastmath, debug=bool(debug),
                       lineinfo=lineinfo, target="cuda", launch_bounds=launch_bounds, link=link)
-    if len(argkey) // 4 != disp._nparams:
-        raise TypeError(f"signature '{text}' has {len(argkey) // 4} arguments but "
-                        f"'{pyfunc.__name__}' takes {disp._nparams}")
-    if ret and (len(ret) != 4 or ret[:1] == b"\x01"):
-        raise TypeError(f"signature '{text}': a compiled function returns a scalar or nothing")
-    if not device and ret:
-        raise TypeError(f"kernel '{pyfunc.__name__}' must have void return type but got "
-                        f"{_return_type(ret)!r} (signature '{text}')")
-    source, filename, first = _compile.dispatcher_source(disp)
-    export = (name, ret[1] + 1 if ret else 0) if device else ()
-    prog = _compile._translate(disp, argkey, 1, arch, export)
-    # a device function no kernel calls survives only in relocatable code
-    kind = _NVRTC_LTOIR if output == "ltoir" else _NVRTC_RELOCATABLE if device else 0
-    code, _, _, _ = _kiln.nvrtc_compile(prog.source, _compile._nvrtc_options(disp), arch,
-                                        True, _compile._cache_name(disp, argkey), True, kind)
-    if not device:
-        resty = _return_type(b"")
-    elif ret:
-        resty = _return_type(ret)
-    else:
-        resty = _return_type(_kiln.infer_return(source, filename, first, argkey,
-                                                _compile.resolve, pyfunc))
-    from . import _types
-
-    if resty is None:
-        resty = _types.void
+    _, code, resty = _compile.build_exported(disp, sig, name, arch, output)
     if output == "ptx":
         return code.rstrip(b"\0").decode(), resty
     return bytes(code), resty

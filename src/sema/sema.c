@@ -346,7 +346,9 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
             error_at(C, n->sp, "write results to an array and print them on the host",
                      "print() is not supported in kernels");
         else
-            error_at(C, n->sp, NULL, "name '%s' is not defined", what);
+            error_at(C, n->sp, NULL,
+                     "name '%s' is not defined\n(Numba: NameError: name '%s' is not defined)",
+                     what, what);
         return &ty_error;
     case KILN_VAL_COMPLEX: n->gv = g; return g->ty; /* no NF_CONST: ConstVal holds one number */
     case KILN_VAL_INT:
@@ -1344,7 +1346,11 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     if (!spec) return NULL;
     if (S->final && !C->muted) {
         finalise(S, spec);
-        if (spec->failed) note_at(C, call->sp, "in the call of '%s' from here", fi->name);
+        if (spec->failed)
+            note_at(C, call->sp,
+                    "in the call of '%s' from here\n(Numba: During: resolving callee type: "
+                    "type(CUDADispatcher(<function %s>)))",
+                    fi->name, fi->name);
     }
     /* the callee's local arrays are inlined here: this thread holds them too */
     FuncSpec *f = S->cur;

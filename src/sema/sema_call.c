@@ -203,8 +203,13 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     int64_t dims[KILN_MAX_NDIM];
     int nd = sema_shape(a[0], dims, KILN_MAX_NDIM);
     if (nd < 0) {
+        /* then Numba's words for the same rejection, which code written for Numba matches */
+        const char *numba = in->kind == IK_SHARED_ARRAY ? "shared.array" : "local.array";
         error_at(C, a[0]->sp, "use literals or module-level constants, e.g. (16, 16)",
-                 "the shape of %s must be a constant integer or a tuple of them", in->name);
+                 "the shape of %s must be a constant integer or a tuple of them\n"
+                 "(Numba: No implementation of function Function(<function %s>) found for "
+                 "signature:\n \n >>> array(shape=%s, dtype=%s))",
+                 in->name, numba, sema_numba_name(S, a[0]), sema_numba_name(S, a[1]));
         return &ty_error;
     }
     int d;

@@ -130,6 +130,9 @@ const char *sema_string_text(Sema *S, const Node *n);
 
 /* sema_raise.c: `raise E(...)`, an assert with assrt.exc: checks it, sets assrt.site */
 void sema_raise(Sema *S, Node *n);
+/* sema_numba.c: Numba's name of a typed argument ("Tuple(Literal[int](1), int32)"), for
+ * a diagnostic's line in Numba's words */
+const char *sema_numba_name(Sema *S, const Node *n);
 
 /* sema_print.c: print(...) in kernels */
 const Type *sema_print(Sema *S, Node *n);

@@ -1466,3 +1466,60 @@ def test_bfloat16_device_arrays_cupy_and_torch(rng):
         axpy[8, 128](tout, tx, ty)
         assert np.array_equal(tout.view(torch.int16).cpu().numpy().view(np.uint16),
                               want.view(np.uint16))
+
+
+def test_cai_stream_round_trip_on_the_gpu():
+    # an array made on a stream names it in its CUDA Array Interface; a consumer waits for
+    # it and keeps it as the imported array's stream (kiln/_cai.py)
+    class Foreign:
+        def __init__(self, a):
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+    @kiln.jit
+    def fill(a, v):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = v + i
+
+    s = kiln.stream()
+    d = kiln.device_array(1 << 20, np.float32, stream=s)
+    fill[(d.size + 255) // 256, 256, s](d, 2.0)
+    assert d.__cuda_array_interface__["stream"] == s.handle
+    c = kiln.as_cuda_array(Foreign(d))  # synchronizes s: the fill is finished
+    assert c.stream.external and c.stream.handle == s.handle
+    np.testing.assert_array_equal(c.copy_to_host()[:4], [2.0, 3.0, 4.0, 5.0])
+    assert kiln.device_array(4).__cuda_array_interface__["stream"] is None
+
+
+def test_inspect_sass_of_a_kernel_on_the_gpu():
+    import shutil
+
+    if shutil.which("nvdisasm") is None:
+        pytest.skip("nvdisasm is not on PATH")
+
+    @kiln.jit((kiln.float32[::1], kiln.int32[::1]), lineinfo=True)
+    def add(x, y):
+        i = kiln.grid(1)
+        if i < len(x):
+            x[i] += y[i]
+
+    sass = add.inspect_sass((kiln.float32[::1], kiln.int32[::1]))
+    assert "S2R" in sass and "EXIT" in sass
+
+
+def test_misaligned_host_array_on_the_gpu():
+    # a float64 view at a 4-byte offset: the launch copies its bytes into aligned device
+    # memory and back (the CPU target refuses it)
+    @kiln.jit("void(float64[:])", target="cuda")
+    def k(x):
+        i = kiln.grid(1)
+        if i < x.shape[0]:
+            x[i] = i
+
+    x = np.arange(10, dtype=np.float64)
+    y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+    z = np.ndarray(9, buffer=y[4:-4], dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)
+        k[1, 16](z)
+    np.testing.assert_array_equal(z, np.arange(9.0))

@@ -314,6 +314,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
                  void *stream) {
     a->has_view = false;
     a->on_gpu = false;
+    a->misaligned = false;
     a->has_foreign = false;
     a->tmp = 0;
     a->time = 0;
@@ -531,13 +532,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         Py_ssize_t isz = v->itemsize;
         /* records need their fields' alignment, not their size's */
         Py_ssize_t align = recid >= 0 ? ext_record_align(recid) : isz;
-        if (((uintptr_t)v->buf % (uintptr_t)align) != 0) {
-            char d[256];
-            ext_arg_desc(d, sizeof d, names, kname, i);
-            PyErr_Format(PyExc_ValueError, "%s is not aligned to its %zd-byte elements; pass a copy",
-                         d, isz);
-            return -1;
-        }
+        /* a GPU launch copies the bytes into aligned memory; the CPU target, which reads
+         * the memory in place, refuses it in ext_pack */
+        a->misaligned = ((uintptr_t)v->buf % (uintptr_t)align) != 0;
         for (int k = 0; k < v->ndim; k++) {
             a->shape[k] = v->shape[k];
             Py_ssize_t s = v->strides ? v->strides[k] : 0;
@@ -774,6 +771,17 @@ PyMethodDef ext_args_functions[] = {
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
     {NULL, NULL, 0, NULL}};
 
+int ext_refuse_misaligned(const Arg *a, PyObject *names, PyObject *kname, int i) {
+    if (!a->misaligned) return 0;
+    char d[256];
+    ext_arg_desc(d, sizeof d, names, kname, i);
+    PyErr_Format(PyExc_ValueError,
+                 "%s is not aligned to its %zd-byte elements, which the CPU target reads in "
+                 "place; pass a copy (a GPU launch copies it)",
+                 d, a->view.itemsize);
+    return -1;
+}
+
 int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObject *kname,
              int64_t *slots, int *off, bool gpu) {
     int s = 0;
@@ -789,6 +797,8 @@ int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObjec
             }
             if (gpu)
                 slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
+            else if (ext_refuse_misaligned(&a[i], names, kname, i) < 0)
+                return -1;
             else
                 slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];

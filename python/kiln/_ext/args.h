@@ -25,6 +25,8 @@ typedef struct {
     uint64_t dptr;
     int device;
     bool readonly;
+    bool misaligned;   /* a host array whose address its elements' alignment does not divide:
+                        * a GPU launch stages it (an aligned copy), the CPU target refuses it */
     ForeignArray fa;   /* a foreign array's borrowed reference (DLPack) */
     bool has_foreign;
     uint64_t tmp;      /* GPU launch with a host array: the device copy */
@@ -51,6 +53,9 @@ static inline void ext_release_arg(Arg *a) {
     if (a->has_foreign) ext_foreign_release(&a->fa);
     a->has_foreign = false;
 }
+/* The CPU target's refusal of a misaligned host array (a->misaligned): -1 with a ValueError
+ * naming the argument, else 0. */
+int ext_refuse_misaligned(const Arg *a, PyObject *names, PyObject *kname, int i);
 /* Packs classified arguments into the 8-byte slots of entry e (docs/abi.md):
  * arrays as data pointer (a device address for a GPU launch), shape and
  * element strides; scalars converted to the compiled dtype.  Sets the slot

@@ -26,6 +26,7 @@ static int classify_inputs(RecordObject *r, PyObject *args, Arg *a, int *nclassi
         if (ext_classify(r->st, PyTuple_GET_ITEM(args, i), &a[i], r->names, r->fname, i, NULL) < 0)
             return -1;
         *nclassified = i + 1;
+        if (ext_refuse_misaligned(&a[i], r->names, r->fname, i) < 0) return -1;
     }
     return 0;
 }

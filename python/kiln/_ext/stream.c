@@ -38,6 +38,14 @@ static PyObject *stream_handle(StreamObject *self, void *c) {
     return PyLong_FromUnsignedLongLong((unsigned long long)(uintptr_t)self->handle);
 }
 
+/* Numba's Stream.external: a stream another library made (kiln.external_stream, or one a
+ * CUDA Array Interface names), which kiln neither created nor frees; CUDA's special
+ * handles 0, 1 (legacy default) and 2 (per-thread default) are not external. */
+static PyObject *stream_external(StreamObject *self, void *c) {
+    uintptr_t h = (uintptr_t)self->handle;
+    return PyBool_FromLong(!self->owned && h > 2);
+}
+
 static PyObject *stream_repr(StreamObject *self) {
     if (self->device == EXT_HOST_DEVICE)
         return PyUnicode_FromFormat("<kiln %sstream on the host (KILN_TARGET=cpu)>",
@@ -76,6 +84,8 @@ static PyMethodDef stream_methods[] = {
 static PyGetSetDef stream_getset[] = {
     {"handle", (getter)stream_handle, NULL, "the CUstream as an int", NULL},
     {"ptr", (getter)stream_handle, NULL, "the CUstream as an int (CuPy's name)", NULL},
+    {"external", (getter)stream_external, NULL,
+     "whether another library made the stream (kiln neither created nor frees it)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot stream_slots[] = {

@@ -1,0 +1,278 @@
+"""Numba's host API that kiln matches: the CUDA Array Interface's stream rules (producer and
+consumer, kiln/_cai.py), Dispatcher.compile_device / inspect_llvm / inspect_sass
+(kiln/_inspect.py), inspect_types' signature line, and vectorize's option checks.  The GPU
+paths run against the fake driver (tests/fake_cuda) in a child process, as
+test_fake_driver.py does."""
+import os
+import stat
+import warnings
+
+import numpy as np
+import pytest
+
+import kiln
+from kiln import float32, int32
+
+from test_fake_driver import run  # noqa: E402  (the fake-driver child process)
+
+
+# ---- the CUDA Array Interface's stream, producer and consumer (fake driver) -----------
+
+def test_cai_producer_names_the_arrays_stream_or_none():
+    run("""
+        d = kiln.device_array(10)
+        assert d.stream == 0
+        assert d.__cuda_array_interface__["stream"] is None
+        s = kiln.stream()
+        for a in (kiln.device_array(10, stream=s), kiln.to_device(np.arange(3), stream=s),
+                  kiln.device_array_like(np.zeros(4), stream=s),
+                  kiln.mapped_array(10, stream=s), kiln.managed_array(10, stream=s)):
+            assert a.stream is s
+            assert a.__cuda_array_interface__["stream"] == s.handle != 0
+        for a in (kiln.mapped_array(10), kiln.managed_array(10)):
+            assert a.__cuda_array_interface__["stream"] is None
+        # a strided array made on a stream keeps it too
+        st = kiln.device_array((3, 4), np.float64, strides=(8, 24), stream=s)
+        assert st.__cuda_array_interface__["stream"] == s.handle
+        print("ok")
+    """)
+
+
+def test_cai_consumer_keeps_and_syncs_the_producers_stream():
+    run("""
+        class Foreign:
+            def __init__(self, a):
+                self.__cuda_array_interface__ = a.__cuda_array_interface__
+        syncs = ctypes.CDLL(os.environ["KILN_CUDA_DRIVER"]).fake_stream_sync_count
+        s = kiln.stream()
+        src = kiln.to_device(np.arange(10.0), stream=s)
+        n0 = syncs()
+        c = kiln.as_cuda_array(Foreign(src))
+        assert syncs() == n0 + 1, "as_cuda_array synchronizes the producer's stream"
+        assert c.stream.external and c.stream.handle == s.handle
+        assert not s.external and not kiln.default_stream().external
+        assert (c.copy_to_host() == np.arange(10.0)).all()
+        n0 = syncs()
+        kiln.as_cuda_array(Foreign(src), sync=False)
+        kiln.from_cuda_array_interface(src.__cuda_array_interface__, sync=False)
+        assert syncs() == n0
+        os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"] = "0"
+        kiln.as_cuda_array(Foreign(src))
+        assert syncs() == n0
+        os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"] = "maybe"
+        try:
+            kiln.as_cuda_array(Foreign(src))
+        except ValueError as e:
+            assert "KILN_CUDA_ARRAY_INTERFACE_SYNC" in str(e)
+        else:
+            raise AssertionError("a malformed value was accepted")
+        del os.environ["KILN_CUDA_ARRAY_INTERFACE_SYNC"]
+        # no stream: nothing to wait for, and the array has none
+        plain = kiln.as_cuda_array(Foreign(kiln.device_array(4)))
+        assert plain.stream == 0 and syncs() == n0
+        print("ok")
+    """)
+
+
+def test_from_cuda_array_interface_layouts_and_refusals():
+    run("""
+        h = np.arange(10).reshape(2, 5)
+        d = kiln.to_device(h)
+        face = dict(d.__cuda_array_interface__)
+        got = kiln.from_cuda_array_interface(face, owner=d).copy_to_host()
+        assert (got == h).all() and got.flags["C_CONTIGUOUS"]
+        face["strides"] = h.strides
+        assert (kiln.from_cuda_array_interface(face).copy_to_host() == h).all()
+        face["mask"] = kiln.to_device(np.ones(10, bool))
+        try:
+            kiln.from_cuda_array_interface(face)
+        except NotImplementedError as e:
+            assert "Masked arrays are not supported" in str(e)
+        else:
+            raise AssertionError("a mask was accepted")
+        del face["mask"]
+        for bad, exc in ((0, ValueError), ("s", TypeError)):
+            try:
+                kiln.from_cuda_array_interface(dict(face, stream=bad))
+            except exc:
+                pass
+            else:
+                raise AssertionError(f"stream {bad!r} was accepted")
+        print("ok")
+    """)
+
+
+def test_negatively_strided_view_copies_to_host():
+    # Numba raises NotImplementedError here; kiln copies the span and reads it backwards
+    run("""
+        h = np.arange(12.0).reshape(3, 4)
+        d = kiln.to_device(h)
+        assert (d[::-1].copy_to_host() == h[::-1]).all()
+        assert (d[::-1, ::-2].copy_to_host() == h[::-1, ::-2]).all()
+        print("ok")
+    """)
+
+
+# ---- device functions compiled alone, and SASS ------------------------------------------
+
+def test_compile_device_names_a_symbol_in_its_ptx_and_source():
+    @kiln.jit(device=True)
+    def add(x, y):
+        return x + y
+
+    cres = add.compile_device((int32, int32))
+    name = cres.fndesc.mangled_name
+    assert "add" in name and name.isidentifier()
+    assert str(cres.signature) == "int32(int32, int32)"
+    assert add.compile_device((int32, int32)) is cres  # once per signature
+    assert name in add.inspect_asm((int32, int32))
+    assert name in add.inspect_llvm((int32, int32))
+    other = add.compile_device((float32, float32))
+    assert other.fndesc.mangled_name != name
+    assert str(other.signature) == "float32(float32, float32)"
+    with pytest.raises(RuntimeError, match="Cannot inspect SASS of a device function"):
+        add.inspect_sass((int32, int32))
+    with pytest.raises(TypeError, match="signature"):
+        add.inspect_asm()
+
+
+def test_compile_device_of_a_kernel_is_refused():
+    @kiln.jit
+    def k(a):
+        a[0] = 1
+
+    with pytest.raises(RuntimeError, match="compile_device compiles device functions"):
+        k.compile_device((float32[::1],))
+
+
+def test_inspect_llvm_of_a_kernel_is_its_generated_source():
+    @kiln.jit((float32[::1], int32))
+    def k(a, n):
+        a[0] = n
+
+    assert k.inspect_llvm("(float32[::1], int32)") == k.inspect_source("(float32[::1], int32)")
+    assert list(k.inspect_llvm()) == ["(float32[::1], int32)"]
+
+
+def test_inspect_types_starts_with_numbas_signature_line():
+    @kiln.jit((float32, int32))
+    def foo(x, y):
+        pass
+
+    text = foo.inspect_types(file=False)
+    assert text.splitlines()[0] == "foo (float32, int32)"
+    assert "kernel foo(x: float32, y: int32)" in text
+
+
+def test_inspect_sass_without_nvdisasm_says_so(monkeypatch, tmp_path):
+    @kiln.jit((float32[::1],))
+    def f(x):
+        x[0] = 0
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    if os.access("/usr/local/cuda/bin/nvdisasm", os.X_OK):
+        pytest.skip("/usr/local/cuda has nvdisasm")
+    with pytest.raises(RuntimeError, match="nvdisasm was not found"):
+        f.inspect_sass()
+
+
+def test_inspect_sass_runs_nvdisasm_on_a_cubin(monkeypatch, tmp_path):
+    """A stand-in nvdisasm shows what kiln hands it: -gi -c and an ELF cubin from NVRTC."""
+    @kiln.jit((float32[::1],))
+    def f(x):
+        x[0] = 0
+
+    tool = tmp_path / "nvdisasm"
+    tool.write_text("#!/bin/sh\necho \"args $1 $2\"\nhead -c 4 \"$3\" | od -An -c\n")
+    tool.chmod(tool.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(tmp_path) + os.pathsep + os.environ.get("PATH", ""))
+    out = f.inspect_sass("(float32[::1])")
+    assert out.startswith("args -gi -c")
+    assert "E   L   F" in out
+    assert list(f.inspect_sass()) == ["(float32[::1])"]
+
+
+# ---- vectorize's options ------------------------------------------------------------------
+
+def test_vectorize_unknown_option_is_a_type_and_key_error():
+    with pytest.raises(TypeError, match="Unrecognized options: nonexistent"):
+        kiln.vectorize(["float32(float32)"], nonexistent=2)(lambda x: x)
+    with pytest.raises(KeyError):
+        kiln.vectorize(["float32(float32)"], nonexistent=2)(lambda x: x)
+
+
+def test_vectorize_nopython_warns_that_it_is_redundant():
+    def add(a, b):
+        return a + b
+
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        f = kiln.vectorize(["float32(float32, float32)"], target="cpu", nopython=True)(add)
+    assert [w.category for w in got] == [RuntimeWarning]
+    assert "nopython kwarg for cuda target is redundant" in str(got[0].message)
+    assert f(np.float32([2.0]), np.float32([3.0]))[0] == 5.0
+
+
+# ---- kiln.devicearray: Numba's module of device-array names ---------------------------------
+
+def test_devicearray_names_alias_kilns():
+    run("""
+        from kiln import devicearray
+        assert kiln.devicearray is devicearray
+        assert devicearray.DeviceNDArray is kiln.DeviceArray
+        d, converted = devicearray.auto_device(2)
+        assert converted and d.shape == () and d.copy_to_host() == 2
+        h = np.arange(6.0).reshape(2, 3)
+        d, converted = devicearray.auto_device(h)
+        assert converted and (d.copy_to_host() == h).all()
+        assert devicearray.auto_device(d) == (d, False)
+        assert devicearray.is_cuda_ndarray(d) and not devicearray.is_cuda_ndarray(h)
+        try:
+            devicearray.auto_device(np.arange(10.0)[:-1:2])
+        except ValueError as e:
+            assert "non-contiguous" in str(e)
+        else:
+            raise AssertionError("a strided host array was copied")
+        like = devicearray.from_array_like(h.T)
+        assert like.shape == (3, 2) and like.strides == h.T.strides
+        print("ok")
+    """)
+
+
+# ---- a host array its elements' alignment does not divide -----------------------------------
+
+def _misaligned():
+    x = np.arange(10, dtype=np.float64)
+    y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+    return np.ndarray(9, buffer=y[4:-4], dtype=np.float64)  # at a 4-byte offset
+
+
+def test_misaligned_host_array_is_refused_on_the_cpu():
+    @kiln.jit("void(float64[:])", target="cpu")
+    def k(x):
+        i = kiln.grid(1)
+        if i < x.shape[0]:
+            x[i] = i
+
+    z = _misaligned()
+    with pytest.raises(ValueError, match="not aligned to its 8-byte elements, which the CPU"):
+        k[1, 16](z)
+
+
+def test_misaligned_host_array_is_staged_for_a_gpu_launch():
+    run('''
+        x = np.arange(10, dtype=np.float64)
+        y = np.ndarray(shape=80, buffer=x, dtype=np.byte)
+        z = np.ndarray(9, buffer=y[4:-4], dtype=np.float64)
+        assert z.__array_interface__["data"][0] % 8 == 4
+        before = z.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", kiln.PerformanceWarning)
+            saxpy[1, 16](z, 2.0, z, z)  # the fake driver runs nothing
+        name, grid, block, params = last()
+        assert params[0] % 8 == 0, "the kernel gets the aligned device copy"
+        assert (z.view(np.uint64) == before.view(np.uint64)).all()  # copied back unchanged
+        print("ok")
+    ''')
