@@ -149,7 +149,12 @@ static void number(Webs *w, NodeList *body) {
             number(w, &n->fors.body);
             number(w, &n->fors.orelse);
             break;
-        case S_IF:
+        case S_IF: /* an elif chain with a loop: a chain of any length costs no stack */
+            for (Node *c = n; c; c = elif_of(c)) {
+                number(w, &c->ifs.body);
+                if (!elif_of(c)) number(w, &c->ifs.orelse);
+            }
+            break;
         case S_WHILE:
             number(w, &n->ifs.body);
             number(w, &n->ifs.orelse);
@@ -301,14 +306,23 @@ static void walk(Webs *w, NodeList *body, uint64_t *s) {
                 join(w, w->uses[w->nu - 1].rep, n->aug.target->id);
             def_target(w, n->aug.target, s);
             break;
-        case S_IF: {
-            use_expr(w, n->ifs.cond, s);
-            uint64_t *e = st_copy(w, s);
-            if (!e) return;
-            walk(w, &n->ifs.body, s);
-            walk(w, &n->ifs.orelse, e);
-            st_join(w, s, e);
-            free(e);
+        case S_IF: { /* the branches' ends joined in `ends`; elif chains with a loop */
+            uint64_t *ends = st_new(w);
+            for (Node *c = n; c && !w->give_up; c = elif_of(c)) {
+                use_expr(w, c->ifs.cond, s);
+                uint64_t *e = st_copy(w, s); /* where the condition is false */
+                if (!e) break;
+                walk(w, &c->ifs.body, s);
+                st_join(w, ends, s);
+                if (!elif_of(c)) walk(w, &c->ifs.orelse, e);
+                memcpy(s, e, sizeof(uint64_t) * (size_t)(w->nv * w->W + 1));
+                free(e);
+            }
+            if (ends) {
+                st_join(w, ends, s); /* the last else's end */
+                memcpy(s, ends, sizeof(uint64_t) * (size_t)(w->nv * w->W + 1));
+            }
+            free(ends);
             break;
         }
         case S_FOR:
