@@ -39,6 +39,8 @@ typedef struct {
  * earlier one (a[0..i-1]) has another unit, else 0. */
 int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
                    PyObject *kname);
+/* NumPy's name of a kiln dtype ("float32"), "?" out of range. */
+const char *ext_dtype_name(int d);
 /* Formats "argument 'x' of kernel 'k'" into buf (names: the parameter names). */
 void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i);
 /* Classifies argument i (o) into a.  0, or -1 with an exception set; a's

@@ -12,6 +12,7 @@
  *   run.c         running a CPU entry once its arguments are packed
  *   core.c        the bridge to the C core: translate, build, load (Program, Entry)
  *   resolve.c     the resolver bridge: Python's descriptions of globals as kiln_values
+ *   pack.c        classified arguments packed into an entry's 8-byte slots
  *   args.c        call arguments: their 4-byte types and values
  *   interop.c     foreign arrays: __cuda_array_interface__ and DLPack
  *   host.c        events, page-locked memory, device attributes
