@@ -265,7 +265,11 @@ static void loop(Webs *w, Node *n, uint64_t *s) {
             walk(w, body, cur);
             w->depth--;
         }
-        bool grew = !w->give_up && (st_join(w, head, cur) | st_join(w, head, cont));
+        bool grew = false; /* both joins run: no short circuit */
+        if (!w->give_up) {
+            grew = st_join(w, head, cur);
+            grew = st_join(w, head, cont) || grew;
+        }
         free(cur);
         free(cont);
         if (!grew) break;
