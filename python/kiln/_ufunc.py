@@ -743,7 +743,9 @@ class Reduction:
             a._dtype_code, a._device, stream)
         r = None
         if res is not None:
-            r = as_cuda_array(res)
+            r = res if isinstance(res, DeviceArray) else _kiln.foreign_view(res, stream)
+            if r is None:
+                r = as_cuda_array(res)
             if r._dtype_code != acode:
                 raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
         if _autotune.active() and n > _BLOCK:
@@ -809,6 +811,12 @@ class Reduction:
         if init is None:
             init = self._init_default
 
+        if not isinstance(arr, DeviceArray) and hasattr(type(arr), "__cuda_array_interface__"):
+            # CuPy, torch, Numba arrays: viewed in C, the interface read once; a producer's
+            # stream other than this call's is synchronized first (the CAI stream rule)
+            view = _kiln.foreign_view(arr, stream)
+            if view is not None:
+                return self._call_gpu(view, size, res, init, stream)
         if _is_gpu_array(arr):
             return self._call_gpu(arr, size, res, init, stream)
         np = _np()

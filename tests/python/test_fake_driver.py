@@ -401,6 +401,54 @@ def test_gpu_reduce_paths_reach_the_driver():
     """)
 
 
+def test_gpu_reduce_takes_foreign_arrays_in_c_with_the_stream_rule():
+    # a CuPy-like array (only __cuda_array_interface__) is viewed in C: the pass reads its
+    # pointer, res= of the same kind receives the result, and the producer's stream is
+    # synchronized only when it is not the call's (the interface's rule)
+    run("""
+        class Foreign:
+            def __init__(self, d, stream):
+                self.d, self.stream = d, stream
+            @property
+            def __cuda_array_interface__(self):
+                c = dict(self.d.__cuda_array_interface__)
+                c["stream"] = self.stream
+                return c
+        @kiln.reduce
+        def add(p, q):
+            return p + q
+        big = kiln.device_array(1 << 20, np.float32)
+        out = kiln.device_array(1, np.float32)
+        s = kiln.stream()
+        x = Foreign(big, 1)                     # the legacy default stream: kiln's own
+        add(big, res=out)
+        add(big, res=out, stream=s)             # the plans made (their set-up copies wait)
+        before = fake.fake_stream_sync_count()
+        assert add(x, res=Foreign(out, 1)) is None
+        assert fake.fake_stream_sync_count() == before, "same stream: nothing to wait for"
+        assert ptr(big) in last()[3], "the pass reads the foreign memory"
+        assert add(x, res=Foreign(out, 1), stream=s) is None
+        assert fake.fake_stream_sync_count() > before, "another stream: waited for"
+        before = fake.fake_stream_sync_count()
+        assert add(Foreign(big, s.handle), res=out, stream=s) is None
+        assert fake.fake_stream_sync_count() == before
+        assert add(x) == 0                       # the result on the host
+        try:
+            add(Foreign(big, 0))
+        except ValueError as e:
+            assert "stream'] is 0" in str(e)
+        else:
+            raise AssertionError("stream 0 taken")
+        try:
+            add(x, res=Foreign(kiln.device_array(1, np.float64), 1))
+        except TypeError as e:
+            assert "res has dtype float64" in str(e)
+        else:
+            raise AssertionError("res of the wrong dtype taken")
+        print("ok")
+    """)
+
+
 def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
     # the second call of a vectorize on kiln arrays of one shape in C order skips the
     # NumPy-based typing (_call_gpu_fast): it must launch what the first call launched,

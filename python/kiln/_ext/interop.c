@@ -6,6 +6,7 @@
  * the ForeignArray holds it until ext_foreign_release, after the launch.
  */
 #include "interop.h"
+#include "stream.h"
 
 #include <string.h>
 
@@ -394,6 +395,35 @@ int ext_foreign_array(ModState *st, PyObject *o, void *launch_stream, ForeignArr
     if (!ext_cuda(st)) return -1;
     return dlpack_array(st, o, launch_stream, fa);
 }
+
+/* foreign_view(obj, stream) -> a DeviceArray over obj's memory (obj kept as its owner),
+ * with the interface's stream rule applied for work queued on `stream` (the producer's
+ * stream is synchronized only when it is another one); None when obj is not a GPU
+ * array through __cuda_array_interface__ (DLPack producers take the Python path).
+ * kiln.reduce takes CuPy and torch arrays here: the Python route (as_cuda_array) cost
+ * about 8 us a call, more than a 2^20-element sum. */
+static PyObject *f_foreign_view(PyObject *m, PyObject *args) {
+    ModState *st = ext_state(m);
+    PyObject *o, *stream;
+    if (!PyArg_ParseTuple(args, "OO", &o, &stream)) return NULL;
+    void *h;
+    if (ext_stream_handle(st, stream, &h) < 0) return NULL;
+    ForeignArray fa;
+    int rc = ext_foreign_array(st, o, h, &fa);
+    if (rc < 0) return NULL;
+    if (rc == 0 || fa.keep) {
+        ext_foreign_release(&fa);
+        Py_RETURN_NONE;
+    }
+    return (PyObject *)ext_devarray_new(st, fa.ptr, fa.ndim, fa.shape, fa.strides, fa.dtype,
+                                        fa.device, o);
+}
+
+PyMethodDef ext_interop_functions[] = {
+    {"foreign_view", f_foreign_view, METH_VARARGS,
+     "foreign_view(obj, stream) -> DeviceArray over a __cuda_array_interface__ array, or None"},
+    {NULL, NULL, 0, NULL},
+};
 
 int ext_interop_init(PyObject *module, ModState *st) {
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");

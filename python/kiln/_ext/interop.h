@@ -21,5 +21,6 @@ int ext_interop_init(PyObject *module, ModState *st);
 /* 1 if o is a GPU array (filled in), 0 if it is not one, -1 with an exception. */
 int ext_foreign_array(ModState *st, PyObject *o, void *launch_stream, ForeignArray *fa);
 void ext_foreign_release(ForeignArray *fa);
+extern PyMethodDef ext_interop_functions[];
 
 #endif
