@@ -173,6 +173,44 @@ def main():
             ts[label] = statistics.median(med)
         print(f"| 2^{bits} | {ts['default']:.2f} | {ts['tuned']:.2f} | "
               f"{ts['default'] / ts['tuned']:.2f} |")
+    sys.stdout.flush()
+
+    # ---- max-autotune against default: fused row reductions of three shapes ---------------
+    # one block per row: few long rows leave multiprocessors idle at the default 256
+    # threads; the search times 128..1024 per block (docs/modes.md)
+    print("\n# max-autotune against default: kiln.fuse rows (`rows` above), float32, "
+          "us per call (median), GB/s of x and y read once\n")
+    print("| shape | default us | max-autotune us | speed-up | default GB/s | tuned GB/s | choice |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    for shape in ((64, 1 << 20), (1024, 1 << 16), (1 << 14, 1 << 12)):
+        x = cp.asarray(rng.standard_normal(shape, dtype=np.float32))
+        y = cp.asarray(rng.standard_normal(shape, dtype=np.float32))
+        f_def, f_tun = kiln.fuse(rows), kiln.fuse(rows)
+        default = kiln.compile(f_def)
+        tuned = kiln.compile(f_tun, mode="max-autotune")
+        want = to_host(default(x, y))
+        got = to_host(tuned(x, y))
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "tuned rows differ from default"
+        ts = {}
+        for label, f in (("default", default), ("tuned", tuned)):
+            f(x, y)
+            kiln.synchronize()
+            med = []
+            for _ in range(7):
+                t0 = time.perf_counter()
+                for _ in range(10):
+                    f(x, y)
+                kiln.synchronize()
+                med.append((time.perf_counter() - t0) / 10 * 1e6)
+            ts[label] = statistics.median(med)
+        nbytes = 2 * x.nbytes
+        choice = [v for k, v in kiln._autotune.kept()
+                  if k.startswith("autotune|fuse-rows-gpu|") and f":rows{shape[0].bit_length()}|" in k]
+        print(f"| {shape[0]} x {shape[1]} | {ts['default']:.1f} | {ts['tuned']:.1f} | "
+              f"{ts['default'] / ts['tuned']:.2f} | {nbytes / ts['default'] / 1e3:.0f} | "
+              f"{nbytes / ts['tuned'] / 1e3:.0f} | {choice[-1] if choice else '?'} |")
+        sys.stdout.flush()
+        del x, y
 
 
 if __name__ == "__main__":

@@ -425,7 +425,24 @@ class Fused:
             rows = 1
             for s in dims:
                 rows *= s
-            k[rows, _GPU_BLOCK](*argv)
+            threads = _GPU_BLOCK
+            if _autotune.active():
+                # a block per row whatever its size (the fold reads blockDim): few long
+                # rows leave multiprocessors idle at 256 threads, which the search sees;
+                # timed on these outputs (new arrays, the caller's once this returns)
+                dev = outs[0]._device
+                m = max([v for n, v in extra.items() if n[0] == "m"] or [1])  # row length
+                tkey = (dev, "rows", rows.bit_length(), m.bit_length())
+                got = spec.tuned.get(tkey)
+                if got is None:
+                    got = spec.tuned[tkey] = _autotune.choose(
+                        ("fuse-rows", self, spec, dev, rows.bit_length(), m.bit_length()),
+                        "fuse-rows-gpu",
+                        lambda: f"{self._ident(spec, vals, out_shape)}:rows{rows.bit_length()}", dev,
+                        rows * m, _autotune.GPU_THREADS,
+                        lambda: lambda t: k[rows, t](*argv), _kiln.synchronize, threads)
+                threads = got
+            k[rows, threads](*argv)
             return
         self._launch_map(k, argv, out_shape, dims, _CPU_THREADS, True, extra)
 

@@ -26,9 +26,12 @@
 
 #include "sema/fuse.h"
 
-/* Threads of a GPU block (the shared-memory fold assumes a power of two); the
- * Python side launches with the same number (kiln/_fuse.py _GPU_BLOCK). */
+/* Threads of a GPU block of the whole-array reduction, whose partials loop strides
+ * by it; the Python side launches with the same number (kiln/_fuse.py _GPU_BLOCK).
+ * The block fold reads kiln.blockDim.x, so a row reduction runs with any power of two
+ * up to FUSE_GPU_MAX_BLOCK threads per block (max-autotune times 128 to 1024). */
 #define FUSE_GPU_BLOCK 256
+#define FUSE_GPU_MAX_BLOCK 1024
 /* Parentheses a node's text may nest before it becomes a local (below
  * KILN_MAX_NESTING, with room for the statement around it). */
 #define FUSE_SPILL_NESTING 32
@@ -316,16 +319,6 @@ static void accumulate(W *w, Buf *o, int indent, int g) {
     lines(o, indent, body.p);
 }
 
-static void inits(W *w, Buf *o, int indent, bool shared) {
-    const FuseIR *ir = w->ir;
-    for (int r = 0; r < ir->nred; r++) {
-        buf_printf(o, "%*sk_a%d = %s\n", indent, "", r, init_of(w, &ir->red[r]));
-        if (shared)
-            buf_printf(o, "%*sk_sh%d = kiln.shared.array(%d, kiln.%s)\n", indent, "", r,
-                       FUSE_GPU_BLOCK, kname(ir->red[r].acc));
-    }
-}
-
 /* Whether every accumulator is a type the warp shuffles move whole (32 or 64 bits). */
 static bool shufflable(const FuseIR *ir) {
     static const char *const ok[] = {"int32", "uint32", "int64", "uint64", "float32", "float64"};
@@ -338,6 +331,16 @@ static bool shufflable(const FuseIR *ir) {
     return true;
 }
 
+static void inits(W *w, Buf *o, int indent, bool shared) {
+    const FuseIR *ir = w->ir;
+    for (int r = 0; r < ir->nred; r++) {
+        buf_printf(o, "%*sk_a%d = %s\n", indent, "", r, init_of(w, &ir->red[r]));
+        if (shared) /* the warps' values (32 at most), or every thread's for the tree */
+            buf_printf(o, "%*sk_sh%d = kiln.shared.array(%d, kiln.%s)\n", indent, "", r,
+                       shufflable(ir) ? 32 : FUSE_GPU_MAX_BLOCK, kname(ir->red[r].acc));
+    }
+}
+
 /* GPU: every thread's accumulators folded over the block, the total in k_sh<r>[0] for
  * thread 0.  Each warp folds its 32 values with shuffles, then the first warp folds the
  * warps' values: two barriers where a shared-memory tree takes eight (a row of 4096
@@ -347,7 +350,6 @@ static void block_fold(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     Arena *A = &w->C->arena;
     if (shufflable(ir)) {
-        const int warps = FUSE_GPU_BLOCK / 32;
         buf_printf(o, "    k_s = 16\n    while k_s > 0:\n");
         for (int r = 0; r < ir->nred; r++)
             buf_printf(o, "        k_a%d = %s\n", r,
@@ -357,9 +359,9 @@ static void block_fold(W *w, Buf *o) {
         for (int r = 0; r < ir->nred; r++) buf_printf(o, "        k_sh%d[k_t // 32] = k_a%d\n", r, r);
         buf_printf(o, "    kiln.syncthreads()\n    if k_t < 32:\n");
         for (int r = 0; r < ir->nred; r++)
-            buf_printf(o, "        k_a%d = k_sh%d[k_t] if k_t < %d else %s\n", r, r, warps,
-                       init_of(w, &ir->red[r]));
-        buf_printf(o, "        k_s = %d\n        while k_s > 0:\n", warps / 2);
+            buf_printf(o, "        k_a%d = k_sh%d[k_t] if k_t < kiln.blockDim.x // 32 else %s\n",
+                       r, r, init_of(w, &ir->red[r]));
+        buf_printf(o, "        k_s = 16\n        while k_s > 0:\n");
         for (int r = 0; r < ir->nred; r++)
             buf_printf(o, "            k_a%d = %s\n", r,
                        fold(w, &ir->red[r], arena_printf(A, "k_a%d", r),
@@ -369,8 +371,8 @@ static void block_fold(W *w, Buf *o) {
         return;
     }
     for (int r = 0; r < ir->nred; r++) buf_printf(o, "    k_sh%d[k_t] = k_a%d\n", r, r);
-    buf_printf(o, "    kiln.syncthreads()\n    k_s = %d\n    while k_s > 0:\n        if k_t < k_s:\n",
-               FUSE_GPU_BLOCK / 2);
+    buf_printf(o, "    kiln.syncthreads()\n    k_s = kiln.blockDim.x // 2\n    while k_s > 0:\n"
+                  "        if k_t < k_s:\n");
     for (int r = 0; r < ir->nred; r++)
         buf_printf(o, "            k_sh%d[k_t] = %s\n", r,
                    fold(w, &ir->red[r], arena_printf(A, "k_sh%d[k_t]", r),
@@ -403,7 +405,7 @@ static void write_rows(W *w, Buf *o) {
     if (DR > 0) buf_printf(o, "    k_i0 = k_r\n");
     inits(w, o, 4, true);
     for (int g = 0; g < ir->ngroups; g++) {
-        buf_printf(o, "    for k_j in range(k_t, k_m%d, %d):\n", g, FUSE_GPU_BLOCK);
+        buf_printf(o, "    for k_j in range(k_t, k_m%d, kiln.blockDim.x):\n", g);
         accumulate(w, o, 8, g);
     }
     block_fold(w, o);

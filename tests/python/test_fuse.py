@@ -510,6 +510,63 @@ def test_gpu_host_side_against_the_fake_driver():
     assert out.strip().endswith("ok")
 
 
+def test_gpu_max_autotune_times_the_row_block():
+    """max-autotune on a GPU row reduction: the search runs over 128..1024 threads per
+    block (one block per row: the fold reads blockDim), the choice launches later calls and
+    is kept under a name that carries the number of rows (64 rows of 2^14 and 2^14 rows of
+    64 have the same size and want different blocks); outside the step, 256."""
+    from test_fake_driver import run
+
+    out = run("""
+        from kiln import _autotune
+        @kiln.fuse
+        def rows(x):
+            return np.sum(x * x, axis=-1)
+
+        x = kiln.to_device(np.ones((64, 1 << 14), np.float32))
+        searched = []
+        _autotune._search = lambda c, run, sync, d: searched.append((c, d)) or 1024
+        tuned = kiln.compile(lambda a: rows(a), mode="max-autotune")
+        r = tuned(x)
+        assert r.shape == (64,), r.shape
+        assert searched == [((128, 256, 512, 1024), 256)], searched
+        assert last()[1] == (64, 1, 1) and last()[2] == (1024, 1, 1), last()
+        tuned(x)
+        assert len(searched) == 1 and last()[2] == (1024, 1, 1)
+        tuned(kiln.to_device(np.ones((1 << 14, 64), np.float32)))   # same size, other rows
+        assert len(searched) == 2
+        rows(x)
+        assert last()[2] == (256, 1, 1), last()
+        kept = sorted(n.rsplit("|", 3)[1].rsplit(":", 1)[1] for n, v in _autotune.kept()
+                      if n.startswith("autotune|fuse-rows-gpu|"))
+        assert kept == ["rows15", "rows7"], kept
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threads", [128, 256, 512, 1024])
+def test_gpu_row_reductions_at_every_block_size(threads, rng, monkeypatch):
+    """On the H200: a row reduction launched with each block max-autotune may choose
+    equals NumPy's, for the warp-shuffle fold (float32, float64, int32) and the
+    shared-memory tree (int16 max), rows shorter and longer than the block."""
+    from kiln import _autotune
+    monkeypatch.setattr(_autotune, "choose", lambda key, kind, *a, **kw: threads)
+
+    @kiln.fuse
+    def sums(x):
+        return np.sum(x * 2, axis=-1), np.max(x, axis=-1)
+
+    step = kiln.compile(lambda a: sums(a), mode="max-autotune")
+    for dt in (np.float32, np.float64, np.int32, np.int16):
+        for shape in ((7, 3), (64, 1000), (3, 5000)):
+            a = (rng.standard_normal(shape) * 100).astype(dt)
+            s, m = step(kiln.to_device(a))
+            np.testing.assert_allclose(s.copy_to_host(), np.sum(a * 2, axis=-1), rtol=1e-5)
+            np.testing.assert_array_equal(m.copy_to_host(), np.max(a, axis=-1))
+
+
 def _host(v):
     if isinstance(v, tuple):
         return tuple(_host(x) for x in v)
