@@ -437,6 +437,17 @@ def as_cuda_array(obj, sync=True):
     raise TypeError(f"{type(obj).__name__} is not a GPU array (no __cuda_array_interface__)")
 
 
+def launch_view(obj, stream=0):
+    """obj (a GPU array of any library) as a DeviceArray for kiln's own launches on
+    `stream`: the interface read in C, and the producer's stream waited for only when it
+    is another one (the CAI rule; as_cuda_array, Numba's public call, always waits, and
+    that wait made every kiln.fuse or vectorize call on CuPy arrays synchronous)."""
+    if isinstance(obj, DeviceArray):
+        return obj
+    v = _kiln.foreign_view(obj, stream)
+    return v if v is not None else as_cuda_array(obj)
+
+
 def from_cuda_array_interface(desc, owner=None, sync=True):
     """A DeviceArray over the memory a ``__cuda_array_interface__`` dict describes (Numba's
     cuda.from_cuda_array_interface), on the current device; ``owner`` is kept alive with

@@ -15,7 +15,7 @@ import os
 import threading
 
 from . import _autotune, _compile, _kiln, _source
-from ._cuda import _is_gpu_array, as_cuda_array, device_array
+from ._cuda import _is_gpu_array, device_array, launch_view
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
 from ._ufunc import _make_kernel
@@ -210,7 +210,7 @@ class Fused:
             elif _is_gpu_array(a):
                 if gpu is None:
                     gpu = a
-                a = as_cuda_array(a)
+                a = launch_view(a)          # fused kernels run on the default stream
             else:
                 a = np.asarray(a)
             ones = 0

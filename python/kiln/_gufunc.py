@@ -21,7 +21,7 @@ Numba's old spelling of a scalar) sees a one-element view.
 import re
 
 from . import _autotune, _kiln
-from ._cuda import (DeviceArray, _is_device_array, as_cuda_array, on_host, to_device)
+from ._cuda import (DeviceArray, _is_device_array, as_cuda_array, launch_view, on_host, to_device)
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, signature_text
 from ._ufunc import _allocate_like, _device, _ident, _make_kernel, _np
@@ -213,7 +213,7 @@ class GUVectorized:
         conv = []
         for a in ins:
             if _is_device_array(a):
-                conv.append(as_cuda_array(a))
+                conv.append(launch_view(a, stream))
             elif isinstance(a, (bool, int, float, complex)):
                 conv.append(a)
             else:
@@ -389,12 +389,12 @@ class GUVectorized:
             if o is None:
                 obj = _allocate_like(first, shape, dt)
                 objs.append(obj)
-                results.append(as_cuda_array(obj))
+                results.append(launch_view(obj, stream))
                 continue
             if not _is_device_array(o):
                 raise TypeError(f"'{self.__name__}': output {j + 1} is a host array while the "
                                 f"inputs are on the device; pass a device array")
-            r = as_cuda_array(o)
+            r = launch_view(o, stream)
             if r.dtype != dt:
                 raise TypeError(f"'{self.__name__}': output {j + 1} is a device array of {r.dtype}, "
                                 f"but the signature writes {dt}")

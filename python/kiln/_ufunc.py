@@ -19,7 +19,7 @@ import os
 import threading
 
 from . import _autotune, _kiln
-from ._cuda import (DTYPE_NAMES, DeviceArray, _code, _is_device_array, _is_gpu_array, as_cuda_array,
+from ._cuda import (DTYPE_NAMES, DeviceArray, _code, _is_device_array, _is_gpu_array, as_cuda_array, launch_view,
                     device_array, on_host, to_device)
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
@@ -360,7 +360,7 @@ class Vectorized:
         conv, dtypes = [], []
         for a in args:
             if _is_device_array(a):
-                d = as_cuda_array(a)
+                d = launch_view(a, stream)
                 conv.append(d)
                 dtypes.append(d.dtype)
             elif isinstance(a, (bool, int, float)):
@@ -388,7 +388,7 @@ class Vectorized:
         shapes = [x.shape for x in ins if isinstance(x, DeviceArray)]
         shape = np.broadcast_shapes(*shapes)
         if out is not None:
-            res = as_cuda_array(out)
+            res = launch_view(out, stream)
             # out= comes back as given when it is an array of a library kiln knows (CuPy,
             # torch, kiln); another object with only __cuda_array_interface__ comes back
             # as the kiln.DeviceArray viewing it, which has copy_to_host (Numba's)
@@ -400,7 +400,7 @@ class Vectorized:
                                  f"not {res.shape} and {res.dtype}")
         else:
             res_obj = _allocate_like(first, shape, out_dtype)
-            res = as_cuda_array(res_obj)
+            res = launch_view(res_obj, stream)
         n = res.size
         if n == 0:
             return res_obj
@@ -743,9 +743,7 @@ class Reduction:
             a._dtype_code, a._device, stream)
         r = None
         if res is not None:
-            r = res if isinstance(res, DeviceArray) else _kiln.foreign_view(res, stream)
-            if r is None:
-                r = as_cuda_array(res)
+            r = launch_view(res, stream)
             if r._dtype_code != acode:
                 raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
         if _autotune.active() and n > _BLOCK:

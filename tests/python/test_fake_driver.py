@@ -449,6 +449,38 @@ def test_gpu_reduce_takes_foreign_arrays_in_c_with_the_stream_rule():
     """)
 
 
+def test_fuse_and_vectorize_on_foreign_arrays_wait_only_for_another_stream():
+    # kiln's own launches on CuPy-like arrays follow the interface's rule: no wait when
+    # the producer's stream is the launch's (a wait at every call made them synchronous)
+    run("""
+        class Foreign:
+            def __init__(self, d, stream):
+                self.d, self.stream = d, stream
+            @property
+            def __cuda_array_interface__(self):
+                c = dict(self.d.__cuda_array_interface__)
+                c["stream"] = self.stream
+                return c
+        @kiln.fuse
+        def f(x, y):
+            return x * 2 + y
+        @kiln.vectorize
+        def v(x, y):
+            return x * 2 + y
+        a = kiln.device_array(1000, np.float32)
+        s = kiln.stream()
+        for call in (lambda x, y: f(x, y), lambda x, y: v(x, y)):
+            call(Foreign(a, 1), Foreign(a, 1))
+            before = fake.fake_stream_sync_count()
+            r = call(Foreign(a, 1), Foreign(a, 1))
+            assert r.shape == (1000,) and ptr(a) in last()[3]
+            assert fake.fake_stream_sync_count() == before, "same stream: no wait"
+            call(Foreign(a, s.handle), a)
+            assert fake.fake_stream_sync_count() == before + 1, "another stream: one wait"
+        print("ok")
+    """)
+
+
 def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
     # the second call of a vectorize on kiln arrays of one shape in C order skips the
     # NumPy-based typing (_call_gpu_fast): it must launch what the first call launched,
