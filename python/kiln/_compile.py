@@ -566,8 +566,15 @@ def _conversion(call, sig):
     if s_lay == _PTR or c_lay == _PTR:  # a pointer takes an integer address (ext_pack checks it)
         return 0 if not c_arr and c_lay == 0 and _kind_bits(c_dt)[0] in (1, 2) else None
     if c_arr:
-        if c_dt != s_dt or c_nd != s_nd or (s_lay != ord("A") and s_lay != c_lay):
+        if c_nd != s_nd or (s_lay != ord("A") and s_lay != c_lay):
             return None
+        if c_dt != s_dt:
+            # an int array where the signature has the other signedness of one width: its
+            # elements read as that type's bit patterns, as explicit int scalars are and as
+            # Numba-CUDA launches it (unsafe: ranked last); any other dtype cannot pass
+            ck, cbits = _kind_bits(c_dt)
+            sk, sbits = _kind_bits(s_dt)
+            return 3 if {ck, sk} == {1, 2} and cbits == sbits else None
         return 0 if s_lay == c_lay else 1
     if c_dt == s_dt:
         return 0

@@ -122,6 +122,28 @@ def test_ambiguous_explicit_signatures_name_the_candidates():
         f[1, 1](np.zeros(1, np.int32), 1, 2)
 
 
+def test_an_int_array_of_the_other_signedness_reads_as_the_signature_type():
+    # Numba-CUDA launches an explicit signature's kernel on a uint32 array declared
+    # int32[:, :]: the elements are read as int32 bit patterns (kiln ranks it unsafe and
+    # takes it only at the same width); other dtypes are refused
+    @kiln.jit("void(int32[:,:])")
+    def dec(a):
+        i, j = kiln.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] -= 1
+            if a[i, j] < 0:
+                a[i, j] = -7
+
+    a = np.arange(32, dtype=np.uint32).reshape(4, 8)
+    dec[1, (4, 8)](a)
+    want = np.arange(32).reshape(4, 8) - 1
+    want[0, 0] = -7
+    assert a.dtype == np.uint32 and (a.view(np.int32) == want).all()
+    for bad in (np.zeros((4, 8), np.int16), np.zeros((4, 8), np.float32), np.zeros((4, 8), np.uint64)):
+        with pytest.raises(TypeError, match="No matching definition"):
+            dec[1, (4, 8)](bad)
+
+
 def test_tuple_arguments_of_kernels():
     @kiln.jit
     def k(r, t, arrs):
