@@ -233,8 +233,8 @@ class GUVectorized:
                                 f"outputs, as the dtypes of output(s) {missing} cannot be inferred")
             types = [(c.dtype, bool(core), len(core))
                      for c, core in zip(conv, self._ins)]
-            types += [(np.dtype(getattr(o, "dtype", None)), True, len(core))
-                      for o, core in zip(outs, self._outs)]
+            types += [(np.dtype(getattr(o, "dtype", None) or launch_view(o, stream).dtype), True,
+                       len(core)) for o, core in zip(outs, self._outs)]
         for i, (c, (dt, _, _)) in enumerate(zip(conv, types)):
             if c.dtype == dt:
                 continue
@@ -245,7 +245,9 @@ class GUVectorized:
             conv[i] = c.astype(dt)
         loop, bound = self._bind(conv)
         shapes = []
-        for j, (o, core) in enumerate(zip(outs, self._outs)):
+        # an output with only __cuda_array_interface__ (no .shape) is measured through its view
+        shaped = [o if o is None or hasattr(o, "shape") else launch_view(o, stream) for o in outs]
+        for j, (o, core) in enumerate(zip(shaped, self._outs)):
             if o is not None:
                 o_shape = tuple(o.shape)
                 lead = len(o_shape) - len(core)

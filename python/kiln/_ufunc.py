@@ -390,10 +390,11 @@ class Vectorized:
         if out is not None:
             res = launch_view(out, stream)
             # out= comes back as given when it is an array of a library kiln knows (CuPy,
-            # torch, kiln); another object with only __cuda_array_interface__ comes back
-            # as the kiln.DeviceArray viewing it, which has copy_to_host (Numba's)
+            # torch, JAX, kiln); another object with only __cuda_array_interface__ (a Numba
+            # device array too) comes back as the kiln.DeviceArray viewing it, which has
+            # copy_to_host, as Numba returns its own device array over any such out=
             known = isinstance(out, DeviceArray) or type(out).__module__.split(".")[0] in (
-                "cupy", "torch", "jax", "jaxlib", "numba")
+                "cupy", "torch", "jax", "jaxlib")
             res_obj = out if known else res
             if res.shape != shape or res.dtype != out_dtype:
                 raise ValueError(f"out= must have shape {shape} and dtype {out_dtype}, "

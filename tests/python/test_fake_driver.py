@@ -481,6 +481,36 @@ def test_fuse_and_vectorize_on_foreign_arrays_wait_only_for_another_stream():
     """)
 
 
+def test_ufuncs_take_an_out_with_only_the_interface():
+    # out= of an object with only __cuda_array_interface__ (Numba's ForeignArray): measured
+    # through its view, written in place, and given back as a kiln.DeviceArray over it
+    # (which has copy_to_host), as Numba gives back its own device array
+    run("""
+        class Foreign:
+            def __init__(self, d):
+                self._arr = d
+                self.__cuda_array_interface__ = d.__cuda_array_interface__
+        @kiln.vectorize(["f8(f8, f8)"])
+        def vadd(a, b):
+            return a + b
+        @kiln.guvectorize(["(f8, f8, f8[:])"], "(),()->()")
+        def gadd(a, b, out):
+            out[0] = a + b
+        for f in (vadd, gadd):
+            out = Foreign(kiln.device_array(10))
+            r = f(np.ones(10), np.float64(6), out=out)
+            assert isinstance(r, kiln.DeviceArray) and r.shape == (10,) and hasattr(r, "copy_to_host")
+            assert ptr(r) == ptr(out._arr) and ptr(out._arr) in last()[3]
+        try:
+            gadd(np.ones(10), np.float64(6), out=Foreign(kiln.device_array(9)))
+        except ValueError as e:
+            assert "output 1 has shape (9,)" in str(e), e
+        else:
+            raise AssertionError("a wrong out shape taken")
+        print("ok")
+    """)
+
+
 def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
     # the second call of a vectorize on kiln arrays of one shape in C order skips the
     # NumPy-based typing (_call_gpu_fast): it must launch what the first call launched,
