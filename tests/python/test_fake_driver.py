@@ -163,6 +163,35 @@ def test_driver_errors_become_cuda_errors():
     """)
 
 
+def test_driver_errors_are_cuda_cores_cudaerror_once_it_is_imported():
+    # Numba-CUDA raises cuda.core's CUDAError for a failed launch: once a program has
+    # imported cuda.core, kiln's driver errors are that class too (and still kiln.CudaError)
+    run("""
+        import sys, types
+        x = kiln.device_array(10, np.float32)
+        fake.fake_fail_next_launch(1)
+        try:
+            saxpy[1, 32](x, np.float32(1), x, x)
+        except kiln.CudaError as e:
+            assert type(e) is kiln.CudaError, type(e).__mro__   # not imported: kiln's own
+        mod = types.ModuleType("cuda.core._utils.cuda_utils")
+        class CUDAError(Exception):
+            pass
+        mod.CUDAError = CUDAError
+        sys.modules["cuda.core._utils.cuda_utils"] = mod
+        for _ in range(2):
+            fake.fake_fail_next_launch(1)
+            try:
+                saxpy[1, 32](x, np.float32(1), x, x)
+            except CUDAError as e:
+                assert isinstance(e, kiln.CudaError) and type(e).__name__ == "CudaError"
+                assert "CUDA_ERROR_INVALID_VALUE" in str(e), e
+            else:
+                raise AssertionError("no CUDAError")
+        print("ok")
+    """)
+
+
 def test_events_pinned_memory_and_devices():
     out = run("""
         start, end = kiln.event(), kiln.event()

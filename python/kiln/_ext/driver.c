@@ -51,8 +51,31 @@ kiln_cuda *ext_cuda(ModState *st) {
     return NULL;
 }
 
+/* The class a driver error is raised as: kiln.CudaError, or, once a program has
+ * imported cuda.core (Numba-CUDA raises its CUDAError for a failed launch or driver
+ * call), a subclass of both, made once, so that `except CUDAError` written for
+ * Numba-CUDA catches kiln's errors too.  Nothing is imported here: the module is
+ * looked up among those already loaded. */
+static PyObject *cuda_error_class(ModState *st) {
+    if (st->CudaErrorCompat) return st->CudaErrorCompat;
+    PyObject *name = PyUnicode_FromString("cuda.core._utils.cuda_utils");
+    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    PyObject *base = mod ? PyObject_GetAttrString(mod, "CUDAError") : NULL;
+    Py_XDECREF(mod);
+    if (base && PyType_Check(base) && PyType_IsSubtype((PyTypeObject *)base,
+                                                       (PyTypeObject *)PyExc_Exception) &&
+        !PyType_IsSubtype((PyTypeObject *)st->CudaError, (PyTypeObject *)base))
+        st->CudaErrorCompat = PyObject_CallFunction((PyObject *)&PyType_Type, "s(OO){s:s}",
+                                                    "CudaError", st->CudaError, base,
+                                                    "__module__", "kiln");
+    Py_XDECREF(base);
+    PyErr_Clear(); /* a module without the class, or layouts that do not combine */
+    return st->CudaErrorCompat ? st->CudaErrorCompat : st->CudaError;
+}
+
 PyObject *ext_cuda_error(ModState *st, int rc, const char *what) {
-    PyErr_Format(st->CudaError, "%s: %s (while %s)", kiln_cuda_error_name(st->cuda, rc),
+    PyErr_Format(cuda_error_class(st), "%s: %s (while %s)", kiln_cuda_error_name(st->cuda, rc),
                  kiln_cuda_error_text(st->cuda, rc), what);
     return NULL;
 }

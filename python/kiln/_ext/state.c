@@ -28,6 +28,7 @@ ModState *ext_state_of_type(PyTypeObject *tp) {
 
 int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
     Py_VISIT(st->CudaError);
+    Py_VISIT(st->CudaErrorCompat);
     Py_VISIT(st->PerformanceWarning);
     Py_VISIT(st->CacheWarning);
     Py_VISIT(st->CacheError);
@@ -50,6 +51,7 @@ int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
 
 void ext_state_clear(ModState *st) {
     Py_CLEAR(st->CudaError);
+    Py_CLEAR(st->CudaErrorCompat);
     Py_CLEAR(st->PerformanceWarning);
     Py_CLEAR(st->CacheWarning);
     Py_CLEAR(st->CacheError);

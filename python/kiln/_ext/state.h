@@ -55,6 +55,7 @@ typedef struct {
 typedef struct {
     PyObject *CompileError;
     PyObject *CudaError;
+    PyObject *CudaErrorCompat; /* CudaError and cuda.core's CUDAError (driver.c), made once */
     PyObject *PerformanceWarning;
     PyObject *CacheWarning;
     PyObject *CacheError;
