@@ -20,7 +20,7 @@ import threading
 
 from . import _autotune, _kiln
 from ._cuda import (DTYPE_NAMES, DeviceArray, _code, _is_device_array, _is_gpu_array, as_cuda_array, launch_view,
-                    device_array, on_host, to_device)
+                    device_array, mapped_array, on_host, to_device)
 from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
@@ -713,13 +713,16 @@ class Reduction:
             count = _kiln.device_empty((1,), _code(np.dtype(np.int32)), "C", device, stream)
             count.copy_to_device(np.zeros(1, np.int32), stream)
             grid = _kiln.device_attribute(device, 16) * _BLOCKS_PER_SM  # multiprocessors
-            # the result read on the host lands in page-locked memory: a copy into pageable
-            # memory is staged by the driver and costs more than the pass at 2^20
-            host = np.frombuffer(_kiln.pinned_alloc(device, acc.itemsize), acc, 1)
+            # a result read on the host is written by the pass's last block straight into
+            # page-locked host memory mapped into the GPU's address space: the call then
+            # only waits for its stream, with no copy queued behind the pass (a copy into
+            # pageable memory, staged by the driver, cost more than the pass at 2^20)
+            host = mapped_array((1,), acc)
+            waiter = stream if stream else _kiln.default_stream(device)
             got = plans[key] = (acc, acode, acc.name in _ONE_LAUNCH, self._get_gpu_kernel(acc),
                                 grid, _kiln.device_empty((grid,), acode, "C", device, stream),
                                 _kiln.device_empty((1,), acode, "C", device, stream), count, {},
-                                host)
+                                host, waiter)
         return got
 
     def _call_gpu(self, arr, size, res, init, stream):
@@ -740,7 +743,7 @@ class Reduction:
         n = a.size
         if n == 0:
             return self._empty(init)
-        acc, acode, one, k, grid, part, total, count, launchers, host = self._plan(
+        acc, acode, one, k, grid, part, total, count, launchers, host, waiter = self._plan(
             a._dtype_code, a._device, stream)
         r = None
         if res is not None:
@@ -753,8 +756,13 @@ class Reduction:
         launch = launchers.get(blocks)
         if launch is None:
             launch = launchers[blocks] = k[blocks, _BLOCK, stream]
-        # the result goes straight into res= when nothing follows the pass
-        dest = r if (r is not None and init is None and (one or blocks == 1)) else total
+        # the result goes straight into res= (or the mapped host element) when nothing
+        # follows the pass
+        dest = total
+        if init is None and r is not None and (one or blocks == 1):
+            dest = r
+        elif init is None and r is None and one:
+            dest = host
         launch(a, part, count, dest, n)
         if not one:
             if blocks > 1:
@@ -775,7 +783,10 @@ class Reduction:
             if dest is not r:
                 _kiln.copy("d2d", r._device, r._ptr, dest._ptr, acc.itemsize, stream)
             return None
-        _kiln.copy("d2h", dest._device, host, dest._ptr, acc.itemsize, stream)
+        if dest is not host:
+            _kiln.copy("d2h", dest._device, host, dest._ptr, acc.itemsize, stream)
+        else:
+            waiter.synchronize()
         return host[0]
 
     def _tuned_grid(self, a, n, grid, one, k, part, total, count, stream):

@@ -347,6 +347,17 @@ def test_mapped_and_managed_arrays_launch_in_place():
             fill[1, 8](m[0], 3.0)
         name, grid, block, params = last()
         assert m[0].ctypes.data in params, (params, m.ctypes.data)
+
+        @kiln.jit
+        def corner(a, v):
+            a[1, 2] = v
+        corner[1, 1](f, 7)                      # F order, read from the buffer in C
+        assert f.ctypes.data in last()[3] and "int16[::1, :]" in str(corner.signatures[-1])
+        s = kiln.stream()
+        on_s = kiln.mapped_array((4,), np.float32, stream=s)   # the interface's stream rule
+        before = fake.fake_stream_sync_count()
+        fill[1, 8](on_s, 1.0)
+        assert fake.fake_stream_sync_count() == before + 1 and on_s.ctypes.data in last()[3]
         h = np.zeros(8)
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")

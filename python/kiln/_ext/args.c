@@ -312,6 +312,43 @@ static int device_layout(Arg *a, const int64_t *bstrides, int isz, PyObject *nam
     return 0;
 }
 
+/* A mapped or managed array (kiln's MappedArray) made without a stream: its device
+ * address is its host address (unified addressing, as its __cuda_array_interface__
+ * says), read from its buffer here; building that interface's dict in Python cost 2 us
+ * a launch.  1 with fa filled in, 0 to take the interface's path (an array made on a
+ * stream, whose rule the interface applies, or a dtype the buffer does not name), -1
+ * with an exception. */
+static int mapped_array(ModState *st, PyObject *o, ForeignArray *fa) {
+    PyObject *s = PyObject_GetAttrString(o, "stream");
+    if (!s) return -1;
+    int plain = PyLong_CheckExact(s) && PyLong_AsLong(s) == 0;
+    Py_DECREF(s);
+    if (!plain) return 0;
+    Py_buffer v;
+    if (PyObject_GetBuffer(o, &v, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    kiln_dtype dt;
+    int ok = v.ndim > 0 && v.ndim <= KILN_MAX_NDIM && format_dtype(v.format, v.itemsize, &dt) == 0;
+    if (ok) {
+        fa->keep = NULL;
+        fa->ptr = (uint64_t)(uintptr_t)v.buf;
+        fa->ndim = v.ndim;
+        fa->dtype = dt;
+        fa->device = st->current_device; /* mapped memory is portable to every device */
+        fa->readonly = v.readonly;
+        int64_t e = v.itemsize;
+        for (int k = v.ndim - 1; k >= 0; k--) {
+            fa->shape[k] = v.shape[k];
+            fa->strides[k] = v.strides ? v.strides[k] : e;
+            e *= v.shape[k];
+        }
+    }
+    PyBuffer_Release(&v);
+    return ok;
+}
+
 int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
                  void *stream) {
     a->has_view = false;
@@ -406,7 +443,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         /* a mapped or managed array: the GPU reads and writes it where it is, through the
          * device address its __cuda_array_interface__ gives (no copy) */
         if (st && st->mapped_class && PyObject_TypeCheck(o, st->mapped_class)) {
-            int rc = ext_foreign_array(st, o, stream, &a->fa);
+            int rc = mapped_array(st, o, &a->fa);
+            if (rc == 0) rc = ext_foreign_array(st, o, stream, &a->fa);
             if (rc == 1) goto foreign;
             if (rc < 0) goto foreign_error;
         }
