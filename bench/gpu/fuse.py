@@ -72,6 +72,20 @@ def chain_torch(x, y):
     return torch.exp(x * y + 0.5) * x - y / 3.0
 
 
+def us_per_call(f, args, reps):
+    """Median over 7 rounds of the microseconds per call of `reps` calls back to back."""
+    f(*args)
+    kiln.synchronize()
+    med = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            f(*args)
+        kiln.synchronize()
+        med.append((time.perf_counter() - t0) / reps * 1e6)
+    return statistics.median(med)
+
+
 def to_host(r):
     if hasattr(r, "copy_to_host"):
         return r.copy_to_host()
@@ -159,18 +173,7 @@ def main():
         tuned = kiln.compile(kiln.fuse(chain), mode="max-autotune")
         tuned(a, b)
         reps = max(20, (1 << 26) // n)
-        ts = {}
-        for label, f in (("default", default), ("tuned", tuned)):
-            f(a, b)
-            kiln.synchronize()
-            med = []
-            for _ in range(7):
-                t0 = time.perf_counter()
-                for _ in range(reps):
-                    f(a, b)
-                kiln.synchronize()
-                med.append((time.perf_counter() - t0) / reps * 1e6)
-            ts[label] = statistics.median(med)
+        ts = {"default": us_per_call(default, (a, b), reps), "tuned": us_per_call(tuned, (a, b), reps)}
         print(f"| 2^{bits} | {ts['default']:.2f} | {ts['tuned']:.2f} | "
               f"{ts['default'] / ts['tuned']:.2f} |")
     sys.stdout.flush()
@@ -191,18 +194,7 @@ def main():
         want = to_host(default(x, y))
         got = to_host(tuned(x, y))
         assert np.allclose(got, want, rtol=1e-4, atol=1e-3), "tuned rows differ from default"
-        ts = {}
-        for label, f in (("default", default), ("tuned", tuned)):
-            f(x, y)
-            kiln.synchronize()
-            med = []
-            for _ in range(7):
-                t0 = time.perf_counter()
-                for _ in range(10):
-                    f(x, y)
-                kiln.synchronize()
-                med.append((time.perf_counter() - t0) / 10 * 1e6)
-            ts[label] = statistics.median(med)
+        ts = {"default": us_per_call(default, (x, y), 10), "tuned": us_per_call(tuned, (x, y), 10)}
         nbytes = 2 * x.nbytes
         choice = [v for k, v in kiln._autotune.kept()
                   if k.startswith("autotune|fuse-rows-gpu|") and f":rows{shape[0].bit_length()}|" in k]
