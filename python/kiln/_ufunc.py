@@ -298,10 +298,12 @@ class Vectorized:
             return want, out_dtype
         return None, _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
 
-    def _call_gpu_fast(self, args, out, stream):
+    def _call_gpu_fast(self, args, out, stream, first=None):
         """The common GPU call without NumPy: every argument (and out=, when given) a
         kiln.DeviceArray of one shape in C order, whose type key _call_gpu has seen before
-        and memoised with its flat kernel and result dtype.  None: take _call_gpu."""
+        and memoised with its flat kernel and result dtype.  None: take _call_gpu.
+        first: the caller's first array when args are views of another library's arrays
+        (the result is then an array of that library, as _call_gpu makes it)."""
         if not args or type(args[0]) is not DeviceArray:  # a scalar first: _call_gpu
             return None
         shape = args[0].shape
@@ -328,7 +330,11 @@ class Vectorized:
                 return None
         if n == 0:
             return None
-        full = res = device_array(shape, out_dtype) if out is None else out
+        if first is not None:
+            full = _allocate_like(first, shape, out_dtype)
+            res = launch_view(full, stream)
+        else:
+            full = res = device_array(shape, out_dtype) if out is None else out
         if len(shape) != 1:
             res = _kiln.device_view(res, 0, (n,), (res.itemsize,))
             args = [_kiln.device_view(a, 0, (n,), (a.itemsize,)) for a in args]
@@ -355,6 +361,13 @@ class Vectorized:
         fast = self._call_gpu_fast(args, out, stream)
         if fast is not None:
             return fast
+        if out is None and args and type(args[0]) is not DeviceArray:
+            # CuPy or torch arrays: viewed in C, the same memoised launch as kiln arrays
+            views = [a if type(a) is DeviceArray else _kiln.foreign_view(a, stream) for a in args]
+            if None not in views:
+                fast = self._call_gpu_fast(views, None, stream, first=args[0])
+                if fast is not None:
+                    return fast
         np = _np()
         first = next((a for a in args if _is_device_array(a)), out)
         conv, dtypes = [], []
@@ -435,8 +448,8 @@ class Vectorized:
                 _autotune.GPU_THREADS,
                 lambda: functools.partial(launch, into=device_array(shape, out_dtype)),
                 _kiln.synchronize)
-        if flat:
-            self._memo_fast(args, out, shape, k, out_dtype, n, threads)
+        if flat:   # the views of other libraries' arrays too: _call_gpu_fast takes those
+            self._memo_fast(conv, out, shape, k, out_dtype, n, threads)
         launch(threads, res)
         return res_obj
 

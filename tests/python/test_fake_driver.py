@@ -484,6 +484,11 @@ def test_fuse_and_vectorize_on_foreign_arrays_wait_only_for_another_stream():
             assert fake.fake_stream_sync_count() == before, "same stream: no wait"
             call(Foreign(a, s.handle), a)
             assert fake.fake_stream_sync_count() == before + 1, "another stream: one wait"
+        def slow(ins):
+            raise AssertionError("a repeated call on foreign arrays took the NumPy-typed path")
+        v._types_and_output = slow              # the memoised launch, as for kiln arrays
+        r = v(Foreign(a, 1), Foreign(a, 1))
+        assert type(r) is kiln.DeviceArray and r.shape == (1000,) and ptr(r) in last()[3]
         print("ok")
     """)
 
