@@ -178,11 +178,15 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(kv->ntuple + 1));
         for (int i = 0; i < kv->ntuple; i++) {
             GVal *e = convert_value(S, &kv->tuple[i], dotted, scope);
-            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE) || e->ty->kind == TY_COMPLEX) {
+            /* arrays too: each is its own frozen array (or device array by address) */
+            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE && e->ty->kind != TY_ARRAY) ||
+                e->ty->kind == TY_COMPLEX) {
                 g->kind = KILN_VAL_OTHER;
                 g->other = e->ty->kind == TY_COMPLEX
                                ? "a tuple holding a complex number (frozen tuples hold real ones)"
-                               : "a tuple holding something other than numbers";
+                           : e->kind == KILN_VAL_OTHER
+                               ? arena_printf(&C->arena, "a tuple holding %s", e->other)
+                               : "a tuple holding something other than numbers and arrays";
                 g->ty = &ty_error;
                 return g;
             }
