@@ -1067,6 +1067,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
             s->origins = origin_of_param(i);
         f->psyms[i] = s;
     }
+    literal_unroll_expand(S, f); /* copies of bodies, whose locals are collected next */
     collect_locals(S, f, &f->def->def.body);
     sema_split_webs(S, f); /* a name whose definitions never meet: several variables */
     f->ret = &ty_unknown;
