@@ -134,6 +134,14 @@ static bool is_unroll_call(Unroll *U, const Node *call) {
 static int length_of(Unroll *U, Node *x, const char **why) {
     Compiler *C = U->S->C;
     if (x->kind == E_TUPLE) return x->tuple.n;
+    const char *head = head_of(x);
+    if (x->kind == E_ATTR && head && !is_local(U, head)) { /* cfg.T: a module's tuple */
+        GVal *g = sema_resolve(U->S, U->f->fi->scope, dotted(C, x), x->sp);
+        if (g->kind == KILN_VAL_TUPLE) return g->ntuple;
+        *why = arena_printf(&C->arena, "literal_unroll() takes a tuple; '%s' is %s", dotted(C, x),
+                            g->kind == KILN_VAL_OTHER ? g->other : ty_name(C, g->ty));
+        return -1;
+    }
     if (x->kind != E_NAME) {
         *why = "literal_unroll() needs a tuple whose length is known before typing: a global "
                "or closure tuple, an argument, a tuple literal, or a local assigned one tuple "

@@ -382,7 +382,7 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
         }
         error_at(C, n->sp,
                  "kernels can read ints, floats, bools, NumPy scalars and arrays, tuples of "
-                 "numbers and kiln functions; pass other values as arguments",
+                 "numbers and arrays, and kiln functions; pass other values as arguments",
                  /* Numba's phrase in parentheses: code matching its text keeps working */
                  "global '%s' is %s, which kernels cannot use (Untyped global name '%s')", what,
                  g->other, what);

@@ -67,6 +67,20 @@ def nested(out):
             k += 1
 
 
+@kiln.jit(device=True)
+def total(t):
+    s = 0.0
+    for a in literal_unroll(t):
+        for v in a:          # a loop over each copy's own array (its own variable)
+            s += v
+    return s
+
+
+@kiln.jit
+def inner_loops(out):
+    out[0] = total((ARRAYS[0], ARRAYS[2], ARRAYS[0][::2]))
+
+
 @kiln.jit
 def literal_items(out, a):
     n = 0
@@ -107,6 +121,9 @@ def main():
     out = np.zeros(8)
     nested[1, 1](out)
     print("nested", out.tolist())
+    out = np.zeros(1)
+    inner_loops[1, 1](out)
+    print("inner_loops", out[0], "want", np.sum(ARRAYS[0]) + np.sum(ARRAYS[2]) + np.sum(ARRAYS[0][::2]))
     out = np.zeros(5)
     literal_items[1, 1](out, np.arange(4.0))
     print("literal_items", out.tolist())

@@ -1,5 +1,7 @@
 """literal_unroll over tuples of arrays and scalars, and global tuples of arrays, with
 kernel arguments and globals of C, F and strided layouts (src/sema/literal_unroll.c)."""
+import types
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,31 @@ def test_literal_unroll_names_are_numbas():
     assert special.literal_unroll is kiln.literal_unroll
     t = (1, 2.0)
     assert literal_unroll(t) is t     # on the host it is the identity, as Numba's
+
+
+_cfg = types.ModuleType("_cfg")       # a module's tuple, read as cfg.T
+_cfg.T = (np.arange(3.0), np.ones((2, 2), np.int32), 4)
+
+
+def test_module_attribute_tuple_unrolled():
+    @kiln.jit(target="cpu")
+    def k(out):
+        n = 0
+        for x in literal_unroll(_cfg.T):
+            n += 1
+        out[0] = n + _cfg.T[1][1, 1] + _cfg.T[2]
+
+    out = np.zeros(1)
+    k[1, 1](out)
+    assert out[0] == 3 + 1 + 4
+
+
+def test_unroll_errors_point_at_the_loop():
+    @kiln.jit(target="cpu")
+    def k(out, n):
+        for x in literal_unroll(n):
+            out[0] = x
+
+    with pytest.raises(kiln.CompileError, match=r"(?s)literal_unroll\(\) takes a tuple; "
+                                                r"argument 'n' is int64.*\^~~~"):
+        k[1, 1](np.zeros(1), 3)
