@@ -119,13 +119,14 @@ static bool is_unroll_call(Unroll *U, const Node *call) {
     if (call->kind != E_CALL || call->call.args.n != 1 || call->call.kwvals.n) return false;
     const char *head = head_of(call->call.fn);
     const char *path = dotted(U->S->C, call->call.fn);
-    if (!head || !path || is_local(U, head)) return false;
+    if (!head || !path) return false;
     int saved = U->S->C->muted;
     U->S->C->muted++; /* a name that fails to resolve is reported where it is typed */
     GVal *g = sema_resolve(U->S, U->f->fi->scope, path, call->call.fn->sp);
     U->S->C->muted = saved;
+    /* the resolver's answer is cached; whether a local shadows it walks the body, so last */
     return g->kind == KILN_VAL_NAMESPACE && g->ns && g->ns->intr &&
-           g->ns->intr->kind == IK_LITERAL_UNROLL;
+           g->ns->intr->kind == IK_LITERAL_UNROLL && !is_local(U, head);
 }
 
 /* ---- the length of X ------------------------------------------------------------- */
@@ -233,7 +234,23 @@ static Node *clone(Compiler *C, const Node *n) {
         c->aug.target = clone(C, n->aug.target);
         c->aug.value = clone(C, n->aug.value);
         break;
-    case S_IF:
+    case S_IF: /* an elif chain with a loop: any length costs no stack */
+        for (Node *d = c;; n = elif_of(n)) {
+            d->ifs.cond = clone(C, n->ifs.cond);
+            d->ifs.body = clone_list(C, n->ifs.body);
+            if (!elif_of(n)) {
+                d->ifs.orelse = clone_list(C, n->ifs.orelse);
+                break;
+            }
+            Node *e = node_new(C, S_IF, n->ifs.orelse.v[0]->sp);
+            *e = *n->ifs.orelse.v[0];
+            NodeList one = {NULL, 0};
+            int cap = 0;
+            nodelist_push(C, &one, e, &cap);
+            d->ifs.orelse = one;
+            d = e;
+        }
+        break;
     case S_WHILE:
         c->ifs.cond = clone(C, n->ifs.cond);
         c->ifs.body = clone_list(C, n->ifs.body);
