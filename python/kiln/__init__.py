@@ -50,6 +50,7 @@ from ._cuda import (  # noqa: F401
 from ._kiln import Stream, Event  # noqa: F401
 from .args import In, Out, InOut  # noqa: F401  (Numba's argument hints)
 from ._extern import declare_device, CUSource, ExternFunction  # noqa: F401  (external CUDA code)
+from .misc.special import literal_unroll  # noqa: F401  (for x in literal_unroll(t))
 from .compiler import (  # noqa: F401  (Numba's compiler entries: PTX and LTO-IR text)
     compile_ptx, compile_ptx_for_current_device, compile_for_current_device,
 )

@@ -19,6 +19,7 @@ from . import cache as cache
 from . import types as types
 from . import bf16 as bf16
 from .args import In as In, InOut as InOut, Out as Out
+from .misc.special import literal_unroll as literal_unroll
 
 __version__: str
 

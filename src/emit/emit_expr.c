@@ -1131,15 +1131,7 @@ void emit_expr(Emit *E, Node *n) {
     }
     tuple_const:
         if (n->gv->kind == KILN_VAL_ARRAY) { /* a global array: a view of its data */
-            const GVal *g = n->gv;
-            const char *el = emit_elem_ctype(E, g->ty->elem);
-            if (g->data)
-                P("%s_local((%s *)%s", emit_ctype(E, g->ty), el, emit_frozen_array(E, g));
-            else /* a device array, by address */
-                P("%s_local((%s *)(unsigned long long)0x%llxull", emit_ctype(E, g->ty), el,
-                  (unsigned long long)g->address);
-            for (int i = 0; i < g->ty->ndim; i++) P(", %lldLL", (long long)g->shape[i]);
-            PS(")");
+            emit_global_view(E, n->gv);
             return;
         }
         if (n->gv->ty->kind == TY_COMPLEX) { /* a frozen complex scalar */
@@ -1313,13 +1305,18 @@ void emit_expr(Emit *E, Node *n) {
                     if (k < 0) k += g->ntuple;
                     const GVal *item = &g->tuple[k];
                     if (item->ty->kind == TY_TUPLE) PS(emit_global_value(E, item));
+                    else if (item->ty->kind == TY_ARRAY) emit_global_view(E, item);
                     else emit_const(E, item->ty, item->cv);
-                } else {
-                    global_item(E, g, n);
+                    return;
                 }
-                return;
+                if (ty_is_scalar(g->tuple[0].ty)) {
+                    global_item(E, g, n);
+                    return;
+                }
+                /* arrays or tuples at a run-time index: from the tuple as a value */
             }
-            const char *b = emit_expr_str(E, n->sub.base, NULL);
+            const char *b = base->gv ? emit_global_value(E, base->gv)
+                                     : emit_expr_str(E, n->sub.base, NULL);
             if (sema_const_int(n->sub.idx.v[0], &k)) {
                 if (k < 0) k += bt->n;
                 P("(%s).f%lld", b, (long long)k);

@@ -137,6 +137,9 @@ const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
 /* The static array of a frozen global NumPy array (kgc<i>). */
 const char *emit_frozen_array(Emit *E, const GVal *g);
+/* Writes a view of global array g (frozen, or a device array by address), as an
+ * expression of its array type. */
+void emit_global_view(Emit *E, const GVal *g);
 
 /* ---- emit_extern.c: external CUDA device functions (CUDA only) ---- */
 /* Their sources, each once, for the top of the program (into out). */

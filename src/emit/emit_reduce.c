@@ -8,7 +8,8 @@
  *        RESULT })
  *
  * var and std take a second pass over the elements, around the mean, as NumPy computes
- * them.  min and max of an empty array record NumPy's ValueError (KILN_ERR_EMPTY_REDUCE)
+ * them.  A scalar (NumPy reduces one as a 0-d array) is a loop of one element.  min and
+ * max of an empty array record NumPy's ValueError (KILN_ERR_EMPTY_REDUCE)
  * and give 0: the launch raises it.
  */
 #include "emit_int.h"
@@ -17,6 +18,12 @@
  * as type vt; close with close_loops. */
 static void open_loops(Emit *E, const Type *at, const char *a, int id, const char *v,
                        const Type *vt) {
+    if (at->kind != TY_ARRAY) { /* a scalar, NumPy's 0-d array: a loop of one element */
+        P("for (int q%d_s = 0; q%d_s < 1; q%d_s++) { %s %s = ", id, id, id, emit_ctype(E, vt), v);
+        emit_convert(E, at, vt, a);
+        PS("; ");
+        return;
+    }
     for (int d = 0; d < at->ndim; d++)
         P("for (i64 q%d_%d = 0; q%d_%d < %s.shape[%d]; q%d_%d++) ", id, d, id, d, a, d, id, d);
     Buf off;

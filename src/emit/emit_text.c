@@ -599,6 +599,7 @@ void emit_global_make(Emit *E, const GVal *g) {
     for (int i = 0; i < g->ntuple; i++) {
         if (i) PS(", ");
         if (g->tuple[i].ty->kind == TY_TUPLE) emit_global_make(E, &g->tuple[i]);
+        else if (g->tuple[i].ty->kind == TY_ARRAY) emit_global_view(E, &g->tuple[i]);
         else emit_const(E, g->tuple[i].ty, g->tuple[i].cv);
     }
     PS(")");
@@ -691,4 +692,15 @@ const char *emit_frozen_array(Emit *E, const GVal *g) {
     PS("};\n");
     E->o = saved;
     return name;
+}
+
+void emit_global_view(Emit *E, const GVal *g) {
+    const char *el = emit_elem_ctype(E, g->ty->elem);
+    if (g->data)
+        P("%s_local((%s *)%s", emit_ctype(E, g->ty), el, emit_frozen_array(E, g));
+    else /* a device array, by address */
+        P("%s_local((%s *)(unsigned long long)0x%llxull", emit_ctype(E, g->ty), el,
+          (unsigned long long)g->address);
+    for (int i = 0; i < g->ty->ndim; i++) P(", %lldLL", (long long)g->shape[i]);
+    PS(")");
 }

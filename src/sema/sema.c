@@ -178,11 +178,15 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(kv->ntuple + 1));
         for (int i = 0; i < kv->ntuple; i++) {
             GVal *e = convert_value(S, &kv->tuple[i], dotted, scope);
-            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE) || e->ty->kind == TY_COMPLEX) {
+            /* arrays too: each is its own frozen array (or device array by address) */
+            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE && e->ty->kind != TY_ARRAY) ||
+                e->ty->kind == TY_COMPLEX) {
                 g->kind = KILN_VAL_OTHER;
                 g->other = e->ty->kind == TY_COMPLEX
                                ? "a tuple holding a complex number (frozen tuples hold real ones)"
-                               : "a tuple holding something other than numbers";
+                           : e->kind == KILN_VAL_OTHER
+                               ? arena_printf(&C->arena, "a tuple holding %s", e->other)
+                               : "a tuple holding something other than numbers and arrays";
                 g->ty = &ty_error;
                 return g;
             }
@@ -378,7 +382,7 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
         }
         error_at(C, n->sp,
                  "kernels can read ints, floats, bools, NumPy scalars and arrays, tuples of "
-                 "numbers and kiln functions; pass other values as arguments",
+                 "numbers and arrays, and kiln functions; pass other values as arguments",
                  /* Numba's phrase in parentheses: code matching its text keeps working */
                  "global '%s' is %s, which kernels cannot use (Untyped global name '%s')", what,
                  g->other, what);
@@ -1063,6 +1067,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
             s->origins = origin_of_param(i);
         f->psyms[i] = s;
     }
+    literal_unroll_expand(S, f); /* copies of bodies, whose locals are collected next */
     collect_locals(S, f, &f->def->def.body);
     sema_split_webs(S, f); /* a name whose definitions never meet: several variables */
     f->ret = &ty_unknown;

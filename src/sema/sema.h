@@ -70,6 +70,7 @@ typedef enum IntrKind {
     IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP,         /* builtins zip: the same */
+    IK_LITERAL_UNROLL, /* kiln.literal_unroll: only a for loop's iterable (literal_unroll.c) */
     IK_FP16,        /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
     IK_BINOP,       /* operator.add ...: a binary operator as a function, sub = BinOp */
     IK_COMPLEX,     /* builtins complex(real, imag) */

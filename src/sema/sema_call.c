@@ -863,6 +863,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_RANGE:
     case IK_PRINT: return sema_print(S, n);
     case IK_CG: return cg_call(S, n, in);
+    case IK_LITERAL_UNROLL: return literal_unroll_misuse(S, n);
     case IK_ENUMERATE:
     case IK_ZIP:
         error_at(C, n->sp, "write for i in range(...):",

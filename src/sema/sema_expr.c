@@ -227,20 +227,29 @@ void sema_cond(Sema *S, Node *n) {
     sema_check_scalar_operand(S, n, t, "used as a condition");
 }
 
+/* A frozen array, or a frozen tuple holding one, is read-only (sema_mark_written). */
+static uint64_t frozen_origin(const GVal *g) {
+    if (g->kind == KILN_VAL_ARRAY) return g->data ? ORIGIN_FROZEN : 0;
+    uint64_t o = 0;
+    if (g->kind == KILN_VAL_TUPLE)
+        for (int i = 0; i < g->ntuple; i++) o |= frozen_origin(&g->tuple[i]);
+    return o;
+}
+
 uint64_t sema_origins(Sema *S, Node *n) {
     switch (n->kind) {
     case E_NAME: {
-        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
+        if (n->gv) return frozen_origin(n->gv);
         Sym *s = n->sym ? n->sym : sema_local(S, n->name.id);
         return s ? s->origins : 0;
     }
     case E_SUBSCRIPT: return sema_origins(S, n->sub.base);
     case E_ATTR: /* a.real, a.imag: views of a; cfg.TABLE: a frozen array */
-        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
+        if (n->gv) return frozen_origin(n->gv);
         return sema_origins(S, n->attr.base);
     case E_IFEXP: return sema_origins(S, n->ifexp.then) | sema_origins(S, n->ifexp.orelse);
     case E_CALL: /* a.reshape(...): a view of a; kiln.const.array_like(T): the frozen T */
-        if (n->gv) return n->gv->kind == KILN_VAL_ARRAY && n->gv->data ? ORIGIN_FROZEN : 0;
+        if (n->gv) return frozen_origin(n->gv);
         if (n->intr && (n->intr->kind == IK_RESHAPE || n->intr->kind == IK_VIEW) && n->call.args.n)
             return sema_origins(S, n->call.args.v[0]);
         return 0;
@@ -468,8 +477,10 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             return n->ty = bt->elems[k];
         }
         for (int i = 1; i < bt->n; i++)
-            if (!ty_equal(bt->elems[i], bt->elems[0]) || !ty_is_scalar(bt->elems[0])) {
-                error_at(C, ix->v[0]->sp, "index it with a constant",
+            if (!ty_equal(bt->elems[i], bt->elems[0]) ||
+                (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY)) {
+                error_at(C, ix->v[0]->sp,
+                         "index it with a constant, or loop over it with literal_unroll(t)",
                          "a tuple of mixed types needs a constant index");
                 return n->ty = &ty_error;
             }

@@ -35,7 +35,14 @@ struct Sema {
     int nrc, caprc;
     int depth;            /* expressions and blocks open, across device function calls */
     bool too_deep;        /* that depth's limit was reported */
+    PtrVec unroll_why;    /* literal_unroll.c: pairs of a call it could not unroll and why */
 };
+
+/* literal_unroll.c: `for x in literal_unroll(t)` loops of f become one copy of the body
+ * per item of t (before its locals are collected); a call of literal_unroll typed
+ * anywhere is an error, which says why its loop could not be unrolled */
+void literal_unroll_expand(Sema *S, FuncSpec *f);
+const Type *literal_unroll_misuse(Sema *S, Node *n);
 
 /* for_iter.c: loops over arrays, tuples, enumerate() and zip() become loops over range() */
 bool for_iter_needed(const Node *n);

@@ -2,7 +2,8 @@
  *
  * np.sum(a), a.sum(), np.prod, np.mean, np.var, np.std, np.min/np.amin, np.max/np.amax,
  * np.nansum, nanprod, nanmean, nanvar, nanstd, nanmin, nanmax, np.all, np.any and
- * np.count_nonzero of an array of any layout and dimensions give a number.  The thread
+ * np.count_nonzero of an array of any layout and dimensions give a number; so do those of a
+ * scalar, which NumPy reduces as a 0-d array (a 0-d global array is a scalar in kiln).  The thread
  * that evaluates the call loops over every element in order (emit_reduce.c), as Numba's
  * CUDA target does: a reduction over a block or grid is kiln.reduce's or the user's job.
  *
@@ -73,12 +74,16 @@ const Type *sema_reduce(Sema *S, Node *n, const Intrinsic *in) {
     Node *x = a->v[0];
     const Type *t = sema_expr(S, x);
     if (IS_ERR(t) || IS_UNKNOWN(t)) return t;
-    if (t->kind != TY_ARRAY || ty_is_ptr(t)) {
+    bool scalar = ty_is_scalar(t) && !method; /* NumPy's 0-d array: np.sum(3) is 3 */
+    if ((t->kind != TY_ARRAY && !scalar) || ty_is_ptr(t)) {
         error_at(C, x->sp, NULL, "np.%s() in a kernel reduces an array, not %s", name,
                  ty_name(C, t));
         return &ty_error;
     }
-    const Type *e = t->elem;
+    const Type *e = t->kind == TY_ARRAY ? t->elem : t;
+    if (e->weak) /* a Python number: NumPy's int64, float64 or complex128 */
+        e = ty_scalar(e->kind == TY_INT ? KILN_INT64 : e->kind == TY_FLOAT ? KILN_FLOAT64
+                                                                            : KILN_COMPLEX128);
     if (!ty_is_scalar(e) || (e->kind == TY_FLOAT && ty_bits(e) < 32)) {
         error_at(C, x->sp, "convert the elements into a float32 local array first",
                  "np.%s() in a kernel does not reduce arrays of %s", name, ty_name(C, e));

@@ -9,7 +9,7 @@
  * web of a name is its own Sym (the same name in messages, its own C variable).  The
  * analysis over-approximates what reaches a use, so a split never separates definitions
  * a use can see: where a function has something it does not follow (a nested def, a
- * NumPy ufunc statement, a rewritten loop over an array), the names involved stay whole.
+ * NumPy ufunc statement), the names involved stay whole.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -330,7 +330,11 @@ static void walk(Webs *w, NodeList *body, uint64_t *s) {
             break;
         }
         case S_FOR:
-            if (n->fors.orig) mark_nosplit(w, n);
+            /* a rewritten loop (for_iter.c) shares its iterable's nodes between the
+             * range() above and the `target = ELEM` below, which this walk sees both;
+             * the body cannot rebind their names (for_iter.c refuses it), so the same
+             * definitions reach both and the names split like any other (an unrolled
+             * body's `for v in a` over each copy's own a: literal_unroll.c) */
             loop(w, n, s);
             break;
         case S_WHILE: loop(w, n, s); break;

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import kiln
+from kiln import literal_unroll
 from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, random_array
 
 pytestmark = pytest.mark.gpu
@@ -1523,3 +1524,27 @@ def test_misaligned_host_array_on_the_gpu():
         warnings.simplefilter("ignore", kiln.PerformanceWarning)
         k[1, 16](z)
     np.testing.assert_array_equal(z, np.arange(9.0))
+
+
+def test_literal_unroll_over_global_and_argument_arrays_on_gpu():
+    """literal_unroll over a closure tuple of NumPy arrays (frozen __device__ data, a
+    negative-stride view included) and over a tuple argument of device arrays."""
+    frozen = (np.arange(4, dtype=np.float64), np.arange(6, dtype=np.int32).reshape(2, 3),
+              np.arange(5, dtype=np.float32)[::-1])
+
+    @kiln.jit
+    def k(out, arrays):
+        if kiln.grid(1) == 0:
+            i = 0
+            for a in literal_unroll(frozen):
+                out[i] = np.sum(a) + a.max()
+                i += 1
+            for b in literal_unroll(arrays):
+                out[i] = b.size + b.min()
+                i += 1
+
+    out = kiln.device_array(5, np.float64)
+    args = (kiln.to_device(np.full(3, 2.0, np.float32)),
+            kiln.to_device(np.ones((2, 2), np.int64)))
+    k[1, 32](out, args)
+    np.testing.assert_array_equal(out.copy_to_host(), [6 + 3, 15 + 5, 10 + 4, 3 + 2, 4 + 1])

@@ -1,0 +1,1 @@
+"""Numba's ``numba.cuda.misc``: only ``special`` (``literal_unroll``).  Imports nothing."""
