@@ -648,6 +648,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     if (E->cuda && r->cooperative) buf_puts(out, "#define KILN_COOPERATIVE 1\n");
     buf_puts(out, E->cuda ? kiln_rt_cuda_h : kiln_rt_cpu_h);
     buf_puts(out, kiln_rt_common_h);
+    if (E->cuda) buf_puts(out, kiln_rt_mathf_h);
     if (E->half) buf_puts(out, kiln_rt_half_h);
     if (E->uses_complex) buf_puts(out, kiln_rt_complex_h);
     if (E->blocks) buf_puts(out, kiln_rt_blocks_h);

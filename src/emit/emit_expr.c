@@ -283,6 +283,9 @@ static void math_call(Emit *E, const char *name, const Type *t, Node **args, int
     }
     /* both targets: kiln's own sequence (rt_common.h), a third of libdevice's */
     if (E->fastmath && f && strcmp(name, "erfc") == 0) fast = "kiln_erfcf_fast";
+    /* the GPU's precise path: kiln's own where it is cheaper within libdevice's bound
+     * (rt_mathf.h) */
+    else if (!E->fastmath && E->cuda && f && strcmp(name, "erfc") == 0) fast = "kiln_erfcf";
     if (fast) P("%s(", fast);
     else P("%s%s(", name, f ? "f" : "");
     for (int i = 0; i < nargs; i++) {
