@@ -15,7 +15,7 @@ import os
 import threading
 
 from . import _autotune, _compile, _kiln, _source
-from ._cuda import _is_gpu_array, as_cuda_array, device_array
+from ._cuda import _is_gpu_array, _launch_view, device_array
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
 from ._ufunc import _make_kernel
@@ -210,7 +210,7 @@ class Fused:
             elif _is_gpu_array(a):
                 if gpu is None:
                     gpu = a
-                a = as_cuda_array(a)
+                a = _launch_view(a)
             else:
                 a = np.asarray(a)
             ones = 0
