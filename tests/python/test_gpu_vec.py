@@ -71,6 +71,24 @@ def test_views_that_break_the_alignment(rng, dtype, shift):
     np.testing.assert_array_equal(got[so + N:], fill[so + N:])
 
 
+@pytest.mark.parametrize("n", [N, N + 1, N + 3])
+@pytest.mark.parametrize("shift", [0, 1])
+def test_mixed_widths_two_vectors_per_thread(rng, n, shift):
+    """A float64 output and float32 inputs: 2 positions per vector, 2 vectors per thread
+    a block apart; the tail and unaligned views as above."""
+    x = rng.uniform(-1, 1, n + 1).astype(np.float32)
+    y = rng.uniform(-1, 1, n + 1).astype(np.float32)
+    big = kiln.to_device(np.full(n + 1, 5, np.float64))
+    out = big[shift:shift + n]
+    launch = add[blocks(n), TPB]
+    launch(out, kiln.to_device(x)[shift:shift + n], kiln.to_device(y)[:n])
+    assert launch._last_wide
+    got = big.copy_to_host()
+    want = (x[shift:shift + n] + y[:n]).astype(np.float64)  # added in float32, as the kernel
+    np.testing.assert_array_equal(got[shift:shift + n], want)
+    assert got[0 if shift else n] == 5
+
+
 @kiln.jit
 def scale_below(out, x, n):
     i = kiln.grid(1)

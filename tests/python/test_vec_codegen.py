@@ -54,21 +54,22 @@ def test_fused_chain_reads_and_writes_float4(arch):
     """The issue's 6-op chain on its flat view: x and y read as one float4 each per
     thread, the result written as one, four positions of the body in between."""
     src, ptx = fused(chain, "(float32[::1], float32[::1])", arch)
-    assert "typedef struct __align__(16) { f32 v[4]; } KV_f32;" in src
+    assert "typedef struct __align__(16) { f32 v[4]; } KV4_f32;" in src
     wide = src[src.index("void kiln_entry_wide("):]
-    assert "const i64 x0_ = ((i64)KILN_BID_X * KILN_BDIM_X + KILN_TID_X) * 4;" in wide
+    assert "const i64 x0_ = (i64)KILN_BID_X * KILN_BDIM_X * 4 + (i64)KILN_TID_X * 4;" in wide
     # the vectors must lie inside every array and the launch
     for p in (0, 1, 2):
         assert f"if (p{p}s0 < nv_) nv_ = p{p}s0;" in wide
     assert "if (x0_ + 4 <= nv_) {" in wide
     # each input: one vector where its pointer is 16-byte aligned, else four elements
     for p in (1, 2):
-        assert f"if (((u64)p{p}d & 15) == 0) {{\n            l{p}_ = *(const KV_f32 *)(p{p}d + x0_);" in wide
-        assert f"l{p}_.v[3] = p{p}d[x0_ + 3];" in wide
+        assert f"if (((u64)p{p}d & 15) == 0) {{\n            l{p}_[0] = *(const KV4_f32 *)(p{p}d + x0_);" in wide
+        assert f"l{p}_[0].v[3] = p{p}d[x0_ + 3];" in wide
     for c in range(4):
-        assert f"kiln_body_v(E_, x0_ + {c}, p0, p1, p2, &s0_.v[{c}], &w0_[{c}], l1_.v[{c}], l2_.v[{c}]);" in wide
+        x = f"x0_ + {c}" if c else "x0_"
+        assert f"kiln_body_v(E_, {x}, p0, p1, p2, &s0_[0].v[{c}], &w0_[{c}], l1_[0].v[{c}], l2_[0].v[{c}]);" in wide
     assert "if (((u64)p0d & 15) == 0 && w0_[0] && w0_[1] && w0_[2] && w0_[3]) {\n" \
-           "            *(KV_f32 *)(p0d + x0_) = s0_;" in wide
+           "            *(KV4_f32 *)(p0d + x0_) = s0_[0];" in wide
     # the body on the elements: no load or store of its own
     body = src[src.index("KILN_BODY void kiln_body_v("):src.index('#line 1 "<kiln entry>"')]
     assert "f32 *vs0_, kbool *vw0_, f32 vl1_, f32 vl2_)" in body
@@ -99,6 +100,23 @@ def test_every_real_dtype_moves_four_elements_at_once(dtype, load):
     assert o.count("st.global." + load) == want // 2, o
 
 
+def test_eight_byte_elements_make_two_vectors_per_thread():
+    """With a float64 array, a vector holds 2 positions (16 bytes): a thread's 4 positions
+    are 2 vectors a block's width apart, so each load instruction of a warp reads one
+    span; the kernel's float32 arrays then move as 8-byte vectors on the same positions."""
+    src, ptx = cuda(add, "void(float64[::1], float32[::1], float32[::1])")
+    wide = src[src.index("void kiln_entry_wide("):]
+    assert "const i64 x0_ = (i64)KILN_BID_X * KILN_BDIM_X * 4 + (i64)KILN_TID_X * 2;" in wide
+    assert "const i64 xs_ = (i64)KILN_BDIM_X * 2;" in wide
+    assert "if (x0_ + xs_ + 2 <= nv_) {" in wide
+    assert "l1_[1] = *(const KV2_f32 *)(p1d + x0_ + xs_);" in wide
+    assert "kiln_body_v(E_, x0_ + xs_ + 1, p0, p1, p2, &s0_[1].v[1], &w0_[3], l1_[1].v[1], l2_[1].v[1]);" in wide
+    assert "*(KV2_f64 *)(p0d + x0_ + xs_) = s0_[1];" in wide
+    assert "const i64 x_ = x0_ + xs_ * (k_ / 2) + k_ % 2;" in wide
+    o = ops(ptx)
+    assert o.count("ld.global.nc.v2.f32") == 4 and o.count("st.global.v2.f64") == 2, o
+
+
 @kiln.jit
 def add(out, x, y):
     i = kiln.grid(1)
@@ -107,7 +125,7 @@ def add(out, x, y):
 
 
 def _no_vector_path(src):
-    return "KV_" not in src and "kiln_body_v" not in src
+    return re.search(r"\bKV\d", src) is None and "kiln_body_v" not in src
 
 
 def test_strided_arrays_stay_element_loads():
@@ -207,7 +225,8 @@ def test_a_store_that_may_not_run_writes_only_the_elements_stored():
     src, _ = cuda(early_return, "void(float32[::1], float32[::1])")
     assert "kbool w0_[4] = {0, 0, 0, 0};" in src
     for c in range(4):
-        assert f"if (w0_[{c}]) p0d[x0_ + {c}] = s0_.v[{c}];" in src
+        x = f"x0_ + {c}" if c else "x0_"
+        assert f"if (w0_[{c}]) p0d[{x}] = s0_[0].v[{c}];" in src
     body = src[src.index("KILN_BODY void kiln_body_v("):src.index('#line 1 "<kiln entry>"')]
     assert body.count("return;") >= 2    # a position returns from its own call
 
