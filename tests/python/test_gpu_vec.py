@@ -143,6 +143,31 @@ def test_strided_and_mixed_layouts(rng):
     np.testing.assert_array_equal(out.copy_to_host(), x[1::2] + y)
 
 
+@kiln.jit
+def poly(out, x, c):
+    i = kiln.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for j in range(c.size):
+            acc = acc * x[i] + c[j]
+        out[i] = acc
+
+
+@pytest.mark.parametrize("m", [1, 5, 8])
+def test_a_loop_in_the_body(rng, m):
+    """The vector's element read inside an unrolled loop (src/emit/unroll.h)."""
+    x = rng.uniform(-1, 1, N + 1).astype(np.float32)
+    c = rng.uniform(-1, 1, m).astype(np.float32)
+    out = kiln.device_array(N, np.float32)
+    launch = poly[blocks(N), TPB]
+    launch(out, kiln.to_device(x)[1:], kiln.to_device(c))
+    assert launch._last_wide
+    want = np.zeros(N)
+    for j in range(m):
+        want = want * x[1:].astype(np.float64) + c[j]
+    np.testing.assert_allclose(out.copy_to_host(), want, rtol=1e-5, atol=1e-5)
+
+
 @kiln.fuse
 def chain(x, y):
     return np.exp(x * y + 0.5) * x - y / 3.0

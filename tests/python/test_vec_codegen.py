@@ -256,6 +256,29 @@ def test_the_position_is_a_local_assigned_once_from_grid():
 
 
 @kiln.jit
+def poly(out, x, c):
+    i = kiln.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for j in range(c.size):
+            acc = acc * x[i] + c[j]
+        out[i] = acc
+
+
+def test_a_loop_in_the_body_reads_the_vectors_element():
+    """x[i] inside an unrolled loop (unroll.h) is the vector's element, hoisted as a name;
+    c[j] stays a load.  The result is stored as a vector after the loop."""
+    src, ptx = cuda(poly, "void(float32[::1], float32[::1], float32[::1])")
+    body = src[src.index("KILN_BODY void kiln_body_v("):src.index('#line 1 "<kiln entry>"')]
+    # the loop's hoisted x[i] is the element (a register), c[j] a load from memory
+    assert re.search(r"const f32 hl\d+_\d+_0 = vl1_;", body)
+    assert re.search(r"const f32 hl\d+_\d+_0 = v\d+_c\.data\[", body)
+    assert "x.data[" not in body
+    o = ops(ptx)
+    assert o.count("ld.global.nc.v4.f32") == 1 and o.count("st.global.v4.f32") == 1, o
+
+
+@kiln.jit
 def thread_index(out, x):
     i = kiln.grid(1)
     if i < out.size:
