@@ -316,6 +316,23 @@ def test_nvrtc_compiles_the_vector_path_for_every_checked_arch():
         assert [a for a, _, _ in _compile.check_cuda(kernel, argkey)] == list(ARCHS)
 
 
+@kiln.fuse
+def bias(x, b):
+    return np.exp(x * b + 0.5) * x - b / 3.0
+
+
+def test_fused_broadcast_row_issues_four_rows_loads_first():
+    """A 2-D fused kernel (b one row broadcast along x's rows) has no wide entry: each
+    thread runs rows in a loop whose counter is the row itself, so the unrolled loop
+    (unroll.h) loads x for four rows before the first row's arithmetic."""
+    src, ptx = fused(bias, "(float32[:, ::1], float32[::1])")
+    assert "void kiln_entry_wide(" not in src
+    for c in range(4):
+        assert re.search(rf"const f32 hl\d+_\d+_{c} = v\d+_u_x\.data\[", src), c
+    first = re.search(r"const f32 hl\d+_\d+_3 = v\d+_u_x\.data\[", src).start()
+    assert first < src.index("expf(", src.index("KILN_BODY void kiln_body("))
+
+
 # ---- the CPU target: unchanged -----------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 4099])
@@ -328,6 +345,8 @@ def test_cpu_chain_matches_numpy_at_every_size_and_layout(rng, n):
     m = rng.uniform(-2, 2, (n, 6)).astype(np.float32)
     for a in (np.asfortranarray(m), m[:, ::2], m[1:]):
         np.testing.assert_allclose(chain(a, a), want(a, a), rtol=2e-6, atol=1e-6)
+        if a.shape[0]:
+            np.testing.assert_allclose(bias(a, a[0]), want(a, a[0]), rtol=2e-6, atol=1e-6)
 
 
 def test_cpu_kernels_match_numpy(rng):
