@@ -76,6 +76,9 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     if (lanes) {
         P("#define KILN_LANES %d\n", E->plan.lanes.n);
         P("KILN_BODY void kiln_lanes_(KILN_TP, int nl_");
+    } else if (f->is_kernel && E->vec) { /* the wide entry's vector path (emit_vec.c) */
+        emit_vec_params(E, f, &ps);
+        P("KILN_BODY void kiln_body_v(KILN_TP");
     } else if (f->is_kernel) {
         P("KILN_BODY void kiln_body(KILN_TP");
     } else if (f->recursive) {
@@ -549,6 +552,11 @@ static void cuda_entry(Emit *E, FuncSpec *k) {
             for (int d = 0; d < t->ndim; d++) P("    p%d.shape[%d] = p%ds%d;\n", i, d, i, d);
             for (int d = 0; d < t->ndim; d++) P("    p%d.strides[%d] = p%dt%d;\n", i, d, i, d);
         }
+        if (E->vec) {
+            emit_vec_entry(E, k, a);
+            buf_free(&args);
+            return;
+        }
         P("    const i64 x0_ = KILN_BID_X * KILN_BDIM_X * %d + KILN_TID_X;\n"
           "#pragma unroll\n"
           "    for (int k_ = 0; k_ < %d; k_++) {\n"
@@ -624,6 +632,14 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     /* the lane body, unless the source is large already (it holds the kernel twice) */
     if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
     if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);
+    /* the wide entry's vector path: the kernel once more, as kiln_body_v (vecplan.h) */
+    VecPlan vp;
+    if (E->cuda && !E->debug && !C->opts.export_name && !r->cooperative && !E->too_big &&
+        widens(E, r->kernel) && emit_size(E) <= KILN_MAX_SOURCE_BYTES / 4 &&
+        vec_plan(r->kernel, &C->arena, &vp)) {
+        E->vec = &vp;
+        function(E, r->kernel, false);
+    }
     if (E->too_big) return -1;
     if (E->cuda && C->opts.export_name && r->cooperative) {
         /* the grid barrier counts each block's live threads from the kernel's entry

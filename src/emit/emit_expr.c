@@ -115,6 +115,12 @@ const char *emit_field(Emit *E, Node *n) {
 /* "base.data[offset]" for a full subscript, as an lvalue (r.f for a record's field). */
 const char *emit_element(Emit *E, Node *n) {
     if (n->kind == E_ATTR) return emit_field(E, n);
+    if (E->vec) { /* kiln_body_v: the element read, or the one stored with its flag set */
+        int p = vec_param_of(E->vec, n);
+        if (p >= 0)
+            return (E->vec->stores >> p) & 1 ? arena_printf(&E->C->arena, "(*(*vw%d_ = 1, vs%d_))", p, p)
+                                             : arena_printf(&E->C->arena, "vl%d_", p);
+    }
     Node *base = n->sub.base;
     const char *b = emit_expr_str(E, base, NULL);
     if (base->kind != E_NAME) b = arena_printf(&E->C->arena, "(%s)", b);

@@ -1,7 +1,8 @@
 /* emit_int.h: the emitter's private header (src/emit/).
  *
  * The emitter is files that call one way: emit.c (the program, each
- * function, the CPU and CUDA entries) -> emit_blocks.c (block mode's CPU
+ * function, the CPU and CUDA entries) -> emit_vec.c (the wide CUDA entry's
+ * vector path, vecplan.h) -> emit_blocks.c (block mode's CPU
  * entries, rt_blocks.h) -> emit_extern.c (external CUDA device functions'
  * sources, declarations and wrappers) -> emit_libdevice.c (libdevice's) -> emit_stmt.c (statements, lane mode,
  * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
@@ -23,6 +24,7 @@
 #include "emit.h"
 #include "plan.h"
 #include "unroll.h"
+#include "vecplan.h"
 
 typedef struct LoopCtx {
     int flag; /* temp number of the "left by break" flag, or -1 */
@@ -71,6 +73,8 @@ typedef struct Emit {
                               * hoisted loads are written as hl<hoist_id>_<load>_<copy>
                               * (emit_stmt.c, unrolled_for) */
     int hoist_id, hoist_copy;
+    const VecPlan *vec; /* CUDA: writing kiln_body_v, the wide entry's vector path's body
+                         * (vecplan.h): the plan's subscripts are the vectors' elements */
     bool uses_complex;  /* a complex type was written: the program takes rt_complex.h */
 } Emit;
 
@@ -92,6 +96,12 @@ void emit_block_prelude(Emit *E, FuncSpec *k);
 void emit_block_entry(Emit *E, FuncSpec *k);
 /* A cooperative kernel's entry: the whole grid's fibers, meeting at the grid barrier. */
 void emit_grid_entry(Emit *E, FuncSpec *k);
+
+/* ---- emit_vec.c: the wide entry's vector path (vecplan.h), CUDA only ---- */
+/* kiln_body_v's parameters after the kernel's: the elements read, where to store. */
+void emit_vec_params(Emit *E, const FuncSpec *k, Buf *ps);
+/* The vector path, in the wide entry after its arrays are made: returns at its end. */
+void emit_vec_entry(Emit *E, const FuncSpec *k, const char *args);
 
 /* ---- emit_text.c: text every level writes ---- */
 void emit_indent(Emit *E);

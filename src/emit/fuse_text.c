@@ -284,6 +284,14 @@ static void write_map(W *w, Buf *o) {
     /* GPU: x along the last dimension (coalesced), y striding the leading dimensions
      * folded into one (k_nz of them; the grid's y has at most 65535 blocks), so a
      * position costs no division for two dimensions and one per further dimension */
+    if (D == 2) {
+        /* the row is the loop's own counter: each row's loads index by the counter and
+         * the column alone, so the unrolled loop (unroll.h) issues four rows' loads first */
+        buf_printf(o, "    k_i1, k_y = kiln.grid(2)\n    if k_i1 < k_o0.shape[1]:\n"
+                      "        for k_i0 in range(k_y, k_nz, kiln.gridsize(2)[1]):\n");
+        stores(w, o, 12, 0);
+        return;
+    }
     buf_printf(o, "    k_i%d, k_y = kiln.grid(2)\n    if k_i%d < k_o0.shape[%d]:\n"
                   "        for k_z in range(k_y, k_nz, kiln.gridsize(2)[1]):\n",
                D - 1, D - 1, D - 1);

@@ -545,6 +545,35 @@ def test_gpu_max_autotune_times_the_row_block():
     assert out.strip().endswith("ok")
 
 
+def test_gpu_foreign_arrays_on_a_default_stream_cost_no_host_wait():
+    """A CuPy or torch array on the legacy (1) or per-thread (2) default stream: the fused
+    kernel, launched on the legacy default stream, follows its work without a host wait;
+    an array on a stream of its own is waited for (CUDA Array Interface v3)."""
+    from test_fake_driver import run
+
+    out = run("""
+        @kiln.fuse
+        def f(x, y):
+            return x * 2.0 + y
+
+        d = kiln.to_device(np.ones(1000, np.float32))
+        class Foreign:  # another library's array on stream s
+            def __init__(self, s):
+                c = dict(d.__cuda_array_interface__)
+                c["stream"] = s
+                self.__cuda_array_interface__ = c
+        fake.fake_stream_sync_count.restype = ctypes.c_long
+        f(d, d)  # compiled and loaded first
+        for s, waits in ((1, False), (2, False), (None, False), (12345, True)):
+            before = fake.fake_stream_sync_count()
+            r = f(Foreign(s), Foreign(s))
+            assert r.shape == (1000,) and last()[0].startswith("kiln_entry")
+            assert (fake.fake_stream_sync_count() > before) == waits, (s, waits)
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("threads", [128, 256, 512, 1024])
 def test_gpu_row_reductions_at_every_block_size(threads, rng, monkeypatch):
