@@ -626,6 +626,17 @@ static void intrinsic_text(Emit *E, Node *n) {
         emit_expr(E, a[1]);
         PS("))");
         return;
+    case IK_VECTOR: { /* the lanes' sources: scalars as the lane type, vectors as they are */
+        const char **args = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(na + 1));
+        const Type **tys = arena_alloc(&E->C->arena, sizeof(Type *) * (size_t)(na + 1));
+        for (int i = 0; i < na; i++) {
+            const Type *at = n->call.bound.v[i]->ty;
+            tys[i] = ty_is_vector(at) ? at : ot;
+            args[i] = emit_expr_str(E, n->call.bound.v[i], tys[i]);
+        }
+        emit_vector_make(E, n->ty, na, tys, args);
+        return;
+    }
     case IK_SPLIT:
         /* one helper per result type returns both parts: the argument is evaluated once */
         P("%s(", emit_split_fn(E, n->ty, in->sub));
@@ -1075,6 +1086,10 @@ void emit_expr(Emit *E, Node *n) {
         if (n->gv) goto tuple_const;
         Node *b = n->attr.base;
         const Type *bt = b->ty;
+        if (bt->kind == TY_TUPLE && bt->fields) { /* a vector's lane, a namedtuple's field */
+            P("(%s).f%d", emit_expr_str(E, b, NULL), ty_tuple_field(bt, n->attr.attr));
+            return;
+        }
         if (ty_is_scalar(bt)) { /* x.real, x.imag (sema_complex.c) */
             bool imag = strcmp(n->attr.attr, "imag") == 0;
             if (bt->kind == TY_COMPLEX) {

@@ -235,7 +235,39 @@ const char *emit_record_ctype(Emit *E, const Type *t) {
 /* A tuple type is a struct of fields f0, f1 ...; its constructor (_make) and
  * run-time indexing (_get) are written when first used, so a large tuple that
  * is only indexed costs no code for them. */
+/* A vector type's struct, KV_float32x4: CUDA's layout and alignment (n of 2 or 4 lanes
+ * aligned to their whole size up to 16 bytes, 1 or 3 to one lane's), so that the GPU
+ * loads and stores one in a single vector instruction; on the GPU the compiler checks
+ * it against CUDA's own type (not the 4-lane 8-byte ones, which CUDA 13 deprecates). */
+static const char *vector_ctype(Emit *E, const Type *t) {
+    const char *name = arena_printf(&E->C->arena, "KV_%s", t->tname);
+    if (registered(E, name)) return name;
+    static const char *const cuda_names[] = {
+        [KILN_INT8] = "char",    [KILN_INT16] = "short",   [KILN_INT32] = "int",
+        [KILN_INT64] = "longlong", [KILN_UINT8] = "uchar", [KILN_UINT16] = "ushort",
+        [KILN_UINT32] = "uint",  [KILN_UINT64] = "ulonglong", [KILN_FLOAT32] = "float",
+        [KILN_FLOAT64] = "double"};
+    const Type *lane = t->elems[0];
+    const char *el = emit_ctype(E, lane);
+    int size = ty_bits(lane) / 8, align = t->n == 2 || t->n == 4 ? size * t->n : size;
+    if (align > 16) align = 16;
+    Buf *b = &E->types;
+    if (E->cuda) buf_printf(b, "typedef struct __align__(%d) {", align);
+    else buf_printf(b, "typedef struct {");
+    for (int i = 0; i < t->n; i++)
+        buf_printf(b, " %s%s f%d;", !E->cuda && i == 0 ? arena_printf(&E->C->arena,
+                   "_Alignas(%d) ", align) : "", el, i);
+    buf_printf(b, " } %s;\n", name);
+    const char *cn = lane->dtype < COUNTOF(cuda_names) ? cuda_names[lane->dtype] : NULL;
+    if (E->cuda && cn && !(size == 8 && t->n == 4))
+        buf_printf(b, "typedef char %s_is_cuda[sizeof(%s) == sizeof(%s%d) && "
+                      "alignof(%s) == alignof(%s%d) ? 1 : -1];\n",
+                   name, name, cn, t->n, name, cn, t->n);
+    return name;
+}
+
 static const char *tuple_ctype(Emit *E, const Type *t) {
+    if (t->vec) return vector_ctype(E, t);
     Buf k;
     buf_init_arena(&k, &E->C->arena);
     const char **el = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(t->n + 1));
@@ -272,6 +304,37 @@ const char *emit_tuple_make(Emit *E, const Type *t) {
     for (int i = 0; i < t->n; i++) buf_printf(b, "    r.f%d = a%d;\n", i, i);
     buf_printf(b, "    return r;\n}\n");
     return fn;
+}
+
+void emit_vector_make(Emit *E, const Type *t, int na, const Type **tys, const char **args) {
+    const char *name = emit_ctype(E, t);
+    Buf fn;
+    buf_init_arena(&fn, &E->C->arena);
+    buf_printf(&fn, "%s_of", name); /* KV_float32x4_of_v2_s_s: from a 2-vector, 2 scalars */
+    const char **pt = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(na + 1));
+    for (int i = 0; i < na; i++) {
+        pt[i] = emit_ctype(E, tys[i]); /* each struct written before the helper */
+        if (ty_is_vector(tys[i])) buf_printf(&fn, "_v%d", tys[i]->n);
+        else buf_puts(&fn, "_s");
+    }
+    if (!registered(E, fn.p)) {
+        Buf *b = &E->types;
+        buf_printf(b, "KILN_FN %s %s(", name, fn.p);
+        for (int i = 0; i < na; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", pt[i], i);
+        buf_printf(b, ") {\n    %s r;\n", name);
+        int lane = 0;
+        for (int i = 0; i < na; i++) {
+            if (!ty_is_vector(tys[i])) {
+                buf_printf(b, "    r.f%d = a%d;\n", lane++, i);
+                continue;
+            }
+            for (int k = 0; k < tys[i]->n; k++) buf_printf(b, "    r.f%d = a%d.f%d;\n", lane++, i, k);
+        }
+        buf_printf(b, "    return r;\n}\n");
+    }
+    P("%s(", fn.p);
+    for (int i = 0; i < na; i++) P("%s%s", i ? ", " : "", args[i]);
+    PS(")");
 }
 
 /* The helper behind math.frexp (modf 0) or math.modf (1) whose result is tuple type t:

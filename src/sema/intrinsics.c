@@ -337,5 +337,6 @@ static const Intrinsic table[] = {
 const Intrinsic *intrinsic_lookup(const char *name) {
     for (size_t i = 0; i < COUNTOF(table); i++)
         if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0) return &table[i];
-    return libdevice_lookup(name);
+    const Intrinsic *v = vector_lookup(name);
+    return v ? v : libdevice_lookup(name);
 }

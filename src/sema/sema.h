@@ -85,8 +85,15 @@ typedef enum IntrKind {
     IK_VIEW,        /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
     IK_LIBDEVICE,   /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
     IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
-    IK_BF16CVT      /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
+    IK_BF16CVT,     /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
+    IK_VECTOR       /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
+                     * (vector.c) */
 } IntrKind;
+
+/* IK_VECTOR's sub: the lanes' dtype and their count (1-4) */
+#define VEC_SUB(d, n) ((uint8_t)((d) * 4 + (n) - 1))
+#define VEC_DTYPE(sub) ((kiln_dtype)((sub) / 4))
+#define VEC_LANES(sub) ((sub) % 4 + 1)
 
 /* IK_REDUCE: NumPy's reductions of a whole array */
 typedef enum Reduce {
@@ -178,6 +185,8 @@ typedef struct LibdeviceFn {
 enum { LIBDEVICE_WORDS = 8,     /* SemaResult.libdevice: a bit per function, up to 512 */
        LIBDEVICE_MAX_PARAMS = 8 /* the most parameters a libdevice function has (4) */ };
 const Intrinsic *libdevice_lookup(const char *name); /* "kiln.libdevice.sin", or NULL */
+/* "kiln.float32x4", "kiln.float4" (CUDA's alias) ...: a vector type's constructor, or NULL */
+const Intrinsic *vector_lookup(const char *name);
 const LibdeviceFn *libdevice_fn(const Intrinsic *in);
 int libdevice_count(void);
 const LibdeviceFn *libdevice_at(int i);

@@ -454,6 +454,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             return n->ty = attribute(S, n);
         }
     }
+    if (ty_is_vector(bt)) {
+        error_at(C, n->sp, "read the lanes as v.x, v.y, v.z and v.w",
+                 "a vector (%s) cannot be indexed in kernels", bt->tname);
+        return n->ty = &ty_error;
+    }
     if (bt->kind == TY_TUPLE) {
         if (store) {
             error_at(C, n->sp, NULL, "'tuple' object does not support item assignment");
@@ -478,7 +483,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         }
         for (int i = 1; i < bt->n; i++)
             if (!ty_equal(bt->elems[i], bt->elems[0]) ||
-                (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY)) {
+                (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY &&
+                 !ty_is_vector(bt->elems[0]))) {
                 error_at(C, ix->v[0]->sp,
                          "index it with a constant, or loop over it with literal_unroll(t)",
                          "a tuple of mixed types needs a constant index");
@@ -691,6 +697,10 @@ static const Type *attribute(Sema *S, Node *n) {
         return &ty_error;
     }
     if (bt->kind == TY_RECORD) return record_field(S, bt, a, n->attr.attr_sp);
+    if (bt->kind == TY_TUPLE && bt->fields) { /* a vector's lane, a namedtuple's field */
+        int k = ty_tuple_field(bt, a);
+        if (k >= 0) return bt->elems[k];
+    }
     if (ty_is_scalar(bt) && (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0))
         return sema_complex_part(S, n, bt);
     error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);

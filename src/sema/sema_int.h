@@ -127,6 +127,8 @@ bool sema_index_type_ok(Sema *S, Node *ix, const Type *t); /* an integer index *
 /* sema_call.c: calls of intrinsics */
 const Type *sema_call_intrinsic(Sema *S, Node *n, const Intrinsic *in);
 const Type *sema_dtype_cast(Sema *S, Node *n, kiln_dtype d); /* float32(x) */
+/* kiln.float32x4(...): lanes from scalars and smaller vectors (vector.c) */
+const Type *sema_vector_call(Sema *S, Node *n, const Intrinsic *in);
 /* Methods that are intrinsics: true when the call n is x.bit_count(), a.reshape(...) or
  * g.sync() on a grid group; the call then holds the receiver as its first argument. */
 bool sema_int_method(Sema *S, Node *n);
