@@ -402,6 +402,9 @@ bool sema_elem_nonneg(const Node *value, int i);
 /* The dimensions of a constant shape (an int, a tuple of ints, or a frozen
  * tuple); returns the number of dimensions or -1. */
 int sema_shape(const Node *shape, int64_t *dims, int max);
+/* The alignment= a kiln.local.array or kiln.shared.array call was given (checked by
+ * sema_storage_align), or 0 for its element type's own (storage_align.c). */
+int64_t storage_alignment(const Node *call);
 
 /* Writes "name: type" lines for every variable of every spec (inspect_types). */
 void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out);

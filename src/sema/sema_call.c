@@ -193,9 +193,11 @@ static int dtype_from_string(Sema *S, Node *n) {
 static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     bool shared = in->kind == IK_SHARED_ARRAY;
-    Node *a[2];
-    if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+    Node *a[3];
+    if (!sema_bind(S, n, in, 2, 3, a)) return &ty_error;
     if (shared) sema_block_feature(S, n->sp, "kiln.shared.array");
+    int64_t align = sema_storage_align(S, in, a[2]);
+    if (align < 0) return &ty_error;
     const Type *st = sema_expr(S, a[0]);
     /* a string names the dtype, as in NumPy ("int32", "f4"): not a value to type */
     const Type *dt = a[1]->kind == E_STR ? NULL : sema_expr(S, a[1]);
@@ -287,7 +289,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     }
     int64_t bytes = (int64_t)bytes128;
     if (shared) {
-        S->cur->shared_bytes += bytes;
+        S->cur->shared_bytes += bytes + (align > 16 ? align : 0); /* the CPU's padding */
     } else {
         /* every thread has its own: the sum over the kernel and what it calls */
         FuncSpec *f = S->cur;

@@ -32,3 +32,21 @@ def test_vector_types_on_the_gpu():
     want = a.reshape(-1, 4)[:, [1, 0, 2, 3]] + np.array([0, 0, 2, 3], np.float32)
     np.testing.assert_array_equal(out, want.ravel())
     assert "KV_float32x4" in k.inspect_source()
+
+
+def test_aligned_local_and_shared_arrays_on_the_gpu():
+    @kiln.jit
+    def k(out):
+        i = kiln.grid(1)
+        s = kiln.shared.array(64, np.uint8, alignment=128)
+        loc = kiln.local.array(4, np.float32, alignment=64)
+        s[i] = i
+        kiln.syncthreads()
+        for j in range(4):
+            loc[j] = s[63 - i] + j
+        out[i] = loc[0] + loc[3]
+
+    out = np.zeros(64)
+    k[1, 64](out)
+    np.testing.assert_array_equal(out, 2 * (63 - np.arange(64)) + 3)
+    assert ".shared .align 128" in k.inspect_ptx()
