@@ -117,7 +117,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     for (int i = 0; i < f->storage.n; i++) {
         Node *c = f->storage.v[i];
         int64_t dims[KILN_MAX_NDIM];
-        int nd = sema_shape(c->call.bound.v[0], dims, KILN_MAX_NDIM);
+        int nd = storage_dims(c, dims, KILN_MAX_NDIM);
         int64_t total = 1;
         for (int d = 0; d < nd; d++) total *= dims[d];
         bool shared = c->intr->kind == IK_SHARED_ARRAY;

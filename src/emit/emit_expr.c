@@ -543,6 +543,11 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
     case IK_VIEW: emit_view(E, n); return;
+    case IK_ARRAY_COPY: /* the elements copied into the call's local storage */
+        P("%s(", emit_array_copy_fn(E, a[0]->ty));
+        emit_expr(E, a[0]);
+        P(", lst%d)", storage_index(E, n));
+        return;
     case IK_RESHAPE: { /* a C-order view: data of a, extents from kiln_reshape_dim */
         const char *bs = emit_expr_str(E, a[0], NULL), *d[KILN_MAX_NDIM];
         int nd = 0;

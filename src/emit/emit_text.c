@@ -306,6 +306,25 @@ const char *emit_tuple_make(Emit *E, const Type *t) {
     return fn;
 }
 
+const char *emit_array_copy_fn(Emit *E, const Type *t) {
+    const char *name = emit_ctype(E, t), *el = emit_elem_ctype(E, t->elem);
+    const Type *ct = ty_array(E->C, t->elem, t->ndim, 'C');
+    const char *cn = emit_ctype(E, ct);
+    const char *fn = arena_printf(&E->C->arena, "%s_copy", name);
+    if (registered(E, fn)) return fn;
+    int nd = t->ndim;
+    Buf *b = &E->types;
+    buf_printf(b, "KILN_FN %s %s(%s s, %s *d) {\n    %s r = %s_local(d", cn, fn, name, el, cn, cn);
+    for (int i = 0; i < nd; i++) buf_printf(b, ", s.shape[%d]", i);
+    buf_printf(b, ");\n    i64 n = 1;\n    for (int k = 0; k < %d; k++) n *= s.shape[k];\n", nd);
+    buf_printf(b, "    for (i64 f = 0; f < n; f++) {\n        i64 q = f, off = 0;\n"
+                  "        for (int k = %d; k >= 0; k--) {\n"
+                  "            off += (q %% s.shape[k]) * s.strides[k];\n"
+                  "            q /= s.shape[k];\n        }\n"
+                  "        d[f] = s.data[off];\n    }\n    return r;\n}\n", nd - 1);
+    return fn;
+}
+
 void emit_vector_make(Emit *E, const Type *t, int na, const Type **tys, const char **args) {
     const char *name = emit_ctype(E, t);
     Buf fn;

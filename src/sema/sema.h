@@ -86,6 +86,7 @@ typedef enum IntrKind {
     IK_LIBDEVICE,   /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
     IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
     IK_BF16CVT,     /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
+    IK_ARRAY_COPY,  /* a.copy(): args are the array (array_copy.c) */
     IK_VECTOR       /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
                      * (vector.c) */
 } IntrKind;
@@ -405,6 +406,9 @@ int sema_shape(const Node *shape, int64_t *dims, int max);
 /* The alignment= a kiln.local.array or kiln.shared.array call was given (checked by
  * sema_storage_align), or 0 for its element type's own (storage_align.c). */
 int64_t storage_alignment(const Node *call);
+/* The dimensions of a storage call's array (kiln.local.array, kiln.shared.array, a.copy()),
+ * as sema_shape gives them (array_copy.c). */
+int storage_dims(const Node *call, int64_t *dims, int max);
 
 /* Writes "name: type" lines for every variable of every spec (inspect_types). */
 void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out);

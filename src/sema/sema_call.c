@@ -588,6 +588,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (in->sub == 1) S->res->uses_sregs = true; /* lanemask_lt: the lane */
         return ty_scalar(KILN_UINT32);
     case IK_RESHAPE: return reshape(S, n);
+    case IK_ARRAY_COPY: return sema_array_copy(S, n);
     case IK_CONST_ARRAY: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         const Type *at = sema_expr(S, a[0]);

@@ -957,6 +957,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_CALL: {
         if (sema_int_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
         if (sema_array_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
+        if (sema_copy_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.copy"));
         const Intrinsic *rd = sema_reduce_method(S, n);
         if (rd) return sema_call_intrinsic(S, n, rd);
         if (sema_complex_method(S, n))

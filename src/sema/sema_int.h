@@ -132,6 +132,9 @@ const Type *sema_vector_call(Sema *S, Node *n, const Intrinsic *in);
 /* alignment= of kiln.local.array/kiln.shared.array: 0 (none), the power of two, or -1
  * after reporting an error (storage_align.c) */
 int64_t sema_storage_align(Sema *S, const Intrinsic *in, Node *a);
+/* a.copy(): the method rewritten to take a as its argument, then typed (array_copy.c) */
+bool sema_copy_method(Sema *S, Node *n);
+const Type *sema_array_copy(Sema *S, Node *n);
 /* Methods that are intrinsics: true when the call n is x.bit_count(), a.reshape(...) or
  * g.sync() on a grid group; the call then holds the receiver as its first argument. */
 bool sema_int_method(Sema *S, Node *n);

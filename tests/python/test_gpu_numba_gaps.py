@@ -50,3 +50,19 @@ def test_aligned_local_and_shared_arrays_on_the_gpu():
     k[1, 64](out)
     np.testing.assert_array_equal(out, 2 * (63 - np.arange(64)) + 3)
     assert ".shared .align 128" in k.inspect_ptx()
+
+
+TABLE = np.array([1.0, 2.0, 3.0, 4.0])[::-1]
+
+
+def test_array_copy_of_a_global_on_the_gpu():
+    @kiln.jit
+    def k(out):
+        i = kiln.grid(1)
+        q = TABLE.copy()
+        q[0] = i
+        out[i] = q[0] + q[1] + q[3]
+
+    out = kiln.to_device(np.zeros(32))
+    k[1, 32](out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(32) + 3.0 + 1.0)
