@@ -50,6 +50,14 @@ def _numpy():
     return sys.modules.get("numpy")
 
 
+def _namedtuple_fields(cls):
+    """Whether cls is a namedtuple class whose name and fields the compiler can spell."""
+    fields = getattr(cls, "_fields", None)
+    return (isinstance(fields, tuple) and all(isinstance(f, str) and f.isidentifier()
+                                              for f in fields)
+            and cls.__name__.isidentifier())
+
+
 def describe(v):
     """What the C core needs to know about a global value (see kiln_value)."""
     if isinstance(v, bool):
@@ -71,6 +79,9 @@ def describe(v):
         if isinstance(v.value, int) and not isinstance(v.value, bool):
             return describe(v.value)
         return ("other", f"a member of enum {type(v).__name__} whose value is not an int")
+    if isinstance(v, type) and issubclass(v, tuple) and _namedtuple_fields(v):
+        # a namedtuple class: called in kernels, it makes a named tuple (src/sema/namedtuple.c)
+        return ("module", f"namedtuple:{v.__name__}:{','.join(v._fields)}")
     if isinstance(v, type) and issubclass(v, enum.Enum):  # members: Color.red, Color["red"]
         return ("module", "enum")
     if isinstance(v, type) and issubclass(v, BaseException):  # `raise v(...)` in a kernel

@@ -543,6 +543,14 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
     case IK_VIEW: emit_view(E, n); return;
+    case IK_NAMEDTUPLE: /* Point(x, y): made as the tuple (x, y) is */
+        P("%s(", emit_tuple_make(E, n->ty));
+        for (int i = 0; i < na; i++) {
+            if (i) PS(", ");
+            emit_expr(E, a[i]);
+        }
+        PS(")");
+        return;
     case IK_ARRAY_COPY: /* the elements copied into the call's local storage */
         P("%s(", emit_array_copy_fn(E, a[0]->ty));
         emit_expr(E, a[0]);

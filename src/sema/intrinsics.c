@@ -279,6 +279,7 @@ static const Intrinsic table[] = {
     /* the method a.reshape(...) of an array (sema_expr.c); no path a user can write */
     {"array.reshape", IK_RESHAPE, 0, 0, NULL},
     {"array.copy", IK_ARRAY_COPY, 0, 0, NULL},
+    {"namedtuple.make", IK_NAMEDTUPLE, 0, 0, NULL},
     {"array.view", IK_VIEW, 0, 0, NULL}, /* a.view(dtype) (array_view.c) */
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
     {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},

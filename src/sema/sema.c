@@ -211,6 +211,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
     case KILN_VAL_MODULE:
         g->ns = sema_ns(S, dotted, NULL, scope);
         if (kv->name && strcmp(kv->name, "enum") == 0) ((NsRef *)g->ns)->by_name = true;
+        if (kv->name && strncmp(kv->name, "namedtuple:", 11) == 0)
+            sema_namedtuple_class(C, (NsRef *)g->ns, kv->name);
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:

@@ -87,6 +87,7 @@ typedef enum IntrKind {
     IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
     IK_BF16CVT,     /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
     IK_ARRAY_COPY,  /* a.copy(): args are the array (array_copy.c) */
+    IK_NAMEDTUPLE,  /* a namedtuple class's call: bound are the fields' values (namedtuple.c) */
     IK_VECTOR       /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
                      * (vector.c) */
 } IntrKind;
@@ -213,6 +214,10 @@ struct NsRef {
     const Intrinsic *intr;  /* the entry, NULL if foreign */
     void *scope;            /* foreign: the resolver scope to ask in */
     bool by_name;           /* an enum class: Color["red"] is Color.red */
+    /* a namedtuple class (namedtuple.c): its name and nfields field names */
+    const char *tname;
+    const char *const *fields;
+    int nfields;
 };
 
 /* ---- globals ----------------------------------------------------------------- */

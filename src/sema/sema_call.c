@@ -895,7 +895,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return &ty_error;
     }
     case IK_COMPLEX:
-    case IK_CMATH: break; /* sema_complex.c: call_intrinsic sends them there */
+    case IK_CMATH:
+    case IK_NAMEDTUPLE: break; /* sema_complex.c: call_intrinsic sends them there */
     case IK_NS:
     case IK_SREG:
     case IK_DIM3:

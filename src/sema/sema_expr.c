@@ -979,6 +979,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
             sema_call_function(S, n, ft->fn, &rt);
             return rt;
         }
+        if (ft->kind == TY_NS && ft->ns->tname) return sema_namedtuple_make(S, n, ft->ns);
         if (ft->kind == TY_NS)
             error_at(C, n->call.fn->sp, NULL, "module '%s' is not callable", ft->ns->name);
         else

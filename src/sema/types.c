@@ -121,7 +121,10 @@ int ty_tuple_field(const Type *t, const char *name) {
 static bool same_tname(const Type *a, const Type *b) {
     if (a->vec != b->vec) return false;
     if (!a->tname || !b->tname) return a->tname == b->tname;
-    return strcmp(a->tname, b->tname) == 0;
+    if (strcmp(a->tname, b->tname) != 0 || a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++) /* two classes of one name */
+        if (strcmp(a->fields[i], b->fields[i]) != 0) return false;
+    return true;
 }
 
 const Type *ty_dtype(Compiler *C, kiln_dtype d) {

@@ -66,3 +66,18 @@ def test_array_copy_of_a_global_on_the_gpu():
     out = kiln.to_device(np.zeros(32))
     k[1, 32](out)
     np.testing.assert_array_equal(out.copy_to_host(), np.arange(32) + 3.0 + 1.0)
+
+
+def test_namedtuple_arguments_on_the_gpu():
+    from collections import namedtuple
+
+    Point = namedtuple("Point", ("x", "y", "r"))
+
+    @kiln.jit
+    def k(out, p):
+        i = kiln.grid(1)
+        out[i] = p.x * i + p[1] + p.r
+
+    out = kiln.to_device(np.zeros(64))
+    k[2, 32](out, Point(2, 3, 0.5))
+    np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(64) + 3.5)
