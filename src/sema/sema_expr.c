@@ -711,8 +711,9 @@ static const Type *attribute(Sema *S, Node *n) {
 
 /* `a is b`, `a is not b`: Python's identity, for what has one in a kernel: None (a value
  * is None only when it is None: a constant), and True/False, whose identity among bools is
- * equality; a bool literal against another type is never identical.  Ints, floats and
- * arrays have no identity a kernel can ask for. */
+ * equality; a bool literal against another type is never identical.  Two typed numbers
+ * take Numba's meaning: == when their types are one, else never identical.  A Python
+ * number (a literal) and arrays have no identity a kernel can ask for. */
 static const Type *compare(Sema *S, Node *n);
 static const Type *identity(Sema *S, Node *n) {
     Compiler *C = S->C;
@@ -742,8 +743,20 @@ static const Type *identity(Sema *S, Node *n) {
         n->cval.i = neg;
         return ty_scalar(KILN_BOOL);
     }
+    if (ty_is_scalar(a) && ty_is_scalar(b) && !a->weak && !b->weak) {
+        /* Numba's meaning for immutable values: of one type, `is` is ==; of two types,
+         * never identical (an IntEnum member passed as an argument is its int) */
+        if (ty_equal(ty_strong(a), ty_strong(b))) {
+            n->cmp.ops[0] = neg ? C_NE : C_EQ;
+            return compare(S, n);
+        }
+        n->flags |= NF_CONST;
+        n->cval.i = neg;
+        return ty_scalar(KILN_BOOL);
+    }
     error_at(C, n->sp, "compare values with == or !=",
-             "'is' compares with None, True or False in kernels, not %s and %s", ty_name(C, a),
+             "'is' compares with None, True, False or a typed number in kernels, not %s and %s",
+             ty_name(C, a),
              ty_name(C, b));
     return &ty_error;
 }
