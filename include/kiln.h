@@ -70,7 +70,7 @@ typedef enum kiln_layout {
 typedef struct kiln_argtype {
     uint8_t is_array; /* 0: scalar of `dtype` (or a pointer: layout KILN_LAYOUT_PTR); 1: array */
     uint8_t dtype;    /* kiln_dtype */
-    uint8_t ndim;     /* arrays: 1..KILN_MAX_NDIM */
+    uint8_t ndim;     /* arrays: 0..KILN_MAX_NDIM (0: a 0-d device array, layout C: its data) */
     uint8_t layout;   /* arrays: kiln_layout */
 } kiln_argtype;
 

@@ -199,8 +199,6 @@ def _describe_device_array(v):
         return ("other", "a kiln device array that is not C-contiguous (global device "
                          "arrays are captured by address as C-order arrays); pass it as an "
                          "argument")
-    if v.ndim == 0:
-        return ("other", "a 0-d kiln device array")
     return ("devarray", v._dtype_code, tuple(int(d) for d in v.shape), int(v._ptr),
             int(v._device))
 
@@ -237,8 +235,6 @@ def _describe_cai(cai):
         if tuple(int(x) for x in strides) != tuple(reversed(expect)):
             return ("other", "a GPU array that is not C-contiguous (global GPU arrays are "
                              "captured by address as C-order arrays); pass it as an argument")
-    if len(shape) == 0:
-        return ("other", "a 0-d GPU array")
     try:  # CAI has no device: the memory is on the current one (Numba assumes the same)
         device = 0 if _cuda.on_host() else int(_kiln.current_device())
     except Exception:  # no usable driver: a GPU ordinal all the same (a CPU compile refuses it)

@@ -124,7 +124,8 @@ const char *emit_element(Emit *E, Node *n) {
     Buf off;
     buf_init_arena(&off, &E->C->arena);
     emit_index_of(E, b, base->ty, ix, nn, emit_loc(E, n->sp), &off);
-    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
+    /* a 0-d array's a[()] has no index: its one element */
+    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p && off.len ? off.p : "0");
     buf_free(&off);
     return r;
 }
@@ -1138,6 +1139,10 @@ void emit_expr(Emit *E, Node *n) {
             const char *bs = emit_expr_str(E, b, NULL);
             const char *a = n->attr.attr;
             if (strcmp(a, "size") == 0) {
+                if (bt->ndim == 0) { /* a 0-d array holds one element */
+                    PS("((i64)1)");
+                    return;
+                }
                 PS("(");
                 for (int i = 0; i < bt->ndim; i++) P("%s(%s).shape[%d]", i ? " * " : "", bs, i);
                 PS(")");

@@ -188,14 +188,16 @@ static const char *array_ctype(Emit *E, const Type *t) {
     if (registered(E, name)) return name;
     Buf *b = &E->types;
     int nd = t->ndim;
-    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el, nd,
-               nd, name);
+    /* a 0-d array has no extents: one unused slot each, as C has no empty arrays */
+    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el,
+               nd ? nd : 1, nd ? nd : 1, name);
     /* constructor for local and shared storage: C-contiguous strides */
     buf_printf(b, "KILN_FN %s %s_local(%s *d", name, name, el);
     for (int i = 0; i < nd; i++) buf_printf(b, ", i64 s%d", i);
     buf_printf(b, ") {\n    %s r;\n    r.data = d;\n", name);
     for (int i = 0; i < nd; i++) buf_printf(b, "    r.shape[%d] = s%d;\n", i, i);
-    buf_printf(b, "    r.strides[%d] = 1;\n", nd - 1);
+    buf_printf(b, "    r.strides[%d] = 1;\n", nd ? nd - 1 : 0);
+    if (!nd) buf_printf(b, "    r.shape[0] = 1;\n");
     for (int i = nd - 2; i >= 0; i--)
         buf_printf(b, "    r.strides[%d] = r.strides[%d] * s%d;\n", i, i + 1, i + 1);
     buf_printf(b, "    return r;\n}\n");
@@ -591,6 +593,10 @@ void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
             w[k] = arena_printf(&E->C->arena, "kiln_wrap(%s, %s.shape[%d])", ix[k], b, k);
     }
     int nd = at->ndim;
+    if (nd == 0) { /* a 0-d array: its one element */
+        buf_puts(out, "0");
+        return;
+    }
     if (nd == 1) {
         if (at->layout == 'A') buf_printf(out, "%s * %s.strides[0]", w[0], b);
         else buf_printf(out, "%s", w[0]);

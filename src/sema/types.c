@@ -51,6 +51,10 @@ void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size) {
         snprintf(rec, sizeof rec, "record%d", t->dtype - KILN_RECORD0);
         dn = rec;
     }
+    if (t->is_array && t->ndim == 0 && t->dtype < KILN_RECORD0) { /* a 0-d array */
+        snprintf(buf, size, "array(%s, 0d, C)", dn);
+        return;
+    }
     if (!t->is_array || t->ndim == 0) {
         snprintf(buf, size, "%s%s", dn, t->layout == KILN_LAYOUT_PTR ? "*" : "");
         return;

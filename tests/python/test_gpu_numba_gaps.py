@@ -81,3 +81,15 @@ def test_namedtuple_arguments_on_the_gpu():
     out = kiln.to_device(np.zeros(64))
     k[2, 32](out, Point(2, 3, 0.5))
     np.testing.assert_array_equal(out.copy_to_host(), 2 * np.arange(64) + 3.5)
+
+
+def test_zero_d_device_arrays_on_the_gpu():
+    g = kiln.to_device(np.array(42.0, np.float32))
+
+    @kiln.jit
+    def k(out, x):
+        out[()] = x[()] * 2.0 + out.size
+
+    out = kiln.device_array((), dtype=np.float32)
+    k[1, 1](out, g)
+    assert out.copy_to_host() == 85.0
