@@ -883,6 +883,10 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                      "a %s has no len(): a pointer has no extent", ty_name(C, x));
             return &ty_error;
         }
+        if (x->kind == TY_ARRAY && x->ndim == 0) { /* NumPy's TypeError */
+            error_at(C, a[0]->sp, "read its element as a[()]", "len() of unsized object (a 0-d array)");
+            return &ty_error;
+        }
         if (x->kind == TY_ARRAY) {
             n->flags |= NF_NONNEG;
             return ty_scalar(KILN_INT64);

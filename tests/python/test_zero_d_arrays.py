@@ -31,6 +31,16 @@ try:
     bad[1, 1](out)
 except kiln.CompileError as e:
     print(str(e).splitlines()[0].split("error: ")[1][:70])
+
+@kiln.jit
+def unsized(out):
+    for v in out:
+        out[()] = v
+
+try:
+    unsized[1, 1](out)
+except kiln.CompileError as e:
+    print(str(e).splitlines()[0].split("error: ")[1][:70])
 '''
 
 
@@ -43,4 +53,5 @@ def test_zero_d_device_arrays_as_arguments_and_globals(tmp_path):
     assert p.stdout.splitlines() == [
         "85.5 7.0 ['(array(float32, 0d, C), array(float32, 0d, C))']",
         "too many indices for array: array is 0-dimensional, but 1 were indexed",
+        "len() of unsized object (a 0-d array)",
     ], p.stdout
