@@ -70,7 +70,7 @@ typedef enum kiln_layout {
 typedef struct kiln_argtype {
     uint8_t is_array; /* 0: scalar of `dtype` (or a pointer: layout KILN_LAYOUT_PTR); 1: array */
     uint8_t dtype;    /* kiln_dtype */
-    uint8_t ndim;     /* arrays: 1..KILN_MAX_NDIM */
+    uint8_t ndim;     /* arrays: 0..KILN_MAX_NDIM (0: a 0-d device array, layout C: its data) */
     uint8_t layout;   /* arrays: kiln_layout */
 } kiln_argtype;
 
@@ -168,7 +168,8 @@ typedef enum kiln_value_kind {
     KILN_VAL_TUPLE,     /* tuple of values (tuple, ntuple) */
     KILN_VAL_NAMESPACE, /* a module or intrinsic kiln knows by name ("math", "kiln.atomic.add") */
     KILN_VAL_MODULE,    /* another module: attributes are resolved through the resolver
-                         * (name "enum": an enum class, also subscripted by member name) */
+                         * (name "enum": an enum class, also subscripted by member name;
+                         * "namedtuple:NAME:f1,f2": a namedtuple class, called to make one) */
     KILN_VAL_DTYPE,     /* a scalar type object (np.float32, kiln.int64): dtype */
     KILN_VAL_FUNCTION,  /* a kiln function: the fields under "function" */
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */

@@ -83,6 +83,9 @@ enum {
     /* Static shared memory of one block, every kiln.shared.array of the kernel
      * and its device functions together: what CUDA gives without opting in. */
     KILN_MAX_SHARED_BYTES = 48 << 10,
+    /* The largest alignment= of a local or shared array: a page, past any vector
+     * load or cache line (src/sema/storage_align.c). */
+    KILN_MAX_ARRAY_ALIGN = 4096,
     /* A global NumPy array a kernel reads is frozen into the generated program
      * (about 3 bytes of source per byte); larger tables belong in arguments.
      * python/kiln/_compile.py's MAX_CONST_ARRAY_BYTES is the same figure. */

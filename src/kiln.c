@@ -70,7 +70,8 @@ static bool argtype_valid(const kiln_argtype *a, const kiln_options *o) {
         return false;
     }
     if (!a->is_array) return a->layout == 0 || a->layout == KILN_LAYOUT_PTR;
-    if (a->ndim < 1 || a->ndim > KILN_MAX_NDIM) return false;
+    if (a->ndim > KILN_MAX_NDIM) return false;
+    if (a->ndim == 0) return a->layout == KILN_LAYOUT_C; /* a 0-d array */
     return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
 }
 

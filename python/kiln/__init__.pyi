@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeAlias, final, overload
 from . import cache as cache
 from . import types as types
 from . import bf16 as bf16
+from . import vector_types as vector_types
 from .args import In as In, InOut as InOut, Out as Out
 from .misc.special import literal_unroll as literal_unroll
 

@@ -50,6 +50,14 @@ def _numpy():
     return sys.modules.get("numpy")
 
 
+def _namedtuple_fields(cls):
+    """Whether cls is a namedtuple class whose name and fields the compiler can spell."""
+    fields = getattr(cls, "_fields", None)
+    return (isinstance(fields, tuple) and all(isinstance(f, str) and f.isidentifier()
+                                              for f in fields)
+            and cls.__name__.isidentifier())
+
+
 def describe(v):
     """What the C core needs to know about a global value (see kiln_value)."""
     if isinstance(v, bool):
@@ -71,6 +79,9 @@ def describe(v):
         if isinstance(v.value, int) and not isinstance(v.value, bool):
             return describe(v.value)
         return ("other", f"a member of enum {type(v).__name__} whose value is not an int")
+    if isinstance(v, type) and issubclass(v, tuple) and _namedtuple_fields(v):
+        # a namedtuple class: called in kernels, it makes a named tuple (src/sema/namedtuple.c)
+        return ("module", f"namedtuple:{v.__name__}:{','.join(v._fields)}")
     if isinstance(v, type) and issubclass(v, enum.Enum):  # members: Color.red, Color["red"]
         return ("module", "enum")
     if isinstance(v, type) and issubclass(v, BaseException):  # `raise v(...)` in a kernel
@@ -188,8 +199,6 @@ def _describe_device_array(v):
         return ("other", "a kiln device array that is not C-contiguous (global device "
                          "arrays are captured by address as C-order arrays); pass it as an "
                          "argument")
-    if v.ndim == 0:
-        return ("other", "a 0-d kiln device array")
     return ("devarray", v._dtype_code, tuple(int(d) for d in v.shape), int(v._ptr),
             int(v._device))
 
@@ -226,8 +235,6 @@ def _describe_cai(cai):
         if tuple(int(x) for x in strides) != tuple(reversed(expect)):
             return ("other", "a GPU array that is not C-contiguous (global GPU arrays are "
                              "captured by address as C-order arrays); pass it as an argument")
-    if len(shape) == 0:
-        return ("other", "a 0-d GPU array")
     try:  # CAI has no device: the memory is on the current one (Numba assumes the same)
         device = 0 if _cuda.on_host() else int(_kiln.current_device())
     except Exception:  # no usable driver: a GPU ordinal all the same (a CPU compile refuses it)

@@ -589,10 +589,30 @@ def _flatten(value, leaves, depth):
     if depth >= _MAX_TUPLE_DEPTH:
         raise ValueError(f"tuple arguments nest more than {_MAX_TUPLE_DEPTH} deep "
                          "(_MAX_TUPLE_DEPTH)")
-    if isinstance(getattr(type(value), "_fields", None), tuple):
-        raise TypeError(f"a {type(value).__name__} (a namedtuple) cannot be passed to a kernel "
-                        "yet; pass tuple(value) and index it")
-    return tuple(_flatten(v, leaves, depth + 1) for v in value)
+    parts = tuple(_flatten(v, leaves, depth + 1) for v in value)
+    if isinstance(getattr(type(value), "_fields", None), tuple):  # a namedtuple: its class too
+        from ._compile import _namedtuple_fields
+
+        if not _namedtuple_fields(type(value)):
+            raise TypeError(f"a {type(value).__name__} (a namedtuple whose name or fields are "
+                            "not identifiers) cannot be passed to a kernel; pass tuple(value)")
+        return _Named(type(value), parts)
+    return parts
+
+
+class _Named:
+    """The shape of a namedtuple argument: its class and its fields' shapes."""
+
+    __slots__ = ("cls", "parts")
+
+    def __init__(self, cls, parts):
+        self.cls, self.parts = cls, parts
+
+    def __eq__(self, other):
+        return isinstance(other, _Named) and self.cls is other.cls and self.parts == other.parts
+
+    def __hash__(self):
+        return hash((id(self.cls), self.parts))
 
 
 def _tuple_kernel(disp, shape):
@@ -603,6 +623,7 @@ def _tuple_kernel(disp, shape):
     params, call = [], []
 
     shown = {}
+    ns = {}
 
     def build(name, sh, path=""):
         if sh is None:
@@ -611,6 +632,12 @@ def _tuple_kernel(disp, shape):
                 shown[name] = path
             return name
         base = path or name
+        if isinstance(sh, _Named):  # remade in the kernel by its class (src/sema/namedtuple.c)
+            cls = f"_kiln_nt{len(ns)}"
+            ns[cls] = sh.cls
+            fields = [build(f"{name}__{i}", s, f"{base}.{sh.cls._fields[i]}")
+                      for i, s in enumerate(sh.parts)]
+            return f"{cls}({', '.join(fields)})"
         parts = [build(f"{name}__{i}", s, f"{base}[{i}]") for i, s in enumerate(sh)]
         return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
@@ -623,7 +650,7 @@ def _tuple_kernel(disp, shape):
     options = dict(disp.options, max_registers=disp.options["max_registers"] or None,
                    launch_bounds=tuple(b for b in disp.options["launch_bounds"] if b) or None)
     body = Dispatcher(disp.py_func, device=True, **options)
-    ns = {"_kiln_body": body}
+    ns["_kiln_body"] = body
     exec(compile(text, filename, "exec"), ns)
     flat = Dispatcher(ns[fname], mode=disp.mode, **options)
     flat._leaf_names = shown

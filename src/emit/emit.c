@@ -120,7 +120,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     for (int i = 0; i < f->storage.n; i++) {
         Node *c = f->storage.v[i];
         int64_t dims[KILN_MAX_NDIM];
-        int nd = sema_shape(c->call.bound.v[0], dims, KILN_MAX_NDIM);
+        int nd = storage_dims(c, dims, KILN_MAX_NDIM);
         int64_t total = 1;
         for (int d = 0; d < nd; d++) total *= dims[d];
         bool shared = c->intr->kind == IK_SHARED_ARRAY;
@@ -129,18 +129,28 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
                             : (int64_t)kiln_dtype_size((kiln_dtype)c->ty->elem->dtype);
         if (shared && total == 0) continue; /* dynamic: kiln_dsmem */
         emit_indent(E);
+        int64_t align = storage_alignment(c); /* alignment=, or 0 */
         if (shared && !E->cuda) {
-            /* the block's buffer (rt_blocks.h): each array its own 16-byte aligned place */
+            /* the block's buffer (rt_blocks.h): each array its own 16-byte aligned place;
+             * a larger alignment= rounds the address up in the room sema added */
             const char *el = emit_elem_ctype(E, c->ty->elem);
-            P("%s *const sst%d = (%s *)(void *)(B_->sh + %lld);\n", el, i, el,
-              (long long)E->shared_off);
-            E->shared_off += (total * esize + 15) & ~15;
+            if (align > 16)
+                P("%s *const sst%d = (%s *)(void *)(((unsigned long)(B_->sh + %lld) + %lld) & "
+                  "~%lldul);\n", el, i, el, (long long)E->shared_off, (long long)(align - 1),
+                  (long long)(align - 1));
+            else
+                P("%s *const sst%d = (%s *)(void *)(B_->sh + %lld);\n", el, i, el,
+                  (long long)E->shared_off);
+            E->shared_off += ((total * esize + 15) & ~15) + (align > 16 ? align : 0);
             continue;
         }
         /* records are structs of bytes: their storage is aligned as an array argument's
-         * is, for fields read through typed pointers */
-        P("%s%s%s %s%d[%lld];\n", shared ? "__shared__ " : "",
-          !rec ? "" : E->cuda ? "__align__(16) " : "_Alignas(16) ", emit_elem_ctype(E, c->ty->elem),
+         * is, for fields read through typed pointers; alignment= asks for more */
+        int64_t natural = rec ? 16 : c->ty->elem->kind == TY_COMPLEX ? esize / 2 : esize;
+        if (align <= natural) align = rec ? 16 : 0; /* C refuses a weaker _Alignas */
+        const char *at = !align ? "" : arena_printf(&E->C->arena, E->cuda ? "__align__(%lld) "
+                                                    : "_Alignas(%lld) ", (long long)align);
+        P("%s%s%s %s%d[%lld];\n", shared ? "__shared__ " : "", at, emit_elem_ctype(E, c->ty->elem),
           shared ? "sst" : "lst", i, (long long)total);
     }
     if (value) {

@@ -130,7 +130,8 @@ const char *emit_element(Emit *E, Node *n) {
     Buf off;
     buf_init_arena(&off, &E->C->arena);
     emit_index_of(E, b, base->ty, ix, nn, emit_loc(E, n->sp), &off);
-    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p ? off.p : "0");
+    /* a 0-d array's a[()] has no index: its one element */
+    const char *r = arena_printf(&E->C->arena, "%s.data[%s]", b, off.p && off.len ? off.p : "0");
     buf_free(&off);
     return r;
 }
@@ -552,6 +553,19 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     case IK_CONST_ARRAY: emit_expr(E, a[0]); return; /* the frozen array (constmem) */
     case IK_VIEW: emit_view(E, n); return;
+    case IK_NAMEDTUPLE: /* Point(x, y): made as the tuple (x, y) is */
+        P("%s(", emit_tuple_make(E, n->ty));
+        for (int i = 0; i < na; i++) {
+            if (i) PS(", ");
+            emit_expr(E, a[i]);
+        }
+        PS(")");
+        return;
+    case IK_ARRAY_COPY: /* the elements copied into the call's local storage */
+        P("%s(", emit_array_copy_fn(E, a[0]->ty));
+        emit_expr(E, a[0]);
+        P(", lst%d)", storage_index(E, n));
+        return;
     case IK_RESHAPE: { /* a C-order view: data of a, extents from kiln_reshape_dim */
         const char *bs = emit_expr_str(E, a[0], NULL), *d[KILN_MAX_NDIM];
         int nd = 0;
@@ -635,6 +649,17 @@ static void intrinsic_text(Emit *E, Node *n) {
         emit_expr(E, a[1]);
         PS("))");
         return;
+    case IK_VECTOR: { /* the lanes' sources: scalars as the lane type, vectors as they are */
+        const char **args = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(na + 1));
+        const Type **tys = arena_alloc(&E->C->arena, sizeof(Type *) * (size_t)(na + 1));
+        for (int i = 0; i < na; i++) {
+            const Type *at = n->call.bound.v[i]->ty;
+            tys[i] = ty_is_vector(at) ? at : ot;
+            args[i] = emit_expr_str(E, n->call.bound.v[i], tys[i]);
+        }
+        emit_vector_make(E, n->ty, na, tys, args);
+        return;
+    }
     case IK_SPLIT:
         /* one helper per result type returns both parts: the argument is evaluated once */
         P("%s(", emit_split_fn(E, n->ty, in->sub));
@@ -1084,6 +1109,10 @@ void emit_expr(Emit *E, Node *n) {
         if (n->gv) goto tuple_const;
         Node *b = n->attr.base;
         const Type *bt = b->ty;
+        if (bt->kind == TY_TUPLE && bt->fields) { /* a vector's lane, a namedtuple's field */
+            P("(%s).f%d", emit_expr_str(E, b, NULL), ty_tuple_field(bt, n->attr.attr));
+            return;
+        }
         if (ty_is_scalar(bt)) { /* x.real, x.imag (sema_complex.c) */
             bool imag = strcmp(n->attr.attr, "imag") == 0;
             if (bt->kind == TY_COMPLEX) {
@@ -1119,6 +1148,10 @@ void emit_expr(Emit *E, Node *n) {
             const char *bs = emit_expr_str(E, b, NULL);
             const char *a = n->attr.attr;
             if (strcmp(a, "size") == 0) {
+                if (bt->ndim == 0) { /* a 0-d array holds one element */
+                    PS("((i64)1)");
+                    return;
+                }
                 PS("(");
                 for (int i = 0; i < bt->ndim; i++) P("%s(%s).shape[%d]", i ? " * " : "", bs, i);
                 PS(")");

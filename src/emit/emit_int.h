@@ -125,6 +125,12 @@ void emit_half_close(Emit *E, bool open);
 /* An element read of type t from lvalue text: float16 bits widened. */
 const char *emit_load(Emit *E, const Type *t, const char *lv);
 const char *emit_tuple_make(Emit *E, const Type *t);
+/* NAME(src, dst): copies array src's elements into dst, C order, and returns the
+ * C-contiguous array there (a.copy(), emit_text.c). */
+const char *emit_array_copy_fn(Emit *E, const Type *t);
+/* A vector type t built from na sources (emit_text.c): each a scalar of t's lane type or a
+ * vector of that lane type (tys), already written as text (args). */
+void emit_vector_make(Emit *E, const Type *t, int na, const Type **tys, const char **args);
 const char *emit_split_fn(Emit *E, const Type *t, int modf);
 bool emit_tuple_homogeneous(Emit *E, const Type *t);
 void emit_tuple_is_array(Emit *E, const Type *t);

@@ -188,14 +188,16 @@ static const char *array_ctype(Emit *E, const Type *t) {
     if (registered(E, name)) return name;
     Buf *b = &E->types;
     int nd = t->ndim;
-    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el, nd,
-               nd, name);
+    /* a 0-d array has no extents: one unused slot each, as C has no empty arrays */
+    buf_printf(b, "typedef struct { %s *data; i64 shape[%d]; i64 strides[%d]; } %s;\n", el,
+               nd ? nd : 1, nd ? nd : 1, name);
     /* constructor for local and shared storage: C-contiguous strides */
     buf_printf(b, "KILN_FN %s %s_local(%s *d", name, name, el);
     for (int i = 0; i < nd; i++) buf_printf(b, ", i64 s%d", i);
     buf_printf(b, ") {\n    %s r;\n    r.data = d;\n", name);
     for (int i = 0; i < nd; i++) buf_printf(b, "    r.shape[%d] = s%d;\n", i, i);
-    buf_printf(b, "    r.strides[%d] = 1;\n", nd - 1);
+    buf_printf(b, "    r.strides[%d] = 1;\n", nd ? nd - 1 : 0);
+    if (!nd) buf_printf(b, "    r.shape[0] = 1;\n");
     for (int i = nd - 2; i >= 0; i--)
         buf_printf(b, "    r.strides[%d] = r.strides[%d] * s%d;\n", i, i + 1, i + 1);
     buf_printf(b, "    return r;\n}\n");
@@ -235,7 +237,39 @@ const char *emit_record_ctype(Emit *E, const Type *t) {
 /* A tuple type is a struct of fields f0, f1 ...; its constructor (_make) and
  * run-time indexing (_get) are written when first used, so a large tuple that
  * is only indexed costs no code for them. */
+/* A vector type's struct, KV_float32x4: CUDA's layout and alignment (n of 2 or 4 lanes
+ * aligned to their whole size up to 16 bytes, 1 or 3 to one lane's), so that the GPU
+ * loads and stores one in a single vector instruction; on the GPU the compiler checks
+ * it against CUDA's own type (not the 4-lane 8-byte ones, which CUDA 13 deprecates). */
+static const char *vector_ctype(Emit *E, const Type *t) {
+    const char *name = arena_printf(&E->C->arena, "KV_%s", t->tname);
+    if (registered(E, name)) return name;
+    static const char *const cuda_names[] = {
+        [KILN_INT8] = "char",    [KILN_INT16] = "short",   [KILN_INT32] = "int",
+        [KILN_INT64] = "longlong", [KILN_UINT8] = "uchar", [KILN_UINT16] = "ushort",
+        [KILN_UINT32] = "uint",  [KILN_UINT64] = "ulonglong", [KILN_FLOAT32] = "float",
+        [KILN_FLOAT64] = "double"};
+    const Type *lane = t->elems[0];
+    const char *el = emit_ctype(E, lane);
+    int size = ty_bits(lane) / 8, align = t->n == 2 || t->n == 4 ? size * t->n : size;
+    if (align > 16) align = 16;
+    Buf *b = &E->types;
+    if (E->cuda) buf_printf(b, "typedef struct __align__(%d) {", align);
+    else buf_printf(b, "typedef struct {");
+    for (int i = 0; i < t->n; i++)
+        buf_printf(b, " %s%s f%d;", !E->cuda && i == 0 ? arena_printf(&E->C->arena,
+                   "_Alignas(%d) ", align) : "", el, i);
+    buf_printf(b, " } %s;\n", name);
+    const char *cn = lane->dtype < COUNTOF(cuda_names) ? cuda_names[lane->dtype] : NULL;
+    if (E->cuda && cn && !(size == 8 && t->n == 4))
+        buf_printf(b, "typedef char %s_is_cuda[sizeof(%s) == sizeof(%s%d) && "
+                      "alignof(%s) == alignof(%s%d) ? 1 : -1];\n",
+                   name, name, cn, t->n, name, cn, t->n);
+    return name;
+}
+
 static const char *tuple_ctype(Emit *E, const Type *t) {
+    if (t->vec) return vector_ctype(E, t);
     Buf k;
     buf_init_arena(&k, &E->C->arena);
     const char **el = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(t->n + 1));
@@ -272,6 +306,56 @@ const char *emit_tuple_make(Emit *E, const Type *t) {
     for (int i = 0; i < t->n; i++) buf_printf(b, "    r.f%d = a%d;\n", i, i);
     buf_printf(b, "    return r;\n}\n");
     return fn;
+}
+
+const char *emit_array_copy_fn(Emit *E, const Type *t) {
+    const char *name = emit_ctype(E, t), *el = emit_elem_ctype(E, t->elem);
+    const Type *ct = ty_array(E->C, t->elem, t->ndim, 'C');
+    const char *cn = emit_ctype(E, ct);
+    const char *fn = arena_printf(&E->C->arena, "%s_copy", name);
+    if (registered(E, fn)) return fn;
+    int nd = t->ndim;
+    Buf *b = &E->types;
+    buf_printf(b, "KILN_FN %s %s(%s s, %s *d) {\n    %s r = %s_local(d", cn, fn, name, el, cn, cn);
+    for (int i = 0; i < nd; i++) buf_printf(b, ", s.shape[%d]", i);
+    buf_printf(b, ");\n    i64 n = 1;\n    for (int k = 0; k < %d; k++) n *= s.shape[k];\n", nd);
+    buf_printf(b, "    for (i64 f = 0; f < n; f++) {\n        i64 q = f, off = 0;\n"
+                  "        for (int k = %d; k >= 0; k--) {\n"
+                  "            off += (q %% s.shape[k]) * s.strides[k];\n"
+                  "            q /= s.shape[k];\n        }\n"
+                  "        d[f] = s.data[off];\n    }\n    return r;\n}\n", nd - 1);
+    return fn;
+}
+
+void emit_vector_make(Emit *E, const Type *t, int na, const Type **tys, const char **args) {
+    const char *name = emit_ctype(E, t);
+    Buf fn;
+    buf_init_arena(&fn, &E->C->arena);
+    buf_printf(&fn, "%s_of", name); /* KV_float32x4_of_v2_s_s: from a 2-vector, 2 scalars */
+    const char **pt = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(na + 1));
+    for (int i = 0; i < na; i++) {
+        pt[i] = emit_ctype(E, tys[i]); /* each struct written before the helper */
+        if (ty_is_vector(tys[i])) buf_printf(&fn, "_v%d", tys[i]->n);
+        else buf_puts(&fn, "_s");
+    }
+    if (!registered(E, fn.p)) {
+        Buf *b = &E->types;
+        buf_printf(b, "KILN_FN %s %s(", name, fn.p);
+        for (int i = 0; i < na; i++) buf_printf(b, "%s%s a%d", i ? ", " : "", pt[i], i);
+        buf_printf(b, ") {\n    %s r;\n", name);
+        int lane = 0;
+        for (int i = 0; i < na; i++) {
+            if (!ty_is_vector(tys[i])) {
+                buf_printf(b, "    r.f%d = a%d;\n", lane++, i);
+                continue;
+            }
+            for (int k = 0; k < tys[i]->n; k++) buf_printf(b, "    r.f%d = a%d.f%d;\n", lane++, i, k);
+        }
+        buf_printf(b, "    return r;\n}\n");
+    }
+    P("%s(", fn.p);
+    for (int i = 0; i < na; i++) P("%s%s", i ? ", " : "", args[i]);
+    PS(")");
 }
 
 /* The helper behind math.frexp (modf 0) or math.modf (1) whose result is tuple type t:
@@ -509,6 +593,10 @@ void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix,
             w[k] = arena_printf(&E->C->arena, "kiln_wrap(%s, %s.shape[%d])", ix[k], b, k);
     }
     int nd = at->ndim;
+    if (nd == 0) { /* a 0-d array: its one element */
+        buf_puts(out, "0");
+        return;
+    }
     if (nd == 1) {
         if (at->layout == 'A') buf_printf(out, "%s * %s.strides[0]", w[0], b);
         else buf_printf(out, "%s", w[0]);

@@ -8,8 +8,8 @@
  *         body           ==>          T = ELEM(ITER, <k>)
  *                                     body
  *
- * where LEN and ELEM follow ITER's shape: an array or tuple x (a name) is len(x)
- * and x[k]; range(a, b, c) is its length and a + k * c; enumerate(X, s) is LEN(X)
+ * where LEN and ELEM follow ITER's shape: an array or tuple x (a name, or a tuple
+ * written out, which is made again at each iteration) is len(x) and x[k]; range(a, b, c) is its length and a + k * c; enumerate(X, s) is LEN(X)
  * and (k + s, ELEM(X, k)); zip(X, Y, ...) is min(LEN(X), LEN(Y), ...) and the tuple
  * of the ELEMs.  <k> is a local whose name no Python identifier can take.  The
  * existing machinery then does the rest: tuple targets unpack as in assignments,
@@ -35,7 +35,7 @@ static const char *call_name(const Node *n) {
 
 static int kind_of(const Node *n) {
     const char *f = call_name(n);
-    if (n->kind == E_NAME) return IT_LEAF;
+    if (n->kind == E_NAME || n->kind == E_TUPLE) return IT_LEAF;
     if (!f) return IT_BAD;
     if (strcmp(f, "range") == 0) return n->call.args.n >= 1 && n->call.args.n <= 3 ? IT_RANGE : IT_BAD;
     if (strcmp(f, "enumerate") == 0)
@@ -95,6 +95,10 @@ static bool stable(Compiler *C, const Node *e, const NodeList *body) {
                  "the loop assigns to '%s', which its iterable reads", e->name.id);
         return false;
     case E_ATTR: return stable(C, e->attr.base, body);
+    case E_TUPLE: /* for v in (a, b, c): the tuple made again at each iteration */
+        for (int i = 0; i < e->tuple.n; i++)
+            if (!stable(C, e->tuple.v[i], body)) return false;
+        return true;
     case E_UNARY: return stable(C, e->un.x, body);
     case E_BINOP: return stable(C, e->bin.l, body) && stable(C, e->bin.r, body);
     case E_SUBSCRIPT:
@@ -260,6 +264,9 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
 
 void for_iter_rewrite(Compiler *C, Node *n) {
     Node *it = n->fors.iter;
+    const char *tf = call_name(it);
+    if (tf && strcmp(tf, "tuple") == 0 && it->call.args.n == 1 && it->call.args.v[0]->kind == E_TUPLE)
+        it = n->fors.iter = it->call.args.v[0]; /* for v in tuple((a, b)): the same tuple */
     const char *k = arena_printf(&C->arena, "for.%u", (unsigned)n->sp.off);
     Node *len, *elem;
     if (!build(C, it, &n->fors.body, k, &len, &elem)) {

@@ -251,8 +251,8 @@ static const Intrinsic table[] = {
     {"kiln.threadfence", IK_THREADFENCE, 0, 0, NULL},
     {"kiln.threadfence_block", IK_THREADFENCE, 1, 0, NULL},
     {"kiln.threadfence_system", IK_THREADFENCE, 2, 0, NULL},
-    {"kiln.shared.array", IK_SHARED_ARRAY, 0, 0, "shape,dtype"},
-    {"kiln.local.array", IK_LOCAL_ARRAY, 0, 0, "shape,dtype"},
+    {"kiln.shared.array", IK_SHARED_ARRAY, 0, 0, "shape,dtype,alignment"},
+    {"kiln.local.array", IK_LOCAL_ARRAY, 0, 0, "shape,dtype,alignment"},
     {"kiln.atomic.add", IK_ATOMIC, IA_ADD, 0, "ary,idx,val"},
     {"kiln.atomic.sub", IK_ATOMIC, IA_SUB, 0, "ary,idx,val"},
     {"kiln.atomic.max", IK_ATOMIC, IA_MAX, 0, "ary,idx,val"},
@@ -278,6 +278,8 @@ static const Intrinsic table[] = {
     {"kiln.const.array_like", IK_CONST_ARRAY, 0, 0, "ary"},
     /* the method a.reshape(...) of an array (sema_expr.c); no path a user can write */
     {"array.reshape", IK_RESHAPE, 0, 0, NULL},
+    {"array.copy", IK_ARRAY_COPY, 0, 0, NULL},
+    {"namedtuple.make", IK_NAMEDTUPLE, 0, 0, NULL},
     {"array.view", IK_VIEW, 0, 0, NULL}, /* a.view(dtype) (array_view.c) */
     {"kiln.activemask", IK_ACTIVEMASK, 0, 0, NULL},
     {"kiln.lanemask_lt", IK_ACTIVEMASK, 1, 0, NULL},
@@ -337,5 +339,6 @@ static const Intrinsic table[] = {
 const Intrinsic *intrinsic_lookup(const char *name) {
     for (size_t i = 0; i < COUNTOF(table); i++)
         if (table[i].name[0] == name[0] && strcmp(table[i].name, name) == 0) return &table[i];
-    return libdevice_lookup(name);
+    const Intrinsic *v = vector_lookup(name);
+    return v ? v : libdevice_lookup(name);
 }

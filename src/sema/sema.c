@@ -211,6 +211,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
     case KILN_VAL_MODULE:
         g->ns = sema_ns(S, dotted, NULL, scope);
         if (kv->name && strcmp(kv->name, "enum") == 0) ((NsRef *)g->ns)->by_name = true;
+        if (kv->name && strncmp(kv->name, "namedtuple:", 11) == 0)
+            sema_namedtuple_class(C, (NsRef *)g->ns, kv->name);
         g->ty = ns_type(S, g->ns);
         break;
     case KILN_VAL_DTYPE:
@@ -254,8 +256,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
              * device arrays), where nothing launches on a GPU and CUDA C is only checked
              * (KILN_CHECK_CUDA), so it compiles */
             bool cpu = C->opts.target == KILN_TARGET_CPU;
-            bool ok = ((unsigned)kv->dtype < KILN_NDTYPES || kv->record) && kv->ndim >= 1 &&
-                      kv->ndim <= KILN_MAX_NDIM && kv->shape;
+            bool ok = ((unsigned)kv->dtype < KILN_NDTYPES || kv->record) && kv->ndim >= 0 &&
+                      kv->ndim <= KILN_MAX_NDIM && (kv->shape || kv->ndim == 0); /* 0-d too */
             for (int i = 0; ok && i < kv->ndim; i++) ok = kv->shape[i] >= 0;
             if (!ok || (cpu && kv->device >= 0)) {
                 g->kind = KILN_VAL_OTHER;

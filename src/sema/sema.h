@@ -85,8 +85,17 @@ typedef enum IntrKind {
     IK_VIEW,        /* a.view(dtype): the array's bytes as another dtype (array_view.c) */
     IK_LIBDEVICE,   /* kiln.libdevice.*: CUDA's __nv_* functions (libdevice.c) */
     IK_BF16,        /* kiln.bf16.*: Numba's bfloat16 functions, sub = IBF_* (sema_bf16.c) */
-    IK_BF16CVT      /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
+    IK_BF16CVT,     /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
+    IK_ARRAY_COPY,  /* a.copy(): args are the array (array_copy.c) */
+    IK_NAMEDTUPLE,  /* a namedtuple class's call: bound are the fields' values (namedtuple.c) */
+    IK_VECTOR       /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
+                     * (vector.c) */
 } IntrKind;
+
+/* IK_VECTOR's sub: the lanes' dtype and their count (1-4) */
+#define VEC_SUB(d, n) ((uint8_t)((d) * 4 + (n) - 1))
+#define VEC_DTYPE(sub) ((kiln_dtype)((sub) / 4))
+#define VEC_LANES(sub) ((sub) % 4 + 1)
 
 /* IK_REDUCE: NumPy's reductions of a whole array */
 typedef enum Reduce {
@@ -178,6 +187,8 @@ typedef struct LibdeviceFn {
 enum { LIBDEVICE_WORDS = 8,     /* SemaResult.libdevice: a bit per function, up to 512 */
        LIBDEVICE_MAX_PARAMS = 8 /* the most parameters a libdevice function has (4) */ };
 const Intrinsic *libdevice_lookup(const char *name); /* "kiln.libdevice.sin", or NULL */
+/* "kiln.float32x4", "kiln.float4" (CUDA's alias) ...: a vector type's constructor, or NULL */
+const Intrinsic *vector_lookup(const char *name);
 const LibdeviceFn *libdevice_fn(const Intrinsic *in);
 int libdevice_count(void);
 const LibdeviceFn *libdevice_at(int i);
@@ -203,6 +214,10 @@ struct NsRef {
     const Intrinsic *intr;  /* the entry, NULL if foreign */
     void *scope;            /* foreign: the resolver scope to ask in */
     bool by_name;           /* an enum class: Color["red"] is Color.red */
+    /* a namedtuple class (namedtuple.c): its name and nfields field names */
+    const char *tname;
+    const char *const *fields;
+    int nfields;
 };
 
 /* ---- globals ----------------------------------------------------------------- */
@@ -393,6 +408,12 @@ bool sema_elem_nonneg(const Node *value, int i);
 /* The dimensions of a constant shape (an int, a tuple of ints, or a frozen
  * tuple); returns the number of dimensions or -1. */
 int sema_shape(const Node *shape, int64_t *dims, int max);
+/* The alignment= a kiln.local.array or kiln.shared.array call was given (checked by
+ * sema_storage_align), or 0 for its element type's own (storage_align.c). */
+int64_t storage_alignment(const Node *call);
+/* The dimensions of a storage call's array (kiln.local.array, kiln.shared.array, a.copy()),
+ * as sema_shape gives them (array_copy.c). */
+int storage_dims(const Node *call, int64_t *dims, int max);
 
 /* Writes "name: type" lines for every variable of every spec (inspect_types). */
 void sema_dump_types(Compiler *C, const SemaResult *r, Buf *out);

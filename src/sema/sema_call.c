@@ -193,9 +193,11 @@ static int dtype_from_string(Sema *S, Node *n) {
 static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     bool shared = in->kind == IK_SHARED_ARRAY;
-    Node *a[2];
-    if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+    Node *a[3];
+    if (!sema_bind(S, n, in, 2, 3, a)) return &ty_error;
     if (shared) sema_block_feature(S, n->sp, "kiln.shared.array");
+    int64_t align = sema_storage_align(S, in, a[2]);
+    if (align < 0) return &ty_error;
     const Type *st = sema_expr(S, a[0]);
     /* a string names the dtype, as in NumPy ("int32", "f4"): not a value to type */
     const Type *dt = a[1]->kind == E_STR ? NULL : sema_expr(S, a[1]);
@@ -287,7 +289,7 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     }
     int64_t bytes = (int64_t)bytes128;
     if (shared) {
-        S->cur->shared_bytes += bytes;
+        S->cur->shared_bytes += bytes + (align > 16 ? align : 0); /* the CPU's padding */
     } else {
         /* every thread has its own: the sum over the kernel and what it calls */
         FuncSpec *f = S->cur;
@@ -510,6 +512,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_NPUFUNC: return sema_npufunc(S, n, in);
     case IK_REDUCE: return sema_reduce(S, n, in);
     case IK_VIEW: return sema_view(S, n);
+    case IK_VECTOR: return sema_vector_call(S, n, in);
     case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
     case IK_BF16:
     case IK_BF16CVT: return sema_bf16_call(S, n, in);
@@ -585,6 +588,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (in->sub == 1) S->res->uses_sregs = true; /* lanemask_lt: the lane */
         return ty_scalar(KILN_UINT32);
     case IK_RESHAPE: return reshape(S, n);
+    case IK_ARRAY_COPY: return sema_array_copy(S, n);
     case IK_CONST_ARRAY: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
         const Type *at = sema_expr(S, a[0]);
@@ -879,6 +883,10 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                      "a %s has no len(): a pointer has no extent", ty_name(C, x));
             return &ty_error;
         }
+        if (x->kind == TY_ARRAY && x->ndim == 0) { /* NumPy's TypeError */
+            error_at(C, a[0]->sp, "read its element as a[()]", "len() of unsized object (a 0-d array)");
+            return &ty_error;
+        }
         if (x->kind == TY_ARRAY) {
             n->flags |= NF_NONNEG;
             return ty_scalar(KILN_INT64);
@@ -891,7 +899,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return &ty_error;
     }
     case IK_COMPLEX:
-    case IK_CMATH: break; /* sema_complex.c: call_intrinsic sends them there */
+    case IK_CMATH:
+    case IK_NAMEDTUPLE: break; /* sema_complex.c: call_intrinsic sends them there */
     case IK_NS:
     case IK_SREG:
     case IK_DIM3:

@@ -454,6 +454,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             return n->ty = attribute(S, n);
         }
     }
+    if (ty_is_vector(bt)) {
+        error_at(C, n->sp, "read the lanes as v.x, v.y, v.z and v.w",
+                 "a vector (%s) cannot be indexed in kernels", bt->tname);
+        return n->ty = &ty_error;
+    }
     if (bt->kind == TY_TUPLE) {
         if (store) {
             error_at(C, n->sp, NULL, "'tuple' object does not support item assignment");
@@ -478,7 +483,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         }
         for (int i = 1; i < bt->n; i++)
             if (!ty_equal(bt->elems[i], bt->elems[0]) ||
-                (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY)) {
+                (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY &&
+                 !ty_is_vector(bt->elems[0]))) {
                 error_at(C, ix->v[0]->sp,
                          "index it with a constant, or loop over it with literal_unroll(t)",
                          "a tuple of mixed types needs a constant index");
@@ -691,6 +697,10 @@ static const Type *attribute(Sema *S, Node *n) {
         return &ty_error;
     }
     if (bt->kind == TY_RECORD) return record_field(S, bt, a, n->attr.attr_sp);
+    if (bt->kind == TY_TUPLE && bt->fields) { /* a vector's lane, a namedtuple's field */
+        int k = ty_tuple_field(bt, a);
+        if (k >= 0) return bt->elems[k];
+    }
     if (ty_is_scalar(bt) && (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0))
         return sema_complex_part(S, n, bt);
     error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);
@@ -701,8 +711,9 @@ static const Type *attribute(Sema *S, Node *n) {
 
 /* `a is b`, `a is not b`: Python's identity, for what has one in a kernel: None (a value
  * is None only when it is None: a constant), and True/False, whose identity among bools is
- * equality; a bool literal against another type is never identical.  Ints, floats and
- * arrays have no identity a kernel can ask for. */
+ * equality; a bool literal against another type is never identical.  Two typed numbers
+ * take Numba's meaning: == when their types are one, else never identical.  A Python
+ * number (a literal) and arrays have no identity a kernel can ask for. */
 static const Type *compare(Sema *S, Node *n);
 static const Type *identity(Sema *S, Node *n) {
     Compiler *C = S->C;
@@ -732,8 +743,20 @@ static const Type *identity(Sema *S, Node *n) {
         n->cval.i = neg;
         return ty_scalar(KILN_BOOL);
     }
+    if (ty_is_scalar(a) && ty_is_scalar(b) && !a->weak && !b->weak) {
+        /* Numba's meaning for immutable values: of one type, `is` is ==; of two types,
+         * never identical (an IntEnum member passed as an argument is its int) */
+        if (ty_equal(ty_strong(a), ty_strong(b))) {
+            n->cmp.ops[0] = neg ? C_NE : C_EQ;
+            return compare(S, n);
+        }
+        n->flags |= NF_CONST;
+        n->cval.i = neg;
+        return ty_scalar(KILN_BOOL);
+    }
     error_at(C, n->sp, "compare values with == or !=",
-             "'is' compares with None, True or False in kernels, not %s and %s", ty_name(C, a),
+             "'is' compares with None, True, False or a typed number in kernels, not %s and %s",
+             ty_name(C, a),
              ty_name(C, b));
     return &ty_error;
 }
@@ -947,6 +970,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_CALL: {
         if (sema_int_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
         if (sema_array_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
+        if (sema_copy_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.copy"));
         const Intrinsic *rd = sema_reduce_method(S, n);
         if (rd) return sema_call_intrinsic(S, n, rd);
         if (sema_complex_method(S, n))
@@ -968,6 +992,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
             sema_call_function(S, n, ft->fn, &rt);
             return rt;
         }
+        if (ft->kind == TY_NS && ft->ns->tname) return sema_namedtuple_make(S, n, ft->ns);
         if (ft->kind == TY_NS)
             error_at(C, n->call.fn->sp, NULL, "module '%s' is not callable", ft->ns->name);
         else

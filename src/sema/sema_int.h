@@ -127,6 +127,18 @@ bool sema_index_type_ok(Sema *S, Node *ix, const Type *t); /* an integer index *
 /* sema_call.c: calls of intrinsics */
 const Type *sema_call_intrinsic(Sema *S, Node *n, const Intrinsic *in);
 const Type *sema_dtype_cast(Sema *S, Node *n, kiln_dtype d); /* float32(x) */
+/* kiln.float32x4(...): lanes from scalars and smaller vectors (vector.c) */
+const Type *sema_vector_call(Sema *S, Node *n, const Intrinsic *in);
+/* alignment= of kiln.local.array/kiln.shared.array: 0 (none), the power of two, or -1
+ * after reporting an error (storage_align.c) */
+int64_t sema_storage_align(Sema *S, const Intrinsic *in, Node *a);
+/* a.copy(): the method rewritten to take a as its argument, then typed (array_copy.c) */
+bool sema_copy_method(Sema *S, Node *n);
+/* namedtuple classes (namedtuple.c): ns filled from the resolver's "namedtuple:NAME:f1,f2",
+ * and a call of one typed */
+void sema_namedtuple_class(Compiler *C, NsRef *ns, const char *desc);
+const Type *sema_namedtuple_make(Sema *S, Node *n, const NsRef *ns);
+const Type *sema_array_copy(Sema *S, Node *n);
 /* Methods that are intrinsics: true when the call n is x.bit_count(), a.reshape(...) or
  * g.sync() on a grid group; the call then holds the receiver as its first argument. */
 bool sema_int_method(Sema *S, Node *n);

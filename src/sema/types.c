@@ -51,6 +51,10 @@ void kiln_argtype_format(const kiln_argtype *t, char *buf, size_t size) {
         snprintf(rec, sizeof rec, "record%d", t->dtype - KILN_RECORD0);
         dn = rec;
     }
+    if (t->is_array && t->ndim == 0 && t->dtype < KILN_RECORD0) { /* a 0-d array */
+        snprintf(buf, size, "array(%s, 0d, C)", dn);
+        return;
+    }
     if (!t->is_array || t->ndim == 0) {
         snprintf(buf, size, "%s%s", dn, t->layout == KILN_LAYOUT_PTR ? "*" : "");
         return;
@@ -91,6 +95,40 @@ const Type *ty_tuple(Compiler *C, int n, const Type **elems) {
     t->elems = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) t->elems[i] = elems[i];
     return t;
+}
+
+const Type *ty_named_tuple(Compiler *C, int n, const Type **elems, const char *tname,
+                           const char *const *fields) {
+    Type *t = (Type *)ty_tuple(C, n, elems);
+    t->tname = tname;
+    t->fields = fields;
+    return t;
+}
+
+const Type *ty_vector(Compiler *C, kiln_dtype d, int n) {
+    static const char *const lanes[] = {"x", "y", "z", "w"};
+    const Type *el[4];
+    for (int i = 0; i < n; i++) el[i] = ty_scalar(d);
+    Type *t = (Type *)ty_named_tuple(C, n, el, arena_printf(&C->arena, "%sx%d", kiln_dtype_name(d), n),
+                                     lanes);
+    t->vec = true;
+    return t;
+}
+
+int ty_tuple_field(const Type *t, const char *name) {
+    if (t->kind != TY_TUPLE || !t->fields) return -1;
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->fields[i], name) == 0) return i;
+    return -1;
+}
+
+static bool same_tname(const Type *a, const Type *b) {
+    if (a->vec != b->vec) return false;
+    if (!a->tname || !b->tname) return a->tname == b->tname;
+    if (strcmp(a->tname, b->tname) != 0 || a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++) /* two classes of one name */
+        if (strcmp(a->fields[i], b->fields[i]) != 0) return false;
+    return true;
 }
 
 const Type *ty_dtype(Compiler *C, kiln_dtype d) {
@@ -190,7 +228,7 @@ bool ty_equal(const Type *a, const Type *b) {
         return a->ndim == b->ndim && a->layout == b->layout && a->ptr == b->ptr &&
                ty_equal(a->elem, b->elem);
     case TY_TUPLE:
-        if (a->n != b->n) return false;
+        if (a->n != b->n || !same_tname(a, b)) return false;
         for (int i = 0; i < a->n; i++)
             if (!ty_equal(a->elems[i], b->elems[i])) return false;
         return true;
@@ -235,9 +273,11 @@ const char *ty_name(Compiler *C, const Type *t) {
         return b.p;
     }
     case TY_TUPLE: {
+        if (t->vec) return t->tname;
         Buf b;
         buf_init_arena(&b, &C->arena);
-        buf_puts(&b, "tuple(");
+        buf_puts(&b, t->tname ? t->tname : "tuple");
+        buf_puts(&b, "(");
         for (int i = 0; i < t->n; i++) {
             if (i) buf_puts(&b, ", ");
             buf_puts(&b, ty_name(C, t->elems[i]));
@@ -353,11 +393,16 @@ const Type *ty_unify(Compiler *C, const Type *a, const Type *b) {
         return ty_array(C, a->elem, a->ndim, a->layout == b->layout ? a->layout : 'A');
     }
     if (a->kind == TY_TUPLE && b->kind == TY_TUPLE) {
-        if (a->n != b->n) return NULL;
+        if (a->n != b->n || !same_tname(a, b)) return NULL;
         const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(a->n ? a->n : 1));
         for (int i = 0; i < a->n; i++) {
             el[i] = ty_unify(C, a->elems[i], b->elems[i]);
             if (!el[i]) return NULL;
+        }
+        if (a->tname) { /* a namedtuple's fields of unified types (a vector's are equal) */
+            Type *t = (Type *)ty_named_tuple(C, a->n, el, a->tname, a->fields);
+            t->vec = a->vec;
+            return t;
         }
         return ty_tuple(C, a->n, el);
     }

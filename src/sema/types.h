@@ -71,6 +71,12 @@ struct Type {
     /* TY_TUPLE */
     int n;
     const Type **elems;
+    /* A tuple of a named class: a namedtuple (tname its class's name) or a CUDA vector
+     * type (vec: float32x4..., n lanes of one scalar, fields x y z w; tname "float32x4").
+     * fields: the n field names, read as t.name; NULL for a plain tuple. */
+    const char *tname;
+    const char *const *fields;
+    bool vec;
     /* TY_NS */
     const NsRef *ns;
     /* TY_FUNC */
@@ -89,6 +95,14 @@ const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
 const Type *ty_ptr(Compiler *C, const Type *elem);
 static inline bool ty_is_ptr(const Type *t) { return t->kind == TY_ARRAY && t->ptr; }
 const Type *ty_tuple(Compiler *C, int n, const Type **elems);
+/* The CUDA vector type of n (1-4) lanes of scalar dtype d (kiln.float32x4...). */
+const Type *ty_vector(Compiler *C, kiln_dtype d, int n);
+static inline bool ty_is_vector(const Type *t) { return t->kind == TY_TUPLE && t->vec; }
+/* A named tuple type: elems named fields, of the class tname. */
+const Type *ty_named_tuple(Compiler *C, int n, const Type **elems, const char *tname,
+                           const char *const *fields);
+/* The position of field name in named tuple t, or -1. */
+int ty_tuple_field(const Type *t, const char *name);
 const Type *ty_dtype(Compiler *C, kiln_dtype d);
 const Type *ty_from_argtype(Compiler *C, const kiln_argtype *a);
 const Type *ty_record(Compiler *C, const kiln_record *rec, int recid);

@@ -204,6 +204,20 @@ def test_arrays_written_through_tuples_are_written_parameters():
     assert through_device._entry_for(None).program.written[0]
 
 
+def test_namedtuple_arguments_read_fields_by_name_and_index():
+    P = collections.namedtuple("P", "x y")
+
+    @kiln.jit
+    def k(r, t):
+        r[0] = t.y * 10 + t[0]
+
+    r = np.zeros(1)
+    k[1, 1](r, P(1, 2))
+    assert r[0] == 21
+    k[1, 1](r, P(3.5, 1))  # another specialisation: x a float
+    assert r[0] == 13.5
+
+
 def test_tuple_argument_errors_name_the_element():
     @kiln.jit
     def k(r, t):
@@ -211,9 +225,6 @@ def test_tuple_argument_errors_name_the_element():
 
     with pytest.raises(TypeError, match=r"argument 't' \(t\[1\]\[0\]\) of kernel 'k' is a str"):
         k[1, 1](np.zeros(1), (1, ("s",)))
-    P = collections.namedtuple("P", "x y")
-    with pytest.raises(TypeError, match="namedtuple"):
-        k[1, 1](np.zeros(1), P(1, 2))
     f = kiln.jit(["(float64[::1], int64)"])(lambda r, t: None)
     with pytest.raises(TypeError, match="No matching definition"):
         f[1, 1](np.zeros(1), (1, 2))

@@ -379,11 +379,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         if (d->dtype >= KILN_RECORD0 && (a->time = ext_record_time(d->dtype - KILN_RECORD0)))
             a->t.dtype = KILN_INT64; /* datetime64/timedelta64: its int64 counts */
         a->t.ndim = (uint8_t)d->ndim;
-        if (d->ndim == 0) {
-            char desc[256];
-            ext_arg_desc(desc, sizeof desc, names, kname, i);
-            PyErr_Format(PyExc_TypeError, "%s is a 0-d device array; pass a scalar", desc);
-            return -1;
+        if (d->ndim == 0) { /* a 0-d array: its one element, read and written as a[()] */
+            a->t.layout = KILN_LAYOUT_C;
+            return 0;
         }
         memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
         if (d->layout) { /* computed when the array was made */
@@ -627,11 +625,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             a->t.is_array = 1;
             a->t.dtype = (uint8_t)a->fa.dtype;
             a->t.ndim = (uint8_t)a->fa.ndim;
-            if (a->fa.ndim == 0) {
-                char d[256];
-                ext_arg_desc(d, sizeof d, names, kname, i);
-                PyErr_Format(PyExc_TypeError, "%s is a 0-d GPU array; pass a scalar", d);
-                return -1;
+            if (a->fa.ndim == 0) { /* a 0-d array: its one element, a[()] */
+                a->t.layout = KILN_LAYOUT_C;
+                return 0;
             }
             memcpy(a->shape, a->fa.shape, sizeof(int64_t) * (size_t)a->fa.ndim);
             return device_layout(a, a->fa.strides, ext_dtype_size(a->fa.dtype), names, kname, i);

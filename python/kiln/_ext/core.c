@@ -615,7 +615,7 @@ static PyObject *mod_argtype_str(PyObject *module, PyObject *key) {
         char buf[96];
         bool rec = at[i].dtype >= KILN_RECORD0 && at[i].is_array; /* ndim 0: one record */
         if ((at[i].dtype >= KILN_NDTYPES && !rec) ||
-            (at[i].is_array && ((at[i].ndim < 1 && !rec) || at[i].ndim > KILN_MAX_NDIM))) {
+            (at[i].is_array && at[i].ndim > KILN_MAX_NDIM)) {
             snprintf(buf, sizeof buf, "?");
         } else {
             kiln_argtype_format(&at[i], buf, sizeof buf);

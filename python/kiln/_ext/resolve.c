@@ -39,8 +39,7 @@ static int array_head(Resolve *R, PyObject *dtype, PyObject *shape, kiln_value *
     out->dtype = (kiln_dtype)PyLong_AsLong(dtype);
     if (PyErr_Occurred()) return -1;
     if (set_record(out) < 0) return -1;
-    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) < 1 ||
-        PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM ||
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) > KILN_MAX_NDIM || /* () : 0-d */
         ((unsigned)out->dtype >= KILN_NDTYPES && !out->record)) {
         PyErr_SetString(PyExc_TypeError, "array description needs (dtype, shape, ...)");
         return -1;
