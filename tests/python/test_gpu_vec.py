@@ -110,23 +110,8 @@ def test_positions_past_the_kernels_own_bound_keep_their_values(rng, m):
     assert (got[m:] == -7).all()
 
 
-@kiln.jit
-def early_return(out, x):
-    i = kiln.grid(1)
-    if i >= x.size:
-        return
-    if x[i] < 0:
-        return
-    out[i] = x[i] * 2
-
-
-def test_positions_that_return_before_their_store(rng):
-    x = rng.uniform(-1, 1, N).astype(np.float32)
-    out = kiln.to_device(np.full(N, 7, np.float32))
-    launch = early_return[blocks(N), TPB]
-    launch(out, kiln.to_device(x))
-    assert launch._last_wide
-    np.testing.assert_array_equal(out.copy_to_host(), np.where(x < 0, 7, x * 2))
+# positions that return before their store: test_gpu_wide.py's
+# test_wide_return_leaves_one_position_only (the wide entry is the vector path now)
 
 
 def test_strided_and_mixed_layouts(rng):
