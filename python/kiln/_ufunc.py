@@ -799,6 +799,9 @@ class Reduction:
         if dest is not host:
             _kiln.copy("d2h", dest._device, host, dest._ptr, acc.itemsize, stream)
         else:
+            # a value on the host is not a GPU graph's to replay: a recording falls back
+            # to eager (as the copy it replaces made it)
+            _kiln.record_refuse("kiln.reduce reads its result on the host")
             waiter.synchronize()
         return host[0]
 

@@ -75,6 +75,33 @@ def test_host_copies_in_a_step_run_it_eagerly_with_one_warning():
     assert out.startswith("ok")
 
 
+def test_a_reduction_read_on_the_host_runs_its_step_eagerly():
+    # the result lands in mapped host memory with no copy to refuse: the reduction itself
+    # refuses the recording, or replays would hand back the first call's value
+    out = go("""
+        @kiln.reduce
+        def add(p, q):
+            return p + q
+
+        def total(d):
+            scale[1, 64](d, 2.0)
+            return add(d)
+
+        d = kiln.to_device(np.ones(64, np.float32))
+        add(d)                         # its plan made (which copies from the host) first
+        f = kiln.compile(total, mode="reduce-overhead")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                f(d)
+        msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+        assert len(msgs) == 1 and "kiln.reduce reads its result on the host" in msgs[0], msgs
+        assert graphs()["created"] == 0
+        print("ok")
+    """)
+    assert out.startswith("ok")
+
+
 def test_a_host_array_passed_to_a_gpu_kernel_is_not_recorded():
     out = go("""
         def mixed(d, h):
