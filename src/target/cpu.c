@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -547,7 +548,15 @@ kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, cons
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    /* A kernel built with -ffast-math (fastmath=True) carries the C compiler's
+     * crtfastmath, whose constructor turns on flush-to-zero and denormals-are-zero for
+     * the thread that loads it: the caller's own arithmetic (NumPy's, after the first
+     * call of a fastmath kernel) would then flush subnormals.  The floating-point
+     * environment is put back as it was. */
+    fenv_t fenv;
+    bool fenv_saved = fegetenv(&fenv) == 0;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (fenv_saved) fesetenv(&fenv);
     if (!h) {
         const char *e = dlerror();
         diag_plain(ctx, KILN_ERROR, NULL, "cannot load the compiled kernel: %s", e ? e : "?");

@@ -371,3 +371,36 @@ def test_kiln_erfcf_host_sweep(tmp_path):
     worst, at, special = out.split()
     assert special == "1"
     assert float(worst) <= BOUNDS["erfc"][0], (worst, at)
+
+
+def test_a_fastmath_kernel_leaves_the_callers_subnormals_alone(tmp_path):
+    """A CPU kernel built with -ffast-math carries crtfastmath, whose constructor sets
+    flush-to-zero and denormals-are-zero for the loading thread; kiln puts the caller's
+    floating-point environment back, so NumPy's subnormals survive a fastmath kernel."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np, kiln
+        def sub():
+            return float(np.float32(1e-45) * np.float32(1.0)), float(np.spacing(np.float32(0)))
+        before = sub()
+        @kiln.jit(fastmath=True)
+        def k(out, x):
+            i = kiln.grid(1)
+            if i < x.size:
+                out[i] = x[i] * 2.0
+        x = np.ones(16, np.float32)
+        out = np.zeros_like(x)
+        k[1, 32](out, x)
+        assert (out == 2).all()
+        assert sub() == before and before[0] > 0, (before, sub())
+        print("ok")
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, KILN_TIERS="0", KILN_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.path.join(root, "python"))
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
