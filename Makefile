@@ -65,7 +65,7 @@ test-san-py: $(SAN)/build.ninja $(VENV)/.docs-stamp
 	$(NINJA) -C $(SAN)
 	rm -rf $(SANPKG) && mkdir -p $(SANPKG)/kiln
 	cp python/kiln/*.py python/kiln/*.pyi python/kiln/py.typed $(SAN)/_kiln*.so $(SANPKG)/kiln/
-	cp -r python/kiln/kernels $(SANPKG)/kiln/
+	cp -r python/kiln/kernels python/kiln/typing python/kiln/misc $(SANPKG)/kiln/
 	LD_PRELOAD="$(SANLIBS)" ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:verify_asan_link_order=0 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 KILN_TEST_PYDIR=$(CURDIR)/$(SANPKG) \
 	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu and not slow" tests $(PYTEST_ARGS)

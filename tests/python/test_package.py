@@ -54,6 +54,16 @@ def test_meson_installs_every_file_of_the_package():
             if f.endswith((".py", ".pyi")) or f == "py.typed"}
     assert here - listed == set(), "add these to py.install_sources in meson.build"
     assert listed - here == set(), "meson.build installs files that do not exist"
+    # and every subpackage (kiln.kernels, kiln.misc, ...), each in its own block, which the
+    # sanitizer runs' package copies too (Makefile)
+    pkg = os.path.join(ROOT, "python", "kiln")
+    for sub in sorted(os.listdir(pkg)):
+        if sub.startswith(("_", ".")) or not os.path.isdir(os.path.join(pkg, sub)):
+            continue
+        files = {f for f in os.listdir(os.path.join(pkg, sub)) if f.endswith((".py", ".pyi"))}
+        installed = set(re.findall(rf"'python/kiln/{sub}/([^']+)'", text))
+        assert files and files == installed and f"subdir: 'kiln/{sub}'" in text, (sub, files, installed)
+        assert f"python/kiln/{sub}" in read("Makefile"), f"the ASan package copy misses kiln/{sub}"
 
 
 def test_license_and_metadata():
