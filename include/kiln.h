@@ -426,9 +426,10 @@ void kiln_cpu_unload(kiln_cpu_module *m);
 
 /* Tier 0 (src/target/tcc.c): compiles the same generated C in this process
  * with libtcc, in about a millisecond for a typical kernel, into a module
- * launched like kiln_cpu_load's (kiln_cpu_unload frees it).  The code runs on
- * one thread, unvectorised: it is for the launches before the optimised
- * build is ready.  NULL, after reporting why, when kiln was built without
+ * launched like kiln_cpu_load's (kiln_cpu_unload frees it).  The code is
+ * unvectorised, on the calling thread or, for a launch whose pool_nt asks for
+ * more, on up to that many threads kiln starts for the launch (tcc has no
+ * OpenMP): it is for the launches before the optimised build is ready.  NULL, after reporting why, when kiln was built without
  * libtcc, tcc's runtime directory (libtcc1.a; $KILN_TCC_DIR overrides the
  * built-in one) is missing, or tcc refuses the source (any tcc warning
  * counts); the caller then builds with kiln_cpu_build.  libtcc keeps its
@@ -438,6 +439,12 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
                                      const char *entry);
 /* 1 when kiln was built with libtcc (tier 0 may work), else 0. */
 int kiln_cpu_quick_available(void);
+/* How many threads a launch of m may run on when m is tier 0's (its entry can
+ * be shared: all but a cooperative kernel's): the processors this thread may
+ * use, at most $OMP_NUM_THREADS (its first number) and KILN_TIER0_MAX_THREADS;
+ * 1 for any other module. */
+int kiln_cpu_quick_threads(const kiln_cpu_module *m);
+enum { KILN_TIER0_MAX_THREADS = 64 };
 /* tcc's runtime directory tier 0 uses ($KILN_TCC_DIR or the built-in one), or NULL
  * when kiln was built without libtcc. */
 const char *kiln_cpu_quick_dir(void);
@@ -510,6 +517,10 @@ typedef struct kiln_cpu_launch {
     /* Dynamic shared memory per block in bytes (the launch's 4th value), for
      * kernels with shared memory or barriers (src/emit/rt_blocks.h). */
     int64_t dyn_shared;
+    /* Tier 0 only (src/target/tcc.c): pool_nt is how many threads of kiln's own
+     * may run the launch at once (0 or 1: the calling thread alone); each call of
+     * the entry gets its own copy with pool_me, its share, from 0. */
+    int64_t pool_me, pool_nt;
 } kiln_cpu_launch;
 /* par_threshold for a launch that must stay on the calling thread (after fork,
  * GCC's OpenMP runtime cannot start its threads again). */

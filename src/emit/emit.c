@@ -247,6 +247,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     PS("#line 1 \"<kiln entry>\"\n");
     if (E->blocks) emit_block_prelude(E, k);
     if (E->plan.priv || E->R->cooperative) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
+    /* tier 0 may run this entry on several threads at once (rt_cpu.h): every entry but
+     * the cooperative one, which runs the whole grid on one */
+    if (!E->R->cooperative) PS("KILN_POOL_OK\n");
     PS("KILN_EXPORT void kiln_entry(const kiln_launch *L, const i64 *P) {\n");
     int slot = 0;
     for (int i = 0; i < k->nparams; i++) {
@@ -357,7 +360,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                   "                const i64 hi_ = x1_ - lo_ > per_ ? lo_ + per_ : x1_;\n",
                   fp.p);
             else
-                PS("        } else {\n"
+                PS("        } else KILN_SERIAL {\n"
                    "            {\n"
                    "                const i64 lo_ = x0_, hi_ = x1_;\n");
             priv_open(E, k, "                ");
@@ -388,20 +391,32 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             if (par)
                 P("        if (par_) {\n            _Pragma(\"omp parallel %s\")\n            {\n",
                   fp.p);
-            else PS("        } else {\n            {\n");
+            else PS("        } else KILN_SERIAL {\n            {\n");
             priv_open(E, k, "            ");
             if (par)
                 P("            _Pragma(\"omp for collapse(%d) schedule(static) nowait\")\n",
                   E->plan.tile ? 3 : 2);
+            /* tier 0 has no OpenMP: its threads take the rows in turn (rt_cpu.h) */
+            const char *mine =
+                !par ? ""
+                : E->plan.tile
+                    ? arena_printf(&E->C->arena,
+                                   "KILN_MINE(((%c - %c0_) * ((%c1_ - %c0_ + %d) / %d) + (tb_ - %c0_) / %d)"
+                                   " * ((%c1_ - %c0_ + %d) / %d) + (tc_ - %c0_) / %d)",
+                                   A, A, B, B, PLAN_TILE - 1, PLAN_TILE, B, PLAN_TILE, Cd, Cd,
+                                   PLAN_TILE - 1, PLAN_TILE, Cd, PLAN_TILE)
+                    : arena_printf(&E->C->arena, "KILN_MINE((%c - %c0_) * (%c1_ - %c0_) + (%c - %c0_))",
+                                   A, A, B, B, B, B);
             if (E->plan.tile) {
                 P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
                   "            for (i64 tb_ = %c0_; tb_ < %c1_; tb_ += %d)\n"
                   "            for (i64 tc_ = %c0_; tc_ < %c1_; tc_ += %d) {\n"
                   "                KILN_POLL(continue;)\n"
+                  "                %s\n"
                   "                const i64 eb_ = %c1_ - tb_ > %d ? tb_ + %d : %c1_;\n"
                   "                const i64 ec_ = %c1_ - tc_ > %d ? tc_ + %d : %c1_;\n"
                   "                for (i64 %c = tb_; %c < eb_; %c++) {\n",
-                  A, A, A, A, A, B, B, PLAN_TILE, Cd, Cd, PLAN_TILE, B, PLAN_TILE, PLAN_TILE, B,
+                  A, A, A, A, A, B, B, PLAN_TILE, Cd, Cd, PLAN_TILE, mine, B, PLAN_TILE, PLAN_TILE, B,
                   Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B);
                 if (lanes)
                     P("                    for (i64 %c = tc_; %c < ec_; %c += KILN_LANES)\n"
@@ -418,8 +433,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             } else {
                 P("            for (i64 %c = %c0_; %c < %c1_; %c++)\n"
                   "            for (i64 %c = %c0_; %c < %c1_; %c++) {\n"
-                  "                KILN_POLL(continue;)\n",
-                  A, A, A, A, A, B, B, B, B, B);
+                  "                KILN_POLL(continue;)\n"
+                  "                %s\n",
+                  A, A, A, A, A, B, B, B, B, B, mine);
                 if (lanes)
                     P("                const i64 le_ = %c0_ + (%c1_ - %c0_) / KILN_LANES * KILN_LANES;\n"
                       "                for (i64 %c = %c0_; %c < le_; %c += KILN_LANES)\n"

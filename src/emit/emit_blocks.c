@@ -21,7 +21,7 @@ void emit_block_range(Emit *E, int par, const char *weight, const char *clauses)
           "        const i64 b0_ = me_ * per_, b1_ = NB - b0_ > per_ ? b0_ + per_ : NB;\n",
           weight, clauses);
     else
-        PS("    } else {\n"
+        PS("    } else KILN_SERIAL {\n"
            "        {\n"
            "        const i64 b0_ = 0, b1_ = NB;\n");
 }

@@ -12,8 +12,8 @@
 /* Tier 0 (src/target/tcc.c): libtcc compiles this same source in the process
  * for a first call in milliseconds, without OpenMP and without GCC's
  * builtins.  What it lacks is given here: the OpenMP pragmas go (tcc has no
- * _Pragma operator; a parallel region then runs once, as thread 0 of 1, and
- * tcc.c answers omp_get_num_threads and omp_get_thread_num so), the
+ * _Pragma operator; tcc.c calls the entry once per share of a launch, and the
+ * parallel region reads its share where OpenMP's thread number would be), the
  * __atomic builtins become calls of kiln_tcc_atomic and kiln_tcc_cas (GCC's
  * builtins, compiled into kiln, every one sequentially consistent, which is
  * at least what any order asks), and the bit builtins are written out.  The
@@ -183,6 +183,7 @@ typedef struct kiln_launch {
     struct kiln_err *err;
     const int *stop;
     long long dyn_shared; /* dynamic shared memory per block, bytes (rt_blocks.h) */
+    long long pool_me, pool_nt; /* tier 0's share of this call (tcc.c), above */
 } kiln_launch;
 
 /* A block's fibers and shared memory (rt_blocks.h); NULL for kernels without them. */
@@ -205,6 +206,23 @@ static const int kiln_never_ = 0;
  * which must not touch the OpenMP runtime in a forked child) */
 extern int omp_get_num_threads(void);
 extern int omp_get_thread_num(void);
+#ifdef __TINYC__
+/* Tier 0 has no OpenMP; tcc.c runs a large launch's entry on several threads of
+ * its own at once, each call with its share in L (pool_me of pool_nt; 0 of 0 or 1
+ * when alone), which the parallel region reads as OpenMP's thread number and
+ * count.  The serial path runs on share 0 only, and the collapsed loops of 2-D and
+ * 3-D grids, an `omp for` under OpenMP, give each share every pool_nt-th row.
+ * KILN_POOL_OK marks an entry written so (all but the cooperative one). */
+#define omp_get_num_threads() (L->pool_nt > 1 ? (int)L->pool_nt : 1)
+#define omp_get_thread_num() ((int)L->pool_me)
+#define KILN_SERIAL if (L->pool_me == 0)
+#define KILN_MINE(i) if (L->pool_nt > 1 && (i) % L->pool_nt != L->pool_me) continue;
+#define KILN_POOL_OK const int kiln_pool_ok_ = 1;
+#else
+#define KILN_SERIAL
+#define KILN_MINE(i)
+#define KILN_POOL_OK
+#endif
 
 /* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__builtin_popcountll(x); }

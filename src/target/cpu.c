@@ -593,5 +593,6 @@ void kiln_cpu_unload(kiln_cpu_module *m) {
 
 void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
                             const int64_t *params) {
-    m->entry(launch, params);
+    if (m->code) kiln_cpu_quick_run(m, launch, params); /* tier 0's (tcc.c) */
+    else m->entry(launch, params);
 }

@@ -14,6 +14,11 @@ struct kiln_cpu_module {
     void *code;       /* tier 0: the mapping tcc relocated the code into, or NULL */
     size_t code_len;  /* ... and its length */
     void (*entry)(const kiln_cpu_launch *, const int64_t *);
+    int pool;         /* tier 0: the entry may run as several shares at once (rt_cpu.h) */
 };
+
+/* Tier 0's launch (tcc.c): m's entry on launch->pool_nt threads when m->pool. */
+void kiln_cpu_quick_run(kiln_cpu_module *m, const kiln_cpu_launch *launch,
+                        const int64_t *params);
 
 #endif

@@ -5,8 +5,9 @@
  * The source is the same text cpu.c gives the system compiler; rt_cpu.h's
  * __TINYC__ section makes it tcc's C: no headers (tcc takes about 4 ms to
  * read glibc's <math.h>, four times the rest of a typical kernel), no OpenMP
- * (the pragmas vanish and a parallel region runs once, as thread 0 of 1:
- * omp_get_num_threads and omp_get_thread_num are answered below), GCC's
+ * (the pragmas vanish; kiln_cpu_quick_run below calls the entry once per share
+ * of a launch, on threads it starts, and the parallel region reads its share
+ * from the launch record as OpenMP's thread number and count), GCC's
  * __atomic builtins as calls of kiln_tcc_atomic and kiln_tcc_cas below.  It
  * compiles with -Werror, so anything tcc only warns about (a call of an
  * undeclared function above all, which tcc would let return int) refuses the
@@ -31,6 +32,9 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,8 +115,6 @@ static int tcc_cas(void *p, int size, void *e, unsigned long long v) {
 }
 
 static void tcc_fence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-static int one_thread(void) { return 1; }
-static int thread_zero(void) { return 0; }
 
 static const char *runtime_dir(void) {
     const char *env = getenv("KILN_TCC_DIR");
@@ -164,8 +166,6 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
     add_symbol(s, "kiln_tcc_atomic", (void (*)(void))tcc_atomic);
     add_symbol(s, "kiln_tcc_cas", (void (*)(void))tcc_cas);
     add_symbol(s, "kiln_tcc_fence", tcc_fence);
-    add_symbol(s, "omp_get_num_threads", (void (*)(void))one_thread);
-    add_symbol(s, "omp_get_thread_num", (void (*)(void))thread_zero);
     what = "cannot link it";
     int need = tcc_relocate(s, NULL);
     if (need > 0) {
@@ -195,6 +195,7 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
     /* the code is in place: no more writes (kernels have no writable statics) */
     mprotect(mem, size, PROT_READ | PROT_EXEC);
     memcpy(&m->entry, &sym, sizeof sym);
+    m->pool = tcc_get_symbol(s, "kiln_pool_ok_") != NULL;
     m->fd = -1;
     m->code = mem;
     m->code_len = size;
@@ -218,7 +219,25 @@ int kiln_cpu_quick_available(void) { return 1; }
 
 const char *kiln_cpu_quick_dir(void) { return runtime_dir(); }
 
+int kiln_cpu_quick_threads(const kiln_cpu_module *m) {
+    if (!m || !m->code || !m->pool) return 1;
+    int n = 1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (omp && *omp >= '1' && *omp <= '9') {
+        long v = strtol(omp, NULL, 10);
+        if (v >= 1 && v < n) n = (int)v;
+    }
+    return n < 1 ? 1 : n > KILN_TIER0_MAX_THREADS ? KILN_TIER0_MAX_THREADS : n;
+}
+
 #else /* built without libtcc */
+
+int kiln_cpu_quick_threads(const kiln_cpu_module *m) {
+    (void)m;
+    return 1;
+}
 
 kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
                                      const char *entry) {
@@ -235,3 +254,54 @@ int kiln_cpu_quick_available(void) { return 0; }
 const char *kiln_cpu_quick_dir(void) { return NULL; }
 
 #endif
+
+/* ---- tier 0's threads ------------------------------------------------------------
+ * tcc has no OpenMP, so a large launch's shares run on threads started for it and
+ * joined before it returns: nothing outlives a launch, so fork and exit find no
+ * thread of tier 0's.  Each share is one call of the entry with its own copy of the
+ * launch record (pool_me of pool_nt, rt_cpu.h); a share whose thread cannot start
+ * runs on the calling thread after its own, so the launch never depends on how
+ * many started.  The threads block every signal: a SIGINT reaches the launching
+ * thread, whose handler sets the stop word every share polls. */
+
+typedef struct {
+    kiln_cpu_module *m;
+    kiln_cpu_launch L;
+    const int64_t *params;
+} Share;
+
+static void *share_main(void *arg) {
+    Share *sh = arg;
+    sh->m->entry(&sh->L, sh->params);
+    return NULL;
+}
+
+void kiln_cpu_quick_run(kiln_cpu_module *m, const kiln_cpu_launch *launch,
+                        const int64_t *params) {
+    int64_t nt = m->pool ? launch->pool_nt : 1;
+    if (nt > KILN_TIER0_MAX_THREADS) nt = KILN_TIER0_MAX_THREADS;
+    if (nt < 1) nt = 1;
+    Share sh[KILN_TIER0_MAX_THREADS];
+    pthread_t th[KILN_TIER0_MAX_THREADS];
+    int started[KILN_TIER0_MAX_THREADS] = {0};
+    for (int64_t k = 0; k < nt; k++) {
+        sh[k].m = m;
+        sh[k].L = *launch;
+        sh[k].L.pool_me = k;
+        sh[k].L.pool_nt = nt;
+        sh[k].params = params;
+    }
+    if (nt > 1) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        for (int64_t k = 1; k < nt; k++)
+            started[k] = pthread_create(&th[k], NULL, share_main, &sh[k]) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    share_main(&sh[0]);
+    for (int64_t k = 1; k < nt; k++)
+        if (!started[k]) share_main(&sh[k]);
+    for (int64_t k = 1; k < nt; k++)
+        if (started[k]) pthread_join(th[k], NULL);
+}

@@ -282,7 +282,7 @@ TEST(emit_cpu_compiles) {
                 memcpy(P2, P, sizeof P);
                 P2[7] = n;
                 kiln_kernel_error err = {0};
-                kiln_cpu_launch L = {{4, 1, 1}, {32, 1, 1}, 1 << 30, &err, NULL, 0};
+                kiln_cpu_launch L = {{4, 1, 1}, {32, 1, 1}, 1 << 30, &err, NULL, 0, 0, 0};
                 kiln_cpu_launch_kernel(m, &L, P2);
                 int ok = 1;
                 for (int i = 0; i < 100; i++) ok &= y[i] == 2.0f * (float)i + 1.0f;

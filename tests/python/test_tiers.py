@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 import kiln
@@ -434,3 +435,185 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
             bad.append(f"{name}:\n--- expected\n{expected}--- tier 0\n{got}")
     assert not bad, "\n".join(bad)
     assert _kiln.tier_stats()["tier0_loads"] - before > 50
+
+
+# ---- tier 0 on several threads (src/target/tcc.c, kiln_cpu_quick_run) ----------------
+# Launches large enough (KILN_TIER0_POOL_MIN_US on one thread, at the 100 ns guess
+# 5000 grid positions) run as shares on threads of tier 0's own; each entry shape
+# (a 1-D row, collapsed rows of 2-D and 3-D grids, tiled transposes, blocks with
+# shared memory, loops over blocks with thread indices, private histograms, atomic
+# sums, a cooperative grid that stays on one thread) against NumPy.
+
+@kiln.jit
+def _t0_axpy(out, a, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        out[i] += a * x[i] + y[i] + i % 5
+
+
+@kiln.jit
+def _t0_stencil(out, a):
+    i, j = kiln.grid(2)
+    if 0 < i < a.shape[0] - 1 and 0 < j < a.shape[1] - 1:
+        out[i, j] += a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1] - 4 * a[i, j]
+
+
+@kiln.jit
+def _t0_transpose(out, a):
+    i, j = kiln.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        out[j, i] += a[i, j]
+
+
+@kiln.jit
+def _t0_cube(out, a):
+    k, j, i = kiln.grid(3)
+    if i < a.shape[0] and j < a.shape[1] and k < a.shape[2]:
+        out[i, j, k] += a[i, j, k] * 2 + i - j + k
+
+
+@kiln.jit
+def _t0_block_sums(out, x):
+    s = kiln.shared.array(128, kiln.float64)
+    t = kiln.threadIdx.x
+    i = kiln.grid(1)
+    s[t] = x[i] if i < x.size else 0.0
+    kiln.syncthreads()
+    step = 64
+    while step > 0:
+        if t < step:
+            s[t] += s[t + step]
+        kiln.syncthreads()
+        step //= 2
+    if t == 0:
+        out[kiln.blockIdx.x] = s[0]
+
+
+@kiln.jit
+def _t0_by_index(out, x):
+    i = kiln.blockIdx.x * kiln.blockDim.x + kiln.threadIdx.x
+    if i < x.size:
+        out[i] += x[i] - kiln.threadIdx.x
+
+
+@kiln.jit
+def _t0_histogram(bins, x):
+    i = kiln.grid(1)
+    if i < x.size:
+        kiln.atomic.add(bins, x[i] % bins.size, 1)
+
+
+@kiln.jit
+def _t0_total(out, x):
+    i = kiln.grid(1)
+    if i < x.size:
+        kiln.atomic.add(out, 0, x[i])
+
+
+@kiln.jit
+def _t0_phases(x, out):
+    i = kiln.grid(1)
+    g = kiln.cg.this_grid()
+    if i < x.size:
+        out[i] = x[i] + 1
+    g.sync()
+    if i < x.size:
+        x[i] = out[(i + 1) % x.size] * 2
+
+
+def test_large_tier0_launches_run_on_several_threads(monkeypatch):
+    monkeypatch.setenv("KILN_TIERS", "tcc")
+    rng = np.random.default_rng(7)
+    before = _kiln.tier_stats()["pooled"]
+    pooled = 0
+
+    n = 200_003
+    x, y = rng.random(n), rng.random(n)
+    out = np.zeros(n)
+    _t0_axpy[(n + 255) // 256, 256](out, 2.5, x, y)
+    np.testing.assert_allclose(out, 2.5 * x + y + np.arange(n) % 5, rtol=1e-15)
+    pooled += 1
+
+    a = rng.random((301, 257))
+    out = np.zeros_like(a)
+    _t0_stencil[(19, 17), (16, 16)](out, a)
+    ref = np.zeros_like(a)
+    ref[1:-1, 1:-1] = a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] - 4 * a[1:-1, 1:-1]
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+    pooled += 1
+
+    a = rng.random((513, 385))
+    out = np.zeros((385, 513))
+    _t0_transpose[(33, 25), (16, 16)](out, a)
+    assert np.array_equal(out, a.T)
+    pooled += 1
+
+    a = rng.random((41, 53, 37))
+    out = np.zeros_like(a)
+    _t0_cube[(5, 7, 6), (8, 8, 8)](out, a)
+    ii, jj, kk = np.indices(a.shape)
+    np.testing.assert_allclose(out, a * 2 + ii - jj + kk, rtol=1e-15)
+    pooled += 1
+
+    x = rng.random(128 * 500 - 17)
+    sums = np.zeros(500)
+    _t0_block_sums[500, 128](sums, x)
+    np.testing.assert_allclose(sums, np.add.reduceat(x, np.arange(0, x.size, 128)), rtol=1e-12)
+    pooled += 1
+
+    out = np.zeros_like(x)
+    _t0_by_index[500, 128](out, x)
+    np.testing.assert_allclose(out, x - np.arange(x.size) % 128, rtol=1e-15)
+    pooled += 1
+
+    v = rng.integers(0, 1 << 30, 300_000)
+    bins = np.zeros(61, np.int64)
+    _t0_histogram[(v.size + 255) // 256, 256](bins, v)
+    assert np.array_equal(bins, np.bincount(v % 61, minlength=61))
+    pooled += 1
+
+    w = rng.integers(-1000, 1000, 300_000)
+    total = np.zeros(1, np.int64)
+    _t0_total[(w.size + 255) // 256, 256](total, w)
+    assert total[0] == w.sum()
+    pooled += 1
+
+    # the cooperative entry runs its grid on one thread: not shared, still right
+    x = rng.random(64 * 64)
+    o = np.zeros_like(x)
+    want_x = (np.roll(x, -1) + 1) * 2
+    _t0_phases[64, 64](x, o)
+    np.testing.assert_allclose(x, want_x, rtol=1e-15)
+
+    got = _kiln.tier_stats()["pooled"] - before
+    if len(os.sched_getaffinity(0)) > 1 and os.environ.get("OMP_NUM_THREADS", "2") != "1":
+        assert got == pooled, (got, pooled)
+    else:
+        assert got == 0
+
+
+def test_a_shared_tier0_launch_of_one_block_runs_its_serial_path_once(tmp_path):
+    # the first launch times the entry (its guess keeps it on one thread); the second,
+    # expected to take milliseconds, is shared, and with a single block every share
+    # but the first leaves the entry's serial path to it (each result added once)
+    out = run(tmp_path, '''
+        @kiln.jit
+        def heavy(out, n):
+            i = kiln.grid(1)
+            s = 0.0
+            for k in range(n):
+                s += (i + k) % 7
+            out[i] += s
+        out = np.zeros(1024)
+        heavy[1, 1024](out, 3000)
+        s0 = _kiln.tier_stats()
+        heavy[1, 1024](out, 3000)
+        s1 = _kiln.tier_stats()
+        assert heavy._entry_for(None).tier == 0
+        ref = np.array([sum((i + k) % 7 for k in range(3000)) for i in range(1024)], float)
+        assert np.array_equal(out, 2 * ref)
+        print("ok", s0["pooled"], s1["pooled"])
+    ''', KILN_CC=slow_cc(tmp_path, 5))
+    assert out.startswith("ok")
+    if len(os.sched_getaffinity(0)) > 1 and os.environ.get("OMP_NUM_THREADS", "2") != "1":
+        assert out.split()[1:3] == ["0", "1"], out

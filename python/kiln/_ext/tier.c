@@ -66,6 +66,11 @@ enum { KILN_TIER0_GUESS_NS = 100 };
 /* The longest a launch is expected to run on tier 0, in milliseconds: one
  * expected to take longer waits for the optimised build instead. */
 enum { KILN_TIER0_BUDGET_MS = 100 };
+/* A tier-0 launch expected to take at least this long on one thread, in
+ * microseconds, runs on tier 0's own threads (kiln_cpu_quick_threads: the
+ * processors it may use); a shorter one stays on the calling thread, where
+ * starting threads would cost more than they save. */
+enum { KILN_TIER0_POOL_MIN_US = 500 };
 /* How much of tier 0's last refusal tier_stats keeps. */
 enum { KILN_TIER_REFUSAL_MAX = 2048 };
 
@@ -101,6 +106,7 @@ struct ExtTiers {
     int stopping;            /* atomic: cancel the running builds */
     ModState *st;
     TierStats n;             /* tier_stats */
+    long long pooled;        /* tier-0 launches on more than one thread: atomic, not under mu */
 };
 
 static ExtTiers *fork_tiers; /* for the fork handlers: process-wide, as fork is */
@@ -406,7 +412,26 @@ static int wait_for(ExtTiers *T, ExtTierJob *j) {
     }
 }
 
-int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int64_t block[3]) {
+/* A launch's grid positions, and the time one tier-0 thread is expected to take for
+ * them (the entry's last measure, or a guess before the first). */
+static double positions(const int64_t grid[3], const int64_t block[3]) {
+    return (double)grid[0] * (double)grid[1] * (double)grid[2] * (double)block[0] *
+           (double)block[1] * (double)block[2];
+}
+
+static double expected_ns(const ExtTierJob *j, const int64_t grid[3], const int64_t block[3]) {
+    double ns = j && j->ns_per_thread > 0 ? j->ns_per_thread : KILN_TIER0_GUESS_NS;
+    return positions(grid, block) * ns;
+}
+
+int ext_tier_threads(const ExtTierJob *j, const kiln_cpu_module *m, const int64_t grid[3],
+                     const int64_t block[3]) {
+    if (expected_ns(j, grid, block) < KILN_TIER0_POOL_MIN_US * 1e3) return 1;
+    return kiln_cpu_quick_threads(m);
+}
+
+int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
+                  const int64_t block[3]) {
     if (!j) return 0;
     ExtTiers *T = st->tiers;
     bool now = false;
@@ -427,10 +452,7 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int6
     }
     /* A launch expected to run longer on tier 0 than KILN_TIER0_BUDGET_MS waits for
      * the optimised code, which then runs it sooner than tier 0 would have. */
-    double threads = (double)grid[0] * (double)grid[1] * (double)grid[2] * (double)block[0] *
-                     (double)block[1] * (double)block[2];
-    double ns = j->ns_per_thread > 0 ? j->ns_per_thread : KILN_TIER0_GUESS_NS;
-    if (threads * ns > KILN_TIER0_BUDGET_MS * 1e6) {
+    if (expected_ns(j, grid, block) / (nt > 1 ? nt : 1) > KILN_TIER0_BUDGET_MS * 1e6) {
         pthread_mutex_lock(&T->mu);
         bool b = busy(j);
         if (b) T->n.waits++;
@@ -447,7 +469,7 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int6
     if (!msg) return 0;
     int rc = PyErr_WarnFormat(st->PerformanceWarning, 1,
                               "kiln: the optimised build of %s failed, so it goes on running "
-                              "tier 0's code (correct, but on one thread and unvectorised); "
+                              "tier 0's code (correct, but unvectorised); "
                               "the build said:\n%s",
                               j->name, msg);
     free(msg);
@@ -456,11 +478,12 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int6
 
 double ext_tier_clock(void) { return now_ms(); }
 
-void ext_tier_ran(ExtTierJob *j, const int64_t grid[3], const int64_t block[3], double t0) {
+void ext_tier_ran(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
+                  const int64_t block[3], double t0) {
+    if (nt > 1) __atomic_fetch_add(&st->tiers->pooled, 1, __ATOMIC_RELAXED);
     if (!j) return;
-    double threads = (double)grid[0] * (double)grid[1] * (double)grid[2] * (double)block[0] *
-                     (double)block[1] * (double)block[2];
-    if (threads >= 1) j->ns_per_thread = (now_ms() - t0) * 1e6 / threads;
+    double threads = positions(grid, block);
+    if (threads >= 1) j->ns_per_thread = (now_ms() - t0) * 1e6 * (nt > 1 ? nt : 1) / threads;
 }
 
 void ext_tier_detach(ModState *st, ExtTierJob *j) {
@@ -562,6 +585,7 @@ static PyObject *f_tier_stats(PyObject *m, PyObject *unused) {
      * which may free an Entry, whose dealloc takes the lock */
     pthread_mutex_lock(&T->mu);
     TierStats c = T->n;
+    long long pooled = __atomic_load_n(&T->pooled, __ATOMIC_RELAXED);
     int workers = T->workers, queued = 0, running = 0;
     for (ExtTierJob *j = T->all; j; j = j->next) {
         queued += j->state == JOB_QUEUED;
@@ -569,11 +593,11 @@ static PyObject *f_tier_stats(PyObject *m, PyObject *unused) {
     }
     pthread_mutex_unlock(&T->mu);
     return Py_BuildValue(
-        "{s:O,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
+        "{s:O,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
         kiln_cpu_quick_available() ? Py_True : Py_False, "tier0_loads", c.loads, "tier0_ms",
         c.load_ms, "tier0_refusals", c.refusals, "last_refusal", c.last_refusal, "swaps",
         c.swaps, "failures", c.failures, "restarts", c.restarts, "cancelled", c.cancelled,
-        "waits", c.waits, "queued", queued, "running", running, "workers", workers);
+        "waits", c.waits, "pooled", pooled, "queued", queued, "running", running, "workers", workers);
 }
 
 /* tier0_try(source, entry): tier 0 on any C text (tests: what a refusal says, and

@@ -40,10 +40,18 @@ ExtTierJob *ext_tier_start(ModState *st, kiln_ctx *ctx, const char *src, size_t 
  * reported once, as kiln.PerformanceWarning.  j may be NULL (tier 0 only).
  * The caller reads the entry's code pointer again after it.  0, or -1 with
  * an exception set (Ctrl-C in the wait, or the warning made an error). */
-int ext_tier_poll(ModState *st, ExtTierJob *j, const int64_t grid[3], const int64_t block[3]);
-/* Times a tier-0 launch: t0 = ext_tier_clock() before, ext_tier_ran after. */
+int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
+                  const int64_t block[3]);
+/* The threads a tier-0 launch of m runs on (kiln_cpu_quick_threads), when it is
+ * expected to take KILN_TIER0_POOL_MIN_US or longer on one; else 1.  ext_tier_poll
+ * divides its expectation by them. */
+int ext_tier_threads(const ExtTierJob *j, const kiln_cpu_module *m, const int64_t grid[3],
+                     const int64_t block[3]);
+/* Times a tier-0 launch on nt threads: t0 = ext_tier_clock() before, ext_tier_ran
+ * after (the entry's time per grid position on one thread, for the next). */
 double ext_tier_clock(void);
-void ext_tier_ran(ExtTierJob *j, const int64_t grid[3], const int64_t block[3], double t0);
+void ext_tier_ran(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
+                  const int64_t block[3], double t0);
 
 /* The entry that owns *slot is going away (entry_dealloc, with the GIL): the
  * job never writes the slot after this returns. */
