@@ -731,7 +731,7 @@ def jit(func_or_sig=None, *args, **options):
     - ``device``: a device function rather than a kernel.
     - ``fastmath``: approximate transcendental functions and division, denormals flushed.
     - ``debug``: bounds-checked indexing (IndexError naming the line, index and shape),
-      ``assert``, ZeroDivisionError for integer division by zero.
+      ``assert``, ZeroDivisionError for division by zero (integer and float).
     - ``lineinfo``: source lines in NVIDIA's profilers.
     - ``cache``: use the compiled-kernel cache (default True).
     - ``target``: ``'auto'`` (default: GPU arrays run on the GPU, host arrays on the GPU

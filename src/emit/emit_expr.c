@@ -861,6 +861,14 @@ void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *
     emit_half_close(E, h);
 }
 
+/* debug=True: a float divisor of zero is a ZeroDivisionError, as in Python (kind: 1 /,
+ * 2 //, 3 %); opens the check around the divisor the caller writes next, and says so */
+static bool zchk_float(Emit *E, Node *at, const Type *t, int kind) {
+    if (!E->debug || t->kind != TY_FLOAT || !(emit_is_f32(t) || ty_bits(t) == 64)) return false;
+    P("kiln_zchk_%s(E_, %d, %d, ", emit_is_f32(t) ? "f32" : "f64", emit_loc(E, at->sp), kind);
+    return true;
+}
+
 static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
     const char *ct = emit_ctype(E, t);
     bool isint = t->kind == TY_INT || t->kind == TY_BOOL;
@@ -892,6 +900,11 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
         PS("(");
         emit_expr_as(E, l, t);
         PS(" / ");
+        if (zchk_float(E, at, t, 1)) {
+            emit_expr_as(E, r, t);
+            PS("))");
+            return;
+        }
         emit_expr_as(E, r, t);
         PS(")");
         return;
@@ -902,8 +915,9 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
             P("kiln_%s_%s(", what, ct);
             emit_expr_as(E, l, t);
             PS(", ");
+            bool z = zchk_float(E, at, t, op == B_FLOORDIV ? 2 : 3);
             emit_expr_as(E, r, t);
-            PS(")");
+            PS(z ? "))" : ")");
             return;
         }
         bool nn = (l->flags & NF_NONNEG) && (r->flags & NF_NONNEG) && sgn;

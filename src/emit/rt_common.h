@@ -135,6 +135,16 @@ KILN_FN u64 kiln_zchk_u64(struct kiln_err *E, int line, u64 b) {
     if (b == 0) kiln_fail(E, 3, line, 0, 0, 0);
     return b;
 }
+/* ... and of floats too, as in Python (Numba's debug=True); kind: 1 for /, 2 for //,
+ * 3 for %, which the host's message names */
+KILN_FN f64 kiln_zchk_f64(struct kiln_err *E, int line, int kind, f64 b) {
+    if (b == 0) kiln_fail(E, 3, line, kind, 0, 0);
+    return b;
+}
+KILN_FN f32 kiln_zchk_f32(struct kiln_err *E, int line, int kind, f32 b) {
+    if (b == 0) kiln_fail(E, 3, line, kind, 0, 0);
+    return b;
+}
 
 KILN_FN i64 kiln_ipow_i64(i64 a, i64 b) {
     if (b < 0) return 0;

@@ -161,8 +161,12 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      file, line, (long long)err->a, (long long)err->b, (long long)err->c);
         break;
     case KILN_ERR_ASSERT: PyErr_Format(PyExc_AssertionError, "%s:%d: assertion failed", file, line); break;
-    case KILN_ERR_ZERODIV:
-        PyErr_Format(PyExc_ZeroDivisionError, "%s:%d: integer division or modulo by zero", file, line);
+    case KILN_ERR_ZERODIV: /* a: 0 integers, 1 float /, 2 float //, 3 float % */
+        PyErr_Format(PyExc_ZeroDivisionError, "%s:%d: %s", file, line,
+                     err->a == 1   ? "float division by zero"
+                     : err->a == 2 ? "float floor division by zero"
+                     : err->a == 3 ? "float modulo by zero"
+                                   : "integer division or modulo by zero");
         break;
     case KILN_ERR_RANGE:
         PyErr_Format(PyExc_ValueError, "%s:%d: range() arg 3 must not be zero", file, line);
