@@ -354,6 +354,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     a->has_view = false;
     a->on_gpu = false;
     a->misaligned = false;
+    a->stage = NULL;
+    a->stage0 = NULL;
     a->has_foreign = false;
     a->tmp = 0;
     a->time = 0;
@@ -570,8 +572,8 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         Py_ssize_t isz = v->itemsize;
         /* records need their fields' alignment, not their size's */
         Py_ssize_t align = recid >= 0 ? ext_record_align(recid) : isz;
-        /* a GPU launch copies the bytes into aligned memory; the CPU target, which reads
-         * the memory in place, refuses it in ext_pack */
+        /* a GPU launch copies the bytes into aligned memory, and so does a CPU launch
+         * (ext_pack), which otherwise reads the memory in place */
         a->misaligned = ((uintptr_t)v->buf % (uintptr_t)align) != 0;
         for (int k = 0; k < v->ndim; k++) {
             a->shape[k] = v->shape[k];

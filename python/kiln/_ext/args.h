@@ -26,7 +26,10 @@ typedef struct {
     int device;
     bool readonly;
     bool misaligned;   /* a host array whose address its elements' alignment does not divide:
-                        * a GPU launch stages it (an aligned copy), the CPU target refuses it */
+                        * a GPU launch stages it (an aligned copy), and so does the CPU target
+                        * (ext_pack, into stage; ext_unstage_cpu copies the elements back) */
+    void *stage;       /* CPU launch with a misaligned host array: the copy's allocation */
+    char *stage0;      /* ... and its element 0, aligned */
     ForeignArray fa;   /* a foreign array's borrowed reference (DLPack) */
     bool has_foreign;
     uint64_t tmp;      /* GPU launch with a host array: the device copy */
@@ -50,20 +53,24 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
                  void *stream);
 /* Inline: it runs for every argument of every launch. */
 static inline void ext_release_arg(Arg *a) {
+    if (a->stage) free(a->stage);
+    a->stage = NULL;
     if (a->has_view) PyBuffer_Release(&a->view);
     a->has_view = false;
     if (a->has_foreign) ext_foreign_release(&a->fa);
     a->has_foreign = false;
 }
-/* The CPU target's refusal of a misaligned host array (a->misaligned): -1 with a ValueError
- * naming the argument, else 0. */
-int ext_refuse_misaligned(const Arg *a, PyObject *names, PyObject *kname, int i);
+/* After a CPU launch (whether it failed or not): the elements of every staged array the
+ * kernel writes are copied back into the caller's array, one by one (the bytes between
+ * them are not the kernel's), and the copies freed. */
+void ext_unstage_cpu(const EntryObject *e, Arg *a, int n);
 /* Packs classified arguments into the 8-byte slots of entry e (docs/abi.md):
  * arrays as data pointer (a device address for a GPU launch), shape and
- * element strides; scalars converted to the compiled dtype.  Sets the slot
+ * element strides; scalars converted to the compiled dtype; a misaligned host array on
+ * the CPU as an aligned copy (MemoryError when none can be made).  Sets the slot
  * offset of each parameter in off.  -1 with an exception (a read-only array
  * the kernel writes, a scalar that does not fit: OverflowError). */
-int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObject *kname,
+int ext_pack(const EntryObject *e, Arg *a, int n, PyObject *names, PyObject *kname,
              int64_t *slots, int *off, bool gpu);
 
 /* key_of */

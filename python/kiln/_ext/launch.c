@@ -390,9 +390,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
                                       slots, off, false, 0) < 0)
             goto done;
         if (slow) ol.h = ext_obs_launch_begin(st, &e->obs, NULL);
-        if (ext_cpu_run(st, e, self->grid, self->block, self->shmem, d->par_threshold, slots,
-                        slow ? &ol.t[1] : NULL) < 0)
-            goto done;
+        int rc = ext_cpu_run(st, e, self->grid, self->block, self->shmem, d->par_threshold,
+                             slots, slow ? &ol.t[1] : NULL);
+        ext_unstage_cpu(e, a, (int)n); /* misaligned arrays' copies (pack.c) */
+        if (rc < 0) goto done;
     } else {
         if (ext_use_device(st, e->device) < 0) goto done;
         if (self->shmem > EXT_SHARED_ALWAYS && ext_check_shared(st, e->device, self->shmem) < 0)

@@ -1,7 +1,7 @@
 /* pack.c: classified arguments (args.c) packed into the 8-byte slots of an entry
  * (docs/abi.md): scalars converted to the compiled dtype exactly or with an
  * OverflowError, arrays as data pointer, shape and strides, pointers as addresses; and
- * the CPU target's refusal of misaligned host arrays.
+ * the CPU target's aligned copies of misaligned host arrays.
  */
 #include "args.h"
 
@@ -158,18 +158,66 @@ PyMethodDef ext_args_functions[] = {
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
     {NULL, NULL, 0, NULL}};
 
-int ext_refuse_misaligned(const Arg *a, PyObject *names, PyObject *kname, int i) {
-    if (!a->misaligned) return 0;
-    char d[256];
-    ext_arg_desc(d, sizeof d, names, kname, i);
-    PyErr_Format(PyExc_ValueError,
-                 "%s is not aligned to its %zd-byte elements, which the CPU target reads in "
-                 "place; pass a copy (a GPU launch copies it)",
-                 d, a->view.itemsize);
-    return -1;
+/* The bytes a host array's elements span, from lo (<= 0) to hi (> 0) around element 0. */
+static void span(const Arg *a, int ndim, int64_t *lo, int64_t *hi) {
+    int64_t isz = a->view.itemsize;
+    *lo = 0;
+    *hi = isz;
+    for (int k = 0; k < ndim; k++) {
+        int64_t ext = a->strides[k] * isz * (a->shape[k] - 1);
+        if (ext < 0) *lo += ext;
+        else *hi += ext;
+    }
 }
 
-int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObject *kname,
+/* A misaligned host array of a CPU launch: its bytes copied into memory whose element 0
+ * sits on a 64-byte boundary (so every element is aligned as its type needs). */
+static int stage_cpu(Arg *a, int ndim, PyObject *names, PyObject *kname, int i) {
+    for (int k = 0; k < ndim; k++)
+        if (a->shape[k] == 0) return 0; /* no element: nothing is read through the pointer */
+    int64_t lo, hi;
+    span(a, ndim, &lo, &hi);
+    size_t bytes = (size_t)(hi - lo);
+    char *p = malloc(bytes + 64);
+    if (!p) {
+        char d[256];
+        ext_arg_desc(d, sizeof d, names, kname, i);
+        PyErr_Format(PyExc_MemoryError,
+                     "%s is not aligned to its elements; the aligned copy the CPU target "
+                     "reads instead needs %zu bytes, which could not be allocated",
+                     d, bytes);
+        return -1;
+    }
+    uintptr_t e0 = ((uintptr_t)p - (uintptr_t)lo + 63) & ~(uintptr_t)63;
+    memcpy((char *)(e0 + (uintptr_t)lo), (const char *)a->view.buf + lo, bytes);
+    a->stage = p;
+    a->stage0 = (char *)e0;
+    return 0;
+}
+
+void ext_unstage_cpu(const EntryObject *e, Arg *a, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!a[i].stage) continue;
+        const kiln_argtype *pt = &e->ptypes[i];
+        int ndim = pt->ndim;
+        if (e->written[i]) {
+            int64_t isz = a[i].view.itemsize, idx[KILN_MAX_NDIM] = {0};
+            for (;;) { /* every element, odometer order */
+                int64_t off = 0;
+                for (int k = 0; k < ndim; k++) off += idx[k] * a[i].strides[k] * isz;
+                memcpy((char *)a[i].view.buf + off, a[i].stage0 + off, (size_t)isz);
+                int k = ndim - 1;
+                while (k >= 0 && ++idx[k] == a[i].shape[k]) idx[k--] = 0;
+                if (k < 0) break;
+            }
+        }
+        free(a[i].stage);
+        a[i].stage = NULL;
+        a[i].stage0 = NULL;
+    }
+}
+
+int ext_pack(const EntryObject *e, Arg *a, int n, PyObject *names, PyObject *kname,
              int64_t *slots, int *off, bool gpu) {
     int s = 0;
     for (int i = 0; i < n; i++) {
@@ -182,12 +230,14 @@ int ext_pack(const EntryObject *e, const Arg *a, int n, PyObject *names, PyObjec
                 PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
                 return -1;
             }
-            if (gpu)
+            if (gpu) {
                 slots[s++] = (int64_t)(a[i].on_gpu ? a[i].dptr : a[i].tmp - (uint64_t)a[i].tmp_lo);
-            else if (ext_refuse_misaligned(&a[i], names, kname, i) < 0)
-                return -1;
-            else
+            } else if (a[i].misaligned) {
+                if (!a[i].stage && stage_cpu(&a[i], pt->ndim, names, kname, i) < 0) return -1;
+                slots[s++] = (int64_t)(uintptr_t)(a[i].stage0 ? a[i].stage0 : a[i].view.buf);
+            } else {
                 slots[s++] = (int64_t)(uintptr_t)a[i].view.buf;
+            }
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].shape[k];
             for (int k = 0; k < pt->ndim; k++) slots[s++] = a[i].strides[k];
         } else if (pt->layout == KILN_LAYOUT_PTR) {

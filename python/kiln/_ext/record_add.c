@@ -78,6 +78,13 @@ int ext_record_add(ModState *st, EntryObject *e, PyObject *names, PyObject *knam
         ret = 0;
         goto out;
     }
+    for (int i = 0; i < n; i++) {
+        if (a[i].stage) { /* the copy is gone after the launch: nothing to replay into */
+            ext_record_refuse(st, "a kernel reads a misaligned array through a copy");
+            ret = 0;
+            goto out;
+        }
+    }
     if (r->nl == REC_MAX_LAUNCHES) {
         ext_record_refuse(st, "it makes more than %d launches (REC_MAX_LAUNCHES)",
                           REC_MAX_LAUNCHES);
