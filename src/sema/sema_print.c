@@ -131,6 +131,27 @@ static bool check_arg(Sema *S, Node *a, int *leaves) {
     }
     const Type *t = sema_expr(S, a);
     if (t->kind == TY_ERROR || t->kind == TY_UNKNOWN) return false;
+    if (a->intr && a->intr->kind == IK_DIM3) {
+        /* threadIdx, blockIdx, blockDim, gridDim: printed as Numba prints a Dim3, the
+         * tuple (x, y, z); the node becomes that tuple of its three attributes */
+        Node *base = node_new(S->C, a->kind, a->sp);
+        *base = *a;
+        static const char *const xyz[3] = {"x", "y", "z"};
+        NodeList items = {0};
+        int cap = 0;
+        for (int k = 0; k < 3; k++) {
+            Node *at = node_new(S->C, E_ATTR, a->sp);
+            at->attr.base = base;
+            at->attr.attr = xyz[k];
+            at->attr.attr_sp = a->sp;
+            nodelist_push(S->C, &items, at, &cap);
+        }
+        memset(a, 0, sizeof *a);
+        a->kind = E_TUPLE;
+        a->sp = base->sp;
+        a->tuple = items;
+        return check_arg(S, a, leaves);
+    }
     if (!printable(t, leaves)) {
         error_at(S->C, a->sp, "print numbers, bools, string literals and tuples of them",
                  "print() of %s is not supported in kernels", ty_name(S->C, t));

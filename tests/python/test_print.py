@@ -29,10 +29,15 @@ def show(a, flags):
 def empty():
     print()
 
+@kiln.jit
+def dims():
+    print(kiln.threadIdx, kiln.blockIdx.x, kiln.blockDim)
+
 print("before", flush=True)
 show[1, 3](np.array([0.5, -1.25, 3.0]), np.array([True, False, True]))
 empty[1, 1]()
 print("after", flush=True)
+dims[2, (2, 1, 2)]()
 '''
 
 
@@ -47,6 +52,10 @@ def run(env_extra):
 @pytest.mark.parametrize("tiers", ["0", "tcc"])
 def test_print_writes_python_s_layout_in_order(tiers):
     lines = run({"KILN_TIERS": tiers})
+    # a Dim3 prints as Numba prints it, the tuple (x, y, z)
+    dims = [f"({x}, 0, {z}) {b} (2, 1, 2)" for b in range(2) for z in range(2) for x in range(2)]
+    assert sorted(lines[-8:]) == sorted(dims), lines[-8:]
+    lines = lines[:-8]
     assert lines[0] == "before" and lines[-1] == "after" and lines[-2] == ""
     body = sorted(lines[1:-2])
     want = [f"{i} hop! 100% {v:f} {f} ({i}, (2.500000, True)) (7,) ('s',) tab\there"
