@@ -119,6 +119,10 @@ def reduce_launcher(launcher):
         raise pickle.PicklingError("a configured launch on a stream cannot be pickled (a "
                                    "stream belongs to its process); pickle the kernel and "
                                    "configure it again")
+    if launcher.pre_launch_callbacks:  # Numba's words, which code may match
+        raise pickle.PicklingError("Cannot pickle configured launches with pre-launch "
+                                   "callbacks (kiln pickles a launch as its kernel and "
+                                   "configuration; callbacks are host state)")
     return rebuild_launcher, (launcher.dispatcher, griddim, blockdim, shared)
 
 

@@ -347,3 +347,43 @@ def test_misaligned_host_array_is_staged_for_a_gpu_launch():
         assert (z.view(np.uint64) == before.view(np.uint64)).all()  # copied back unchanged
         print("ok")
     ''')
+
+
+def test_pre_launch_callbacks_run_before_each_launch_of_their_configuration():
+    # Numba's _LaunchConfiguration.pre_launch_callbacks: f(kernel, launch) before each launch
+    import pickle
+
+    @kiln.jit
+    def bump(a):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] += 1
+
+    a = np.zeros(16)
+    cfg = bump[2, 8]
+    seen = []
+    cfg.pre_launch_callbacks.append(lambda k, lc: seen.append(("first", k, lc.griddim, a[0])))
+    cfg.pre_launch_callbacks.append(lambda k, lc: seen.append(("second", lc is cfg)))
+    cfg(a)
+    cfg(a)
+    assert np.array_equal(a, np.full(16, 2.0))
+    assert [s[0] for s in seen] == ["first", "second"] * 2
+    assert seen[0][1] is bump.overloads[bump.signatures[0]]  # the specialisation launched
+    assert seen[0][2] == (2, 1, 1) and seen[0][3] == 0.0 and seen[2][3] == 1.0  # before it
+    assert seen[1][1] is True
+    # a callback's exception ends the launch before anything runs
+    def refuse(k, lc):
+        raise RuntimeError("not now")
+    cfg.pre_launch_callbacks.append(refuse)
+    with pytest.raises(RuntimeError, match="not now"):
+        cfg(a)
+    assert np.array_equal(a, np.full(16, 2.0))
+    # the callbacks are this configuration's: a new k[g, b] has none
+    fresh = bump[2, 8]
+    assert fresh is not cfg and fresh.pre_launch_callbacks == []
+    fresh(a)
+    assert np.array_equal(a, np.full(16, 3.0)) and len(seen) == 6
+    with pytest.raises(pickle.PicklingError, match="Cannot pickle configured launches with "
+                                                  "pre-launch callbacks"):
+        pickle.dumps(cfg)
+    assert pickle.loads(pickle.dumps(fresh)).config == fresh.config

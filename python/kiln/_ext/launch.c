@@ -50,18 +50,21 @@ typedef struct {
     long repeat;         /* bench hook: launch this many times back to back in C */
     double repeat_s;     /* ... and the seconds per launch it took */
     bool last_wide;      /* the last launch took the kernel's wide entry (tests) */
+    PyObject *callbacks; /* Numba's pre_launch_callbacks: a list made when first read */
 } LauncherObject;
 
 static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->disp);
     Py_VISIT(self->stream);
+    Py_VISIT(self->callbacks);
     return 0;
 }
 
 static int launcher_clear(LauncherObject *self) {
     Py_CLEAR(self->disp);
     Py_CLEAR(self->stream);
+    Py_CLEAR(self->callbacks);
     return 0;
 }
 
@@ -74,6 +77,24 @@ static void launcher_dealloc(LauncherObject *self) {
 }
 
 enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
+
+/* Numba's pre_launch_callbacks: each called as callback(kernel, launch) once the launch's
+ * specialisation is known (kernel: its Entry, what overloads[sig] gives), before anything
+ * runs; a callback's exception ends the launch.  Over a copy of the list, so a callback
+ * may change it for later launches. */
+static int run_callbacks(LauncherObject *self, PyObject *entry) {
+    PyObject *cbs = PySequence_Tuple(self->callbacks);
+    if (!cbs) return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(cbs) && rc == 0; i++) {
+        PyObject *r = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(cbs, i), entry,
+                                                   (PyObject *)self, NULL);
+        if (!r) rc = -1;
+        Py_XDECREF(r);
+    }
+    Py_DECREF(cbs);
+    return rc;
+}
 
 /* The byte span [lo, hi) of a host array's elements around element 0. */
 static void host_span(const Arg *a, int64_t *lo, int64_t *hi) {
@@ -376,6 +397,9 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         entry = kept;
     }
     e = (EntryObject *)entry;
+    if (self->callbacks && PyList_GET_SIZE(self->callbacks) > 0 &&
+        run_callbacks(self, entry) < 0)
+        goto done;
     if (e->nslots > STACK_SLOTS) {
         slots = PyMem_Malloc(sizeof(int64_t) * (size_t)e->nslots);
         if (!slots) {
@@ -539,10 +563,26 @@ static PyObject *launcher_blockdim(LauncherObject *self, void *c) {
                          (long long)self->block[2]);
 }
 
+/* The list is the launcher's own: once it is read, the kernel's cache of launchers lets
+ * this one go, so a later k[g, b] is a new launch without its callbacks, as in Numba
+ * (where every k[g, b] is a new object). */
+static PyObject *launcher_callbacks(LauncherObject *self, void *c) {
+    if (!self->callbacks) {
+        if (!(self->callbacks = PyList_New(0))) return NULL;
+        Kernel *k = self->k;
+        for (int i = 0; i < LAUNCH_CACHE; i++)
+            if (k->lc[i] == (PyObject *)self) Py_CLEAR(k->lc[i]);
+    }
+    Py_INCREF(self->callbacks);
+    return self->callbacks;
+}
+
 static PyGetSetDef launcher_getset[] = {
     {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
     {"griddim", (getter)launcher_griddim, NULL, "the grid's 3 extents (Numba's)", NULL},
     {"blockdim", (getter)launcher_blockdim, NULL, "the block's 3 extents (Numba's)", NULL},
+    {"pre_launch_callbacks", (getter)launcher_callbacks, NULL,
+     "callables run as f(kernel, launch) before each launch (Numba's)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyType_Slot launcher_slots[] = {
@@ -588,6 +628,7 @@ PyObject *ext_launcher_get(PyObject *disp, Kernel *k, const int64_t g[3], const 
     l->repeat = 0;
     l->repeat_s = 0;
     l->last_wide = false;
+    l->callbacks = NULL;
     PyObject_GC_Track(l);
     Py_INCREF(l);
     Py_XSETREF(k->lc[k->lnext], (PyObject *)l);

@@ -5,6 +5,7 @@
  */
 #include "args.h"
 
+#include "devarray.h"
 #include "records.h"
 
 #include <string.h>
@@ -158,25 +159,13 @@ PyMethodDef ext_args_functions[] = {
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
     {NULL, NULL, 0, NULL}};
 
-/* The bytes a host array's elements span, from lo (<= 0) to hi (> 0) around element 0. */
-static void span(const Arg *a, int ndim, int64_t *lo, int64_t *hi) {
-    int64_t isz = a->view.itemsize;
-    *lo = 0;
-    *hi = isz;
-    for (int k = 0; k < ndim; k++) {
-        int64_t ext = a->strides[k] * isz * (a->shape[k] - 1);
-        if (ext < 0) *lo += ext;
-        else *hi += ext;
-    }
-}
-
 /* A misaligned host array of a CPU launch: its bytes copied into memory whose element 0
  * sits on a 64-byte boundary (so every element is aligned as its type needs). */
 static int stage_cpu(Arg *a, int ndim, PyObject *names, PyObject *kname, int i) {
     for (int k = 0; k < ndim; k++)
         if (a->shape[k] == 0) return 0; /* no element: nothing is read through the pointer */
-    int64_t lo, hi;
-    span(a, ndim, &lo, &hi);
+    int64_t lo, hi, isz = a->view.itemsize;
+    ext_byte_span(isz, ndim, a->shape, a->strides, isz, &lo, &hi);
     size_t bytes = (size_t)(hi - lo);
     char *p = malloc(bytes + 64);
     if (!p) {
