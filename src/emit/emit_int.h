@@ -54,6 +54,7 @@ typedef struct Emit {
     int tmp;            /* temporaries in this function */
     int line;           /* last #line written */
     int nhelp;          /* helpers made */
+    int nfmt;           /* CUDA: print formats written as __constant__ arrays, kfmt<i>_ */
     LoopCtx loops[128];
     int nloops;
     const char *leave;  /* statement that leaves the function after a runtime error */

@@ -6,7 +6,8 @@
  * format), tuples as Python writes them: "(1, 2)", "(1,)".  A tuple value that
  * is not a literal is read element by element from its struct (fields f0,
  * f1, ...), the text of the value repeated: sema types values, not effects,
- * and a tuple expression in a kernel is a name, a literal or a pure call.
+ * and a tuple expression in a kernel is a name, a literal or a pure call.  On
+ * the GPU the format is a __constant__ array of the program (kfmt<i>_).
  */
 #include <string.h>
 
@@ -104,6 +105,13 @@ void emit_print(Emit *E, Node *n) {
     E->print = true;
     /* the CPU flushes at once, so a kernel's lines keep their place among the
      * program's other output; the GPU's appear at the next synchronisation */
-    if (E->cuda) P("printf(\"%s\"%s)", p.fmt.p, p.args.p);
-    else P("(printf(\"%s\"%s), fflush(0))", p.fmt.p, p.args.p);
+    if (E->cuda) {
+        /* the format in constant memory, as Numba-CUDA puts it (get_const_mem_size counts
+         * it), declared at file scope: NVRTC has no statement expressions */
+        int id = E->nfmt++;
+        buf_printf(&E->helpers, "__constant__ char kfmt%d_[] = \"%s\";\n", id, p.fmt.p);
+        P("printf(kfmt%d_%s)", id, p.args.p);
+    } else {
+        P("(printf(\"%s\"%s), fflush(0))", p.fmt.p, p.args.p);
+    }
 }

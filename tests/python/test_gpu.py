@@ -743,6 +743,19 @@ def test_print_in_kernels_on_the_gpu():
                                   for i, v in enumerate((0.5, -1.25, 3.0))]
 
 
+def test_print_formats_count_in_the_constant_memory_size():
+    # Numba-CUDA's test_get_const_mem_unspecialized: the format is a __constant__ array
+    @kiln.jit
+    def show(val, flag):
+        if flag:
+            print(val)
+
+    show[1, 1](1, False)
+    show[1, 1](1.0, False)
+    sizes = show.get_const_mem_size()
+    assert len(sizes) == 2 and min(sizes.values()) >= 4, sizes
+
+
 def test_tuple_arguments_on_gpu():
     """Tuples of scalars, nested tuples and tuples of device and host arrays as kernel
     arguments on the GPU (the kernel of their leaves; host arrays in a tuple are copied

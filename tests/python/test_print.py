@@ -88,3 +88,23 @@ def test_what_cannot_be_printed_is_refused_at_its_line(tmp_path, body, msg):
             {body}
         """)
     assert msg in text and "_print_case.py:4" in text, text
+
+
+def test_the_gpu_s_print_formats_are_in_constant_memory():
+    # as Numba-CUDA's (get_const_mem_size counts them): a __constant__ array per print()
+    from kiln import _compile, _kiln
+
+    @kiln.jit
+    def show(val, flag):
+        if flag:
+            print(val, "x", (1, 2.5))
+            print(val)
+
+    _, argkey = _kiln.parse_signature("void(int64, boolean)")
+    src = _compile._translate(show, argkey, 1, 90).source
+    assert '__constant__ char kfmt0_[] = "%lld x (%lld, %f)\\n";' in src
+    assert '__constant__ char kfmt1_[] = "%lld\\n";' in src
+    for arch in (80, 90):
+        ptx = _kiln.nvrtc_compile(src, (0, 0, 0), arch, True)[0].decode()
+        assert ".const .align 1 .b8 kfmt0_[19]" in ptx and ".const .align 1 .b8 kfmt1_[6]" in ptx
+        assert "cvta.const.u64" in ptx
