@@ -121,7 +121,8 @@ enum NodeFlags {
     NF_NONNEG = 2,    /* sema: an integer value known to be >= 0 */
     NF_PAREN = 4,     /* parser: written in parentheses */
     NF_DOCSTRING = 8, /* parser: a string statement that is a docstring */
-    NF_BOUNDED = 16   /* sema: with NF_NONNEG, the value is at most nnhi */
+    NF_BOUNDED = 16,  /* sema: with NF_NONNEG, the value is at most nnhi */
+    NF_STAR = 32      /* parser: a call's argument written *t, which sema unpacks */
 };
 
 struct Node {

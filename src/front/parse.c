@@ -396,9 +396,23 @@ static Node *parse_trailers(Parser *p, Node *e) {
             advance(p);
             int acap = 0, kcap = 0, ncap = 0;
             while (!is_op(p, OP_RPAR)) {
-                if (is_op(p, OP_STAR) || is_op(p, OP_DSTAR))
+                if (is_op(p, OP_DSTAR))
                     return reject(p, tok_span(&p->tok), "pass the arguments one by one",
-                                  "*args and **kwargs are not supported in kernels");
+                                  "**kwargs are not supported in kernels");
+                if (is_op(p, OP_STAR)) { /* f(*t): sema unpacks the tuple t (sema_expr.c) */
+                    Span st = tok_span(&p->tok);
+                    if (c->call.kwvals.n > 0)
+                        return reject(p, st, "write *t before the keyword arguments",
+                                      "*t after keyword arguments is not supported in kernels");
+                    advance(p);
+                    Node *a = parse_test(p);
+                    TRY(a);
+                    a->flags |= NF_STAR;
+                    a->sp = span_join(st, a->sp);
+                    nodelist_push(p->C, &c->call.args, a, &acap);
+                    if (!accept_op(p, OP_COMMA)) break;
+                    continue;
+                }
                 if (p->tok.kind == TK_NAME && peek(p)->kind == TK_OP &&
                     peek(p)->op == OP_ASSIGN) {
                     const char *kw = tok_text(p, &p->tok);

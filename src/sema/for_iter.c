@@ -38,6 +38,8 @@ static int kind_of(const Node *n) {
     if (n->kind == E_NAME || n->kind == E_TUPLE) return IT_LEAF;
     if (!f) return IT_BAD;
     if (strcmp(f, "range") == 0) return n->call.args.n >= 1 && n->call.args.n <= 3 ? IT_RANGE : IT_BAD;
+    for (int i = 0; i < n->call.args.n; i++) /* zip(*t): the iterables are not written out */
+        if (n->call.args.v[i]->flags & NF_STAR) return IT_BAD;
     if (strcmp(f, "enumerate") == 0)
         return n->call.args.n >= 1 && n->call.args.n <= 2 ? IT_ENUMERATE : IT_BAD;
     if (strcmp(f, "zip") == 0) return n->call.args.n >= 1 ? IT_ZIP : IT_BAD;
@@ -256,6 +258,13 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         return true;
     }
     default:
+        for (int i = 0; it->kind == E_CALL && i < it->call.args.n; i++)
+            if (it->call.args.v[i]->flags & NF_STAR) {
+                error_at(C, it->call.args.v[i]->sp, "write the iterables out: zip(a, b)",
+                         "a for loop's %s() cannot unpack *t in kernels",
+                         call_name(it) ? call_name(it) : "iterable");
+                return false;
+            }
         error_at(C, it->sp, "loop over range(), an array, a tuple, enumerate() or zip()",
                  "kernels cannot loop over this");
         return false;
@@ -298,6 +307,7 @@ void for_iter_rewrite(Compiler *C, Node *n) {
 
 static bool check(Sema *S, Node *it) {
     int kind = kind_of(it);
+
     if (kind == IT_LEAF) {
         const Type *t = sema_expr(S, it);
         if (IS_ERR(t) || IS_UNKNOWN(t)) return !IS_ERR(t);

@@ -463,6 +463,12 @@ static FNode *call(Fuse *F, const Node *n) {
     const Node *fn = n->call.fn;
     int npos = n->call.args.n;
     const Node *const *pos = (const Node *const *)n->call.args.v;
+    for (int i = 0; i < npos; i++)
+        if (pos[i]->flags & NF_STAR) {
+            error_at(F->C, pos[i]->sp, "pass the arrays one by one",
+                     "kiln.fuse does not unpack *t into a call's arguments");
+            return NULL;
+        }
     /* methods of values: x.astype(dt), x.sum(axis=...) */
     if (fn->kind == E_ATTR) {
         const char *path = dotted(F, fn);

@@ -679,6 +679,8 @@ static const Type *range_type(Sema *S, Node *n) {
         error_at(S->C, iter->sp, NULL, "range() takes no keyword arguments");
         return &ty_error;
     }
+    int star = sema_unpack_star(S, iter); /* range(*t) */
+    if (star <= 0) return star < 0 ? &ty_unknown : &ty_error;
     int na = iter->call.args.n;
     if (na < 1 || na > 3) {
         error_at(S->C, iter->sp, NULL, "range expected 1 to 3 arguments, got %d", na);

@@ -968,6 +968,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
         return u;
     }
     case E_CALL: {
+        int star = sema_unpack_star(S, n);
+        if (star <= 0) return star < 0 ? &ty_unknown : &ty_error;
         if (sema_int_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("int.bit_count"));
         if (sema_array_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.reshape"));
         if (sema_copy_method(S, n)) return sema_call_intrinsic(S, n, intrinsic_lookup("array.copy"));

@@ -144,6 +144,9 @@ const Type *sema_array_copy(Sema *S, Node *n);
 bool sema_int_method(Sema *S, Node *n);
 bool sema_array_method(Sema *S, Node *n);
 bool sema_group_method(Sema *S, Node *n);
+/* f(*t): the call's starred arguments replaced by the tuples' items (star_args.c): 1, or
+ * 0 after an error, -1 while a type is not known yet (the call is left as it is). */
+int sema_unpack_star(Sema *S, Node *n);
 /* The text of a string literal (dtype names), or NULL. */
 const char *sema_string_text(Sema *S, const Node *n);
 
