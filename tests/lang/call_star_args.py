@@ -1,6 +1,6 @@
 # f(*t): a tuple unpacked into a call's positional arguments, as in Python: a tuple
 # written out, a tuple-valued name or argument, a builtin's result (cmath.polar), mixed
-# with other arguments, into device functions, builtins, complex(), print() and range()
+# with other arguments, into device functions, builtins, complex() and range() (print(*t): tests/python/test_print.py)
 import cmath
 
 import numpy as np
@@ -27,7 +27,6 @@ def k(out, z, t):
         r = (1, 4)
         for j in range(*r):
             out[i, 5] += j * 1000
-        print(*(i, "x"), *p)
 
 
 def main():

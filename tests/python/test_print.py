@@ -31,7 +31,8 @@ def empty():
 
 @kiln.jit
 def dims():
-    print(kiln.threadIdx, kiln.blockIdx.x, kiln.blockDim)
+    t = (kiln.blockIdx.x, 0)
+    print(kiln.threadIdx, *(t[0], kiln.blockDim))
 
 print("before", flush=True)
 show[1, 3](np.array([0.5, -1.25, 3.0]), np.array([True, False, True]))
