@@ -88,11 +88,18 @@ static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
         PS(";\n");
     } else if (t->kind == E_SUBSCRIPT || t->kind == E_ATTR) {
         emit_indent(E);
-        P("%s = ", emit_element(E, t));
+        int k = -1;
+        if (E->debug) { /* a failed index check leaves before the store (debug_stop) */
+            k = E->tmp++;
+            P("{ %s *pt%d = &%s; if (E_->code) %s *pt%d = ", emit_elem_ctype(E, t->ty), k,
+              emit_element(E, t), E->leave, k);
+        } else {
+            P("%s = ", emit_element(E, t));
+        }
         bool h = open_store(E, t->ty);
         emit_convert(E, vt, t->ty, val);
         close_store(E, h);
-        PS(";\n");
+        PS(k >= 0 ? "; }\n" : ";\n");
     } else if (t->kind == E_TUPLE) {
         for (int i = 0; i < t->tuple.n; i++)
             store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "(%s).f%d", val, i),
@@ -146,12 +153,16 @@ static void assign_stmt(Emit *E, Node *n) {
             P("%s = ", emit_sym_name(E, t->sym));
             emit_expr_as(E, v, t->sym->ty);
         } else {
-            if (!plan_pure(v)) {
-                /* Python evaluates the value before the target's index */
+            if (!plan_pure(v) || E->debug) {
+                /* Python evaluates the value before the target's index; with debug=True a
+                 * runtime error in the value leaves before the store, as Numba's does */
                 int k = E->tmp++;
                 P("{ %s t%d = ", emit_ctype(E, v->ty), k);
                 emit_expr(E, v);
-                P("; %s = ", emit_element(E, t));
+                if (E->debug) /* checked: the value, then the index, then the store */
+                    P("; if (E_->code) %s %s *pt%d = &%s; if (E_->code) %s *pt%d = ", E->leave,
+                      emit_elem_ctype(E, t->ty), k, emit_element(E, t), E->leave, k);
+                else P("; %s = ", emit_element(E, t));
                 bool h = open_store(E, t->ty);
                 emit_convert(E, v->ty, t->ty, arena_printf(&E->C->arena, "t%d", k));
                 close_store(E, h);
@@ -215,7 +226,7 @@ static void aug_stmt(Emit *E, Node *n) {
     }
     /* a[i] op= v: the element's address is computed once */
     int k = E->tmp++;
-    P("{ %s *p%d = &%s; *p%d = ", emit_elem_ctype(E, t->ty), k, emit_element(E, t), k);
+    P("{ %s *p%d = &%s; ", emit_elem_ctype(E, t->ty), k, emit_element(E, t));
     Buf tmp, *saved = E->o;
     buf_init_arena(&tmp, &E->C->arena);
     E->o = &tmp;
@@ -224,8 +235,15 @@ static void aug_stmt(Emit *E, Node *n) {
     emit_binop_text(E, n, (BinOp)n->op, n->opty, t, v);
     E->subst = NULL;
     E->o = saved;
+    const char *val = tmp.p ? tmp.p : "0";
+    if (E->debug) { /* a failed index or value check leaves before the store (debug_stop) */
+        P("if (E_->code) %s %s v%d = %s; if (E_->code) %s ", E->leave, emit_ctype(E, n->ty), k,
+          val, E->leave);
+        val = arena_printf(&E->C->arena, "v%d", k);
+    }
+    P("*p%d = ", k);
     bool h = open_store(E, t->ty);
-    emit_convert(E, n->ty, t->ty, tmp.p ? tmp.p : "0");
+    emit_convert(E, n->ty, t->ty, val);
     close_store(E, h);
     buf_free(&tmp);
     PS("; }\n");
@@ -430,6 +448,14 @@ static void for_stmt(Emit *E, Node *n) {
     PS("}\n");
 }
 
+/* debug=True: a runtime error (an index out of bounds, a division by zero) stops the
+ * thread after its statement, as Numba's exceptions do; the launch then raises it. */
+static void debug_stop(Emit *E) {
+    if (!E->debug) return;
+    emit_indent(E);
+    P("if (E_->code) %s\n", E->leave);
+}
+
 static void stmt(Emit *E, Node *n) {
     emit_line_marker(E, n->sp);
     switch ((NodeKind)n->kind) {
@@ -444,10 +470,17 @@ static void stmt(Emit *E, Node *n) {
         PS("(void)(");
         emit_expr(E, n->expr);
         PS(");\n");
+        debug_stop(E);
         return;
     case S_PASS: return;
-    case S_ASSIGN: assign_stmt(E, n); return;
-    case S_AUGASSIGN: aug_stmt(E, n); return;
+    case S_ASSIGN:
+        assign_stmt(E, n);
+        debug_stop(E);
+        return;
+    case S_AUGASSIGN:
+        aug_stmt(E, n);
+        debug_stop(E);
+        return;
     case S_IF:
         if (n == E->plan.guard.stmt && E->f->is_kernel) {
             guard_stmt(E, n);

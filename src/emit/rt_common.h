@@ -43,7 +43,7 @@ KILN_FN f32 kiln_radiansf(f32 x) { return x * (f32)(3.14159265358979323846264338
 KILN_FN i64 kiln_wrap(i64 i, i64 n) { return i < 0 ? i + n : i; }
 
 /* Bounds check (debug=True): wraps negative indices as Python does, records
- * an IndexError and returns a safe index. */
+ * an IndexError and returns a safe index (a store through it is skipped: emit_stmt.c). */
 KILN_FN i64 kiln_chk(struct kiln_err *E, i64 i, i64 n, int axis, int line) {
     i64 j = i < 0 ? i + n : i;
     if (j < 0 || j >= n) {
