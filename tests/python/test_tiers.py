@@ -443,6 +443,9 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
 
 
 # ---- tier 0 on several threads (src/target/tcc.c, kiln_cpu_quick_run) ----------------
+from test_cooperative import phases  # noqa: E402  (a cooperative kernel: one thread)
+from test_cpu_atomics import asum  # noqa: E402  (an atomic sum: an accumulator)
+
 # Launches large enough (KILN_TIER0_POOL_MIN_US on one thread, at the 100 ns guess
 # 5000 grid positions) run as shares on threads of tier 0's own; each entry shape
 # (a 1-D row, collapsed rows of 2-D and 3-D grids, tiled transposes, blocks with
@@ -508,24 +511,6 @@ def _t0_histogram(bins, x):
         kiln.atomic.add(bins, x[i] % bins.size, 1)
 
 
-@kiln.jit
-def _t0_total(out, x):
-    i = kiln.grid(1)
-    if i < x.size:
-        kiln.atomic.add(out, 0, x[i])
-
-
-@kiln.jit
-def _t0_phases(x, out):
-    i = kiln.grid(1)
-    g = kiln.cg.this_grid()
-    if i < x.size:
-        out[i] = x[i] + 1
-    g.sync()
-    if i < x.size:
-        x[i] = out[(i + 1) % x.size] * 2
-
-
 def test_large_tier0_launches_run_on_several_threads(monkeypatch):
     monkeypatch.setenv("KILN_TIERS", "tcc")
     rng = np.random.default_rng(7)
@@ -579,7 +564,7 @@ def test_large_tier0_launches_run_on_several_threads(monkeypatch):
 
     w = rng.integers(-1000, 1000, 300_000)
     total = np.zeros(1, np.int64)
-    _t0_total[(w.size + 255) // 256, 256](total, w)
+    asum[(w.size + 255) // 256, 256](w, total)
     assert total[0] == w.sum()
     pooled += 1
 
@@ -587,7 +572,7 @@ def test_large_tier0_launches_run_on_several_threads(monkeypatch):
     x = rng.random(64 * 64)
     o = np.zeros_like(x)
     want_x = (np.roll(x, -1) + 1) * 2
-    _t0_phases[64, 64](x, o)
+    phases[64, 64](x, o)
     np.testing.assert_allclose(x, want_x, rtol=1e-15)
 
     got = _kiln.tier_stats()["pooled"] - before
