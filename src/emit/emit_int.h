@@ -158,8 +158,8 @@ const char *emit_frozen_array(Emit *E, const GVal *g);
  * expression of its array type. */
 void emit_global_view(Emit *E, const GVal *g);
 
-/* ---- emit_extern.c: external CUDA device functions (CUDA only) ---- */
-/* Their sources, each once, for the top of the program (into out). */
+/* ---- emit_extern.c: external CUDA device functions (on the CPU: their sources as C) ---- */
+/* Their sources, each once, at the top of the program (CUDA) or after the prelude (CPU). */
 void emit_extern_sources(Emit *E, Buf *out);
 /* Declarations and the wrappers kiln's calls go through (into o). */
 void emit_extern_decls(Emit *E, Buf *o);

@@ -11,7 +11,8 @@
  * sources in the SemaResult, each source text once (two declarations that share a
  * source, or a callee's declaration, paste it once), in the order first met, for the
  * emitter (emit.c), after the kernel's own @jit(link=...) sources (kiln_options.links,
- * recorded by sema_run).  CUDA C cannot run on the host, so the CPU target refuses the call.
+ * recorded by sema_run).  On the CPU the sources are compiled as C (emit_extern.c), so
+ * a function written in the C subset of CUDA C runs there too; a cooperative one is refused.
  */
 #include <string.h>
 
@@ -134,12 +135,10 @@ const Type *sema_call_extern(Sema *S, Node *call, FuncInfo *fi) {
     ExternFn *x = fi->ext;
     if (fi->parse_failed || fi->nsigs != 1) return &ty_error;
     const FuncSig *sig = &fi->sigs[0];
-    if (C->opts.target == KILN_TARGET_CPU) {
-        error_at(C, call->sp,
-                 "run the kernel on a GPU (kiln.jit compiles for the CPU when no GPU is used: "
-                 "KILN_TARGET=cpu or no CUDA device)",
-                 "'%s' is external CUDA device code (kiln.declare_device), which needs the GPU "
-                 "target: the CPU target cannot run CUDA C",
+    if (C->opts.target == KILN_TARGET_CPU && x->cooperative) {
+        error_at(C, call->sp, "run the kernel on a GPU",
+                 "'%s' is external CUDA device code that synchronises the grid "
+                 "(declare_device(..., cooperative=True)), which the CPU target cannot run",
                  x->name);
         return &ty_error;
     }

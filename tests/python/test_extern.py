@@ -2,7 +2,7 @@
 
 Without a GPU the kernels that call them are translated for CUDA and compiled by NVRTC
 (kiln.compile_ptx), and the PTX shows the external code inlined; test_gpu.py runs them.
-The CPU target refuses the call at its line: it cannot run CUDA C."""
+The CPU target compiles their sources as C (the C subset of CUDA C runs on the host)."""
 import os
 import subprocess
 import sys
@@ -88,14 +88,74 @@ def use_times2(r, x):
         r[i] = times2(x[i])
 
 
-def test_the_cpu_target_refuses_the_call_at_its_line():
-    x = np.arange(4, dtype=np.int32)
-    with pytest.raises(kiln.CompileError) as e:
-        use_times2[1, 4](x, x)
-    msg = str(e.value)
-    assert "'times2' is external CUDA device code" in msg and "needs the GPU target" in msg
-    assert "r[i] = times2(x[i])" in msg and "^" in msg
-    assert f"test_extern.py:{use_times2.py_func.__code__.co_firstlineno + 4}:" in msg
+times4 = kiln.declare_device("times4", "int32(int32)", link=[TIMES2, TIMES4])
+mul = kiln.declare_device("mul12345", "int32(int32)", link=MUL_CABI, abi="c")
+const42 = kiln.declare_device("const42", "int32()", link=MUL_CABI, abi="c")
+add2 = kiln.declare_device("add2", "int32(int32, int32)", link=MUL_CABI, abi="c")
+store = kiln.declare_device("store54321", "void(CPointer(int32))", link=MUL_CABI, abi="c")
+BLOCK = kiln.CUSource("""
+/* a block of C declarations: extern "C" { ... } and its brace go, the rest is C */
+extern "C" {
+__device__ __forceinline__ int twice(int a) { return a * 2; }
+__device__ int plus_twice(long long *out, int a, int b) { *out = a + twice(b); return 0; }
+}
+""")
+plus_twice = kiln.declare_device("plus_twice", "int64(int32, int32)", link=BLOCK)
+
+
+def use_all(r, x):
+    i = kiln.grid(1)
+    if i < r.size:
+        r[i] = (times2(x[i]) + times4(x[i]) * 10 + mul(x[i]) + add2(x[i], 1) * 7
+                + const42() + plus_twice(x[i], 3))
+
+
+@kiln.jit("void(int32*)", target="cpu")
+def use_store(p):
+    store(p)
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_the_cpu_target_compiles_the_sources_as_c(monkeypatch, tiers):
+    # the C subset of CUDA C runs on the host: Numba's ABI and the C ABI, declarations
+    # taken from the sources, extern "C" blocks, __forceinline__; tier 0 (tcc) too
+    from kiln import _kiln
+
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    loads = _kiln.tier_stats()["tier0_loads"]
+    x = np.arange(40, dtype=np.int32)
+    r = np.zeros_like(x)
+    kiln.jit(target="cpu", cache=False)(use_all)[2, 32](r, x)  # a new dispatcher each time
+    want = x * 2 + x * 40 + x * 12345 + (x + 1 + 777) * 7 + 42 + x + 6
+    assert np.array_equal(r, want)
+    if tiers == "tcc" and _kiln.tier_stats()["available"]:
+        assert _kiln.tier_stats()["tier0_loads"] == loads + 1
+    p = np.zeros(1, np.int32)
+    use_store[1, 1](p.ctypes.data)
+    assert p[0] == 54321
+
+
+def test_the_cpu_target_reports_a_source_it_cannot_compile_as_c():
+    cxx = kiln.declare_device("cxx", "int32(int32)", link=kiln.CUSource(
+        'extern "C" __device__ int cxx(int *out, int a) { int &r = *out; r = a; return 0; }'))
+
+    @kiln.jit(target="cpu")
+    def k(r):
+        r[0] = cxx(1)
+
+    with pytest.raises(kiln.CompileError, match="<CUSource>:1"):
+        k[1, 1](np.zeros(1, np.int32))
+
+
+def test_a_kernel_s_own_link_sources_stay_the_gpu_s_on_the_cpu():
+    # @jit(link=...) sources that no called function needs are not compiled for the host
+    @kiln.jit(target="cpu", link=[kiln.CUSource("#include <cuda_fp16.h>\n__device__ void g() {}")])
+    def k(r):
+        r[0] = 5
+
+    r = np.zeros(1, np.int32)
+    k[1, 1](r)
+    assert r[0] == 5
 
 
 # ---- CUDA code: Numba's ABI -------------------------------------------------------------
