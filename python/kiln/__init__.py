@@ -61,6 +61,7 @@ from ._intrinsics import (  # noqa: F401  (the names kernels use)
     syncwarp, threadfence, threadfence_block, threadfence_system, shared, local, const, atomic,
     syncthreads_and, syncthreads_or, syncthreads_count, fp16, cg, shfl_sync, shfl_down_sync, shfl_up_sync, shfl_xor_sync, ballot_sync, all_sync, any_sync,
     activemask, eq_sync, lanemask_lt, match_any_sync, match_all_sync, cbrt, fma, popc, brev, clz, ffs, selp,
+    ldca, ldcg, ldcs, ldlu, ldcv, stcg, stcs, stwb, stwt,
 )
 from . import vector_types  # noqa: E402  (CUDA's vector types: kiln.float32x4, kiln.float4...)
 

@@ -508,6 +508,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_ATOMIC: emit_atomic(E, n); return;
+    case IK_CACHE: emit_cache_hint(E, n); return;
     case IK_SHFL: {
         static const char *const f[] = {"__shfl_down_sync", "__shfl_up_sync", "__shfl_xor_sync",
                                         "__shfl_sync"};

@@ -164,6 +164,9 @@ void emit_extern_sources(Emit *E, Buf *out);
 /* Declarations and the wrappers kiln's calls go through (into o). */
 void emit_extern_decls(Emit *E, Buf *o);
 
+/* ---- emit_hint.c: loads and stores with a cache hint (kiln.ldcs, kiln.stcs ...) ---- */
+void emit_cache_hint(Emit *E, Node *n);
+
 /* ---- emit_libdevice.c: kiln.libdevice's declarations and wrappers (CUDA only) ---- */
 void emit_libdevice_decls(Emit *E, Buf *o);
 

@@ -37,7 +37,7 @@ bool plan_pure(const Node *n) {
             switch ((IntrKind)n->intr->kind) {
             case IK_ATOMIC: case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_MATCH: case IK_SYNCTHREADS:
             case IK_THREADFENCE: case IK_SHARED_ARRAY: case IK_LOCAL_ARRAY: case IK_CG:
-            case IK_ARRAY_COPY:
+            case IK_ARRAY_COPY: case IK_CACHE:
                 return false;
             default: break;
             }

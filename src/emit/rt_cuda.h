@@ -28,6 +28,56 @@ struct kiln_err {
 };
 
 /* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
+/* Loads and stores with a cache hint (emit_hint.c): the element's bits moved by one
+ * ld.global.<hint>.b<bits> or st.global.<hint>.b<bits>, the PTX Numba-CUDA writes; volatile,
+ * so each call is one access (ld.cv and ld.lu mean it) */
+#define KILN_CACHE_LD(h)                                                                        \
+    template <class T> KILN_FN T kiln_ld_##h(const T *p) {                                      \
+        T v;                                                                                    \
+        if constexpr (sizeof(T) == 1) {                                                         \
+            unsigned short r;                                                                   \
+            asm volatile("ld.global." #h ".b8 %0, [%1];" : "=h"(r) : "l"(p));                   \
+            unsigned char c = (unsigned char)r;                                                 \
+            memcpy(&v, &c, 1);                                                        \
+        } else if constexpr (sizeof(T) == 2) {                                                  \
+            unsigned short r;                                                                   \
+            asm volatile("ld.global." #h ".b16 %0, [%1];" : "=h"(r) : "l"(p));                  \
+            memcpy(&v, &r, 2);                                                        \
+        } else if constexpr (sizeof(T) == 4) {                                                  \
+            unsigned int r;                                                                     \
+            asm volatile("ld.global." #h ".b32 %0, [%1];" : "=r"(r) : "l"(p));                  \
+            memcpy(&v, &r, 4);                                                        \
+        } else {                                                                                \
+            unsigned long long r;                                                               \
+            asm volatile("ld.global." #h ".b64 %0, [%1];" : "=l"(r) : "l"(p));                  \
+            memcpy(&v, &r, 8);                                                        \
+        }                                                                                       \
+        return v;                                                                               \
+    }
+#define KILN_CACHE_ST(h)                                                                        \
+    template <class T> KILN_FN void kiln_st_##h(T *p, T v) {                                    \
+        if constexpr (sizeof(T) == 1) {                                                         \
+            unsigned char c;                                                                    \
+            memcpy(&c, &v, 1);                                                        \
+            asm volatile("st.global." #h ".b8 [%0], %1;" ::"l"(p), "h"((unsigned short)c)       \
+                         : "memory");                                                           \
+        } else if constexpr (sizeof(T) == 2) {                                                  \
+            unsigned short r;                                                                   \
+            memcpy(&r, &v, 2);                                                        \
+            asm volatile("st.global." #h ".b16 [%0], %1;" ::"l"(p), "h"(r) : "memory");         \
+        } else if constexpr (sizeof(T) == 4) {                                                  \
+            unsigned int r;                                                                     \
+            memcpy(&r, &v, 4);                                                        \
+            asm volatile("st.global." #h ".b32 [%0], %1;" ::"l"(p), "r"(r) : "memory");         \
+        } else {                                                                                \
+            unsigned long long r;                                                               \
+            memcpy(&r, &v, 8);                                                        \
+            asm volatile("st.global." #h ".b64 [%0], %1;" ::"l"(p), "l"(r) : "memory");         \
+        }                                                                                       \
+    }
+KILN_CACHE_LD(ca) KILN_CACHE_LD(cg) KILN_CACHE_LD(cs) KILN_CACHE_LD(lu) KILN_CACHE_LD(cv)
+KILN_CACHE_ST(cg) KILN_CACHE_ST(cs) KILN_CACHE_ST(wb) KILN_CACHE_ST(wt)
+
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__popcll(x); }
 KILN_FN u64 kiln_clz64(u64 x) { return (u64)__clzll((long long)x); }
 KILN_FN u64 kiln_ffs64(u64 x) { return (u64)__ffsll((long long)x); }

@@ -181,6 +181,10 @@ static void walk_expr(Walk *w, const Node *n) {
         walk_expr(w, n->ifexp.orelse);
         return;
     case E_CALL:
+        if (n->intr && n->intr->kind == IK_CACHE) { /* its own loads and stores (emit_hint.c) */
+            w->refuse = true;
+            return;
+        }
         /* the callee too: a method's receiver (a.fill(0)) may be there only */
         walk_expr(w, n->call.fn);
         walk_list(w, n->intr && n->intr->kind == IK_RANGE ? &n->call.args : &n->call.bound);

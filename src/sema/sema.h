@@ -88,9 +88,15 @@ typedef enum IntrKind {
     IK_BF16CVT,     /* kiln.bf16.*_to_*: conversions with a rounding mode, sub = BF16CVT() */
     IK_ARRAY_COPY,  /* a.copy(): args are the array (array_copy.c) */
     IK_NAMEDTUPLE,  /* a namedtuple class's call: bound are the fields' values (namedtuple.c) */
-    IK_VECTOR       /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
+    IK_VECTOR,      /* kiln.float32x4 ...: a CUDA vector type's constructor, sub = VEC_SUB()
                      * (vector.c) */
+    IK_CACHE        /* kiln.ldcs(a, i), kiln.stcs(a, i, v) ...: a load or store with a cache
+                     * hint, sub = CH_* (cache_hints.c); bound: the element, then the value */
 } IntrKind;
+
+/* IK_CACHE's sub: the loads, then the stores; their PTX modifiers are cache_hint_names */
+enum { CH_LDCA, CH_LDCG, CH_LDCS, CH_LDLU, CH_LDCV, CH_STCG, CH_STCS, CH_STWB, CH_STWT };
+extern const char *const cache_hint_names[CH_STWT + 1];
 
 /* IK_VECTOR's sub: the lanes' dtype and their count (1-4) */
 #define VEC_SUB(d, n) ((uint8_t)((d) * 4 + (n) - 1))

@@ -514,6 +514,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_VIEW: return sema_view(S, n);
     case IK_VECTOR: return sema_vector_call(S, n, in);
     case IK_LIBDEVICE: return sema_libdevice_call(S, n, in);
+    case IK_CACHE: return sema_cache_hint(S, n, in);
     case IK_BF16:
     case IK_BF16CVT: return sema_bf16_call(S, n, in);
     case IK_GRID:

@@ -147,6 +147,9 @@ bool sema_group_method(Sema *S, Node *n);
 /* f(*t): the call's starred arguments replaced by the tuples' items (star_args.c): 1, or
  * 0 after an error, -1 while a type is not known yet (the call is left as it is). */
 int sema_unpack_star(Sema *S, Node *n);
+/* kiln.ldcs(a, i), kiln.stcs(a, i, v) ...: loads and stores with a cache hint
+ * (cache_hints.c) */
+const Type *sema_cache_hint(Sema *S, Node *n, const Intrinsic *in);
 /* The text of a string literal (dtype names), or NULL. */
 const char *sema_string_text(Sema *S, const Node *n);
 

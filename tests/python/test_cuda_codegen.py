@@ -232,3 +232,27 @@ def test_const_array_like_is_in_constant_memory():
 
     assert "ld.const.f64" in k.inspect_asm("(float64[:])")
     assert "ld.const" not in g.inspect_asm("(float64[:])")
+
+
+@kiln.jit
+def _hinted(r, x, y2, r2):
+    for i in range(len(r)):
+        r[i] = kiln.ldca(x, i) + kiln.ldcg(x, i) + kiln.ldcs(x, i) + kiln.ldlu(x, i) + kiln.ldcv(x, i)
+        kiln.stcs(r2, (i, 0), kiln.ldcs(y2, (i, 1)))
+        kiln.stcg(r, i, r[i] + 1)
+        kiln.stwb(r, i, r[i] - 1)
+        kiln.stwt(r2, (i, 1), 7)
+
+
+@pytest.mark.parametrize("dt, bits", [("int8", 8), ("uint16", 16), ("float16", 16), ("int32", 32),
+                                      ("float32", 32), ("uint64", 64), ("float64", 64)])
+def test_cache_hints_are_the_ptx_numba_writes(dt, bits):
+    # Numba-CUDA's test_cache_hints looks for ld.global.<hint>.b<bits> / st.global...
+    _, argkey = _kiln.parse_signature(f"void({dt}[::1], {dt}[::1], {dt}[:, ::1], {dt}[:, ::1])")
+    src = _compile._translate(_hinted, argkey, 1, 90).source
+    for arch in (80, 90):
+        ptx = _kiln.nvrtc_compile(src, (0, 0, 0), arch, True)[0].decode()
+        for m in ("ca", "cg", "cs", "lu", "cv"):
+            assert f"ld.global.{m}.b{bits}" in ptx, m
+        for m in ("cg", "cs", "wb", "wt"):
+            assert f"st.global.{m}.b{bits}" in ptx, m

@@ -743,6 +743,21 @@ def test_print_in_kernels_on_the_gpu():
                                   for i, v in enumerate((0.5, -1.25, 3.0))]
 
 
+def test_cache_hinted_loads_and_stores_on_the_gpu():
+    @kiln.jit
+    def k(r, x):
+        i = kiln.grid(1)
+        if i < x.size:
+            kiln.stcs(r, i, kiln.ldcs(x, i) + kiln.ldcg(x, i) + kiln.ldlu(x, i))
+            kiln.stwt(r, i, kiln.ldcv(r, i) * 2)
+
+    for dt in (np.int8, np.float16, np.float32, np.int64, np.float64):
+        x = np.arange(100).astype(dt)
+        r = kiln.device_array(100, dt)
+        k[1, 128](r, kiln.to_device(x))
+        assert np.array_equal(r.copy_to_host(), (x * 3 * 2).astype(dt)), dt
+
+
 def test_print_formats_count_in_the_constant_memory_size():
     # Numba-CUDA's test_get_const_mem_unspecialized: the format is a __constant__ array
     @kiln.jit
