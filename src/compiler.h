@@ -139,6 +139,7 @@ Span span_join(Span a, Span b);
 /* The embedded runtime headers (generated at build time from src/emit/rt_*.h). */
 extern const char kiln_rt_common_h[];
 extern const char kiln_rt_mathf_h[]; /* kiln's precise float32 math (CUDA only) */
+extern const char kiln_rt_libdevice_cpu_h[]; /* libdevice's functions for the CPU target */
 extern const char kiln_rt_cpu_h[];
 extern const char kiln_rt_cuda_h[];
 extern const char kiln_rt_half_h[];

@@ -167,8 +167,10 @@ void emit_extern_decls(Emit *E, Buf *o);
 /* ---- emit_hint.c: loads and stores with a cache hint (kiln.ldcs, kiln.stcs ...) ---- */
 void emit_cache_hint(Emit *E, Node *n);
 
-/* ---- emit_libdevice.c: kiln.libdevice's declarations and wrappers (CUDA only) ---- */
+/* ---- emit_libdevice.c: kiln.libdevice's declarations and wrappers ---- */
 void emit_libdevice_decls(Emit *E, Buf *o);
+/* Whether the program calls a libdevice function (the CPU pastes rt_libdevice_cpu.h). */
+bool emit_uses_libdevice(const Emit *E);
 
 /* ---- emit_print.c: print(...) as one printf ---- */
 void emit_print(Emit *E, Node *n);

@@ -4,7 +4,8 @@
  * The table (libdevice_table.h) is written by tools/gen_libdevice.py from the toolkit's
  * libdevice bitcode, which NVRTC links into every program: a kernel's call of
  * libdevice.sincos(x) becomes a call of __nv_sincos (emit_libdevice.c declares it and wraps
- * its pointer results into a tuple).  GPU only: the CPU target has no libdevice.
+ * its pointer results into a tuple).  On the CPU the same names are rt_libdevice_cpu.h's
+ * C functions (all but rcp64h, which has no CPU version).
  */
 #include <string.h>
 
@@ -83,9 +84,10 @@ const Type *sema_libdevice_call(Sema *S, Node *n, const Intrinsic *in) {
     Compiler *C = S->C;
     const LibdeviceFn *f = libdevice_fn(in);
     const char *name = in->name + strlen("kiln.");
-    if (C->opts.target == KILN_TARGET_CPU) {
-        error_at(C, n->sp, "use the math module's function, which both targets have",
-                 "%s() is CUDA's libdevice, which only the GPU target has", name);
+    if (C->opts.target == KILN_TARGET_CPU && strcmp(f->name, "rcp64h") == 0) {
+        error_at(C, n->sp, "run the kernel on a GPU, or compute 1.0 / x",
+                 "%s() has no CPU version: its result depends on how the GPU approximates "
+                 "the reciprocal", name);
         return &ty_error;
     }
     if (n->call.kwvals.n) {
