@@ -210,7 +210,8 @@ TEST(parse_rejects_with_hints) {
         {"    if (n := 3):\n        pass\n", "assignment expressions"},
         {"    a @ a\n", "the matrix operator"},
         {"    class C:\n        pass\n", "classes are not supported"},
-        {"    f(*a)\n", "*args and **kwargs"},
+        {"    f(**a)\n", "**kwargs are not supported"},
+        {"    f(x=1, *a)\n", "*t after keyword arguments"},
     };
     kiln_ctx *ctx;
     Compiler *C = new_compiler(&ctx);
