@@ -22,9 +22,12 @@
 /* The CUDA C text t as C for the host: `extern "C"` replaced by spaces, and the closing
  * brace of an `extern "C" { ... }` block too; comments, strings and character constants
  * are copied as they are. */
+/* extern "C" { ... } blocks open at once that host_text takes apart; a deeper one keeps
+ * its brace, which the C compiler then reports (docs/limits.md) */
+enum { KILN_EXTERN_C_BLOCKS_MAX = 64 };
+
 static void host_text(Buf *out, const char *t, size_t n) {
-    enum { MAX_BLOCKS = 64 };
-    int open[MAX_BLOCKS], nopen = 0, depth = 0;
+    int open[KILN_EXTERN_C_BLOCKS_MAX], nopen = 0, depth = 0;
     size_t i = 0;
     while (i < n) {
         char c = t[i];
@@ -59,7 +62,7 @@ static void host_text(Buf *out, const char *t, size_t n) {
                 bool block = k < n && t[k] == '{';
                 for (size_t m = i; m < (block ? k + 1 : j + 3); m++)
                     buf_put(out, t[m] == '\n' ? "\n" : " ", 1);
-                if (block && nopen < MAX_BLOCKS) open[nopen++] = depth;
+                if (block && nopen < KILN_EXTERN_C_BLOCKS_MAX) open[nopen++] = depth;
                 i = block ? k + 1 : j + 3;
                 continue;
             }
