@@ -5,6 +5,8 @@
  * here, and for a store the value: the CPU reads and writes the element as any subscript
  * (the hint is the GPU's cache policy), the GPU through ld.global.<hint>/st.global.<hint>
  * (emit_hint.c).  Called by sema_call.c. */
+#include <string.h>
+
 #include "sema_int.h"
 
 const char *const cache_hint_names[CH_STWT + 1] = {"ca", "cg", "cs", "lu", "cv",
@@ -28,8 +30,10 @@ static bool index_list(Sema *S, Node *ix, const Type *it, int ndim, NodeList *ou
             return false;
         }
     }
-    if (n != ndim) {
-        error_at(C, ix->sp, NULL, "Expected %d indices, got %d", ndim, n);
+    if (n != ndim) { /* Numba's words */
+        if (it->kind == TY_TUPLE) error_at(C, ix->sp, NULL, "Expected %d indices, got %d", ndim, n);
+        else error_at(C, ix->sp, "give one index per dimension, as a tuple",
+                      "Expected %d indices, got a scalar", ndim);
         return false;
     }
     if (it->kind != TY_TUPLE) {
@@ -73,7 +77,8 @@ const Type *sema_cache_hint(Sema *S, Node *n, const Intrinsic *in) {
     kiln_dtype d = (kiln_dtype)at->elem->dtype;
     if (at->elem->kind == TY_RECORD || !hinted_dtype(d)) {
         error_at(C, arr->sp, "use an array of integers, float16, float32 or float64",
-                 "%s() does not support %s", in->name, ty_name(C, at));
+                 "%s requires array of integer or float type, not %s", /* Numba's words */
+                 in->name + strlen("kiln."), ty_name(C, at));
         return &ty_error;
     }
     const Type *it = sema_expr(S, ix);

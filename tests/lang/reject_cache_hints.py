@@ -1,5 +1,6 @@
 # rejected: cache-hinted loads and stores given a float index (Numba's words: "float64 is
-# not a valid index"), too many indices ("Expected 1 indices, got 2"), a wrong argument
+# not a valid index"), too many indices ("Expected 1 indices, got 2"), a scalar for a 2-D
+# array ("Expected 2 indices, got a scalar"), a wrong argument
 # count, a bool array, a number where the array goes
 import numpy as np
 import kiln
@@ -13,6 +14,11 @@ def float_index(x):
 @kiln.jit
 def two_indices(x):
     v = kiln.ldcs(x, (1, 2))
+
+
+@kiln.jit
+def scalar_for_2d(x):
+    v = kiln.ldcs(x, 1)
 
 
 @kiln.jit
@@ -31,7 +37,8 @@ def number(x):
 
 
 def main():
-    for k, a in ((float_index, np.zeros(4)), (two_indices, np.zeros(4)), (no_index, np.zeros(4)),
+    for k, a in ((float_index, np.zeros(4)), (two_indices, np.zeros(4)), (scalar_for_2d, np.zeros((2, 2))),
+                 (no_index, np.zeros(4)),
                  (bools, np.zeros(4, bool)), (number, np.zeros(4))):
         try:
             k[1, 1](a)
