@@ -138,27 +138,36 @@ static bool declared_in_sources(const SemaResult *r, const char *name) {
     return false;
 }
 
+/* The parameter list ("T a0, T a1") and the argument list (", a0, a1") of x's wrapper, or
+ * false when an earlier declaration of the same symbol already has one (sema_extern.c let
+ * only agreeing ones through, so one wrapper serves them). */
+static bool wrapper_lists(Emit *E, int i, const char **ps, const char **as) {
+    const ExternFn *x = E->R->externs.v[i];
+    for (int j = 0; j < i; j++)
+        if (strcmp(((const ExternFn *)E->R->externs.v[j])->name, x->name) == 0) return false;
+    Buf params, args;
+    buf_init_arena(&params, &E->C->arena);
+    buf_init_arena(&args, &E->C->arena);
+    for (int k = 0; k < x->nparams; k++) {
+        buf_printf(&params, "%s%s a%d", k ? ", " : "", extern_ctype(E, x->params[k]), k);
+        buf_printf(&args, ", a%d", k);
+    }
+    *ps = params.p ? params.p : "";
+    *as = args.p ? args.p : "";
+    return true;
+}
+
 /* The CPU target's declarations and wrappers (C): as emit_extern_decls's below, with
  * Numba's ABI's result read from a union large enough for any scalar the source's out
  * parameter may point to (C has no decltype to ask the source which). */
 static void host_decls(Emit *E) {
     for (int i = 0; i < E->R->externs.n; i++) {
         const ExternFn *x = E->R->externs.v[i];
-        bool dup = false;
-        for (int j = 0; j < i && !dup; j++)
-            dup = strcmp(((const ExternFn *)E->R->externs.v[j])->name, x->name) == 0;
-        if (dup) continue;
+        const char *ps, *as;
+        if (!wrapper_lists(E, i, &ps, &as)) continue;
         bool is_void = x->ret->kind == TY_NONE, ptr = ty_is_ptr(x->ret);
         const char *ct = is_void ? "int" : extern_ctype(E, x->ret);
         const char *rt = is_void ? "void" : emit_ctype(E, x->ret);
-        Buf params, args;
-        buf_init_arena(&params, &E->C->arena);
-        buf_init_arena(&args, &E->C->arena);
-        for (int k = 0; k < x->nparams; k++) {
-            buf_printf(&params, "%s%s a%d", k ? ", " : "", extern_ctype(E, x->params[k]), k);
-            buf_printf(&args, ", a%d", k);
-        }
-        const char *ps = params.p ? params.p : "", *as = args.p ? args.p : "";
         bool declared = declared_in_sources(E->R, x->name);
         const char *val;
         if (x->abi == KILN_ABI_NUMBA) {
@@ -205,10 +214,8 @@ void emit_extern_decls(Emit *E, Buf *o) {
        "{ typedef D type; };\n");
     for (int i = 0; i < E->R->externs.n; i++) {
         const ExternFn *x = E->R->externs.v[i];
-        bool dup = false; /* two declarations that agree (sema_extern.c): one wrapper */
-        for (int j = 0; j < i && !dup; j++)
-            dup = strcmp(((const ExternFn *)E->R->externs.v[j])->name, x->name) == 0;
-        if (dup) continue;
+        const char *ps, *as;
+        if (!wrapper_lists(E, i, &ps, &as)) continue; /* agreeing declarations: one wrapper */
         bool is_void = x->ret->kind == TY_NONE, ptr = ty_is_ptr(x->ret);
         /* ct: the result's C type (a pointer's `T *`); rt: the wrapper's, kiln's value type
          * (a pointer's KP_ struct, which the result's address fills) */
@@ -219,14 +226,6 @@ void emit_extern_decls(Emit *E, Buf *o) {
                                              rt, ct)
                               : arena_printf(&E->C->arena, "return (%s)(%%s);", rt);
         bool numba = x->abi == KILN_ABI_NUMBA;
-        Buf params, args;
-        buf_init_arena(&params, &E->C->arena);
-        buf_init_arena(&args, &E->C->arena);
-        for (int k = 0; k < x->nparams; k++) {
-            buf_printf(&params, "%s%s a%d", k ? ", " : "", extern_ctype(E, x->params[k]), k);
-            buf_printf(&args, ", a%d", k);
-        }
-        const char *ps = params.p ? params.p : "", *as = args.p ? args.p : "";
         bool declared = declared_in_sources(E->R, x->name);
         if (numba) {
             if (!declared)

@@ -45,13 +45,7 @@ static bool index_list(Sema *S, Node *ix, const Type *it, int ndim, NodeList *ou
             nodelist_push(C, out, ix->tuple.v[k], cap);
             continue;
         }
-        Node *lit = node_new(C, E_INT, ix->sp);
-        lit->ilit.v = (uint64_t)k;
-        Node *item = node_new(C, E_SUBSCRIPT, ix->sp);
-        item->sub.base = ix;
-        int c = 0;
-        nodelist_push(C, &item->sub.idx, lit, &c);
-        nodelist_push(C, out, item, cap);
+        nodelist_push(C, out, sema_tuple_item(C, ix, k), cap);
     }
     return true;
 }

@@ -147,6 +147,9 @@ bool sema_group_method(Sema *S, Node *n);
 /* f(*t): the call's starred arguments replaced by the tuples' items (star_args.c): 1, or
  * 0 after an error, -1 while a type is not known yet (the call is left as it is). */
 int sema_unpack_star(Sema *S, Node *n);
+/* t[k]: a new subscript node reading item k of the tuple expression t (star_args.c; the
+ * expression is read again, so t must be free of effects) */
+Node *sema_tuple_item(Compiler *C, Node *t, int k);
 /* kiln.ldcs(a, i), kiln.stcs(a, i, v) ...: loads and stores with a cache hint
  * (cache_hints.c) */
 const Type *sema_cache_hint(Sema *S, Node *n, const Intrinsic *in);

@@ -43,6 +43,16 @@ static int check(Sema *S, Node *n) {
     return 1;
 }
 
+Node *sema_tuple_item(Compiler *C, Node *t, int k) {
+    Node *ix = node_new(C, E_INT, t->sp);
+    ix->ilit.v = (uint64_t)k;
+    Node *s = node_new(C, E_SUBSCRIPT, t->sp);
+    s->sub.base = t;
+    int cap = 0;
+    nodelist_push(C, &s->sub.idx, ix, &cap);
+    return s;
+}
+
 int sema_unpack_star(Sema *S, Node *n) {
     bool any = false;
     for (int i = 0; i < n->call.args.n; i++) any |= (n->call.args.v[i]->flags & NF_STAR) != 0;
@@ -59,15 +69,7 @@ int sema_unpack_star(Sema *S, Node *n) {
         } else if (a->kind == E_TUPLE) { /* f(*(x, y)): the items themselves */
             for (int k = 0; k < a->tuple.n; k++) nodelist_push(C, &out, a->tuple.v[k], &cap);
         } else {
-            for (int k = 0; k < a->ty->n; k++) {
-                Node *ix = node_new(C, E_INT, a->sp);
-                ix->ilit.v = (uint64_t)k;
-                Node *s = node_new(C, E_SUBSCRIPT, a->sp);
-                s->sub.base = a;
-                int icap = 0;
-                nodelist_push(C, &s->sub.idx, ix, &icap);
-                nodelist_push(C, &out, s, &cap);
-            }
+            for (int k = 0; k < a->ty->n; k++) nodelist_push(C, &out, sema_tuple_item(C, a, k), &cap);
         }
     }
     n->call.args = out;
