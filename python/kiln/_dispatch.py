@@ -33,6 +33,7 @@ def _args_of(text):
 
     inner = text[text.index("("):] if "(" in text else "(" + text + ")"
     names = {k: v for k, v in vars(types).items() if not k.startswith("_")}
+    names["bool"] = types.bool_  # kiln's text spells a bool argument "bool"
     val = eval(inner[:-1] + ",)" if inner.strip() != "()" else "()", {"__builtins__": {}}, names)
     return tuple(val)
 

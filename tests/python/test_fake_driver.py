@@ -307,6 +307,13 @@ def test_kernel_resources_are_the_drivers_attributes():
         assert pi_sin.get_const_mem_size(sig) == 0
         spec = kiln.jit("void(float32[::1])")(lambda a: None)
         assert spec.get_regs_per_thread() == 16
+        # a bool argument's text is "bool" (the dict's keys are read back from the text)
+        @kiln.jit
+        def flagged(x, flag):
+            if flag:
+                x[0] = 1
+        flagged[1, 1](np.zeros(1), True)
+        assert flagged.get_regs_per_thread() == {(kiln.float64[::1], kiln.bool_): 16}
         print("ok")
     """)
     assert out.strip().endswith("ok")
