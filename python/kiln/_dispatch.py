@@ -181,10 +181,56 @@ class Dispatcher(_kiln.DispatcherBase):
             for t in texts:
                 self.compile(t)
 
-    def _compile_key(self, key):
+    def _compile_key(self, key, launcher=None, args=None):
+        """The Entry for a type key (C calls this on a miss, with the launcher and the
+        arguments): runs ``_compile_for_args`` with the launch's configuration current
+        (kiln/launchconfig.py)."""
         from . import _compile
 
-        return _compile.entry_for_key(self, key)
+        if launcher is None:
+            return _compile.entry_for_key(self, key)
+        from . import launchconfig
+
+        with launchconfig._current(launchconfig.LaunchConfig(self, launcher, args, key)) as cfg:
+            entry = self._compile_for_args(*args)
+        if not isinstance(entry, _kiln.Entry):
+            raise TypeError(f"_compile_for_args of '{self.__name__}' must return the Entry it "
+                            f"was given by the original method, not {type(entry).__name__}")
+        if cfg._sensitive:
+            entry.launch_config_sensitive = True
+            self._lc_sensitive = True  # C keys this and later launches by their configuration
+            if self._lookup(key) is None:
+                self._insert(key, entry)  # other configurations find the code built
+        return entry
+
+    def _compile_for_args(self, *args, **kws):
+        """Numba's compile hook: builds (or finds) the specialisation the launch compiling on
+        this thread needs, and returns it.  Wrappers may replace it on the instance to see
+        ``kiln.launchconfig.current_launch_config()``; it runs only within a launch."""
+        from . import _compile, launchconfig
+
+        cfg = launchconfig.current_launch_config()
+        if cfg is None or cfg.dispatcher is not self:
+            raise RuntimeError(f"_compile_for_args of '{self.__name__}' runs only within a "
+                               f"launch of it that compiles; call the kernel or use compile()")
+        return self._lookup(cfg._key) or _compile.entry_for_key(self, cfg._key)
+
+    def mark_launch_config_sensitive(self):
+        """Numba's: marks the compile in progress launch-config sensitive, so that this
+        kernel's specialisations are kept per launch configuration from now on
+        (kiln/launchconfig.py).  Only while a launch of this dispatcher compiles."""
+        from . import launchconfig
+
+        cfg = launchconfig.ensure_current_launch_config()
+        if cfg.dispatcher is not self:
+            raise RuntimeError("mark_launch_config_sensitive() must be called on the active "
+                               "launch configuration's dispatcher")
+        cfg._sensitive = True
+
+    def _launch_args(self, launcher):
+        from . import launchconfig
+
+        return launchconfig._args_of(launcher)
 
     def _resolve_target(self):
         """The target of launches whose arguments are all on the host: 0 CPU, 1 CUDA."""

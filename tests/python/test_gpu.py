@@ -1576,3 +1576,29 @@ def test_literal_unroll_over_global_and_argument_arrays_on_gpu():
             kiln.to_device(np.ones((2, 2), np.int64)))
     k[1, 32](out, args)
     np.testing.assert_array_equal(out.copy_to_host(), [6 + 3, 15 + 5, 10 + 4, 3 + 2, 4 + 1])
+
+
+def test_launch_config_sensitive_kernels_compile_per_configuration_on_the_gpu():
+    # kiln.launchconfig (Numba's): the hook sees each new configuration of a marked kernel
+    from kiln import launchconfig
+
+    @kiln.jit(cache=False)
+    def f(x):
+        kiln.atomic.add(x, 0, 1)
+
+    seen = []
+    orig = f._compile_for_args
+
+    def wrapped(*args):
+        cfg = launchconfig.ensure_current_launch_config()
+        f.mark_launch_config_sensitive()
+        seen.append((cfg.griddim, cfg.blockdim))
+        return orig(*args)
+
+    f._compile_for_args = wrapped
+    d = kiln.to_device(np.zeros(1, np.int32))
+    for block in (32, 32, 64, 32):
+        f[2, block](d)
+    assert seen == [((2, 1, 1), (32, 1, 1)), ((2, 1, 1), (64, 1, 1))]
+    assert d.copy_to_host()[0] == 2 * (32 + 32 + 64 + 32)
+    assert next(iter(f.overloads.values())).launch_config_sensitive

@@ -280,6 +280,7 @@ static PyMethodDef disp_methods[] = {
 
 static PyGetSetDef disp_getset[] = {
     {"_kname", (getter)disp_get_name, NULL, "kernel name", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, "instance attributes", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMemberDef disp_members[] = {
@@ -293,6 +294,8 @@ static PyMemberDef disp_members[] = {
      "target of launches with host arguments: 0 CPU, 1 CUDA, -1 unresolved"},
     {"_explicit_cpu", T_BOOL, offsetof(DispatcherObject, k.explicit_cpu), 0,
      "target='cpu' was given"},
+    {"_lc_sensitive", T_BOOL, offsetof(DispatcherObject, k.lc_sensitive), 0,
+     "launch-config sensitive: specialisations are per launch configuration too"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot disp_slots[] = {

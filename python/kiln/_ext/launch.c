@@ -272,6 +272,36 @@ __attribute__((cold, noinline)) static PyObject *hinted_launch(LauncherObject *s
     return r;
 }
 
+/* Appends the launch configuration to the type key of a launch-config sensitive kernel
+ * (the key's first len bytes); returns the new length. */
+static int lc_key(const LauncherObject *self, uint8_t *key, int len) {
+    int64_t cfg[7] = {self->grid[0],  self->grid[1],  self->grid[2], self->block[0],
+                      self->block[1], self->block[2], self->shmem};
+    memcpy(key + len, cfg, sizeof cfg);
+    return len + (int)sizeof cfg;
+}
+
+/* A miss: the dispatcher's _compile_key(type key, launcher, arguments), which runs
+ * _compile_for_args with the launch configuration current (kiln/launchconfig.py).  New
+ * reference, or NULL with an exception set. */
+static PyObject *compile_key(LauncherObject *self, const uint8_t *key, int len,
+                             PyObject *const *args, Py_ssize_t n) {
+    PyObject *kb = PyBytes_FromStringAndSize((const char *)key, len);
+    PyObject *t = PyTuple_New(n);
+    PyObject *r = NULL;
+    if (kb && t) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(args[i]);
+            PyTuple_SET_ITEM(t, i, args[i]);
+        }
+        r = PyObject_CallMethodObjArgs(self->disp, self->k->st->str_compile_key, kb,
+                                       (PyObject *)self, t, NULL);
+    }
+    Py_XDECREF(kb);
+    Py_XDECREF(t);
+    return r;
+}
+
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
@@ -294,8 +324,8 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     if (slow) obs_start(st, &ol);
     Arg stack_args[STACK_ARGS];
     Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
-    uint8_t keybuf[4 * STACK_ARGS + 2];
-    uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 2);
+    uint8_t keybuf[4 * STACK_ARGS + 2 + LC_KEY_BYTES];
+    uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 2 + LC_KEY_BYTES);
     int64_t stack_slots[STACK_SLOTS];
     int64_t *slots = stack_slots;
     int stack_off[STACK_ARGS + 1];
@@ -369,7 +399,8 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     }
     key[4 * n] = (uint8_t)target;
     key[4 * n + 1] = (uint8_t)device;
-    int klen = 4 * (int)n + 2;
+    int klen = 4 * (int)n + 2, base_len = klen;
+    if (d->lc_sensitive) klen = lc_key(self, key, base_len);
     uint64_t h = ext_key_hash(key, klen);
     /* The launch holds its own reference to the entry from here to its return:
      * the GIL is released while the kernel runs, and another thread may clear
@@ -379,15 +410,16 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         Py_INCREF(entry);
     } else {
         if (slow) ol.compiled = true; /* its time is mostly the compile's: not a sample */
-        PyObject *kb = PyBytes_FromStringAndSize((const char *)key, klen);
-        if (!kb) goto done;
-        entry = PyObject_CallMethodOneArg(self->disp, st->str_compile_key, kb);
-        Py_DECREF(kb);
+        entry = compile_key(self, key, base_len, args, n);
         if (!entry) goto done;
         if (!Py_IS_TYPE(entry, st->EntryType)) {
             Py_DECREF(entry);
             PyErr_SetString(PyExc_TypeError, "_compile_key must return an Entry");
             goto done;
+        }
+        if (d->lc_sensitive && klen == base_len) { /* this compile marked it */
+            klen = lc_key(self, key, base_len);
+            h = ext_key_hash(key, klen);
         }
         /* another thread's first call may have inserted one meanwhile: use that */
         PyObject *kept = ext_table_insert(&d->tab, key, klen, h, entry);
@@ -577,10 +609,18 @@ static PyObject *launcher_callbacks(LauncherObject *self, void *c) {
     return self->callbacks;
 }
 
+/* Numba's args of a configured launch: this thread's arguments while a launch through
+ * this launcher compiles (kiln/launchconfig.py), else None. */
+static PyObject *launcher_args(LauncherObject *self, void *c) {
+    return PyObject_CallMethod(self->disp, "_launch_args", "O", (PyObject *)self);
+}
+
 static PyGetSetDef launcher_getset[] = {
     {"config", (getter)launcher_config, NULL, "(griddim, blockdim, stream, shared bytes)", NULL},
     {"griddim", (getter)launcher_griddim, NULL, "the grid's 3 extents (Numba's)", NULL},
     {"blockdim", (getter)launcher_blockdim, NULL, "the block's 3 extents (Numba's)", NULL},
+    {"args", (getter)launcher_args, NULL,
+     "the arguments of this thread's launch while it compiles, else None (Numba's)", NULL},
     {"pre_launch_callbacks", (getter)launcher_callbacks, NULL,
      "callables run as f(kernel, launch) before each launch (Numba's)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -20,7 +20,13 @@ typedef struct {
     int target;        /* for host-only arguments: 0 CPU, 1 CUDA, -1 not resolved yet */
     bool explicit_cpu; /* target='cpu' was asked for: GPU arrays are an error */
     bool warned;       /* the host-array PerformanceWarning was given */
+    bool lc_sensitive; /* launch-config sensitive (kiln/launchconfig.py): the type key
+                        * also holds the grid, block and dynamic shared memory */
 } Kernel;
+
+/* The bytes a launch-config sensitive kernel adds to its type key: grid[3], block[3]
+ * and the dynamic shared memory, as int64. */
+enum { LC_KEY_BYTES = 7 * 8 };
 
 /* The Launcher of kernel k (part of the dispatcher object disp) for a
  * configuration: the cached one, else a new one that holds references to disp

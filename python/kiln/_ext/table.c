@@ -121,6 +121,8 @@ static PyMemberDef entry_members[] = {
     {"signature", T_OBJECT, offsetof(EntryObject, signature), READONLY, "compiled signature"},
     {"cooperative", T_BOOL, offsetof(EntryObject, cooperative), READONLY,
      "whether it uses kiln.cg, and so is launched cooperatively (Numba's name)"},
+    {"launch_config_sensitive", T_BOOL, offsetof(EntryObject, lc_sensitive), 0,
+     "compiled by a launch that marked its dispatcher launch-config sensitive"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot entry_slots[] = {
