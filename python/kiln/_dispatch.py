@@ -197,7 +197,6 @@ class Dispatcher(_kiln.DispatcherBase):
             raise TypeError(f"_compile_for_args of '{self.__name__}' must return the Entry it "
                             f"was given by the original method, not {type(entry).__name__}")
         if cfg._sensitive:
-            entry.launch_config_sensitive = True
             self._lc_sensitive = True  # C keys this and later launches by their configuration
             if self._lookup(key) is None:
                 self._insert(key, entry)  # other configurations find the code built
@@ -378,7 +377,11 @@ class Dispatcher(_kiln.DispatcherBase):
         explicit signatures, each to None: it is compiled into its callers)."""
         if self._is_device:  # compiled into each caller: its signatures are what it has
             return {t: None for t in (self._device_sig or "").split(";") if t}
-        return _Overloads((text, self._lookup(key)) for text, key in self._compiled)
+        entries = ((text, self._lookup(key)) for text, key in self._compiled)
+        if self._lc_sensitive:  # Numba's kernels say launch_config_sensitive (_Sensitive)
+            views = self.__dict__.setdefault("_lc_views", {})
+            entries = ((text, views.setdefault(e, _Sensitive(e))) for text, e in entries)
+        return _Overloads(entries)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0, signature=None):
         """The most blocks of ``blockdim`` threads a cooperative launch (a kernel using
@@ -569,6 +572,25 @@ class _HookedLauncher:
 
     def __call__(self, *args):
         return self.dispatcher._launch_hinted(self._launcher, args, hooks=True)
+
+
+class _Sensitive:
+    """``overloads``' value for a specialisation of a launch-config sensitive kernel
+    (kiln/launchconfig.py): its Entry, which says ``launch_config_sensitive``.  An Entry
+    may serve several dispatchers of the same code, so the mark is the dispatcher's, not the
+    Entry's (whose own ``launch_config_sensitive`` is always False)."""
+
+    __slots__ = ("_entry",)
+    launch_config_sensitive = True
+
+    def __init__(self, entry):
+        self._entry = entry
+
+    def __getattr__(self, name):
+        return getattr(self._entry, name)
+
+    def __repr__(self):
+        return f"<launch-config sensitive {self._entry!r}>"
 
 
 class _Overloads(dict):

@@ -84,10 +84,12 @@ def test_a_sensitive_kernel_compiles_per_configuration():
     assert seen == [((1, 1, 1), (2, 1, 1), 0), ((1, 1, 1), (3, 1, 1), 0),
                     ((1, 1, 1), (2, 1, 1), 64)]
     entry = next(iter(f.overloads.values()))
-    assert entry.launch_config_sensitive
+    assert entry.launch_config_sensitive and entry is next(iter(f.overloads.values()))
+    assert entry.signature == "(int32[::1])"  # the Entry's own attributes show through
     assert f.signatures == ["(int32[::1])"]  # one specialisation's code serves them all
     assert x[0] == 2 * 2 + 2 * 3 + 2 + 2
-    # a kernel nothing marked stays per argument types only
+    # a kernel nothing marked stays per argument types only, though the same code may serve
+    # both dispatchers (the memory tier shares it)
     g = make()
     g[1, 1](x)
     assert not next(iter(g.overloads.values())).launch_config_sensitive

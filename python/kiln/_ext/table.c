@@ -110,7 +110,13 @@ static PyMethodDef entry_methods[] = {
      "threads a cooperative launch may have (Numba's name)"},
     {NULL, NULL, 0, NULL}};
 
+/* Numba's _Kernel.launch_config_sensitive: an Entry may serve several dispatchers of the
+ * same code, so a sensitive dispatcher's overloads mark it instead (_dispatch.py _Sensitive) */
+static PyObject *entry_lc_sensitive(PyObject *self, void *c) { Py_RETURN_FALSE; }
+
 static PyGetSetDef entry_getset[] = {
+    {"launch_config_sensitive", (getter)entry_lc_sensitive, NULL,
+     "False: a launch-config sensitive dispatcher's overloads say True", NULL},
     {"tier", (getter)entry_tier, NULL, "0: tier 0's quick code runs; 1: the optimised code", NULL},
     {"_type_annotation", (getter)entry_type_annotation, NULL,
      "each variable's type as kiln type objects (Numba's typemap)", NULL},
@@ -121,8 +127,6 @@ static PyMemberDef entry_members[] = {
     {"signature", T_OBJECT, offsetof(EntryObject, signature), READONLY, "compiled signature"},
     {"cooperative", T_BOOL, offsetof(EntryObject, cooperative), READONLY,
      "whether it uses kiln.cg, and so is launched cooperatively (Numba's name)"},
-    {"launch_config_sensitive", T_BOOL, offsetof(EntryObject, lc_sensitive), 0,
-     "compiled by a launch that marked its dispatcher launch-config sensitive"},
     {NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot entry_slots[] = {

@@ -34,8 +34,6 @@ typedef struct {
     bool can_fail;        /* it may record a kernel error */
     bool debug;           /* compiled with debug=True: checked after each launch */
     bool cooperative;     /* uses kiln.cg: its CUDA module launches cooperatively */
-    bool lc_sensitive;    /* compiled while its launch was marked launch-config sensitive
-                           * (Numba's launch_config_sensitive, kiln/launchconfig.py) */
     ModState *st;
     int nparams;
     kiln_argtype *ptypes; /* the types it was compiled for */
