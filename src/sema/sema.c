@@ -466,12 +466,49 @@ static void shape_params(const Node *proto, const NodeList *body, uint64_t *mask
     }
 }
 
+/* Marks in *mask the parameter (of proto) that a condition tests whole: `p` or `not p`. */
+static void cond_param(const Node *proto, const Node *c, uint64_t *mask) {
+    if (c->kind == E_UNARY && c->op == U_NOT) c = c->un.x;
+    if (c->kind != E_NAME) return;
+    for (int p = 0; p < proto->def.nparams && p < 64; p++)
+        if (strcmp(proto->def.params[p].name, c->name.id) == 0) *mask |= UINT64_C(1) << p;
+}
+
+/* The parameters a function's body tests whole in `if` and `elif` conditions. */
+static void cond_params(const Node *proto, const NodeList *body, uint64_t *mask) {
+    for (int i = 0; i < body->n; i++) {
+        const Node *n = body->v[i];
+        switch (n->kind) {
+        case S_FOR: cond_params(proto, &n->fors.body, mask); break;
+        case S_WHILE: cond_params(proto, &n->ifs.body, mask); break;
+        case S_IF: /* an elif chain with a loop: any length costs no stack */
+            for (; n; n = elif_of(n)) {
+                cond_param(proto, n->ifs.cond, mask);
+                cond_params(proto, &n->ifs.body, mask);
+                if (!elif_of(n)) cond_params(proto, &n->ifs.orelse, mask);
+            }
+            break;
+        default: break;
+        }
+    }
+}
+
 /* An integer constant, or a tuple of them (a literal `(4, 8)` or a global tuple), given
  * to a device function without a signature for a parameter its body uses as an array's
  * shape: its type carries the values, so the callee may shape arrays with it, as Numba's
- * literal dispatch allows; a specialisation per value. */
+ * literal dispatch allows; a specialisation per value.  Likewise a bool constant for a
+ * parameter the body tests (`if p:`): the callee's test is then constant, and the branch
+ * that never runs is not typed (Numba prunes it). */
 static const Type *literal_arg(Compiler *C, const Node *arg, const Type *t) {
     int64_t dims[KILN_MAX_NDIM];
+    if (t->kind == TY_BOOL && !t->lit) {
+        if (!(arg->flags & NF_CONST)) return t;
+        Type *lt = arena_alloc(&C->arena, sizeof *lt);
+        *lt = *t;
+        lt->lit = true;
+        lt->litv = arg->cval.i != 0;
+        return lt;
+    }
     if (t->kind == TY_INT && t->weak && !t->lit) {
         if (!sema_const_int(arg, &dims[0])) return t;
         Type *lt = arena_alloc(&C->arena, sizeof *lt);
@@ -767,6 +804,31 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
     return found;
 }
 
+/* ---- dead branches ------------------------------------------------------------------- */
+
+/* The truth of a condition known when compiling (a literal, a frozen global, a device
+ * function's literal bool argument, arithmetic of those): 1 or 0, or -1 when it is not
+ * known.  A complex constant is never NF_CONST. */
+static int const_truth(const Node *cond) {
+    if (!(cond->flags & NF_CONST) || !cond->ty) return -1;
+    if (cond->ty->kind == TY_FLOAT) return cond->cval.f != 0;
+    if (cond->ty->kind == TY_BOOL || cond->ty->kind == TY_INT) return cond->cval.i != 0;
+    return -1;
+}
+
+/* A branch that never runs, replaced by one `pass` (passes after sema expect a statement
+ * where Python has one): its statements are never typed, so what only it does (a value of
+ * another type, an index of the wrong type) is no error, as in Numba, which prunes dead
+ * branches of constant conditions before typing. */
+static NodeList pass_list(Compiler *C, NodeList dead) {
+    if (dead.n == 0) return dead;
+    if (dead.n == 1 && dead.v[0]->kind == S_PASS) return dead;
+    NodeList l = {0};
+    int cap = 0;
+    nodelist_push(C, &l, node_new(C, S_PASS, dead.v[0]->sp), &cap);
+    return l;
+}
+
 static void stmt(Sema *S, Node *n);
 
 /* Whether f can return a value of type vt next to its other returns so far: a scalar,
@@ -855,6 +917,12 @@ static void stmt(Sema *S, Node *n) {
     case S_IF:
         for (;;) {
             sema_cond(S, n->ifs.cond);
+            int live = const_truth(n->ifs.cond);
+            if (live == 0) { /* never runs: not typed, as Numba prunes it (dead_branch) */
+                n->ifs.body = pass_list(C, n->ifs.body);
+            } else if (live == 1) { /* always runs: the elifs and else never do */
+                n->ifs.orelse = pass_list(C, n->ifs.orelse);
+            }
             int saved = S->nfacts;
             add_facts(S, n->ifs.cond);
             block(S, &n->ifs.body);
@@ -1281,7 +1349,10 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
     const Type **types = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(np + 1));
     bool unknown = false;
     uint64_t shapes = 0;
-    if (!fi->has_sig) shape_params(proto, &proto->def.body, &shapes);
+    if (!fi->has_sig) {
+        shape_params(proto, &proto->def.body, &shapes);
+        cond_params(proto, &proto->def.body, &shapes);
+    }
     for (int i = 0; i < np; i++) {
         if (!bound[i]) {
             Node *d = proto->def.params[i].deflt;
@@ -1293,6 +1364,7 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
             if (!d->ty && !type_default(S, d)) return NULL;
             bound[i] = d;
             types[i] = d->ty;
+            if (!fi->has_sig && i < 64 && (shapes >> i & 1)) types[i] = literal_arg(C, d, d->ty);
             continue;
         }
         const Type *t = sema_expr(S, bound[i]);

@@ -867,6 +867,10 @@ static const Type *expr_inner(Sema *S, Node *n) {
                 }
                 return &ty_unknown;
             }
+            if (s->ty->kind == TY_BOOL && s->ty->lit && s->param >= 0 && s->nassign == 0) {
+                n->flags |= NF_CONST; /* a literal bool argument (sema.c literal_arg) */
+                n->cval.i = s->ty->litv;
+            }
             int64_t lo;
             if (ty_is_int(s->ty) && (!s->maybe_neg || !ty_is_signed(s->ty)))
                 bound_set(n, bound_sym(s));

@@ -220,7 +220,8 @@ bool ty_equal(const Type *a, const Type *b) {
     case TY_INT:
         return a->dtype == b->dtype && a->weak == b->weak && a->lit == b->lit &&
                (!a->lit || a->litv == b->litv);
-    case TY_BOOL:
+    case TY_BOOL: /* a literal argument's value is part of its type (sema.c literal_arg) */
+        return a->lit == b->lit && (!a->lit || a->litv == b->litv);
     case TY_FLOAT:
     case TY_COMPLEX: return a->dtype == b->dtype && a->weak == b->weak;
     case TY_DTYPE: return a->dtype == b->dtype && (!a->rec || ty_same_record(a->rec, b->rec));

@@ -59,7 +59,8 @@ struct Type {
     uint8_t dtype;     /* scalars and TY_DTYPE: kiln_dtype */
     bool weak;         /* a Python scalar (see above) */
     bool lit;          /* TY_INT: a device function's argument known when compiling (litv),
-                        * so the callee may use it as an array's shape (sema.c) */
+                        * so the callee may use it as an array's shape; TY_BOOL: one the
+                        * callee tests, whose dead branch is then not typed (sema.c) */
     int64_t litv;
     /* TY_ARRAY */
     const Type *elem;  /* scalar element type */
