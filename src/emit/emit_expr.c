@@ -1313,8 +1313,11 @@ void emit_expr(Emit *E, Node *n) {
             P("%s(KILN_TA", emit_func_name(E, f));
             for (int i = 0; i < n->call.bound.n; i++) {
                 const Type *pt = f->params[i];
-                /* a dtype, function or module argument is part of the callee's types */
-                if (pt->kind == TY_DTYPE || pt->kind == TY_FUNC || pt->kind == TY_NS) continue;
+                /* a dtype, function, module or None argument is part of the callee's
+                 * types (emit.c emittable) */
+                if (pt->kind == TY_DTYPE || pt->kind == TY_FUNC || pt->kind == TY_NS ||
+                    pt->kind == TY_NONE)
+                    continue;
                 PS(", ");
                 emit_expr_as(E, n->call.bound.v[i], pt);
             }

@@ -416,10 +416,11 @@ static bool storable(const Type *t) {
 }
 
 /* What a device function without a signature may take besides values, as Numba does:
- * a dtype, a kiln function or an intrinsic (cuda.atomic.add), a module.  Each is part of
+ * a dtype, a kiln function or an intrinsic (cuda.atomic.add), a module, None (Numba's
+ * Omitted or none: `out is None` is then a constant, and its dead branch is not typed).  Each is part of
  * the specialisation's types and has no run-time value (emit.c passes nothing). */
 static bool compile_time_arg(const Type *t) {
-    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS;
+    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS || t->kind == TY_NONE;
 }
 
 /* Marks in *mask the parameters (of proto) that `shape`, a shared or local array's shape,
@@ -686,14 +687,45 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
     }
 }
 
+/* ---- dead branches ------------------------------------------------------------------- */
+
+/* The truth of a condition known when compiling (a literal, a frozen global, a device
+ * function's literal bool argument, arithmetic of those): 1 or 0, or -1 when it is not
+ * known.  A complex constant is never NF_CONST. */
+static int const_truth(const Node *cond) {
+    if (!(cond->flags & NF_CONST) || !cond->ty) return -1;
+    if (cond->ty->kind == TY_FLOAT) return cond->cval.f != 0;
+    if (cond->ty->kind == TY_BOOL || cond->ty->kind == TY_INT) return cond->cval.i != 0;
+    return -1;
+}
+
+/* A branch that never runs, replaced by one `pass` (passes after sema expect a statement
+ * where Python has one): its statements are never typed, so what only it does (a value of
+ * another type, an index of the wrong type) is no error, as in Numba, which prunes dead
+ * branches of constant conditions before typing. */
+static NodeList pass_list(Compiler *C, NodeList dead) {
+    if (dead.n == 0) return dead;
+    if (dead.n == 1 && dead.v[0]->kind == S_PASS) return dead;
+    NodeList l = {0};
+    int cap = 0;
+    nodelist_push(C, &l, node_new(C, S_PASS, dead.v[0]->sp), &cap);
+    return l;
+}
+
 static bool always_returns(const NodeList *l) {
     if (l->n == 0) return false;
     const Node *last = l->v[l->n - 1];
     if (last->kind == S_RETURN) return true;
     if (last->kind == S_ASSERT && last->assrt.exc) return true; /* raise */
-    if (last->kind == S_IF) {
-        for (; elif_of(last); last = elif_of(last))
-            if (!always_returns(&last->ifs.body)) return false;
+    if (last->kind == S_IF) { /* an arm whose condition is known decides (dead branches) */
+        for (; elif_of(last); last = elif_of(last)) {
+            int live = const_truth(last->ifs.cond);
+            if (live == 1) return always_returns(&last->ifs.body);
+            if (live != 0 && !always_returns(&last->ifs.body)) return false;
+        }
+        int live = const_truth(last->ifs.cond);
+        if (live == 1) return always_returns(&last->ifs.body);
+        if (live == 0) return always_returns(&last->ifs.orelse);
         return always_returns(&last->ifs.body) && always_returns(&last->ifs.orelse);
     }
     if (last->kind == S_WHILE && last->ifs.cond->kind == E_BOOL && last->ifs.cond->blit)
@@ -802,31 +834,6 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
             found = true;
         }
     return found;
-}
-
-/* ---- dead branches ------------------------------------------------------------------- */
-
-/* The truth of a condition known when compiling (a literal, a frozen global, a device
- * function's literal bool argument, arithmetic of those): 1 or 0, or -1 when it is not
- * known.  A complex constant is never NF_CONST. */
-static int const_truth(const Node *cond) {
-    if (!(cond->flags & NF_CONST) || !cond->ty) return -1;
-    if (cond->ty->kind == TY_FLOAT) return cond->cval.f != 0;
-    if (cond->ty->kind == TY_BOOL || cond->ty->kind == TY_INT) return cond->cval.i != 0;
-    return -1;
-}
-
-/* A branch that never runs, replaced by one `pass` (passes after sema expect a statement
- * where Python has one): its statements are never typed, so what only it does (a value of
- * another type, an index of the wrong type) is no error, as in Numba, which prunes dead
- * branches of constant conditions before typing. */
-static NodeList pass_list(Compiler *C, NodeList dead) {
-    if (dead.n == 0) return dead;
-    if (dead.n == 1 && dead.v[0]->kind == S_PASS) return dead;
-    NodeList l = {0};
-    int cap = 0;
-    nodelist_push(C, &l, node_new(C, S_PASS, dead.v[0]->sp), &cap);
-    return l;
 }
 
 static void stmt(Sema *S, Node *n);
@@ -1175,10 +1182,14 @@ static bool type_default(Sema *S, Node *d) {
         d->cval.i = x->blit;
         d->flags |= NF_CONST;
         return true;
+    case E_NONE: /* `out=None`: tested with `is None`, a constant (compile_time_arg) */
+        if (x != d) break;
+        d->ty = &ty_none;
+        return true;
     default: break;
     }
     error_at(S->C, d->sp, "pass the value explicitly at the call",
-             "default values of device functions must be literal numbers or booleans");
+             "default values of device functions must be literal numbers, booleans or None");
     return false;
 }
 

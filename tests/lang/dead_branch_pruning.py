@@ -1,6 +1,8 @@
 # A branch whose condition is known when compiling is not typed, as Numba prunes it before
 # typing: a frozen global flag (`if DEBUG:`), a device function's bool argument given as a
-# constant (a specialisation per value, as Numba's literal dispatch), or its default.  What
+# constant (a specialisation per value, as Numba's literal dispatch), or its default, and
+# `out is None` for a parameter that defaults to None (an arm that returns then decides
+# whether the function always returns).  What
 # only the dead branch does (a float index, a tuple of another type) is then no error; the
 # same code in a branch that runs still is, and a bool argument that is not a constant
 # keeps both branches.
@@ -34,6 +36,22 @@ def k(a, out):
             out[i] = a[2.5]
 
 
+@kiln.jit(device=True)
+def scale(a, i, out=None):
+    if out is None:
+        return a[i] * 2
+    else:
+        out[i] = a[i] * 3
+        return out[i]
+
+
+@kiln.jit
+def optional(a, b, r):
+    i = kiln.grid(1)
+    if i < a.size:
+        r[i] = scale(a, i) + scale(a, i, b) + scale(a, i, None)
+
+
 @kiln.jit
 def live(a, out):
     i = kiln.grid(1)
@@ -54,6 +72,9 @@ def main():
     out = np.zeros(8)
     k[1, 8](a, out)
     print(out.tolist())
+    b, r = np.zeros(8), np.zeros(8)
+    optional[1, 8](a, b, r)
+    print(r.tolist(), b.tolist())
     for f in (live, runtime_flag):
         try:
             f[1, 8](a, out, True) if f is runtime_flag else f[1, 8](a, out)
