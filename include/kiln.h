@@ -342,14 +342,19 @@ typedef enum kiln_fuse_argkind {
     KILN_FUSE_SCALAR,  /* a typed scalar (a NumPy scalar): dtype */
     KILN_FUSE_PYINT,   /* a Python int: weak (NEP 50) */
     KILN_FUSE_PYFLOAT, /* a Python float: weak */
-    KILN_FUSE_PYBOOL   /* a Python bool: Python's rules among Python scalars */
+    KILN_FUSE_PYBOOL,  /* a Python bool: Python's rules among Python scalars */
+    KILN_FUSE_ROW      /* a 1-D array (ndim 1, ones 0) read at the column of a flat
+                        * position: the position modulo the kernel's k_cols argument.
+                        * The row operand of an elementwise call whose other arrays are
+                        * C-contiguous and passed flat (kiln.fuse's row path, docs/modes.md);
+                        * the call's output is then 1-D */
 } kiln_fuse_argkind;
 
 typedef struct kiln_fuse_arg {
     kiln_fuse_argkind kind;
-    kiln_dtype dtype;  /* ARRAY, SCALAR (a Python bool is a bool SCALAR) */
-    int ndim;          /* ARRAY: 0..KILN_MAX_NDIM */
-    uint32_t ones;     /* ARRAY: bit d set when dimension d has extent 1 */
+    kiln_dtype dtype;  /* ARRAY, ROW, SCALAR (a Python bool is a bool SCALAR) */
+    int ndim;          /* ARRAY: 0..KILN_MAX_NDIM; ROW: 1 */
+    uint32_t ones;     /* ARRAY: bit d set when dimension d has extent 1; ROW: 0 */
 } kiln_fuse_arg;
 
 typedef enum kiln_fuse_kind {

@@ -343,6 +343,13 @@ static int fuse_body(Compiler *C, void *arg) {
     f->first_line = R->src->first_line > 0 ? R->src->first_line : 1;
     FuseIR *ir = arena_alloc(&C->arena, sizeof *ir);
     if (fuse_lower(C, f, R->src->scope, R->args, R->nargs, ir) != 0 || C->nerrors) return -1;
+    for (int i = 0; i < R->nargs; i++)
+        if (R->args[i].kind == KILN_FUSE_ROW && (ir->kind != KILN_FUSE_MAP || ir->ndim_out != 1)) {
+            /* a row operand is read at a flat position's column: elementwise, 1-D only */
+            diag_plain(C->ctx, KILN_ERROR, NULL,
+                       "argument %d is a row operand, which only a 1-D elementwise call takes", i + 1);
+            return -1;
+        }
     kiln_fuse_plan *p = R->plan;
     p->kind = ir->kind;
     p->keepdims = ir->keepdims;
@@ -378,8 +385,10 @@ int kiln_fuse(kiln_ctx *ctx, const kiln_source *src, const kiln_fuse_arg *args, 
         return -1;
     }
     for (int i = 0; i < nargs; i++) {
-        if (args[i].dtype >= KILN_NDTYPES || args[i].dtype == KILN_FLOAT16 ||
-            (args[i].kind == KILN_FUSE_ARRAY && (args[i].ndim < 0 || args[i].ndim > KILN_MAX_NDIM))) {
+        if ((unsigned)args[i].kind > KILN_FUSE_ROW || (unsigned)args[i].dtype >= KILN_NDTYPES ||
+            args[i].dtype == KILN_FLOAT16 ||
+            (args[i].kind == KILN_FUSE_ARRAY && (args[i].ndim < 0 || args[i].ndim > KILN_MAX_NDIM)) ||
+            (args[i].kind == KILN_FUSE_ROW && (args[i].ndim != 1 || args[i].ones != 0))) {
             diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return -1;
         }

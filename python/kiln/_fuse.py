@@ -20,7 +20,7 @@ from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
 from ._ufunc import _make_kernel
 
-_ARRAY, _SCALAR, _PYINT, _PYFLOAT, _PYBOOL = 0, 1, 2, 3, 4
+_ARRAY, _SCALAR, _PYINT, _PYFLOAT, _PYBOOL, _ROW = 0, 1, 2, 3, 4, 5  # kiln_fuse_argkind
 _MAP, _ROWS, _ALL = 0, 1, 2
 _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
 _GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
@@ -104,6 +104,76 @@ class _Spec:
         self.tuned = {}  # max-autotune's choices: (device, size bits) -> threads
 
 
+def _row_roles(key):
+    """Whether an elementwise call of this key may run as a flat call with row operands
+    (KILN_FUSE_ROW): some arrays of two or more dimensions without an extent-1 one (the
+    full arrays), every other array one row of them (extent 1 but in its last dimension)
+    or of one element.  Each argument's role, or None: 1 full, 2 row, 0 as it is."""
+    full = max([k[2] for k in key if k[0] == _ARRAY and k[3] == 0] or [0])
+    if full < 2:
+        return None
+    roles = []
+    for k in key:
+        if k[0] != _ARRAY:
+            roles.append(0)
+            continue
+        nd, ones = k[2], k[3]
+        if nd > full:
+            return None
+        if ones == (1 << nd) - 1:      # one element (0-d included): broadcast as it is
+            roles.append(0)
+        elif nd == full and ones == 0:
+            roles.append(1)
+        elif ones == (1 << (nd - 1)) - 1:
+            roles.append(2)
+        else:
+            return None
+    return tuple(roles) if 2 in roles else None
+
+
+def _row_flat(key, vals, roles):
+    """A GPU elementwise call whose full arrays all have one shape in C order and whose
+    row operands are contiguous rows of it, as a flat call (the shape of _flatten's
+    answer, with the row length): the 1-D kernel reads each row operand at the
+    position's column, and its wide entry reads full arrays and rows as 16-byte
+    vectors (vecplan.h).  A row length that is not a multiple of 4 keeps the 2-D
+    kernel, as the vectors would then straddle rows.  None when the call does not fit."""
+    shape = None
+    for r, v in zip(roles, vals):
+        if r == 1:
+            if shape is None:
+                shape = v.shape
+            elif v.shape != shape:
+                return None
+            if _kiln.key_of(v)[3] != 67:    # 'C'
+                return None
+    cols = shape[-1]
+    if cols % 4 or cols == 0:
+        return None
+    n = 1
+    for e in shape:
+        n *= e
+    if n == 0:
+        return None
+    fkey, fvals = [], []
+    for k, r, v in zip(key, roles, vals):
+        if r == 0 and k[0] == _ARRAY and k[2] > 1:  # one element, as 1-D
+            fkey.append((_ARRAY, k[1], 1, 1))
+            fvals.append(_kiln.device_view(v, 0, (1,), (v.itemsize,)))
+        elif r == 0:
+            fkey.append(k)
+            fvals.append(v)
+        elif r == 1:
+            fkey.append((_ARRAY, k[1], 1, 0))
+            fvals.append(_kiln.device_view(v, 0, (n,), (v.itemsize,)))
+        else:
+            if v.shape[-1] != cols or v.strides[-1] != v.itemsize:
+                return None
+            fkey.append((_ROW, k[1], 1, 0))
+            fvals.append(_kiln.device_view(v, 0, (cols,), (v.itemsize,)))
+    return tuple(fkey), fvals, shape, cols
+
+
 def _bits(mask):
     return [i for i in range(64) if mask >> i & 1]
 
@@ -134,6 +204,7 @@ class Fused:
         self._fastmath = bool(fastmath)  # the kernels' @kiln.jit(fastmath=...)
         self._source = _source.snapshot(func)
         self._specs = {}
+        self._row_roles = {}  # key -> _row_roles(key)
         self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
         self._lock = threading.Lock()
         if isinstance(signatures, str):
@@ -230,6 +301,14 @@ class Fused:
             flat = self._flatten(key, vals, gpu)
             if flat is not None:
                 return self._run_flat(flat, target, vals, gpu)
+            if gpu is not None:
+                roles = self._row_roles.get(key, False)
+                if roles is False:
+                    roles = self._row_roles[key] = _row_roles(key)
+                if roles is not None:
+                    flat = _row_flat(key, vals, roles)
+                    if flat is not None:
+                        return self._run_flat(flat, target, vals, gpu)
         return self._run(spec, vals, gpu)
 
     def _spec_for(self, key, target, vals):
@@ -272,12 +351,19 @@ class Fused:
         return fkey, fvals, shape
 
     def _run_flat(self, flat, target, vals, gpu):
-        fkey, fvals, shape = flat
+        fkey, fvals, shape = flat[:3]
         spec = self._specs.get((fkey, target))
         if spec is None:
             spec = self._spec_for(fkey, target, fvals)
-        res = self._run(spec, fvals, gpu)
-        outs = res if spec.tuple else (res,)
+        if len(flat) == 3:
+            res = self._run(spec, fvals, gpu)
+            outs = res if spec.tuple else (res,)
+        else:  # row operands: the flat output's length is the call's size, not theirs
+            n = 1
+            for e in shape:
+                n *= e
+            outs = [device_array((n,), dt) for dt, _, _ in spec.outs]
+            self._launch(spec, fvals, outs, (n,), None, gpu, flat[3])
         if gpu is None:
             outs = tuple(o.reshape(shape) for o in outs)
         else:
@@ -352,9 +438,9 @@ class Fused:
             res = outs
         return tuple(res) if spec.tuple else res[0]
 
-    def _launch(self, spec, vals, outs, out_shape, inners, gpu):
+    def _launch(self, spec, vals, outs, out_shape, inners, gpu, cols=0):
         np = _np()
-        extra = {}
+        extra = {"cols": cols}
         parts = []
         if spec.kind == _ALL:
             totals = []
@@ -544,7 +630,7 @@ def _kernel_argkey(spec, key, layouts):
             argkey.append(bytes([1, _code_of(spec.reds[int(p[1:])][0]), 1, ord("C")]))
         elif c == "a" and p[1:].isdigit():
             kind, dt, nd, _ = key[int(p[1:])]
-            if kind == _ARRAY:
+            if kind in (_ARRAY, _ROW):
                 argkey.append(bytes([1, dt, max(nd, 1), ord(layouts[int(p[1:])])]))
             elif kind in (_SCALAR, _PYBOOL):
                 argkey.append(bytes([0, dt, 0, 0]))

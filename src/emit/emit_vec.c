@@ -33,8 +33,8 @@ void emit_vec_params(Emit *E, const FuncSpec *k, Buf *ps) {
     const VecPlan *v = E->vec;
     for (int p = 0; p < k->nparams && p < 64; p++) {
         const char *el = NULL;
-        if (((v->loads | v->stores) >> p) & 1) el = emit_elem_ctype(E, k->params[p]->elem);
-        if ((v->loads >> p) & 1) buf_printf(ps, ", %s vl%d_", el, p);
+        if (((v->loads | v->stores | v->rows) >> p) & 1) el = emit_elem_ctype(E, k->params[p]->elem);
+        if (((v->loads | v->rows) >> p) & 1) buf_printf(ps, ", %s vl%d_", el, p);
         if ((v->stores >> p) & 1) buf_printf(ps, ", %s *vs%d_, kbool *vw%d_", el, p, p);
     }
 }
@@ -48,13 +48,13 @@ static const char *pos(Emit *E, int j, int e) {
 void emit_vec_entry(Emit *E, const FuncSpec *k, const char *args) {
     const VecPlan *v = E->vec;
     const int W = KILN_CUDA_WIDE;
-    uint64_t all = v->loads | v->stores;
+    uint64_t all = v->loads | v->stores; /* arrays indexed by the position */
     /* V positions per vector: VEC_BYTES of the widest element, at most W; a thread's W
      * positions are C vectors, each vector's positions consecutive and the threads'
      * vectors side by side, so that each load instruction of a warp reads one span */
     int64_t widest = 1;
     for (int p = 0; p < 64; p++)
-        if ((all >> p) & 1 && ty_elem_size(k->params[p]->elem) > widest)
+        if (((all | v->rows) >> p) & 1 && ty_elem_size(k->params[p]->elem) > widest)
             widest = ty_elem_size(k->params[p]->elem);
     const int V = VEC_BYTES / widest < W ? (int)(VEC_BYTES / widest) : W, C = W / V;
     P("    /* the vector path (vecplan.h): %d positions per thread, %d vector%s of %d */\n"
@@ -85,11 +85,35 @@ void emit_vec_entry(Emit *E, const FuncSpec *k, const char *args) {
                 P("            l%d_[%d].v[%d] = p%dd[%s];\n", p, j, e, p, pos(E, j, e));
         PS("        }\n");
     }
+    if (v->rows) {
+        /* the row vectors: each vector's positions start at a multiple of V, so with m a
+         * multiple of V their columns are consecutive, from the first one's */
+        P("        const i64 m_ = p%d;\n        const bool mv_ = m_ > 0 && m_ %% %d == 0;\n", v->cols, V);
+        for (int j = 0; j < C; j++)
+            P("        const i64 c%d_ = mv_ ? kiln_col_(%s, m_) : 0;\n", j, pos(E, j, 0));
+    }
+    for (int p = 0; p < 64; p++) {
+        if (!((v->rows >> p) & 1)) continue;
+        int align;
+        const char *vt = vec_type(E, k->params[p]->elem, V, &align);
+        P("        %s l%d_[%d];\n        if (mv_ && ((u64)p%dd & %d) == 0", vt, p, C, p, align - 1);
+        for (int j = 0; j < C; j++) P(" && c%d_ + %d <= p%ds0", j, V, p);
+        PS(") {\n");
+        for (int j = 0; j < C; j++)
+            P("            l%d_[%d] = *(const %s *)(p%dd + c%d_);\n", p, j, vt, p, j);
+        PS("        } else {\n");
+        for (int j = 0; j < C; j++)
+            for (int e = 0; e < V; e++)
+                P("            { const i64 q_ = kiln_wrap(kiln_mod_i64(%s, m_), p%ds0); "
+                  "l%d_[%d].v[%d] = (u64)q_ < (u64)p%ds0 ? p%dd[q_] : (%s)0; }\n",
+                  pos(E, j, e), p, p, j, e, p, p, emit_elem_ctype(E, k->params[p]->elem));
+        PS("        }\n");
+    }
     for (int j = 0; j < C; j++)
         for (int e = 0; e < V; e++) {
             P("        kiln_body_v(E_, %s%s", pos(E, j, e), args);
             for (int p = 0; p < 64; p++) {
-                if ((v->loads >> p) & 1) P(", l%d_[%d].v[%d]", p, j, e);
+                if (((v->loads | v->rows) >> p) & 1) P(", l%d_[%d].v[%d]", p, j, e);
                 if ((v->stores >> p) & 1) P(", &s%d_[%d].v[%d], &w%d_[%d]", p, j, e, p, j * V + e);
             }
             PS(");\n");

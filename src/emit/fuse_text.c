@@ -68,6 +68,7 @@ static const char *conv(W *w, FNode *n, const Type *t, int reg) {
 static const char *load(W *w, FNode *n, int reg) {
     const kiln_fuse_arg *a = &w->ir->args[n->arg];
     const char *name = arena_printf(&w->C->arena, "u_%s", n->text);
+    if (a->kind == KILN_FUSE_ROW) return arena_printf(&w->C->arena, "%s[k_c]", name);
     if (a->kind != KILN_FUSE_ARRAY) return name;
     if (a->ndim == 0) return arena_printf(&w->C->arena, "%s[0]", name);
     Buf b;
@@ -272,10 +273,26 @@ static void stores(W *w, Buf *o, int indent, int reg) {
     lines(o, indent, b.p);
 }
 
+/* Whether some argument is a row operand (KILN_FUSE_ROW; kiln.c: a 1-D map then). */
+static bool has_rows(const FuseIR *ir) {
+    for (int i = 0; i < ir->nargs; i++)
+        if (ir->args[i].kind == KILN_FUSE_ROW) return true;
+    return false;
+}
+
 static void write_map(W *w, Buf *o) {
     const FuseIR *ir = w->ir;
     int D = ir->ndim_out;
     set_index(w, 0, D, false, 0);
+    if (has_rows(ir)) {
+        /* a flat call with row operands (kiln.fuse's row path): the column is a local of
+         * its own at the top level, which the wide entry's vector path reads a row vector
+         * at (vecplan.h) */
+        buf_puts(o, "    k_i0 = kiln.grid(1)\n    k_c = k_i0 % k_cols\n"
+                    "    if k_i0 < k_o0.shape[0]:\n");
+        stores(w, o, 8, 0);
+        return;
+    }
     if (!w->gpu || D < 2) {
         positions(w, o, D, "k_o0.shape");
         stores(w, o, 8, 0);
@@ -538,6 +555,10 @@ void fuse_write(Compiler *C, const FuseIR *ir, kiln_target target, Buf *out, Buf
     } else if ((w.gpu && ir->kind == KILN_FUSE_MAP && D > 1) || (!w.gpu && D > 3)) {
         buf_puts(&ps, ", k_nz");
         buf_puts(params, " nz");
+    }
+    if (has_rows(ir)) { /* the row operands' length: a column is a position modulo it */
+        buf_puts(&ps, ", k_cols");
+        buf_puts(params, " cols");
     }
     buf_printf(out, "def __kiln_fuse_%s(%s):\n", ir->name, ps.p);
     switch (ir->kind) {

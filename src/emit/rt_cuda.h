@@ -78,6 +78,12 @@ struct kiln_err {
 KILN_CACHE_LD(ca) KILN_CACHE_LD(cg) KILN_CACHE_LD(cs) KILN_CACHE_LD(lu) KILN_CACHE_LD(cv)
 KILN_CACHE_ST(cg) KILN_CACHE_ST(cs) KILN_CACHE_ST(wb) KILN_CACHE_ST(wt)
 
+/* x % m for x >= 0 and m > 0: a column of the wide entry's row vectors (emit_vec.c),
+ * a 32-bit remainder when both fit in 32 bits */
+KILN_FN i64 kiln_col_(i64 x, i64 m) {
+    return ((u64)(x | m) >> 32) == 0 ? (i64)((u32)x % (u32)m) : x % m;
+}
+
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__popcll(x); }
 KILN_FN u64 kiln_clz64(u64 x) { return (u64)__clzll((long long)x); }
 KILN_FN u64 kiln_ffs64(u64 x) { return (u64)__ffsll((long long)x); }

@@ -11,6 +11,8 @@
 typedef struct Walk {
     const FuncSpec *k;
     const Sym *pos;      /* the position's local, or NULL: kiln.grid(1) only */
+    const Sym *col;      /* the column's local `pos % m`, or NULL */
+    uint64_t atpos, atcol; /* arrays with a subscript taken at the position, the column */
     uint64_t cand;       /* arrays that may take part */
     uint64_t bad;        /* written arrays mentioned otherwise than as allowed */
     Arena *a;
@@ -118,6 +120,33 @@ static const Sym *position(const FuncSpec *k) {
     return NULL;
 }
 
+/* The column's local: `c = pos % m` at the top level, c's only assignment, with no
+ * mention of c before it, m an int64 parameter never assigned; its parameter in *m. */
+static const Sym *column(const Walk *w, int *m) {
+    const NodeList *body = &w->k->def->def.body;
+    for (int i = 0; i < body->n; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *v = st->assign.value, *t = st->assign.targets.v[0];
+        if (v->kind != E_BINOP || v->op != B_MOD || !is_pos(w, v->bin.l) || t->kind != E_NAME)
+            continue;
+        const Node *r = v->bin.r;
+        const Sym *ms = r->kind == E_NAME ? r->sym : NULL;
+        const Sym *s = t->sym;
+        if (!ms || ms->param < 0 || ms->is_local || !ms->ty || ms->ty->kind != TY_INT ||
+            ms->ty->dtype != KILN_INT64 || w->k->psyms[ms->param] != ms)
+            continue;
+        if (!s || s->param >= 0 || s->nassign != 1 || !s->ty || s->ty->kind != TY_INT ||
+            s->ty->dtype != KILN_INT64)
+            continue;
+        for (int j = 0; j < i; j++)
+            if (stmt_mentions(body->v[j], s)) return NULL;
+        *m = ms->param;
+        return s;
+    }
+    return NULL;
+}
+
 /* ---- the accesses ----------------------------------------------------------- */
 
 /* Whether array parameter p may take part: 1-D, contiguous, of a real scalar
@@ -139,6 +168,12 @@ static int cand_param(const Walk *w, const Node *n) {
     if (n->kind != E_NAME || !n->sym || n->sym->param < 0 || n->sym->param >= 64) return -1;
     int p = n->sym->param;
     return ((w->cand >> p) & 1) && w->k->psyms[p] == n->sym ? p : -1;
+}
+
+/* A full subscript of an array at the column. */
+static bool at_col(const Walk *w, const Node *n) {
+    const Node *ix = n->sub.idx.n == 1 ? n->sub.idx.v[0] : NULL;
+    return w->col && ix && ix->kind == E_NAME && ix->sym == w->col && n->ty && ty_is_real(n->ty);
 }
 
 static void take(Walk *w, const Node *n, int p) {
@@ -193,6 +228,12 @@ static void walk_expr(Walk *w, const Node *n) {
         int p = cand_param(w, n->sub.base);
         if (p >= 0 && !spec_writes(w->k, p) && at_pos(w, n)) {
             take(w, n, p); /* a load of the vector's element */
+            w->atpos |= 1ull << p;
+            return;
+        }
+        if (p >= 0 && !spec_writes(w->k, p) && at_col(w, n)) {
+            take(w, n, p); /* a load of the row vector's element */
+            w->atcol |= 1ull << p;
             return;
         }
         walk_expr(w, n->sub.base);
@@ -283,18 +324,24 @@ bool vec_plan(const FuncSpec *k, Arena *a, VecPlan *out) {
         if (candidate(k, p)) w.cand |= 1ull << p;
     if (!w.cand) return false;
     w.pos = position(k);
+    int cols = -1;
+    w.col = column(&w, &cols);
     walk_block(&w, &k->def->def.body);
     if (w.refuse) return false;
-    /* a written array mentioned otherwise keeps its scalar stores: its nodes go */
+    /* a written array mentioned otherwise keeps its scalar stores, and an array read
+     * both at the position and at the column its column loads: their nodes go */
     int n = 0;
     for (int i = 0; i < out->nnodes; i++) {
         int p = out->param[i];
-        if ((w.bad >> p) & 1) continue;
+        bool row = !spec_writes(k, p) && out->nodes[i]->kind == E_SUBSCRIPT && at_col(&w, out->nodes[i]);
+        if ((w.bad >> p) & 1 || (row && (w.atpos >> p) & 1)) continue;
         out->nodes[n] = out->nodes[i];
         out->param[n++] = p;
         if (spec_writes(k, p)) out->stores |= 1ull << p;
+        else if (row) out->rows |= 1ull << p;
         else out->loads |= 1ull << p;
     }
+    out->cols = out->rows ? cols : -1;
     out->nnodes = n;
     return n > 0;
 }

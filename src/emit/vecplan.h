@@ -31,6 +31,19 @@
  *   flag is set, else element by element where set.  Nothing in the kernel
  *   reads it, and a thread's positions are its own, so the order of stores
  *   that the vector path changes cannot be seen.
+ * - row: a read array whose every subscript taken is `a[c]` at the column c, a
+ *   local assigned once, at the top level after the position and before anything
+ *   mentions it, from `pos % m`, m an int64 parameter never assigned (kiln.fuse's
+ *   row path writes `k_c = k_i0 % k_cols`).  A thread's positions of one vector
+ *   lie in one row of m when m is a multiple of the vector's length (positions
+ *   start at multiples of it), so their columns are consecutive: the entry
+ *   computes one column per vector (a 32-bit remainder when both fit) and loads
+ *   a[col .. col+V) as one vector where it lies inside a's extent and a is
+ *   aligned; otherwise each element is read at its own column, as the body
+ *   would, and an index outside the extent (which the body cannot have read
+ *   without faulting) loads 0 rather than touching memory.  The body no longer
+ *   needs c, whose remainder NVRTC then drops.  An array read both at the
+ *   position and at the column stays a load from memory at the column.
  * No nested def (it could capture an array) and not under debug=True, which
  * checks every index in order.  The vector's alignment (16 bytes, or
  * KILN_CUDA_WIDE elements when smaller) is a run-time fact: each array is
@@ -55,6 +68,8 @@ typedef struct VecPlan {
     int nnodes;
     uint64_t loads;     /* bit p: array parameter p is read as vectors */
     uint64_t stores;    /* bit p: array parameter p is written as vectors */
+    uint64_t rows;      /* bit p: array parameter p is read as vectors at the column */
+    int cols;           /* rows: the int64 parameter m of the column `pos % m` */
 } VecPlan;
 
 /* Whether kernel k (CUDA, not debug, one that widens) gets the vector path; fills

@@ -622,7 +622,7 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
                 FNode *p = fnew(F, FN_ARG, n->sp);
                 p->arg = i;
                 p->text = n->name.id;
-                if (a->kind == KILN_FUSE_ARRAY) {
+                if (a->kind == KILN_FUSE_ARRAY || a->kind == KILN_FUSE_ROW) {
                     p->t = ty_scalar(a->dtype);
                     p->ndim = a->ndim;
                     for (int d = 0; d < a->ndim; d++)

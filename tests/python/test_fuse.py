@@ -489,9 +489,17 @@ def test_gpu_host_side_against_the_fake_driver():
         name, grid, block, _ = last()
         assert grid == (1, 1, 1) and block == (256, 1, 1), (grid, block)
         e = elementwise(x, kiln.to_device(np.ones(300, np.float64)))
-        assert e.shape == (64, 300) and e.dtype == np.float64
-        name, grid, block, _ = last()
+        assert e.shape == (64, 300) and e.dtype == np.float64 and e.strides == (2400, 8)
+        name, grid, block, _ = last()   # a row operand, 300 columns: the flat kernel
+        assert grid == (75, 1, 1) and block == (256, 1, 1), (grid, block)
+        e = elementwise(x, kiln.to_device(np.ones((1, 300), np.float32)))
+        assert last()[1] == (75, 1, 1) and e.shape == (64, 300), last()[1]
+        x3 = kiln.to_device(np.ones((64, 301), np.float32))
+        e = elementwise(x3, kiln.to_device(np.ones(301, np.float32)))
+        name, grid, block, _ = last()   # 301 columns: a row's vectors would straddle rows
         assert grid == (2, 64, 1) and block == (256, 1, 1), (grid, block)  # x: columns
+        e = elementwise(x[::2], kiln.to_device(np.ones(300, np.float32)))
+        assert last()[1] == (2, 32, 1), last()[1]    # strided rows: the 2-D kernel
         big = kiln.to_device(np.ones((70000, 3, 2), np.float32))
         e = elementwise(big, 1.5)               # one shape in C order: the flat kernel
         name, grid, block, _ = last()

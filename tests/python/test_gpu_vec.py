@@ -198,3 +198,37 @@ def test_vectorize_on_the_gpu(rng):
         got = mix(kiln.to_device(a)[1:], kiln.to_device(b)[:-1])
         got = got.copy_to_host() if hasattr(got, "copy_to_host") else got
         np.testing.assert_array_equal(got, (a[1:] * 2 + b[:-1]).astype(dt))
+
+
+@kiln.fuse
+def row3(x, b, s):
+    return x * b + s
+
+
+def _check_row3(got, x, b, s):
+    with np.errstate(over="ignore"):
+        ref = x * b + s
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    got = got.copy_to_host() if hasattr(got, "copy_to_host") else got  # (KILN_TARGET=cpu)
+    if ref.dtype.kind == "f":  # NVRTC contracts x * b + s into one fma
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-2)
+    else:
+        np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int16", "int64", "bool"])
+def test_fused_row_operands(rng, dtype):
+    """Rows broadcast along C-contiguous arrays (kiln/_fuse.py _row_flat: the flat kernel,
+    the row read at the column, as vectors where the row length is a multiple of 4 and
+    it is aligned): rows of 1-D and (1, m) shape, an unaligned row view (element loads at
+    each column), a one-element array beside them, 3-D arrays, against NumPy."""
+    dt = np.dtype(dtype)
+    cases = [((4096, 1024), (1024,)), ((3, 5, 64), (1, 1, 64)), ((1000, 300), (300,)),
+             ((2048, 2052), (1, 2052)), ((513, 8), (8,)), ((4096, 1026), (1026,))]
+    for sx, sb in cases:
+        x, b, s = random_array(rng, sx, dt), random_array(rng, sb, dt), random_array(rng, (1, 1), dt)
+        dx, ds = kiln.to_device(x), kiln.to_device(s)
+        _check_row3(row3(dx, kiln.to_device(b), ds), x, b, s)
+        # an unaligned row: a view from the second element on
+        wide = random_array(rng, sb[:-1] + (sb[-1] + 1,), dt)
+        _check_row3(row3(dx, kiln.to_device(wide)[..., 1:], ds), x, wide[..., 1:], s)

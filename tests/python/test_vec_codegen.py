@@ -333,6 +333,104 @@ def test_fused_broadcast_row_issues_four_rows_loads_first():
     assert first < src.index("expf(", src.index("KILN_BODY void kiln_body("))
 
 
+def test_fused_row_operand_reads_a_row_vector():
+    """The same call with 4k columns on the GPU (kiln/_fuse.py _row_flat): x flat, b a row
+    operand read at the column `k_c = k_i0 % k_cols`.  The wide entry takes one remainder
+    per vector (32-bit when both fit) and reads b's four columns as one float4 where the
+    row's length is a multiple of 4, b is aligned and the columns lie inside b; the body
+    reads the element and no longer needs the column."""
+    from kiln._fuse import _ROW, _code_of
+    f32 = _code_of(np.dtype(np.float32))
+    key = ((0, f32, 1, 0), (_ROW, f32, 1, 0))
+    spec = bias._spec(key, 1)
+    assert "    k_c = k_i0 % k_cols\n" in spec.source and "u_b[k_c]" in spec.source
+    src, ptx = cuda_of(spec.kernel, _kernel_argkey(spec, key, ["C", "C"]))
+    wide = src[src.index("void kiln_entry_wide("):]
+    assert "if (p2s0 < nv_)" not in wide            # b's extent is the row's, not the launch's
+    assert "const i64 m_ = p3;\n        const bool mv_ = m_ > 0 && m_ % 4 == 0;" in wide
+    assert "const i64 c0_ = mv_ ? kiln_col_(x0_, m_) : 0;" in wide
+    assert "if (mv_ && ((u64)p2d & 15) == 0 && c0_ + 4 <= p2s0) {\n" \
+           "            l2_[0] = *(const KV4_f32 *)(p2d + c0_);" in wide
+    # elsewhere each element at its own column, 0 outside b (the body would have faulted)
+    assert "kiln_wrap(kiln_mod_i64(x0_ + 3, m_), p2s0); l2_[0].v[3] = (u64)q_ < (u64)p2s0 ? p2d[q_] : (f32)0;" in wide
+    body = src[src.index("KILN_BODY void kiln_body_v("):src.index('#line 1 "<kiln entry>"')]
+    assert "f32 vl1_, f32 vl2_)" in body and ".data[" not in body
+    o = ops(ptx)
+    assert o.count("ld.global.nc.v4.f32") == 2 and o.count("st.global.v4.f32") == 1, o
+    # the remainder of the vector path: one 32-bit one (and the 64-bit one past 2^32)
+    vec = ptx[:ptx.index("st.global.v4.f32")]
+    assert len(re.findall(r"rem\.u32", vec)) >= 1
+
+
+@kiln.jit
+def row_add(out, x, b, m):
+    i = kiln.grid(1)
+    c = i % m
+    if i < out.size:
+        out[i] = x[i] + b[c]
+
+
+@kiln.jit
+def row_both(out, x, b, m):
+    i = kiln.grid(1)
+    c = i % m
+    if i < out.size:
+        out[i] = x[i] + b[c] + b[i]
+
+
+@kiln.jit
+def row_twice(out, x, b, m):
+    i = kiln.grid(1)
+    c = i % m
+    if i < out.size:
+        c = c + 1
+        out[i] = x[i] + b[c]
+
+
+@kiln.jit
+def row_m_changes(out, x, b, m):
+    i = kiln.grid(1)
+    m = m + 1
+    c = i % m
+    if i < out.size:
+        out[i] = x[i] + b[c]
+
+
+def test_row_vectors_of_eight_byte_elements_take_a_column_per_vector():
+    """float64: two vectors of 2 per thread, each with its own column."""
+    src, ptx = cuda(row_add, "void(float64[::1], float64[::1], float64[::1], int64)")
+    wide = src[src.index("void kiln_entry_wide("):]
+    assert "const bool mv_ = m_ > 0 && m_ % 2 == 0;" in wide
+    assert "const i64 c1_ = mv_ ? kiln_col_(x0_ + xs_, m_) : 0;" in wide
+    assert "c0_ + 2 <= p2s0 && c1_ + 2 <= p2s0" in wide
+    assert "l2_[1] = *(const KV2_f64 *)(p2d + c1_);" in wide
+    assert ops(ptx).count("ld.global.nc.v2.f64") == 4, ops(ptx)  # x and b, two vectors each
+
+
+@pytest.mark.parametrize("kernel", [row_both, row_twice, row_m_changes], ids=lambda k: k.__name__)
+def test_a_column_that_is_not_pos_mod_m_reads_memory(kernel):
+    """b read at the position too, a column assigned twice, or m assigned: no row vector
+    (x still moves as vectors)."""
+    src, _ = cuda(kernel, "void(float32[::1], float32[::1], float32[::1], int64)")
+    assert "kiln_col_(x0_" not in src and "const i64 m_" not in src
+    assert "l1_[0] = *(const KV4_f32 *)(p1d + x0_);" in src
+
+
+def test_cpu_row_operand_kernel_matches_numpy(rng):
+    """The row path's kernel text on the CPU target (no wide entry there): the same values
+    as NumPy's broadcast, at a column count that is not a multiple of 4 too."""
+    from kiln._fuse import _ROW, _code_of
+    for rows, cols in ((64, 16), (7, 13)):
+        x = rng.uniform(-2, 2, (rows, cols)).astype(np.float32)
+        b = rng.uniform(-2, 2, cols).astype(np.float32)
+        f32 = _code_of(x.dtype)
+        spec = bias._spec(((0, f32, 1, 0), (_ROW, f32, 1, 0)), 0)
+        out = np.empty(x.size, np.float32)
+        bias._launch(spec, [x.reshape(-1), b], [out], (x.size,), None, None, cols)
+        want = np.exp(x.astype(float) * b + 0.5) * x - b / 3.0
+        np.testing.assert_allclose(out.reshape(x.shape), want, rtol=3e-6, atol=3e-6)
+
+
 # ---- the CPU target: unchanged -----------------------------------------------------------
 
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 4099])
