@@ -118,23 +118,30 @@ def precompile(argv):
         for kind, arch in targets:
             label = "cpu" if kind == "cpu" else f"cuda:sm_{arch}"
             try:
-                if hasattr(entry, "precompile_target"):  # kiln.fuse: a kernel per target
-                    disp, argkey = entry.precompile_target(kind)
+                if hasattr(entry, "precompile_targets"):  # kiln.fuse: the kernels its calls run
+                    kernels = entry.precompile_targets(kind)
                 else:
-                    disp, (_, argkey) = entry, _kiln.parse_signature(text)
-                if kind == "cpu":
-                    _, _, ckey, hit = _compile.build_cpu(disp, argkey)
-                else:
-                    [(_, ckey, hit)] = _compile.check_cuda(disp, argkey, (arch,))
+                    kernels = [(entry, _kiln.parse_signature(text)[1])]
             except _kiln.CompileError as e:
                 failures += 1
                 print(f"error: {entry.__qualname__}{text[text.index('('):]} for {label}:\n{e}",
                       file=sys.stderr)
                 continue
-            cached += bool(hit)
-            built += not hit
-            print(f"{label:12} {'cached ' if hit else 'built  '} {ckey}  "
-                  f"{_compile._cache_name(disp, argkey)}")
+            for disp, argkey in kernels:
+                try:
+                    if kind == "cpu":
+                        _, _, ckey, hit = _compile.build_cpu(disp, argkey)
+                    else:
+                        [(_, ckey, hit)] = _compile.check_cuda(disp, argkey, (arch,))
+                except _kiln.CompileError as e:
+                    failures += 1
+                    print(f"error: {entry.__qualname__}{text[text.index('('):]} for {label}:\n{e}",
+                          file=sys.stderr)
+                    continue
+                cached += bool(hit)
+                built += not hit
+                print(f"{label:12} {'cached ' if hit else 'built  '} {ckey}  "
+                      f"{_compile._cache_name(disp, argkey)}")
     from . import cache
 
     path = cache.path()

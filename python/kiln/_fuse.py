@@ -216,8 +216,8 @@ class Fused:
             if _dispatch._precompiling is not None:
                 _dispatch._precompiling.append((_Precompiled(self, key, layouts), text))
             else:
-                kernel, argkey = self._precompile_target(key, layouts, "cpu")
-                kernel.compile("void(" + _kiln.argtype_str(argkey) + ")")
+                for kernel, argkey in self._precompile_targets(key, layouts, "cpu"):
+                    kernel.compile("void(" + _kiln.argtype_str(argkey) + ")")
 
     # ---- specialisation ------------------------------------------------------------------
 
@@ -609,10 +609,30 @@ class Fused:
             layouts.append(chr(lay) if arr else "C")
         return tuple(key), layouts, text
 
-    def _precompile_target(self, key, layouts, kind):
-        """(kernel, its argument key) of a signature for `kind` ("cpu" or "cuda")."""
-        spec = self._spec(key, 0 if kind == "cpu" else 1)
-        return spec.kernel, _kernel_argkey(spec, key, layouts)
+    def _precompile_targets(self, key, layouts, kind):
+        """[(kernel, its argument key)] of a signature for `kind` ("cpu" or "cuda"): the
+        kernels a call of it runs.  An elementwise signature whose arrays all have one
+        number of dimensions (two or more) in C order runs flat (_flatten); on the GPU,
+        one with row operands runs the row path (_row_flat), or the signature's own
+        kernel when the row length is not a multiple of 4: both are built."""
+        target = 0 if kind == "cpu" else 1
+        spec = self._spec(key, target)
+        own = (spec.kernel, _kernel_argkey(spec, key, layouts))
+        arrays = [(k, lay) for k, lay in zip(key, layouts) if k[0] == _ARRAY]
+        if spec.kind != _MAP or not arrays or any(lay != "C" for _, lay in arrays):
+            return [own]
+        if len({k[2] for k, _ in arrays}) == 1 and arrays[0][0][2] >= 2:
+            fkey = tuple(k if k[0] != _ARRAY else (_ARRAY, k[1], 1, 0) for k in key)
+            fspec = self._spec(fkey, target)
+            return [(fspec.kernel, _kernel_argkey(fspec, fkey, layouts))]
+        roles = _row_roles(key) if target else None
+        if roles is None:
+            return [own]
+        fkey = tuple((_ARRAY, k[1], 1, 1 if k[2] > 1 else 0) if r == 0 and k[0] == _ARRAY and k[2] > 1
+                     else (_ARRAY, k[1], 1, 0) if r == 1 else (_ROW, k[1], 1, 0) if r == 2 else k
+                     for k, r in zip(key, roles))
+        fspec = self._spec(fkey, target)
+        return [(fspec.kernel, _kernel_argkey(fspec, fkey, layouts)), own]
 
     def __repr__(self):
         return f"<kiln fused {self.__name__}>"
@@ -649,8 +669,8 @@ class _Precompiled:
         self._fused, self._key, self._layouts = fused, key, layouts
         self.__qualname__ = fused.__qualname__
 
-    def precompile_target(self, kind):
-        return self._fused._precompile_target(self._key, self._layouts, kind)
+    def precompile_targets(self, kind):
+        return self._fused._precompile_targets(self._key, self._layouts, kind)
 
 
 __all__ = ["Fused"]

@@ -674,6 +674,14 @@ def test_precompile_builds_fused_kernels_for_a_later_process(tmp_path):
         @kiln.fuse(signatures=["(float32[:, ::1], float32[:, ::1])"])
         def f(x, y):
             return np.sum(np.exp(-x * x / 2) * np.where(y > 0, y, 0.1 * y), axis=-1)
+
+        @kiln.fuse(signatures=["(float32[:, ::1], float32[:, ::1])"])
+        def g(x, y):                 # elementwise in C order: the flat kernel
+            return x * y + 1.0
+
+        @kiln.fuse(signatures=["(float32[:, ::1], float32[::1])"])
+        def h(x, b):                 # a row: the row path on the GPU, and the 2-D kernel
+            return x * b + 1.0
     """))
     env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_TIERS="0",
                PYTHONPATH=os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
@@ -682,13 +690,15 @@ def test_precompile_builds_fused_kernels_for_a_later_process(tmp_path):
                           "--target", "cuda:sm_80"], env=env, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "2 built, 0 already cached, 0 failed" in out.stdout, out.stdout
+    # f, g: one kernel per target; h: one for the CPU, the row path and its own for CUDA
+    assert "7 built, 0 already cached, 0 failed" in out.stdout, out.stdout
     script = tmp_path / "use.py"
     script.write_text(textwrap.dedent("""
         import json, numpy as np, kiln
-        from fused_mod import f
+        from fused_mod import f, g, h
         x = np.linspace(-1, 1, 60, dtype=np.float32).reshape(3, 20)
         ok = bool(np.allclose(f(x, x), f.py_func(x, x), rtol=1e-5))
+        ok &= bool(np.allclose(g(x, x), x * x + 1.0) and np.allclose(h(x, x[0]), x * x[0] + 1.0))
         print(json.dumps({"ok": ok, "stats": kiln.cache.stats()}))
     """))
     env["PYTHONPATH"] += os.pathsep + str(tmp_path)
@@ -696,7 +706,7 @@ def test_precompile_builds_fused_kernels_for_a_later_process(tmp_path):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    assert r["ok"] and r["stats"]["compiles"] == 0 and r["stats"]["disk"]["hits"] == 1, r
+    assert r["ok"] and r["stats"]["compiles"] == 0 and r["stats"]["disk"]["hits"] == 3, r
 
 
 def test_long_chains_stay_within_the_kernels_nesting(tmp_path):
