@@ -42,7 +42,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     E->line = -1;
     E->gvalues.n = 0;
     bool value = !f->is_kernel && f->ret->kind != TY_NONE;
-    const char *rt = value ? emit_ctype(E, f->ret) : "void";
+    const char *rt = !value ? "void" : f->ret_none ? emit_opt_ctype(E, f->ret) : emit_ctype(E, f->ret);
     E->leave = value ? "return r0_;" : "return;";
     /* the body first: it tells which frozen tuples need a local (kgv) */
     Buf body;
@@ -102,6 +102,20 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         emit_indent(E);
         if (lc == LANE_VARYING) {
             P("%s %s[KILN_LANES] = {0};\n", emit_ctype(E, s->ty), emit_sym_name(E, s));
+            continue;
+        }
+        if (s->maybe_none) { /* an optional (emit_opt.c): None until assigned */
+            const char *ot = emit_opt_ctype(E, s->ty);
+            P("%s %s = ", ot, emit_sym_name(E, s));
+            if (s->param >= 0) {
+                P("kopt_%s(", ot);
+                emit_convert(E, f->params[s->param], s->ty, arena_printf(&E->C->arena, "p%d", s->param));
+                PS(");\n");
+            } else {
+                P("knone_%s();\n", ot);
+            }
+            emit_indent(E);
+            P("(void)%s;\n", emit_sym_name(E, s));
             continue;
         }
         P("%s %s = ", emit_ctype(E, s->ty), emit_sym_name(E, s));

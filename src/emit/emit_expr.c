@@ -1096,6 +1096,10 @@ void emit_expr(Emit *E, Node *n) {
     }
     switch ((NodeKind)n->kind) {
     case E_NAME:
+        if (n->sym && n->sym->maybe_none) { /* its value (emit_opt.c) */
+            P("(%s).v", emit_sym_name(E, n->sym));
+            return;
+        }
         if (n->sym) {
             PS(emit_sym_name(E, n->sym));
             return;
@@ -1281,7 +1285,13 @@ void emit_expr(Emit *E, Node *n) {
                                    : arena_printf(&E->C->arena, "(t%d != 0) ? %s : t%d", k, rs, k));
         return;
     }
-    case E_COMPARE: compare(E, n); return;
+    case E_COMPARE:
+        if (n->cmp.ops[0] == C_IS || n->cmp.ops[0] == C_ISNOT) { /* of a maybe-None value */
+            emit_opt_test(E, n);
+            return;
+        }
+        compare(E, n);
+        return;
     case E_IFEXP:
         PS("(");
         emit_truthy(E, n->ifexp.cond);
@@ -1305,8 +1315,11 @@ void emit_expr(Emit *E, Node *n) {
         }
         if (n->callee) {
             FuncSpec *f = n->callee;
+            /* its optional struct as it is, or its value (emit_opt.c) */
+            bool raw = E->opt_raw && f->ret_none;
+            E->opt_raw = false;
             /* an explicit signature's return type wins over the inferred one */
-            bool cast = f->ret->kind != TY_NONE && !emit_same_ctype(E, f->ret, n->ty);
+            bool cast = !raw && f->ret->kind != TY_NONE && !emit_same_ctype(E, f->ret, n->ty);
             Buf call, *saved = E->o;
             buf_init_arena(&call, &E->C->arena);
             E->o = &call;
@@ -1323,8 +1336,9 @@ void emit_expr(Emit *E, Node *n) {
             }
             PS(")");
             E->o = saved;
-            if (cast) emit_convert(E, f->ret, n->ty, call.p);
-            else PS(call.p);
+            const char *text = f->ret_none && !raw ? arena_printf(&E->C->arena, "(%s).v", call.p) : call.p;
+            if (cast) emit_convert(E, f->ret, n->ty, text);
+            else PS(text);
             return;
         }
         if (n->intr) {

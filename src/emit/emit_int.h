@@ -77,6 +77,8 @@ typedef struct Emit {
     const VecPlan *vec; /* CUDA: writing kiln_body_v, the wide entry's vector path's body
                          * (vecplan.h): the plan's subscripts are the vectors' elements */
     bool uses_complex;  /* a complex type was written: the program takes rt_complex.h */
+    bool opt_raw;       /* the next call of a function that may return None is written
+                         * as its optional struct, not its value (emit_opt.c) */
 } Emit;
 
 /* Tuples of one scalar type with more items than this are read at a run-time
@@ -140,6 +142,16 @@ const char *emit_ctype(Emit *E, const Type *t);
 bool emit_same_ctype(Emit *E, const Type *a, const Type *b);
 void emit_const(Emit *E, const Type *t, ConstVal v);
 void emit_convert(Emit *E, const Type *from, const Type *to, const char *text);
+
+/* ---- emit_opt.c: values that may be None (Numba's Optional of a number) ---- */
+/* The struct of an optional t, KO_<ctype>, with kopt_/knone_ constructors. */
+const char *emit_opt_ctype(Emit *E, const Type *t);
+/* A maybe-None expression (sema_maybe_none) as its optional struct. */
+void emit_opt_raw(Emit *E, Node *n);
+/* Expression v (None, a maybe-None expression or a number) as an optional t. */
+void emit_opt_of(Emit *E, Node *v, const Type *t);
+/* `x is None`, `x is not None` of a maybe-None x: its flag. */
+void emit_opt_test(Emit *E, Node *n);
 const char *emit_fsuffix(const Type *t);
 bool emit_is_f32(const Type *t);
 void emit_index_of(Emit *E, const char *b, const Type *at, const char **ix, const bool *nn,

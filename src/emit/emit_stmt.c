@@ -84,8 +84,9 @@ static void store_target(Emit *E, Node *t, const char *val, const Type *vt) {
     if (t->kind == E_NAME) {
         emit_indent(E);
         P("%s = ", emit_sym_name(E, t->sym));
+        if (t->sym->maybe_none) P("kopt_%s(", emit_opt_ctype(E, t->sym->ty));
         emit_convert(E, vt, t->sym->ty, val);
-        PS(";\n");
+        PS(t->sym->maybe_none ? ");\n" : ";\n");
     } else if (t->kind == E_SUBSCRIPT || t->kind == E_ATTR) {
         emit_indent(E);
         int k = -1;
@@ -149,7 +150,10 @@ static void assign_stmt(Emit *E, Node *n) {
             return;
         }
         emit_indent(E);
-        if (t->kind == E_NAME) {
+        if (t->kind == E_NAME && t->sym->maybe_none) {
+            P("%s = ", emit_sym_name(E, t->sym));
+            emit_opt_of(E, v, t->sym->ty);
+        } else if (t->kind == E_NAME) {
             P("%s = ", emit_sym_name(E, t->sym));
             emit_expr_as(E, v, t->sym->ty);
         } else {
@@ -214,6 +218,7 @@ static void aug_stmt(Emit *E, Node *n) {
     emit_indent(E);
     if (t->kind == E_NAME) {
         P("%s = ", emit_sym_name(E, t->sym));
+        if (t->sym->maybe_none) P("kopt_%s(", emit_opt_ctype(E, t->sym->ty));
         Buf tmp, *saved = E->o;
         buf_init_arena(&tmp, &E->C->arena);
         E->o = &tmp;
@@ -221,7 +226,7 @@ static void aug_stmt(Emit *E, Node *n) {
         E->o = saved;
         emit_convert(E, n->ty, t->sym->ty, tmp.p ? tmp.p : "0");
         buf_free(&tmp);
-        PS(";\n");
+        PS(t->sym->maybe_none ? ");\n" : ";\n");
         return;
     }
     /* a[i] op= v: the element's address is computed once */
@@ -559,7 +564,8 @@ static void stmt(Emit *E, Node *n) {
             return;
         }
         PS("return ");
-        emit_expr_as(E, n->ret.value, E->f->ret);
+        if (E->f->ret_none) emit_opt_of(E, n->ret.value, E->f->ret);
+        else emit_expr_as(E, n->ret.value, E->f->ret);
         PS(";\n");
         return;
     case S_ASSERT:

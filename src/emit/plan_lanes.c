@@ -443,6 +443,8 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
         k->storage.n || !coord || !coord->ty || coord->ty->kind != TY_INT ||
         (!coord->ty->weak && coord->ty->dtype != KILN_INT64))
         return; /* (the coordinate is an i64: base + lane is its value) */
+    for (int i = 0; i < k->nsyms; i++)
+        if (k->syms[i]->maybe_none) return; /* an optional struct (emit_opt.c): not per lane */
     const NodeList *body = &k->def->def.body;
     for (int i = 0; i < body->n && !L->grid_stmt; i++) {
         const Node *st = body->v[i];

@@ -623,6 +623,10 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
         /* `N = 100` and nothing else assigns N: N is a constant (shapes may use it) */
         int64_t c;
         Sym *s = t->sym;
+        if (s && v && !s->maybe_none && sema_maybe_none(v)) {
+            s->maybe_none = true;
+            S->changed = true;
+        }
         if (s && s->param < 0 && s->nassign == 1 && v && sema_const_int(v, &c) &&
             ty_is_int(s->ty)) {
             s->has_cint = true;
@@ -693,7 +697,7 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
  * function's literal bool argument, arithmetic of those): 1 or 0, or -1 when it is not
  * known.  A complex constant is never NF_CONST. */
 static int const_truth(const Node *cond) {
-    if (!(cond->flags & NF_CONST) || !cond->ty) return -1;
+    if (!(cond->flags & NF_CONST) || (cond->flags & NF_PROVISIONAL) || !cond->ty) return -1;
     if (cond->ty->kind == TY_FLOAT) return cond->cval.f != 0;
     if (cond->ty->kind == TY_BOOL || cond->ty->kind == TY_INT) return cond->cval.i != 0;
     return -1;
@@ -712,7 +716,10 @@ static NodeList pass_list(Compiler *C, NodeList dead) {
     return l;
 }
 
-static bool always_returns(const NodeList *l) {
+/* Whether block l never reaches its end: its last statement returns or raises, or is an
+ * if whose live arms all do; with loops, also a `while True:` (which leaves only by
+ * return, or by break, which the check at a function's end accepts). */
+static bool ends_in_return(const NodeList *l, bool loops) {
     if (l->n == 0) return false;
     const Node *last = l->v[l->n - 1];
     if (last->kind == S_RETURN) return true;
@@ -720,18 +727,20 @@ static bool always_returns(const NodeList *l) {
     if (last->kind == S_IF) { /* an arm whose condition is known decides (dead branches) */
         for (; elif_of(last); last = elif_of(last)) {
             int live = const_truth(last->ifs.cond);
-            if (live == 1) return always_returns(&last->ifs.body);
-            if (live != 0 && !always_returns(&last->ifs.body)) return false;
+            if (live == 1) return ends_in_return(&last->ifs.body, loops);
+            if (live != 0 && !ends_in_return(&last->ifs.body, loops)) return false;
         }
         int live = const_truth(last->ifs.cond);
-        if (live == 1) return always_returns(&last->ifs.body);
-        if (live == 0) return always_returns(&last->ifs.orelse);
-        return always_returns(&last->ifs.body) && always_returns(&last->ifs.orelse);
+        if (live == 1) return ends_in_return(&last->ifs.body, loops);
+        if (live == 0) return ends_in_return(&last->ifs.orelse, loops);
+        return ends_in_return(&last->ifs.body, loops) && ends_in_return(&last->ifs.orelse, loops);
     }
-    if (last->kind == S_WHILE && last->ifs.cond->kind == E_BOOL && last->ifs.cond->blit)
-        return true; /* while True: leaves only by return (or break, which we accept) */
+    if (loops && last->kind == S_WHILE && last->ifs.cond->kind == E_BOOL && last->ifs.cond->blit)
+        return true;
     return false;
 }
+
+static bool always_returns(const NodeList *l) { return ends_in_return(l, true); }
 
 static void block(Sema *S, NodeList *l);
 
@@ -837,6 +846,13 @@ bool sema_fact_lo(Sema *S, const Node *n, int64_t *lo) {
 }
 
 static void stmt(Sema *S, Node *n);
+
+/* Whether a function may return t on some paths and None on others (Numba's Optional):
+ * a real number or bool, not a half-precision one (a struct in C) or a complex. */
+static bool optional_of(const Type *t) {
+    return ty_is_real(t) && !(t->kind == TY_FLOAT && !t->weak &&
+                              (t->dtype == KILN_FLOAT16 || t->dtype == KILN_BFLOAT16));
+}
 
 /* Whether f can return a value of type vt next to its other returns so far: a scalar,
  * none, or a tuple of scalars, that unifies with the type they gave. */
@@ -1020,11 +1036,27 @@ static void stmt(Sema *S, Node *n) {
             return;
         }
         if (vt->kind == TY_NONE || f->ret->kind == TY_NONE) {
-            if (vt->kind != f->ret->kind)
+            if (vt->kind == f->ret->kind) return;
+            /* None on some paths and a number on others: Numba's Optional of the number */
+            const Type *val = vt->kind == TY_NONE ? f->ret : vt;
+            if (!optional_of(val)) {
                 error_at(C, n->sp, "return a value on every path",
-                         "function '%s' returns a value at line %d but nothing here",
-                         f->fi->name, f->ret_sp.line);
+                         "function '%s' returns %s at line %d but nothing here: a function "
+                         "that returns None on some paths returns a number on the others",
+                         f->fi->name, ty_name(C, val), f->ret_sp.line);
+                return;
+            }
+            if (vt->kind != TY_NONE) {
+                f->ret = vt;
+                f->ret_sp = n->sp;
+            }
+            if (!f->ret_none) f->ret_none = true;
+            S->changed = true;
             return;
+        }
+        if (v && sema_maybe_none(v) && !f->ret_none && optional_of(vt)) {
+            f->ret_none = true; /* `return r`, r a result that may be None */
+            S->changed = true;
         }
         const Type *u = ty_unify(C, f->ret, vt);
         if (!u) {
@@ -1055,7 +1087,13 @@ static void stmt(Sema *S, Node *n) {
 
 static void block(Sema *S, NodeList *l) {
     S->depth++; /* a level of nesting for the bound across calls (sema_expr.c) */
-    for (int i = 0; i < l->n; i++) stmt(S, l->v[i]);
+    for (int i = 0; i < l->n; i++) {
+        stmt(S, l->v[i]);
+        /* what follows a statement that always returns (or raises) never runs: Numba
+         * drops it before typing, so it is never typed here either */
+        NodeList one = {&l->v[i], 1};
+        if (i + 1 < l->n && ends_in_return(&one, false)) l->n = i + 1;
+    }
     S->depth--;
 }
 
@@ -1071,11 +1109,17 @@ static void run_pass(Sema *S, FuncSpec *f) {
     f->shared_bytes = 0;
     f->ntemps = 0;
     block(S, &f->def->def.body);
-    if (S->final && !f->is_kernel && f->ret->kind != TY_NONE && !IS_UNKNOWN(f->ret) &&
-        !always_returns(&f->def->def.body))
-        error_at(S->C, f->def->def.name_sp, "end the function with a return statement",
-                 "function '%s' returns a value on some paths but can reach its end without one",
-                 f->fi->name);
+    if (!f->is_kernel && f->ret->kind != TY_NONE && !IS_UNKNOWN(f->ret) && !f->ret_none &&
+        !always_returns(&f->def->def.body)) {
+        if (optional_of(f->ret)) {
+            f->ret_none = true; /* Python returns None from its end: an Optional, as in Numba */
+            S->changed = true;
+        } else if (S->final) {
+            error_at(S->C, f->def->def.name_sp, "end the function with a return statement",
+                     "function '%s' returns %s on some paths but can reach its end without one",
+                     f->fi->name, ty_name(S->C, f->ret));
+        }
+    }
     S->cur = saved_cur;
     S->loop_depth = saved_depth;
 }

@@ -280,6 +280,9 @@ struct Sym {
     Span change_sp;      /* the assignment that changed it last */
     int param;           /* parameter index, or -1 */
     bool maybe_neg;      /* may hold a negative integer (monotone: only turns true) */
+    bool maybe_none;     /* assigned a value that may be None: the result of a device
+                          * function that returns None on some paths (FuncSpec.ret_none);
+                          * emitted as the optional of its type (monotone) */
     bool hi_set;         /* hi holds the bound of a non-negative value assigned */
     uint8_t hi_grown;    /* times hi grew; past BOUND_WIDEN_AFTER it is the top */
     uint64_t hi;         /* the largest non-negative value assigned (bounds.c);
@@ -306,6 +309,9 @@ struct FuncSpec {
     const Type *ret;      /* return type (TY_NONE for none) */
     Span ret_sp;          /* the return that set it */
     bool ret_error;       /* a returned value had an error: callers see an error too */
+    bool ret_none;        /* returns a scalar ret on some paths and None on others (or
+                           * reaches its end): Numba's Optional; emitted as a struct of
+                           * the value and whether there is one (emit.c, emit_opt_ctype) */
     Sym **syms;           /* all symbols, parameters first */
     int nsyms, capsyms;
     bool is_kernel;
@@ -408,6 +414,10 @@ FuncInfo *sema_funcinfo(Compiler *C, void *scope, const char *text, size_t len,
 
 /* The value of a compile-time integer (NF_CONST int or bool). */
 bool sema_const_int(const Node *n, int64_t *v);
+
+/* Whether expression n's value may be None at run time: a call of a function that
+ * returns None on some paths, or a variable assigned one (Sym.maybe_none). */
+bool sema_maybe_none(const Node *n);
 /* Whether element i of a tuple-valued expression is known to be >= 0. */
 bool sema_elem_nonneg(const Node *value, int i);
 

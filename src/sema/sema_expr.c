@@ -715,6 +715,13 @@ static const Type *attribute(Sema *S, Node *n) {
  * take Numba's meaning: == when their types are one, else never identical.  A Python
  * number (a literal) and arrays have no identity a kernel can ask for. */
 static const Type *compare(Sema *S, Node *n);
+
+bool sema_maybe_none(const Node *n) {
+    if (!n) return false;
+    if (n->kind == E_NAME) return n->sym && n->sym->maybe_none;
+    return n->kind == E_CALL && n->callee && n->callee->ret_none;
+}
+
 static const Type *identity(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
@@ -729,7 +736,16 @@ static const Type *identity(Sema *S, Node *n) {
     bool neg = n->cmp.ops[0] == C_ISNOT;
     bool lit_a = (ops->v[0]->flags & NF_CONST) && a->kind == TY_BOOL;
     bool lit_b = (ops->v[1]->flags & NF_CONST) && b->kind == TY_BOOL;
+    n->flags &= (uint16_t)~(NF_CONST | NF_PROVISIONAL); /* (what a pass before knew) */
+    if ((a->kind == TY_NONE && sema_maybe_none(ops->v[1])) ||
+        (b->kind == TY_NONE && sema_maybe_none(ops->v[0])))
+        return ty_scalar(KILN_BOOL); /* a result that may be None: asked at run time */
     if (a->kind == TY_NONE || b->kind == TY_NONE) {
+        const Node *o = ops->v[a->kind == TY_NONE ? 1 : 0];
+        /* a local may turn out to hold such a result in a later pass (an assignment
+         * further down a loop): known only in the last pass */
+        if (!S->final && o->kind == E_NAME && o->sym && o->sym->param < 0 && ty_is_scalar(o->ty))
+            n->flags |= NF_PROVISIONAL;
         n->flags |= NF_CONST;
         n->cval.i = (a->kind == TY_NONE && b->kind == TY_NONE) != neg;
         return ty_scalar(KILN_BOOL);
