@@ -102,6 +102,19 @@ static bool stmt_mentions(const Node *st, const Sym *s) {
 /* The position's local: `i = kiln.grid(1)` at the top level, its only assignment, with
  * no mention of i before it.  NULL when there is none (kiln.grid(1) may still be
  * written in the subscripts themselves). */
+/* Whether s is an int64 local assigned once. */
+static bool once_local(const Sym *s) {
+    return s && s->param < 0 && s->nassign == 1 && s->ty && s->ty->kind == TY_INT &&
+           s->ty->dtype == KILN_INT64;
+}
+
+/* Whether a statement before statement i of the top-level body mentions s. */
+static bool mentioned_before(const NodeList *body, int i, const Sym *s) {
+    for (int j = 0; j < i; j++)
+        if (stmt_mentions(body->v[j], s)) return true;
+    return false;
+}
+
 static const Sym *position(const FuncSpec *k) {
     const NodeList *body = &k->def->def.body;
     for (int i = 0; i < body->n; i++) {
@@ -110,12 +123,8 @@ static const Sym *position(const FuncSpec *k) {
             continue;
         const Node *t = st->assign.targets.v[0];
         const Sym *s = t->kind == E_NAME ? t->sym : NULL;
-        if (!s || s->param >= 0 || s->nassign != 1 || !s->ty || s->ty->kind != TY_INT ||
-            s->ty->dtype != KILN_INT64)
-            continue;
-        for (int j = 0; j < i; j++)
-            if (stmt_mentions(body->v[j], s)) return NULL;
-        return s;
+        if (!once_local(s)) continue;
+        return mentioned_before(body, i, s) ? NULL : s;
     }
     return NULL;
 }
@@ -132,17 +141,13 @@ static const Sym *column(const Walk *w, int *m) {
             continue;
         const Node *r = v->bin.r;
         const Sym *ms = r->kind == E_NAME ? r->sym : NULL;
-        const Sym *s = t->sym;
         if (!ms || ms->param < 0 || ms->is_local || !ms->ty || ms->ty->kind != TY_INT ||
             ms->ty->dtype != KILN_INT64 || w->k->psyms[ms->param] != ms)
             continue;
-        if (!s || s->param >= 0 || s->nassign != 1 || !s->ty || s->ty->kind != TY_INT ||
-            s->ty->dtype != KILN_INT64)
-            continue;
-        for (int j = 0; j < i; j++)
-            if (stmt_mentions(body->v[j], s)) return NULL;
+        if (!once_local(t->sym)) continue;
+        if (mentioned_before(body, i, t->sym)) return NULL;
         *m = ms->param;
-        return s;
+        return t->sym;
     }
     return NULL;
 }
