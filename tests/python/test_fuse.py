@@ -760,3 +760,27 @@ def test_fastmath_is_the_kernels_jit_option(rng):
     np.testing.assert_allclose(precise(x, y), f(x, y), rtol=1e-12)
     assert fast._specs and all(s.kernel.options["fastmath"] for s in fast._specs.values())
     assert not any(s.kernel.options["fastmath"] for s in precise._specs.values())
+
+
+def test_row_operand_keys_are_checked():
+    """kiln_fuse's row operands (KILN_FUSE_ROW, kiln/_fuse.py _row_flat) are 1-D and only
+    in a 1-D elementwise call; another shape or an unknown kind is a CompileError."""
+    from kiln import _compile, _kiln
+    from kiln._fuse import _ROW, _resolve
+
+    def f(x, b):
+        return x + b
+
+    fused = kiln.fuse(f)
+    text, filename, line = _compile.dispatcher_source(fused)
+    f32 = 10
+    plan = _kiln.fuse(text, filename, line, ((0, f32, 1, 0), (_ROW, f32, 1, 0)), 1, _resolve, f)
+    assert plan["params"].split() == ["o0", "a0", "a1", "cols"]
+    assert "u_b[k_c]" in plan["source"] and "k_c = k_i0 % k_cols" in plan["source"]
+    for key, msg in ((((0, f32, 2, 0), (_ROW, f32, 1, 0)), "only a 1-D elementwise call"),
+                     (((0, f32, 1, 0), (_ROW, f32, 2, 0)), "invalid type"),
+                     (((0, f32, 1, 0), (_ROW, f32, 1, 1)), "invalid type"),
+                     (((0, f32, 1, 0), (9, f32, 1, 0)), "invalid type"),
+                     (((0, f32, 1, 0), (-1, f32, 1, 0)), "invalid type")):
+        with pytest.raises(kiln.CompileError, match=msg):
+            _kiln.fuse(text, filename, line, key, 1, _resolve, f)
