@@ -377,10 +377,13 @@ class Dispatcher(_kiln.DispatcherBase):
         explicit signatures, each to None: it is compiled into its callers)."""
         if self._is_device:  # compiled into each caller: its signatures are what it has
             return {t: None for t in (self._device_sig or "").split(";") if t}
-        entries = ((text, self._lookup(key)) for text, key in self._compiled)
+        entries = [(text, self._lookup(key)) for text, key in self._compiled]
         if self._lc_sensitive:  # Numba's kernels say launch_config_sensitive (_Sensitive)
-            views = self.__dict__.setdefault("_lc_views", {})
-            entries = ((text, views.setdefault(e, _Sensitive(e))) for text, e in entries)
+            # one wrapper per live Entry, kept while it lives (entries cleared go with theirs)
+            old = self.__dict__.get("_lc_views", {})
+            views = {e: old.get(e) or _Sensitive(e) for _, e in entries if e is not None}
+            self.__dict__["_lc_views"] = views
+            entries = [(text, views.get(e, e)) for text, e in entries]
         return _Overloads(entries)
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize=0, signature=None):

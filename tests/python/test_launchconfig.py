@@ -88,6 +88,10 @@ def test_a_sensitive_kernel_compiles_per_configuration():
     assert entry.signature == "(int32[::1])"  # the Entry's own attributes show through
     assert f.signatures == ["(int32[::1])"]  # one specialisation's code serves them all
     assert x[0] == 2 * 2 + 2 * 3 + 2 + 2
+    # the wrappers follow the live Entries: none kept for entries cleared
+    f._clear_entries()
+    assert dict(f.overloads) == {} or all(v is None for v in f.overloads.values())
+    assert f.__dict__["_lc_views"] == {}
     # a kernel nothing marked stays per argument types only, though the same code may serve
     # both dispatchers (the memory tier shares it)
     g = make()
