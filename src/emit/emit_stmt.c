@@ -191,13 +191,26 @@ static void assign_stmt(Emit *E, Node *n) {
         E->tmp += v->tuple.n;
         for (int i = 0; i < v->tuple.n; i++) {
             emit_indent(E);
+            Node *ti = t->tuple.v[i];
+            if (ti->kind == E_NAME && ti->sym->maybe_none) { /* kept whole (emit_opt.c) */
+                P("%s t%d = ", emit_opt_ctype(E, ti->sym->ty), base + i);
+                emit_opt_of(E, v->tuple.v[i], ti->sym->ty);
+                PS(";\n");
+                continue;
+            }
             P("%s t%d = ", emit_ctype(E, v->tuple.v[i]->ty), base + i);
             emit_expr(E, v->tuple.v[i]);
             PS(";\n");
         }
-        for (int i = 0; i < t->tuple.n; i++)
-            store_target(E, t->tuple.v[i], arena_printf(&E->C->arena, "t%d", base + i),
-                         v->tuple.v[i]->ty);
+        for (int i = 0; i < t->tuple.n; i++) {
+            Node *ti = t->tuple.v[i];
+            if (ti->kind == E_NAME && ti->sym->maybe_none) {
+                emit_indent(E);
+                P("%s = t%d;\n", emit_sym_name(E, ti->sym), base + i);
+                continue;
+            }
+            store_target(E, ti, arena_printf(&E->C->arena, "t%d", base + i), v->tuple.v[i]->ty);
+        }
     } else {
         int k = E->tmp++;
         emit_indent(E);

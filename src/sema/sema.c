@@ -975,6 +975,10 @@ static void stmt(Sema *S, Node *n) {
             bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && bound_range(n->fors.iter, &hi);
             assign_name(S, t, lt, nn, hi, 0);
             n->sym = t->sym;
+            if (S->final && t->sym && t->sym->maybe_none) /* (a counter is a plain number) */
+                error_at(C, t->sp, "count with a variable of its own",
+                         "'%s' counts this loop and also holds a result that may be None "
+                         "(a function that returns None on some paths)", t->sym->name);
         }
         /* a rewritten body starts with `target = ELEM`, of the iterable that failed */
         NodeList body = n->fors.body;

@@ -65,6 +65,8 @@ def body(a, vals, pos, halves, flags, scaled, i):
         q = half_even(vals[i] + j)
     s = as_float(vals[i])
     scaled[i] = -1.0 if s is None else s
+    u, w = half_even(vals[i] + 1), 1000   # unpacked whole
+    pos[i] += w if u is None else 0
     flags[i] += unreachable(-vals[i]) * 100
 
 
@@ -76,6 +78,14 @@ def k(a, vals, pos, halves, flags, scaled):
 
 
 body_ = kiln.jit(device=True)(body)
+
+
+@kiln.jit
+def counter(out, x):
+    r = half_even(x)
+    for r in range(3):  # a loop counter that may also be None (read after it): refused
+        out[0] += r
+    out[1] = r
 
 
 def python(a, vals):
@@ -104,6 +114,10 @@ def main():
     for name, got, w in zip(("pos", "halves", "flags", "scaled"), (pos, halves, flags, scaled), want):
         print(name, "matches Python" if np.array_equal(got, w) else f"differs: {got} {w}")
     print("found", int((pos >= 0).sum()), "of 40; even", int((halves != -7).sum()))
+    try:
+        counter[1, 1](pos, 3)
+    except kiln.CompileError as e:
+        print(str(e).splitlines()[0])
 
 
 if __name__ == "__main__":
