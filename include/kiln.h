@@ -474,9 +474,11 @@ typedef enum kiln_errcode {
     KILN_ERR_EMPTY_REDUCE, /* np.min/np.max (a = 0/1) of an empty array: no identity */
     KILN_ERR_VIEW,         /* a.view(dtype) of another itemsize: a = 0 the last axis is not
                             * contiguous, 1 its bytes do not divide, 2 an axis's stride does not */
-    KILN_ERR_RAISE     /* `raise E(...)` in a kernel: the line's file is the raise site (emit:
+    KILN_ERR_RAISE,    /* `raise E(...)` in a kernel: the line's file is the raise site (emit:
                         * "\x01raise" fields), b = the thread (x | y << 21 | z << 42), c = the
                         * block (x | y << 31 | z << 47) */
+    KILN_ERR_NONE_VALUE /* debug=True: a result that may be None (Numba's Optional) read as a
+                         * number while None */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

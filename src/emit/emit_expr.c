@@ -1097,7 +1097,7 @@ void emit_expr(Emit *E, Node *n) {
     switch ((NodeKind)n->kind) {
     case E_NAME:
         if (n->sym && n->sym->maybe_none) { /* its value (emit_opt.c) */
-            P("(%s).v", emit_sym_name(E, n->sym));
+            PS(emit_opt_value(E, n->sym->ty, emit_sym_name(E, n->sym), n->sp));
             return;
         }
         if (n->sym) {
@@ -1336,7 +1336,7 @@ void emit_expr(Emit *E, Node *n) {
             }
             PS(")");
             E->o = saved;
-            const char *text = f->ret_none && !raw ? arena_printf(&E->C->arena, "(%s).v", call.p) : call.p;
+            const char *text = f->ret_none && !raw ? emit_opt_value(E, f->ret, call.p, n->sp) : call.p;
             if (cast) emit_convert(E, f->ret, n->ty, text);
             else PS(text);
             return;

@@ -146,6 +146,8 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text);
 /* ---- emit_opt.c: values that may be None (Numba's Optional of a number) ---- */
 /* The struct of an optional t, KO_<ctype>, with kopt_/knone_ constructors. */
 const char *emit_opt_ctype(Emit *E, const Type *t);
+/* The number an optional t holds, from its text raw: `.v`, checked under debug=True. */
+const char *emit_opt_value(Emit *E, const Type *t, const char *raw, Span sp);
 /* A maybe-None expression (sema_maybe_none) as its optional struct. */
 void emit_opt_raw(Emit *E, Node *n);
 /* Expression v (None, a maybe-None expression or a number) as an optional t. */

@@ -20,7 +20,18 @@ const char *emit_opt_ctype(Emit *E, const Type *t) {
                "KILN_FN %s kopt_%s(%s v) { %s r; r.v = v; r.has = 1; return r; }\n"
                "KILN_FN %s knone_%s(void) { %s r; r.v = 0; r.has = 0; return r; }\n",
                ct, name, name, name, ct, name, name, name, name);
+    if (E->debug) /* the value, checked: None read as a number is a TypeError */
+        buf_printf(&E->types,
+                   "KILN_FN %s kval_%s(struct kiln_err *E, int line, %s x) {\n"
+                   "    if (!x.has) kiln_fail(E, %d, line, 0, 0, 0);\n    return x.v;\n}\n",
+                   ct, name, name, (int)KILN_ERR_NONE_VALUE);
     return name;
+}
+
+const char *emit_opt_value(Emit *E, const Type *t, const char *raw, Span sp) {
+    const char *on = emit_opt_ctype(E, t);
+    if (!E->debug) return arena_printf(&E->C->arena, "(%s).v", raw);
+    return arena_printf(&E->C->arena, "kval_%s(E_, %d, %s)", on, emit_loc(E, sp), raw);
 }
 
 /* The optional a maybe-None expression holds (sema_maybe_none), as it is. */

@@ -4,7 +4,8 @@
 # it is, or converted to another number type; a test of `is None` before the assignment
 # in a loop sees the previous iteration's value.  Statements after a return are never
 # typed (Numba drops them), so an undefined name there is no error.  Each kernel's results
-# are checked against the same functions run by Python.
+# are checked against the same functions run by Python.  None read as a number is 0, and a
+# TypeError under debug=True.
 import numpy as np
 import kiln
 
@@ -88,6 +89,11 @@ def counter(out, x):
     out[1] = r
 
 
+@kiln.jit(debug=True)
+def checked(out, x):
+    out[0] = half_even(x) + 1   # debug=True: None read as a number is a TypeError
+
+
 def python(a, vals):
     pos, halves, flags = (np.zeros(vals.size, np.int64) for _ in range(3))
     scaled = np.zeros(vals.size)
@@ -114,6 +120,12 @@ def main():
     for name, got, w in zip(("pos", "halves", "flags", "scaled"), (pos, halves, flags, scaled), want):
         print(name, "matches Python" if np.array_equal(got, w) else f"differs: {got} {w}")
     print("found", int((pos >= 0).sum()), "of 40; even", int((halves != -7).sum()))
+    checked[1, 1](pos, 4)
+    print("checked", pos[0])
+    try:
+        checked[1, 1](pos, 3)
+    except TypeError as e:
+        print(type(e).__name__, e)
     try:
         counter[1, 1](pos, 3)
     except kiln.CompileError as e:

@@ -222,6 +222,11 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                                      "whole number of the new dtype's items");
         break;
     case KILN_ERR_RAISE: raise_user_exception(file, line, err->b, err->c); break;
+    case KILN_ERR_NONE_VALUE:
+        PyErr_Format(PyExc_TypeError,
+                     "%s:%d: expected a number, got None (a function's result that may be None, "
+                     "used as a number; test 'is None' first)", file, line);
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
