@@ -1050,12 +1050,15 @@ static void stmt(Sema *S, Node *n) {
                          f->fi->name, ty_name(C, val), f->ret_sp.line);
                 return;
             }
-            if (vt->kind != TY_NONE) {
+            if (vt->kind != TY_NONE) { /* the first number after returns of None */
                 f->ret = vt;
                 f->ret_sp = n->sp;
+                S->changed = true;
             }
-            if (!f->ret_none) f->ret_none = true;
-            S->changed = true;
+            if (!f->ret_none) {
+                f->ret_none = true;
+                S->changed = true;
+            }
             return;
         }
         if (v && sema_maybe_none(v) && !f->ret_none && optional_of(vt)) {
