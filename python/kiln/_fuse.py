@@ -628,7 +628,7 @@ class Fused:
         roles = _row_roles(key) if target else None
         if roles is None:
             return [own]
-        fkey = tuple((_ARRAY, k[1], 1, 1 if k[2] > 1 else 0) if r == 0 and k[0] == _ARRAY and k[2] > 1
+        fkey = tuple((_ARRAY, k[1], 1, 1) if r == 0 and k[0] == _ARRAY and k[2] > 1
                      else (_ARRAY, k[1], 1, 0) if r == 1 else (_ROW, k[1], 1, 0) if r == 2 else k
                      for k, r in zip(key, roles))
         fspec = self._spec(fkey, target)
