@@ -726,6 +726,7 @@ def _tuple_kernel(disp, shape):
     exec(compile(text, filename, "exec"), ns)
     flat = Dispatcher(ns[fname], mode=disp.mode, **options)
     flat._leaf_names = shown
+    flat._grid_warned = True  # the kernel's own k[g, b] warned already
     return flat
 
 

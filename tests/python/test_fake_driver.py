@@ -745,3 +745,53 @@ def test_a_pointer_argument_is_its_address_and_keeps_the_plain_entry():
         scale[1, 1](0, np.float32(1.0), 0)  # a null address is passed as it is
         assert last()[3][1] == 0
     """)
+
+
+def test_low_occupancy_warning():
+    """k[g, b] with fewer than 128 blocks on a GPU warns once per kernel, as Numba-CUDA does
+    (its phrase included); 128 blocks, kiln's own kernels, target='cpu' and
+    KILN_LOW_OCCUPANCY_WARNINGS=0 do not; a bad value is a ValueError naming the variable."""
+    out = run("""
+        def caught(fn):
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn()
+            return [str(x.message) for x in w if issubclass(x.category, kiln.PerformanceWarning)]
+
+        os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "1"  # conftest.py turns it off
+
+        @kiln.jit
+        def k(a):
+            a[0] = 1
+        got = caught(lambda: k[(4, 2), 8])
+        assert len(got) == 1 and "8 blocks" in got[0], got
+        assert "Grid size 8 will likely result in GPU under-utilization due to low occupancy" in got[0]
+        assert caught(lambda: k[1, 1]) == []           # once per kernel
+        @kiln.jit
+        def big(a):
+            a[0] = 1
+        assert caught(lambda: big[128, 1]) == [] and caught(lambda: big[(64, 2, 1), 32]) == []
+        @kiln.jit(target="cpu")
+        def host(a):
+            a[0] = 1
+        assert caught(lambda: host[1, 1]) == []
+        x = kiln.to_device(np.arange(5.0))
+        assert caught(lambda: kiln.vectorize(["float64(float64)"])(lambda v: v + 1)(x)) == []
+        os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "0"
+        @kiln.jit
+        def quiet(a):
+            a[0] = 1
+        assert caught(lambda: quiet[1, 1]) == []
+        os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "yes"
+        @kiln.jit
+        def bad(a):
+            a[0] = 1
+        try:
+            bad[1, 1]
+        except ValueError as e:
+            assert "KILN_LOW_OCCUPANCY_WARNINGS must be 0 or 1" in str(e), e
+        else:
+            raise AssertionError("no ValueError")
+        print("ok")
+    """)
+    assert out.strip().endswith("ok")

@@ -28,6 +28,11 @@ enum {
     EXT_MAX_DYNAMIC_SHARED = 1 << 30
 };
 
+/* A GPU launch configured with fewer blocks than this gets one PerformanceWarning
+ * per kernel, as Numba-CUDA warns (its NumbaPerformanceWarning, with its
+ * threshold: about twice the SMs of a large GPU; an H100 has 132). */
+enum { EXT_LOW_OCCUPANCY_BLOCKS = 128 };
+
 typedef struct {
     PyObject_HEAD
     PyObject *dict;
@@ -140,6 +145,47 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
     return 0;
 }
 
+/* The low-occupancy warning of a kernel's first GPU configuration under
+ * EXT_LOW_OCCUPANCY_BLOCKS blocks; decided once per kernel, so later
+ * configurations cost one test.  KILN_LOW_OCCUPANCY_WARNINGS=0 (or Numba's
+ * NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0 when kiln's is unset) turns it off; a
+ * kernel that runs on the CPU is never warned about. */
+static int warn_low_occupancy(DispatcherObject *self, const int64_t g[3]) {
+    Kernel *k = &self->k;
+    k->grid_warned = true;
+    if (k->explicit_cpu) return 0;
+    static const char *const names[] = {"KILN_LOW_OCCUPANCY_WARNINGS",
+                                        "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (!v || !*v) continue;
+        if (strcmp(v, "0") == 0) return 0;
+        if (strcmp(v, "1") == 0) break;
+        k->grid_warned = false;
+        PyErr_Format(PyExc_ValueError, "%s must be 0 or 1, not '%.40s'", names[i], v);
+        return -1;
+    }
+    if (k->target < 0) {
+        PyObject *t = PyObject_CallMethodNoArgs((PyObject *)self, k->st->str_resolve_target);
+        if (!t) { /* target 'cuda' without a GPU: the launch says so */
+            PyErr_Clear();
+            return 0;
+        }
+        long v = PyLong_AsLong(t);
+        Py_DECREF(t);
+        if (v == -1 && PyErr_Occurred()) return -1;
+        k->target = v ? 1 : 0;
+    }
+    if (k->target != 1) return 0;
+    long long n = (long long)(g[0] * g[1] * g[2]);
+    return PyErr_WarnFormat(k->st->PerformanceWarning, 1,
+                            "kernel '%U' is configured with %lld block%s, which leaves most of a "
+                            "GPU idle: give it at least %d blocks (Grid size %lld will likely "
+                            "result in GPU under-utilization due to low occupancy); "
+                            "KILN_LOW_OCCUPANCY_WARNINGS=0 turns this warning off",
+                            k->kname, n, n == 1 ? "" : "s", EXT_LOW_OCCUPANCY_BLOCKS, n);
+}
+
 static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     if (self->is_device) {
         PyErr_Format(PyExc_RuntimeError,
@@ -203,6 +249,9 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
             return NULL;
         }
     }
+    if (!self->k.grid_warned && g[0] * g[1] * g[2] < EXT_LOW_OCCUPANCY_BLOCKS &&
+        warn_low_occupancy(self, g) < 0)
+        return NULL;
     return ext_launcher_get((PyObject *)self, &self->k, g, b, stream, handle, shmem);
 }
 
@@ -294,6 +343,8 @@ static PyMemberDef disp_members[] = {
      "target of launches with host arguments: 0 CPU, 1 CUDA, -1 unresolved"},
     {"_explicit_cpu", T_BOOL, offsetof(DispatcherObject, k.explicit_cpu), 0,
      "target='cpu' was given"},
+    {"_grid_warned", T_BOOL, offsetof(DispatcherObject, k.grid_warned), 0,
+     "the low-occupancy warning was given or is not wanted (kiln's own kernels)"},
     {"_lc_sensitive", T_BOOL, offsetof(DispatcherObject, k.lc_sensitive), 0,
      "launch-config sensitive: specialisations are per launch configuration too"},
     {NULL, 0, 0, 0, NULL}};

@@ -20,6 +20,7 @@ typedef struct {
     int target;        /* for host-only arguments: 0 CPU, 1 CUDA, -1 not resolved yet */
     bool explicit_cpu; /* target='cpu' was asked for: GPU arrays are an error */
     bool warned;       /* the host-array PerformanceWarning was given */
+    bool grid_warned;  /* the low-occupancy PerformanceWarning was given, or will not be */
     bool lc_sensitive; /* launch-config sensitive (kiln/launchconfig.py): the type key
                         * also holds the grid, block and dynamic shared memory */
 } Kernel;
