@@ -83,12 +83,26 @@ const Type *sema_view(Sema *S, Node *n);
 /* sema.c */
 Sym *sema_local(Sema *S, const char *name);
 void sema_stmt(Sema *S, Node *n);
+void sema_block(Sema *S, NodeList *l);
+/* Collects f's locals (names assigned in body) before its first pass. */
+void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body);
+/* Whether a value of type t can be held in a variable (a scalar, array, record or tuple
+ * of those). */
+bool sema_storable(const Type *t);
+/* Whether a statement list ends in a return on every path (loops that never end count). */
+bool sema_always_returns(const NodeList *l);
+/* Whether a function may return t on some paths and None on others (Numba's Optional). */
+bool sema_optional_of(const Type *t);
 /* Types the local t (an E_NAME) as assigned a value of type vt. */
 void sema_assign_local(Sema *S, Node *t, const Type *vt);
+
+/* globals.c */
 GVal *sema_resolve(Sema *S, void *scope, const char *dotted, Span sp);
 const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what);
-FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);
 const NsRef *sema_ns(Sema *S, const char *name, const Intrinsic *in, void *scope);
+
+/* spec.c */
+FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret);
 
 /* sema_extern.c: external CUDA device functions (kiln.declare_device) */
 FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv);
