@@ -224,6 +224,14 @@ bool emit_registered(Emit *E, const char *key);
 const char *emit_field(Emit *E, Node *n);
 void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
 void emit_expr(Emit *E, Node *n);
+/* The indices of a full subscript as int64 strings (ix), from index nodes or one tuple;
+ * nn[i]: index i is known non-negative.  Returns how many. */
+int emit_index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn);
+
+/* ---- emit_intrinsic.c: calls of intrinsics (n->intr), atomics, math functions ---- */
+void emit_call_intrinsic(Emit *E, Node *n);
+/* name(args...) of the math library for type t: the float32 or half name where t is one */
+void emit_math_call(Emit *E, const char *name, const Type *t, Node **args, int nargs);
 
 /* ---- emit_stmt.c: statements ---- */
 size_t emit_size(const Emit *E);
