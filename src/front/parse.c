@@ -14,23 +14,16 @@
  *
  * Precedence, lowest first: if-else, or, and, not, comparisons, |, ^, &,
  * shifts, + -, * / // %, unary + - ~, **, then calls, subscripts, attributes.
+ *
+ * This file parses statements, functions and signatures, and keeps the nesting
+ * limits; expressions are parse_expr.c's, the parser's state parse_int.h's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
+#include "parse_int.h"
 
-typedef struct Parser {
-    Compiler *C;
-    Lexer *L;
-    Token tok;      /* current token */
-    Token ahead;    /* the one after, when have_ahead */
-    bool have_ahead;
-    bool lex_failed;
-    int depth;      /* recursive descents now open (nest_enter), <= KILN_MAX_NESTING */
-    bool too_deep;  /* a nesting limit was reported: one error per function */
-} Parser;
 
 Node *node_new(Compiler *C, NodeKind k, Span sp) {
     Node *n = arena_alloc(&C->arena, sizeof *n);
@@ -45,47 +38,17 @@ void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap) {
     l->v[l->n++] = n;
 }
 
-static void advance(Parser *p) {
-    if (p->have_ahead) {
-        p->tok = p->ahead;
-        p->have_ahead = false;
-    } else {
-        p->tok = lex_next(p->L);
-    }
-    if (p->tok.kind == TK_ERROR) p->lex_failed = true;
-}
 
-static const Token *peek(Parser *p) {
-    if (!p->have_ahead) {
-        p->ahead = lex_next(p->L);
-        p->have_ahead = true;
-    }
-    return &p->ahead;
-}
 
-static bool is_op(const Parser *p, Op op) { return p->tok.kind == TK_OP && p->tok.op == op; }
-static bool is_kw(const Parser *p, Keyword k) {
-    return p->tok.kind == TK_KEYWORD && p->tok.op == k;
-}
-static bool accept_op(Parser *p, Op op) {
-    if (!is_op(p, op)) return false;
-    advance(p);
-    return true;
-}
 
-static const char *tok_text(Parser *p, const Token *t) {
+const char *parse_tok_text(Parser *p, const Token *t) {
     if (t->text) return t->text; /* a normalised non-ASCII name */
     return arena_strndup(&p->C->arena, t->sp.file->text + t->sp.off, t->sp.len);
 }
 
-static Span tok_span(const Token *t) {
-    Span s = t->sp;
-    if (s.len == 0) s.len = 1;
-    return s;
-}
 
 /* Reports an unexpected token (unless the lexer already reported). */
-static void *unexpected(Parser *p, const char *expected) {
+void *parse_unexpected(Parser *p, const char *expected) {
     if (p->tok.kind == TK_ERROR) return NULL;
     if (p->tok.kind == TK_INDENT)
         error_at(p->C, tok_span(&p->tok), NULL, "unexpected indent");
@@ -98,23 +61,19 @@ static void *unexpected(Parser *p, const char *expected) {
     return NULL;
 }
 
-static bool expect_op(Parser *p, Op op) {
+bool parse_expect_op(Parser *p, Op op) {
     if (accept_op(p, op)) return true;
     char what[16];
     snprintf(what, sizeof what, "'%s'", op_names[op]);
-    unexpected(p, what);
+    parse_unexpected(p, what);
     return false;
 }
 
-static void *reject(Parser *p, Span sp, const char *hint, const char *msg) {
+void *parse_reject(Parser *p, Span sp, const char *hint, const char *msg) {
     error_at(p->C, sp, hint, "%s", msg);
     return NULL;
 }
 
-#define TRY(x)                 \
-    do {                       \
-        if (!(x)) return NULL; \
-    } while (0)
 
 /* ---- nesting limits ------------------------------------------------------------
  * The parser recurses for every bracket, call, subscript, unary operator, `not`,
@@ -136,7 +95,7 @@ static bool first_too_deep(Parser *p) {
 /* Opens one level of recursive descent; false (reported) past the limit.
  * Every true is paired with nest_leave.  A statement's expression is the
  * first level, so 200 parentheses fit in it, as in CPython. */
-static bool nest_enter(Parser *p) {
+bool parse_nest_enter(Parser *p) {
     if (p->depth > KILN_MAX_NESTING) {
         if (first_too_deep(p))
             error_at(p->C, tok_span(&p->tok), "split it with intermediate variables",
@@ -149,7 +108,7 @@ static bool nest_enter(Parser *p) {
     return true;
 }
 
-static void nest_leave(Parser *p) { p->depth--; }
+void parse_nest_leave(Parser *p) { p->depth--; }
 
 static int max_depth(int d, const Node *c) { return c && c->depth > d ? c->depth : d; }
 static int list_depth(int d, const NodeList *l) {
@@ -159,7 +118,7 @@ static int list_depth(int d, const NodeList *l) {
 
 /* Sets the depth of a new expression node from its operands; NULL (reported)
  * past KILN_MAX_EXPR_DEPTH. */
-static Node *deep(Parser *p, Node *n) {
+Node *parse_deep(Parser *p, Node *n) {
     int d = 0;
     switch ((NodeKind)n->kind) {
     case E_BINOP:
@@ -191,530 +150,7 @@ static Node *deep(Parser *p, Node *n) {
     return n;
 }
 
-static Node *parse_test(Parser *p);
-static Node *parse_expr(Parser *p);
-static Node *parse_or_test(Parser *p);
 static bool parse_block(Parser *p, NodeList *out);
-
-/* ---- expressions ------------------------------------------------------------ */
-
-static bool starts_expr(const Parser *p) {
-    switch ((TokKind)p->tok.kind) {
-    case TK_NAME: case TK_INT: case TK_FLOAT: case TK_IMAG: case TK_STRING: return true;
-    case TK_KEYWORD:
-        return p->tok.op == KW_TRUE || p->tok.op == KW_FALSE || p->tok.op == KW_NONE ||
-               p->tok.op == KW_NOT || p->tok.op == KW_LAMBDA || p->tok.op == KW_AWAIT ||
-               p->tok.op == KW_YIELD;
-    case TK_OP:
-        return p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE ||
-               p->tok.op == OP_MINUS || p->tok.op == OP_PLUS || p->tok.op == OP_TILDE ||
-               p->tok.op == OP_ELLIPSIS || p->tok.op == OP_STAR;
-    default: return false;
-    }
-}
-
-/* Skips a bracketed construct we reject, so parsing can go on after it. */
-static void skip_brackets(Parser *p) {
-    int depth = 0;
-    for (;;) {
-        if (p->tok.kind == TK_EOF || p->tok.kind == TK_ERROR) return;
-        if (p->tok.kind == TK_NEWLINE && depth == 0) return;
-        if (p->tok.kind == TK_OP) {
-            if (p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE) depth++;
-            if (p->tok.op == OP_RPAR || p->tok.op == OP_RSQB || p->tok.op == OP_RBRACE) {
-                depth--;
-                if (depth <= 0) {
-                    advance(p);
-                    return;
-                }
-            }
-        }
-        advance(p);
-    }
-}
-
-/* testlist_comp inside ( ... ): a parenthesised expression or a tuple. */
-static Node *parse_paren(Parser *p) {
-    Span open = tok_span(&p->tok);
-    advance(p); /* ( */
-    if (is_op(p, OP_RPAR)) {
-        Node *t = node_new(p->C, E_TUPLE, span_join(open, tok_span(&p->tok)));
-        advance(p);
-        return t;
-    }
-    if (is_kw(p, KW_YIELD))
-        return reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
-    Node *first = parse_test(p);
-    TRY(first);
-    if (is_kw(p, KW_FOR))
-        return reject(p, tok_span(&p->tok),
-                      "write the loop out with `for i in range(...)`",
-                      "generator expressions are not supported in kernels");
-    if (is_op(p, OP_WALRUS))
-        return reject(p, tok_span(&p->tok), "assign on a line of its own",
-                      "assignment expressions (:=) are not supported in kernels");
-    if (!is_op(p, OP_COMMA)) {
-        Span close = tok_span(&p->tok);
-        TRY(expect_op(p, OP_RPAR));
-        first->flags |= NF_PAREN;
-        (void)close;
-        return first;
-    }
-    Node *t = node_new(p->C, E_TUPLE, open);
-    int cap = 0;
-    nodelist_push(p->C, &t->tuple, first, &cap);
-    while (accept_op(p, OP_COMMA)) {
-        if (is_op(p, OP_RPAR)) break;
-        Node *e = parse_test(p);
-        TRY(e);
-        nodelist_push(p->C, &t->tuple, e, &cap);
-    }
-    t->sp = span_join(open, tok_span(&p->tok));
-    TRY(expect_op(p, OP_RPAR));
-    return deep(p, t);
-}
-
-static Node *parse_atom(Parser *p) {
-    Token t = p->tok;
-    Span sp = tok_span(&t);
-    switch ((TokKind)t.kind) {
-    case TK_NAME: {
-        Node *n = node_new(p->C, E_NAME, sp);
-        n->name.id = tok_text(p, &t);
-        advance(p);
-        return n;
-    }
-    case TK_INT: {
-        Node *n = node_new(p->C, E_INT, sp);
-        n->ilit.v = t.ival;
-        n->ilit.big = t.big;
-        advance(p);
-        return n;
-    }
-    case TK_FLOAT: {
-        Node *n = node_new(p->C, E_FLOAT, sp);
-        n->flit = t.fval;
-        advance(p);
-        return n;
-    }
-    case TK_IMAG: {
-        Node *n = node_new(p->C, E_IMAG, sp);
-        n->flit = t.fval;
-        advance(p);
-        return n;
-    }
-    case TK_STRING: {
-        Node *n = node_new(p->C, E_STR, sp);
-        advance(p);
-        while (p->tok.kind == TK_STRING) { /* implicit concatenation */
-            n->sp = span_join(n->sp, tok_span(&p->tok));
-            advance(p);
-        }
-        return n;
-    }
-    case TK_KEYWORD:
-        switch (t.op) {
-        case KW_TRUE:
-        case KW_FALSE: {
-            Node *n = node_new(p->C, E_BOOL, sp);
-            n->blit = t.op == KW_TRUE;
-            advance(p);
-            return n;
-        }
-        case KW_NONE: {
-            Node *n = node_new(p->C, E_NONE, sp);
-            advance(p);
-            return n;
-        }
-        case KW_LAMBDA:
-            return reject(p, sp,
-                          "define a device function with @kiln.jit(device=True) and call it",
-                          "lambda is not supported in kernels");
-        case KW_AWAIT:
-            return reject(p, sp, NULL, "await is not supported in kernels");
-        case KW_YIELD:
-            return reject(p, sp, NULL, "yield is not supported in kernels");
-        default:
-            return unexpected(p, "an expression");
-        }
-    case TK_OP:
-        switch (t.op) {
-        case OP_LPAR: return parse_paren(p);
-        case OP_LSQB:
-            skip_brackets(p);
-            return reject(p, sp,
-                          "preallocate an array: kiln.local.array(n, kiln.float32)",
-                          "lists are not supported in kernels");
-        case OP_LBRACE:
-            skip_brackets(p);
-            return reject(p, sp, "use arrays or scalar variables",
-                          "dicts and sets are not supported in kernels");
-        case OP_ELLIPSIS:
-            advance(p);
-            return reject(p, sp, NULL, "'...' is not supported in kernel expressions");
-        case OP_STAR:
-            return reject(p, sp, "pass the arguments one by one",
-                          "starred expressions are not supported in kernels");
-        default: return unexpected(p, "an expression");
-        }
-    default: return unexpected(p, "an expression");
-    }
-}
-
-/* One element of a subscript: an expression or a slice lo:hi:step. */
-static Node *parse_subscript_elem(Parser *p) {
-    Span start = tok_span(&p->tok);
-    Node *lo = NULL;
-    if (!is_op(p, OP_COLON)) {
-        lo = parse_test(p);
-        TRY(lo);
-        if (!is_op(p, OP_COLON)) return lo;
-    }
-    Node *s = node_new(p->C, E_SLICE, start);
-    s->slice.lo = lo;
-    advance(p); /* : */
-    if (!is_op(p, OP_COLON) && !is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
-        s->slice.hi = parse_test(p);
-        TRY(s->slice.hi);
-    }
-    if (accept_op(p, OP_COLON)) {
-        if (!is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
-            s->slice.step = parse_test(p);
-            TRY(s->slice.step);
-        }
-    }
-    s->sp = span_join(start, tok_span(&p->tok));
-    if (s->sp.len > 1 && (is_op(p, OP_COMMA) || is_op(p, OP_RSQB))) s->sp.len--;
-    return deep(p, s);
-}
-
-static Node *parse_trailers(Parser *p, Node *e) {
-    for (;;) {
-        if (is_op(p, OP_LPAR)) {
-            Node *c = node_new(p->C, E_CALL, e->sp);
-            c->call.fn = e;
-            advance(p);
-            int acap = 0, kcap = 0, ncap = 0;
-            while (!is_op(p, OP_RPAR)) {
-                if (is_op(p, OP_DSTAR))
-                    return reject(p, tok_span(&p->tok), "pass the arguments one by one",
-                                  "**kwargs are not supported in kernels");
-                if (is_op(p, OP_STAR)) { /* f(*t): sema unpacks the tuple t (sema_expr.c) */
-                    Span st = tok_span(&p->tok);
-                    if (c->call.kwvals.n > 0)
-                        return reject(p, st, "write *t before the keyword arguments",
-                                      "*t after keyword arguments is not supported in kernels");
-                    advance(p);
-                    Node *a = parse_test(p);
-                    TRY(a);
-                    a->flags |= NF_STAR;
-                    a->sp = span_join(st, a->sp);
-                    nodelist_push(p->C, &c->call.args, a, &acap);
-                    if (!accept_op(p, OP_COMMA)) break;
-                    continue;
-                }
-                if (p->tok.kind == TK_NAME && peek(p)->kind == TK_OP &&
-                    peek(p)->op == OP_ASSIGN) {
-                    const char *kw = tok_text(p, &p->tok);
-                    Span ksp = tok_span(&p->tok);
-                    advance(p);
-                    advance(p);
-                    Node *v = parse_test(p);
-                    TRY(v);
-                    for (int i = 0; i < c->call.kwvals.n; i++)
-                        if (strcmp(c->call.kwnames[i], kw) == 0)
-                            return reject(p, ksp, NULL, "keyword argument repeated");
-                    nodelist_push(p->C, &c->call.kwvals, v, &kcap);
-                    c->call.kwnames =
-                        arena_grow(&p->C->arena, c->call.kwnames, &ncap, c->call.kwvals.n,
-                                   sizeof(char *));
-                    c->call.kwnames[c->call.kwvals.n - 1] = kw;
-                } else {
-                    if (c->call.kwvals.n > 0)
-                        return reject(p, tok_span(&p->tok), NULL,
-                                      "positional argument follows keyword argument");
-                    Node *a = parse_test(p);
-                    TRY(a);
-                    if (is_kw(p, KW_FOR))
-                        return reject(p, tok_span(&p->tok),
-                                      "write the loop out with `for i in range(...)`",
-                                      "generator expressions are not supported in kernels");
-                    nodelist_push(p->C, &c->call.args, a, &acap);
-                }
-                if (!accept_op(p, OP_COMMA)) break;
-            }
-            c->sp = span_join(e->sp, tok_span(&p->tok));
-            TRY(expect_op(p, OP_RPAR));
-            e = deep(p, c);
-            TRY(e);
-        } else if (is_op(p, OP_LSQB)) {
-            Node *s = node_new(p->C, E_SUBSCRIPT, e->sp);
-            s->sub.base = e;
-            advance(p);
-            int cap = 0;
-            if (is_op(p, OP_RSQB)) return unexpected(p, "an index");
-            for (;;) {
-                Node *x = parse_subscript_elem(p);
-                TRY(x);
-                nodelist_push(p->C, &s->sub.idx, x, &cap);
-                if (!accept_op(p, OP_COMMA)) break;
-                if (is_op(p, OP_RSQB)) break;
-            }
-            /* a[(i, j)] indexes like a[i, j] */
-            if (s->sub.idx.n == 1 && s->sub.idx.v[0]->kind == E_TUPLE &&
-                s->sub.idx.v[0]->tuple.n > 0)
-                s->sub.idx = s->sub.idx.v[0]->tuple;
-            s->sp = span_join(e->sp, tok_span(&p->tok));
-            TRY(expect_op(p, OP_RSQB));
-            e = deep(p, s);
-            TRY(e);
-        } else if (is_op(p, OP_DOT)) {
-            advance(p);
-            if (p->tok.kind != TK_NAME) return unexpected(p, "an attribute name");
-            Node *a = node_new(p->C, E_ATTR, span_join(e->sp, tok_span(&p->tok)));
-            a->attr.base = e;
-            a->attr.attr = tok_text(p, &p->tok);
-            a->attr.attr_sp = tok_span(&p->tok);
-            advance(p);
-            e = deep(p, a);
-            TRY(e);
-        } else {
-            return e;
-        }
-    }
-}
-
-static Node *parse_unary(Parser *p);
-
-static Node *parse_power(Parser *p) {
-    Node *e = parse_atom(p);
-    TRY(e);
-    e = parse_trailers(p, e);
-    TRY(e);
-    if (is_op(p, OP_DSTAR)) {
-        Span opsp = tok_span(&p->tok);
-        if (!nest_enter(p)) return NULL;
-        advance(p);
-        Node *r = parse_unary(p); /* right-associative, binds tighter than unary on the left */
-        nest_leave(p);
-        TRY(r);
-        Node *b = node_new(p->C, E_BINOP, span_join(e->sp, r->sp));
-        b->op = B_POW;
-        b->bin.l = e;
-        b->bin.r = r;
-        (void)opsp;
-        return deep(p, b);
-    }
-    return e;
-}
-
-static Node *parse_unary(Parser *p) {
-    if (is_op(p, OP_MINUS) || is_op(p, OP_PLUS) || is_op(p, OP_TILDE)) {
-        Span sp = tok_span(&p->tok);
-        UnOp op = is_op(p, OP_MINUS) ? U_NEG : is_op(p, OP_PLUS) ? U_POS : U_INVERT;
-        if (!nest_enter(p)) return NULL;
-        advance(p);
-        Node *x = parse_unary(p);
-        nest_leave(p);
-        TRY(x);
-        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
-        u->op = (uint8_t)op;
-        u->un.x = x;
-        return deep(p, u);
-    }
-    return parse_power(p);
-}
-
-static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
-    Node *b = node_new(p->C, E_BINOP, span_join(l->sp, r->sp));
-    b->op = (uint8_t)op;
-    b->bin.l = l;
-    b->bin.r = r;
-    return deep(p, b);
-}
-
-/* The binary operators from | (level 0) to * / // % (level 5), parsed by
- * precedence climbing: one loop builds a left-associative chain of operators
- * of at least `level`, recursing only for the right operand of an operator
- * (which takes operators binding tighter), so an operand costs one frame here
- * rather than one per level: the stack a bracket costs is KILN_MAX_NESTING's. */
-static const struct {
-    Op tok;
-    BinOp op;
-    int level;
-} binops[] = {
-    {OP_PIPE, B_OR, 0},       {OP_CARET, B_XOR, 1},     {OP_AMP, B_AND, 2},
-    {OP_LSHIFT, B_LSHIFT, 3}, {OP_RSHIFT, B_RSHIFT, 3}, {OP_PLUS, B_ADD, 4},
-    {OP_MINUS, B_SUB, 4},     {OP_STAR, B_MUL, 5},      {OP_SLASH, B_DIV, 5},
-    {OP_DSLASH, B_FLOORDIV, 5}, {OP_PERCENT, B_MOD, 5},
-};
-
-static Node *parse_binary(Parser *p, int level) {
-    Node *e = parse_unary(p);
-    TRY(e);
-    for (;;) {
-        if (is_op(p, OP_AT))
-            return reject(p, tok_span(&p->tok), "write the product as loops",
-                          "the matrix operator @ is not supported in kernels");
-        int found = -1;
-        for (size_t i = 0; i < COUNTOF(binops); i++)
-            if (is_op(p, binops[i].tok)) found = (int)i;
-        if (found < 0 || binops[found].level < level) return e;
-        advance(p);
-        Node *r = parse_binary(p, binops[found].level + 1);
-        TRY(r);
-        e = binop(p, binops[found].op, e, r);
-        TRY(e);
-    }
-}
-
-static Node *parse_expr(Parser *p) { return parse_binary(p, 0); }
-
-static int comp_op(Parser *p) {
-    if (p->tok.kind == TK_OP) {
-        switch (p->tok.op) {
-        case OP_LT: return C_LT;
-        case OP_LE: return C_LE;
-        case OP_GT: return C_GT;
-        case OP_GE: return C_GE;
-        case OP_EQ: return C_EQ;
-        case OP_NE: return C_NE;
-        default: return -1;
-        }
-    }
-    if (is_kw(p, KW_IS)) return C_IS; /* `is not`: parse_comparison reads the `not` */
-    if (is_kw(p, KW_IN)) return -2;
-    if (is_kw(p, KW_NOT) && peek(p)->kind == TK_KEYWORD && peek(p)->op == KW_IN) return -2;
-    return -1;
-}
-
-static Node *parse_comparison(Parser *p) {
-    Node *e = parse_expr(p);
-    TRY(e);
-    int op = comp_op(p);
-    if (op == -1) return e;
-    Node *c = node_new(p->C, E_COMPARE, e->sp);
-    int cap = 0, ocap = 0;
-    nodelist_push(p->C, &c->cmp.operands, e, &cap);
-    while ((op = comp_op(p)) != -1) {
-        if (op == -2)
-            return reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
-                          "'in' is not supported in kernels");
-        advance(p);
-        if (op == C_IS && is_kw(p, KW_NOT)) {
-            advance(p);
-            op = C_ISNOT;
-        }
-        Node *r = parse_expr(p);
-        TRY(r);
-        c->cmp.ops = arena_grow(&p->C->arena, c->cmp.ops, &ocap, c->cmp.operands.n, 1);
-        c->cmp.ops[c->cmp.operands.n - 1] = (uint8_t)op;
-        nodelist_push(p->C, &c->cmp.operands, r, &cap);
-        c->sp = span_join(c->sp, r->sp);
-    }
-    return deep(p, c);
-}
-
-static Node *parse_not(Parser *p) {
-    if (is_kw(p, KW_NOT)) {
-        Span sp = tok_span(&p->tok);
-        if (!nest_enter(p)) return NULL;
-        advance(p);
-        Node *x = parse_not(p);
-        nest_leave(p);
-        TRY(x);
-        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
-        u->op = U_NOT;
-        u->un.x = x;
-        return deep(p, u);
-    }
-    return parse_comparison(p);
-}
-
-static Node *parse_and(Parser *p) {
-    Node *e = parse_not(p);
-    TRY(e);
-    while (is_kw(p, KW_AND)) {
-        advance(p);
-        Node *r = parse_not(p);
-        TRY(r);
-        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
-        b->op = BO_AND;
-        b->bin.l = e;
-        b->bin.r = r;
-        e = deep(p, b);
-        TRY(e);
-    }
-    return e;
-}
-
-static Node *parse_or_test(Parser *p) {
-    Node *e = parse_and(p);
-    TRY(e);
-    while (is_kw(p, KW_OR)) {
-        advance(p);
-        Node *r = parse_and(p);
-        TRY(r);
-        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
-        b->op = BO_OR;
-        b->bin.l = e;
-        b->bin.r = r;
-        e = deep(p, b);
-        TRY(e);
-    }
-    return e;
-}
-
-static Node *parse_test_inner(Parser *p);
-
-static Node *parse_test(Parser *p) {
-    if (!nest_enter(p)) return NULL;
-    Node *e = parse_test_inner(p);
-    nest_leave(p);
-    return e;
-}
-
-static Node *parse_test_inner(Parser *p) {
-    if (is_kw(p, KW_LAMBDA)) return parse_atom(p);
-    Node *e = parse_or_test(p);
-    TRY(e);
-    if (is_kw(p, KW_IF)) {
-        advance(p);
-        Node *cond = parse_or_test(p);
-        TRY(cond);
-        if (!is_kw(p, KW_ELSE)) return unexpected(p, "'else'");
-        advance(p);
-        Node *orelse = parse_test(p);
-        TRY(orelse);
-        Node *n = node_new(p->C, E_IFEXP, span_join(e->sp, orelse->sp));
-        n->ifexp.cond = cond;
-        n->ifexp.then = e;
-        n->ifexp.orelse = orelse;
-        return deep(p, n);
-    }
-    if (is_op(p, OP_WALRUS))
-        return reject(p, tok_span(&p->tok), "assign on a line of its own",
-                      "assignment expressions (:=) are not supported in kernels");
-    return e;
-}
-
-/* testlist: test (',' test)* [','] -- a bare tuple when there is a comma. */
-static Node *parse_testlist(Parser *p) {
-    Node *first = parse_test(p);
-    TRY(first);
-    if (!is_op(p, OP_COMMA)) return first;
-    Node *t = node_new(p->C, E_TUPLE, first->sp);
-    int cap = 0;
-    nodelist_push(p->C, &t->tuple, first, &cap);
-    while (accept_op(p, OP_COMMA)) {
-        if (!starts_expr(p)) break;
-        Node *e = parse_test(p);
-        TRY(e);
-        nodelist_push(p->C, &t->tuple, e, &cap);
-        t->sp = span_join(t->sp, e->sp);
-    }
-    return deep(p, t);
-}
 
 /* ---- statements ------------------------------------------------------------- */
 
@@ -739,7 +175,7 @@ static void skip_statement(Parser *p) {
 static bool end_simple(Parser *p) {
     if (accept_op(p, OP_SEMI)) return true;
     if (p->tok.kind == TK_NEWLINE || p->tok.kind == TK_EOF) return true;
-    unexpected(p, "end of line");
+    parse_unexpected(p, "end of line");
     return false;
 }
 
@@ -767,7 +203,7 @@ static Node *parse_small_stmt(Parser *p) {
         case KW_RETURN: {
             advance(p);
             Node *r = node_new(p->C, S_RETURN, sp);
-            if (starts_expr(p)) {
+            if (parse_starts_expr(p)) {
                 r->ret.value = parse_testlist(p);
                 TRY(r->ret.value);
                 r->sp = span_join(sp, r->ret.value->sp);
@@ -787,26 +223,26 @@ static Node *parse_small_stmt(Parser *p) {
         }
         case KW_GLOBAL:
         case KW_NONLOCAL:
-            return reject(p, sp, "kernels read globals but cannot assign them; pass an array",
+            return parse_reject(p, sp, "kernels read globals but cannot assign them; pass an array",
                           "global and nonlocal are not supported in kernels");
         case KW_IMPORT:
         case KW_FROM:
-            return reject(p, sp, "import at module level; kernels see the module's globals",
+            return parse_reject(p, sp, "import at module level; kernels see the module's globals",
                           "import is not supported in kernels");
         case KW_DEL:
-            return reject(p, sp, NULL, "del is not supported in kernels");
+            return parse_reject(p, sp, NULL, "del is not supported in kernels");
         case KW_RAISE: {
             /* `raise E` / `raise E(constants)`: an assert that always fails, with the
              * exception to raise on the host (sema_raise.c) */
             advance(p);
-            if (!starts_expr(p))
-                return reject(p, sp, "raise an exception class, or a call of one with constants",
+            if (!parse_starts_expr(p))
+                return parse_reject(p, sp, "raise an exception class, or a call of one with constants",
                               "a bare raise (re-raising) is not supported in kernels");
             Node *a = node_new(p->C, S_ASSERT, sp);
             a->assrt.exc = parse_test(p);
             TRY(a->assrt.exc);
             if (is_kw(p, KW_FROM))
-                return reject(p, tok_span(&p->tok), NULL,
+                return parse_reject(p, tok_span(&p->tok), NULL,
                               "raise ... from ... is not supported in kernels");
             a->assrt.test = node_new(p->C, E_BOOL, sp);
             a->assrt.test->blit = false;
@@ -814,7 +250,7 @@ static Node *parse_small_stmt(Parser *p) {
             return a;
         }
         case KW_YIELD:
-            return reject(p, sp, NULL, "yield is not supported in kernels");
+            return parse_reject(p, sp, NULL, "yield is not supported in kernels");
         default: break;
         }
     }
@@ -830,10 +266,10 @@ static Node *parse_small_stmt(Parser *p) {
         Node *last = e;
         while (accept_op(p, OP_ASSIGN)) {
             if (!is_target(last))
-                return reject(p, last->sp, NULL, "cannot assign to this expression");
+                return parse_reject(p, last->sp, NULL, "cannot assign to this expression");
             nodelist_push(p->C, &a->assign.targets, last, &cap);
             if (is_kw(p, KW_YIELD))
-                return reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+                return parse_reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
             last = parse_testlist(p);
             TRY(last);
         }
@@ -843,11 +279,11 @@ static Node *parse_small_stmt(Parser *p) {
     }
     if (p->tok.kind == TK_OP && p->tok.op >= OP_PLUSEQ && p->tok.op <= OP_ATEQ) {
         if (p->tok.op == OP_ATEQ)
-            return reject(p, tok_span(&p->tok), "write the product as loops",
+            return parse_reject(p, tok_span(&p->tok), "write the product as loops",
                           "the matrix operator @ is not supported in kernels");
         BinOp op = (BinOp)(p->tok.op - OP_PLUSEQ);
         if (e->kind != E_NAME && e->kind != E_SUBSCRIPT && e->kind != E_ATTR)
-            return reject(p, e->sp, NULL,
+            return parse_reject(p, e->sp, NULL,
                           "augmented assignment needs a variable or an array element");
         advance(p);
         Node *v = parse_testlist(p);
@@ -867,7 +303,7 @@ static Node *parse_small_stmt(Parser *p) {
         Node *v = parse_testlist(p);
         TRY(v);
         if (e->kind != E_NAME && e->kind != E_SUBSCRIPT)
-            return reject(p, e->sp, NULL, "cannot assign to this expression");
+            return parse_reject(p, e->sp, NULL, "cannot assign to this expression");
         Node *a = node_new(p->C, S_ASSIGN, span_join(e->sp, v->sp));
         int cap = 0;
         nodelist_push(p->C, &a->assign.targets, e, &cap);
@@ -913,7 +349,7 @@ static Node *parse_if(Parser *p, Span sp) {
         Node *n = node_new(p->C, S_IF, sp);
         n->ifs.cond = parse_test(p);
         TRY(n->ifs.cond);
-        TRY(expect_op(p, OP_COLON));
+        TRY(parse_expect_op(p, OP_COLON));
         if (!parse_block(p, &n->ifs.body)) return NULL;
         if (last) {
             int cap = 0;
@@ -928,7 +364,7 @@ static Node *parse_if(Parser *p, Span sp) {
         }
         if (is_kw(p, KW_ELSE)) {
             advance(p);
-            TRY(expect_op(p, OP_COLON));
+            TRY(parse_expect_op(p, OP_COLON));
             if (!parse_block(p, &n->ifs.orelse)) return NULL;
         }
         return first;
@@ -976,33 +412,33 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
                     target = t;
                 }
                 if (!target || !is_kw(p, KW_IN)) {
-                    if (target) unexpected(p, "'in'");
+                    if (target) parse_unexpected(p, "'in'");
                     skip_statement(p);
                     return true;
                 }
                 advance(p);
                 n->fors.target = target;
                 n->fors.iter = parse_testlist(p);
-                if (!n->fors.iter || !expect_op(p, OP_COLON)) {
+                if (!n->fors.iter || !parse_expect_op(p, OP_COLON)) {
                     skip_statement(p);
                     return true;
                 }
                 if (!parse_block(p, &n->fors.body)) return false;
                 if (is_kw(p, KW_ELSE)) {
                     advance(p);
-                    if (!expect_op(p, OP_COLON)) return false;
+                    if (!parse_expect_op(p, OP_COLON)) return false;
                     if (!parse_block(p, &n->fors.orelse)) return false;
                 }
             } else {
                 n->ifs.cond = parse_test(p);
-                if (!n->ifs.cond || !expect_op(p, OP_COLON)) {
+                if (!n->ifs.cond || !parse_expect_op(p, OP_COLON)) {
                     skip_statement(p);
                     return true;
                 }
                 if (!parse_block(p, &n->ifs.body)) return false;
                 if (is_kw(p, KW_ELSE)) {
                     advance(p);
-                    if (!expect_op(p, OP_COLON)) return false;
+                    if (!parse_expect_op(p, OP_COLON)) return false;
                     if (!parse_block(p, &n->ifs.orelse)) return false;
                 }
             }
@@ -1028,7 +464,7 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
         case KW_ELIF:
         case KW_EXCEPT:
         case KW_FINALLY:
-            unexpected(p, NULL);
+            parse_unexpected(p, NULL);
             skip_statement(p);
             return true;
         default: break;
@@ -1038,7 +474,7 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
         return reject_compound(p, sp, "decorate functions at module level",
                                "decorators inside kernels are not supported");
     if (p->tok.kind == TK_INDENT) {
-        unexpected(p, NULL);
+        parse_unexpected(p, NULL);
         skip_statement(p);
         return true;
     }
@@ -1105,12 +541,12 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
     }
     Span defsp = tok_span(&p->tok);
     advance(p);
-    if (p->tok.kind != TK_NAME) return unexpected(p, "the function name");
+    if (p->tok.kind != TK_NAME) return parse_unexpected(p, "the function name");
     Node *fn = node_new(C, S_DEF, defsp);
-    fn->def.name = tok_text(p, &p->tok);
+    fn->def.name = parse_tok_text(p, &p->tok);
     fn->def.name_sp = tok_span(&p->tok);
     advance(p);
-    if (!expect_op(p, OP_LPAR)) return NULL;
+    if (!parse_expect_op(p, OP_LPAR)) return NULL;
     int pcap = 0;
     while (!is_op(p, OP_RPAR)) {
         if (is_op(p, OP_STAR) || is_op(p, OP_DSTAR)) {
@@ -1123,11 +559,11 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
             if (!accept_op(p, OP_COMMA)) break;
             continue;
         }
-        if (p->tok.kind != TK_NAME) return unexpected(p, "a parameter name");
+        if (p->tok.kind != TK_NAME) return parse_unexpected(p, "a parameter name");
         fn->def.params = arena_grow(&C->arena, fn->def.params, &pcap, fn->def.nparams + 1,
                                     sizeof(Param));
         Param *pa = &fn->def.params[fn->def.nparams++];
-        pa->name = tok_text(p, &p->tok);
+        pa->name = parse_tok_text(p, &p->tok);
         pa->sp = tok_span(&p->tok);
         for (int i = 0; i < fn->def.nparams - 1; i++)
             if (strcmp(fn->def.params[i].name, pa->name) == 0) {
@@ -1144,11 +580,11 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
         }
         if (!accept_op(p, OP_COMMA)) break;
     }
-    if (!expect_op(p, OP_RPAR)) return NULL;
+    if (!parse_expect_op(p, OP_RPAR)) return NULL;
     if (accept_op(p, OP_ARROW)) {
         if (!parse_test(p)) return NULL;
     }
-    if (!expect_op(p, OP_COLON)) return NULL;
+    if (!parse_expect_op(p, OP_COLON)) return NULL;
     if (!parse_block(p, &fn->def.body)) return NULL;
     mark_docstring(&fn->def.body);
     if (C->nerrors > errors_before || p->lex_failed) return NULL;
@@ -1191,10 +627,10 @@ static int lookup_dtype(const char *name) {
 /* type: name ['*' | '[' dim (',' dim)* ']'] where dim is ':' or '::1' */
 static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is_void) {
     if (p->tok.kind != TK_NAME) {
-        unexpected(p, "a type name");
+        parse_unexpected(p, "a type name");
         return false;
     }
-    const char *name = tok_text(p, &p->tok);
+    const char *name = parse_tok_text(p, &p->tok);
     Span sp = tok_span(&p->tok);
     advance(p);
     memset(t, 0, sizeof *t);
@@ -1234,10 +670,10 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
     int contig_at = -1;
     for (;;) {
         Span dsp = tok_span(&p->tok);
-        if (!expect_op(p, OP_COLON)) return false;
+        if (!parse_expect_op(p, OP_COLON)) return false;
         if (accept_op(p, OP_COLON)) {
             if (p->tok.kind != TK_INT || p->tok.ival != 1) {
-                unexpected(p, "1 (as in ::1)");
+                parse_unexpected(p, "1 (as in ::1)");
                 return false;
             }
             advance(p);
@@ -1254,7 +690,7 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
         }
         if (!accept_op(p, OP_COMMA)) break;
     }
-    if (!expect_op(p, OP_RSQB)) return false;
+    if (!parse_expect_op(p, OP_RSQB)) return false;
     if (contig_at < 0)
         t->layout = KILN_LAYOUT_A;
     else if (contig_at == t->ndim - 1)
@@ -1289,7 +725,7 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
             return -1;
         }
     }
-    if (!expect_op(p, OP_LPAR)) return -1;
+    if (!parse_expect_op(p, OP_LPAR)) return -1;
     int n = 0;
     while (!is_op(p, OP_RPAR)) {
         kiln_argtype t;
@@ -1301,10 +737,10 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
         args[n++] = t;
         if (!accept_op(p, OP_COMMA)) break;
     }
-    if (!expect_op(p, OP_RPAR)) return -1;
+    if (!parse_expect_op(p, OP_RPAR)) return -1;
     if (p->tok.kind == TK_NEWLINE) advance(p);
     if (p->tok.kind != TK_EOF) {
-        unexpected(p, "the end of the signature");
+        parse_unexpected(p, "the end of the signature");
         return -1;
     }
     return n;

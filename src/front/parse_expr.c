@@ -1,0 +1,530 @@
+/* parse_expr.c: expressions of the kernel subset of Python (parse.c's header
+ * says what is admitted, and the precedence).  Each level is one function, lowest
+ * first: parse_test (if-else), parse_or_test, and, not, comparisons, then
+ * parse_binary's table of | ^ & shifts + - * / // %, unary + - ~, **, and the
+ * trailers: calls, subscripts, attributes.  Constructs kiln rejects (lambda,
+ * comprehensions, displays, walrus...) are recognised and reported with a hint.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse_int.h"
+
+bool parse_starts_expr(const Parser *p) {
+    switch ((TokKind)p->tok.kind) {
+    case TK_NAME: case TK_INT: case TK_FLOAT: case TK_IMAG: case TK_STRING: return true;
+    case TK_KEYWORD:
+        return p->tok.op == KW_TRUE || p->tok.op == KW_FALSE || p->tok.op == KW_NONE ||
+               p->tok.op == KW_NOT || p->tok.op == KW_LAMBDA || p->tok.op == KW_AWAIT ||
+               p->tok.op == KW_YIELD;
+    case TK_OP:
+        return p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE ||
+               p->tok.op == OP_MINUS || p->tok.op == OP_PLUS || p->tok.op == OP_TILDE ||
+               p->tok.op == OP_ELLIPSIS || p->tok.op == OP_STAR;
+    default: return false;
+    }
+}
+
+/* Skips a bracketed construct we reject, so parsing can go on after it. */
+static void skip_brackets(Parser *p) {
+    int depth = 0;
+    for (;;) {
+        if (p->tok.kind == TK_EOF || p->tok.kind == TK_ERROR) return;
+        if (p->tok.kind == TK_NEWLINE && depth == 0) return;
+        if (p->tok.kind == TK_OP) {
+            if (p->tok.op == OP_LPAR || p->tok.op == OP_LSQB || p->tok.op == OP_LBRACE) depth++;
+            if (p->tok.op == OP_RPAR || p->tok.op == OP_RSQB || p->tok.op == OP_RBRACE) {
+                depth--;
+                if (depth <= 0) {
+                    advance(p);
+                    return;
+                }
+            }
+        }
+        advance(p);
+    }
+}
+
+/* testlist_comp inside ( ... ): a parenthesised expression or a tuple. */
+static Node *parse_paren(Parser *p) {
+    Span open = tok_span(&p->tok);
+    advance(p); /* ( */
+    if (is_op(p, OP_RPAR)) {
+        Node *t = node_new(p->C, E_TUPLE, span_join(open, tok_span(&p->tok)));
+        advance(p);
+        return t;
+    }
+    if (is_kw(p, KW_YIELD))
+        return parse_reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+    Node *first = parse_test(p);
+    TRY(first);
+    if (is_kw(p, KW_FOR))
+        return parse_reject(p, tok_span(&p->tok),
+                      "write the loop out with `for i in range(...)`",
+                      "generator expressions are not supported in kernels");
+    if (is_op(p, OP_WALRUS))
+        return parse_reject(p, tok_span(&p->tok), "assign on a line of its own",
+                      "assignment expressions (:=) are not supported in kernels");
+    if (!is_op(p, OP_COMMA)) {
+        Span close = tok_span(&p->tok);
+        TRY(parse_expect_op(p, OP_RPAR));
+        first->flags |= NF_PAREN;
+        (void)close;
+        return first;
+    }
+    Node *t = node_new(p->C, E_TUPLE, open);
+    int cap = 0;
+    nodelist_push(p->C, &t->tuple, first, &cap);
+    while (accept_op(p, OP_COMMA)) {
+        if (is_op(p, OP_RPAR)) break;
+        Node *e = parse_test(p);
+        TRY(e);
+        nodelist_push(p->C, &t->tuple, e, &cap);
+    }
+    t->sp = span_join(open, tok_span(&p->tok));
+    TRY(parse_expect_op(p, OP_RPAR));
+    return parse_deep(p, t);
+}
+
+static Node *parse_atom(Parser *p) {
+    Token t = p->tok;
+    Span sp = tok_span(&t);
+    switch ((TokKind)t.kind) {
+    case TK_NAME: {
+        Node *n = node_new(p->C, E_NAME, sp);
+        n->name.id = parse_tok_text(p, &t);
+        advance(p);
+        return n;
+    }
+    case TK_INT: {
+        Node *n = node_new(p->C, E_INT, sp);
+        n->ilit.v = t.ival;
+        n->ilit.big = t.big;
+        advance(p);
+        return n;
+    }
+    case TK_FLOAT: {
+        Node *n = node_new(p->C, E_FLOAT, sp);
+        n->flit = t.fval;
+        advance(p);
+        return n;
+    }
+    case TK_IMAG: {
+        Node *n = node_new(p->C, E_IMAG, sp);
+        n->flit = t.fval;
+        advance(p);
+        return n;
+    }
+    case TK_STRING: {
+        Node *n = node_new(p->C, E_STR, sp);
+        advance(p);
+        while (p->tok.kind == TK_STRING) { /* implicit concatenation */
+            n->sp = span_join(n->sp, tok_span(&p->tok));
+            advance(p);
+        }
+        return n;
+    }
+    case TK_KEYWORD:
+        switch (t.op) {
+        case KW_TRUE:
+        case KW_FALSE: {
+            Node *n = node_new(p->C, E_BOOL, sp);
+            n->blit = t.op == KW_TRUE;
+            advance(p);
+            return n;
+        }
+        case KW_NONE: {
+            Node *n = node_new(p->C, E_NONE, sp);
+            advance(p);
+            return n;
+        }
+        case KW_LAMBDA:
+            return parse_reject(p, sp,
+                          "define a device function with @kiln.jit(device=True) and call it",
+                          "lambda is not supported in kernels");
+        case KW_AWAIT:
+            return parse_reject(p, sp, NULL, "await is not supported in kernels");
+        case KW_YIELD:
+            return parse_reject(p, sp, NULL, "yield is not supported in kernels");
+        default:
+            return parse_unexpected(p, "an expression");
+        }
+    case TK_OP:
+        switch (t.op) {
+        case OP_LPAR: return parse_paren(p);
+        case OP_LSQB:
+            skip_brackets(p);
+            return parse_reject(p, sp,
+                          "preallocate an array: kiln.local.array(n, kiln.float32)",
+                          "lists are not supported in kernels");
+        case OP_LBRACE:
+            skip_brackets(p);
+            return parse_reject(p, sp, "use arrays or scalar variables",
+                          "dicts and sets are not supported in kernels");
+        case OP_ELLIPSIS:
+            advance(p);
+            return parse_reject(p, sp, NULL, "'...' is not supported in kernel expressions");
+        case OP_STAR:
+            return parse_reject(p, sp, "pass the arguments one by one",
+                          "starred expressions are not supported in kernels");
+        default: return parse_unexpected(p, "an expression");
+        }
+    default: return parse_unexpected(p, "an expression");
+    }
+}
+
+/* One element of a subscript: an expression or a slice lo:hi:step. */
+static Node *parse_subscript_elem(Parser *p) {
+    Span start = tok_span(&p->tok);
+    Node *lo = NULL;
+    if (!is_op(p, OP_COLON)) {
+        lo = parse_test(p);
+        TRY(lo);
+        if (!is_op(p, OP_COLON)) return lo;
+    }
+    Node *s = node_new(p->C, E_SLICE, start);
+    s->slice.lo = lo;
+    advance(p); /* : */
+    if (!is_op(p, OP_COLON) && !is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
+        s->slice.hi = parse_test(p);
+        TRY(s->slice.hi);
+    }
+    if (accept_op(p, OP_COLON)) {
+        if (!is_op(p, OP_COMMA) && !is_op(p, OP_RSQB)) {
+            s->slice.step = parse_test(p);
+            TRY(s->slice.step);
+        }
+    }
+    s->sp = span_join(start, tok_span(&p->tok));
+    if (s->sp.len > 1 && (is_op(p, OP_COMMA) || is_op(p, OP_RSQB))) s->sp.len--;
+    return parse_deep(p, s);
+}
+
+static Node *parse_trailers(Parser *p, Node *e) {
+    for (;;) {
+        if (is_op(p, OP_LPAR)) {
+            Node *c = node_new(p->C, E_CALL, e->sp);
+            c->call.fn = e;
+            advance(p);
+            int acap = 0, kcap = 0, ncap = 0;
+            while (!is_op(p, OP_RPAR)) {
+                if (is_op(p, OP_DSTAR))
+                    return parse_reject(p, tok_span(&p->tok), "pass the arguments one by one",
+                                  "**kwargs are not supported in kernels");
+                if (is_op(p, OP_STAR)) { /* f(*t): sema unpacks the tuple t (sema_expr.c) */
+                    Span st = tok_span(&p->tok);
+                    if (c->call.kwvals.n > 0)
+                        return parse_reject(p, st, "write *t before the keyword arguments",
+                                      "*t after keyword arguments is not supported in kernels");
+                    advance(p);
+                    Node *a = parse_test(p);
+                    TRY(a);
+                    a->flags |= NF_STAR;
+                    a->sp = span_join(st, a->sp);
+                    nodelist_push(p->C, &c->call.args, a, &acap);
+                    if (!accept_op(p, OP_COMMA)) break;
+                    continue;
+                }
+                if (p->tok.kind == TK_NAME && peek(p)->kind == TK_OP &&
+                    peek(p)->op == OP_ASSIGN) {
+                    const char *kw = parse_tok_text(p, &p->tok);
+                    Span ksp = tok_span(&p->tok);
+                    advance(p);
+                    advance(p);
+                    Node *v = parse_test(p);
+                    TRY(v);
+                    for (int i = 0; i < c->call.kwvals.n; i++)
+                        if (strcmp(c->call.kwnames[i], kw) == 0)
+                            return parse_reject(p, ksp, NULL, "keyword argument repeated");
+                    nodelist_push(p->C, &c->call.kwvals, v, &kcap);
+                    c->call.kwnames =
+                        arena_grow(&p->C->arena, c->call.kwnames, &ncap, c->call.kwvals.n,
+                                   sizeof(char *));
+                    c->call.kwnames[c->call.kwvals.n - 1] = kw;
+                } else {
+                    if (c->call.kwvals.n > 0)
+                        return parse_reject(p, tok_span(&p->tok), NULL,
+                                      "positional argument follows keyword argument");
+                    Node *a = parse_test(p);
+                    TRY(a);
+                    if (is_kw(p, KW_FOR))
+                        return parse_reject(p, tok_span(&p->tok),
+                                      "write the loop out with `for i in range(...)`",
+                                      "generator expressions are not supported in kernels");
+                    nodelist_push(p->C, &c->call.args, a, &acap);
+                }
+                if (!accept_op(p, OP_COMMA)) break;
+            }
+            c->sp = span_join(e->sp, tok_span(&p->tok));
+            TRY(parse_expect_op(p, OP_RPAR));
+            e = parse_deep(p, c);
+            TRY(e);
+        } else if (is_op(p, OP_LSQB)) {
+            Node *s = node_new(p->C, E_SUBSCRIPT, e->sp);
+            s->sub.base = e;
+            advance(p);
+            int cap = 0;
+            if (is_op(p, OP_RSQB)) return parse_unexpected(p, "an index");
+            for (;;) {
+                Node *x = parse_subscript_elem(p);
+                TRY(x);
+                nodelist_push(p->C, &s->sub.idx, x, &cap);
+                if (!accept_op(p, OP_COMMA)) break;
+                if (is_op(p, OP_RSQB)) break;
+            }
+            /* a[(i, j)] indexes like a[i, j] */
+            if (s->sub.idx.n == 1 && s->sub.idx.v[0]->kind == E_TUPLE &&
+                s->sub.idx.v[0]->tuple.n > 0)
+                s->sub.idx = s->sub.idx.v[0]->tuple;
+            s->sp = span_join(e->sp, tok_span(&p->tok));
+            TRY(parse_expect_op(p, OP_RSQB));
+            e = parse_deep(p, s);
+            TRY(e);
+        } else if (is_op(p, OP_DOT)) {
+            advance(p);
+            if (p->tok.kind != TK_NAME) return parse_unexpected(p, "an attribute name");
+            Node *a = node_new(p->C, E_ATTR, span_join(e->sp, tok_span(&p->tok)));
+            a->attr.base = e;
+            a->attr.attr = parse_tok_text(p, &p->tok);
+            a->attr.attr_sp = tok_span(&p->tok);
+            advance(p);
+            e = parse_deep(p, a);
+            TRY(e);
+        } else {
+            return e;
+        }
+    }
+}
+
+static Node *parse_unary(Parser *p);
+
+static Node *parse_power(Parser *p) {
+    Node *e = parse_atom(p);
+    TRY(e);
+    e = parse_trailers(p, e);
+    TRY(e);
+    if (is_op(p, OP_DSTAR)) {
+        Span opsp = tok_span(&p->tok);
+        if (!parse_nest_enter(p)) return NULL;
+        advance(p);
+        Node *r = parse_unary(p); /* right-associative, binds tighter than unary on the left */
+        parse_nest_leave(p);
+        TRY(r);
+        Node *b = node_new(p->C, E_BINOP, span_join(e->sp, r->sp));
+        b->op = B_POW;
+        b->bin.l = e;
+        b->bin.r = r;
+        (void)opsp;
+        return parse_deep(p, b);
+    }
+    return e;
+}
+
+static Node *parse_unary(Parser *p) {
+    if (is_op(p, OP_MINUS) || is_op(p, OP_PLUS) || is_op(p, OP_TILDE)) {
+        Span sp = tok_span(&p->tok);
+        UnOp op = is_op(p, OP_MINUS) ? U_NEG : is_op(p, OP_PLUS) ? U_POS : U_INVERT;
+        if (!parse_nest_enter(p)) return NULL;
+        advance(p);
+        Node *x = parse_unary(p);
+        parse_nest_leave(p);
+        TRY(x);
+        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
+        u->op = (uint8_t)op;
+        u->un.x = x;
+        return parse_deep(p, u);
+    }
+    return parse_power(p);
+}
+
+static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
+    Node *b = node_new(p->C, E_BINOP, span_join(l->sp, r->sp));
+    b->op = (uint8_t)op;
+    b->bin.l = l;
+    b->bin.r = r;
+    return parse_deep(p, b);
+}
+
+/* The binary operators from | (level 0) to * / // % (level 5), parsed by
+ * precedence climbing: one loop builds a left-associative chain of operators
+ * of at least `level`, recursing only for the right operand of an operator
+ * (which takes operators binding tighter), so an operand costs one frame here
+ * rather than one per level: the stack a bracket costs is KILN_MAX_NESTING's. */
+static const struct {
+    Op tok;
+    BinOp op;
+    int level;
+} binops[] = {
+    {OP_PIPE, B_OR, 0},       {OP_CARET, B_XOR, 1},     {OP_AMP, B_AND, 2},
+    {OP_LSHIFT, B_LSHIFT, 3}, {OP_RSHIFT, B_RSHIFT, 3}, {OP_PLUS, B_ADD, 4},
+    {OP_MINUS, B_SUB, 4},     {OP_STAR, B_MUL, 5},      {OP_SLASH, B_DIV, 5},
+    {OP_DSLASH, B_FLOORDIV, 5}, {OP_PERCENT, B_MOD, 5},
+};
+
+static Node *parse_binary(Parser *p, int level) {
+    Node *e = parse_unary(p);
+    TRY(e);
+    for (;;) {
+        if (is_op(p, OP_AT))
+            return parse_reject(p, tok_span(&p->tok), "write the product as loops",
+                          "the matrix operator @ is not supported in kernels");
+        int found = -1;
+        for (size_t i = 0; i < COUNTOF(binops); i++)
+            if (is_op(p, binops[i].tok)) found = (int)i;
+        if (found < 0 || binops[found].level < level) return e;
+        advance(p);
+        Node *r = parse_binary(p, binops[found].level + 1);
+        TRY(r);
+        e = binop(p, binops[found].op, e, r);
+        TRY(e);
+    }
+}
+
+Node *parse_expr(Parser *p) { return parse_binary(p, 0); }
+
+static int comp_op(Parser *p) {
+    if (p->tok.kind == TK_OP) {
+        switch (p->tok.op) {
+        case OP_LT: return C_LT;
+        case OP_LE: return C_LE;
+        case OP_GT: return C_GT;
+        case OP_GE: return C_GE;
+        case OP_EQ: return C_EQ;
+        case OP_NE: return C_NE;
+        default: return -1;
+        }
+    }
+    if (is_kw(p, KW_IS)) return C_IS; /* `is not`: parse_comparison reads the `not` */
+    if (is_kw(p, KW_IN)) return -2;
+    if (is_kw(p, KW_NOT) && peek(p)->kind == TK_KEYWORD && peek(p)->op == KW_IN) return -2;
+    return -1;
+}
+
+static Node *parse_comparison(Parser *p) {
+    Node *e = parse_expr(p);
+    TRY(e);
+    int op = comp_op(p);
+    if (op == -1) return e;
+    Node *c = node_new(p->C, E_COMPARE, e->sp);
+    int cap = 0, ocap = 0;
+    nodelist_push(p->C, &c->cmp.operands, e, &cap);
+    while ((op = comp_op(p)) != -1) {
+        if (op == -2)
+            return parse_reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
+                          "'in' is not supported in kernels");
+        advance(p);
+        if (op == C_IS && is_kw(p, KW_NOT)) {
+            advance(p);
+            op = C_ISNOT;
+        }
+        Node *r = parse_expr(p);
+        TRY(r);
+        c->cmp.ops = arena_grow(&p->C->arena, c->cmp.ops, &ocap, c->cmp.operands.n, 1);
+        c->cmp.ops[c->cmp.operands.n - 1] = (uint8_t)op;
+        nodelist_push(p->C, &c->cmp.operands, r, &cap);
+        c->sp = span_join(c->sp, r->sp);
+    }
+    return parse_deep(p, c);
+}
+
+static Node *parse_not(Parser *p) {
+    if (is_kw(p, KW_NOT)) {
+        Span sp = tok_span(&p->tok);
+        if (!parse_nest_enter(p)) return NULL;
+        advance(p);
+        Node *x = parse_not(p);
+        parse_nest_leave(p);
+        TRY(x);
+        Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
+        u->op = U_NOT;
+        u->un.x = x;
+        return parse_deep(p, u);
+    }
+    return parse_comparison(p);
+}
+
+static Node *parse_and(Parser *p) {
+    Node *e = parse_not(p);
+    TRY(e);
+    while (is_kw(p, KW_AND)) {
+        advance(p);
+        Node *r = parse_not(p);
+        TRY(r);
+        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
+        b->op = BO_AND;
+        b->bin.l = e;
+        b->bin.r = r;
+        e = parse_deep(p, b);
+        TRY(e);
+    }
+    return e;
+}
+
+Node *parse_or_test(Parser *p) {
+    Node *e = parse_and(p);
+    TRY(e);
+    while (is_kw(p, KW_OR)) {
+        advance(p);
+        Node *r = parse_and(p);
+        TRY(r);
+        Node *b = node_new(p->C, E_BOOLOP, span_join(e->sp, r->sp));
+        b->op = BO_OR;
+        b->bin.l = e;
+        b->bin.r = r;
+        e = parse_deep(p, b);
+        TRY(e);
+    }
+    return e;
+}
+
+static Node *parse_test_inner(Parser *p);
+
+Node *parse_test(Parser *p) {
+    if (!parse_nest_enter(p)) return NULL;
+    Node *e = parse_test_inner(p);
+    parse_nest_leave(p);
+    return e;
+}
+
+static Node *parse_test_inner(Parser *p) {
+    if (is_kw(p, KW_LAMBDA)) return parse_atom(p);
+    Node *e = parse_or_test(p);
+    TRY(e);
+    if (is_kw(p, KW_IF)) {
+        advance(p);
+        Node *cond = parse_or_test(p);
+        TRY(cond);
+        if (!is_kw(p, KW_ELSE)) return parse_unexpected(p, "'else'");
+        advance(p);
+        Node *orelse = parse_test(p);
+        TRY(orelse);
+        Node *n = node_new(p->C, E_IFEXP, span_join(e->sp, orelse->sp));
+        n->ifexp.cond = cond;
+        n->ifexp.then = e;
+        n->ifexp.orelse = orelse;
+        return parse_deep(p, n);
+    }
+    if (is_op(p, OP_WALRUS))
+        return parse_reject(p, tok_span(&p->tok), "assign on a line of its own",
+                      "assignment expressions (:=) are not supported in kernels");
+    return e;
+}
+
+/* testlist: test (',' test)* [','] -- a bare tuple when there is a comma. */
+Node *parse_testlist(Parser *p) {
+    Node *first = parse_test(p);
+    TRY(first);
+    if (!is_op(p, OP_COMMA)) return first;
+    Node *t = node_new(p->C, E_TUPLE, first->sp);
+    int cap = 0;
+    nodelist_push(p->C, &t->tuple, first, &cap);
+    while (accept_op(p, OP_COMMA)) {
+        if (!parse_starts_expr(p)) break;
+        Node *e = parse_test(p);
+        TRY(e);
+        nodelist_push(p->C, &t->tuple, e, &cap);
+        t->sp = span_join(t->sp, e->sp);
+    }
+    return parse_deep(p, t);
+}
