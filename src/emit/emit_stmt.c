@@ -395,7 +395,8 @@ static void unrolled_for(Emit *E, Node *n, const UnrollPlan *u) {
     PS("}\n");
     /* the iterations left, and every one when the main loop could not run */
     emit_indent(E);
-    P("for (; sd%d > 0 ? it%d < sp%d : it%d > sp%d; it%d += sd%d) {\n", k, k, k, k, k, k, k);
+    P("for (; sd%d > 0 ? it%d < sp%d : it%d > sp%d; it%d = KILN_RANGE_NEXT(i64, it%d, sp%d, "
+      "sd%d)) {\n", k, k, k, k, k, k, k, k, k);
     E->ind++;
     emit_indent(E);
     P("%s = ", var);
@@ -448,8 +449,13 @@ static void for_stmt(Emit *E, Node *n) {
     }
     emit_indent(E);
     const char *sym = emit_sym_name(E, n->sym);
-    const char *inc = a->n == 3 ? arena_printf(&E->C->arena, "it%d += sd%d", k, k)
-                                : arena_printf(&E->C->arena, "it%d++", k);
+    /* a step of 1 or -1 cannot pass the type's limit; others step with KILN_RANGE_* */
+    const char *inc = arena_printf(&E->C->arena, "it%d++", k);
+    if (a->n == 3 && const_step && (step == 1 || step == -1))
+        inc = arena_printf(&E->C->arena, "it%d %s= 1", k, step > 0 ? "+" : "-");
+    else if (a->n == 3)
+        inc = arena_printf(&E->C->arena, "it%d = KILN_RANGE_%s(%s, it%d, sp%d, sd%d)", k,
+                           !const_step ? "NEXT" : step > 0 ? "UP" : "DOWN", ct, k, k, k);
     if (const_step)
         P("for (%s it%d = st%d; it%d %s sp%d; %s) {\n", ct, k, k, k, step > 0 ? "<" : ">", k, inc);
     else
@@ -761,7 +767,8 @@ static void lane_for(Emit *E, Node *n) {
     emit_indent(E);
     P("const int nlo%d = nl_;\n", k);
     emit_indent(E);
-    P("for (i64 it%d = st%d; it%d < sp%d; it%d += sd%d) {\n", k, k, k, k, k, k);
+    P("for (i64 it%d = st%d; it%d < sp%d; it%d = KILN_RANGE_UP(i64, it%d, sp%d, sd%d)) {\n", k,
+      k, k, k, k, k, k, k);
     E->ind++;
     emit_indent(E);
     P("const int nl_ = sp%d - it%d < nlo%d ? (int)(sp%d - it%d) : nlo%d;\n", k, k, k, k, k, k);

@@ -170,12 +170,21 @@ KILN_FN u64 kiln_ipow_u64(u64 a, u64 b) {
     return r;
 }
 
+/* range()'s next value after it, stepping sd towards sp: it + sd while that stays short
+ * of sp, else sp, which ends the loop.  So a range whose last value is within one step
+ * of its type's limit ends, as Python's does, instead of wrapping around (the unsigned
+ * differences are exact: it is short of sp). */
+#define KILN_RANGE_UP(T, it, sp, sd) ((u64)(sp) - (u64)(it) > (u64)(sd) ? (T)((it) + (sd)) : (sp))
+#define KILN_RANGE_DOWN(T, it, sp, sd) \
+    ((u64)(it) - (u64)(sp) > (u64)0 - (u64)(sd) ? (T)((it) + (sd)) : (sp))
+#define KILN_RANGE_NEXT(T, it, sp, sd) \
+    ((sd) > 0 ? KILN_RANGE_UP(T, it, sp, sd) : KILN_RANGE_DOWN(T, it, sp, sd))
+
 KILN_FN i64 kiln_shl_i64(i64 a, i64 b, int bits) {
     return (b < 0 || b >= bits) ? 0 : (i64)((u64)a << b);
 }
 KILN_FN i64 kiln_shr_i64(i64 a, i64 b, int bits) {
-    if (b < 0) return 0;
-    if (b >= bits) return a < 0 ? -1 : 0;
+    if (b < 0 || b >= bits) return a < 0 ? -1 : 0; /* NumPy's npy_rshift */
     return a >> b;
 }
 KILN_FN u64 kiln_shl_u64(u64 a, u64 b, int bits) { return b >= (u64)bits ? 0 : a << b; }

@@ -329,7 +329,7 @@ static const Type *range_type(Sema *S, Node *n) {
         return &ty_error;
     }
     const Type *lt = &ty_weak_int;
-    bool any_u64 = false;
+    bool any_u64 = false, any_signed = false;
     for (int i = 0; i < na; i++) {
         Node *a = iter->call.args.v[i];
         const Type *at = sema_expr(S, a);
@@ -340,7 +340,10 @@ static const Type *range_type(Sema *S, Node *n) {
                      "range() arguments must be integers, not %s", ty_name(S->C, at));
             return &ty_error;
         }
+        int64_t v;
         if (at->dtype == KILN_UINT64 && !at->weak) any_u64 = true;
+        else if (ty_is_signed(at) && !(at->weak && sema_const_int(a, &v) && v >= 0))
+            any_signed = true; /* a signed type, or a Python int that may be negative */
     }
     if (na == 3) {
         int64_t step;
@@ -349,7 +352,9 @@ static const Type *range_type(Sema *S, Node *n) {
             return &ty_error;
         }
     }
-    lt = any_u64 ? ty_scalar(KILN_UINT64) : ty_scalar(KILN_INT64);
+    /* uint64 bounds count in uint64 unless a bound may be negative: then int64, as
+     * Numba's range of mixed bounds does (a uint64 value above 2**63-1 wraps there) */
+    lt = any_u64 && !any_signed ? ty_scalar(KILN_UINT64) : ty_scalar(KILN_INT64);
     iter->opty = lt;
     return lt;
 bad:
