@@ -353,9 +353,22 @@ static const char *types_text(Compiler *C, const Type **types, int n) {
     return b.p ? b.p : "";
 }
 
+/* Whether argument a, of weak type t (a Python int or float), converts to parameter type
+ * p as the call's value: `f(m - 1, 1)` inside f(int64, int64), as Numba types the literal.
+ * A constant int must fit p. */
+static bool weak_fits(const Node *a, const Type *t, const Type *p) {
+    if (!a || !t->weak || p->weak) return false;
+    if (t->kind == TY_INT && p->kind == TY_INT) {
+        int64_t v;
+        return !sema_const_int(a, &v) || ty_int_fits(p, v, false);
+    }
+    return (t->kind == TY_INT || t->kind == TY_FLOAT) && p->kind == TY_FLOAT;
+}
+
 /* A call of `on`, a function being analysed (recursion, which C and CUDA run with a
  * stack): the same argument types only, since a new specialisation would be analysed
- * inside its own analysis.  The result is the signature's return type, or the type the
+ * inside its own analysis (a Python number converts to the parameter's type, weak_fits).
+ * The result is the signature's return type, or the type the
  * function's other returns gave it so far (unknown until they have: a later pass takes
  * it; a function whose every return goes through itself never gets one, Numba's
  * runaway recursion).  Array arguments are taken as written, since the callee's writes
@@ -364,7 +377,9 @@ static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **
                                 const FuncSig *sig, const Type **ret) {
     Compiler *C = S->C;
     bool same = on->nparams == np && !on->is_kernel;
-    for (int i = 0; i < np && same; i++) same = ty_equal(on->params[i], types[i]);
+    for (int i = 0; i < np && same; i++)
+        same = ty_equal(on->params[i], types[i]) ||
+               weak_fits(call->call.bound.v[i], types[i], on->params[i]);
     if (!same) {
         error_at(C, call->sp, "give the function an explicit signature, or convert the "
                  "arguments to the types of the outer call",

@@ -78,7 +78,33 @@ def other_types(x, y):
     return y
 
 
+@kiln.jit(device=True)
+def ack(m, n):
+    # the literals 1 go to int64 parameters: a Python number converts, as in Numba
+    if m == 0:
+        return n + 1
+    if n == 0:
+        return ack(m - 1, 1)
+    return ack(m - 1, ack(m, n - 1))
+
+
+@kiln.jit(device=True)
+def halve(x, d):
+    if d == 0:
+        return x
+    return halve(x * 0.5, d - 1)
+
+
+@kiln.jit
+def literal_args(out, mn, f):
+    out[0] = ack(mn[0], mn[1])
+    f[0] = halve(f[1], 3)
+
+
 def main():
+    out, f = np.zeros(1, np.int64), np.array([0.0, 8.0])
+    literal_args[1, 1](out, np.array([2, 3], np.int64), f)
+    print("ack(2, 3) =", out[0], "halve(8.0, 3) =", f[0])
     x = np.array([0, 1, 2, 10, 15], dtype=np.int64)
     r = np.zeros((4, 5), dtype=np.int64)
     a = np.zeros(6, dtype=np.int64)
