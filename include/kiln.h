@@ -477,8 +477,10 @@ typedef enum kiln_errcode {
     KILN_ERR_RAISE,    /* `raise E(...)` in a kernel: the line's file is the raise site (emit:
                         * "\x01raise" fields), b = the thread (x | y << 21 | z << 42), c = the
                         * block (x | y << 31 | z << 47) */
-    KILN_ERR_NONE_VALUE /* debug=True: a result that may be None (Numba's Optional) read as a
-                         * number while None */
+    KILN_ERR_NONE_VALUE, /* debug=True: a result that may be None (Numba's Optional) read as a
+                          * number while None */
+    KILN_ERR_RECURSION   /* CPU: a recursive device function's stack went past
+                          * KILN_REC_STACK (rt_cpu.h) */
 } kiln_errcode;
 
 typedef struct kiln_kernel_error {

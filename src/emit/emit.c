@@ -84,9 +84,9 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     } else if (f->recursive) {
         /* called from itself: a real call with a stack frame, declared among the helpers
          * for the callers emitted before it (mutual recursion) */
-        buf_printf(&E->helpers, "KILN_DEVFN_REC %s %s(KILN_TP%s);\n", rt, emit_func_name(E, f),
-                   ps.p ? ps.p : "");
-        P("KILN_DEVFN_REC %s %s(KILN_TP", rt, emit_func_name(E, f));
+        buf_printf(&E->helpers, "KILN_DEVFN_REC %s %s(KILN_TP KILN_RFP%s);\n", rt,
+                   emit_func_name(E, f), ps.p ? ps.p : "");
+        P("KILN_DEVFN_REC %s %s(KILN_TP KILN_RFP", rt, emit_func_name(E, f));
     } else {
         P("KILN_DEVFN %s %s(KILN_TP", rt, emit_func_name(E, f));
     }
@@ -172,6 +172,10 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         P("%s r0_ = {0};\n", rt);
         emit_indent(E);
         PS("(void)r0_;\n");
+    }
+    if (f->recursive && !f->is_kernel) { /* its stack bound and the stop word (rt_cpu.h) */
+        emit_indent(E);
+        P("KILN_REC_ENTER(%d, %s)\n", emit_loc(E, f->def->sp), E->leave);
     }
     for (int i = 0; i < E->gvalues.n; i++) {
         const GVal *g = E->gvalues.v[i];

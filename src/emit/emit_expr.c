@@ -708,6 +708,8 @@ void emit_expr(Emit *E, Node *n) {
             buf_init_arena(&call, &E->C->arena);
             E->o = &call;
             P("%s(KILN_TA", emit_func_name(E, f));
+            if (f->recursive) /* the stack bound: its caller's, or a new one (rt_cpu.h) */
+                PS(E->f->recursive && !E->f->is_kernel ? " KILN_RFA" : " KILN_RFA0");
             for (int i = 0; i < n->call.bound.n; i++) {
                 const Type *pt = f->params[i];
                 /* a dtype, function, module or None argument is part of the callee's

@@ -202,6 +202,25 @@ static const int kiln_never_ = 0;
         if (__atomic_load_n(&E_->code, __ATOMIC_RELAXED) == 0) kiln_fail(E_, 6, 0, 0, 0, 0); \
         leave                                                                          \
     }
+/* Recursive device functions take the lowest stack address they may use (kfl_): a
+ * call from other code passes its own frame's address less KILN_REC_STACK (less
+ * KILN_REC_STACK_FIBER in block mode, whose fibers have stacks of the kernel's local
+ * arrays and 64 KiB), a recursive call passes its own.  Each entry checks its frame
+ * against it, so deep recursion ends the launch with RecursionError (code 15,
+ * KILN_ERR_RECURSION) instead of running off the thread's stack, and polls the stop
+ * word, so Ctrl-C ends a long recursion. */
+#define KILN_REC_STACK (1L << 20)       /* bytes, KILN_REC_STACK in docs/limits.md */
+#define KILN_REC_STACK_FIBER (32L << 10)
+#define KILN_RFP , char *kfl_
+#define KILN_RFA , kfl_
+#define KILN_RFA0 \
+    , ((char *)__builtin_frame_address(0) - (B_ ? KILN_REC_STACK_FIBER : KILN_REC_STACK))
+#define KILN_REC_ENTER(loc, leave)                                                      \
+    if ((char *)__builtin_frame_address(0) < kfl_) {                                   \
+        if (__atomic_load_n(&E_->code, __ATOMIC_RELAXED) == 0) kiln_fail(E_, 15, loc, B_ != 0, 0, 0); \
+        leave                                                                          \
+    }                                                                                  \
+    KILN_POLL(leave)
 /* libgomp's, called only inside a parallel region (never on the serial path,
  * which must not touch the OpenMP runtime in a forked child) */
 extern int omp_get_num_threads(void);

@@ -103,6 +103,12 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
 
 /* gx_ is the thread's x grid coordinate, kiln.grid()'s first value: the entry
  * computes it, and kiln_entry_wide runs the body for several of them. */
+/* recursion's stack bound and stop word are the CPU's (rt_cpu.h): a GPU thread's
+ * stack is the driver's, and a kernel cannot be stopped */
+#define KILN_RFP
+#define KILN_RFA
+#define KILN_RFA0
+#define KILN_REC_ENTER(loc, leave)
 #define KILN_TP struct kiln_err *E_, i64 gx_
 #define KILN_TA E_, gx_
 #define KILN_GX gx_

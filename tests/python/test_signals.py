@@ -59,6 +59,28 @@ def fill(a, v):
     if i < a.size:
         a[i] = v + i
 
+@kiln.jit(device=True)
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+@kiln.jit
+def fib_k(out, n):
+    out[0] = fib(n)
+
+@kiln.jit(device=True)
+def down(a, x):
+    if x <= 0:
+        return 0
+    r = down(a, x - 1)
+    a[0] += r
+    return r + 1
+
+@kiln.jit
+def down_k(o, n):
+    o[0] = down(o, n)
+
 def ready():
     print("ready", flush=True)
 
@@ -118,6 +140,32 @@ def test_ctrl_c_stops_an_endless_while_loop(kernel):
         fill[1, 8](np.zeros(8), 1.0)  # kiln still works afterwards
         print("after", flush=True)
         """, sigint_after=0.3, timeout=30)
+    assert interrupted(out) < 5 and "after" in out, err
+
+
+def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error():
+    # a recursive device function polls the stop word at each call (fib(60): hours), and
+    # a recursion past its stack bound (KILN_REC_STACK) is a RecursionError, not a crash
+    out, err, rc = child("""
+        o = np.zeros(1, np.int64)
+        fib_k[1, 1](o, 10)
+        assert o[0] == 55
+        down_k[1, 1](o, 10)
+        deep = "no error"
+        try:
+            down_k[1, 1](o, 10_000_000)
+        except RecursionError as e:
+            deep = "RecursionError " + str(e).split(": ", 1)[1][:40]
+        down_k[1, 1](o, 100)
+        assert o[0] == 100
+        ready()
+        stopped(lambda: fib_k[1, 1](o, 60))
+        fib_k[1, 1](o, 20)
+        assert o[0] == 6765
+        print(deep, flush=True)
+        print("after", flush=True)
+        """, sigint_after=0.5, timeout=60)
+    assert "RecursionError maximum recursion depth exceeded" in out, (out, err)
     assert interrupted(out) < 5 and "after" in out, err
 
 

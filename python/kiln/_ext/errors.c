@@ -227,6 +227,13 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
                      "%s:%d: expected a number, got None (a function's result that may be None, "
                      "used as a number; test 'is None' first)", file, line);
         break;
+    case KILN_ERR_RECURSION:
+        PyErr_Format(PyExc_RecursionError,
+                     "%s:%d: maximum recursion depth exceeded: this recursive device function's "
+                     "calls took more than the %s of stack kiln gives recursion on a CPU thread "
+                     "(KILN_REC_STACK)",
+                     file, line, err->a ? "32 KiB" : "1 MiB");
+        break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
     return NULL;
