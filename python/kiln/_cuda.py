@@ -13,6 +13,7 @@ copy.  The device queries answer for HostDevice, the CPU target's stand-in.
 """
 
 import math
+import operator
 import os
 
 from . import _cai, _kiln
@@ -105,6 +106,19 @@ class MemoryRegion:
         return (f"MemoryRegion(device_pointer=0x{self.device_pointer:x}, size={self.size}, "
                 f"device={self.device})")
 
+
+
+def _index(i):
+    """An index of one axis as NumPy takes it: an int or NumPy integer (not a bool, a float or
+    a string, which NumPy refuses too); kiln's device arrays have no newaxis or fancy
+    indexing."""
+    if not isinstance(i, (bool, _np().bool_)):
+        try:
+            return operator.index(i)
+        except TypeError:
+            pass
+    raise IndexError("only integers, slices (`:`) and ellipsis (`...`) are valid indices of a "
+                     f"device array, not {type(i).__name__} ({i!r})")
 
 class DeviceArray(_kiln.DeviceArrayBase):
     """An array in GPU memory (Numba's DeviceNDArray).
@@ -319,7 +333,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
                 shape.append(length)
                 strides.append(st * step)
             else:
-                i = int(i)
+                i = _index(i)
                 if i < 0:
                     i += n
                 if not 0 <= i < n:

@@ -105,6 +105,14 @@ def test_views_getitem_setitem_match_numpy(rng):
     assert d[2, 3] == ref[2, 3] and d[-1, -1] == ref[-1, -1]
     with pytest.raises(IndexError):
         d[6, 0]
+    assert d[np.int64(2), np.uint8(3)] == ref[2, 3]
+    # what NumPy refuses is refused, never truncated to an int: d[1.5] was row 1
+    for bad in (1.5, "1", np.float64(2.9), True, np.bool_(False), (1.7, 2), None, [0, 1]):
+        with pytest.raises(IndexError, match="only integers, slices"):
+            d[bad]
+        with pytest.raises(IndexError, match="only integers, slices"):
+            d[bad] = 99.0
+    np.testing.assert_array_equal(d.copy_to_host(), ref)
     np.testing.assert_array_equal(d.T.copy_to_host(), ref.T)
     np.testing.assert_array_equal(d.reshape(4, 12).copy_to_host(), ref.reshape(4, 12))
     np.testing.assert_array_equal(d.ravel().copy_to_host(), ref.ravel())
