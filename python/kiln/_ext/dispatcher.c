@@ -118,7 +118,10 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
     }
     for (int i = 0; i < n; i++) {
         PyObject *x = items[i];
-        if (PyFloat_Check(x) || !PyIndex_Check(x)) {
+        PyObject *ix = PyFloat_Check(x) || !PyIndex_Check(x) ? NULL : PyNumber_Index(x);
+        if (!ix && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+        PyErr_Clear(); /* an array of one int has __index__, and refuses it: say what is taken */
+        if (!ix) {
             PyObject *l = n == 1 && items[0] == o ? Py_BuildValue("[O]", o) : PySequence_List(o);
             if (l) {
                 PyErr_Format(PyExc_TypeError,
@@ -129,15 +132,14 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
             }
             return -1;
         }
-        PyObject *ix = PyNumber_Index(x);
-        if (!ix) return -1;
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
         Py_DECREF(ix);
-        if (overflow || v <= 0) {
+        if (overflow > 0) v = INT64_MAX; /* past every limit: the caller says which */
+        else if (overflow < 0 || v <= 0) {
             if (PyErr_Occurred()) return -1;
-            PyErr_Format(PyExc_ValueError, "%s must be positive, got %s%lld in dimension %d", what,
-                         overflow ? "a huge value " : "", overflow ? 0LL : v, i);
+            PyErr_Format(PyExc_ValueError, "%s must be positive, got %R in dimension %d", what, x,
+                         i);
             return -1;
         }
         out[i] = v;
