@@ -29,7 +29,20 @@ _memo = {}
 _lock = threading.Lock()
 
 
-_ON = os.environ.get("KILN_AUTOTUNE", "1") != "0"   # read once, when kiln is imported
+def _read_on():
+    """KILN_AUTOTUNE, read once when kiln is imported: 0 or 1; another value is warned about
+    (importing kiln must not fail on it) and leaves the search on, the default."""
+    v = os.environ.get("KILN_AUTOTUNE", "1").strip()
+    if v in ("0", "1", ""):
+        return v != "0"
+    import warnings
+
+    warnings.warn(f"KILN_AUTOTUNE must be 0 or 1, not {v!r}: the autotuner stays on",
+                  RuntimeWarning, stacklevel=2)
+    return True
+
+
+_ON = _read_on()
 
 
 def active():

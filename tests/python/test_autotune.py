@@ -171,3 +171,11 @@ def test_fuse_elementwise_kernels_are_tuned_and_equal_default(rng, monkeypatch):
     assert len(names) == 2 and all(n.startswith("autotune|fuse-cpu|") for n in names)
     f(x, y)
     assert len(searched) == 2           # the choice is reused
+
+
+def test_a_malformed_kiln_autotune_is_warned_about_and_leaves_the_search_on():
+    env = dict(os.environ, KILN_AUTOTUNE="junk", PYTHONPATH=PYDIR)
+    p = subprocess.run([sys.executable, "-c", "from kiln import _autotune; print(_autotune.on())"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.stdout.strip() == "True", p
+    assert "KILN_AUTOTUNE must be 0 or 1, not 'junk'" in p.stderr, p.stderr
