@@ -238,8 +238,15 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return (1, 0) if self._device == HOST else (2, self._device)
 
     def copy_to_host(self, ary=None, stream=0):
-        """A NumPy array with the contents (or the contents copied into `ary`)."""
+        """A NumPy array with the contents (or the contents copied into `ary`, a NumPy array
+        of the same shape and dtype: Numba's rule, so nothing is converted silently)."""
         np = _np()
+        if ary is not None:
+            if not isinstance(ary, np.ndarray):
+                raise TypeError(f"copy_to_host: ary must be a NumPy array, not {type(ary).__name__}")
+            if ary.dtype != self.dtype:
+                raise TypeError(f"copy_to_host: incompatible dtype: ary is {ary.dtype}, the array "
+                                f"{self.dtype}")
         if self.is_c_contiguous() or self.is_f_contiguous():
             order = "C" if self.is_c_contiguous() else "F"
             out = np.empty(self.shape, self.dtype, order=order)
@@ -263,6 +270,9 @@ class DeviceArray(_kiln.DeviceArrayBase):
         if isinstance(ary, DeviceArray) and ary._device != HOST:
             self._copy_from_device(ary, stream)
             return
+        if isinstance(ary, np.ndarray) and ary.dtype != self.dtype:
+            raise TypeError(f"copy_to_device: incompatible dtype: ary is {ary.dtype}, the array "
+                            f"{self.dtype} (convert it with ary.astype())")
         src = np.asarray(ary, dtype=self.dtype)
         if src.shape != self.shape:
             raise ValueError(f"copy_to_device: ary has shape {src.shape}, the array {self.shape}")

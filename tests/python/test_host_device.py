@@ -134,6 +134,14 @@ def test_views_getitem_setitem_match_numpy(rng):
     np.testing.assert_array_equal(e.copy_to_host(), ref)
     kiln.to_device(a, to=e)  # into an existing array
     np.testing.assert_array_equal(e.copy_to_host(), a)
+    # another dtype is Numba's TypeError, never a silent conversion
+    with pytest.raises(TypeError, match="incompatible dtype: ary is float32"):
+        e.copy_to_host(np.zeros(a.shape, np.float32))
+    with pytest.raises(TypeError, match="incompatible dtype: ary is int8"):
+        e.copy_to_device(np.zeros(a.shape, np.int8))
+    with pytest.raises(TypeError, match="ary must be a NumPy array, not list"):
+        e.copy_to_host([0.0] * a.size)
+    np.testing.assert_array_equal(e.copy_to_host(), a)
 
 
 def test_view_reinterprets_the_same_memory():
