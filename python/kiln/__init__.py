@@ -132,9 +132,13 @@ def reduce(func=None, **options):
     Options: ``target``, ``fastmath``, ``debug``, as for ``kiln.jit``."""
     from ._ufunc import Reduction
 
-    if func is not None:
-        return Reduction(func, **options)
-    return lambda fn: Reduction(fn, **options)
+    def make(fn):
+        if not callable(fn):
+            raise TypeError(f"kiln.reduce takes a binary function (a def or a lambda), not "
+                            f"{type(fn).__name__}")
+        return Reduction(fn, **options)
+
+    return make(func) if func is not None else make
 
 
 def Reduce(func, **options):

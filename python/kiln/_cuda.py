@@ -481,6 +481,11 @@ def from_cuda_array_interface(desc, owner=None, sync=True):
 
 
 def _from_cai(cai, owner, device, sync):
+    if not isinstance(cai, dict):
+        raise TypeError(f"a __cuda_array_interface__ is a dict, not {type(cai).__name__}")
+    missing = [k for k in ("shape", "typestr", "data") if k not in cai]
+    if missing:
+        raise ValueError(f"this __cuda_array_interface__ has no {', '.join(map(repr, missing))}")
     if cai.get("mask") is not None:
         raise NotImplementedError("Masked arrays are not supported: kiln cannot take a "
                                   "__cuda_array_interface__ with a 'mask'")
@@ -588,6 +593,9 @@ def _like_order(ary):
 def device_array_like(ary, stream=0):
     """A DeviceArray of the shape, dtype and layout of another array (a contiguous one
     whose strides keep the order of a strided array's, as Numba's)."""
+    if not (hasattr(ary, "shape") and hasattr(ary, "dtype")):
+        raise TypeError(f"device_array_like takes an array (NumPy, device or one with the "
+                        f"__cuda_array_interface__), not {type(ary).__name__}")
     return device_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary),
                         stream=stream)
 

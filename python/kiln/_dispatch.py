@@ -837,12 +837,24 @@ def jit(func_or_sig=None, *args, **options):
         raise TypeError("kiln.jit takes the signatures as its one positional argument")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
         return Dispatcher(func_or_sig, **options)
+    if isinstance(func_or_sig, (int, float, complex, bytes)) or (
+            callable(func_or_sig) and not hasattr(func_or_sig, "__code__")
+            and (type(func_or_sig).__module__ == "builtins"
+                 or isinstance(func_or_sig, _kiln.DispatcherBase))):
+        _not_a_function(func_or_sig)
     sigs = func_or_sig if func_or_sig is not None else ()
 
     def decorate(fn):
+        if not (callable(fn) and hasattr(fn, "__code__")):
+            _not_a_function(fn)
         return Dispatcher(fn, sigs, **options)
 
     return decorate
+
+
+def _not_a_function(x):
+    raise TypeError(f"kiln.jit compiles a Python function (a def), or takes its signatures; "
+                    f"{x!r} is a {type(x).__name__}")
 
 
 def is_available():

@@ -34,8 +34,9 @@ def prune(max_bytes=None):
     max_bytes (default: its configured size); returns how many went."""
     if max_bytes is None:
         max_bytes = -1
-    elif not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
-        raise ValueError(f"max_bytes must be a non-negative int, not {max_bytes!r}")
+    elif (not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0
+          or max_bytes >= 1 << 63):
+        raise ValueError(f"max_bytes must be an int from 0 to 2**63-1, not {max_bytes!r}")
     return _kiln.cache_prune(max_bytes)
 
 
