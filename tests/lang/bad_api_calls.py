@@ -36,5 +36,3 @@ def main():
     attempt("as_cuda_array(interface without shape)", lambda: kiln.as_cuda_array(NoShape()))
     attempt("cache.prune(2**80)", lambda: kiln.cache.prune(2**80))
 
-
-main()

@@ -77,5 +77,3 @@ def main():
         shift[1, 1](out, dt(-5), dt(-1))
         print(f"{dt.__name__}(-5) >> -1:", out[0], np.right_shift(dt(-5), dt(-1)))
 
-
-main()
