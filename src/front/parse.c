@@ -473,6 +473,15 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
     if (is_op(p, OP_AT))
         return reject_compound(p, sp, "decorate functions at module level",
                                "decorators inside kernels are not supported");
+    /* `match` is a soft keyword: a name, then a subject that no expression statement
+     * can put there (`match x:`, `match [a, b]:`) */
+    if (p->tok.kind == TK_NAME && strcmp(parse_tok_text(p, &p->tok), "match") == 0) {
+        const Token *t = peek(p);
+        if (t->kind == TK_NAME || t->kind == TK_INT || t->kind == TK_FLOAT ||
+            t->kind == TK_STRING || (t->kind == TK_OP && t->op == OP_LSQB))
+            return reject_compound(p, sp, "test the cases with if and elif",
+                                   "match statements are not supported in kernels");
+    }
     if (p->tok.kind == TK_INDENT) {
         parse_unexpected(p, NULL);
         skip_statement(p);
