@@ -388,6 +388,8 @@ def _check_core_types(types):
 def signature_text(sig):
     """Signature text from a string, a Signature, or a tuple of argument types."""
     if isinstance(sig, str):
+        if "\0" in sig:  # C reads the text up to its first NUL: the rest would be dropped
+            raise ValueError(f"a signature holds no NUL characters: {sig!r}")
         return sig
     if isinstance(sig, Signature):
         _check_core_types((sig.ret,) + sig.args)

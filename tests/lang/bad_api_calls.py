@@ -35,4 +35,5 @@ def main():
     attempt("as_cuda_array(junk interface)", lambda: kiln.as_cuda_array(Junk()))
     attempt("as_cuda_array(interface without shape)", lambda: kiln.as_cuda_array(NoShape()))
     attempt("cache.prune(2**80)", lambda: kiln.cache.prune(2**80))
+    attempt("a signature with a NUL", lambda: kiln.jit("void(float32[::1])\0junk")(k))
 
