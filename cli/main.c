@@ -250,10 +250,29 @@ static int run_python(const char *command, const char *const *args, int nargs) {
     return rc;
 }
 
+/* Whether a --target of precompile is cpu or cuda:ARCH[,ARCH...], as __main__.py reads it
+ * (checked here too, so a bad one is a usage error before any Python starts). */
+static bool precompile_target_ok(const char *t) {
+    if (strcmp(t, "cpu") == 0) return true;
+    if (strncmp(t, "cuda:", 5) != 0 || !t[5]) return false;
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", t + 5) >= (int)sizeof buf) return false;
+    if (buf[0] == ',' || buf[strlen(buf) - 1] == ',' || strstr(buf, ",,")) return false;
+    char *save = NULL;
+    for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save))
+        if (parse_arch(w) < 0) return false;
+    return true;
+}
+
 static int cmd_precompile(int argc, char **argv) {
     cli_args a;
     int prc = cli_parse(&precompile_cmd, argc, argv, &a);
     if (prc != 0) return CLI_PARSED_EXIT(prc);
+    for (int i = 0; i < a.ngiven; i++)
+        if (!precompile_target_ok(a.given[i].value))
+            return cli_usage_error(&precompile_cmd,
+                                   "bad target '%s' (write cpu or cuda:sm_80,sm_90; sm_%d to "
+                                   "sm_%d)", a.given[i].value, ARCH_MIN, ARCH_MAX);
     const char *args[2 * CLI_MAX_ARGS + 2];
     int n = 0;
     for (int i = 0; i < a.ngiven; i++) {

@@ -21,6 +21,7 @@ The other commands (``kiln info``, ``kiln cache ...``) are the `kiln` command's.
 """
 
 import argparse
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -61,15 +62,22 @@ def _parse_targets(specs):
 
 def _import_module(path, command="precompile"):
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise SystemExit(f"kiln {command}: no such file {path}")
+    if not os.path.isfile(path):
+        raise SystemExit(f"kiln {command}: {path} is not a file (a Python module, MODULE.py)")
     name = os.path.splitext(os.path.basename(path))[0]
     sys.path.insert(0, os.path.dirname(path))
-    spec = importlib.util.spec_from_file_location(name, path)
+    # read as Python source whatever its suffix (importlib finds no loader for kernels.txt)
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except SystemExit as e:  # the module ended the process while it was imported
+        raise SystemExit(f"kiln {command}: importing {path} called sys.exit({e.code!r}); kiln "
+                         f"imports the module to find its kernels") from None
     except Exception as e:
         # the module's own frames, not importlib's or this file's
         import traceback
@@ -165,7 +173,13 @@ def _kernel_of(module, name, path):
     if isinstance(obj, _dispatch.Dispatcher):
         return obj
     if obj is not None and hasattr(obj, "__code__"):
-        return _dispatch.Dispatcher(obj)
+        if getattr(obj, "__module__", None) != module.__name__:  # kiln.jit, np.sum...
+            raise SystemExit(f"kiln compile: '{name}' in {path} is a function of module "
+                             f"{obj.__module__}, not a kernel or function defined in {path}")
+        try:
+            return _dispatch.Dispatcher(obj)
+        except (TypeError, ValueError) as e:
+            raise SystemExit(f"kiln compile: '{name}' in {path}: {e}") from None
     kernels = sorted(k for k, v in vars(module).items() if isinstance(v, _dispatch.Dispatcher))
     listed = f"; its kernels and device functions: {', '.join(kernels)}" if kernels else ""
     if obj is None:

@@ -113,6 +113,9 @@ USAGE_ERRORS = [
     (["cache", "import", "a", "b"], "unexpected argument 'b'"),
     (["precompile"], "missing arguments"),
     (["precompile", "m.py", "--target"], "option '--target' needs a value"),
+    (["precompile", "m.py", "--target", "bogus"], "bad target 'bogus'"),
+    (["precompile", "m.py", "--target", "cuda:sm_5"], "bad target 'cuda:sm_5'"),
+    (["precompile", "m.py", "--target", "cuda:80,"], "bad target 'cuda:80,'"),
     (["version", "now"], "unexpected argument 'now'"),
     (["help", "frobnicate"], "no command 'frobnicate'"),
 ]
@@ -329,6 +332,23 @@ def test_compile_errors_are_the_compilers(tmp_path, env):
     p = cli("compile", "bad.py", "k", "void(float64[::1])", env=env, cwd=tmp_path)
     assert p.returncode == 1 and "bad.py:5:12: error: name 'b' is not defined" in p.stderr, \
         p.stderr
+
+
+def test_modules_are_read_as_python_whatever_their_names_and_what_they_do(tmp_path, env):
+    # a file named *.txt is Python source too; a directory, a module that exits while it
+    # is imported and a function of another module (kiln.jit) get one line, no traceback
+    src = "import kiln\n\n@kiln.jit('void(float32[::1])')\ndef k(a):\n    a[0] = 1\n"
+    (tmp_path / "kernels.txt").write_text(src)
+    p = cli("precompile", "kernels.txt", env=env, cwd=tmp_path)
+    assert p.returncode == 0 and "1 built" in p.stdout, p.stderr
+    p = cli("precompile", str(tmp_path), env=env)
+    assert p.returncode == 1 and "is not a file" in p.stderr, p.stderr
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    p = cli("precompile", "exits.py", env=env, cwd=tmp_path)
+    assert p.returncode == 1 and "called sys.exit(3)" in p.stderr, p.stderr
+    p = cli("compile", "kernels.txt", "kiln.jit", "void(float32[::1])", env=env, cwd=tmp_path)
+    assert p.returncode == 1 and "is a function of module kiln._dispatch" in p.stderr
+    assert "Traceback" not in p.stderr, p.stderr
 
 
 def test_compile_reports_a_module_that_fails_to_import(tmp_path, env):
