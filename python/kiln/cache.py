@@ -60,7 +60,37 @@ def export(file, targets=()):
     the bundle carries an HMAC-SHA256 of its contents under that key."""
     if isinstance(targets, str):
         targets = [targets]
-    return _kiln.cache_export(os.fspath(file), list(targets))
+    return _kiln.cache_export(os.fspath(file), _export_targets(targets))
+
+
+def _export_targets(targets):
+    """The target prefixes `kiln cache export --target` takes (cli/cache_cmd.c add_targets):
+    cpu, cuda, cpu:NAME, or cuda:LIST of architectures (sm_90 or 90, from sm_10 to sm_199),
+    normalised to cuda:sm_90.  Anything else is an error: a typo would export nothing."""
+    out = []
+    for t in targets:
+        if not isinstance(t, str):
+            raise TypeError(f"a target is a string such as 'cpu' or 'cuda:sm_90', not "
+                            f"{type(t).__name__}")
+        kind, colon, rest = t.partition(":")
+        ok = t in ("cpu", "cuda") or (kind == "cpu" and rest and
+                                      all(c.isascii() and (c.isalnum() or c == "_") for c in rest))
+        if ok:
+            out.append(t)
+            continue
+        archs = rest.split(",") if kind == "cuda" and rest else []
+        for a in archs:
+            a = a[5:] if a.startswith("cuda:") else a
+            d = a[3:] if a.startswith("sm_") else a
+            if not (d.isascii() and d.isdigit() and 10 <= int(d) <= 199):
+                archs = []
+                break
+            out.append(f"cuda:sm_{int(d)}")
+        if not archs:
+            raise ValueError(f"bad target {t!r} (write cpu, cuda, or cuda:sm_80,sm_90)")
+    if len(out) > 64:
+        raise ValueError(f"at most 64 export targets, got {len(out)}")
+    return out
 
 
 def import_(file, trust_unsigned=False):

@@ -694,3 +694,24 @@ def test_a_redis_that_never_answers_costs_one_timeout(tmp_path):
         for c in held:
             c.close()
         srv.close()
+
+
+def test_export_takes_the_targets_the_cli_takes(tmp_path):
+    import numpy as np
+
+    import kiln
+    import kiln.cache as kc
+
+    @kiln.jit
+    def one(a):
+        a[0] = 1
+
+    one[1, 1](np.zeros(1))
+    assert kc.export(tmp_path / "all.kiln") >= 1
+    assert kc.export(tmp_path / "cpu.kiln", targets="cpu") >= 1
+    assert kc.export(tmp_path / "gpu.kiln", targets=["cuda:sm_90,80"]) == 0
+    for bad in (["bogus"], ["cuda:sm_abc"], "cuda:sm90,", [""], ["cpu:x y"]):
+        with pytest.raises(ValueError, match="bad target"):
+            kc.export(tmp_path / "x.kiln", targets=bad)
+    with pytest.raises(TypeError, match="a target is a string"):
+        kc.export(tmp_path / "x.kiln", targets=[5])
