@@ -76,23 +76,25 @@ def xoroshiro128p_uniform_float64(states, index):
 
 @jit(device=True)
 def xoroshiro128p_uniform_float32(states, index):
-    """A float32 uniform in [0, 1): the top 24 bits of a draw."""
-    return np.float32(np.float32(xoroshiro128p_next(states, index) >> np.uint64(40))
-                      * np.float32(1.0 / 16777216.0))
+    """A float32 uniform in [0, 1): the float64 uniform of the draw rounded to float32, as
+    Numba's (so the same seed gives the same numbers)."""
+    return np.float32(xoroshiro128p_uniform_float64(states, index))
 
 
 @jit(device=True)
 def xoroshiro128p_normal_float64(states, index):
-    """A float64 drawn from the standard normal distribution (Box-Muller)."""
-    u1 = 1.0 - xoroshiro128p_uniform_float64(states, index)  # in (0, 1]: log is finite
-    u2 = xoroshiro128p_uniform_float64(states, index)
-    return math.sqrt(-2.0 * math.log(u1)) * math.cos(_TWO_PI * u2)
+    """A float64 drawn from the standard normal distribution by Box-Muller over two float32
+    uniforms, as Numba's (the same numbers for the same seed; a draw of 0 gives inf)."""
+    u1 = xoroshiro128p_uniform_float32(states, index)
+    u2 = xoroshiro128p_uniform_float32(states, index)
+    # float32 logarithm and uniforms, float64 products: Numba's types
+    return math.sqrt(np.float64(-2.0) * math.log(u1)) * math.cos(np.float64(_TWO_PI) * u2)
 
 
 @jit(device=True)
 def xoroshiro128p_normal_float32(states, index):
-    """A float32 drawn from the standard normal distribution (Box-Muller)."""
-    u1 = np.float32(1.0) - xoroshiro128p_uniform_float32(states, index)
+    """A float32 drawn from the standard normal distribution (Box-Muller, as Numba's)."""
+    u1 = xoroshiro128p_uniform_float32(states, index)
     u2 = xoroshiro128p_uniform_float32(states, index)
     return np.float32(math.sqrt(np.float32(-2.0) * math.log(u1))
                       * math.cos(np.float32(_TWO_PI) * u2))

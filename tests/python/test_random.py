@@ -107,6 +107,42 @@ def test_next_matches_the_published_algorithm():
     assert out.tolist() == want
 
 
+def test_uniforms_and_normals_are_numbas():
+    # Numba's numba.cuda.random: a float32 uniform is the float64 one (top 53 bits) rounded,
+    # and both normals are Box-Muller over two float32 uniforms (log in float32; the float64
+    # normal's products in float64), so a seed gives Numba's numbers
+    import math
+
+    states = host(kr.create_xoroshiro128p_states(1, seed=2024))
+    st = (int(states[0]["s0"]), int(states[0]["s1"]))
+
+    def u64():
+        nonlocal st
+        r, st = ref_next(st)
+        return (r >> 11) * (1.0 / (1 << 53))
+
+    def u32():
+        return np.float32(u64())
+
+    out32, out64 = np.zeros(40, np.float32), np.zeros(40, np.float64)
+    rng32[1, 1](states.copy(), out32, 40, UNIFORM)
+    assert out32.tolist() == [u32() for _ in range(40)]  # exact
+    st = (int(states[0]["s0"]), int(states[0]["s1"]))
+    rng32[1, 1](states.copy(), out32, 40, NORMAL)
+    want = []
+    for _ in range(40):
+        a, b = u32(), u32()
+        want.append(np.sqrt(np.float32(-2.0) * np.log(a)) * np.cos(np.float32(2 * math.pi) * b))
+    np.testing.assert_allclose(out32, np.array(want, np.float32), rtol=2e-6, atol=2e-6)
+    st = (int(states[0]["s0"]), int(states[0]["s1"]))
+    rng64[1, 1](states.copy(), out64, 40, NORMAL)
+    want = []
+    for _ in range(40):
+        a, b = u32(), u32()
+        want.append(math.sqrt(-2.0 * float(np.log(a))) * math.cos(2 * math.pi * float(b)))
+    np.testing.assert_allclose(out64, want, rtol=1e-6, atol=1e-6)
+
+
 def test_jump_commutes_with_next():
     # a jump is a linear map (a polynomial in the state transition): jump(next(s)) must
     # equal next(jump(s)), and the states create() makes are one jump apart
