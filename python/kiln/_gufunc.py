@@ -364,6 +364,10 @@ class GUVectorized:
             else:
                 r = o
             results.append(r)
+        # an input sharing memory with an output is read from a copy, as NumPy's gufuncs do:
+        # a core loop may read elements another point (or itself) has already written
+        conv = [x.copy() if isinstance(x, np.ndarray) and
+                any(np.may_share_memory(x, r) for r in results) else x for x in conv]
         arrays = conv + results
         n = _prod(loop)
         if n == 1:
@@ -403,6 +407,7 @@ class GUVectorized:
             lib = type(o).__module__.split(".")[0]
             objs.append(o if isinstance(o, DeviceArray) or lib in ("cupy", "torch") else r)
             results.append(r)
+        conv = [_apart(x, results, stream) for x in conv]
         arrays = conv + results
         n = _prod(loop)
         if n == 1:
@@ -415,6 +420,18 @@ class GUVectorized:
 
     def __repr__(self):
         return f"<kiln gufunc {self.__name__} {self.signature}>"
+
+
+def _apart(x, outs, stream):
+    """x, or a copy of it when its bytes meet an output's (the device arrays' spans on one
+    device), as the host path copies an input that shares memory with an output."""
+    lo, hi = x._span
+    a, b = x._ptr + lo, x._ptr + hi
+    for r in outs:
+        rlo, rhi = r._span
+        if r._device == x._device and a < r._ptr + rhi and r._ptr + rlo < b:
+            return to_device(x.copy_to_host(), stream)
+    return x
 
 
 def _prod(shape):

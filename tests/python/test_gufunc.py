@@ -294,3 +294,39 @@ def test_kernels_cannot_call_a_gufunc():
 
     with pytest.raises(kiln.CompileError, match="Untyped global name 'dot'"):
         k[1, 1](np.ones((2, 2)), np.zeros(2))
+
+
+@kiln.guvectorize(["void(float64[:], float64[:])"], "(n)->(n)")
+def _reverse(x, y):
+    n = x.shape[0]
+    for i in range(n):
+        y[i] = x[n - 1 - i]
+
+
+def test_an_output_over_an_input_reads_the_input_as_it_was():
+    # NumPy's gufuncs copy an input that shares memory with an output; without it the core
+    # loop read elements it had already written ([4, 3, 2, 3, 4])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)  # one loop point
+        a = np.arange(5.0)
+        _reverse(a, a)
+        assert a.tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
+        b = np.arange(10.0).reshape(2, 5)
+        _reverse(b, out=b)
+        assert b.tolist() == [[4, 3, 2, 1, 0], [9, 8, 7, 6, 5]]
+        c = np.arange(6.0)
+        _reverse(c[::-1], c[:])      # an output over a reversed view of the input
+        assert c.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_a_device_output_over_a_device_input_reads_the_input_as_it_was(monkeypatch):
+    import warnings
+
+    monkeypatch.setenv("KILN_TARGET", "cpu")  # the device path, on host memory
+    d = kiln.to_device(np.arange(5.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kiln.PerformanceWarning)
+        _reverse(d, d)
+    assert d.copy_to_host().tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
