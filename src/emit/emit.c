@@ -388,15 +388,15 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             if (lanes_x) /* full chunks of lanes, then one short chunk */
                 P("                    const i64 le_ = c_ + (e_ - c_) / KILN_LANES * KILN_LANES;\n"
                   "                    for (i64 x = c_; x < le_; x += KILN_LANES)\n"
-                  "                        kiln_body_lanes(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, KILN_LANES%s);\n"
+                  "                        kiln_body_lanes(x, 0, 0, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_, KILN_LANES%s);\n"
                   "                    if (le_ < e_)\n"
-                  "                        kiln_body_lanes(le_, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, (int)(e_ - le_)%s);\n"
+                  "                        kiln_body_lanes(le_, 0, 0, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_, (int)(e_ - le_)%s);\n"
                   "                }\n",
                   a, a);
             else
                 P("                    _Pragma(\"%s\")\n"
                   "                    for (i64 x = c_; x < e_; x++)\n"
-                  "                        kiln_body(x, 0, 0, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n"
+                  "                        kiln_body(x, 0, 0, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n"
                   "                }\n",
                   simd, a);
             priv_close(E, k, "                ");
@@ -438,13 +438,13 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                   Cd, PLAN_TILE, PLAN_TILE, Cd, B, B, B);
                 if (lanes)
                     P("                    for (i64 %c = tc_; %c < ec_; %c += KILN_LANES)\n"
-                      "                        kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, "
+                      "                        kiln_body_lanes(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_, "
                       "ec_ - %c < KILN_LANES ? (int)(ec_ - %c) : KILN_LANES%s);\n",
                       Cd, Cd, Cd, Cd, Cd, a);
                 else
                     P("                    _Pragma(\"%s\")\n"
                       "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
-                      "                        kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n",
+                      "                        kiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n",
                       simd, Cd, Cd, Cd, a);
                 PS("                }\n"
                    "            }\n");
@@ -457,17 +457,17 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                 if (lanes)
                     P("                const i64 le_ = %c0_ + (%c1_ - %c0_) / KILN_LANES * KILN_LANES;\n"
                       "                for (i64 %c = %c0_; %c < le_; %c += KILN_LANES)\n"
-                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, KILN_LANES%s);\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_, KILN_LANES%s);\n"
                       "                if (le_ < %c1_) {\n"
                       "                    const i64 %c = le_;\n"
-                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_, (int)(%c1_ - le_)%s);\n"
+                      "                    kiln_body_lanes(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_, (int)(%c1_ - le_)%s);\n"
                       "                }\n"
                       "            }\n",
                       Cd, Cd, Cd, Cd, Cd, Cd, Cd, a, Cd, Cd, Cd, a);
                 else
                     P("                _Pragma(\"%s\")\n"
                       "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-                      "                    kiln_body(x, y, z, 0, 0, 0, NX_, NY_, NZ_, 1, 1, 1, E_, S_, B_%s);\n"
+                      "                    kiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n"
                       "            }\n",
                       simd, Cd, Cd, Cd, Cd, Cd, a);
             }

@@ -592,8 +592,7 @@ static void stmt(Emit *E, Node *n) {
             /* raise: always, with the site as the error's file and the thread and block
              * packed (kiln.h's KILN_ERR_RAISE) */
             emit_indent(E);
-            P("{ kiln_fail(E_, %d, %d, 0, KILN_TID_X | KILN_TID_Y << 21 | KILN_TID_Z << 42, "
-              "KILN_BID_X | KILN_BID_Y << 31 | KILN_BID_Z << 47); %s }\n",
+            P("{ kiln_fail(E_, %d, %d, 0, KILN_RAISE_TID, KILN_RAISE_BID); %s }\n",
               (int)KILN_ERR_RAISE, emit_site(E, n->assrt.site, n->sp.line), E->leave);
             return;
         }

@@ -273,6 +273,14 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
         long long GY_, long long GZ_, struct kiln_err *E_, const int *S_, kiln_blk *B_
 #define KILN_TA tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_
 #define KILN_GX (bx_ * BX_ + tx_)
+/* A raise's thread and block, packed as kiln.h's KILN_ERR_RAISE says: from the global
+ * position, since a flat plan runs the grid as one loop (tx_ the global index, bx_ 0) */
+#define KILN_RAISE_TID                                                                 \
+    (((bx_ * BX_ + tx_) % BX_) | ((by_ * BY_ + ty_) % BY_) << 21 |                     \
+     ((bz_ * BZ_ + tz_) % BZ_) << 42)
+#define KILN_RAISE_BID                                                                 \
+    (((bx_ * BX_ + tx_) / BX_) | ((by_ * BY_ + ty_) / BY_) << 31 |                     \
+     ((bz_ * BZ_ + tz_) / BZ_) << 47)
 #define KILN_TID_X tx_
 #define KILN_TID_Y ty_
 #define KILN_TID_Z tz_

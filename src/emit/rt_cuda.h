@@ -119,6 +119,8 @@ KILN_FN void kiln_fail(struct kiln_err *E, int code, int line, long long a, long
 #define KILN_BID_X ((i64)blockIdx.x)
 #define KILN_BID_Y ((i64)blockIdx.y)
 #define KILN_BID_Z ((i64)blockIdx.z)
+#define KILN_RAISE_TID (KILN_TID_X | KILN_TID_Y << 21 | KILN_TID_Z << 42)
+#define KILN_RAISE_BID (KILN_BID_X | KILN_BID_Y << 31 | KILN_BID_Z << 47)
 #define KILN_BDIM_X ((i64)blockDim.x)
 #define KILN_BDIM_Y ((i64)blockDim.y)
 #define KILN_BDIM_Z ((i64)blockDim.z)

@@ -42,6 +42,15 @@ def through_device_function(r, a):
         r[i] += 1          # a raise in a device function leaves it, not the kernel
 
 
+@kiln.jit
+def at_position(a):
+    # only kiln.grid(): the CPU runs the grid as one flat loop; the message still names the
+    # thread and block, as the GPU would
+    x, y = kiln.grid(2)
+    if x < a.shape[0] and y < a.shape[1] and a[x, y] < 0:
+        raise ValueError("negative")
+
+
 def show(e):
     # the file's directory differs between checkouts
     print(type(e).__name__, re.sub(r"file \S*/", "file ", str(e)), e.args[1:])
@@ -61,6 +70,12 @@ def main():
     except TwoArgs as e:
         print(type(e).__name__, e.args[0], e.args[1:], e.__notes__[0].split(",")[0])
     print(r[[0, 1, 3]].tolist())
+    g = np.zeros((40, 40))
+    g[21, 6] = -1
+    try:
+        at_position[(8, 2), (4, 32)](g)
+    except ValueError as e:
+        show(e)
     for body in ("raise 5", "x = ValueError\n    raise x", "raise ValueError(n)",
                  "raise", "raise NoSuchError", "raise ValueError from None",
                  "raise ValueError(msg='a')"):
