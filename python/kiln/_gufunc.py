@@ -24,7 +24,7 @@ from . import _autotune, _kiln
 from ._cuda import (DeviceArray, _is_device_array, as_cuda_array, launch_view, on_host, to_device)
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, signature_text
-from ._ufunc import _allocate_like, _device, _ident, _make_kernel, _np
+from ._ufunc import _allocate_like, _device, _ident, _make_kernel, _np, _scalar_codes
 
 # options guvectorize takes: Numba's for the CUDA target ('cache', 'identity' and
 # 'nopython' are accepted; nopython must be True, as Numba checks)
@@ -70,6 +70,8 @@ def _parse_signature(sig, ins, outs, layout):
     np = _np()
     text = signature_text(sig)
     ret, key = _kiln.parse_signature(text)
+    _scalar_codes(text, ([ret[1]] if ret else []) + [key[4 * i + 1] for i in range(len(key) // 4)],
+                  "kiln.guvectorize")
     if ret:
         name = DTYPE_NAMES[ret[1]] + ("[...]" if ret[0] else "")
         raise TypeError(f"guvectorized functions cannot return values: signature {text!r} "
@@ -445,6 +447,9 @@ def _check_dtype(dt):
     from ._types import dtype_code
 
     if dtype_code(dt.name) is None:
+        if dt.fields is not None:
+            raise TypeError(f"kiln's ufuncs loop over scalars, not records (dtype {dt}); loop "
+                            f"over a record array in a kiln.jit kernel instead")
         raise TypeError(f"kiln kernels do not support dtype {dt}")
 
 

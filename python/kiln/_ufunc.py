@@ -102,6 +102,9 @@ def _kiln_code(dt):
 
     code = dtype_code(dt.name)
     if code is None:
+        if dt.fields is not None:
+            raise TypeError(f"kiln's ufuncs loop over scalars, not records (dtype {dt}); loop "
+                            f"over a record array in a kiln.jit kernel instead")
         raise TypeError(f"kiln kernels do not support dtype {dt}")
     return code
 
@@ -170,6 +173,8 @@ class Vectorized:
             ret, key = _kiln.parse_signature(text)
             if not ret:
                 raise TypeError(f"vectorize signature '{text}' needs a return type")
+            _scalar_codes(text, [ret[1]] + [key[4 * i + 1] for i in range(len(key) // 4)],
+                          "kiln.vectorize")
             self._sigs.append((text, ret, key))
         if self._sigs:
             np = _np()
@@ -528,6 +533,15 @@ class Vectorized:
 
     def __repr__(self):
         return f"<kiln vectorized {self.__name__}>"
+
+
+def _scalar_codes(text, codes, who):
+    """Refuses a (gu)vectorize signature naming a record type (a dtype code of
+    KILN_RECORD0, 32, and up): their loops read and write scalars."""
+    if any(c >= 32 for c in codes):
+        raise TypeError(f"{who} signatures take scalar types (bool, ints, floats, complex), and "
+                        f"'{text}' names a record type (a structured dtype); loop over the record "
+                        f"array in a kiln.jit kernel instead")
 
 
 def _overlaps(np, out, ins, shape):
