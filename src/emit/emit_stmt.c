@@ -588,6 +588,15 @@ static void stmt(Emit *E, Node *n) {
         PS(";\n");
         return;
     case S_ASSERT:
+        if (n->assrt.site && !n->assrt.exc) { /* assert test, "text" (sema_assert_site) */
+            if (!E->debug) return;
+            emit_indent(E);
+            PS("if (!");
+            emit_truthy(E, n->assrt.test);
+            P(") { kiln_fail(E_, %d, %d, 0, KILN_RAISE_TID, KILN_RAISE_BID); %s }\n",
+              (int)KILN_ERR_RAISE, emit_site(E, n->assrt.site, n->sp.line), E->leave);
+            return;
+        }
         if (n->assrt.site) {
             /* raise: always, with the site as the error's file and the thread and block
              * packed (kiln.h's KILN_ERR_RAISE) */

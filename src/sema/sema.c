@@ -653,6 +653,7 @@ static void stmt(Sema *S, Node *n) {
         }
         sema_cond(S, n->assrt.test);
         if (n->assrt.msg && n->assrt.msg->kind != E_STR) sema_expr(S, n->assrt.msg);
+        sema_assert_site(S, n);
         return;
     case S_DEF:
         error_at(C, n->sp, NULL, "nested functions are not supported in kernels");

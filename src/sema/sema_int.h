@@ -172,6 +172,8 @@ const char *sema_string_text(Sema *S, const Node *n);
 
 /* sema_raise.c: `raise E(...)`, an assert with assrt.exc: checks it, sets assrt.site */
 void sema_raise(Sema *S, Node *n);
+/* The raise site of `assert test, "text"` (AssertionError("text")), in n->assrt.site. */
+void sema_assert_site(Sema *S, Node *n);
 /* sema_numba.c: Numba's name of a typed argument ("Tuple(Literal[int](1), int32)"), for
  * a diagnostic's line in Numba's words */
 const char *sema_numba_name(Sema *S, const Node *n);

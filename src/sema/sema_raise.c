@@ -21,6 +21,23 @@ static bool constant_arg(const Node *n) {
            n->kind == E_NONE;
 }
 
+/* The site of `assert test, "text"`: Numba raises AssertionError("text") when the test
+ * fails (debug=True), so the message reaches the host as a raise's does.  Nothing when
+ * AssertionError is not the builtin (a plain assert's message is then the line). */
+void sema_assert_site(Sema *S, Node *n) {
+    Node *msg = n->assrt.msg;
+    if (!msg || msg->kind != E_STR || sema_local(S, "AssertionError")) return;
+    GVal *g = sema_resolve(S, S->cur->fi->scope, "AssertionError", n->sp);
+    if (!g || g->kind != KILN_VAL_OTHER || !g->exception) return;
+    const char *text = msg->sp.file->text + msg->sp.off;
+    if (memchr(text, '\x1e', msg->sp.len) || memchr(text, '\x1f', msg->sp.len)) return;
+    Buf b;
+    buf_init_arena(&b, &S->C->arena);
+    buf_printf(&b, "\x01raise\x1f%s\x1f%s\x1f%s\x1f%.*s", g->exception, S->cur->fi->name,
+               n->sp.file ? n->sp.file->name : "?", (int)msg->sp.len, text);
+    n->assrt.site = b.p;
+}
+
 void sema_raise(Sema *S, Node *n) {
     Compiler *C = S->C;
     Node *exc = n->assrt.exc, *fn = exc;
