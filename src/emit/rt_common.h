@@ -273,8 +273,9 @@ KILN_FN f64 kiln_sq_f64(f64 x) { return x * x; }
 KILN_FN f32 kiln_cube_f32(f32 x) { return x * x * x; }
 KILN_FN f64 kiln_cube_f64(f64 x) { return x * x * x; }
 
-KILN_FN f32 kiln_sign_f32(f32 x) { return x > 0 ? 1.0f : (x < 0 ? -1.0f : x); }
-KILN_FN f64 kiln_sign_f64(f64 x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+/* NumPy's sign: 1, -1, +0 for either zero, NaN for NaN */
+KILN_FN f32 kiln_sign_f32(f32 x) { return x > 0 ? 1.0f : x < 0 ? -1.0f : x == 0 ? 0.0f : x; }
+KILN_FN f64 kiln_sign_f64(f64 x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x; }
 KILN_FN i64 kiln_sign_i64(i64 x) { return (x > 0) - (x < 0); }
 
 /* NaN-propagating minimum/maximum (numpy.minimum/maximum) */

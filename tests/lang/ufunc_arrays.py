@@ -74,6 +74,9 @@ def broadcast_fail(a, b, r):
 
 def same(name, got, want):
     ok = got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6, equal_nan=True)
+    if ok and got.dtype.kind == "f":  # the sign of a zero too: np.sign(-0.0) is +0.0
+        num = ~np.isnan(want)
+        ok = bool((np.signbit(got[num]) == np.signbit(want[num])).all())
     print(f"{name}: {'ok' if ok else f'DIFFERENT {got!r} vs {want!r}'}")
 
 
