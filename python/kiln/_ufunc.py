@@ -278,7 +278,12 @@ class Vectorized:
         shape = np.broadcast_shapes(*shapes) if shapes else ()
         scalar_result = not shapes and out is None
         if out is None:
-            result = np.empty(shape, out_dtype)
+            # NumPy's order='K' where it is plain: F-ordered inputs of the full shape give an
+            # F-ordered result
+            full = [x for x in ins if isinstance(x, np.ndarray) and x.shape == shape]
+            f = len(shape) > 1 and full and all(
+                x.flags.f_contiguous and not x.flags.c_contiguous for x in full)
+            result = np.empty(shape, out_dtype, order="F" if f else "C")
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError("out= must be a NumPy array")

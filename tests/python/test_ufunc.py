@@ -181,3 +181,15 @@ def test_out_overlapping_an_input_matches_numpy(rng, n):
     plus_one(m.T, out=m)  # a transpose of itself
     np.add(m2.T, 1.0, out=m2)
     np.testing.assert_array_equal(m, m2)
+
+
+def test_f_ordered_inputs_give_an_f_ordered_result_as_numpy():
+    f = kiln.vectorize(lambda a, b: a * 2 + b)
+    x = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    y = np.asfortranarray(np.ones((3, 4)))
+    r = f(x, y)
+    assert r.flags.f_contiguous and not r.flags.c_contiguous
+    np.testing.assert_array_equal(r, x * 2 + y)
+    r = f(x, np.ones((3, 4)))           # mixed layouts: C, as NumPy's ufuncs here
+    assert r.flags.c_contiguous
+    np.testing.assert_array_equal(r, x * 2 + 1)
