@@ -354,6 +354,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
     def reshape(self, *shape, order="C"):
         """A view with another shape (one dimension may be -1); the array must be
         contiguous in ``order`` ('C' or 'F')."""
+        _check_order(order)
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         size = 1
@@ -552,6 +553,11 @@ def _strides_span(shape, strides, itemsize):
     return reach
 
 
+def _check_order(order):
+    if order not in ("C", "F"):
+        raise ValueError(f"order must be 'C' or 'F', not {order!r}")
+
+
 def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     """An uninitialised DeviceArray (Numba's cuda.device_array); ``strides`` (bytes) for
     a layout other than C or F order."""
@@ -559,6 +565,7 @@ def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     if isinstance(shape, int):
         shape = (shape,)
     shape = tuple(shape)
+    _check_order(order)
     code = _code(np.dtype(dtype if dtype is not None else np.float64))
     d = _kiln.device_empty(shape, code, order, _device(), stream)
     if strides is not None and tuple(strides) != d.strides:

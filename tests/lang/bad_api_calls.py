@@ -52,5 +52,6 @@ def main():
     print("vectorize called on records:", first_words(
         lambda: kiln.vectorize(lambda r: r)(np.zeros(3, rec.dtype if hasattr(rec, "dtype") else
                                                      np.dtype([("x", "f8")])))))
+    attempt("device_array(order='X')", lambda: kiln.device_array((2, 2), order="X"))
     attempt("a signature with a NUL", lambda: kiln.jit("void(float32[::1])\0junk")(k))
 
