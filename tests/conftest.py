@@ -21,9 +21,9 @@ os.environ.pop("KILN_REMOTE_CACHE", None)
 # call builds at once, as with KILN_TIERS=0.  tests/python/test_tiers.py turns tiers on.
 os.environ.setdefault("KILN_TIERS", "0")
 atexit.register(shutil.rmtree, _CACHE, True)
-# The tests launch small grids on purpose; test_fake_driver's test_low_occupancy_warning
-# turns the warning back on.
-os.environ.setdefault("KILN_LOW_OCCUPANCY_WARNINGS", "0")
+# The tests launch small grids on purpose: the low-occupancy warning stays off (kiln's
+# default) even where the environment turns it on; test_fake_driver's test turns it on.
+os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "0"
 
 # A suite started in the background by a shell without job control (`cmd &`) inherits SIGINT
 # ignored, and so would every child it starts: Python then installs no KeyboardInterrupt

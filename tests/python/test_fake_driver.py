@@ -748,9 +748,10 @@ def test_a_pointer_argument_is_its_address_and_keeps_the_plain_entry():
 
 
 def test_low_occupancy_warning():
-    """k[g, b] with fewer than 128 blocks on a GPU warns once per kernel, as Numba-CUDA does
-    (its phrase included); 128 blocks, kiln's own kernels, target='cpu' and
-    KILN_LOW_OCCUPANCY_WARNINGS=0 do not; a bad value is a ValueError naming the variable."""
+    """Off by default; with KILN_LOW_OCCUPANCY_WARNINGS=1 (or Numba's variable), k[g, b] with
+    fewer than 128 blocks on a GPU warns once per kernel, as Numba-CUDA does (its phrase
+    included); 128 blocks, kiln's own kernels, target='cpu' and 0 do not; a bad value is a
+    ValueError naming the variable."""
     out = run("""
         def caught(fn):
             with warnings.catch_warnings(record=True) as w:
@@ -758,8 +759,18 @@ def test_low_occupancy_warning():
                 fn()
             return [str(x.message) for x in w if issubclass(x.category, kiln.PerformanceWarning)]
 
-        os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "1"  # conftest.py turns it off
-
+        os.environ.pop("KILN_LOW_OCCUPANCY_WARNINGS", None)  # conftest.py sets 0
+        @kiln.jit
+        def off(a):
+            a[0] = 1
+        assert caught(lambda: off[1, 1]) == []              # the default
+        os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "1"
+        @kiln.jit
+        def numbas(a):
+            a[0] = 1
+        assert len(caught(lambda: numbas[1, 1])) == 1       # Numba's variable, kiln's unset
+        del os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"]
+        os.environ["KILN_LOW_OCCUPANCY_WARNINGS"] = "1"
         @kiln.jit
         def k(a):
             a[0] = 1

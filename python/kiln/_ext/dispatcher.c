@@ -148,25 +148,31 @@ static int parse_dims(PyObject *o, int64_t out[3], const char *what) {
 }
 
 /* The low-occupancy warning of a kernel's first GPU configuration under
- * EXT_LOW_OCCUPANCY_BLOCKS blocks; decided once per kernel, so later
- * configurations cost one test.  KILN_LOW_OCCUPANCY_WARNINGS=0 (or Numba's
- * NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=0 when kiln's is unset) turns it off; a
- * kernel that runs on the CPU is never warned about. */
+ * EXT_LOW_OCCUPANCY_BLOCKS blocks, when KILN_LOW_OCCUPANCY_WARNINGS=1 (or Numba's
+ * NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS=1 when kiln's is unset) asks for it: off by
+ * default, since small grids are common and legitimate (Numba's own test suite
+ * turns its warning off, and checks that small launches warn of nothing).  Decided
+ * once per kernel, so later configurations cost one test; a kernel that runs on
+ * the CPU is never warned about. */
 static int warn_low_occupancy(DispatcherObject *self, const int64_t g[3]) {
     Kernel *k = &self->k;
     k->grid_warned = true;
     if (k->explicit_cpu) return 0;
     static const char *const names[] = {"KILN_LOW_OCCUPANCY_WARNINGS",
                                         "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"};
+    bool on = false;
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(names[i]);
         if (!v || !*v) continue;
-        if (strcmp(v, "0") == 0) return 0;
-        if (strcmp(v, "1") == 0) break;
+        if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+            on = v[0] == '1';
+            break;
+        }
         k->grid_warned = false;
         PyErr_Format(PyExc_ValueError, "%s must be 0 or 1, not '%.40s'", names[i], v);
         return -1;
     }
+    if (!on) return 0;
     if (k->target < 0) {
         PyObject *t = PyObject_CallMethodNoArgs((PyObject *)self, k->st->str_resolve_target);
         if (!t) { /* target 'cuda' without a GPU: the launch says so */
@@ -183,8 +189,7 @@ static int warn_low_occupancy(DispatcherObject *self, const int64_t g[3]) {
     return PyErr_WarnFormat(k->st->PerformanceWarning, 1,
                             "kernel '%U' is configured with %lld block%s, which leaves most of a "
                             "GPU idle: give it at least %d blocks (Grid size %lld will likely "
-                            "result in GPU under-utilization due to low occupancy); "
-                            "KILN_LOW_OCCUPANCY_WARNINGS=0 turns this warning off",
+                            "result in GPU under-utilization due to low occupancy)",
                             k->kname, n, n == 1 ? "" : "s", EXT_LOW_OCCUPANCY_BLOCKS, n);
 }
 
