@@ -402,8 +402,31 @@ class DeviceArray(_kiln.DeviceArrayBase):
 
     @property
     def T(self):
-        """The transposed view (dimensions and strides reversed)."""
-        return _kiln.device_view(self, 0, self.shape[::-1], self.strides[::-1])
+        """The transpose (``transpose()``): of a 2-D array, a new C-contiguous array, as
+        Numba's (which copies through its transpose kernel); of other ranks, the view with
+        the dimensions and strides reversed."""
+        return self.transpose()
+
+    def transpose(self, axes=None):
+        """Numba's ``DeviceNDArray.transpose``: the array itself for the identity axes; a
+        2-D array's transpose is a new C-contiguous device array (kiln.kernels.transpose,
+        on the array's stream), so writes to it do not reach this array, as in Numba; other
+        ranks give the view of the permuted (default: reversed) dimensions, which Numba does
+        not support."""
+        n = self.ndim
+        if axes is not None:
+            axes = tuple(axes)
+            if sorted(axes) != list(range(n)):
+                raise ValueError(f"invalid axes list {axes!r} for an array of {n} dimensions")
+            if axes == tuple(range(n)):
+                return self
+        if n == 2:
+            from .kernels.transpose import transpose
+
+            return transpose(self)
+        axes = axes if axes is not None else tuple(range(n - 1, -1, -1))
+        return _kiln.device_view(self, 0, tuple(self.shape[a] for a in axes),
+                                 tuple(self.strides[a] for a in axes))
 
     def __repr__(self):
         where = "host (KILN_TARGET=cpu)" if self._device == HOST else self._device
