@@ -770,9 +770,32 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             error_at(C, n->sp, NULL, "%s() takes no keyword arguments in kernels", in->name);
             return &ty_error;
         }
-        if (args->n < 2) {
+        /* a call typed before has its arguments as values (a tuple's items after min(t)) */
+        bool typed = n->call.bound.v == args->v && args->n > 0;
+        if (!typed && args->n == 1 && !(args->v[0]->flags & NF_STAR)) {
+            /* min(t) of a tuple is min(*t), as Numba lowers min and max of a tuple */
+            Node *a0 = args->v[0];
+            const Type *t0 = a0->kind == E_TUPLE ? NULL : sema_expr(S, a0);
+            if (t0 && IS_ERR(t0)) return &ty_error;
+            if (t0 && IS_UNKNOWN(t0)) return &ty_unknown;
+            if (t0 && t0->kind != TY_TUPLE) {
+                error_at(C, a0->sp, t0->kind == TY_ARRAY ? "use np.min(a) or a.min()" :
+                         "pass two or more values: min(a, b)",
+                         "%s() with one argument takes a tuple in kernels, not %s",
+                         in->sub ? "max" : "min", ty_name(C, t0));
+                return &ty_error;
+            }
+            a0->flags |= NF_STAR;
+            int ok = sema_unpack_star(S, n);
+            if (ok <= 0) return ok < 0 ? &ty_unknown : &ty_error;
+            if (args->n == 0) {
+                error_at(C, n->sp, NULL, "%s() arg is an empty sequence",
+                         in->sub ? "max" : "min");
+                return &ty_error;
+            }
+        } else if (!typed && args->n < 2) {
             error_at(C, n->sp, "pass two or more values: min(a, b)",
-                     "%s() with one argument needs an iterable, which kernels do not have",
+                     "%s() takes two or more values, or one tuple, in kernels",
                      in->sub ? "max" : "min");
             return &ty_error;
         }

@@ -29,7 +29,22 @@ def k(out, z, t):
             out[i, 5] += j * 1000
 
 
+@kiln.jit
+def of_tuples(out, t, a):
+    # min and max of one tuple are of its items, as Numba lowers them
+    u = (a[0], a[1], -2.5)
+    one = (a[2],)
+    out[0] = min(u)
+    out[1] = max(u)
+    out[2] = max(t)
+    out[3] = min((a[1], 7.0))
+    out[4] = max(one)
+
+
 def main():
+    out = np.zeros(5)
+    of_tuples[1, 1](out, (3, 9, -4), np.array([1.5, 8.0, -6.0]))
+    print("min/max of tuples:", out.tolist())
     z = np.array([1 + 1j, 2 - 3j, -0.5 + 0j])
     out = np.zeros((3, 6))
     k[1, 3](out, z, (4.0, 5.0, 6.0))
