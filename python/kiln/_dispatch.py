@@ -235,8 +235,8 @@ class Dispatcher(_kiln.DispatcherBase):
         """The target of launches whose arguments are all on the host: 0 CPU, 1 CUDA."""
         t = target_of(self.options)
         if t == "auto":
-            t = "cuda" if is_available() else "cpu"
-        if t == "cuda" and not is_available():
+            t = "cuda" if _gpu_usable() else "cpu"
+        if t == "cuda" and not _gpu_usable():
             raise _kiln.CudaError(f"kernel '{self.__name__}' asks for target 'cuda', but no CUDA "
                                   f"GPU can be used: {_kiln.cuda_available()[1]}")
         return 1 if t == "cuda" else 0
@@ -858,7 +858,16 @@ def _not_a_function(x):
 
 
 def is_available():
-    """Whether a CUDA GPU can be used; kiln.cuda_unavailable_reason() says why not."""
+    """Whether the CUDA API can run kernels: a CUDA GPU can be used (else
+    kiln.cuda_unavailable_reason() says why not), or KILN_TARGET=cpu puts the device API and
+    launches on the host, where Numba's simulator also answers True."""
+    from ._cuda import on_host
+
+    return on_host() or _gpu_usable()
+
+
+def _gpu_usable():
+    """Whether a CUDA GPU can be used (kiln's own choices of target ask this)."""
     return _kiln.cuda_available()[0]
 
 

@@ -149,7 +149,7 @@ def is_bfloat16_supported():
     the same results."""
     from . import _cuda, _dispatch
 
-    if _cuda.on_host() or not _dispatch.is_available():
+    if _cuda.on_host() or not _dispatch._gpu_usable():
         return True
     return tuple(_cuda.get_current_device().compute_capability) >= (8, 0)
 

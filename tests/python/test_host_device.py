@@ -235,7 +235,12 @@ def test_streams_and_events_are_synchronous():
     kiln.synchronize()
 
 
-def test_device_queries_answer_for_the_cpu_target(capsys):
+def test_device_queries_answer_for_the_cpu_target(capsys, monkeypatch):
+    # the CUDA API runs here, as Numba's simulator says: is_available() agrees with detect()
+    assert kiln.is_available() and kiln.detect()
+    monkeypatch.setenv("KILN_TARGET", "auto")
+    assert kiln.is_available() == (kiln.cuda_unavailable_reason() == "")
+    monkeypatch.setenv("KILN_TARGET", "cpu")
     dev = kiln.get_current_device()
     assert isinstance(dev, kiln.HostDevice) and dev.id == 0
     assert dev.compute_capability == (9, 0)
