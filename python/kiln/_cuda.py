@@ -400,6 +400,18 @@ class DeviceArray(_kiln.DeviceArrayBase):
         """A one-dimensional view of a contiguous array."""
         return self.reshape(self.size, order=order)
 
+    def split(self, section, stream=0):
+        """Numba's ``DeviceNDArray.split``: views of ``section`` elements each (the last may
+        be shorter) of a 1-d array of unit stride, one after the other."""
+        if self.ndim != 1:
+            raise ValueError("only 1-d arrays can be split")
+        if self.strides[0] != self.itemsize:
+            raise ValueError("only arrays of unit stride can be split")
+        if not isinstance(section, int) or isinstance(section, bool) or section < 1:
+            raise ValueError(f"section must be a positive int, not {section!r}")
+        for i in range(0, self.size, section):
+            yield self[i:i + section]
+
     @property
     def T(self):
         """The transpose (``transpose()``): of a 2-D array, a new C-contiguous array, as

@@ -121,6 +121,10 @@ def test_views_getitem_setitem_match_numpy(rng):
     np.testing.assert_array_equal(t.copy_to_host(), ref[::2, ::3].T)
     t[0, 0] = -99.0
     assert d[0, 0] == ref[0, 0]
+    parts = list(kiln.to_device(np.arange(10.0)).split(4))   # Numba's split: views
+    assert [p.copy_to_host().tolist() for p in parts] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    with pytest.raises(ValueError, match="only 1-d arrays"):
+        list(d.split(2))
     d3 = kiln.to_device(np.arange(24.0).reshape(2, 3, 4))
     assert d3.T.strides == np.empty((2, 3, 4)).T.strides
     assert d.transpose((0, 1)) is d
