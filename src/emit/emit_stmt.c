@@ -654,7 +654,8 @@ static void declare_private(void *arg, const Sym *s) {
     if (E->plan.lanes.cls[s->id] != LANE_PRIVATE || E->declared[s->id] == E->run) return;
     E->declared[s->id] = E->run;
     emit_indent(E);
-    P("%s %s = 0;\n", emit_ctype(E, s->ty), emit_sym_name(E, s));
+    /* a struct (complex, tuple) starts as {0}, as the function's own locals (emit.c) */
+    P("%s %s = %s;\n", emit_ctype(E, s->ty), emit_sym_name(E, s), ty_is_real(s->ty) ? "0" : "{0}");
 }
 
 /* Statements l->v[from..to) as one loop over the lanes of the chunk, which
