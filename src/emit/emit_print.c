@@ -22,7 +22,10 @@ typedef struct Pr {
 static void fmt_text(Pr *p, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '%') buf_puts(&p->fmt, "%%");
+        if (c == 0xFF) { /* a NUL of the string (sema_print.c put_code) */
+            buf_puts(&p->fmt, "%c");
+            buf_puts(&p->args, ", 0");
+        } else if (c == '%') buf_puts(&p->fmt, "%%");
         else if (c == '"' || c == '\\') buf_printf(&p->fmt, "\\%c", c);
         else if (c == '\n') buf_puts(&p->fmt, "\\n");
         else if (c < 32 || c >= 127) buf_printf(&p->fmt, "\\%03o", c);

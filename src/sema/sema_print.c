@@ -10,10 +10,32 @@
  * is decoded here (the parser keeps only its span) and kept in the node's
  * name.id for emit_print.c.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sema_int.h"
+
+/* A decoded character as UTF-8; NUL as the byte 0xFF, which UTF-8 never holds, since the
+ * text is kept NUL-terminated (emit_print.c prints it as %c of 0). */
+static void put_code(Buf *b, unsigned v) {
+    unsigned char u[4];
+    int n;
+    if (v == 0) u[0] = 0xFF, n = 1;
+    else if (v < 0x80) u[0] = (unsigned char)v, n = 1;
+    else if (v < 0x800) u[0] = (unsigned char)(0xC0 | v >> 6), u[1] = (unsigned char)(0x80 | (v & 63)), n = 2;
+    else if (v < 0x10000)
+        u[0] = (unsigned char)(0xE0 | v >> 12), u[1] = (unsigned char)(0x80 | (v >> 6 & 63)),
+        u[2] = (unsigned char)(0x80 | (v & 63)), n = 3;
+    else
+        u[0] = (unsigned char)(0xF0 | v >> 18), u[1] = (unsigned char)(0x80 | (v >> 12 & 63)),
+        u[2] = (unsigned char)(0x80 | (v >> 6 & 63)), u[3] = (unsigned char)(0x80 | (v & 63)), n = 4;
+    buf_put(b, (const char *)u, (size_t)n);
+}
+
+static int hexval(char c) {
+    return c <= '9' ? c - '0' : (c | 32) - 'a' + 10;
+}
 
 /* Appends the decoded text of one literal (its span from the prefix to the closing quote)
  * to b; false after reporting what kernels cannot print. */
@@ -44,20 +66,40 @@ static bool decode_piece(Sema *S, Span sp, const char *s, size_t n, Buf *b) {
         case 'n': buf_puts(b, "\n"); break;
         case 't': buf_puts(b, "\t"); break;
         case 'r': buf_puts(b, "\r"); break;
-        case '0': buf_put(b, "\0", 1); break;
+        case 'a': buf_puts(b, "\a"); break;
+        case 'b': buf_puts(b, "\b"); break;
+        case 'f': buf_puts(b, "\f"); break;
+        case 'v': buf_puts(b, "\v"); break;
         case '\\': buf_puts(b, "\\"); break;
         case '\'': buf_puts(b, "'"); break;
         case '"': buf_puts(b, "\""); break;
         case '\n': break; /* a continued line */
+        case 'N':
+            error_at(S->C, sp, "write the character itself",
+                     "\\N{...} escapes are not supported in kernels' strings");
+            return false;
         default:
-            if (d == 'x' && k + 2 < e) {
-                char hex[3] = {s[k + 1], s[k + 2], 0};
-                char v = (char)strtol(hex, NULL, 16);
-                buf_put(b, &v, 1);
-                k += 2;
+            if (d >= '0' && d <= '7') { /* octal: up to three digits */
+                unsigned v = (unsigned)(d - '0');
+                for (int j = 0; j < 2 && k + 1 < e && s[k + 1] >= '0' && s[k + 1] <= '7'; j++)
+                    v = v * 8 + (unsigned)(s[++k] - '0');
+                put_code(b, v);
                 break;
             }
-            buf_puts(b, "\\");
+            int w = d == 'x' ? 2 : d == 'u' ? 4 : d == 'U' ? 8 : 0;
+            if (w) {
+                unsigned long v = 0;
+                int j = 0;
+                for (; j < w && k + 1 < e && isxdigit((unsigned char)s[k + 1]); j++)
+                    v = v * 16 + (unsigned long)hexval(s[++k]);
+                if (j < w || v > 0x10FFFF) {
+                    error_at(S->C, sp, NULL, "a malformed \\%c escape in a string", d);
+                    return false;
+                }
+                put_code(b, (unsigned)v);
+                break;
+            }
+            buf_puts(b, "\\"); /* Python keeps an unknown escape as it is */
             buf_put(b, &d, 1);
         }
     }

@@ -109,3 +109,31 @@ def test_the_gpu_s_print_formats_are_in_constant_memory():
         ptx = _kiln.nvrtc_compile(src, (0, 0, 0), arch, True)[0].decode()
         assert ".const .align 1 .b8 kfmt0_[19]" in ptx and ".const .align 1 .b8 kfmt1_[6]" in ptx
         assert "cvta.const.u64" in ptx
+
+
+def test_string_escapes_print_as_python_prints_them(tmp_path):
+    # \u, \U, octal, \a \b \f \v and \0 were printed as their source text, and \0 cut the line
+    src = textwrap.dedent('''
+        import numpy as np
+        import kiln
+
+        @kiln.jit
+        def k(a):
+            print("A\\u2603B", "G\\u00e9H", "\\101\\x41", "\\a\\b\\f\\v\\0z", r"\\n raw", "50%",
+                  "\\U0001F600")
+
+        k[1, 1](np.zeros(1))
+        ''')
+    path = tmp_path / "escapes.py"
+    path.write_text(src)
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_TARGET="cpu")
+    got = subprocess.run([sys.executable, str(path)], env=env, capture_output=True,
+                         timeout=120).stdout
+    want = "A\u2603B G\u00e9H AA \a\b\f\v\0z \\n raw 50% \U0001F600\n".encode()
+    assert got == want, got
+    text = compile_error(tmp_path, '''
+        @kiln.jit
+        def k(a):
+            print("\\N{SNOWMAN}")
+        ''')
+    assert "\\N{...} escapes are not supported" in text, text
