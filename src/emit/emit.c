@@ -655,6 +655,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     Emit EM;
     memset(&EM, 0, sizeof EM);
     Emit *E = &EM;
+    int errors = C->nerrors; /* the emitter's own (emit_too_big, print's constant memory) */
     E->C = C;
     E->R = r;
     E->cuda = C->opts.target == KILN_TARGET_CUDA;
@@ -684,7 +685,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         E->vec = &vp;
         function(E, r->kernel, false);
     }
-    if (E->too_big) return -1;
+    if (E->too_big || C->nerrors > errors) return -1;
     if (E->cuda && C->opts.export_name && r->cooperative) {
         /* the grid barrier counts each block's live threads from the kernel's entry
          * (rt_cuda.h), which a device function compiled alone does not have */

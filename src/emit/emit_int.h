@@ -55,6 +55,8 @@ typedef struct Emit {
     int line;           /* last #line written */
     int nhelp;          /* helpers made */
     int nfmt;           /* CUDA: print formats written as __constant__ arrays, kfmt<i>_ */
+    int64_t fmt_bytes;  /* CUDA: their bytes, counted with the const arrays' against
+                         * KILN_MAX_CONST_MEMORY_BYTES */
     LoopCtx loops[128];
     int nloops;
     const char *leave;  /* statement that leaves the function after a runtime error */

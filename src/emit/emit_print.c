@@ -94,6 +94,17 @@ static void arg(Pr *p, Node *a) {
     value(p, emit_expr_str(p->E, a, NULL), a->ty);
 }
 
+/* The bytes of a C string literal's contents as fmt_text writes them, and its NUL. */
+static int64_t c_literal_bytes(const char *s) {
+    int64_t n = 1;
+    for (; *s; n++) {
+        if (*s != '\\') s++;
+        else if (s[1] >= '0' && s[1] <= '7') s += 4; /* \ooo */
+        else s += 2;                                 /* \n \" \\ */
+    }
+    return n;
+}
+
 void emit_print(Emit *E, Node *n) {
     Pr p = {.E = E};
     buf_init_arena(&p.fmt, &E->C->arena);
@@ -111,6 +122,16 @@ void emit_print(Emit *E, Node *n) {
     if (E->cuda) {
         /* the format in constant memory, as Numba-CUDA puts it (get_const_mem_size counts
          * it), declared at file scope: NVRTC has no statement expressions */
+        E->fmt_bytes += c_literal_bytes(p.fmt.p);
+        int64_t all = E->R->const_bytes + E->fmt_bytes;
+        if (all > KILN_MAX_CONST_MEMORY_BYTES) {
+            error_at(E->C, n->sp, "print less text, or read the larger constant arrays as "
+                     "globals or arguments",
+                     "the print() formats and kiln.const.array_like arrays of this kernel come "
+                     "to %lld bytes, over the %d bytes of the GPU's constant memory "
+                     "(KILN_MAX_CONST_MEMORY_BYTES)", (long long)all, KILN_MAX_CONST_MEMORY_BYTES);
+            return;
+        }
         int id = E->nfmt++;
         buf_printf(&E->helpers, "__constant__ char kfmt%d_[] = \"%s\";\n", id, p.fmt.p);
         P("printf(kfmt%d_%s)", id, p.args.p);

@@ -137,3 +137,23 @@ def test_string_escapes_print_as_python_prints_them(tmp_path):
             print("\\N{SNOWMAN}")
         ''')
     assert "\\N{...} escapes are not supported" in text, text
+
+
+TABLE = np.arange(8192, dtype=np.float64)  # 64 KiB: all of a GPU's constant memory
+
+
+def test_print_formats_count_against_constant_memory():
+    # the formats are __constant__ arrays beside kiln.const.array_like's: together past
+    # 64 KiB, ptxas refused the module; kiln says so at the print
+    from kiln import _compile, _kiln
+
+    @kiln.jit
+    def full(a):
+        c = kiln.const.array_like(TABLE)
+        a[0] = c[5]
+        print("hello")
+
+    _, argkey = _kiln.parse_signature("void(float64[:])")
+    with pytest.raises(kiln.CompileError, match=r"come to 65543 bytes, over the 65536 bytes"):
+        _compile._translate(full, argkey, 1, 90)
+    _compile._translate(full, argkey, 0, 0)  # the CPU has no such limit
