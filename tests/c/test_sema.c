@@ -189,7 +189,7 @@ TEST(sema_errors_carry_place_and_hint) {
         {"def k(a):\n    if a:\n        pass\n", "void(int32[:])", "truth value of an array is ambiguous"},
         {"def k(a):\n    x = math.foo(1.0)\n", "void(int32[:])", "math.foo is not supported in kernels"},
         {"def k(a):\n    x = kiln.nonexistent\n", "void(int32[:])", "kiln.nonexistent is not available in kernels"},
-        {"def k(a):\n    x = min(a[0])\n", "void(int32[:])", "needs an iterable"},
+        {"def k(a):\n    x = min(a[0])\n", "void(int32[:])", "takes a tuple in kernels, not int32"},
         {"def k(a):\n    break\n", "void(int32[:])", "'break' outside loop"},
         {"def k(a):\n    x = y\n    y = 1\n", "void(int32[:])", "local variable 'y' is used before it is assigned"},
         {"def k(a, n):\n    x = kiln.local.array(n, kiln.float32)\n", "void(int32[:], int64)", "must be a constant integer"},
