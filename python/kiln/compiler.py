@@ -67,6 +67,9 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
                                   "or abi='numba'")
     # a kiln.jit function: its Python function, and its own link= sources (@jit(link=...))
     link = pyfunc.options.get("link") if isinstance(pyfunc, Dispatcher) else None
+    if isinstance(pyfunc, Dispatcher):  # its own debug= and fastmath=, unless given here
+        debug = pyfunc.options.get("debug") if debug is None else debug
+        fastmath = fastmath or bool(pyfunc.options.get("fastmath"))
     pyfunc = getattr(pyfunc, "py_func", pyfunc)
     if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
         raise TypeError(f"compile needs a Python function, not {type(pyfunc).__name__}")

@@ -197,3 +197,14 @@ def test_transpose_gpu_kernel_compiles(dtype, cc):
     t = kiln.from_dtype(np.dtype(dtype))
     ptx, _ = kiln.compile_ptx(_tiled_kernel(t), (t[:, :], t[:, :]), cc=cc)
     assert ".shared" in ptx and "bar.sync" in ptx
+
+
+def test_compile_ptx_of_a_dispatcher_takes_its_debug_and_fastmath():
+    def store(a, i):
+        a[i] = 1.0
+
+    sig = "void(float64[:], int64)"
+    plain = kiln.compile_ptx(kiln.jit(store), sig)[0]
+    checked = kiln.compile_ptx(kiln.jit(store, debug=True), sig)[0]
+    assert checked == kiln.compile_ptx(store, sig, debug=True)[0] != plain
+    assert kiln.compile_ptx(kiln.jit(store, debug=True), sig, debug=False)[0] == plain
