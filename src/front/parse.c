@@ -224,11 +224,11 @@ static Node *parse_small_stmt(Parser *p) {
         case KW_GLOBAL:
         case KW_NONLOCAL:
             return parse_reject(p, sp, "kernels read globals but cannot assign them; pass an array",
-                          "global and nonlocal are not supported in kernels");
+                                "global and nonlocal are not supported in kernels");
         case KW_IMPORT:
         case KW_FROM:
             return parse_reject(p, sp, "import at module level; kernels see the module's globals",
-                          "import is not supported in kernels");
+                                "import is not supported in kernels");
         case KW_DEL:
             return parse_reject(p, sp, NULL, "del is not supported in kernels");
         case KW_RAISE: {
@@ -236,14 +236,15 @@ static Node *parse_small_stmt(Parser *p) {
              * exception to raise on the host (sema_raise.c) */
             advance(p);
             if (!parse_starts_expr(p))
-                return parse_reject(p, sp, "raise an exception class, or a call of one with constants",
-                              "a bare raise (re-raising) is not supported in kernels");
+                return parse_reject(p, sp,
+                                    "raise an exception class, or a call of one with constants",
+                                    "a bare raise (re-raising) is not supported in kernels");
             Node *a = node_new(p->C, S_ASSERT, sp);
             a->assrt.exc = parse_test(p);
             TRY(a->assrt.exc);
             if (is_kw(p, KW_FROM))
                 return parse_reject(p, tok_span(&p->tok), NULL,
-                              "raise ... from ... is not supported in kernels");
+                                    "raise ... from ... is not supported in kernels");
             a->assrt.test = node_new(p->C, E_BOOL, sp);
             a->assrt.test->blit = false;
             a->sp = span_join(sp, a->assrt.exc->sp);
@@ -269,7 +270,8 @@ static Node *parse_small_stmt(Parser *p) {
                 return parse_reject(p, last->sp, NULL, "cannot assign to this expression");
             nodelist_push(p->C, &a->assign.targets, last, &cap);
             if (is_kw(p, KW_YIELD))
-                return parse_reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+                return parse_reject(p, tok_span(&p->tok), NULL,
+                                    "yield is not supported in kernels");
             last = parse_testlist(p);
             TRY(last);
         }
@@ -280,11 +282,11 @@ static Node *parse_small_stmt(Parser *p) {
     if (p->tok.kind == TK_OP && p->tok.op >= OP_PLUSEQ && p->tok.op <= OP_ATEQ) {
         if (p->tok.op == OP_ATEQ)
             return parse_reject(p, tok_span(&p->tok), "write the product as loops",
-                          "the matrix operator @ is not supported in kernels");
+                                "the matrix operator @ is not supported in kernels");
         BinOp op = (BinOp)(p->tok.op - OP_PLUSEQ);
         if (e->kind != E_NAME && e->kind != E_SUBSCRIPT && e->kind != E_ATTR)
             return parse_reject(p, e->sp, NULL,
-                          "augmented assignment needs a variable or an array element");
+                                "augmented assignment needs a variable or an array element");
         advance(p);
         Node *v = parse_testlist(p);
         TRY(v);

@@ -56,16 +56,17 @@ static Node *parse_paren(Parser *p) {
         return t;
     }
     if (is_kw(p, KW_YIELD))
-        return parse_reject(p, tok_span(&p->tok), NULL, "yield is not supported in kernels");
+        return parse_reject(p, tok_span(&p->tok), NULL,
+                            "yield is not supported in kernels");
     Node *first = parse_test(p);
     TRY(first);
     if (is_kw(p, KW_FOR))
         return parse_reject(p, tok_span(&p->tok),
-                      "write the loop out with `for i in range(...)`",
-                      "generator expressions are not supported in kernels");
+                            "write the loop out with `for i in range(...)`",
+                            "generator expressions are not supported in kernels");
     if (is_op(p, OP_WALRUS))
         return parse_reject(p, tok_span(&p->tok), "assign on a line of its own",
-                      "assignment expressions (:=) are not supported in kernels");
+                            "assignment expressions (:=) are not supported in kernels");
     if (!is_op(p, OP_COMMA)) {
         Span close = tok_span(&p->tok);
         TRY(parse_expect_op(p, OP_RPAR));
@@ -141,8 +142,8 @@ static Node *parse_atom(Parser *p) {
         }
         case KW_LAMBDA:
             return parse_reject(p, sp,
-                          "define a device function with @kiln.jit(device=True) and call it",
-                          "lambda is not supported in kernels");
+                                "define a device function with @kiln.jit(device=True) and call it",
+                                "lambda is not supported in kernels");
         case KW_AWAIT:
             return parse_reject(p, sp, NULL, "await is not supported in kernels");
         case KW_YIELD:
@@ -156,18 +157,18 @@ static Node *parse_atom(Parser *p) {
         case OP_LSQB:
             skip_brackets(p);
             return parse_reject(p, sp,
-                          "preallocate an array: kiln.local.array(n, kiln.float32)",
-                          "lists are not supported in kernels");
+                                "preallocate an array: kiln.local.array(n, kiln.float32)",
+                                "lists are not supported in kernels");
         case OP_LBRACE:
             skip_brackets(p);
             return parse_reject(p, sp, "use arrays or scalar variables",
-                          "dicts and sets are not supported in kernels");
+                                "dicts and sets are not supported in kernels");
         case OP_ELLIPSIS:
             advance(p);
             return parse_reject(p, sp, NULL, "'...' is not supported in kernel expressions");
         case OP_STAR:
             return parse_reject(p, sp, "pass the arguments one by one",
-                          "starred expressions are not supported in kernels");
+                                "starred expressions are not supported in kernels");
         default: return parse_unexpected(p, "an expression");
         }
     default: return parse_unexpected(p, "an expression");
@@ -211,12 +212,13 @@ static Node *parse_trailers(Parser *p, Node *e) {
             while (!is_op(p, OP_RPAR)) {
                 if (is_op(p, OP_DSTAR))
                     return parse_reject(p, tok_span(&p->tok), "pass the arguments one by one",
-                                  "**kwargs are not supported in kernels");
+                                        "**kwargs are not supported in kernels");
                 if (is_op(p, OP_STAR)) { /* f(*t): sema unpacks the tuple t (sema_expr.c) */
                     Span st = tok_span(&p->tok);
                     if (c->call.kwvals.n > 0)
-                        return parse_reject(p, st, "write *t before the keyword arguments",
-                                      "*t after keyword arguments is not supported in kernels");
+                        return parse_reject(
+                            p, st, "write *t before the keyword arguments",
+                            "*t after keyword arguments is not supported in kernels");
                     advance(p);
                     Node *a = parse_test(p);
                     TRY(a);
@@ -245,13 +247,13 @@ static Node *parse_trailers(Parser *p, Node *e) {
                 } else {
                     if (c->call.kwvals.n > 0)
                         return parse_reject(p, tok_span(&p->tok), NULL,
-                                      "positional argument follows keyword argument");
+                                            "positional argument follows keyword argument");
                     Node *a = parse_test(p);
                     TRY(a);
                     if (is_kw(p, KW_FOR))
                         return parse_reject(p, tok_span(&p->tok),
-                                      "write the loop out with `for i in range(...)`",
-                                      "generator expressions are not supported in kernels");
+                                            "write the loop out with `for i in range(...)`",
+                                            "generator expressions are not supported in kernels");
                     nodelist_push(p->C, &c->call.args, a, &acap);
                 }
                 if (!accept_op(p, OP_COMMA)) break;
@@ -368,7 +370,7 @@ static Node *parse_binary(Parser *p, int level) {
     for (;;) {
         if (is_op(p, OP_AT))
             return parse_reject(p, tok_span(&p->tok), "write the product as loops",
-                          "the matrix operator @ is not supported in kernels");
+                                "the matrix operator @ is not supported in kernels");
         int found = -1;
         for (size_t i = 0; i < COUNTOF(binops); i++)
             if (is_op(p, binops[i].tok)) found = (int)i;
@@ -412,7 +414,7 @@ static Node *parse_comparison(Parser *p) {
     while ((op = comp_op(p)) != -1) {
         if (op == -2)
             return parse_reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
-                          "'in' is not supported in kernels");
+                                "'in' is not supported in kernels");
         advance(p);
         if (op == C_IS && is_kw(p, KW_NOT)) {
             advance(p);
@@ -507,7 +509,7 @@ static Node *parse_test_inner(Parser *p) {
     }
     if (is_op(p, OP_WALRUS))
         return parse_reject(p, tok_span(&p->tok), "assign on a line of its own",
-                      "assignment expressions (:=) are not supported in kernels");
+                            "assignment expressions (:=) are not supported in kernels");
     return e;
 }
 
