@@ -93,6 +93,9 @@ enum {
     /* The arrays a kernel takes with kiln.const.array_like, together: they go to the
      * GPU's constant memory, 64 KiB per module. */
     KILN_MAX_CONST_MEMORY_BYTES = 64 << 10,
+    /* The bytes of a CUDA kernel's parameters (CUDA 12.1 on, Volta on): 8 a pointer or
+     * scalar, 8 + 16 per dimension an array (src/emit/emit.c, emit_program). */
+    KILN_MAX_CUDA_PARAM_BYTES = 32764,
 };
 /* Memory of one compilation (its arena): tokens, trees, types, generated text. */
 #define KILN_MAX_ARENA_BYTES ((size_t)1 << 30)

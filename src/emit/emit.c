@@ -694,6 +694,21 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
                    "alone: its grid barrier needs a cooperative kiln kernel around it");
         return -1;
     }
+    if (E->cuda && !C->opts.export_name) {
+        /* the entry's parameters: the error record, 8 bytes a slot, and the wide entry's n_ */
+        int64_t bytes = 16;
+        for (int i = 0; i < r->kernel->nparams; i++)
+            bytes += 8 * emit_param_slots(r->kernel->params[i]);
+        if (bytes > KILN_MAX_CUDA_PARAM_BYTES) {
+            diag_plain(C->ctx, KILN_ERROR, "pass fewer arrays (fewer dimensions each), or "
+                       "gather the values into one array",
+                       "the arguments of kernel '%s' take %lld bytes of CUDA parameter space "
+                       "(8 a pointer, 16 an array dimension), over the %d bytes CUDA allows "
+                       "(KILN_MAX_CUDA_PARAM_BYTES)",
+                       r->kernel->fi->name, (long long)bytes, KILN_MAX_CUDA_PARAM_BYTES);
+            return -1;
+        }
+    }
     if (E->cuda && C->opts.export_name) cuda_export(E, r->kernel);
     else if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);

@@ -434,3 +434,23 @@ def test_explicit_signature_ints_take_unsigned_bit_patterns():
     for args in ((2**32, 0, 0), (0, 256, 0), (2**64 - 1, 0, 0), (-2**31 - 1, 0, 0)):
         with pytest.raises(OverflowError, match="does not fit the compiled type"):
             k[1, 1](out, *args)
+
+
+def test_cuda_parameter_space_overflow_is_a_compile_error():
+    # 250 8-d arrays: 250 * 136 bytes of parameters, over CUDA's 32764 (hunt5.md 2); 200 fit
+    def source(n):
+        return ("def many(" + ", ".join(f"p{j}" for j in range(n)) + "):\n" +
+                "".join(f"    p0[0, 0, 0, 0, 0, 0, 0, 0] += p{j}[0, 0, 0, 0, 0, 0, 0, 0]\n"
+                        for j in range(1, n)))
+    sig8 = "float64[:, :, :, :, :, :, :, :]"
+    for n, ok in ((200, True), (250, False)):
+        ns = {}
+        exec(compile(source(n), f"<many{n}>", "exec"), ns)
+        sig = "void(" + ", ".join([sig8] * n) + ")"
+        if ok:
+            assert ".entry kiln_entry" in kiln.compile_ptx(ns["many"], sig, cc=(8, 0))[0]
+            continue
+        with pytest.raises(kiln.CompileError, match=r"take 34016 bytes of CUDA parameter space .* "
+                                                    r"over the 32764 bytes CUDA allows "
+                                                    r"\(KILN_MAX_CUDA_PARAM_BYTES\)"):
+            kiln.compile_ptx(ns["many"], sig, cc=(8, 0))
