@@ -247,8 +247,8 @@ static void intrinsic_text(Emit *E, Node *n) {
                   in->sub == IY_COUNT ? 0 : in->sub == IY_AND ? 1 : 2);
                 emit_truthy(E, a[0]);
                 PS("))");
-            } else {
-                PS("kiln_sync_(B_)");
+            } else { /* syncwarp waits for its warp, syncthreads for the block */
+                PS(in->sub ? "kiln_wsync_(B_)" : "kiln_sync_(B_)");
             }
             return;
         }

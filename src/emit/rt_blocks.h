@@ -5,9 +5,13 @@
  * kernel cannot run its threads one after another: a thread waiting at a barrier
  * needs every other thread of its block to get there first.  So each thread of
  * a block is a fiber, a stack of its own and a saved stack pointer, and one
- * OpenMP thread runs a block's fibers in turns: a round runs each fiber that has
- * not finished until its next barrier or its end, and the next round starts when
- * all have had their turn, which is what a barrier promises.  A switch saves and
+ * OpenMP thread runs a block's fibers in turns: a pass runs each fiber that can
+ * run until it parks (at a barrier or a warp operation) or ends.  After a pass the
+ * fibers parked at a warp operation go on first, each warp's lanes together (they
+ * have all written their words by then); only when no fiber can run and none
+ * waits for its warp, the fibers parked at syncthreads() go on, which is what a
+ * block barrier promises: a warp that shuffles inside a branch the other warps
+ * skip finishes before they pass the next syncthreads(), as on the GPU.  A switch saves and
  * restores the callee-saved registers and the stack pointer (kiln_fswitch_
  * below, about 20 instructions, no system call); shared memory is one buffer per
  * OpenMP thread, reused block after block.
@@ -38,10 +42,13 @@ int mprotect(void *, unsigned long, int);
 #define KILN_PAGE 4096
 #define KILN_ERR_NOMEM_ 7 /* KILN_ERR_NOMEM in kiln.h */
 
+/* where a fiber is: running (or ready to), parked at a block barrier, at a warp
+ * operation, at a grid barrier, or ended */
+enum { KILN_F_RUN, KILN_F_BAR, KILN_F_WARP, KILN_F_GRID, KILN_F_DONE };
 typedef struct kiln_fiber {
     void *sp;  /* saved stack pointer while switched out */
-    int done;
-    int gwait; /* parked at a grid barrier until the whole grid is there */
+    int state; /* KILN_F_* */
+    int pad_;
 } kiln_fiber;
 
 struct kiln_blk {
@@ -50,12 +57,13 @@ struct kiln_blk {
     long long dsh_bytes;
     long long n;         /* threads of a block */
     long long cur;       /* the fiber running now */
-    long long round;     /* the scheduler's round: syncthreads_count & co */
+    long long bgen;      /* block barriers passed: syncthreads_count & co count in bgen & 1 */
+    long long wgen;      /* warp operations passed (activemask's tags) */
     int pred_n[2], pred_c[2];
     void *sched_sp;      /* the scheduler's stack pointer while a fiber runs */
     kiln_fiber *fib;
     unsigned long long *xch; /* warp exchanges: one word per thread */
-    unsigned long long *tag; /* activemask: the round and call site each thread is at */
+    unsigned long long *tag; /* activemask: the warp pass and call site each thread is at */
     unsigned char *mem;  /* one mapping: shared memory, then each fiber's guard page and stack */
     unsigned long mem_bytes, stack_bytes;
     void (*run)(kiln_blk *, void *, long long);
@@ -91,22 +99,28 @@ __asm__(".text\n"
 static void kiln_fmain_(kiln_blk *B) {
     long long t = B->cur;
     B->run(B, B->arg, t);
-    B->fib[t].done = 1;
+    B->fib[t].state = KILN_F_DONE;
     kiln_fswitch_(&B->fib[t].sp, B->sched_sp);
 }
 
-/* syncthreads(), syncwarp(): wait for the other fibers' turn */
-KILN_FN void kiln_sync_(kiln_blk *B) { kiln_fswitch_(&B->fib[B->cur].sp, B->sched_sp); }
-
-/* g.sync() of kiln.cg: park until every fiber of the grid is parked or done */
-KILN_FN void kiln_grid_sync_(kiln_blk *B) {
-    B->fib[B->cur].gwait = 1;
-    kiln_sync_(B);
+/* Parks this fiber (state: why) until the scheduler lets it go on. */
+KILN_FN void kiln_park_(kiln_blk *B, int state) {
+    B->fib[B->cur].state = state;
+    kiln_fswitch_(&B->fib[B->cur].sp, B->sched_sp);
 }
 
-/* syncthreads_count/and/or (kind 0, 1, 2): the predicates of this round's arrivals */
+/* syncthreads(): wait for every fiber of the block */
+KILN_FN void kiln_sync_(kiln_blk *B) { kiln_park_(B, KILN_F_BAR); }
+
+/* syncwarp() and each half of a warp exchange: wait for the lanes of this warp */
+KILN_FN void kiln_wsync_(kiln_blk *B) { kiln_park_(B, KILN_F_WARP); }
+
+/* g.sync() of kiln.cg: park until every fiber of the grid is parked or done */
+KILN_FN void kiln_grid_sync_(kiln_blk *B) { kiln_park_(B, KILN_F_GRID); }
+
+/* syncthreads_count/and/or (kind 0, 1, 2): the predicates of this barrier's arrivals */
 KILN_FN int kiln_sync_pred_(kiln_blk *B, int kind, int pred) {
-    int r = (int)(B->round & 1);
+    int r = (int)(B->bgen & 1);
     B->pred_n[r]++;
     B->pred_c[r] += pred != 0;
     kiln_sync_(B);
@@ -114,17 +128,17 @@ KILN_FN int kiln_sync_pred_(kiln_blk *B, int kind, int pred) {
 }
 
 /* ---- warps: lanes are threads cur & 31 of the block's linear order, as on the GPU.
- * An exchange writes this thread's word, waits for the block, reads the word of its
+ * An exchange writes this thread's word, waits for its warp, reads the word of its
  * source lane, and waits again before anyone writes the next one. */
 #define KILN_LANEID ((long long)(B_->cur & 31))
 
 KILN_FN unsigned long long kiln_xchg_(kiln_blk *B, unsigned long long v, long long src_lane) {
     long long me = B->cur, base = me & ~31ll;
     B->xch[me] = v;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     long long src = base + src_lane;
     unsigned long long r = src_lane >= 0 && src_lane < 32 && src < B->n ? B->xch[src] : v;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     return r;
 }
 
@@ -158,17 +172,17 @@ KILN_FN unsigned kiln_lanes_(kiln_blk *B) {
     return left >= 32 ? 0xffffffffu : (1u << left) - 1u;
 }
 
-/* activemask(): the lanes of the warp that reach this call site in this round, as a GPU's
+/* activemask(): the lanes of the warp that reach this call site in this pass, as a GPU's
  * diverged warp runs one side of a branch at a time (site: the call's place in the source). */
 KILN_FN unsigned kiln_activemask_(kiln_blk *B, unsigned site) {
     long long me = B->cur, base = me & ~31ll;
-    unsigned long long mine = (unsigned long long)B->round << 32 | site;
+    unsigned long long mine = (unsigned long long)B->wgen << 32 | site;
     B->tag[me] = mine;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     unsigned m = 0, lanes = kiln_lanes_(B);
     for (int l = 0; l < 32; l++)
         if (((lanes >> l) & 1u) && B->tag[base + l] == mine) m |= 1u << l;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     return m;
 }
 
@@ -176,12 +190,12 @@ KILN_FN unsigned kiln_activemask_(kiln_blk *B, unsigned site) {
 KILN_FN unsigned kiln_vote_(kiln_blk *B, int kind, unsigned mask, int pred) {
     long long me = B->cur, base = me & ~31ll;
     B->xch[me] = pred != 0;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     unsigned ballot = 0;
     mask &= kiln_lanes_(B);
     for (int l = 0; l < 32; l++)
         if (((mask >> l) & 1u) && B->xch[base + l]) ballot |= 1u << l;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     return kind == 0 ? ballot : kind == 1 ? ballot == mask : ballot != 0;
 }
 
@@ -199,12 +213,12 @@ KILN_FN unsigned long long kiln_match_(kiln_blk *B, int kind, unsigned mask,
                                        unsigned long long bits) {
     long long me = B->cur, base = me & ~31ll;
     B->xch[me] = bits;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     unsigned same = 0;
     mask &= kiln_lanes_(B);
     for (int l = 0; l < 32; l++)
         if (((mask >> l) & 1u) && B->xch[base + l] == bits) same |= 1u << l;
-    kiln_sync_(B);
+    kiln_wsync_(B);
     if (kind == 0) return same;
     return same == mask ? (unsigned long long)mask | 1ull << 32 : 0;
 }
@@ -273,35 +287,49 @@ static __attribute__((unused)) void kiln_blk_start_(kiln_blk *B) {
         *--sp = 0;                      /* r14 */
         *--sp = 0;                      /* r15 */
         B->fib[t].sp = sp;
-        B->fib[t].done = 0;
-        B->fib[t].gwait = 0;
+        B->fib[t].state = KILN_F_RUN;
     }
-    B->round = 0;
+    B->bgen = B->wgen = 0;
+    B->pred_n[0] = B->pred_c[0] = 0;
 }
 
-/* Runs rounds until no fiber of the block can run: each has ended or is parked at a
- * grid barrier.  Returns the fibers that have not ended. */
+/* Runs passes until no fiber of the block can run: each has ended or is parked at a
+ * grid barrier.  After a pass, the fibers parked at warp operations go on; when there
+ * are none, those parked at syncthreads() (every fiber that has not ended or is not at
+ * the grid barrier is there, or waits no more for a warp whose other lanes are parked
+ * elsewhere: a GPU would hang or run on there, and this goes on).  Returns the fibers
+ * that have not ended. */
 static __attribute__((unused)) long long kiln_blk_rounds_(kiln_blk *B) {
     for (;;) {
-        int r = (int)(B->round & 1);
-        B->pred_n[r] = B->pred_c[r] = 0;
-        long long ran = 0, live = 0;
         for (long long t = 0; t < B->n; t++) {
-            if (B->fib[t].done) continue;
-            live++;
-            if (B->fib[t].gwait) continue;
-            ran++;
+            if (B->fib[t].state != KILN_F_RUN) continue;
             B->cur = t;
             kiln_fswitch_(&B->sched_sp, B->fib[t].sp);
         }
-        if (!ran) return live;
-        B->round++;
+        long long live = 0, warp = 0, bar = 0;
+        for (long long t = 0; t < B->n; t++) {
+            int st = B->fib[t].state;
+            live += st != KILN_F_DONE;
+            warp += st == KILN_F_WARP;
+            bar += st == KILN_F_BAR;
+        }
+        int from = warp ? KILN_F_WARP : KILN_F_BAR;
+        if (!warp && !bar) return live;
+        if (warp) {
+            B->wgen++;
+        } else { /* a block barrier is passed: the next one counts from zero */
+            B->bgen++;
+            B->pred_n[B->bgen & 1] = B->pred_c[B->bgen & 1] = 0;
+        }
+        for (long long t = 0; t < B->n; t++)
+            if (B->fib[t].state == from) B->fib[t].state = KILN_F_RUN;
     }
 }
 
 /* The grid barrier is passed: its fibers run on. */
 static __attribute__((unused)) void kiln_blk_release_(kiln_blk *B) {
-    for (long long t = 0; t < B->n; t++) B->fib[t].gwait = 0;
+    for (long long t = 0; t < B->n; t++)
+        if (B->fib[t].state == KILN_F_GRID) B->fib[t].state = KILN_F_RUN;
 }
 
 /* Runs one block: every fiber from the start, in rounds, until all are done. */
