@@ -704,7 +704,9 @@ static void lane_while(Emit *E, Node *n) {
     P("{\n");
     E->ind++;
     emit_indent(E);
-    P("i%d %s[KILN_LANES];\n", E->plan.lanes.widest * 8, m);
+    /* the mask as wide as the widest value, for the vector loops (complex128's 16 bytes
+     * have no integer type: i64) */
+    P("i%d %s[KILN_LANES];\n", (E->plan.lanes.widest > 8 ? 8 : E->plan.lanes.widest) * 8, m);
     emit_indent(E);
     PS("_Pragma(\"omp simd\")\n");
     emit_indent(E);
