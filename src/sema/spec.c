@@ -557,6 +557,21 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         *ret = &ty_error;
         return NULL;
     }
+    if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind == TY_NONE) {
+        error_at(C, fi->proto->def.name_sp, "return a value on every path, or declare void",
+                 "'%s' returns nothing, but its signature returns %s", fi->name,
+                 kiln_dtype_name((kiln_dtype)sig->ret.dtype));
+        *ret = &ty_error;
+        return NULL;
+    }
+    if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind != TY_ERROR &&
+        !ty_is_scalar(spec->ret)) {
+        error_at(C, spec->ret_sp, "return one number, or leave the return type out of the signature",
+                 "'%s' returns %s, which its signature's return type %s cannot hold", fi->name,
+                 ty_name(C, spec->ret), kiln_dtype_name((kiln_dtype)sig->ret.dtype));
+        *ret = &ty_error;
+        return NULL;
+    }
     if (sig && sig->ret.dtype != KILN_NDTYPES)
         *ret = ty_scalar((kiln_dtype)sig->ret.dtype);
     else

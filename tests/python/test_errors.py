@@ -454,3 +454,31 @@ def test_cuda_parameter_space_overflow_is_a_compile_error():
                                                     r"over the 32764 bytes CUDA allows "
                                                     r"\(KILN_MAX_CUDA_PARAM_BYTES\)"):
             kiln.compile_ptx(ns["many"], sig, cc=(8, 0))
+
+
+def test_device_signature_return_type_is_checked_at_the_call():
+    # a body that returns a tuple or nothing where its signature returns a number: an error
+    # at the return (or the def), not the C compiler's (hunt7.md 1.1)
+    @kiln.jit("float32(float32)", device=True)
+    def pair(x):
+        return (x, x)
+
+    @kiln.jit("float32(float32)", device=True)
+    def nothing(x):
+        x = x + 1
+
+    @kiln.jit(target="cpu")
+    def k1(a):
+        a[0] = pair(a[0])
+
+    @kiln.jit(target="cpu")
+    def k2(a):
+        a[0] = nothing(a[0])
+
+    a = np.zeros(2, np.float32)
+    with pytest.raises(kiln.CompileError, match=r"'pair' returns tuple\(float32, float32\), which "
+                                                r"its signature's return type float32 cannot hold"):
+        k1[1, 1](a)
+    with pytest.raises(kiln.CompileError, match=r"'nothing' returns nothing, but its signature "
+                                                r"returns float32"):
+        k2[1, 1](a)
