@@ -58,49 +58,76 @@ static int64_t py_mod(int64_t a, int64_t b) {
     return r;
 }
 
-/* Folds an operation on two weak integer constants, Python-exactly; leaves
- * the node unfolded where the result does not fit in 64 bits. */
-static void fold_int(Sema *S, Node *at, BinOp op, int64_t a, int64_t b) {
-    int64_t r = 0;
+/* Folds an operation on two weak integer constants, Python-exactly, in 128 bits.
+ * A result in [2**63, 2**64) is a uint64 constant, as such a literal is (and as Numba
+ * types it); returns whether it is.  A result past 64 bits (Python's would be a bigger
+ * int) is an error, as Numba's "Int value is too large": at run time it would wrap. */
+typedef __int128 i128_;
+static bool fold_int(Sema *S, Node *at, BinOp op, int64_t a, int64_t b) {
+    const i128_ lim = (i128_)1 << 64; /* any |value| at or past it is too large */
+    i128_ r = 0;
+    bool over = false;
     switch (op) {
-    case B_ADD:
-        if (__builtin_add_overflow(a, b, &r)) return;
-        break;
-    case B_SUB:
-        if (__builtin_sub_overflow(a, b, &r)) return;
-        break;
-    case B_MUL:
-        if (__builtin_mul_overflow(a, b, &r)) return;
-        break;
+    case B_ADD: r = (i128_)a + b; break;
+    case B_SUB: r = (i128_)a - b; break;
+    case B_MUL: r = (i128_)a * b; break;
     case B_FLOORDIV:
     case B_MOD:
         if (b == 0) {
             error_at(S->C, at->sp, NULL, "integer division or modulo by zero");
-            return;
+            return false;
         }
-        if (a == INT64_MIN && b == -1) return;
-        r = op == B_FLOORDIV ? py_floordiv(a, b) : py_mod(a, b);
+        if (a == INT64_MIN && b == -1) r = op == B_FLOORDIV ? -(i128_)a : 0;
+        else r = op == B_FLOORDIV ? py_floordiv(a, b) : py_mod(a, b);
         break;
     case B_POW:
-        if (b < 0) return;
-        r = 1;
-        for (int64_t i = 0; i < b; i++)
-            if (__builtin_mul_overflow(r, a, &r)) return;
+        if (b < 0) return false; /* an error already (sema_binop) */
+        if (a == 0 || a == 1) {
+            r = b == 0 ? 1 : a;
+        } else if (a == -1) {
+            r = b % 2 ? -1 : 1;
+        } else {
+            r = 1; /* |a| >= 2: past 64 bits within 64 factors */
+            for (int64_t i = 0; i < b && !over; i++) {
+                r *= a;
+                over = r >= lim || r <= -lim;
+            }
+        }
         break;
     case B_LSHIFT:
-        if (b < 0 || b > 62 || (a != 0 && (a > (INT64_MAX >> b) || a < (INT64_MIN >> b)))) return;
-        r = (int64_t)((uint64_t)a << b);
+        if (b < 0) {
+            error_at(S->C, at->sp, NULL, "negative shift count");
+            return false;
+        }
+        if (a != 0 && b >= 64) over = true;
+        else r = (i128_)a * ((i128_)1 << b);
         break;
     case B_RSHIFT:
-        if (b < 0) return;
+        if (b < 0) {
+            error_at(S->C, at->sp, NULL, "negative shift count");
+            return false;
+        }
         r = b > 63 ? (a < 0 ? -1 : 0) : a >> b;
         break;
     case B_AND: r = a & b; break;
     case B_OR: r = a | b; break;
     case B_XOR: r = a ^ b; break;
-    default: return;
+    default: return false;
     }
-    sema_set_const_int(at, r);
+    if (over || r >= lim || r < INT64_MIN) {
+        error_at(S->C, at->sp, "compute it in floats (1e30, 2.0**70), or give a typed value, "
+                 "e.g. np.uint64(...)",
+                 "the value of this constant expression does not fit in 64 bits (Numba: Int "
+                 "value is too large)");
+        return false;
+    }
+    if (r > INT64_MAX) { /* a uint64 constant */
+        at->flags |= NF_CONST | NF_NONNEG;
+        at->cval.u = (uint64_t)r;
+        return true;
+    }
+    sema_set_const_int(at, (int64_t)r);
+    return false;
 }
 
 static void fold_float(Node *at, BinOp op, double a, double b) {
@@ -199,10 +226,10 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     uint64_t hi;
     if (bound_binop(op, l, r, lt, rt, t, has_lo ? &lo : NULL, &hi)) bound_set(at, hi);
     if ((l->flags & NF_CONST) && (r->flags & NF_CONST) && lt->weak && rt->weak) {
-        if (t->kind == TY_INT)
-            fold_int(S, at, op, l->cval.i, r->cval.i);
-        else
+        if (t->kind != TY_INT)
             fold_float(at, op, sema_const_as_double(l), sema_const_as_double(r));
+        else if (fold_int(S, at, op, l->cval.i, r->cval.i))
+            t = *opty = ty_scalar(KILN_UINT64); /* 2**63 and past, as such a literal */
     }
     return t;
 }

@@ -482,3 +482,27 @@ def test_device_signature_return_type_is_checked_at_the_call():
     with pytest.raises(kiln.CompileError, match=r"'nothing' returns nothing, but its signature "
                                                 r"returns float32"):
         k2[1, 1](a)
+
+
+@pytest.mark.parametrize("expr", ["10**30", "2**62 * 4", "1 << 64", "7 ** 100000", "2 ** 10**10",
+                                  "1 << 10**18", "a[1] + 10**20", "-(2**62) * 3"])
+def test_constant_integer_expression_past_64_bits_is_an_error(expr):
+    # folded Python-exactly: a value past 64 bits would wrap at run time (hunt7.md 1.2)
+    ns = {}
+    exec(compile(f"def k(a):\n    a[0] = {expr}\n", "<overflow>", "exec"), ns)
+    with pytest.raises(kiln.CompileError, match=r"<overflow>:2:\d+: error: the value of this "
+                                                r"constant expression does not fit in 64 bits"):
+        kiln.jit(ns["k"], target="cpu")[1, 1](np.zeros(2))
+
+
+@pytest.mark.parametrize("expr, want", [("2**62 + 5", 2**62 + 5), ("(-1) ** 10**12", 1),
+                                        ("1 ** 10**15", 1), ("-4 >> 70", -1), ("0 << 100", 0),
+                                        ("-(2**62) * 2", -2**63), ("(1 << 63) | 1", 2**63 + 1),
+                                        ("2**63 + 2**62", 2**63 + 2**62)])
+def test_constant_integer_expressions_that_fit_fold(expr, want):
+    ns = {}
+    exec(compile(f"def k(a):\n    a[0] = {expr}\n", "<fits>", "exec"), ns)
+    # a value in [2**63, 2**64) is a uint64 constant, as such a literal is (and Numba's typing)
+    a = np.zeros(2, np.uint64 if want >= 2**63 else np.int64)
+    kiln.jit(ns["k"], target="cpu")[1, 1](a)
+    assert int(a[0]) == want
