@@ -24,7 +24,7 @@ from . import _autotune, _kiln
 from ._cuda import (DeviceArray, _is_device_array, as_cuda_array, launch_view, on_host, to_device)
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, signature_text
-from ._ufunc import _allocate_like, _device, _ident, _make_kernel, _np, _scalar_codes
+from ._ufunc import _allocate_like, _device, _holds, _ident, _make_kernel, _np, _scalar_codes
 
 # options guvectorize takes: Numba's for the CUDA target ('cache', 'identity' and
 # 'nopython' are accepted; nopython must be True, as Numba checks)
@@ -193,14 +193,19 @@ class GUVectorized:
                              f"{len(outs)}")
         return list(args), outs
 
-    def _choose(self, dtypes):
+    def _choose(self, dtypes, weak=()):
         """The signature for these input dtypes: exact first, then safe casts, then within
-        a kind, as NumPy's ufuncs choose loops."""
+        a kind, as NumPy's ufuncs choose loops; then one that holds the Python scalars
+        (weak: as given, None for the others) as they are, as Numba's resolution does."""
         np = _np()
         for casting in ("no", "safe", "same_kind"):
             for text, args in self._sigs:
                 if all(np.can_cast(d, a[0], casting) for d, a in zip(dtypes, args)):
                     return args
+        for text, args in self._sigs if any(v is not None for v in weak) else ():
+            if all(np.can_cast(d, a[0], "same_kind") if v is None else _holds(np, a[0], v)
+                   for d, a, v in zip(dtypes, args, weak)):
+                return args
         listed = "\n  ".join(t for t, _ in self._sigs)
         have = ", ".join(str(d) for d in dtypes)
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take "
@@ -216,10 +221,11 @@ class GUVectorized:
         for a in ins:
             if _is_device_array(a):
                 conv.append(launch_view(a, stream))
-            elif isinstance(a, (bool, int, float, complex)):
+            elif isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic):
                 conv.append(a)
             else:
                 conv.append(np.asarray(a))
+        weak = [c if isinstance(c, (bool, int, float, complex)) else None for c in conv]
         known = [c.dtype for c in conv if not isinstance(c, (bool, int, float, complex))]
         conv = [np.asarray(c, np.result_type(*known, c) if known else None)
                 if isinstance(c, (bool, int, float, complex)) else c for c in conv]
@@ -227,7 +233,9 @@ class GUVectorized:
             if not isinstance(c, DeviceArray):
                 _check_dtype(c.dtype)
         if self._sigs:
-            types = self._choose([c.dtype for c in conv])
+            types = self._choose([c.dtype for c in conv], weak)
+            # a Python scalar the signature took as it is: converted from its own value
+            conv = [c if v is None else np.asarray(v, t[0]) for c, v, t in zip(conv, weak, types)]
         else:
             missing = [i + 1 for i, o in enumerate(outs) if o is None]
             if missing:

@@ -220,40 +220,43 @@ class Vectorized:
         return k
 
     def _input_dtypes(self, args):
-        """Arrays and scalars of the call, with the dtypes NEP 50 gives them."""
+        """Arrays and scalars of the call, with the dtypes NEP 50 gives them, and the
+        Python scalars among them as given (None for the others)."""
         np = _np()
         conv = []
         array_dtypes = []
         for a in args:
-            if isinstance(a, (bool, int, float)):
-                conv.append(a)
-            elif isinstance(a, np.generic):
+            if isinstance(a, np.generic):  # before float: np.float64 is a float too
                 conv.append(a)
                 array_dtypes.append(a.dtype)
+            elif isinstance(a, (bool, int, float, complex)):
+                conv.append(a)
             else:
                 arr = np.asarray(a)
                 conv.append(arr)
                 array_dtypes.append(arr.dtype)
-        out = []
-        for c in conv:
-            if isinstance(c, (bool, int, float)):
-                # a Python scalar is weak: it takes the kind of the arrays it meets
-                dt = np.result_type(*array_dtypes, c) if array_dtypes else np.asarray(c).dtype
-                out.append(dt.type(c))
-            else:
-                out.append(c)
-        return out
+        return _weak_typed(np, conv, array_dtypes)
 
-    def _choose_signature(self, ins):
+    def _choose_signature(self, ins, weak=None):
+        """The signature the inputs take: an exact match first, then safe casts, then
+        same-kind ones, as NumPy chooses a loop; then, as Numba's resolution, a Python
+        scalar (weak: the originals, None for the others) matches any type that holds its
+        value (3 an int64 or float64 parameter, 0.5 a float64 or complex128 one)."""
         np = _np()
         from ._types import DTYPE_NAMES
 
+        sigs = [([np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)],
+                 np.dtype(DTYPE_NAMES[ret[1]])) for _, ret, key in self._sigs]
         for casting in ("no", "safe", "same_kind"):  # an exact match first, as NumPy does
-            for text, ret, key in self._sigs:
-                want = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
+            for want, ret in sigs:
                 if len(want) == len(ins) and all(np.can_cast(x.dtype, w, casting)
                                                  for x, w in zip(ins, want)):
-                    return want, np.dtype(DTYPE_NAMES[ret[1]])
+                    return want, ret
+        for want, ret in sigs if weak and any(v is not None for v in weak) else ():
+            if len(want) == len(ins) and all(
+                    np.can_cast(x.dtype, w, "same_kind") if v is None else _holds(np, w, v)
+                    for x, w, v in zip(ins, want, weak)):
+                return want, ret
         have = ", ".join(str(x.dtype) for x in ins)
         listed = "\n  ".join(t for t, _, _ in self._sigs)
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")
@@ -264,14 +267,14 @@ class Vectorized:
         if any(_is_device_array(a) for a in args) or (out is not None and _is_device_array(out)):
             return self._call_gpu(args, out, stream)
         np = _np()
-        ins = self._input_dtypes(args)
+        ins, weak = self._input_dtypes(args)
         if len(ins) != self._dev._nparams:
             raise TypeError(f"'{self.__name__}' takes {self._dev._nparams} arguments but "
                             f"{len(ins)} were given")
         if self._sigs:
-            want, out_dtype = self._choose_signature(ins)
-            ins = [x.astype(w, copy=False) if isinstance(x, np.ndarray) else w.type(x)
-                   for x, w in zip(ins, want)]
+            want, out_dtype = self._choose_signature(ins, weak)
+            ins = [x.astype(w, copy=False) if isinstance(x, np.ndarray) else
+                   w.type(x if v is None else v) for x, w, v in zip(ins, want, weak)]
         else:
             out_dtype = _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
         shapes = [x.shape for x in ins if isinstance(x, np.ndarray)]
@@ -303,10 +306,10 @@ class Vectorized:
             return result[()]
         return result
 
-    def _types_and_output(self, ins):
+    def _types_and_output(self, ins, weak=None):
         """The inputs cast to a matching signature (if any) and the output dtype."""
         if self._sigs:
-            want, out_dtype = self._choose_signature(ins)
+            want, out_dtype = self._choose_signature(ins, weak)
             return want, out_dtype
         return None, _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
 
@@ -388,28 +391,27 @@ class Vectorized:
                 d = launch_view(a, stream)
                 conv.append(d)
                 dtypes.append(d.dtype)
-            elif isinstance(a, (bool, int, float)):
-                conv.append(a)
             elif isinstance(a, np.generic):
                 conv.append(a)
                 dtypes.append(a.dtype)
+            elif isinstance(a, (bool, int, float, complex)):
+                conv.append(a)
             else:
                 d = to_device(np.asarray(a))
                 conv.append(d)
                 dtypes.append(d.dtype)
-        ins = [x if not isinstance(x, (bool, int, float)) else
-               (np.result_type(*dtypes, x) if dtypes else np.asarray(x).dtype).type(x) for x in conv]
+        ins, weak = _weak_typed(np, conv, dtypes)
         if len(ins) != self._dev._nparams:
             raise TypeError(f"'{self.__name__}' takes {self._dev._nparams} arguments but "
                             f"{len(ins)} were given")
-        want, out_dtype = self._types_and_output(ins)
+        want, out_dtype = self._types_and_output(ins, weak)
         if want is not None:
             for i, (x, w) in enumerate(zip(ins, want)):
                 if isinstance(x, DeviceArray) and x.dtype != w:
                     raise TypeError(f"'{self.__name__}' needs {w} for argument {i + 1} on the GPU, "
                                     f"not {x.dtype}; convert it first")
                 if not isinstance(x, DeviceArray):
-                    ins[i] = w.type(x)
+                    ins[i] = w.type(x if weak[i] is None else weak[i])
         shapes = [x.shape for x in ins if isinstance(x, DeviceArray)]
         shape = np.broadcast_shapes(*shapes)
         if out is not None:
@@ -538,6 +540,38 @@ class Vectorized:
 
     def __repr__(self):
         return f"<kiln vectorized {self.__name__}>"
+
+
+def _weak_typed(np, conv, dtypes):
+    """NEP 50: a Python scalar (bool, int, float, complex; a NumPy scalar is not one) takes
+    the kind of the arrays it meets (dtypes).  The typed values, and the Python scalars as
+    given (None for the others), which a signature may still take as they are."""
+    ins, weak = [], []
+    for c in conv:
+        if isinstance(c, (bool, int, float, complex)) and not isinstance(c, np.generic):
+            dt = np.result_type(*dtypes, c) if dtypes else np.asarray(c).dtype
+            ins.append(dt.type(c))
+            weak.append(c)
+        else:
+            ins.append(c)
+            weak.append(None)
+    return ins, weak
+
+
+def _holds(np, w, v):
+    """Whether a parameter of dtype w takes the Python scalar v: a bool anything, an int
+    an integer type it fits in or any float or complex, a float a float or complex, a
+    complex a complex."""
+    if isinstance(v, bool):
+        return w.kind in "biufc"
+    if isinstance(v, int):
+        if w.kind in "iu":
+            info = np.iinfo(w)
+            return info.min <= v <= info.max
+        return w.kind in "fc"
+    if isinstance(v, float):
+        return w.kind in "fc"
+    return w.kind == "c"
 
 
 def _scalar_codes(text, codes, who):

@@ -330,3 +330,25 @@ def test_a_device_output_over_a_device_input_reads_the_input_as_it_was(monkeypat
         warnings.simplefilter("ignore", kiln.PerformanceWarning)
         _reverse(d, d)
     assert d.copy_to_host().tolist() == [4.0, 3.0, 2.0, 1.0, 0.0]
+
+
+@kiln.guvectorize(["void(float64[:], int64, float64[:])"], "(n),()->(n)")
+def moving_avg(x, w, out):
+    for i in range(x.shape[0]):
+        s = 0.0
+        c = 0
+        for j in range(max(0, i - w + 1), i + 1):
+            s += x[j]
+            c += 1
+        out[i] = s / c
+
+
+def test_python_scalar_of_another_kind_takes_the_signature_as_numba():
+    # NEP 50 types 3 next to float64 arrays as float64, which no signature takes; Numba's
+    # resolution takes the Python int as the int64 parameter (hunt8.md 3)
+    x = np.random.default_rng(2).random((3, 10))
+    want = np.array([[x[r, max(0, i - 2):i + 1].mean() for i in range(10)] for r in range(3)])
+    np.testing.assert_allclose(moving_avg(x, 3), want)
+    np.testing.assert_allclose(moving_avg(x, np.int64(3)), want)
+    with pytest.raises(TypeError, match="cannot take"):
+        moving_avg(x, 2.5)  # a float is no int64

@@ -1,4 +1,5 @@
 """kiln.vectorize and kiln.reduce on the CPU target."""
+import cmath
 import math
 
 import numpy as np
@@ -193,3 +194,28 @@ def test_f_ordered_inputs_give_an_f_ordered_result_as_numpy():
     r = f(x, np.ones((3, 4)))           # mixed layouts: C, as NumPy's ufuncs here
     assert r.flags.c_contiguous
     np.testing.assert_array_equal(r, x * 2 + 1)
+
+
+@kiln.vectorize(["complex128(complex128, float64)"], target="cpu")
+def _crot(z, th):
+    return z * cmath.exp(1j * th)
+
+
+@kiln.vectorize(["float64(float64, int64)"], target="cpu")
+def _scale_pow(x, n):
+    return x * 2.0 ** n
+
+
+def test_python_scalars_of_another_kind_take_the_signature_as_numba():
+    # NEP 50 would type 0.5 next to a complex128 array as complex128 and 3 next to a float64
+    # one as float64, which no signature takes; Numba's resolution takes them as they are
+    # (hunt8.md 3).  A NumPy float64 is no Python scalar: it is matched by its dtype.
+    z = np.array([1 + 1j, 2 - 1j])
+    want = z * np.exp(0.5j)
+    for th in (0.5, np.float64(0.5), np.float32(0.5)):
+        np.testing.assert_allclose(_crot(z, th), want)
+    x = np.array([1.0, 3.0])
+    np.testing.assert_allclose(_scale_pow(x, 3), [8.0, 24.0])
+    np.testing.assert_allclose(_scale_pow(x, np.int64(3)), [8.0, 24.0])
+    with pytest.raises(TypeError, match="cannot take"):
+        _scale_pow(x, 2**70)  # no int64 holds it
