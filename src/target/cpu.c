@@ -494,6 +494,16 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         put_command(&msg, argv);
         hint = "a compiler that never returns is broken; if your kernels need longer, "
                "raise KILN_CC_TIMEOUT (seconds)";
+    } else if (rc > 128 || (rc != 0 && out.p && (strstr(out.p, "terminated program") ||
+                                                  strstr(out.p, "Killed signal")))) {
+        /* the compiler (or its cc1) died of a signal: the OOM killer, kill, a crash */
+        put_cc(&msg, ctx);
+        buf_puts(&msg, " was killed while compiling the kernel (");
+        put_status(&msg, rc);
+        buf_puts(&msg, "):\n");
+        put_tail(&msg, &out);
+        hint = "the machine may be out of memory (the kernel's C is large?): free memory and "
+               "call again; a kernel with huge tuples or unrolled loops needs less";
     } else if (rc != 0) {
         int works = compiler_works(ctx, argv, n, dir, cpath, sopath, timeout_s);
         if (works > 0) {

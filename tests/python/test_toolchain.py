@@ -89,6 +89,23 @@ def test_a_working_compiler_that_rejects_kilns_code_is_kilns_bug(tmp_path, monke
     assert "bug in kiln's code generation" in msg
 
 
+def test_a_compiler_killed_by_a_signal_is_no_kiln_bug(tmp_path, monkeypatch):
+    # gcc's driver when the OOM killer ends cc1, and a driver killed itself (hunt7.md 1.4)
+    cc = script(tmp_path, "oom-cc", """\
+        case "$*" in *kernel.c*) echo 'cc: fatal error: Killed signal terminated program cc1' >&2; exit 1;; esac
+        exec gcc "$@"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert f"the C compiler named by KILN_CC ({cc}) was killed while compiling the kernel" in msg
+    assert "out of memory" in msg and "kiln's code generation" not in msg
+    cc = script(tmp_path, "killed-cc", """\
+        case "$*" in *kernel.c*) kill -9 $$;; esac
+        exec gcc "$@"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "was killed while compiling the kernel (was killed by signal 9)" in msg
+
+
 def write_first_call(tmp_path, caught, shown):
     """k.py: a first launch of a fresh kernel, printing `shown` when `caught` is raised."""
     (tmp_path / "k.py").write_text(textwrap.dedent(f"""\
