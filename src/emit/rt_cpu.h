@@ -154,8 +154,15 @@ KILN_VEC1(tan) KILN_VEC2(hypot) KILN_VEC2(atan2)
 #define KILN_BODY static inline __attribute__((always_inline, unused))
 /* device functions are inlined into the thread loop so it can vectorise */
 #define KILN_DEVFN static inline __attribute__((always_inline, unused))
-/* ... except a recursive one, which calls itself through the stack */
+/* ... except a recursive one, which calls itself through the stack, a frame a call (no
+ * tail call turned into a jump: KILN_REC_ENTER bounds the depth by the frames' addresses) */
+#if defined(__clang__)
+#define KILN_DEVFN_REC static __attribute__((noinline, unused, disable_tail_calls))
+#elif defined(__GNUC__) && !defined(__TINYC__)
+#define KILN_DEVFN_REC static __attribute__((noinline, unused, optimize("no-optimize-sibling-calls")))
+#else
 #define KILN_DEVFN_REC static __attribute__((noinline, unused))
+#endif
 #define KILN_EXPORT __attribute__((visibility("default")))
 typedef _Bool kbool;
 typedef signed char i8;

@@ -318,6 +318,7 @@ struct FuncSpec {
     bool in_progress;     /* being analysed: a call back into it is recursion */
     bool recursive;       /* called from itself (or from its callees): emitted not inlined */
     bool runaway;         /* a recursive call found no return type to take (sema.c) */
+    bool provisional;     /* typed while a caller it calls back was untyped: dropped (spec.c) */
     bool analysed;        /* reached its fixed point */
     bool finalised;       /* ran its final pass with diagnostics on */
     bool failed;          /* finalisation reported errors */

@@ -29,6 +29,7 @@ struct Sema {
     SemaResult *res;
     PtrVec stack;         /* specs being analysed (recursion check) */
     int rec_calls;        /* recursive calls typed so far (a return that made one: sema.c) */
+    int rec_low;          /* the lowest stack index a recursive call found untyped (spec.c) */
     Fact facts[32];       /* facts of the enclosing if conditions */
     int nfacts;
     RCacheEntry *rc;      /* resolved globals */

@@ -9,6 +9,7 @@
  * in its key.  sema_run is the whole of sema for one kernel; sema_dump_types
  * writes what inspect_types shows.  Statements are typed by sema.c.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "sema_int.h"
@@ -158,6 +159,8 @@ static void run_pass(Sema *S, FuncSpec *f) {
 
 static void analyse(Sema *S, FuncSpec *f) {
     bool saved_changed = S->changed, saved_final = S->final;
+    int rec_low = S->rec_low, me = S->stack.n;
+    S->rec_low = INT_MAX;
     f->in_progress = true;
     vec_push(&S->C->arena, &S->stack, f);
     S->final = false;
@@ -170,9 +173,21 @@ static void analyse(Sema *S, FuncSpec *f) {
     }
     S->C->muted--;
     if (!IS_UNKNOWN(f->ret)) f->runaway = false; /* a return gave it a type: not runaway */
-    if (IS_UNKNOWN(f->ret)) f->ret = f->ret_error ? &ty_error : &ty_none;
     S->stack.n--;
     f->in_progress = false;
+    bool outer = S->rec_low < me; /* an untyped call back into a caller of f */
+    S->rec_low = S->rec_low < rec_low ? S->rec_low : rec_low;
+    if (IS_UNKNOWN(f->ret) && !f->ret_error && outer) {
+        /* its returns all come from a call back into a function still being typed (g of
+         * f -> g -> f): not None but not known yet; typed again at the next call, when the
+         * outer function may have a type (spec_get drops it), or found runaway there */
+        f->provisional = true;
+        S->changed = saved_changed;
+        S->final = saved_final;
+        return;
+    }
+    /* runaway: its recursive call says so (finalise); its callers stay quiet */
+    if (IS_UNKNOWN(f->ret)) f->ret = f->ret_error || f->runaway ? &ty_error : &ty_none;
     f->analysed = true;
     S->changed = saved_changed;
     S->final = saved_final;
@@ -230,6 +245,10 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
     fi->specs = f;
     fi->nspecs++;
     analyse(S, f);
+    if (f->provisional) { /* not kept: the next call types it again */
+        fi->specs = f->next;
+        fi->nspecs--;
+    }
     return f;
 }
 
@@ -402,6 +421,8 @@ static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **
     if (IS_UNKNOWN(on->ret) || on->runaway) {
         if (!on->analysed) {
             on->runaway = true; /* until a pass finds a return type (analyse) */
+            for (int i = 0; i < S->stack.n; i++)
+                if (S->stack.v[i] == on && i < S->rec_low) S->rec_low = i;
             *ret = &ty_unknown;
             return NULL;
         }
@@ -588,6 +609,7 @@ int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_ke
     S->C = C;
     S->res = out;
     S->funcs = fi;
+    S->rec_low = INT_MAX;
     C->sema = S;
     /* @jit(link=...)'s CUDA C sources come first, before those of the functions called */
     for (int i = 0; C->opts.target == KILN_TARGET_CUDA && i < C->opts.nlinks; i++)

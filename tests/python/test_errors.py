@@ -273,6 +273,46 @@ def test_runaway_recursion_is_numbas_error():
         k[1, 1](np.zeros(2, np.int64))
 
 
+def test_mutual_recursion_is_typed_or_found_runaway():
+    # f -> g -> f: a base case after the recursive return types both (g was typed as
+    # returning None before f had a type); with no base case the runaway is named at the
+    # call back into f, without follow-on errors (hunt7.md 1.3)
+    @kiln.jit(device=True)
+    def f(n):
+        if n > 0:
+            return g(n - 1)
+        return 0
+
+    @kiln.jit(device=True)
+    def g(n):
+        return f(n) + 1
+
+    @kiln.jit(device=True)
+    def p(n):
+        return q(n)
+
+    @kiln.jit(device=True)
+    def q(n):
+        return p(n)
+
+    @kiln.jit(target="cpu")
+    def k(a):
+        a[0] = f(5)
+
+    @kiln.jit(target="cpu")
+    def runaway(a):
+        a[0] = p(1)
+
+    a = np.zeros(1)
+    k[1, 1](a)
+    assert a[0] == 5
+    with pytest.raises(kiln.CompileError) as e:
+        runaway[1, 1](a)
+    msg = str(e.value)
+    assert "cannot type infer runaway recursion: no return of 'p'" in msg
+    assert msg.count("error:") == 1, msg
+
+
 def test_errors_in_device_function_point_into_it():
     @kiln.jit(device=True)
     def helper(x):

@@ -81,6 +81,17 @@ def down(a, x):
 def down_k(o, n):
     o[0] = down(o, n)
 
+@kiln.jit(device=True)
+def tail(a, n):
+    if n < 0:
+        return 0
+    a[0] += 1
+    return tail(a, n + 1)  # a tail call: still a frame a call (KILN_DEVFN_REC)
+
+@kiln.jit
+def tail_k(o):
+    o[1] = tail(o, 0)
+
 def ready():
     print("ready", flush=True)
 
@@ -158,14 +169,21 @@ def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error()
             deep = "RecursionError " + str(e).split(": ", 1)[1][:40]
         down_k[1, 1](o, 100)
         assert o[0] == 100
+        tailed = "tail no error"
+        try:  # a runaway tail recursion ends too, rather than looping for ever
+            tail_k[1, 1](np.zeros(2, np.int64))
+        except RecursionError as e:
+            tailed = "tail RecursionError"
         ready()
         stopped(lambda: fib_k[1, 1](o, 60))
         fib_k[1, 1](o, 20)
         assert o[0] == 6765
         print(deep, flush=True)
+        print(tailed, flush=True)
         print("after", flush=True)
         """, sigint_after=0.5, timeout=60)
     assert "RecursionError maximum recursion depth exceeded" in out, (out, err)
+    assert "tail RecursionError" in out, (out, err)
     assert interrupted(out) < 5 and "after" in out, err
 
 
