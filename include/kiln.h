@@ -425,7 +425,11 @@ const char *kiln_cpu_target_name(void);
 
 typedef struct kiln_cpu_module kiln_cpu_module;
 
-/* Loads a shared object from memory without leaving a file behind. */
+/* Whether blob is a whole shared object of this machine's class (its segments inside
+ * its bytes): a cached or imported one that is not is a miss, never dlopen'ed. */
+int kiln_cpu_blob_ok(const void *blob, size_t len);
+/* Loads a shared object from memory without leaving a file behind (refusing one
+ * kiln_cpu_blob_ok refuses). */
 kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry);
 void kiln_cpu_unload(kiln_cpu_module *m);
 

@@ -414,12 +414,46 @@ static int compiler_works(kiln_ctx *ctx, char **argv, int n, const char *dir,
 }
 
 /* Whether the bytes start as an ELF shared object's. */
-static bool is_shared_object(const void *p, size_t len) {
+/* Reads an n-byte unsigned field at off of an ELF file in its byte order (b[5]: 1
+ * little-endian, 2 big-endian). */
+static uint64_t elf_field(const unsigned char *b, size_t off, int n) {
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        int k = b[5] == 2 ? i : n - 1 - i;
+        v = v << 8 | b[off + (size_t)k];
+    }
+    return v;
+}
+
+/* Whether p is a whole ELF shared object of this machine's class: a dynamic object
+ * (e_type 3) whose program headers, and every segment's bytes in the file, lie within
+ * its len bytes (1, else 0).  A truncated object (a compiler killed mid-write, a damaged cache
+ * entry or bundle) would otherwise be mapped by dlopen past the end of its file, and
+ * the first touch of those pages kills the process with SIGBUS. */
+int kiln_cpu_blob_ok(const void *p, size_t len) {
     const unsigned char *b = p;
-    /* e_ident, then e_type (ET_DYN = 3) in the file's byte order */
-    if (len < 18 || memcmp(b, "\177ELF", 4) != 0) return false;
-    unsigned type = b[5] == 2 ? (unsigned)b[16] << 8 | b[17] : (unsigned)b[17] << 8 | b[16];
-    return type == 3;
+    const int wide = sizeof(void *) == 8; /* ELFCLASS64 (2) on a 64-bit host */
+    if (len < 64 || memcmp(b, "\177ELF", 4) != 0 || b[4] != (wide ? 2 : 1) ||
+        (b[5] != 1 && b[5] != 2) || elf_field(b, 16, 2) != 3)
+        return false;
+    uint64_t phoff = elf_field(b, wide ? 32 : 28, wide ? 8 : 4);
+    uint64_t phentsize = elf_field(b, wide ? 54 : 42, 2);
+    uint64_t phnum = elf_field(b, wide ? 56 : 44, 2);
+    if (phentsize < (wide ? 56u : 32u) || phnum == 0 || phoff > len ||
+        phnum * phentsize > len - phoff)
+        return false;
+    /* the section headers, which compilers write last: a cut anywhere shows there */
+    uint64_t shoff = elf_field(b, wide ? 40 : 32, wide ? 8 : 4);
+    uint64_t shentsize = elf_field(b, wide ? 58 : 46, 2);
+    uint64_t shnum = elf_field(b, wide ? 60 : 48, 2);
+    if (shoff > len || shnum * shentsize > len - shoff) return false;
+    for (uint64_t i = 0; i < phnum; i++) {
+        size_t h = (size_t)(phoff + i * phentsize);
+        uint64_t off = elf_field(b, h + (wide ? 8 : 4), wide ? 8 : 4);
+        uint64_t filesz = elf_field(b, h + (wide ? 32 : 16), wide ? 8 : 4);
+        if (elf_field(b, h, 4) != 0 && (off > len || filesz > len - off)) return false;
+    }
+    return true;
 }
 
 int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size_t *blob_len) {
@@ -524,12 +558,13 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         } else {
             buf_puts(&msg, "interrupted while the C compiler ran");
         }
-    } else if (read_file(sopath, blob, blob_len) < 0 || !is_shared_object(*blob, *blob_len)) {
+    } else if (read_file(sopath, blob, blob_len) < 0 || !kiln_cpu_blob_ok(*blob, *blob_len)) {
         struct stat st;
         bool none = stat(sopath, &st) != 0;
         put_cc(&msg, ctx);
         buf_printf(&msg, " exited with status 0 but %s %s:\n  ",
-                   none ? "wrote no output file" : "its output is not a shared object:", sopath);
+                   none ? "wrote no output file"
+                        : "its output is not a whole shared object (truncated?):", sopath);
         put_command(&msg, argv);
         buf_puts(&msg, "\nits output:\n");
         put_tail(&msg, &out);
@@ -546,6 +581,12 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
 }
 
 kiln_cpu_module *kiln_cpu_load(kiln_ctx *ctx, const void *blob, size_t len, const char *entry) {
+    if (!kiln_cpu_blob_ok(blob, len)) {
+        diag_plain(ctx, KILN_ERROR, "run `kiln cache verify`, or `kiln cache clear`",
+                   "cannot load the compiled kernel: its %zu bytes are not a whole shared "
+                   "object (a damaged cache entry or bundle?)", len);
+        return NULL;
+    }
     int fd = memfd_create("kiln-kernel", MFD_CLOEXEC);
     if (fd < 0) {
         diag_plain(ctx, KILN_ERROR, NULL, "memfd_create failed: %s", strerror(errno));

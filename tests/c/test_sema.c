@@ -290,6 +290,14 @@ TEST(emit_cpu_compiles) {
                 CHECK(err.code == 0);
                 kiln_cpu_unload(m);
             }
+            /* a truncated object (a damaged cache entry or bundle) is refused, never
+             * mapped past its end (SIGBUS); so is one with a segment moved past it */
+            CHECK(kiln_cpu_blob_ok(blob, blen));
+            int refused = 1;
+            for (size_t cut = 0; cut < blen; cut += cut < 256 ? 1 : 97)
+                refused &= !kiln_cpu_blob_ok(blob, cut);
+            CHECK(refused);
+            CHECK(kiln_cpu_load(ctx, blob, blen / 2, "kiln_entry") == NULL);
             free(blob);
         }
         kiln_ctx_free(ctx);

@@ -76,7 +76,21 @@ def test_a_compiler_that_exits_0_without_output_says_so(tmp_path, monkeypatch):
         exit 0
         """)
     msg = compile_with(monkeypatch, cc)
-    assert "exited with status 0 but its output is not a shared object" in msg
+    assert "exited with status 0 but its output is not a whole shared object" in msg
+
+
+def test_a_truncated_shared_object_is_refused_not_loaded(tmp_path, monkeypatch):
+    # an output cut short (a full disk, a killed compiler) would be mapped past its end by
+    # dlopen and kill the process with SIGBUS, and its cache entry every later process
+    # (hunt6.md 1); it is refused before it is stored or loaded
+    cc = script(tmp_path, "cut-cc", """\
+        out=""; prev=""
+        for a; do [ "$prev" = -o ] && out=$a; prev=$a; done
+        gcc "$@" || exit $?
+        truncate -s 3000 "$out"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "exited with status 0 but its output is not a whole shared object (truncated?)" in msg
 
 
 def test_a_working_compiler_that_rejects_kilns_code_is_kilns_bug(tmp_path, monkeypatch):

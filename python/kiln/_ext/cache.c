@@ -109,6 +109,13 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* Whether a cached artifact can be used: a CPU shared object must be whole (a damaged
+ * entry, bundle or remote record is then a miss, and the build replaces it). */
+static bool artifact_ok(const char *short_target, const ExtArtifact *a) {
+    if (!short_target || strncmp(short_target, "cpu", 3) != 0) return true;
+    return kiln_cpu_blob_ok(a->blob, a->len) != 0;
+}
+
 int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t len,
                            const char *target, int key_flags, const char *short_target,
                            const char *name, ext_build_fn build, void *ud, ExtArtifact *out) {
@@ -145,6 +152,11 @@ int ext_cached_build_nogil(ModState *st, kiln_ctx *ctx, const char *src, size_t 
         if (!tier && out->hit)
             tier = looked & 1 << KILN_CACHE_DISK ? KILN_CACHE_DISK : KILN_CACHE_REMOTE;
         ext_obs_cache(st, tier, looked, out->key, t0, (ext_obs_us() - t0) / 1e3);
+    }
+    if (out->hit && !artifact_ok(short_target, out)) { /* damaged: built again, replaced */
+        free(out->blob);
+        out->blob = NULL;
+        out->hit = 0;
     }
     if (!out->hit && rc == 0) {
         double t0 = now_ms(), t0us = ext_obs_us();
@@ -218,6 +230,11 @@ int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *tar
         int tier = kiln_cache_get_tier(c, &k, &out->blob, &out->len, out->kind, &looked);
         out->hit = tier != 0;
         ext_obs_cache(st, tier, looked, out->key, t0, (ext_obs_us() - t0) / 1e3);
+        if (out->hit && !artifact_ok(kiln_cpu_target_name(), out)) { /* a miss: built anew */
+            free(out->blob);
+            out->blob = NULL;
+            out->hit = 0;
+        }
     }
     Py_END_ALLOW_THREADS
     if (flush_warnings(st) < 0) {
