@@ -495,6 +495,10 @@ static int cmd_compile(int argc, char **argv) {
 /* ---- main ------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
+    /* past a file size limit (ulimit -f) a write fails with EFBIG, which kiln reports as
+     * it reports a full disk, instead of the default SIGXFSZ ending the program (Python
+     * ignores the signal too) */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fprintf(stderr, "kiln: missing command\n");
         top_help(stderr);

@@ -446,7 +446,14 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
         bundle_error(c, b, "cannot read the bundle", path);
         goto done;
     }
-    int64_t moved = 0;
+    if (!c->db && !remote_ok(c->remote)) {
+        diag_plain(c->ctx, KILN_ERROR, "give KILN_CACHE_DIR a directory kiln can use (the "
+                   "warning above says why it cannot)",
+                   "the disk cache is off in this process: nothing of %s would be kept, so "
+                   "nothing was imported", path);
+        goto done;
+    }
+    int64_t moved = 0, lost = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         kiln_cache_key k;
@@ -482,13 +489,15 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
         memcpy(k.b, kb, 16);
         cache_lock(c);
         mem_put(c, &k, kind, blob, (size_t)blen);
-        int stored = c->db ? disk_put(c, &k, kind, name, target, blob, (size_t)blen, created,
-                                      false, 0)
-                           : SQLITE_OK;
-        if (remote_ok(c->remote))
-            remote_put(c->remote, &k, kind, name, target, blob, (size_t)blen);
+        /* counted when a tier that outlives this process has it */
+        bool kept = c->db && disk_put(c, &k, kind, name, target, blob, (size_t)blen, created,
+                                      false, 0) == SQLITE_OK;
+        if (remote_ok(c->remote) &&
+            remote_put(c->remote, &k, kind, name, target, blob, (size_t)blen) == 0)
+            kept = true;
         cache_unlock(c);
-        if (stored == SQLITE_OK) moved++;
+        if (kept) moved++;
+        else lost++;
     }
     sqlite3_finalize(s);
     s = NULL;
@@ -506,6 +515,16 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
         }
         sqlite3_finalize(s);
         s = NULL;
+    }
+    if (lost) {
+        char nm[32], nl[32];
+        snprintf(nm, sizeof nm, "%lld", (long long)moved);
+        snprintf(nl, sizeof nl, "%lld", (long long)lost);
+        diag_plain(c->ctx, KILN_ERROR, "free space (or raise the file size limit) and import "
+                   "again: entries already there are kept",
+                   "%s entries of the bundle %s were not stored (the warning above says why); "
+                   "%s were", nl, path, nm);
+        goto done;
     }
     n = moved;
     if (checked) *checked = ok_sig;

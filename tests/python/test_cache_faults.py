@@ -580,3 +580,23 @@ def test_a_tampered_or_wrongly_keyed_bundle_is_refused(tmp_path, built):
     assert p.returncode == 0, p.stderr
     assert "refused:" in p.stdout and "signature does not match" in p.stdout
     assert p.stdout.strip().splitlines()[-1] == "2"
+
+
+def test_import_into_no_disk_cache_or_past_a_file_size_limit_says_so(tmp_path, built):
+    # "imported N entries" only for entries a lasting tier has (hunt6.md 3), and the CLI
+    # past `ulimit -f` reports the limit instead of dying of SIGXFSZ (hunt6.md 4)
+    bundle = tmp_path / "b.kiln"
+    assert _cli(_bundle_env(built), "cache", "export", str(bundle)).returncode == 0
+    env = _bundle_env(built)
+    env["KILN_CACHE_DIR"] = ""
+    p = _cli(env, "cache", "import", str(bundle))
+    assert p.returncode != 0 and "the disk cache is off in this process" in p.stderr, p.stderr
+    assert "nothing was imported" in p.stderr
+    size = bundle.stat().st_size
+    limited = subprocess.run(  # bash's ulimit counts KiB: room for about half the entries
+        ["bash", "-c", f'ulimit -f {max(8, size // 1024)}; exec "$0" "$@"',
+         os.path.join(BUILD, "kiln"), "cache", "import", str(bundle)],
+        env=_bundle_env(tmp_path / "small"), capture_output=True, text=True, timeout=60)
+    assert limited.returncode == 1, (limited.returncode, limited.stderr)  # not -SIGXFSZ
+    assert "file size limit reached" in limited.stderr, limited.stderr
+    assert "were not stored" in limited.stderr or "nothing was imported" in limited.stderr
