@@ -151,6 +151,8 @@ static int open_db(const char *path, sqlite3 **out) {
         sqlite3_busy_timeout(db, DB_BUSY_MS);
         rc = sqlite3_exec(db, schema, NULL, NULL, NULL);
         if (rc == SQLITE_OK) rc = migrate(db);
+        /* an SQL error here is a table of another layout (no such column): not ours */
+        if ((rc & 0xff) == SQLITE_ERROR) rc = SQLITE_NOTADB;
         /* a file that is a database of something else is not ours either */
         if (rc == SQLITE_OK) {
             sqlite3_stmt *s;
@@ -600,6 +602,18 @@ int disk_list(kiln_cache *c, void (*fn)(void *ud, const kiln_cache_entry *e), vo
     return n;
 }
 
+/* PRAGMA quick_check says "ok" (it reads every page; a busy database counts as ok). */
+static bool quick_ok(sqlite3 *db) {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &s, NULL) != SQLITE_OK) return false;
+    int rc = sqlite3_step(s);
+    bool ok = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ||
+              (rc == SQLITE_ROW && sqlite3_column_text(s, 0) &&
+               strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0);
+    sqlite3_finalize(s);
+    return ok;
+}
+
 int64_t disk_clear(kiln_cache *c) {
     int64_t n = 0;
     if (c->db) {
@@ -607,7 +621,13 @@ int64_t disk_clear(kiln_cache *c) {
         if (rc == SQLITE_OK) {
             n = sqlite3_changes(c->db);
             sqlite3_exec(c->db, "DELETE FROM pending", NULL, NULL, NULL);
-            sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
+            int v = sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
+            /* a damaged page the DELETE did not touch (an index's): VACUUM or the check
+             * finds it, and the file is started anew below, as the warning promised */
+            if ((v & 0xff) == SQLITE_CORRUPT || (v & 0xff) == SQLITE_NOTADB || !quick_ok(c->db)) {
+                sqlite3_close(c->db);
+                c->db = NULL;
+            }
         } else {
             disk_write_failed(c, rc);
         }

@@ -600,3 +600,36 @@ def test_import_into_no_disk_cache_or_past_a_file_size_limit_says_so(tmp_path, b
     assert limited.returncode == 1, (limited.returncode, limited.stderr)  # not -SIGXFSZ
     assert "file size limit reached" in limited.stderr, limited.stderr
     assert "were not stored" in limited.stderr or "nothing was imported" in limited.stderr
+
+
+def test_cache_clear_repairs_a_damaged_database_and_a_foreign_one_is_set_aside(tmp_path, built):
+    # the warning on a damaged kiln.db says `kiln cache clear`: it must start a new file
+    # even where its DELETE succeeds (the damage in an index page), and a kiln.db whose
+    # tables have another layout is set aside as a non-database is (hunt6.md 2)
+    db = built / "kiln.db"
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = con.execute("PRAGMA page_size").fetchone()[0]
+    root = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'facts'").fetchone()[0]
+    con.close()
+    data = bytearray(db.read_bytes())
+    at = (root - 1) * size + (100 if root == 1 else 0)
+    data[at:at + 8] = b"\xff" * 8  # no b-tree page type: a damaged page DELETE never reads
+    db.write_bytes(bytes(data))
+    p = _cli(_bundle_env(built), "cache", "clear")
+    assert p.returncode == 0, p.stderr
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        con.close()
+    r = run(tmp_path, built, ["saxpy"])
+    assert r["stats"]["disk"]["entries"] == 1, r
+    con = sqlite3.connect(db)
+    con.execute("DROP TABLE artifacts")
+    con.execute("CREATE TABLE artifacts(x)")
+    con.commit()
+    con.close()
+    p = _cli(_bundle_env(built), "cache", "stats")
+    assert "was not a valid kiln database; it was moved to" in p.stderr, p.stderr
+    assert "off (memory only)" not in p.stdout
