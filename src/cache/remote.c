@@ -113,6 +113,15 @@ static redisReply *round_trip(Remote *r, int64_t deadline) {
             return NULL;
         }
         if (redisBufferRead(rc) != REDIS_OK) goto failed; /* reads what is there: no wait */
+        if (rc->reader && rc->reader->len - rc->reader->pos > REMOTE_MAX_REPLY_BYTES) {
+            /* a record is at most a cached object and its metadata: a reply announcing
+             * more would be buffered until the deadline (gigabytes from a hostile server) */
+            char why[96];
+            snprintf(why, sizeof why, "a reply of more than %d MiB, more than any record",
+                     REMOTE_MAX_REPLY_BYTES >> 20);
+            fail(r, why);
+            return NULL;
+        }
     }
 timeout:
     timed_out(r);

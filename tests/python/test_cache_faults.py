@@ -158,6 +158,28 @@ def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
         assert "timed out" in r["warnings"][0]
 
 
+def test_a_redis_reply_announcing_a_huge_value_is_cut_off(tmp_path):
+    """A reply of 100 GB, sent as fast as it goes: kiln stops reading past the largest
+    record (REMOTE_MAX_REPLY_BYTES) instead of buffering until the deadline (hunt6.md 5)."""
+    write_kernels(tmp_path)
+
+    def flood(c, stop):
+        try:
+            c.recv(65536)
+            c.sendall(b"$100000000000\r\n")
+            chunk = b"x" * (1 << 20)
+            while not stop.is_set():
+                c.sendall(chunk)
+        except OSError:
+            pass
+
+    with FakeRedis(flood) as url:
+        r = finish_within(start(tmp_path, tmp_path / "a", ["saxpy"], KILN_REMOTE_CACHE=url,
+                                KILN_REMOTE_TIMEOUT_MS=20000), 60)
+        assert r["stats"]["compiles"] == 1 and r["stats"]["remote"]["url"] is None
+        assert len(r["warnings"]) == 1 and "a reply of more than 256 MiB" in r["warnings"][0]
+
+
 # runs runner.py with SIGPIPE's default action restored, as a C program or a CLI tool has it
 SIGPIPE_DEFAULT = [sys.executable, "-c",
                    "import runpy, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); "
