@@ -37,7 +37,7 @@ static int kind_of(const Node *n) {
     const char *f = call_name(n);
     if (n->kind == E_NAME || n->kind == E_TUPLE) return IT_LEAF;
     if (!f) return IT_BAD;
-    if (strcmp(f, "range") == 0) return n->call.args.n >= 1 && n->call.args.n <= 3 ? IT_RANGE : IT_BAD;
+    if (strcmp(f, "range") == 0) return IT_RANGE; /* range_type checks its arguments */
     for (int i = 0; i < n->call.args.n; i++) /* zip(*t): the iterables are not written out */
         if (n->call.args.v[i]->flags & NF_STAR) return IT_BAD;
     if (strcmp(f, "enumerate") == 0)

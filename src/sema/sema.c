@@ -314,7 +314,15 @@ static const Type *range_type(Sema *S, Node *n) {
     if (iter->kind != E_CALL) goto bad;
     const Type *ft = sema_expr(S, iter->call.fn);
     if (IS_ERR(ft)) return &ty_error;
-    if (ft->kind != TY_NS || !ft->ns->intr || ft->ns->intr->kind != IK_RANGE) goto bad;
+    if (ft->kind != TY_NS || !ft->ns->intr || ft->ns->intr->kind != IK_RANGE) {
+        if (iter->call.fn->kind == E_NAME && strcmp(iter->call.fn->name.id, "range") == 0) {
+            error_at(S->C, iter->call.fn->sp, "rename the variable: the loop needs the builtin",
+                     "'range' here is %s, a variable of the kernel that hides the builtin "
+                     "range()", ty_name(S->C, ft));
+            return &ty_error;
+        }
+        goto bad;
+    }
     iter->intr = ft->ns->intr;
     iter->ty = &ty_range;
     if (iter->call.kwvals.n > 0) {

@@ -236,6 +236,14 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
 
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what) {
     if (ty_is_scalar(t)) return true;
+    if (strstr(what, "argument")) { /* a call's: nothing is tested for truth there */
+        error_at(S->C, n->sp,
+                 t->kind == TY_ARRAY   ? "pass an element, e.g. a[i]"
+                 : t->kind == TY_TUPLE ? "pass an element of the tuple, e.g. t[0]"
+                                       : NULL,
+                 "%s must be a number, not %s", what, ty_name(S->C, t));
+        return false;
+    }
     if (t->kind == TY_ARRAY)
         error_at(S->C, n->sp, "use an element, e.g. a[i]",
                  "the truth value of an array is ambiguous (%s)", what);
@@ -524,6 +532,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         uint64_t hi;
         if (bound_elem(n->sub.base, -1, &hi)) bound_set(n, hi);
         return n->ty = bt->elems[0];
+    }
+    if (bt->kind == TY_FUNC) { /* k[grid, block](...) inside a kernel */
+        error_at(C, n->sp, "call it as a device function, k(...), which runs it in this thread",
+                 "kernels cannot launch kernels (no dynamic parallelism in kiln)");
+        return n->ty = &ty_error;
     }
     if (bt->kind != TY_ARRAY) {
         error_at(C, n->sub.base->sp, NULL, "%s is not subscriptable", ty_name(C, bt));

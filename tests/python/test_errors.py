@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import math
+
 import numpy as np
 import pytest
 
@@ -546,3 +548,24 @@ def test_constant_integer_expressions_that_fit_fold(expr, want):
     a = np.zeros(2, np.uint64 if want >= 2**63 else np.int64)
     kiln.jit(ns["k"], target="cpu")[1, 1](a)
     assert int(a[0]) == want
+
+
+@pytest.mark.parametrize("body, msg", [
+    ("range = 5\n    for i in range(3):\n        a[0] += i",
+     r"<m>:4:14: error: 'range' here is Python int, a variable of the kernel that hides the "
+     r"builtin range\(\)"),
+    ("for i in range(0, 1, 1, 1):\n        a[0] += i",
+     r"<m>:3:14: error: range expected 1 to 3 arguments, got 4"),
+    ("a[0] = math.sqrt(a)", r"<m>:3:22: error: a function argument must be a number, not "
+                            r"array\(float64, 1d, C\)"),
+    ("a[0] = min(a, 1)", r"an argument of min/max must be a number, not array"),
+    ("a[0] = abs((1, 2))", r"a function argument must be a number, not tuple"),
+    ("other[1, 1](a)", r"<m>:3:5: error: kernels cannot launch kernels"),
+])
+def test_misleading_causes_are_named_as_they_are(body, msg):
+    # hunt7.md 3: each once gave another cause (a loop over something else, the truth
+    # value of an array, a function that is not subscriptable)
+    ns = {"math": math, "other": kiln.jit(lambda a: None)}
+    exec(compile(f"import kiln\ndef k(a):\n    {body}\n", "<m>", "exec"), ns)
+    with pytest.raises(kiln.CompileError, match=msg):
+        kiln.jit(ns["k"], target="cpu")[1, 1](np.zeros(2))
