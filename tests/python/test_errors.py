@@ -1,9 +1,8 @@
 """Bad kernels, bad calls and bad launch configurations: clear exceptions, never a crash."""
+import math
 import os
 import subprocess
 import sys
-
-import math
 
 import numpy as np
 import pytest
