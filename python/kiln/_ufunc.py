@@ -175,6 +175,10 @@ class Vectorized:
                 raise TypeError(f"vectorize signature '{text}' needs a return type")
             _scalar_codes(text, [ret[1]] + [key[4 * i + 1] for i in range(len(key) // 4)],
                           "kiln.vectorize")
+            if len(key) // 4 != self._dev._nparams:
+                raise TypeError(f"vectorize signature '{text}' has {len(key) // 4} argument"
+                                f"{'' if len(key) // 4 == 1 else 's'} but '{self.__name__}' "
+                                f"takes {self._dev._nparams}")
             self._sigs.append((text, ret, key))
         if self._sigs:
             np = _np()
@@ -182,6 +186,7 @@ class Vectorized:
 
             for text, ret, key in self._sigs:  # compile the common contiguous case now
                 ins = [np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)]
+                self._checked(ins, None)  # a body that returns nothing: said at the function
                 self._kernel("flat", ("a",) * len(ins), 1).compile(
                     self._flat_signature(np.dtype(DTYPE_NAMES[ret[1]]), ins))
 
@@ -237,6 +242,13 @@ class Vectorized:
                 array_dtypes.append(arr.dtype)
         return _weak_typed(np, conv, array_dtypes)
 
+    def _checked(self, want, ret):
+        """(want, ret), once the function is known to return a value for these types: a
+        body that returns nothing is an error at the function, not in kiln's loop around
+        it (typed once per signature, memoised)."""
+        _infer(self._dev, want, self._infer_memo)
+        return want, ret
+
     def _choose_signature(self, ins, weak=None):
         """The signature the inputs take: an exact match first, then safe casts, then
         same-kind ones, as NumPy chooses a loop; then, as Numba's resolution, a Python
@@ -251,12 +263,12 @@ class Vectorized:
             for want, ret in sigs:
                 if len(want) == len(ins) and all(np.can_cast(x.dtype, w, casting)
                                                  for x, w in zip(ins, want)):
-                    return want, ret
+                    return self._checked(want, ret)
         for want, ret in sigs if weak and any(v is not None for v in weak) else ():
             if len(want) == len(ins) and all(
                     np.can_cast(x.dtype, w, "same_kind") if v is None else _holds(np, w, v)
                     for x, w, v in zip(ins, want, weak)):
-                return want, ret
+                return self._checked(want, ret)
         have = ", ".join(str(x.dtype) for x in ins)
         listed = "\n  ".join(t for t, _, _ in self._sigs)
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")

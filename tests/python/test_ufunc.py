@@ -219,3 +219,20 @@ def test_python_scalars_of_another_kind_take_the_signature_as_numba():
     np.testing.assert_allclose(_scale_pow(x, np.int64(3)), [8.0, 24.0])
     with pytest.raises(TypeError, match="cannot take"):
         _scale_pow(x, 2**70)  # no int64 holds it
+
+
+def test_vectorize_errors_point_at_the_function_not_kilns_loop():
+    # hunt7.md 2.1: both were reported in kiln's generated wrapper (<kiln __kiln_vectorize_v>)
+    def noreturn(x):
+        y = x  # noqa: F841
+
+    with pytest.raises(kiln.CompileError, match=r"test_ufunc.py:\d+: error: 'noreturn' returns "
+                                                r"nothing; a vectorized or reduced function"):
+        kiln.vectorize(["float32(float32)"], target="cpu")(noreturn)
+
+    def two(x, y):
+        return x + y
+
+    with pytest.raises(TypeError, match=r"vectorize signature 'float32\(float32\)' has 1 "
+                                        r"argument but 'two' takes 2"):
+        kiln.vectorize(["float32(float32)"], target="cpu")(two)
