@@ -403,18 +403,109 @@ static int comp_op(Parser *p) {
     return -1;
 }
 
+/* An operand `in` may read more than once: no call in it, nothing but names, literals,
+ * attributes, subscripts and arithmetic (reading it twice is reading one value). */
+static bool simple_operand(const Node *n, int depth) {
+    if (!n || depth > 8) return false;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
+    case E_UNARY: return simple_operand(n->un.x, depth + 1);
+    case E_BINOP:
+        return simple_operand(n->bin.l, depth + 1) && simple_operand(n->bin.r, depth + 1);
+    case E_ATTR: return simple_operand(n->attr.base, depth + 1);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (!simple_operand(n->sub.idx.v[i], depth + 1)) return false;
+        return simple_operand(n->sub.base, depth + 1);
+    default: return false;
+    }
+}
+
+/* A copy of a simple_operand. */
+static Node *copy_operand(Parser *p, const Node *n) {
+    Node *c = node_new(p->C, (NodeKind)n->kind, n->sp);
+    *c = *n;
+    if (n->kind == E_UNARY) c->un.x = copy_operand(p, n->un.x);
+    if (n->kind == E_BINOP) {
+        c->bin.l = copy_operand(p, n->bin.l);
+        c->bin.r = copy_operand(p, n->bin.r);
+    }
+    if (n->kind == E_ATTR) c->attr.base = copy_operand(p, n->attr.base);
+    if (n->kind == E_SUBSCRIPT) {
+        c->sub.base = copy_operand(p, n->sub.base);
+        NodeList l = {NULL, 0};
+        int cap = 0;
+        for (int i = 0; i < n->sub.idx.n; i++)
+            nodelist_push(p->C, &l, copy_operand(p, n->sub.idx.v[i]), &cap);
+        c->sub.idx = l;
+    }
+    return c;
+}
+
+/* `x in (a, b, c)` as (x == a) or (x == b) or (x == c), `not in` as the != of each
+ * joined by and, as Python compares (a balanced tree: any length stays shallow). */
+static Node *membership(Parser *p, Node *x, NodeList *items, int lo, int hi, bool neg, Span sp) {
+    if (hi - lo == 1) {
+        Node *c = node_new(p->C, E_COMPARE, sp);
+        int cap = 0;
+        nodelist_push(p->C, &c->cmp.operands, lo == 0 ? x : copy_operand(p, x), &cap);
+        nodelist_push(p->C, &c->cmp.operands, items->v[lo], &cap);
+        c->cmp.ops = arena_alloc(&p->C->arena, 1);
+        c->cmp.ops[0] = (uint8_t)(neg ? C_NE : C_EQ);
+        return parse_deep(p, c);
+    }
+    int mid = lo + (hi - lo) / 2;
+    Node *l = membership(p, x, items, lo, mid, neg, sp);
+    TRY(l);
+    Node *r = membership(p, x, items, mid, hi, neg, sp);
+    TRY(r);
+    Node *b = node_new(p->C, E_BOOLOP, sp);
+    b->op = neg ? BO_AND : BO_OR;
+    b->bin.l = l;
+    b->bin.r = r;
+    return parse_deep(p, b);
+}
+
+static Node *parse_in(Parser *p, Node *x) {
+    Span at = tok_span(&p->tok);
+    bool neg = is_kw(p, KW_NOT);
+    advance(p);
+    if (neg) advance(p);
+    Node *r = parse_expr(p);
+    TRY(r);
+    Span sp = span_join(x->sp, r->sp);
+    if (r->kind != E_TUPLE)
+        return parse_reject(p, at, "write the values out: x in (1, 3, 5); or compare with == "
+                            "in a loop over range()",
+                            "'in' works with a tuple written out in kernels");
+    if (!simple_operand(x, 0))
+        return parse_reject(p, x->sp, "assign it to a variable first: v = f(...); v in (...)",
+                            "the left side of 'in' is read once per value: it must not call "
+                            "anything");
+    if (comp_op(p) != -1)
+        return parse_reject(p, tok_span(&p->tok), "split the chain with and",
+                            "'in' in a chained comparison is not supported in kernels");
+    if (r->tuple.n == 0) {
+        Node *b = node_new(p->C, E_BOOL, sp);
+        b->blit = neg;
+        return b;
+    }
+    return membership(p, x, &r->tuple, 0, r->tuple.n, neg, sp);
+}
+
 static Node *parse_comparison(Parser *p) {
     Node *e = parse_expr(p);
     TRY(e);
     int op = comp_op(p);
     if (op == -1) return e;
+    if (op == -2) return parse_in(p, e);
     Node *c = node_new(p->C, E_COMPARE, e->sp);
     int cap = 0, ocap = 0;
     nodelist_push(p->C, &c->cmp.operands, e, &cap);
     while ((op = comp_op(p)) != -1) {
         if (op == -2)
-            return parse_reject(p, tok_span(&p->tok), "compare with == in a loop over range()",
-                                "'in' is not supported in kernels");
+            return parse_reject(p, tok_span(&p->tok), "split the chain with and",
+                                "'in' in a chained comparison is not supported in kernels");
         advance(p);
         if (op == C_IS && is_kw(p, KW_NOT)) {
             advance(p);
