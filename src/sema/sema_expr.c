@@ -817,11 +817,113 @@ static const Type *identity(Sema *S, Node *n) {
     return &ty_error;
 }
 
+/* A tuple operand whose elements tuple_equality may read one by one: a tuple written
+ * out, or a name or attribute (a.shape) or subscript of names, read again per element. */
+static bool tuple_readable(const Node *n, int depth) {
+    if (depth > 8) return false;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: case E_INT: return true;
+    case E_TUPLE: return depth == 0;
+    case E_ATTR: return tuple_readable(n->attr.base, depth + 1);
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (!tuple_readable(n->sub.idx.v[i], depth + 1)) return false;
+        return tuple_readable(n->sub.base, depth + 1);
+    default: return false;
+    }
+}
+
+static Node *copy_readable(Compiler *C, const Node *n) {
+    Node *c = node_new(C, (NodeKind)n->kind, n->sp);
+    c->kind = n->kind;
+    c->op = n->op;
+    c->sp = n->sp;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: c->name = n->name; break;
+    case E_INT: c->ilit = n->ilit; break;
+    case E_ATTR:
+        c->attr = n->attr;
+        c->attr.base = copy_readable(C, n->attr.base);
+        break;
+    case E_SUBSCRIPT: {
+        c->sub.base = copy_readable(C, n->sub.base);
+        int cap = 0;
+        for (int i = 0; i < n->sub.idx.n; i++)
+            nodelist_push(C, &c->sub.idx, copy_readable(C, n->sub.idx.v[i]), &cap);
+        break;
+    }
+    default: UNREACHABLE();
+    }
+    return c;
+}
+
+/* Element i of a tuple operand: the written-out element, or x[i] on a copy of x. */
+static Node *tuple_elem(Compiler *C, Node *x, int i) {
+    if (x->kind == E_TUPLE) return x->tuple.v[i];
+    Node *e = node_new(C, E_SUBSCRIPT, x->sp);
+    e->sub.base = copy_readable(C, x);
+    Node *k = node_new(C, E_INT, x->sp);
+    k->ilit.v = (uint64_t)i;
+    int cap = 0;
+    nodelist_push(C, &e->sub.idx, k, &cap);
+    return e;
+}
+
+/* t == u and t != u on tuples, as Python compares them: element by element, joined by
+ * and (or, for !=), a balanced tree; tuples of other lengths are never equal.  n becomes
+ * that expression (typed again on every pass, as any node). */
+static Node *tuple_cmp_tree(Compiler *C, Node *a, Node *b, int lo, int hi, bool ne, Span sp) {
+    if (hi - lo == 1) {
+        Node *c = node_new(C, E_COMPARE, sp);
+        int cap = 0;
+        nodelist_push(C, &c->cmp.operands, tuple_elem(C, a, lo), &cap);
+        nodelist_push(C, &c->cmp.operands, tuple_elem(C, b, lo), &cap);
+        c->cmp.ops = arena_alloc(&C->arena, 1);
+        c->cmp.ops[0] = (uint8_t)(ne ? C_NE : C_EQ);
+        return c;
+    }
+    int mid = lo + (hi - lo) / 2;
+    Node *j = node_new(C, E_BOOLOP, sp);
+    j->op = ne ? BO_OR : BO_AND;
+    j->bin.l = tuple_cmp_tree(C, a, b, lo, mid, ne, sp);
+    j->bin.r = tuple_cmp_tree(C, a, b, mid, hi, ne, sp);
+    return j;
+}
+
+static const Type *tuple_equality(Sema *S, Node *n, const Type *ta, const Type *tb) {
+    Compiler *C = S->C;
+    Node *a = n->cmp.operands.v[0], *b = n->cmp.operands.v[1];
+    bool ne = n->cmp.ops[0] == C_NE;
+    if (!tuple_readable(a, 0) || !tuple_readable(b, 0)) {
+        error_at(C, n->sp, "assign the tuple to a variable first",
+                 "tuples compare element by element here, so each side must be a tuple written "
+                 "out or a variable (or attribute such as a.shape), not a call");
+        return &ty_error;
+    }
+    Node *r;
+    if (ta->n != tb->n || ta->n == 0) { /* () == () is True; other lengths never equal */
+        r = node_new(C, E_BOOL, n->sp);
+        r->blit = (ta->n == tb->n) != ne;
+    } else {
+        r = tuple_cmp_tree(C, a, b, 0, ta->n, ne, n->sp);
+    }
+    Span sp = n->sp;
+    *n = *r;
+    n->sp = sp;
+    return sema_expr(S, n);
+}
+
 static const Type *compare(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
     for (int i = 0; i + 1 < ops->n; i++)
         if (n->cmp.ops[i] >= C_IS) return identity(S, n);
+    if (ops->n == 2 && (n->cmp.ops[0] == C_EQ || n->cmp.ops[0] == C_NE)) {
+        const Type *ta = sema_expr(S, ops->v[0]), *tb = sema_expr(S, ops->v[1]);
+        if (IS_ERR(ta) || IS_ERR(tb)) return &ty_error;
+        if (ta->kind == TY_TUPLE && tb->kind == TY_TUPLE && !ta->vec && !tb->vec)
+            return tuple_equality(S, n, ta, tb);
+    }
     const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)ops->n);
     bool unk = false;
     for (int i = 0; i < ops->n; i++) {
