@@ -85,6 +85,7 @@ static const Intrinsic table[] = {
     {"kiln.literal_unroll", IK_LITERAL_UNROLL, 0, 0, NULL},
     {"builtins.complex", IK_COMPLEX, 0, 0, "real,imag"},
     {"builtins.pow", IK_POWER, 0, 0, "base,exp"}, /* pow(x, y) is x ** y; no modulus */
+    {"builtins.divmod", IK_DIVMOD, 0, 0, NULL},
     /* cmath, complex methods and NumPy's complex functions (sema_complex.c) */
     CM("cmath.exp", CM_EXP), CM("cmath.log", CM_LOG), CM("cmath.log10", CM_LOG10),
     CM("cmath.sqrt", CM_SQRT), CM("cmath.sin", CM_SIN), CM("cmath.cos", CM_COS),

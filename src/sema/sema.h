@@ -68,6 +68,7 @@ typedef enum IntrKind {
     IK_SELP,        /* kiln.selp(cond, a, b) */
     IK_LDEXP,       /* math.ldexp(x, i) */
     IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
+    IK_DIVMOD,      /* builtins divmod(x, y): rewritten as (x // y, x % y) (sema_call.c) */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP,         /* builtins zip: the same */
     IK_LITERAL_UNROLL, /* kiln.literal_unroll: only a for loop's iterable (literal_unroll.c) */

@@ -619,6 +619,28 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         n->gv = g;
         return at;
     }
+    case IK_DIVMOD: { /* (x // y, x % y): Python's floor division and modulo, typed as they are */
+        if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
+        if (!sema_is_pure(a[0], 0) || !sema_is_pure(a[1], 0)) {
+            error_at(C, n->sp, "assign the arguments to variables first: q, r = divmod(x, y)",
+                     "divmod() reads each argument twice here (x // y, x %% y): an argument "
+                     "must not call anything");
+            return &ty_error;
+        }
+        Node *parts[2];
+        for (int k = 0; k < 2; k++) {
+            parts[k] = node_new(C, E_BINOP, n->sp);
+            parts[k]->op = k ? B_MOD : B_FLOORDIV;
+            parts[k]->bin.l = k ? sema_copy_pure(C, a[0]) : a[0];
+            parts[k]->bin.r = k ? sema_copy_pure(C, a[1]) : a[1];
+        }
+        Node *tup = node_new(C, E_TUPLE, n->sp);
+        int cap = 0;
+        nodelist_push(C, &tup->tuple, parts[0], &cap);
+        nodelist_push(C, &tup->tuple, parts[1], &cap);
+        *n = *tup;
+        return sema_expr(S, n);
+    }
     case IK_MATCH: {
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         sema_block_feature(S, n->sp, in->name);

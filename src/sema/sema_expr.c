@@ -817,39 +817,46 @@ static const Type *identity(Sema *S, Node *n) {
     return &ty_error;
 }
 
-/* A tuple operand whose elements tuple_equality may read one by one: a tuple written
- * out, or a name or attribute (a.shape) or subscript of names, read again per element. */
-static bool tuple_readable(const Node *n, int depth) {
-    if (depth > 8) return false;
+/* Whether reading n twice is reading one value: names, literals, attributes,
+ * subscripts and arithmetic of them, nothing that calls (sema_copy_pure copies it). */
+bool sema_is_pure(const Node *n, int depth) {
+    if (!n || depth > 8) return false;
     switch ((NodeKind)n->kind) {
-    case E_NAME: case E_INT: return true;
-    case E_TUPLE: return depth == 0;
-    case E_ATTR: return tuple_readable(n->attr.base, depth + 1);
+    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
+    case E_UNARY: return sema_is_pure(n->un.x, depth + 1);
+    case E_BINOP: return sema_is_pure(n->bin.l, depth + 1) && sema_is_pure(n->bin.r, depth + 1);
+    case E_ATTR: return sema_is_pure(n->attr.base, depth + 1);
     case E_SUBSCRIPT:
         for (int i = 0; i < n->sub.idx.n; i++)
-            if (!tuple_readable(n->sub.idx.v[i], depth + 1)) return false;
-        return tuple_readable(n->sub.base, depth + 1);
+            if (!sema_is_pure(n->sub.idx.v[i], depth + 1)) return false;
+        return sema_is_pure(n->sub.base, depth + 1);
     default: return false;
     }
 }
 
-static Node *copy_readable(Compiler *C, const Node *n) {
+/* A fresh copy of a tree sema_is_pure accepts, with the parser's fields only. */
+Node *sema_copy_pure(Compiler *C, const Node *n) {
     Node *c = node_new(C, (NodeKind)n->kind, n->sp);
-    c->kind = n->kind;
     c->op = n->op;
-    c->sp = n->sp;
     switch ((NodeKind)n->kind) {
     case E_NAME: c->name = n->name; break;
     case E_INT: c->ilit = n->ilit; break;
+    case E_FLOAT: c->flit = n->flit; break;
+    case E_BOOL: c->blit = n->blit; break;
+    case E_UNARY: c->un.x = sema_copy_pure(C, n->un.x); break;
+    case E_BINOP:
+        c->bin.l = sema_copy_pure(C, n->bin.l);
+        c->bin.r = sema_copy_pure(C, n->bin.r);
+        break;
     case E_ATTR:
         c->attr = n->attr;
-        c->attr.base = copy_readable(C, n->attr.base);
+        c->attr.base = sema_copy_pure(C, n->attr.base);
         break;
     case E_SUBSCRIPT: {
-        c->sub.base = copy_readable(C, n->sub.base);
+        c->sub.base = sema_copy_pure(C, n->sub.base);
         int cap = 0;
         for (int i = 0; i < n->sub.idx.n; i++)
-            nodelist_push(C, &c->sub.idx, copy_readable(C, n->sub.idx.v[i]), &cap);
+            nodelist_push(C, &c->sub.idx, sema_copy_pure(C, n->sub.idx.v[i]), &cap);
         break;
     }
     default: UNREACHABLE();
@@ -857,11 +864,15 @@ static Node *copy_readable(Compiler *C, const Node *n) {
     return c;
 }
 
+/* A tuple operand whose elements tuple_equality reads one by one: a tuple written out,
+ * or a pure expression (a name, a.shape) read again per element. */
+static bool tuple_readable(const Node *n) { return n->kind == E_TUPLE || sema_is_pure(n, 0); }
+
 /* Element i of a tuple operand: the written-out element, or x[i] on a copy of x. */
 static Node *tuple_elem(Compiler *C, Node *x, int i) {
     if (x->kind == E_TUPLE) return x->tuple.v[i];
     Node *e = node_new(C, E_SUBSCRIPT, x->sp);
-    e->sub.base = copy_readable(C, x);
+    e->sub.base = sema_copy_pure(C, x);
     Node *k = node_new(C, E_INT, x->sp);
     k->ilit.v = (uint64_t)i;
     int cap = 0;
@@ -894,7 +905,7 @@ static const Type *tuple_equality(Sema *S, Node *n, const Type *ta, const Type *
     Compiler *C = S->C;
     Node *a = n->cmp.operands.v[0], *b = n->cmp.operands.v[1];
     bool ne = n->cmp.ops[0] == C_NE;
-    if (!tuple_readable(a, 0) || !tuple_readable(b, 0)) {
+    if (!tuple_readable(a) || !tuple_readable(b)) {
         error_at(C, n->sp, "assign the tuple to a variable first",
                  "tuples compare element by element here, so each side must be a tuple written "
                  "out or a variable (or attribute such as a.shape), not a call");
