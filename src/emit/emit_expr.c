@@ -221,6 +221,20 @@ static void part_view(Emit *E, Node *n) {
     P("kview%d(%s)", id, emit_expr_str(E, n->attr.base, NULL));
 }
 
+/* a.T: the same data, its extents and strides in reverse order (a C array's view is F) */
+static void transposed_view(Emit *E, Node *n) {
+    const Type *bt = n->attr.base->ty, *rt = n->ty;
+    const char *bn = emit_ctype(E, bt), *rn = emit_ctype(E, rt);
+    int id = E->nhelp++, nd = bt->ndim;
+    Buf *h = &E->helpers;
+    buf_printf(h, "KILN_FN %s kview%d(%s a) {\n    %s r;\n", rn, id, bn, rn);
+    for (int k = 0; k < nd; k++)
+        buf_printf(h, "    r.shape[%d] = a.shape[%d];\n    r.strides[%d] = a.strides[%d];\n", k,
+                   nd - 1 - k, k, nd - 1 - k);
+    buf_printf(h, "    r.data = a.data;\n    return r;\n}\n");
+    P("kview%d(%s)", id, emit_expr_str(E, n->attr.base, NULL));
+}
+
 static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r);
 
 void emit_binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node *r) {
@@ -540,6 +554,11 @@ void emit_expr(Emit *E, Node *n) {
                 return;
             }
             PS(emit_load(E, n->ty, emit_field(E, n)));
+            return;
+        }
+        if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY && strcmp(n->attr.attr, "T") == 0) {
+            if (bt->ndim < 2) emit_expr(E, b);
+            else transposed_view(E, n);
             return;
         }
         if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY) { /* a.real, a.imag */

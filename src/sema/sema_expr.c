@@ -732,7 +732,12 @@ static const Type *attribute(Sema *S, Node *n) {
                      "a.imag of a real array is not supported in kernels");
             return &ty_error;
         }
-        error_at(C, n->attr.attr_sp, "kernels can use a.shape, a.size, a.ndim and a.dtype",
+        if (strcmp(a, "T") == 0 && !bt->ptr) { /* a view with the axes reversed */
+            if (bt->ndim < 2) return bt;
+            char lay = bt->layout == 'C' ? 'F' : bt->layout == 'F' ? 'C' : 'A';
+            return ty_array(C, bt->elem, bt->ndim, lay);
+        }
+        error_at(C, n->attr.attr_sp, "kernels can use a.shape, a.size, a.ndim, a.dtype and a.T",
                  "arrays have no attribute '%s' in kernels", a);
         return &ty_error;
     }
