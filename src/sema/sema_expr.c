@@ -466,6 +466,8 @@ static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store
 }
 
 static const Type *attribute(Sema *S, Node *n);
+static const Type *tuple_slice(Sema *S, Node *n, const Type *bt);
+static const Type *tuple_concat(Sema *S, Node *n, const Type *lt, const Type *rt);
 
 const Type *sema_subscript(Sema *S, Node *n, bool store) {
     Compiler *C = S->C;
@@ -499,7 +501,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             error_at(C, n->sp, NULL, "'tuple' object does not support item assignment");
             return n->ty = &ty_error;
         }
-        if (ix->n != 1 || ix->v[0]->kind == E_SLICE) {
+        if (ix->n == 1 && ix->v[0]->kind == E_SLICE) return n->ty = tuple_slice(S, n, bt);
+        if (ix->n != 1) {
             error_at(C, n->sp, NULL, "tuples take one integer index in kernels");
             return n->ty = &ty_error;
         }
@@ -885,6 +888,72 @@ static Node *tuple_elem(Compiler *C, Node *x, int i) {
     return e;
 }
 
+/* t + u of tuples: the tuple of t's elements then u's, written out (n becomes it). */
+static const Type *tuple_concat(Sema *S, Node *n, const Type *lt, const Type *rt) {
+    Compiler *C = S->C;
+    Node *l = n->bin.l, *r = n->bin.r;
+    if ((l->kind != E_TUPLE && !sema_is_pure(l, 0)) || (r->kind != E_TUPLE && !sema_is_pure(r, 0))) {
+        error_at(C, n->sp, "assign the tuples to variables first",
+                 "tuples joined with + in a kernel must be variables or written out, not calls");
+        return &ty_error;
+    }
+    Node *t = node_new(C, E_TUPLE, n->sp);
+    int cap = 0;
+    for (int k = 0; k < lt->n; k++) nodelist_push(C, &t->tuple, tuple_elem(C, l, k), &cap);
+    for (int k = 0; k < rt->n; k++) nodelist_push(C, &t->tuple, tuple_elem(C, r, k), &cap);
+    Span sp = n->sp;
+    *n = *t;
+    n->sp = sp;
+    return sema_expr(S, n);
+}
+
+/* A slice bound: absent, or a constant integer (false: not a constant). */
+static bool slice_bound(Sema *S, Node *b, int64_t *v, bool *given) {
+    *given = b != NULL;
+    if (!b) return true;
+    const Type *t = sema_expr(S, b);
+    return !IS_ERR(t) && sema_const_int(b, v);
+}
+
+/* t[lo:hi:step] of a tuple with constant bounds: the tuple of the elements it picks, as
+ * Python's slice picks them (n becomes that tuple written out). */
+static const Type *tuple_slice(Sema *S, Node *n, const Type *bt) {
+    Compiler *C = S->C;
+    Node *base = n->sub.base, *sl = n->sub.idx.v[0];
+    int64_t lo = 0, hi = 0, step = 1;
+    bool glo, ghi, gstep;
+    if (!slice_bound(S, sl->slice.lo, &lo, &glo) || !slice_bound(S, sl->slice.hi, &hi, &ghi) ||
+        !slice_bound(S, sl->slice.step, &step, &gstep)) {
+        error_at(C, sl->sp, "slice tuples with constants: t[1:], t[:-1], t[::2]",
+                 "a tuple's slice bounds must be constant integers in kernels");
+        return &ty_error;
+    }
+    if (step == 0) {
+        error_at(C, sl->sp, NULL, "slice step cannot be zero");
+        return &ty_error;
+    }
+    if (base->kind != E_TUPLE && !sema_is_pure(base, 0)) {
+        error_at(C, base->sp, "assign the tuple to a variable first",
+                 "a tuple sliced in a kernel must be a variable or written out, not a call");
+        return &ty_error;
+    }
+    int64_t len = bt->n; /* Python's PySlice_AdjustIndices */
+    if (!glo) lo = step < 0 ? len - 1 : 0;
+    else if (lo < 0) lo = lo + len < 0 ? (step < 0 ? -1 : 0) : lo + len;
+    else if (lo >= len) lo = step < 0 ? len - 1 : len;
+    if (!ghi) hi = step < 0 ? -1 : len;
+    else if (hi < 0) hi = hi + len < 0 ? (step < 0 ? -1 : 0) : hi + len;
+    else if (hi >= len) hi = step < 0 ? len - 1 : len;
+    Node *t = node_new(C, E_TUPLE, n->sp);
+    int cap = 0;
+    for (int64_t k = lo; step > 0 ? k < hi : k > hi; k += step)
+        nodelist_push(C, &t->tuple, tuple_elem(C, base, (int)k), &cap);
+    Span sp = n->sp;
+    *n = *t;
+    n->sp = sp;
+    return sema_expr(S, n);
+}
+
 /* t == u and t != u on tuples, as Python compares them: element by element, joined by
  * and (or, for !=), a balanced tree; tuples of other lengths are never equal.  n becomes
  * that expression (typed again on every pass, as any node). */
@@ -1060,6 +1129,9 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_BINOP: {
         const Type *lt = sema_expr(S, n->bin.l);
         const Type *rt = sema_expr(S, n->bin.r);
+        if (n->op == B_ADD && lt->kind == TY_TUPLE && rt->kind == TY_TUPLE && !lt->vec &&
+            !rt->vec)
+            return tuple_concat(S, n, lt, rt);
         return sema_binop(S, n, (BinOp)n->op, n->bin.l, n->bin.r, lt, rt, &n->opty);
     }
     case E_UNARY: {
