@@ -447,6 +447,15 @@ void sema_stmt(Sema *S, Node *n) { stmt(S, n); }
 
 void sema_assign_local(Sema *S, Node *t, const Type *vt) { assign(S, t, NULL, vt, false, 0, 0); }
 
+/* Whether every leaf of a tuple (nested tuples too) is a scalar. */
+static bool scalar_leaves(const Type *t) {
+    for (int i = 0; i < t->n; i++)
+        if (!(ty_is_scalar(t->elems[i]) ||
+              (t->elems[i]->kind == TY_TUPLE && !t->elems[i]->vec && scalar_leaves(t->elems[i]))))
+            return false;
+    return true;
+}
+
 static void stmt(Sema *S, Node *n) {
     Compiler *C = S->C;
     FuncSpec *f = S->cur;
@@ -602,14 +611,12 @@ static void stmt(Sema *S, Node *n) {
                      ty_name(C, vt));
             return;
         }
-        if (vt->kind == TY_TUPLE)
-            for (int i = 0; i < vt->n; i++)
-                if (!ty_is_scalar(vt->elems[i])) {
-                    error_at(C, v->sp, NULL,
-                             "device functions can return tuples of scalars, not %s",
-                             ty_name(C, vt));
-                    return;
-                }
+        if (vt->kind == TY_TUPLE && !scalar_leaves(vt)) {
+            error_at(C, v->sp, "write the arrays' results to an argument",
+                     "device functions can return tuples of scalars (nested too), not %s",
+                     ty_name(C, vt));
+            return;
+        }
         if (IS_UNKNOWN(f->ret)) {
             f->ret = vt;
             f->ret_sp = n->sp;
