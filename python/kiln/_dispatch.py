@@ -705,7 +705,8 @@ def _tuple_kernel(disp, shape):
             return name
         base = path or name
         if isinstance(sh, _Named):  # remade in the kernel by its class (src/sema/namedtuple.c)
-            cls = f"_kiln_nt{len(ns)}"
+            # one global per class: its values are of one type, so a tuple of them is uniform
+            cls = next((k for k, v in ns.items() if v is sh.cls), f"_kiln_nt{len(ns)}")
             ns[cls] = sh.cls
             fields = [build(f"{name}__{i}", s, f"{base}.{sh.cls._fields[i]}")
                       for i, s in enumerate(sh.parts)]

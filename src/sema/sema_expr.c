@@ -522,7 +522,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         for (int i = 1; i < bt->n; i++)
             if (!ty_equal(bt->elems[i], bt->elems[0]) ||
                 (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY &&
-                 !ty_is_vector(bt->elems[0]))) {
+                 bt->elems[0]->kind != TY_TUPLE)) { /* (of tuples: namedtuples of one class) */
                 error_at(C, ix->v[0]->sp,
                          "index it with a constant, or loop over it with literal_unroll(t)",
                          "a tuple of mixed types needs a constant index");
