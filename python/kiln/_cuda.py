@@ -412,6 +412,41 @@ class DeviceArray(_kiln.DeviceArrayBase):
         for i in range(0, self.size, section):
             yield self[i:i + section]
 
+    def getitem(self, idx, stream=0):
+        """Numba's ``DeviceNDArray.getitem``: ``self[idx]`` (copies order with the stream)."""
+        return self[idx]
+
+    def setitem(self, idx, value, stream=0):
+        """Numba's ``DeviceNDArray.setitem``: ``self[idx] = value``."""
+        self[idx] = value
+
+    def squeeze(self, axis=None, stream=0):
+        """Numba's ``DeviceNDArray.squeeze``: the view without the axes of extent 1 (those
+        of ``axis``, an int or a tuple, which must have extent 1)."""
+        n = self.ndim
+        if axis is None:
+            drop = {k for k in range(n) if self.shape[k] == 1}
+        else:
+            axes = (axis,) if isinstance(axis, int) else tuple(axis)
+            drop = set()
+            for a in axes:
+                if not isinstance(a, int) or isinstance(a, bool) or not -n <= a < n:
+                    raise ValueError(f"axis {a!r} is out of bounds for an array of {n} dimensions")
+                if self.shape[a % n] != 1:
+                    raise ValueError("cannot select an axis to squeeze out which has size "
+                                     "not equal to one")
+                drop.add(a % n)
+        keep = [k for k in range(n) if k not in drop]
+        return _kiln.device_view(self, 0, tuple(self.shape[k] for k in keep),
+                                 tuple(self.strides[k] for k in keep))
+
+    def bind(self, stream=0):
+        """Numba's ``DeviceNDArray.bind``: a view of the same memory whose ``stream`` is
+        ``stream``."""
+        v = _kiln.device_view(self, 0, self.shape, self.strides)
+        v._stream = stream
+        return v
+
     @property
     def T(self):
         """The transpose (``transpose()``): of a 2-D array, a new C-contiguous array, as
@@ -1047,3 +1082,44 @@ def _require_context(fn):
 HOST_ONLY = {
     "current_context": _current_context, "require_context": _require_context,
 }
+
+
+def _stream_add_callback(self, callback, arg=None):
+    """Numba's ``Stream.add_callback``: ``callback(stream, status, arg)`` once the work
+    queued on the stream so far has finished (status 0, or 1 when it failed), called from a
+    thread of its own, as the driver's thread calls Numba's."""
+    import threading
+
+    def wait_then_call():
+        try:
+            self.synchronize()
+            status = 0
+        except Exception:  # the failure is the launch's to report; the callback hears of it
+            status = 1
+        callback(self, status, arg)
+
+    threading.Thread(target=wait_then_call, name="kiln-stream-callback", daemon=True).start()
+
+
+def _stream_async_done(self):
+    """Numba's ``Stream.async_done``: an asyncio future of the running loop, done (None)
+    when the work queued on the stream so far has finished."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def resolve(status):
+        if future.done():
+            return
+        if status == 0:
+            future.set_result(None)
+        else:
+            future.set_exception(Exception(f"Stream error {status}"))
+
+    _stream_add_callback(self, lambda stream, status, arg: loop.call_soon_threadsafe(resolve, status))
+    return future
+
+
+_kiln.Stream.add_callback = _stream_add_callback
+_kiln.Stream.async_done = _stream_async_done

@@ -381,3 +381,37 @@ def test_kiln_target_cpu_uses_host_memory_even_with_a_gpu():
         print(d.on_host, hasattr(d, "__cuda_array_interface__"), d.device)
     """, KILN_TARGET=None, KILN_CUDA_DRIVER=FAKE)
     assert out.split() == ["False", "True", "0"], out
+
+
+def test_numbas_getitem_setitem_squeeze_bind_and_stream_callbacks():
+    # DeviceNDArray.getitem/setitem/squeeze/bind and Stream.add_callback/async_done, which
+    # real Numba-CUDA programs call (hunt8.md 5)
+    import asyncio
+    import threading
+
+    h = np.arange(12.0).reshape(1, 3, 1, 4)
+    d = kiln.to_device(h)
+    assert d.squeeze().shape == (3, 4) and d.squeeze(axis=0).shape == (3, 1, 4)
+    assert d.squeeze(axis=(0, -2)).shape == (3, 4)
+    np.testing.assert_array_equal(d.squeeze().copy_to_host(), h.squeeze())
+    with pytest.raises(ValueError, match="size not equal to one"):
+        d.squeeze(axis=1)
+    assert d.getitem((0, 1, 0, 2)) == 6.0
+    d.setitem((0, 1, 0, 2), 99.0)
+    assert d.copy_to_host()[0, 1, 0, 2] == 99.0
+    s = kiln.stream()
+    b = d.bind(s)
+    assert b.stream is s and b.shape == d.shape and host_ptr(b) == host_ptr(d)
+    heard, done = [], threading.Event()
+
+    def callback(stream, status, arg):
+        heard.append((stream is s, status, arg))
+        done.set()
+
+    s.add_callback(callback, "x")
+    assert done.wait(10) and heard == [(True, 0, "x")]
+
+    async def wait():
+        return await asyncio.wait_for(s.async_done(), 10)
+
+    assert asyncio.run(wait()) is None
