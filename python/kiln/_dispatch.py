@@ -25,6 +25,25 @@ _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "m
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
+# Numba's fastmath flags (LLVM's): a set of them is fastmath on, as kiln has one level
+_FASTMATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
+
+
+def _fastmath(v):
+    """fastmath=: a bool, or Numba's set (or dict) of LLVM flags, which turns kiln's one
+    fast-math level on when not empty; anything else is Numba's ValueError."""
+    if isinstance(v, (bool, int)) and not isinstance(v, float):
+        return bool(v)
+    if isinstance(v, (set, frozenset, dict)):
+        bad = sorted(str(f) for f in v if f not in _FASTMATH_FLAGS)
+        if bad:
+            raise ValueError(f"Unrecognized fastmath flags: {', '.join(bad)} (kiln takes True, "
+                             f"False or a set of {', '.join(sorted(_FASTMATH_FLAGS))})")
+        return bool(v)
+    raise ValueError(f"Unrecognized fastmath value: {v!r} (kiln takes True, False or a set of "
+                     f"Numba's flags)")
+
+
 def _args_of(text):
     """Numba's ``sig.args`` of compiled signature text such as "(float32[::1], int64)": a
     tuple of kiln type objects, equal to the ones a user builds (kiln's own text, read
@@ -129,7 +148,7 @@ class Dispatcher(_kiln.DispatcherBase):
         if max_registers is not None and (not isinstance(max_registers, int) or max_registers <= 0):
             raise ValueError("max_registers must be a positive int")
         self.options = {
-            "fastmath": bool(fastmath), "debug": bool(debug), "lineinfo": bool(lineinfo),
+            "fastmath": _fastmath(fastmath), "debug": bool(debug), "lineinfo": bool(lineinfo),
             "cache": bool(cache), "target": _check_target(target),
             "max_registers": max_registers or 0,
             "launch_bounds": _launch_bounds(launch_bounds),
@@ -833,7 +852,7 @@ def jit(func_or_sig=None, *args, **options):
     bad = [k for k in options if k not in _JIT_OPTIONS]
     if bad:
         raise TypeError(f"kiln.jit got unknown option(s) {', '.join(bad)}; "
-                        f"it takes {', '.join(_JIT_OPTIONS[:7])}")
+                        f"it takes {', '.join(_JIT_OPTIONS)}")
     if args:
         raise TypeError("kiln.jit takes the signatures as its one positional argument")
     if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):

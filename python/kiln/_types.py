@@ -397,6 +397,15 @@ def signature_text(sig):
     if isinstance(sig, (tuple, list)) and all(isinstance(a, Type) for a in sig):
         _check_core_types(sig)
         return "(" + ", ".join(str(a) for a in sig) + ")"
+    if isinstance(sig, (tuple, list)):  # an element that is no kiln type: say which
+        for i, a in enumerate(sig):
+            if isinstance(a, Type):
+                continue
+            what = (f"{a.__module__}.{a.__name__} (a NumPy scalar class)"
+                    if isinstance(a, type) and a.__module__ == "numpy" else repr(a))
+            hint = (f"; write kiln.{a.__name__} or '{a.__name__}'"
+                    if isinstance(a, type) and a.__module__ == "numpy" else "")
+            raise TypeError(f"signature element {i + 1} is {what}, not a kiln type{hint}")
     text = str(sig)
     if "(" in text:  # a Numba signature object prints as "void(float32[::1])"
         return text

@@ -568,3 +568,22 @@ def test_misleading_causes_are_named_as_they_are(body, msg):
     exec(compile(f"import kiln\ndef k(a):\n    {body}\n", "<m>", "exec"), ns)
     with pytest.raises(kiln.CompileError, match=msg):
         kiln.jit(ns["k"], target="cpu")[1, 1](np.zeros(2))
+
+
+def test_signature_elements_fastmath_values_and_unknown_options_are_named():
+    # hunt7.md 3.7, 4.5: a NumPy class in a signature tuple was stringified and parsed;
+    # fastmath='yes' was accepted; the option list left options out
+    with pytest.raises(TypeError, match=r"signature element 1 is numpy.float32 \(a NumPy scalar "
+                                        r"class\), not a kiln type; write kiln.float32"):
+        kiln.jit((np.float32,))(lambda a: None)
+    with pytest.raises(TypeError, match=r"signature element 2 is None"):
+        kiln.jit((kiln.float32[:], None))(lambda a, b: None)
+    with pytest.raises(ValueError, match=r"Unrecognized fastmath value: 'yes'"):
+        kiln.jit(fastmath="yes")(lambda a: None)
+    with pytest.raises(ValueError, match=r"Unrecognized fastmath flags: fastest"):
+        kiln.jit(fastmath={"nnan", "fastest"})(lambda a: None)
+    assert kiln.jit(fastmath={"nnan", "ninf"})(lambda a: None).options["fastmath"] is True
+    assert kiln.jit(fastmath=set())(lambda a: None).options["fastmath"] is False
+    with pytest.raises(TypeError, match=r"unknown option\(s\) devcie; it takes device, .*"
+                                        r"launch_bounds, lto, link, shared_memory_carveout"):
+        kiln.jit(devcie=True)
