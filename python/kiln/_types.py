@@ -392,6 +392,11 @@ def signature_text(sig):
             raise ValueError(f"a signature holds no NUL characters: {sig!r}")
         return sig
     if isinstance(sig, Signature):
+        if isinstance(sig.ret, BaseTuple):
+            # a device function returning a tuple (Numba's UniTuple(float32, 2)(float32)):
+            # the arguments are typed, the tuple returned is the one the body builds
+            _check_core_types(sig.args)
+            return "(" + ", ".join(str(a) for a in sig.args) + ")"
         _check_core_types((sig.ret,) + sig.args)
         return str(sig)
     if isinstance(sig, (tuple, list)) and all(isinstance(a, Type) for a in sig):

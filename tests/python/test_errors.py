@@ -587,3 +587,22 @@ def test_signature_elements_fastmath_values_and_unknown_options_are_named():
     with pytest.raises(TypeError, match=r"unknown option\(s\) devcie; it takes device, .*"
                                         r"launch_bounds, lto, link, shared_memory_carveout"):
         kiln.jit(devcie=True)
+
+
+def test_a_tuple_return_type_in_a_device_signature_is_taken():
+    # Numba's UniTuple(float32, 2)(float32) for a device function that returns a pair: the
+    # arguments are typed, the returned tuple is the body's (hunt7.md 3.6)
+    from kiln import types
+
+    @kiln.jit(types.UniTuple(types.float32, 2)(types.float32), device=True)
+    def pair(x):
+        return x, x * 2
+
+    @kiln.jit(target="cpu")
+    def k(a):
+        p, q = pair(a[0])
+        a[1] = p + q
+
+    a = np.array([1.5, 0], np.float32)
+    k[1, 1](a)
+    assert a[1] == 4.5
