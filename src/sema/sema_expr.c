@@ -1127,6 +1127,13 @@ static const Type *expr_inner(Sema *S, Node *n) {
         return sema_global(S, n, g, n->name.id);
     }
     case E_BINOP: {
+        if (n->bin.l->kind == E_STR && (n->op == B_MOD || n->op == B_ADD)) { /* 'x=%f' % v */
+            error_at(C, n->sp, "give print() the parts: print('x =', v), which it formats as "
+                     "Python does",
+                     n->op == B_MOD ? "%%-formatting of strings is not supported in kernels"
+                                    : "joining strings is not supported in kernels");
+            return &ty_error;
+        }
         const Type *lt = sema_expr(S, n->bin.l);
         const Type *rt = sema_expr(S, n->bin.r);
         if (n->op == B_ADD && lt->kind == TY_TUPLE && rt->kind == TY_TUPLE && !lt->vec &&

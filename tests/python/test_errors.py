@@ -560,6 +560,7 @@ def test_constant_integer_expressions_that_fit_fold(expr, want):
     ("a[0] = min(a, 1)", r"an argument of min/max must be a number, not array"),
     ("a[0] = abs((1, 2))", r"a function argument must be a number, not tuple"),
     ("other[1, 1](a)", r"<m>:3:5: error: kernels cannot launch kernels"),
+    ("print('x=%f' % a[0])", r"<m>:3:11: error: %-formatting of strings is not supported"),
 ])
 def test_misleading_causes_are_named_as_they_are(body, msg):
     # hunt7.md 3: each once gave another cause (a loop over something else, the truth
