@@ -147,6 +147,7 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
         error_at(S->C, t->sp, not_storable_hint(vt), "cannot store %s in variable '%s'",
                  ty_name(S->C, vt), s->name);
         t->ty = &ty_error;
+        s->poisoned = true; /* its uses stay quiet */
         return;
     }
     widen(S, s, vt, t->sp);
@@ -211,15 +212,16 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
             for (int i = 0; i < t->tuple.n; i++) assign(S, t->tuple.v[i], NULL, vt, false, 0, 0);
             return;
         }
-        if (vt->kind != TY_TUPLE) {
-            error_at(S->C, v ? v->sp : t->sp, NULL, "cannot unpack %s into %d variables",
-                     ty_name(S->C, vt), t->tuple.n);
-            return;
-        }
-        if (vt->n != t->tuple.n) {
-            error_at(S->C, v ? v->sp : t->sp, NULL,
-                     "cannot unpack a tuple of %d values into %d variables", vt->n,
-                     t->tuple.n);
+        if (vt->kind != TY_TUPLE || vt->n != t->tuple.n) {
+            if (vt->kind != TY_TUPLE)
+                error_at(S->C, v ? v->sp : t->sp, NULL, "cannot unpack %s into %d variables",
+                         ty_name(S->C, vt), t->tuple.n);
+            else
+                error_at(S->C, v ? v->sp : t->sp, NULL,
+                         "cannot unpack a tuple of %d values into %d variables", vt->n,
+                         t->tuple.n);
+            /* the targets stay quiet where they are used (the error is said) */
+            for (int i = 0; i < t->tuple.n; i++) assign(S, t->tuple.v[i], NULL, &ty_error, false, 0, 0);
             return;
         }
         t->ty = vt;
@@ -609,6 +611,7 @@ static void stmt(Sema *S, Node *n) {
             error_at(C, v->sp, "write results to an array argument",
                      "device functions can return scalars and tuples of scalars, not %s",
                      ty_name(C, vt));
+            f->ret_error = true; /* its callers stay quiet */
             return;
         }
         if (vt->kind == TY_TUPLE && !scalar_leaves(vt)) {

@@ -607,3 +607,17 @@ def test_a_tuple_return_type_in_a_device_signature_is_taken():
     a = np.array([1.5, 0], np.float32)
     k[1, 1](a)
     assert a[1] == 4.5
+
+
+@pytest.mark.parametrize("body", [
+    "x, y = 1, 2, 3\n    a[0] = x",               # a bad unpacking
+    "x = None\n    a[0] = x + 1",                  # None stored in a variable
+    "t = kiln.threadIdx\n    a[0] = t",            # a namespace stored in a variable
+])
+def test_one_error_is_said_once_without_follow_on_errors(body):
+    # hunt7.md 4.1: each gave a second error at the variable's use ('used before assigned')
+    ns = {}
+    exec(compile(f"import kiln\ndef k(a):\n    {body}\n", "<once>", "exec"), ns)
+    with pytest.raises(kiln.CompileError) as e:
+        kiln.jit(ns["k"], target="cpu")[1, 1](np.zeros(2))
+    assert str(e.value).count("error:") == 1, str(e.value)
