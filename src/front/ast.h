@@ -214,6 +214,12 @@ void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap);
 Node *parse_function(Compiler *C, const SrcFile *f);
 
 /* Parses a signature "ret(arg, ...)" into types; see kiln_parse_signature. */
+/* parse_expr.c: whether reading an expression twice reads one value (no call in it),
+ * and a fresh copy of such an expression, for rewrites that read an operand more than
+ * once (`in`, divmod, tuple comparisons, slices and joins) */
+bool ast_is_pure(const Node *n, int depth);
+Node *ast_copy_pure(Compiler *C, const Node *n);
+
 int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argtype *args,
                     int max_args);
 

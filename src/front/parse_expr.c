@@ -403,41 +403,52 @@ static int comp_op(Parser *p) {
     return -1;
 }
 
-/* An operand `in` may read more than once: no call in it, nothing but names, literals,
- * attributes, subscripts and arithmetic (reading it twice is reading one value). */
-static bool simple_operand(const Node *n, int depth) {
+/* Whether reading n twice is reading one value: names, literals, attributes,
+ * subscripts and arithmetic of them, nothing that calls (`in`'s left side; sema's
+ * rewrites of divmod and tuple comparisons).  ast_copy_pure copies such a tree. */
+bool ast_is_pure(const Node *n, int depth) {
     if (!n || depth > 8) return false;
     switch ((NodeKind)n->kind) {
     case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
-    case E_UNARY: return simple_operand(n->un.x, depth + 1);
-    case E_BINOP:
-        return simple_operand(n->bin.l, depth + 1) && simple_operand(n->bin.r, depth + 1);
-    case E_ATTR: return simple_operand(n->attr.base, depth + 1);
+    case E_UNARY: return ast_is_pure(n->un.x, depth + 1);
+    case E_BINOP: return ast_is_pure(n->bin.l, depth + 1) && ast_is_pure(n->bin.r, depth + 1);
+    case E_ATTR: return ast_is_pure(n->attr.base, depth + 1);
     case E_SUBSCRIPT:
         for (int i = 0; i < n->sub.idx.n; i++)
-            if (!simple_operand(n->sub.idx.v[i], depth + 1)) return false;
-        return simple_operand(n->sub.base, depth + 1);
+            if (!ast_is_pure(n->sub.idx.v[i], depth + 1)) return false;
+        return ast_is_pure(n->sub.base, depth + 1);
     default: return false;
     }
 }
 
-/* A copy of a simple_operand. */
-static Node *copy_operand(Parser *p, const Node *n) {
-    Node *c = node_new(p->C, (NodeKind)n->kind, n->sp);
-    *c = *n;
-    if (n->kind == E_UNARY) c->un.x = copy_operand(p, n->un.x);
-    if (n->kind == E_BINOP) {
-        c->bin.l = copy_operand(p, n->bin.l);
-        c->bin.r = copy_operand(p, n->bin.r);
-    }
-    if (n->kind == E_ATTR) c->attr.base = copy_operand(p, n->attr.base);
-    if (n->kind == E_SUBSCRIPT) {
-        c->sub.base = copy_operand(p, n->sub.base);
-        NodeList l = {NULL, 0};
+/* A fresh copy of a tree ast_is_pure accepts, with the parser's fields only (a copy
+ * made after sema typed the original carries none of its annotations). */
+Node *ast_copy_pure(Compiler *C, const Node *n) {
+    Node *c = node_new(C, (NodeKind)n->kind, n->sp);
+    c->op = n->op;
+    c->depth = n->depth;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: c->name = n->name; break;
+    case E_INT: c->ilit = n->ilit; break;
+    case E_FLOAT: c->flit = n->flit; break;
+    case E_BOOL: c->blit = n->blit; break;
+    case E_UNARY: c->un.x = ast_copy_pure(C, n->un.x); break;
+    case E_BINOP:
+        c->bin.l = ast_copy_pure(C, n->bin.l);
+        c->bin.r = ast_copy_pure(C, n->bin.r);
+        break;
+    case E_ATTR:
+        c->attr = n->attr;
+        c->attr.base = ast_copy_pure(C, n->attr.base);
+        break;
+    case E_SUBSCRIPT: {
+        c->sub.base = ast_copy_pure(C, n->sub.base);
         int cap = 0;
         for (int i = 0; i < n->sub.idx.n; i++)
-            nodelist_push(p->C, &l, copy_operand(p, n->sub.idx.v[i]), &cap);
-        c->sub.idx = l;
+            nodelist_push(C, &c->sub.idx, ast_copy_pure(C, n->sub.idx.v[i]), &cap);
+        break;
+    }
+    default: UNREACHABLE();
     }
     return c;
 }
@@ -448,7 +459,7 @@ static Node *membership(Parser *p, Node *x, NodeList *items, int lo, int hi, boo
     if (hi - lo == 1) {
         Node *c = node_new(p->C, E_COMPARE, sp);
         int cap = 0;
-        nodelist_push(p->C, &c->cmp.operands, lo == 0 ? x : copy_operand(p, x), &cap);
+        nodelist_push(p->C, &c->cmp.operands, lo == 0 ? x : ast_copy_pure(p->C, x), &cap);
         nodelist_push(p->C, &c->cmp.operands, items->v[lo], &cap);
         c->cmp.ops = arena_alloc(&p->C->arena, 1);
         c->cmp.ops[0] = (uint8_t)(neg ? C_NE : C_EQ);
@@ -478,7 +489,7 @@ static Node *parse_in(Parser *p, Node *x) {
         return parse_reject(p, at, "write the values out: x in (1, 3, 5); or compare with == "
                             "in a loop over range()",
                             "'in' works with a tuple written out in kernels");
-    if (!simple_operand(x, 0))
+    if (!ast_is_pure(x, 0))
         return parse_reject(p, x->sp, "assign it to a variable first: v = f(...); v in (...)",
                             "the left side of 'in' is read once per value: it must not call "
                             "anything");

@@ -621,7 +621,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     }
     case IK_DIVMOD: { /* (x // y, x % y): Python's floor division and modulo, typed as they are */
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
-        if (!sema_is_pure(a[0], 0) || !sema_is_pure(a[1], 0)) {
+        if (!ast_is_pure(a[0], 0) || !ast_is_pure(a[1], 0)) {
             error_at(C, n->sp, "assign the arguments to variables first: q, r = divmod(x, y)",
                      "divmod() reads each argument twice here (x // y, x %% y): an argument "
                      "must not call anything");
@@ -631,8 +631,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         for (int k = 0; k < 2; k++) {
             parts[k] = node_new(C, E_BINOP, n->sp);
             parts[k]->op = k ? B_MOD : B_FLOORDIV;
-            parts[k]->bin.l = k ? sema_copy_pure(C, a[0]) : a[0];
-            parts[k]->bin.r = k ? sema_copy_pure(C, a[1]) : a[1];
+            parts[k]->bin.l = k ? ast_copy_pure(C, a[0]) : a[0];
+            parts[k]->bin.r = k ? ast_copy_pure(C, a[1]) : a[1];
         }
         Node *tup = node_new(C, E_TUPLE, n->sp);
         int cap = 0;

@@ -825,62 +825,15 @@ static const Type *identity(Sema *S, Node *n) {
     return &ty_error;
 }
 
-/* Whether reading n twice is reading one value: names, literals, attributes,
- * subscripts and arithmetic of them, nothing that calls (sema_copy_pure copies it). */
-bool sema_is_pure(const Node *n, int depth) {
-    if (!n || depth > 8) return false;
-    switch ((NodeKind)n->kind) {
-    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
-    case E_UNARY: return sema_is_pure(n->un.x, depth + 1);
-    case E_BINOP: return sema_is_pure(n->bin.l, depth + 1) && sema_is_pure(n->bin.r, depth + 1);
-    case E_ATTR: return sema_is_pure(n->attr.base, depth + 1);
-    case E_SUBSCRIPT:
-        for (int i = 0; i < n->sub.idx.n; i++)
-            if (!sema_is_pure(n->sub.idx.v[i], depth + 1)) return false;
-        return sema_is_pure(n->sub.base, depth + 1);
-    default: return false;
-    }
-}
-
-/* A fresh copy of a tree sema_is_pure accepts, with the parser's fields only. */
-Node *sema_copy_pure(Compiler *C, const Node *n) {
-    Node *c = node_new(C, (NodeKind)n->kind, n->sp);
-    c->op = n->op;
-    switch ((NodeKind)n->kind) {
-    case E_NAME: c->name = n->name; break;
-    case E_INT: c->ilit = n->ilit; break;
-    case E_FLOAT: c->flit = n->flit; break;
-    case E_BOOL: c->blit = n->blit; break;
-    case E_UNARY: c->un.x = sema_copy_pure(C, n->un.x); break;
-    case E_BINOP:
-        c->bin.l = sema_copy_pure(C, n->bin.l);
-        c->bin.r = sema_copy_pure(C, n->bin.r);
-        break;
-    case E_ATTR:
-        c->attr = n->attr;
-        c->attr.base = sema_copy_pure(C, n->attr.base);
-        break;
-    case E_SUBSCRIPT: {
-        c->sub.base = sema_copy_pure(C, n->sub.base);
-        int cap = 0;
-        for (int i = 0; i < n->sub.idx.n; i++)
-            nodelist_push(C, &c->sub.idx, sema_copy_pure(C, n->sub.idx.v[i]), &cap);
-        break;
-    }
-    default: UNREACHABLE();
-    }
-    return c;
-}
-
 /* A tuple operand whose elements tuple_equality reads one by one: a tuple written out,
  * or a pure expression (a name, a.shape) read again per element. */
-static bool tuple_readable(const Node *n) { return n->kind == E_TUPLE || sema_is_pure(n, 0); }
+static bool tuple_readable(const Node *n) { return n->kind == E_TUPLE || ast_is_pure(n, 0); }
 
 /* Element i of a tuple operand: the written-out element, or x[i] on a copy of x. */
 static Node *tuple_elem(Compiler *C, Node *x, int i) {
     if (x->kind == E_TUPLE) return x->tuple.v[i];
     Node *e = node_new(C, E_SUBSCRIPT, x->sp);
-    e->sub.base = sema_copy_pure(C, x);
+    e->sub.base = ast_copy_pure(C, x);
     Node *k = node_new(C, E_INT, x->sp);
     k->ilit.v = (uint64_t)i;
     int cap = 0;
@@ -892,7 +845,7 @@ static Node *tuple_elem(Compiler *C, Node *x, int i) {
 static const Type *tuple_concat(Sema *S, Node *n, const Type *lt, const Type *rt) {
     Compiler *C = S->C;
     Node *l = n->bin.l, *r = n->bin.r;
-    if ((l->kind != E_TUPLE && !sema_is_pure(l, 0)) || (r->kind != E_TUPLE && !sema_is_pure(r, 0))) {
+    if ((l->kind != E_TUPLE && !ast_is_pure(l, 0)) || (r->kind != E_TUPLE && !ast_is_pure(r, 0))) {
         error_at(C, n->sp, "assign the tuples to variables first",
                  "tuples joined with + in a kernel must be variables or written out, not calls");
         return &ty_error;
@@ -932,7 +885,7 @@ static const Type *tuple_slice(Sema *S, Node *n, const Type *bt) {
         error_at(C, sl->sp, NULL, "slice step cannot be zero");
         return &ty_error;
     }
-    if (base->kind != E_TUPLE && !sema_is_pure(base, 0)) {
+    if (base->kind != E_TUPLE && !ast_is_pure(base, 0)) {
         error_at(C, base->sp, "assign the tuple to a variable first",
                  "a tuple sliced in a kernel must be a variable or written out, not a call");
         return &ty_error;

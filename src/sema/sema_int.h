@@ -212,9 +212,4 @@ void bound_assign(Sema *S, Sym *s, uint64_t hi);     /* s takes a non-negative v
 #define IS_ERR(t) ((t)->kind == TY_ERROR)
 #define IS_UNKNOWN(t) ((t)->kind == TY_UNKNOWN)
 
-/* sema_expr.c: whether reading an expression twice reads one value (no call), and a
- * fresh copy of such an expression (for rewrites that read an operand more than once) */
-bool sema_is_pure(const Node *n, int depth);
-Node *sema_copy_pure(Compiler *C, const Node *n);
-
 #endif
