@@ -203,7 +203,7 @@ TEST(parse_rejects_with_hints) {
         {"    import math\n", "import is not supported"},
         {"    raise\n", "a bare raise (re-raising) is not supported"},
         {"    raise ValueError from e\n", "raise ... from ... is not supported"},
-        {"    if a in b:\n        pass\n", "'in' is not supported"},
+        {"    if a in b:\n        pass\n", "'in' works with a tuple written out"},
         {"    x = [i for i in range(3)]\n", "lists are not supported"},
         {"    yield 1\n", "yield is not supported"},
         {"    del a\n", "del is not supported"},
