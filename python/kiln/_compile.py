@@ -476,6 +476,18 @@ def build(disp, key):
                 _kiln.entry_set_attribute(entry, _CARVEOUT_ATTR, carveout)
         else:
             entry = cpu_entry(disp, argkey, key, sig)
+    except _kiln.CompileError as e:
+        _kiln.obs_end()
+        before = [s for s, k in disp._compiled if k != key]
+        if not before or not e.args or not isinstance(e.args[0], str):
+            raise
+        # a kernel that ran before and fails for new argument types: say which types
+        more = f" and {len(before) - 3} more" if len(before) > 3 else ""
+        err = _kiln.CompileError(f"{e.args[0]}\nnote: while compiling '{disp.__name__}' for "
+                                 f"{sig}; it compiled before for {', '.join(before[:3])}{more}")
+        if hasattr(e, "diagnostics"):
+            err.diagnostics = e.diagnostics
+        raise err.with_traceback(e.__traceback__) from None
     except BaseException:
         _kiln.obs_end()
         raise

@@ -621,3 +621,23 @@ def test_one_error_is_said_once_without_follow_on_errors(body):
     with pytest.raises(kiln.CompileError) as e:
         kiln.jit(ns["k"], target="cpu")[1, 1](np.zeros(2))
     assert str(e.value).count("error:") == 1, str(e.value)
+
+
+def test_a_compile_error_for_new_argument_types_names_them():
+    # hunt7.md 4.2: a kernel that ran with an array, launched with a float, said only
+    # "float64 is not subscriptable"
+    @kiln.jit(target="cpu")
+    def k(a, x):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = x[i] * 2
+
+    a = np.zeros(4, np.float32)
+    k[1, 4](a, np.ones(4, np.float32))
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 4](a, 3.0)
+    msg = str(e.value)
+    assert "float64 is not subscriptable" in msg
+    assert ("note: while compiling 'k' for (float32[::1], float64); it compiled before for "
+            "(float32[::1], float32[::1])") in msg
+    assert e.value.diagnostics and "not subscriptable" in e.value.diagnostics[0]
