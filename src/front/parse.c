@@ -742,7 +742,8 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
         kiln_argtype t;
         if (!parse_sig_type(p, &t, false, NULL)) return -1;
         if (n >= max_args) {
-            error_at(C, tok_span(&p->tok), NULL, "too many arguments in signature");
+            error_at(C, tok_span(&p->tok), NULL,
+                     "too many arguments in signature: kernels take at most %d", max_args);
             return -1;
         }
         args[n++] = t;
