@@ -65,7 +65,9 @@ def describe(v):
     if isinstance(v, int):
         if -(1 << 63) <= v < (1 << 63):
             return ("int", v)
-        return ("other", "int too large for 64 bits")
+        if 0 <= v < (1 << 64):  # a uint64 constant, as such a literal is in a kernel
+            return ("scalar", dtype_code("uint64"), v)
+        return ("other", "an int too large for 64 bits")
     if isinstance(v, float):
         return ("float", v)
     if isinstance(v, complex):

@@ -641,3 +641,26 @@ def test_a_compile_error_for_new_argument_types_names_them():
     assert ("note: while compiling 'k' for (float32[::1], float64); it compiled before for "
             "(float32[::1], float32[::1])") in msg
     assert e.value.diagnostics and "not subscriptable" in e.value.diagnostics[0]
+
+
+BIG_GLOBAL = 2**70
+UINT64_GLOBAL = 2**63 + 5
+
+
+def test_global_ints_past_int64_are_uint64_or_a_clear_error():
+    # hunt7.md 4.7: "is a 'int too large...'"; a value in [2**63, 2**64) is a uint64
+    # constant, as the same literal is in a kernel
+    @kiln.jit(target="cpu")
+    def big(a):
+        a[0] = BIG_GLOBAL
+
+    @kiln.jit(target="cpu")
+    def u64(a):
+        a[0] = UINT64_GLOBAL
+
+    a = np.zeros(1, np.uint64)
+    u64[1, 1](a)
+    assert int(a[0]) == 2**63 + 5
+    with pytest.raises(kiln.CompileError, match=r"global 'BIG_GLOBAL' is an int too large for "
+                                                r"64 bits, which kernels cannot use"):
+        big[1, 1](a)
