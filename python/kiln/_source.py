@@ -200,7 +200,11 @@ def source_of(fn, snap=None):
     if not lines:
         from . import _kiln
 
-        hint = ("kiln compiles functions defined in files, notebooks or linecache-registered text"
+        hint = ("a function typed at Python's interactive prompt keeps no source text, which "
+                "kiln compiles: put it in a file (python -i file.py), or use IPython or a "
+                "notebook, which keep it"
+                if filename == "<stdin>" else
+                "kiln compiles functions defined in files, notebooks or linecache-registered text"
                 if not exec_text else
                 "kiln finds the text given to exec while a caller's frame holds it (a local "
                 "variable or a constant); wrap the function where the text is, define it in a "

@@ -191,3 +191,16 @@ def test_exec_text_gone_is_a_clear_error():
     msg = str(e.value)
     assert "<string>:1: error: cannot read the source of 'gone'" in msg
     assert "register the text with linecache" in msg
+
+
+def test_a_kernel_typed_at_the_prompt_says_so():
+    # python reading a program from stdin keeps no text of it, as the interactive prompt
+    # does not (hunt7.md 4.6): the hint says where kernels can be defined
+    prog = "import numpy as np, kiln\n@kiln.jit\ndef k(a):\n    a[0] = 1\n\nk[1, 1](np.zeros(1))\n"
+    pydir = os.environ.get("KILN_TEST_PYDIR") or os.path.join(ROOT, "python")
+    env = dict(os.environ, PYTHONPATH=pydir, KILN_TARGET="cpu")
+    p = subprocess.run([sys.executable, "-"], input=prog, capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode != 0
+    assert "<stdin>:2: error: cannot read the source of 'k'" in p.stderr
+    assert "typed at Python's interactive prompt keeps no source text" in p.stderr
