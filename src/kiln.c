@@ -80,7 +80,13 @@ static bool args_valid(kiln_ctx *ctx, const kiln_argtype *args, int nargs,
                        const kiln_options *o) {
     for (int i = 0; i < nargs; i++)
         if (!argtype_valid(&args[i], o)) {
-            diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
+            if (args[i].dtype >= KILN_RECORD0 && args[i].dtype - KILN_RECORD0 >= o->nrecords)
+                diag_plain(ctx, KILN_ERROR, "spell record types with kiln.from_dtype(dtype), "
+                           "whose text names them",
+                           "argument %d is record%d, a record type this process never made",
+                           i + 1, args[i].dtype - KILN_RECORD0);
+            else
+                diag_plain(ctx, KILN_ERROR, NULL, "argument %d has an invalid type", i + 1);
             return false;
         }
     return true;

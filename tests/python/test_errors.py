@@ -664,3 +664,13 @@ def test_global_ints_past_int64_are_uint64_or_a_clear_error():
     with pytest.raises(kiln.CompileError, match=r"global 'BIG_GLOBAL' is an int too large for "
                                                 r"64 bits, which kernels cannot use"):
         big[1, 1](a)
+
+
+def test_a_record_number_the_process_never_made_is_named():
+    # hunt7.md 4.3: 'void(record7[:])' said "argument 1 has an invalid type"
+    def k(a):
+        pass
+
+    with pytest.raises(kiln.CompileError, match=r"argument 1 is record7, a record type this "
+                                                r"process never made"):
+        kiln.jit("void(record7[:])", target="cpu")(k)
