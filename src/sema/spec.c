@@ -406,6 +406,15 @@ static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **
                  "kernels", on->fi->name, types_text(C, types, np));
         return NULL;
     }
+    /* every function of the cycle (on ... the caller) calls through the stack, each
+     * passing the recursion's stack bound on (KILN_RFA): a member inlined would start a
+     * new bound at each round of a mutual recursion, which then never trips */
+    bool in_cycle = false;
+    for (int i = 0; i < S->stack.n; i++) {
+        FuncSpec *f = S->stack.v[i];
+        if (f == on) in_cycle = true;
+        if (in_cycle && !f->is_kernel) f->recursive = true;
+    }
     on->recursive = true;
     S->rec_calls++;
     for (int i = 0; i < np; i++)

@@ -92,6 +92,22 @@ def tail(a, n):
 def tail_k(o):
     o[1] = tail(o, 0)
 
+@kiln.jit(device=True)
+def ping(n):
+    if n == 0:
+        return 0
+    return pong(n - 1) + 1
+
+@kiln.jit(device=True)
+def pong(n):
+    if n == 0:
+        return 0
+    return ping(n - 1) + 1
+
+@kiln.jit
+def ping_k(o, n):
+    o[0] = ping(n)
+
 def ready():
     print("ready", flush=True)
 
@@ -169,6 +185,13 @@ def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error()
             deep = "RecursionError " + str(e).split(": ", 1)[1][:40]
         down_k[1, 1](o, 100)
         assert o[0] == 100
+        ping_k[1, 1](o, 100)
+        assert o[0] == 100
+        pinged = "mutual no error"
+        try:  # each function of a mutual recursion passes the stack bound on (hunt9.md 1)
+            ping_k[1, 1](o, 10_000_000)
+        except RecursionError:
+            pinged = "mutual RecursionError"
         tailed = "tail no error"
         try:  # a runaway tail recursion ends too, rather than looping for ever
             tail_k[1, 1](np.zeros(2, np.int64))
@@ -180,10 +203,12 @@ def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error()
         assert o[0] == 6765
         print(deep, flush=True)
         print(tailed, flush=True)
+        print(pinged, flush=True)
         print("after", flush=True)
         """, sigint_after=0.5, timeout=60)
     assert "RecursionError maximum recursion depth exceeded" in out, (out, err)
     assert "tail RecursionError" in out, (out, err)
+    assert "mutual RecursionError" in out, (out, err)
     assert interrupted(out) < 5 and "after" in out, err
 
 
