@@ -157,6 +157,35 @@ static void run_pass(Sema *S, FuncSpec *f) {
     S->loop_depth = saved_depth;
 }
 
+/* Whether a statement list (its nested blocks too) returns a value somewhere. */
+static bool returns_value(const NodeList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *n = l->v[i];
+        switch (n->kind) {
+        case S_RETURN:
+            if (n->ret.value && n->ret.value->kind != E_NONE) return true;
+            break;
+        case S_IF:
+            for (; n->kind == S_IF; n = n->ifs.orelse.n == 1 ? n->ifs.orelse.v[0] : n) {
+                if (returns_value(&n->ifs.body)) return true;
+                if (n->ifs.orelse.n != 1 || n->ifs.orelse.v[0]->kind != S_IF) {
+                    if (returns_value(&n->ifs.orelse)) return true;
+                    break;
+                }
+            }
+            break;
+        case S_WHILE:
+            if (returns_value(&n->ifs.body) || returns_value(&n->ifs.orelse)) return true;
+            break;
+        case S_FOR:
+            if (returns_value(&n->fors.body) || returns_value(&n->fors.orelse)) return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
+}
+
 static void analyse(Sema *S, FuncSpec *f) {
     bool saved_changed = S->changed, saved_final = S->final;
     int rec_low = S->rec_low, me = S->stack.n;
@@ -173,6 +202,10 @@ static void analyse(Sema *S, FuncSpec *f) {
     }
     S->C->muted--;
     if (!IS_UNKNOWN(f->ret)) f->runaway = false; /* a return gave it a type: not runaway */
+    if (IS_UNKNOWN(f->ret) && !f->ret_error && !returns_value(&f->def->def.body)) {
+        f->ret = &ty_none; /* no return gives a value: it returns None, recursive or not */
+        f->runaway = false;
+    }
     S->stack.n--;
     f->in_progress = false;
     bool outer = S->rec_low < me; /* an untyped call back into a caller of f */

@@ -675,3 +675,29 @@ def test_a_record_number_the_process_never_made_is_named():
     with pytest.raises(kiln.CompileError, match=r"argument 1 is record223, a record type this "
                                                 r"process never made"):
         kiln.jit("void(record223[:])", target="cpu")(k)
+
+
+def test_a_recursive_function_that_returns_nothing_compiles():
+    # hunt9.md 4: "cannot type infer runaway recursion" for a recursion with no return
+    # value, with or without a void signature
+    @kiln.jit("void(int64, float64[:])", device=True)
+    def fill(n, a):
+        if n > 0:
+            a[n] = n
+            fill(n - 1, a)
+
+    @kiln.jit(device=True)
+    def fill2(n, a):
+        if n <= 0:
+            return
+        a[n] += 10
+        fill2(n - 1, a)
+
+    @kiln.jit(target="cpu")
+    def k(a):
+        fill(3, a)
+        fill2(3, a)
+
+    a = np.zeros(4)
+    k[1, 1](a)
+    assert a.tolist() == [0, 11, 12, 13]
