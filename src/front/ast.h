@@ -123,9 +123,11 @@ enum NodeFlags {
     NF_DOCSTRING = 8, /* parser: a string statement that is a docstring */
     NF_BOUNDED = 16,  /* sema: with NF_NONNEG, the value is at most nnhi */
     NF_STAR = 32,     /* parser: a call's argument written *t, which sema unpacks */
-    NF_PROVISIONAL = 64 /* sema: with NF_CONST, a value a later pass may still change
-                         * (`x is None` of a local not yet known to hold a result that
-                         * may be None): no branch is dead for it before the last pass */
+    NF_PROVISIONAL = 64, /* sema: with NF_CONST, a value a later pass may still change
+                          * (`x is None` of a local not yet known to hold a result that
+                          * may be None): no branch is dead for it before the last pass */
+    NF_PYINT = 128       /* sema: with NF_CONST, a Python int (a literal, or operations on
+                          * them folded exactly): uint64-typed when in [2**63, 2**64) */
 };
 
 struct Node {

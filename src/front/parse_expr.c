@@ -299,6 +299,85 @@ static Node *parse_trailers(Parser *p, Node *e) {
     }
 }
 
+/* ---- Python's constant folding of integer literals ----------------------------------
+ * CPython folds 2**64 - 1 and 1 << 63 into one constant before any code sees them; kiln
+ * does the same here, exactly (in 128 bits), so that an intermediate past 64 bits (2**64)
+ * does not matter when the result fits.  What is left unfolded (a result past 64 bits,
+ * a negative power, a division by zero) sema folds again and reports. */
+typedef __int128 plit_;
+
+static bool lit_value(const Node *n, plit_ *v) {
+    switch ((NodeKind)n->kind) {
+    case E_INT: *v = (plit_)n->ilit.v; return true;
+    case E_UNARY: {
+        plit_ x;
+        if (n->op == U_NOT || !lit_value(n->un.x, &x)) return false;
+        *v = n->op == U_NEG ? -x : n->op == U_INVERT ? -x - 1 : x;
+        return true;
+    }
+    case E_BINOP: {
+        plit_ a, b, r = 0;
+        if (!lit_value(n->bin.l, &a) || !lit_value(n->bin.r, &b)) return false;
+        switch ((BinOp)n->op) {
+        case B_ADD: if (__builtin_add_overflow(a, b, &r)) return false; break;
+        case B_SUB: if (__builtin_sub_overflow(a, b, &r)) return false; break;
+        case B_MUL: if (__builtin_mul_overflow(a, b, &r)) return false; break;
+        case B_FLOORDIV:
+        case B_MOD:
+            if (b == 0) return false;
+            r = a / b;
+            if ((a % b != 0) && ((a < 0) != (b < 0))) r--;
+            if (n->op == B_MOD) r = a - r * b;
+            break;
+        case B_POW:
+            if (b < 0) return false;
+            r = 1;
+            for (plit_ i = 0; i < b; i++) {
+                if (a == 0 || a == 1 || (a == -1 && i > 1)) {
+                    r = a == 0 ? 0 : a == 1 ? 1 : (b % 2 ? -1 : 1);
+                    break;
+                }
+                if (__builtin_mul_overflow(r, a, &r)) return false;
+            }
+            break;
+        case B_LSHIFT:
+            if (b < 0 || (a != 0 && b >= 127)) return false;
+            if (a != 0 && __builtin_mul_overflow(a, (plit_)1 << b, &r)) return false;
+            break;
+        case B_RSHIFT:
+            if (b < 0) return false;
+            r = b > 126 ? (a < 0 ? -1 : 0) : a >> b;
+            break;
+        case B_AND: r = a & b; break;
+        case B_OR: r = a | b; break;
+        case B_XOR: r = a ^ b; break;
+        default: return false;
+        }
+        *v = r;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* n itself, or the literal (negated, for a value below 0) it folds to. */
+static Node *fold_literal(Parser *p, Node *n) {
+    plit_ v;
+    if (!n || !lit_value(n, &v)) return n;
+    if (v < -((plit_)1 << 63) || v > (plit_)UINT64_MAX) return n; /* sema says so */
+    if (n->kind == E_UNARY && n->op == U_NEG && n->un.x->kind == E_INT) return n; /* -5 */
+    Node *lit = node_new(p->C, E_INT, n->sp);
+    lit->ilit.v = (uint64_t)(v < 0 ? -v : v);
+    lit->ilit.big = lit->ilit.v > (uint64_t)INT64_MAX;
+    lit->flags = n->flags & NF_PAREN;
+    if (v >= 0) return parse_deep(p, lit);
+    Node *neg = node_new(p->C, E_UNARY, n->sp);
+    neg->op = U_NEG;
+    neg->un.x = lit;
+    neg->flags = lit->flags;
+    return parse_deep(p, neg);
+}
+
 static Node *parse_unary(Parser *p);
 
 static Node *parse_power(Parser *p) {
@@ -318,7 +397,7 @@ static Node *parse_power(Parser *p) {
         b->bin.l = e;
         b->bin.r = r;
         (void)opsp;
-        return parse_deep(p, b);
+        return fold_literal(p, parse_deep(p, b));
     }
     return e;
 }
@@ -335,7 +414,7 @@ static Node *parse_unary(Parser *p) {
         Node *u = node_new(p->C, E_UNARY, span_join(sp, x->sp));
         u->op = (uint8_t)op;
         u->un.x = x;
-        return parse_deep(p, u);
+        return fold_literal(p, parse_deep(p, u));
     }
     return parse_power(p);
 }
@@ -345,7 +424,7 @@ static Node *binop(Parser *p, BinOp op, Node *l, Node *r) {
     b->op = (uint8_t)op;
     b->bin.l = l;
     b->bin.r = r;
-    return parse_deep(p, b);
+    return fold_literal(p, parse_deep(p, b));
 }
 
 /* The binary operators from | (level 0) to * / // % (level 5), parsed by

@@ -46,88 +46,100 @@ void sema_set_const_int(Node *n, int64_t v) {
     if (v >= 0) n->flags |= NF_NONNEG;
 }
 
-static int64_t py_floordiv(int64_t a, int64_t b) {
-    int64_t q = a / b;
+/* Python int constants (literals, and operations on them) fold exactly, in 128 bits, as
+ * Python computes them: a value in [2**63, 2**64) is a uint64 constant (as such a literal
+ * is, and Numba types it); past 64 bits it is an error, as Numba's "Int value is too
+ * large" (computed at run time it would wrap). */
+typedef __int128 i128_;
+
+/* Whether n is such a constant (t its type); *v its value. */
+static bool pyint_const(const Node *n, const Type *t, i128_ *v) {
+    if (!(n->flags & NF_CONST) || t->kind != TY_INT) return false;
+    if (t->weak) {
+        *v = n->cval.i;
+        return true;
+    }
+    if (!(n->flags & NF_PYINT)) return false;
+    *v = t->dtype == KILN_UINT64 ? (i128_)n->cval.u : (i128_)n->cval.i;
+    return true;
+}
+
+/* Makes at the constant r: a weak int, a uint64, or (past 64 bits) an error. */
+static const Type *set_pyint(Sema *S, Node *at, i128_ r) {
+    if (r >= INT64_MIN && r <= INT64_MAX) {
+        sema_set_const_int(at, (int64_t)r);
+        at->flags |= NF_PYINT;
+        return &ty_weak_int;
+    }
+    if (r > 0 && r <= (i128_)UINT64_MAX) {
+        at->flags |= NF_CONST | NF_NONNEG | NF_PYINT;
+        at->cval.u = (uint64_t)r;
+        return ty_scalar(KILN_UINT64);
+    }
+    error_at(S->C, at->sp, "compute it in floats (1e30, 2.0**70), or give a typed value, "
+             "e.g. np.uint64(...)",
+             "the value of this constant expression does not fit in 64 bits (Numba: Int value "
+             "is too large)");
+    return &ty_error;
+}
+
+static i128_ floordiv128(i128_ a, i128_ b) {
+    i128_ q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
     return q;
 }
 
-static int64_t py_mod(int64_t a, int64_t b) {
-    int64_t r = a % b;
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    return r;
-}
-
-/* Folds an operation on two weak integer constants, Python-exactly, in 128 bits.
- * A result in [2**63, 2**64) is a uint64 constant, as such a literal is (and as Numba
- * types it); returns whether it is.  A result past 64 bits (Python's would be a bigger
- * int) is an error, as Numba's "Int value is too large": at run time it would wrap. */
-typedef __int128 i128_;
-static bool fold_int(Sema *S, Node *at, BinOp op, int64_t a, int64_t b) {
-    const i128_ lim = (i128_)1 << 64; /* any |value| at or past it is too large */
+/* a op b of two Python int constants, exactly; NULL for an operator not folded here (true
+ * division). */
+static const Type *fold_pyint(Sema *S, Node *at, BinOp op, i128_ a, i128_ b) {
     i128_ r = 0;
     bool over = false;
     switch (op) {
-    case B_ADD: r = (i128_)a + b; break;
-    case B_SUB: r = (i128_)a - b; break;
-    case B_MUL: r = (i128_)a * b; break;
+    case B_ADD: over = __builtin_add_overflow(a, b, &r); break;
+    case B_SUB: over = __builtin_sub_overflow(a, b, &r); break;
+    case B_MUL: over = __builtin_mul_overflow(a, b, &r); break;
     case B_FLOORDIV:
     case B_MOD:
         if (b == 0) {
             error_at(S->C, at->sp, NULL, "integer division or modulo by zero");
-            return false;
+            return &ty_error;
         }
-        if (a == INT64_MIN && b == -1) r = op == B_FLOORDIV ? -(i128_)a : 0;
-        else r = op == B_FLOORDIV ? py_floordiv(a, b) : py_mod(a, b);
+        r = floordiv128(a, b);
+        if (op == B_MOD) r = a - r * b;
         break;
     case B_POW:
-        if (b < 0) return false; /* an error already (sema_binop) */
+        if (b < 0) return &ty_error; /* an error already (sema_binop) */
         if (a == 0 || a == 1) {
             r = b == 0 ? 1 : a;
         } else if (a == -1) {
             r = b % 2 ? -1 : 1;
         } else {
-            r = 1; /* |a| >= 2: past 64 bits within 64 factors */
-            for (int64_t i = 0; i < b && !over; i++) {
-                r *= a;
-                over = r >= lim || r <= -lim;
-            }
+            r = 1; /* |a| >= 2: past 128 bits within 128 factors */
+            for (i128_ i = 0; i < b && !over; i++) over = __builtin_mul_overflow(r, a, &r);
         }
         break;
     case B_LSHIFT:
         if (b < 0) {
             error_at(S->C, at->sp, NULL, "negative shift count");
-            return false;
+            return &ty_error;
         }
-        if (a != 0 && b >= 64) over = true;
-        else r = (i128_)a * ((i128_)1 << b);
+        if (a != 0 && b >= 65) over = true;
+        else if (a != 0) over = __builtin_mul_overflow(a, (i128_)1 << b, &r);
         break;
     case B_RSHIFT:
         if (b < 0) {
             error_at(S->C, at->sp, NULL, "negative shift count");
-            return false;
+            return &ty_error;
         }
-        r = b > 63 ? (a < 0 ? -1 : 0) : a >> b;
+        r = b > 100 ? (a < 0 ? -1 : 0) : a >> b;
         break;
     case B_AND: r = a & b; break;
     case B_OR: r = a | b; break;
     case B_XOR: r = a ^ b; break;
-    default: return false;
+    default: return NULL;
     }
-    if (over || r >= lim || r < INT64_MIN) {
-        error_at(S->C, at->sp, "compute it in floats (1e30, 2.0**70), or give a typed value, "
-                 "e.g. np.uint64(...)",
-                 "the value of this constant expression does not fit in 64 bits (Numba: Int "
-                 "value is too large)");
-        return false;
-    }
-    if (r > INT64_MAX) { /* a uint64 constant */
-        at->flags |= NF_CONST | NF_NONNEG;
-        at->cval.u = (uint64_t)r;
-        return true;
-    }
-    sema_set_const_int(at, (int64_t)r);
-    return false;
+    if (over) r = (i128_)1 << 100; /* any value past 64 bits: set_pyint says so */
+    return set_pyint(S, at, r);
 }
 
 static void fold_float(Node *at, BinOp op, double a, double b) {
@@ -170,6 +182,20 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
         const Type *t = sema_complex_binop(S, at, op, lt, rt);
         if (!IS_ERR(t)) *opty = t;
         return t;
+    }
+    i128_ va, vb;
+    if (pyint_const(l, lt, &va) && pyint_const(r, rt, &vb)) { /* Python's exact value */
+        at->flags &= (uint16_t)~(NF_CONST | NF_NONNEG | NF_BOUNDED | NF_PYINT);
+        if (op == B_POW && vb < 0) {
+            error_at(C, at->sp, "use a float base, e.g. 1.0 / x**n or float(x)**n",
+                     "integers to negative integer powers are not allowed");
+            return &ty_error;
+        }
+        const Type *ft = fold_pyint(S, at, op, va, vb);
+        if (ft) {
+            *opty = IS_ERR(ft) ? NULL : ft;
+            return ft;
+        }
     }
     if (!check_weak_fits(S, l, lt, rt) || !check_weak_fits(S, r, rt, lt)) return &ty_error;
     const Type *t = ty_promote(lt, rt);
@@ -225,12 +251,9 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     bool has_lo = op == B_SUB && sema_fact_lo(S, l, &lo);
     uint64_t hi;
     if (bound_binop(op, l, r, lt, rt, t, has_lo ? &lo : NULL, &hi)) bound_set(at, hi);
-    if ((l->flags & NF_CONST) && (r->flags & NF_CONST) && lt->weak && rt->weak) {
-        if (t->kind != TY_INT)
-            fold_float(at, op, sema_const_as_double(l), sema_const_as_double(r));
-        else if (fold_int(S, at, op, l->cval.i, r->cval.i))
-            t = *opty = ty_scalar(KILN_UINT64); /* 2**63 and past, as such a literal */
-    }
+    if ((l->flags & NF_CONST) && (r->flags & NF_CONST) && lt->weak && rt->weak &&
+        t->kind != TY_INT)
+        fold_float(at, op, sema_const_as_double(l), sema_const_as_double(r));
     return t;
 }
 
@@ -1018,11 +1041,12 @@ static const Type *expr_inner(Sema *S, Node *n) {
     switch ((NodeKind)n->kind) {
     case E_INT:
         if (n->ilit.big) {
-            n->flags |= NF_CONST | NF_NONNEG;
+            n->flags |= NF_CONST | NF_NONNEG | NF_PYINT;
             n->cval.u = n->ilit.v;
             return ty_scalar(KILN_UINT64);
         }
         sema_set_const_int(n, (int64_t)n->ilit.v);
+        n->flags |= NF_PYINT;
         return &ty_weak_int;
     case E_FLOAT:
         n->flags |= NF_CONST;
@@ -1110,6 +1134,13 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         }
         bool c = (x->flags & NF_CONST) != 0;
+        i128_ pv;
+        if ((n->op == U_NEG || n->op == U_INVERT) && pyint_const(x, t, &pv)) {
+            n->flags &= (uint16_t)~(NF_CONST | NF_NONNEG | NF_BOUNDED | NF_PYINT);
+            const Type *ft = set_pyint(S, n, n->op == U_NEG ? -pv : -pv - 1);
+            n->opty = IS_ERR(ft) ? NULL : ft;
+            return ft;
+        }
         switch ((UnOp)n->op) {
         case U_NEG:
             n->opty = t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;

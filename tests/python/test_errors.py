@@ -526,7 +526,9 @@ def test_device_signature_return_type_is_checked_at_the_call():
 
 
 @pytest.mark.parametrize("expr", ["10**30", "2**62 * 4", "1 << 64", "7 ** 100000", "2 ** 10**10",
-                                  "1 << 10**18", "a[1] + 10**20", "-(2**62) * 3"])
+                                  "1 << 10**18", "a[1] + 10**20", "-(2**62) * 3",
+                                  "2**63 + 2**63", "~(2**63)", "18446744073709551615 + 1",
+                                  "-2**63 - 1"])
 def test_constant_integer_expression_past_64_bits_is_an_error(expr):
     # folded Python-exactly: a value past 64 bits would wrap at run time (hunt7.md 1.2)
     ns = {}
@@ -539,7 +541,9 @@ def test_constant_integer_expression_past_64_bits_is_an_error(expr):
 @pytest.mark.parametrize("expr, want", [("2**62 + 5", 2**62 + 5), ("(-1) ** 10**12", 1),
                                         ("1 ** 10**15", 1), ("-4 >> 70", -1), ("0 << 100", 0),
                                         ("-(2**62) * 2", -2**63), ("(1 << 63) | 1", 2**63 + 1),
-                                        ("2**63 + 2**62", 2**63 + 2**62)])
+                                        ("2**63 + 2**62", 2**63 + 2**62),
+                                        ("2**64 - 1", 2**64 - 1), ("2**63 // -1", -2**63),
+                                        ("-2**63 // -1", 2**63), ("(1 << 70) >> 10", 2**60)])
 def test_constant_integer_expressions_that_fit_fold(expr, want):
     ns = {}
     exec(compile(f"def k(a):\n    a[0] = {expr}\n", "<fits>", "exec"), ns)
