@@ -1336,9 +1336,11 @@ def test_random_on_the_gpu_draws_what_the_cpu_draws():
     kiln.jit(draws.py_func, target="cpu")[2, 128](host, *outs)
     douts = [kiln.device_array((256, 8), o.dtype) for o in outs]
     draws[2, 128](states, *douts)
-    for o, d in zip(outs, douts):
-        np.testing.assert_allclose(d.copy_to_host(), o, rtol=1e-12)  # normal: libm vs libdevice
-    np.testing.assert_array_equal(douts[0].copy_to_host(), outs[0])
+    for o, d in zip(outs[:3], douts[:3]):  # raw bits and uniforms: bit for bit
+        np.testing.assert_array_equal(d.copy_to_host(), o)
+    # normals: the float32 logarithm of Numba's formula, libm's on the CPU and libdevice's on
+    # the GPU, may differ by an ulp of float32
+    np.testing.assert_allclose(douts[3].copy_to_host(), outs[3], rtol=1e-6)
     np.testing.assert_array_equal(states.copy_to_host(), host)
     again = kiln.device_array(256, kr.xoroshiro128p_dtype)
     kr.init_xoroshiro128p_states(again, 42, subsequence_start=5)
