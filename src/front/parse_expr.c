@@ -486,7 +486,7 @@ static int comp_op(Parser *p) {
  * subscripts and arithmetic of them, nothing that calls (`in`'s left side; sema's
  * rewrites of divmod and tuple comparisons).  ast_copy_pure copies such a tree. */
 bool ast_is_pure(const Node *n, int depth) {
-    if (!n || depth > 8) return false;
+    if (!n || depth > KILN_MAX_EXPR_DEPTH) return false;
     switch ((NodeKind)n->kind) {
     case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
     case E_UNARY: return ast_is_pure(n->un.x, depth + 1);

@@ -542,7 +542,15 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
             if (bound_elem(n->sub.base, (int)k, &hi)) bound_set(n, hi);
             return n->ty = bt->elems[k];
         }
-        for (int i = 1; i < bt->n; i++)
+        /* one element type; a Python number among typed ones of its kind counts as theirs
+         * ((n, 1) with n an int64: the same 8 bytes each) */
+        bool same_scalars = ty_is_scalar(bt->elems[0]);
+        for (int i = 1; i < bt->n && same_scalars; i++)
+            same_scalars = ty_is_scalar(bt->elems[i]) &&
+                           ty_equal(ty_strong(bt->elems[i]), ty_strong(bt->elems[0])) &&
+                           (bt->elems[0]->dtype == KILN_INT64 || bt->elems[0]->dtype == KILN_FLOAT64 ||
+                            bt->elems[0]->kind == TY_COMPLEX);
+        for (int i = 1; i < bt->n && !same_scalars; i++)
             if (!ty_equal(bt->elems[i], bt->elems[0]) ||
                 (!ty_is_scalar(bt->elems[0]) && bt->elems[0]->kind != TY_ARRAY &&
                  bt->elems[0]->kind != TY_TUPLE)) { /* (of tuples: namedtuples of one class) */
@@ -557,7 +565,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         }
         uint64_t hi;
         if (bound_elem(n->sub.base, -1, &hi)) bound_set(n, hi);
-        return n->ty = bt->elems[0];
+        return n->ty = same_scalars ? ty_strong(bt->elems[0]) : bt->elems[0];
     }
     if (bt->kind == TY_FUNC) { /* k[grid, block](...) inside a kernel */
         error_at(C, n->sp, "call it as a device function, k(...), which runs it in this thread",

@@ -705,3 +705,21 @@ def test_a_recursive_function_that_returns_nothing_compiles():
     a = np.zeros(4)
     k[1, 1](a)
     assert a.tolist() == [0, 11, 12, 13]
+
+
+def test_a_tuple_of_a_typed_number_and_python_numbers_takes_run_time_indices():
+    # hunt9.md 7: (n, 1) with n an int64 was "a tuple of mixed types"
+    @kiln.jit(target="cpu")
+    def k(n, x, out):
+        t = (n, 1)
+        u = (2.5, x)
+        out[0] = t[n]
+        out[1] = u[n - 1]
+        s = 0
+        for v in (1, n, 3):
+            s += v
+        out[2] = s
+
+    out = np.zeros(3)
+    k[1, 1](1, 7.5, out)
+    assert out.tolist() == [1.0, 2.5, 5.0]
