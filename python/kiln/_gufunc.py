@@ -227,8 +227,12 @@ class GUVectorized:
                 conv.append(np.asarray(a))
         weak = [c if isinstance(c, (bool, int, float, complex)) else None for c in conv]
         known = [c.dtype for c in conv if not isinstance(c, (bool, int, float, complex))]
-        conv = [np.asarray(c, np.result_type(*known, c) if known else None)
-                if isinstance(c, (bool, int, float, complex)) else c for c in conv]
+        try:
+            conv = [np.asarray(c, np.result_type(*known, c) if known else None)
+                    if isinstance(c, (bool, int, float, complex)) else c for c in conv]
+        except OverflowError:  # an int no array type near it holds (2**63 by int64)
+            raise TypeError(f"'{self.__name__}': a Python int argument is too large for the "
+                            f"arrays of this call ({', '.join(map(str, known))})") from None
         for c in conv:
             if not isinstance(c, DeviceArray):
                 _check_dtype(c.dtype)

@@ -561,8 +561,12 @@ def _weak_typed(np, conv, dtypes):
     ins, weak = [], []
     for c in conv:
         if isinstance(c, (bool, int, float, complex)) and not isinstance(c, np.generic):
-            dt = np.result_type(*dtypes, c) if dtypes else np.asarray(c).dtype
-            ins.append(dt.type(c))
+            try:
+                dt = np.result_type(*dtypes, c) if dtypes else np.asarray(c).dtype
+                ins.append(dt.type(c))
+            except OverflowError:  # an int no array type near it holds (2**63 by int64)
+                raise TypeError(f"the Python int {c} is too large for the arrays of this call "
+                                f"({', '.join(str(d) for d in dtypes) or 'none'})") from None
             weak.append(c)
         else:
             ins.append(c)

@@ -57,8 +57,8 @@ bool sema_bind(Sema *S, Node *n, const Intrinsic *in, int min, int max, Node **o
     }
     for (int i = 0; i < min; i++)
         if (!out[i]) {
-            error_at(C, n->sp, NULL, "%s() takes at least %d argument%s", fname, min,
-                     min == 1 ? "" : "s");
+            error_at(C, n->sp, NULL, "%s() takes %s %d argument%s", fname,
+                     min == max ? "exactly" : "at least", min, min == 1 ? "" : "s");
             return false;
         }
     n->call.bound.v = arena_alloc(&C->arena, sizeof(Node *) * (size_t)(max + 1));

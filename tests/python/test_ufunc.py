@@ -236,3 +236,14 @@ def test_vectorize_errors_point_at_the_function_not_kilns_loop():
     with pytest.raises(TypeError, match=r"vectorize signature 'float32\(float32\)' has 1 "
                                         r"argument but 'two' takes 2"):
         kiln.vectorize(["float32(float32)"], target="cpu")(two)
+
+
+def test_a_python_int_too_large_for_the_arrays_is_a_type_error():
+    # hunt9.md 8: NumPy's OverflowError ("too large to convert to C long") leaked
+    @kiln.vectorize(["int64(int64, int64)"], target="cpu")
+    def add(x, y):
+        return x + y
+
+    with pytest.raises(TypeError, match=r"the Python int 9223372036854775808 is too large for "
+                                        r"the arrays of this call \(int64\)"):
+        add(np.arange(3), 2**63)
