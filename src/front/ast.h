@@ -216,6 +216,13 @@ void nodelist_push(Compiler *C, NodeList *l, Node *n, int *cap);
 Node *parse_function(Compiler *C, const SrcFile *f);
 
 /* Parses a signature "ret(arg, ...)" into types; see kiln_parse_signature. */
+/* parse_expr.c: a op b (a BinOp) of Python ints, exactly, in 128 bits, as CPython folds
+ * constants (the parser's literals, sema's constants): AST_INT_OK with *out, or why not. */
+typedef __int128 ast_i128;
+enum { AST_INT_OK, AST_INT_BIG, AST_INT_ZERODIV, AST_INT_NEGSHIFT, AST_INT_NEGPOW,
+       AST_INT_NOT_FOLDED };
+int ast_int_binop(int op, ast_i128 a, ast_i128 b, ast_i128 *out);
+
 /* parse_expr.c: whether reading an expression twice reads one value (no call in it),
  * and a fresh copy of such an expression, for rewrites that read an operand more than
  * once (`in`, divmod, tuple comparisons, slices and joins) */

@@ -304,7 +304,52 @@ static Node *parse_trailers(Parser *p, Node *e) {
  * does the same here, exactly (in 128 bits), so that an intermediate past 64 bits (2**64)
  * does not matter when the result fits.  What is left unfolded (a result past 64 bits,
  * a negative power, a division by zero) sema folds again and reports. */
-typedef __int128 plit_;
+typedef ast_i128 plit_;
+
+int ast_int_binop(int op, ast_i128 a, ast_i128 b, ast_i128 *out) {
+    ast_i128 r = 0;
+    switch ((BinOp)op) {
+    case B_ADD: if (__builtin_add_overflow(a, b, &r)) return AST_INT_BIG; break;
+    case B_SUB: if (__builtin_sub_overflow(a, b, &r)) return AST_INT_BIG; break;
+    case B_MUL: if (__builtin_mul_overflow(a, b, &r)) return AST_INT_BIG; break;
+    case B_FLOORDIV:
+    case B_MOD:
+        if (b == 0) return AST_INT_ZERODIV;
+        if (b == -1 && a == -((ast_i128)1 << 126) - ((ast_i128)1 << 126))
+            return AST_INT_BIG; /* the one quotient past 128 bits (and a trap in C) */
+        r = a / b;
+        if ((a % b != 0) && ((a < 0) != (b < 0))) r--;
+        if (op == B_MOD) r = a - r * b;
+        break;
+    case B_POW:
+        if (b < 0) return AST_INT_NEGPOW;
+        if (a == 0 || a == 1) {
+            r = b == 0 ? 1 : a;
+        } else if (a == -1) {
+            r = b % 2 ? -1 : 1;
+        } else { /* |a| >= 2: past 128 bits within 128 factors */
+            r = 1;
+            for (ast_i128 i = 0; i < b; i++)
+                if (__builtin_mul_overflow(r, a, &r)) return AST_INT_BIG;
+        }
+        break;
+    case B_LSHIFT:
+        if (b < 0) return AST_INT_NEGSHIFT;
+        if (a != 0 && b >= 127) return AST_INT_BIG;
+        if (a != 0 && __builtin_mul_overflow(a, (ast_i128)1 << b, &r)) return AST_INT_BIG;
+        break;
+    case B_RSHIFT:
+        if (b < 0) return AST_INT_NEGSHIFT;
+        r = b > 126 ? (a < 0 ? -1 : 0) : a >> b;
+        break;
+    case B_AND: r = a & b; break;
+    case B_OR: r = a | b; break;
+    case B_XOR: r = a ^ b; break;
+    default: return AST_INT_NOT_FOLDED;
+    }
+    *out = r;
+    return AST_INT_OK;
+}
 
 static bool lit_value(const Node *n, plit_ *v) {
     switch ((NodeKind)n->kind) {
@@ -316,45 +361,9 @@ static bool lit_value(const Node *n, plit_ *v) {
         return true;
     }
     case E_BINOP: {
-        plit_ a, b, r = 0;
-        if (!lit_value(n->bin.l, &a) || !lit_value(n->bin.r, &b)) return false;
-        switch ((BinOp)n->op) {
-        case B_ADD: if (__builtin_add_overflow(a, b, &r)) return false; break;
-        case B_SUB: if (__builtin_sub_overflow(a, b, &r)) return false; break;
-        case B_MUL: if (__builtin_mul_overflow(a, b, &r)) return false; break;
-        case B_FLOORDIV:
-        case B_MOD:
-            if (b == 0) return false;
-            r = a / b;
-            if ((a % b != 0) && ((a < 0) != (b < 0))) r--;
-            if (n->op == B_MOD) r = a - r * b;
-            break;
-        case B_POW:
-            if (b < 0) return false;
-            r = 1;
-            for (plit_ i = 0; i < b; i++) {
-                if (a == 0 || a == 1 || (a == -1 && i > 1)) {
-                    r = a == 0 ? 0 : a == 1 ? 1 : (b % 2 ? -1 : 1);
-                    break;
-                }
-                if (__builtin_mul_overflow(r, a, &r)) return false;
-            }
-            break;
-        case B_LSHIFT:
-            if (b < 0 || (a != 0 && b >= 127)) return false;
-            if (a != 0 && __builtin_mul_overflow(a, (plit_)1 << b, &r)) return false;
-            break;
-        case B_RSHIFT:
-            if (b < 0) return false;
-            r = b > 126 ? (a < 0 ? -1 : 0) : a >> b;
-            break;
-        case B_AND: r = a & b; break;
-        case B_OR: r = a | b; break;
-        case B_XOR: r = a ^ b; break;
-        default: return false;
-        }
-        *v = r;
-        return true;
+        plit_ a, b;
+        return lit_value(n->bin.l, &a) && lit_value(n->bin.r, &b) &&
+               ast_int_binop(n->op, a, b, v) == AST_INT_OK;
     }
     default: return false;
     }

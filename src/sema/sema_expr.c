@@ -50,7 +50,7 @@ void sema_set_const_int(Node *n, int64_t v) {
  * Python computes them: a value in [2**63, 2**64) is a uint64 constant (as such a literal
  * is, and Numba types it); past 64 bits it is an error, as Numba's "Int value is too
  * large" (computed at run time it would wrap). */
-typedef __int128 i128_;
+typedef ast_i128 i128_;
 
 /* Whether n is such a constant (t its type); *v its value. */
 static bool pyint_const(const Node *n, const Type *t, i128_ *v) {
@@ -83,63 +83,22 @@ static const Type *set_pyint(Sema *S, Node *at, i128_ r) {
     return &ty_error;
 }
 
-static i128_ floordiv128(i128_ a, i128_ b) {
-    i128_ q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-    return q;
-}
-
-/* a op b of two Python int constants, exactly; NULL for an operator not folded here (true
- * division). */
+/* a op b of two Python int constants, exactly (ast_int_binop); NULL for an operator not
+ * folded here (true division). */
 static const Type *fold_pyint(Sema *S, Node *at, BinOp op, i128_ a, i128_ b) {
     i128_ r = 0;
-    bool over = false;
-    switch (op) {
-    case B_ADD: over = __builtin_add_overflow(a, b, &r); break;
-    case B_SUB: over = __builtin_sub_overflow(a, b, &r); break;
-    case B_MUL: over = __builtin_mul_overflow(a, b, &r); break;
-    case B_FLOORDIV:
-    case B_MOD:
-        if (b == 0) {
-            error_at(S->C, at->sp, NULL, "integer division or modulo by zero");
-            return &ty_error;
-        }
-        r = floordiv128(a, b);
-        if (op == B_MOD) r = a - r * b;
-        break;
-    case B_POW:
-        if (b < 0) return &ty_error; /* an error already (sema_binop) */
-        if (a == 0 || a == 1) {
-            r = b == 0 ? 1 : a;
-        } else if (a == -1) {
-            r = b % 2 ? -1 : 1;
-        } else {
-            r = 1; /* |a| >= 2: past 128 bits within 128 factors */
-            for (i128_ i = 0; i < b && !over; i++) over = __builtin_mul_overflow(r, a, &r);
-        }
-        break;
-    case B_LSHIFT:
-        if (b < 0) {
-            error_at(S->C, at->sp, NULL, "negative shift count");
-            return &ty_error;
-        }
-        if (a != 0 && b >= 65) over = true;
-        else if (a != 0) over = __builtin_mul_overflow(a, (i128_)1 << b, &r);
-        break;
-    case B_RSHIFT:
-        if (b < 0) {
-            error_at(S->C, at->sp, NULL, "negative shift count");
-            return &ty_error;
-        }
-        r = b > 100 ? (a < 0 ? -1 : 0) : a >> b;
-        break;
-    case B_AND: r = a & b; break;
-    case B_OR: r = a | b; break;
-    case B_XOR: r = a ^ b; break;
+    switch (ast_int_binop(op, a, b, &r)) {
+    case AST_INT_OK: return set_pyint(S, at, r);
+    case AST_INT_BIG: return set_pyint(S, at, (i128_)1 << 100); /* past 64 bits: said */
+    case AST_INT_ZERODIV:
+        error_at(S->C, at->sp, NULL, "integer division or modulo by zero");
+        return &ty_error;
+    case AST_INT_NEGSHIFT:
+        error_at(S->C, at->sp, NULL, "negative shift count");
+        return &ty_error;
+    case AST_INT_NEGPOW: return &ty_error; /* said by sema_binop */
     default: return NULL;
     }
-    if (over) r = (i128_)1 << 100; /* any value past 64 bits: set_pyint says so */
-    return set_pyint(S, at, r);
 }
 
 static void fold_float(Node *at, BinOp op, double a, double b) {
