@@ -279,8 +279,12 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
     fi->nspecs++;
     analyse(S, f);
     if (f->provisional) { /* not kept: the next call types it again */
-        fi->specs = f->next;
-        fi->nspecs--;
+        for (FuncSpec **at = &fi->specs; *at; at = &(*at)->next)
+            if (*at == f) { /* (specs of other types may have joined the list meanwhile) */
+                *at = f->next;
+                fi->nspecs--;
+                break;
+            }
     }
     return f;
 }
