@@ -503,7 +503,9 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         }
         /* one element type; a Python number among typed ones of its kind counts as theirs
          * ((n, 1) with n an int64: the same 8 bytes each) */
-        bool same_scalars = ty_is_scalar(bt->elems[0]);
+        bool same_scalars = ty_is_scalar(bt->elems[0]), all_equal = true;
+        for (int i = 1; i < bt->n; i++) all_equal &= ty_equal(bt->elems[i], bt->elems[0]);
+        if (all_equal) same_scalars = false; /* one type (Python floats stay Python floats) */
         for (int i = 1; i < bt->n && same_scalars; i++)
             same_scalars = ty_is_scalar(bt->elems[i]) &&
                            ty_equal(ty_strong(bt->elems[i]), ty_strong(bt->elems[0])) &&
