@@ -158,6 +158,7 @@ def test_a_redis_that_trickles_its_reply_times_out(tmp_path):
         assert "timed out" in r["warnings"][0]
 
 
+@pytest.mark.slow  # 256 MiB through a Python socket: over 20 s under ASan (make test-slow runs it)
 def test_a_redis_reply_announcing_a_huge_value_is_cut_off(tmp_path):
     """A reply of 100 GB, sent as fast as it goes: kiln stops reading past the largest
     record (REMOTE_MAX_REPLY_BYTES) instead of buffering until the deadline (hunt6.md 5)."""
