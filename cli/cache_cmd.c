@@ -455,6 +455,14 @@ int cmd_cache(int argc, char **argv) {
     case SUB_IMPORT: {
         int checked = 0;
         int flags = cli_flag(cmd, &a, "--trust-unsigned") ? KILN_IMPORT_TRUST_UNSIGNED : 0;
+        if (!kiln_cache_path(c) && !kiln_cache_remote(c)) { /* this process keeps nothing */
+            fprintf(stderr, "error: the disk cache is off in this process: nothing of %s "
+                            "would be kept, so nothing was imported\nhint: give KILN_CACHE_DIR "
+                            "a directory kiln can use (the warning above says why it cannot)\n",
+                    a.pos[0]);
+            rc = 1;
+            break;
+        }
         int64_t n = kiln_cache_import_bundle(c, a.pos[0], flags, &checked);
         if (n < 0) rc = 1;
         else printf("imported %lld entries from %s%s\n", (long long)n, a.pos[0],

@@ -446,13 +446,9 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
         bundle_error(c, b, "cannot read the bundle", path);
         goto done;
     }
-    if (!c->db && !remote_ok(c->remote)) {
-        diag_plain(c->ctx, KILN_ERROR, "give KILN_CACHE_DIR a directory kiln can use (the "
-                   "warning above says why it cannot)",
-                   "the disk cache is off in this process: nothing of %s would be kept, so "
-                   "nothing was imported", path);
-        goto done;
-    }
+    /* a cache with a lasting tier counts what one of them kept; a memory-only one (an
+     * in-process import, the CLI refuses it) what its memory tier holds */
+    bool lasting = c->db || remote_ok(c->remote);
     int64_t moved = 0, lost = 0;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -490,8 +486,8 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
         cache_lock(c);
         mem_put(c, &k, kind, blob, (size_t)blen);
         /* counted when a tier that outlives this process has it */
-        bool kept = c->db && disk_put(c, &k, kind, name, target, blob, (size_t)blen, created,
-                                      false, 0) == SQLITE_OK;
+        bool kept = !lasting || (c->db && disk_put(c, &k, kind, name, target, blob,
+                                                   (size_t)blen, created, false, 0) == SQLITE_OK);
         if (remote_ok(c->remote) &&
             remote_put(c->remote, &k, kind, name, target, blob, (size_t)blen) == 0)
             kept = true;
