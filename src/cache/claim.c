@@ -23,7 +23,10 @@
 
 #include "cache/cache_int.h"
 
-enum { LEASE_POLL_MS = 20 }; /* a waiter looks for the artifact this often */
+enum {
+    LEASE_POLL_MS = 20,  /* a waiter looks for the artifact this often */
+    CLAIM_BUSY_TRIES = 5 /* a claim waits at most this many DB_BUSY_MS for the write lock */
+};
 
 /* Whether a claim's owner (host:pid:nonce) is a process of this host that
  * has ended: its claim is void even before its lease runs out. */
@@ -99,6 +102,26 @@ static void release_disk(kiln_cache *c, const kiln_cache_key *k) {
     if (rc != SQLITE_DONE) disk_write_failed(c, rc);
 }
 
+/* Opens the claim's write transaction.  Under contention (many processes
+ * starting at once on a loaded host) the write lock may stay taken past one
+ * DB_BUSY_MS: if another process's claim on k shows up meanwhile (a read,
+ * which never waits), this one waits for that process (*claimed = 0);
+ * otherwise it tries again, at most CLAIM_BUSY_TRIES times in all, before
+ * the caller builds without a claim and writes pause (disk.c). */
+static int begin_claim(kiln_cache *c, const kiln_cache_key *k, int *claimed) {
+    int rc = SQLITE_BUSY;
+    for (int i = 0; i < CLAIM_BUSY_TRIES; i++) {
+        rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) return rc;
+        bool stale = false;
+        if (disk_claimed_by_other(c, k, &stale)) {
+            *claimed = 0;
+            return SQLITE_OK;
+        }
+    }
+    return rc;
+}
+
 int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void **blob,
                      size_t *len, char kind[16]) {
     char kbuf[16];
@@ -110,8 +133,8 @@ int kiln_cache_claim(kiln_cache *c, const kiln_cache_key *k, int lease_ms, void 
         /* no claim of ours can be written now; another's live one is still waited for */
         if (disk_claimed_by_other(c, k, &stale)) claimed = 0;
     } else if (c->db) {
-        int rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (rc == SQLITE_OK) {
+        int rc = begin_claim(c, k, &claimed);
+        if (rc == SQLITE_OK && claimed) {
             if (disk_claimed_by_other(c, k, &stale)) {
                 claimed = 0;
             } else {

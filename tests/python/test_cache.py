@@ -220,6 +220,24 @@ def test_sixteen_processes_compile_each_kernel_once(tmp_path):
     assert not any(r["warnings"] for r in results)
 
 
+def test_a_claim_waits_out_a_write_lock_of_a_few_seconds(tmp_path):
+    # Many processes starting at once on a loaded host keep kiln.db's write lock taken
+    # past one DB_BUSY_MS; a claim tries again (CLAIM_BUSY_TRIES) instead of building
+    # without one, which would let every such process compile the kernel itself.
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache, ["saxpy:int64"])  # makes kiln.db
+    db = sqlite3.connect(os.path.join(cache, "kiln.db"), isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    p = start(tmp_path, cache, ["saxpy"])
+    time.sleep(2.5)
+    db.execute("COMMIT")
+    db.close()
+    r = finish(p)
+    assert r["warnings"] == [] and r["stats"]["compiles"] == 1
+    assert len(rows(cache)) == 2
+
+
 def test_a_killed_compiler_does_not_hold_the_others_up(tmp_path):
     write_kernels(tmp_path)
     cache = tmp_path / "cache"
