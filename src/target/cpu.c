@@ -31,7 +31,6 @@
 #include <fenv.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +46,7 @@
 #include "compiler.h"
 #include "emit/emit.h"
 #include "target/cpu_module.h"
+#include "util/spawn.h"
 
 extern char **environ;
 
@@ -258,34 +258,23 @@ static double cc_timeout(kiln_ctx *ctx) {
 
 /* Runs argv, collecting stdout and stderr into out.  The wait polls: every
  * KILN_POLL_MS it asks kiln_ctx_interrupted, and past timeout_s it gives up;
- * either way it kills the compiler and reaps it.  When ctx has an interrupt
+ * either way it stops the compiler (spawn_stop: SIGTERM, then SIGKILL) and
+ * reaps it; the compiler itself gets SIGTERM if kiln's process ends first
+ * (spawn.h).  When ctx has an interrupt
  * function the compiler runs in a process group of its own: the terminal's
  * Ctrl-C reaches kiln, which decides (a compile on another thread goes on), and
  * kill(-pid) reaches everything it started (a driver's cc1 and as).  Without
  * one (the CLI) it stays in the caller's group, so Ctrl-C ends both as before.
  * Returns the exit status (128 + the signal for a killed compiler), or
- * RUN_CANNOT (errno set), RUN_INTERRUPTED or RUN_TIMED_OUT. */
-static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
+ * RUN_CANNOT (errno set), RUN_INTERRUPTED or RUN_TIMED_OUT.  dir is the
+ * build's directory, which the compiler's supervisor removes if kiln's
+ * process ends first. */
+static int run_capture(kiln_ctx *ctx, char **argv, const char *dir, double timeout_s, Buf *out) {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) return RUN_CANNOT;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     const bool own_group = ctx && ctx->interrupt;
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setpgroup(&at, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setflags(&at, (own_group ? POSIX_SPAWN_SETPGROUP : 0) |
-                                      POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
+    int rc = spawn_start(argv, pipefd[1], own_group, dir, &pid);
     close(pipefd[1]);
     if (rc != 0) {
         close(pipefd[0]);
@@ -339,8 +328,7 @@ static int run_capture(kiln_ctx *ctx, char **argv, double timeout_s, Buf *out) {
     }
     close(pipefd[0]);
     if (!exited) {
-        kill(own_group ? -pid : pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        spawn_stop(pid, own_group, &status);
         return result;
     }
     if (result != 0) return result;
@@ -406,7 +394,7 @@ static int compiler_works(kiln_ctx *ctx, char **argv, int n, const char *dir,
     pv[n] = NULL;
     Buf out;
     buf_init(&out);
-    int rc = run_capture(ctx, pv, timeout_s, &out);
+    int rc = run_capture(ctx, pv, dir, timeout_s, &out);
     buf_free(&out);
     if (rc == RUN_INTERRUPTED || rc == RUN_TIMED_OUT) return -1;
     struct stat st;
@@ -513,7 +501,7 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     Buf out, msg;
     buf_init(&out);
     buf_init(&msg);
-    int rc = run_capture(ctx, argv, timeout_s, &out);
+    int rc = run_capture(ctx, argv, dir, timeout_s, &out);
     const char *hint = NULL;
     if (rc == RUN_CANNOT) {
         buf_puts(&msg, "cannot run ");

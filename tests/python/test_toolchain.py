@@ -196,6 +196,48 @@ def test_ctrl_c_stops_a_compiler_that_never_returns(tmp_path):
                 pass
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_kiln_leaves_no_compiler_and_no_build_directory(tmp_path, sig):
+    # `timeout`, systemd or Kubernetes end a process with SIGTERM or SIGKILL, which the
+    # compiler (in a group of its own, so that Ctrl-C reaches kiln first) does not see:
+    # its supervisor ends it, its own children (a driver's cc1) and kiln's build directory
+    started, pidfile = tmp_path / "started", tmp_path / "pid"
+    cc = script(tmp_path, "hang-cc", f"sleep 1000 &\necho $! > {pidfile}\ntouch {started}\nwait\n")
+    write_first_call(tmp_path, "KeyboardInterrupt", '"KeyboardInterrupt"')
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CACHE_DIR=str(tmp_path / "cache"),
+               KILN_TIERS="0", TMPDIR=str(tmp))
+    p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        while not started.exists() and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        assert started.exists(), p.communicate()
+        assert [d.name[:5] for d in tmp.iterdir()] == ["kiln-"]
+        p.send_signal(sig)
+        p.communicate(timeout=15)
+        deadline = time.time() + 10
+        while time.time() < deadline and (list(tmp.iterdir()) or not gone_quietly(pidfile)):
+            time.sleep(0.05)
+        assert gone(pidfile), "the compiler's child outlived kiln"
+        assert list(tmp.iterdir()) == []
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def gone_quietly(pidfile):
+    """Whether the process is dead (a zombie counts), without killing it."""
+    try:
+        with open(f"/proc/{int(pidfile.read_text())}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
+
+
 def cli_compile(tmp_path, cc, **env):
     (tmp_path / "k.py").write_text("def k(a):\n    a[0] = 1.0\n")
     kiln_exe = os.path.join(ROOT, os.environ.get("KILN_BUILD_DIR", "build"), "kiln")
