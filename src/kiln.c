@@ -315,7 +315,7 @@ static int signature_body(Compiler *C, void *arg) {
         diag_plain(C->ctx, KILN_ERROR, NULL, "a signature is one line of text");
         return -1;
     }
-    S->n = parse_signature(C, f, S->ret, S->args, S->max_args);
+    S->n = parse_signature(C, f, S->ret, S->args, S->max_args, NULL);
     return S->n < 0 ? -1 : 0;
 }
 

@@ -229,7 +229,9 @@ int ast_int_binop(int op, ast_i128 a, ast_i128 b, ast_i128 *out);
 bool ast_is_pure(const Node *n, int depth);
 Node *ast_copy_pure(Compiler *C, const Node *n);
 
+/* parse.c: a signature's text; *wrote_void (may be NULL): its return type was written
+ * `void` (not left out) */
 int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argtype *args,
-                    int max_args);
+                    int max_args, bool *wrote_void);
 
 #endif

@@ -290,6 +290,19 @@ static Node *parse_small_stmt(Parser *p) {
         advance(p);
         Node *v = parse_testlist(p);
         TRY(v);
+        if (op == B_ADD && e->kind == E_NAME && v->kind == E_TUPLE) {
+            /* `t += (4,)` makes a new, longer tuple: `t = t + (4,)`, whose new t is a
+             * variable of its own (syms.c), as in Numba's SSA */
+            Node *a = node_new(p->C, S_ASSIGN, span_join(e->sp, v->sp));
+            Node *b = node_new(p->C, E_BINOP, a->sp);
+            b->op = (uint8_t)B_ADD;
+            b->bin.l = ast_copy_pure(p->C, e);
+            b->bin.r = v;
+            int cap = 0;
+            nodelist_push(p->C, &a->assign.targets, e, &cap);
+            a->assign.value = parse_deep(p, b);
+            return a;
+        }
         Node *a = node_new(p->C, S_AUGASSIGN, span_join(e->sp, v->sp));
         a->op = (uint8_t)op;
         a->aug.target = e;
@@ -717,7 +730,7 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
 }
 
 int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argtype *args,
-                    int max_args) {
+                    int max_args, bool *wrote_void) {
     Parser P;
     memset(&P, 0, sizeof P);
     Parser *p = &P;
@@ -727,6 +740,7 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
     bool is_void = true;
     memset(ret, 0, sizeof *ret);
     ret->dtype = KILN_NDTYPES;
+    if (wrote_void) *wrote_void = false;
     if (!is_op(p, OP_LPAR)) {
         Span rsp = tok_span(&p->tok);
         if (!parse_sig_type(p, ret, true, &is_void)) return -1;
@@ -735,6 +749,7 @@ int parse_signature(Compiler *C, const SrcFile *f, kiln_argtype *ret, kiln_argty
                      "functions cannot return %s", ret->is_array ? "arrays" : "pointers");
             return -1;
         }
+        if (wrote_void) *wrote_void = is_void;
     }
     if (!parse_expect_op(p, OP_LPAR)) return -1;
     int n = 0;

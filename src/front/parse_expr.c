@@ -509,14 +509,18 @@ bool ast_is_pure(const Node *n, int depth) {
     }
 }
 
-/* A fresh copy of a tree ast_is_pure accepts, with the parser's fields only (a copy
- * made after sema typed the original carries none of its annotations). */
+/* A fresh copy of a tree ast_is_pure accepts, with the parser's fields and a name's
+ * variable (its web, syms.c) only: a copy made after sema typed the original carries
+ * none of its type annotations. */
 Node *ast_copy_pure(Compiler *C, const Node *n) {
     Node *c = node_new(C, (NodeKind)n->kind, n->sp);
     c->op = n->op;
     c->depth = n->depth;
     switch ((NodeKind)n->kind) {
-    case E_NAME: c->name = n->name; break;
+    case E_NAME: /* and its web (syms.c): a copy reads the same variable */
+        c->name = n->name;
+        c->sym = n->sym;
+        break;
     case E_INT: c->ilit = n->ilit; break;
     case E_FLOAT: c->flit = n->flit; break;
     case E_BOOL: c->blit = n->blit; break;

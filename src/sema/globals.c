@@ -45,10 +45,10 @@ static FuncInfo *funcinfo_for(Sema *S, const kiln_value *kv) {
             sf->len = len;
             sf->first_line = 1;
             kiln_argtype args[KILN_MAX_PARAMS];
-            FuncSig sig = {NULL, 0, {0}};
+            FuncSig sig = {NULL, 0, {0}, false};
             int saved = S->C->muted;
             S->C->muted = 0;
-            int n = parse_signature(S->C, sf, &sig.ret, args, KILN_MAX_PARAMS);
+            int n = parse_signature(S->C, sf, &sig.ret, args, KILN_MAX_PARAMS, &sig.ret_void);
             S->C->muted = saved;
             if (n < 0) {
                 fi->parse_failed = true;

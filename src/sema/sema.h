@@ -255,7 +255,8 @@ typedef struct GVal {
 typedef struct FuncSig {
     kiln_argtype *args;
     int nargs;
-    kiln_argtype ret; /* dtype KILN_NDTYPES: void */
+    kiln_argtype ret; /* dtype KILN_NDTYPES: void, or left out */
+    bool ret_void;    /* written void: the body returns nothing */
 } FuncSig;
 
 struct FuncInfo {

@@ -65,10 +65,10 @@ FuncInfo *sema_extern_info(Sema *S, const kiln_value *kv) {
     x->link_lens = lens;
     x->nlinks = kv->nlinks;
     kiln_argtype args[KILN_MAX_PARAMS];
-    FuncSig s = {NULL, 0, {0}};
+    FuncSig s = {NULL, 0, {0}, false};
     int saved = C->muted;
     C->muted = 0;
-    int n = parse_signature(C, &fi->file, &s.ret, args, KILN_MAX_PARAMS);
+    int n = parse_signature(C, &fi->file, &s.ret, args, KILN_MAX_PARAMS, NULL);
     C->muted = saved;
     if (n < 0) {
         fi->parse_failed = true;

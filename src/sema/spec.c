@@ -631,6 +631,13 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         *ret = &ty_error;
         return NULL;
     }
+    if (sig && sig->ret_void && spec->ret->kind != TY_NONE && spec->ret->kind != TY_ERROR) {
+        error_at(C, spec->ret_sp, "return nothing here, or declare the return type in the signature",
+                 "'%s' returns %s, but its signature returns void", fi->name,
+                 ty_name(C, spec->ret));
+        *ret = &ty_error;
+        return NULL;
+    }
     if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind != TY_ERROR &&
         !ty_is_scalar(spec->ret)) {
         error_at(C, spec->ret_sp, "return one number, or leave the return type out of the signature",

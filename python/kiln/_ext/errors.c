@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "signals.h"
 
 int ext_errors_init(PyObject *m, ModState *st) {
     st->CompileError = PyErr_NewExceptionWithDoc(
@@ -99,7 +100,10 @@ void ext_text_diag(void *ud, const kiln_diag *d) {
 int ext_interrupted(void *ud) {
     (void)ud;
     /* Python runs signal handlers on the main thread only (PyErr_CheckSignals is
-     * a no-op elsewhere): other threads' waits end by their own time limits. */
+     * a no-op elsewhere): other threads' waits end by their own time limits, and
+     * never take the GIL here, which a daemon thread must not do once the
+     * interpreter has finalized (PyGILState_Ensure would crash). */
+    if (!pthread_equal(pthread_self(), ext_sig.main)) return 0;
     PyGILState_STATE g = PyGILState_Ensure();
     int stop = 0;
     if (PyErr_Occurred()) stop = 1; /* an earlier poll's KeyboardInterrupt */
