@@ -522,7 +522,8 @@ typedef struct kiln_cpu_launch {
     kiln_kernel_error *err;
     /* The stop word, or NULL for none.  The kernel polls it (a relaxed atomic
      * load) at the top of every `while` loop iteration and before each block
-     * (each row, or each KILN_CPU_POLL_SPAN threads, of a grid-only kernel);
+     * (each row, or each KILN_CPU_POLL_SPAN threads of a grid-only kernel, or
+     * KILN_CPU_POLL_SPAN_LOOPS when its threads run loops);
      * when it reads nonzero it records KILN_ERR_STOPPED and returns, so the
      * launch ends soon after another thread or a signal handler sets it.
      * `for` loops do not poll: their trip count is known when they start. */
@@ -544,7 +545,7 @@ typedef struct kiln_cpu_launch {
 #define KILN_PAR_WEIGHT_MAX 256
 /* Threads of a 1-D grid-only kernel run between two polls of the stop word:
  * the vectorised thread loop runs in pieces this long. */
-enum { KILN_CPU_POLL_SPAN = 1 << 16 };
+enum { KILN_CPU_POLL_SPAN = 1 << 16, KILN_CPU_POLL_SPAN_LOOPS = 256 };
 
 /* Runs the kernel over the grid.  params: the packed 8-byte slots of the
  * arguments (see docs/abi.md).  Blocks until all blocks have run. */

@@ -169,6 +169,10 @@ class Dispatcher(_kiln.DispatcherBase):
         _kiln.open_ahead()
         if target != "cpu" and os.environ.get("KILN_TARGET") != "cpu":
             _kiln.warm_up()
+        # what a launch's compile imports, imported now: a signal handler that launches a
+        # kernel while the first launch is importing them would meet half a module
+        from . import _compile, launchconfig  # noqa: F401
+
         self._sigs = []        # explicit signatures: [(text, argument key)]
         self._compiled = []    # [(signature text, key)] in the order they were built
         self._source = _source.snapshot(py_func)  # the file's lines now; text at first use

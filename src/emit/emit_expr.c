@@ -221,6 +221,24 @@ static void part_view(Emit *E, Node *n) {
     P("kview%d(%s)", id, emit_expr_str(E, n->attr.base, NULL));
 }
 
+/* a.f of an array of records: field f of each element (sema_expr.c field_view checked
+ * that the record's size is a whole number of the field's) */
+static void field_view(Emit *E, Node *n) {
+    const Type *bt = n->attr.base->ty, *rt = n->ty;
+    const kiln_field *f = ty_field(bt->elem, n->attr.attr);
+    const char *bn = emit_ctype(E, bt), *rn = emit_ctype(E, rt);
+    int64_t per = bt->elem->rec->itemsize / kiln_dtype_size((kiln_dtype)f->dtype);
+    int id = E->nhelp++;
+    Buf *h = &E->helpers;
+    buf_printf(h, "KILN_FN %s kview%d(%s a) {\n    %s r;\n", rn, id, bn, rn);
+    for (int k = 0; k < bt->ndim; k++)
+        buf_printf(h, "    r.shape[%d] = a.shape[%d];\n    r.strides[%d] = a.strides[%d] * %lld;\n",
+                   k, k, k, k, (long long)per);
+    buf_printf(h, "    r.data = (%s *)(void *)((unsigned char *)a.data + %lld);\n    return r;\n}\n",
+               emit_elem_ctype(E, rt->elem), (long long)f->offset);
+    P("kview%d(%s)", id, emit_expr_str(E, n->attr.base, NULL));
+}
+
 /* a.T: the same data, its extents and strides in reverse order (a C array's view is F) */
 static void transposed_view(Emit *E, Node *n) {
     const Type *bt = n->attr.base->ty, *rt = n->ty;
@@ -561,6 +579,10 @@ void emit_expr(Emit *E, Node *n) {
             else transposed_view(E, n);
             return;
         }
+        if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY && bt->elem->kind == TY_RECORD) {
+            field_view(E, n);
+            return;
+        }
         if (bt->kind == TY_ARRAY && n->ty->kind == TY_ARRAY) { /* a.real, a.imag */
             if (bt->elem->kind == TY_COMPLEX) part_view(E, n);
             else emit_expr(E, b);
@@ -663,9 +685,13 @@ void emit_expr(Emit *E, Node *n) {
          * only when it is a name or a constant.  Anything else, even pure, goes
          * through a temporary, or `a or b or c ...` would double in size with
          * each operand. */
+        /* the truth of the converted value, which is the operand's (a complex one's:
+         * either part nonzero) */
+        const char *nz = t->kind == TY_COMPLEX ? arena_printf(&E->C->arena, "kiln_nz_%s", emit_cname(E, t)) : "";
         if ((l->kind == E_NAME && l->sym) || ((l->flags & NF_CONST) && ty_is_scalar(l->ty))) {
             const char *ls = emit_expr_str(E, l, t);
-            P("((%s != 0) ? ", ls);
+            if (*nz) P("(%s(%s) ? ", nz, ls);
+            else P("((%s != 0) ? ", ls);
             if (n->op == BO_OR) {
                 PS(ls);
                 PS(" : ");
@@ -684,8 +710,10 @@ void emit_expr(Emit *E, Node *n) {
         emit_expr_as(E, l, t);
         PS("; ");
         const char *rs = emit_expr_str(E, r, t);
-        emit_sx_close(E, n->op == BO_OR ? arena_printf(&E->C->arena, "(t%d != 0) ? t%d : %s", k, k, rs)
-                                   : arena_printf(&E->C->arena, "(t%d != 0) ? %s : t%d", k, rs, k));
+        const char *test = *nz ? arena_printf(&E->C->arena, "%s(t%d)", nz, k)
+                               : arena_printf(&E->C->arena, "(t%d != 0)", k);
+        emit_sx_close(E, n->op == BO_OR ? arena_printf(&E->C->arena, "%s ? t%d : %s", test, k, rs)
+                                   : arena_printf(&E->C->arena, "%s ? %s : t%d", test, rs, k));
         return;
     }
     case E_COMPARE:

@@ -506,9 +506,15 @@ static void intrinsic_text(Emit *E, Node *n) {
             }
             return;
         }
-        if (!(in->flags & IF_NUMPY)) P("((%s)", emit_ctype(E, n->ty));
+        if (in->flags & IF_NUMPY) {
+            emit_math_call(E, f[in->sub], ot, a, 1);
+            return;
+        }
+        /* the int64 of -0.0 is 0, read back as +0.0: `+ 0` says so, since GCC folds
+         * (double)(long)trunc(x) into trunc(x) under -fno-trapping-math, sign and all */
+        P("((%s)(", emit_ctype(E, n->ty));
         emit_math_call(E, f[in->sub], ot, a, 1);
-        if (!(in->flags & IF_NUMPY)) PS(")");
+        PS(emit_is_f16(ot) ? "))" : " + 0))");
         return;
     }
     case IK_PRED: {
@@ -569,6 +575,13 @@ static void intrinsic_text(Emit *E, Node *n) {
     case IK_FLOAT:
         if (!a[0]) {
             emit_const(E, n->ty, n->cval);
+            return;
+        }
+        if (in->kind == IK_INT && a[0]->ty->kind == TY_FLOAT && !emit_is_f16(a[0]->ty) &&
+            ty_is_int(n->ty)) { /* int(-0.25) is 0: as math.trunc above */
+            P("((%s)(", emit_ctype(E, n->ty));
+            emit_math_call(E, "trunc", a[0]->ty, a, 1);
+            PS(" + 0))");
             return;
         }
         P("((%s)", emit_ctype(E, n->ty));

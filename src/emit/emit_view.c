@@ -11,6 +11,14 @@
 void emit_view(Emit *E, Node *n) {
     Node *x = n->call.bound.v[0];
     const Type *at = x->ty, *rt = n->ty;
+    if (ty_is_scalar(at)) { /* a number's bits: memcpy, which compilers make a move */
+        int id = E->tmp++;
+        emit_sx_open(E, rt);
+        P("%s b%d = %s; %s v%d; memcpy(&v%d, &b%d, sizeof v%d); ", emit_ctype(E, at), id,
+          emit_expr_str(E, x, NULL), emit_ctype(E, rt), id, id, id, id);
+        emit_sx_close(E, arena_printf(&E->C->arena, "v%d", id));
+        return;
+    }
     int os = kiln_dtype_size((kiln_dtype)at->elem->dtype);
     int ns = kiln_dtype_size((kiln_dtype)rt->elem->dtype);
     int id = E->tmp++, nd = at->ndim, L = nd - 1;

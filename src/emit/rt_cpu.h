@@ -196,6 +196,11 @@ typedef struct kiln_launch {
 /* A block's fibers and shared memory (rt_blocks.h); NULL for kernels without them. */
 typedef struct kiln_blk kiln_blk;
 
+/* A float's uint64 value (emit_convert): a negative one wraps through int64, as
+ * NumPy's astype does on the CPU (C leaves it undefined, and gcc's and tier 0's code
+ * would differ). */
+KILN_FN u64 kiln_f2u64(f64 x) { return x < 0 ? (u64)(i64)x : (u64)x; }
+
 /* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
  * A relaxed atomic load, so a poll is one load from a line no one writes and a
  * branch predicted not taken; polls sit at the top of `while` loops and between
@@ -203,6 +208,7 @@ typedef struct kiln_blk kiln_blk;
  * thread loop of a kernel without `while` loops.  Code 6 is KILN_ERR_STOPPED. */
 static const int kiln_never_ = 0;
 #define KILN_POLL_SPAN 65536 /* KILN_CPU_POLL_SPAN in kiln.h */
+#define KILN_POLL_SPAN_LOOPS 256 /* when threads run loops: KILN_CPU_POLL_SPAN_LOOPS */
 #define KILN_STOPPED() __builtin_expect(__atomic_load_n(S_, __ATOMIC_RELAXED) != 0, 0)
 #define KILN_POLL(leave)                                                               \
     if (KILN_STOPPED()) {                                                              \

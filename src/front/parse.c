@@ -574,8 +574,15 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
     int pcap = 0;
     while (!is_op(p, OP_RPAR)) {
         if (is_op(p, OP_STAR) || is_op(p, OP_DSTAR)) {
-            error_at(C, tok_span(&p->tok), "list the parameters one by one",
-                     "*args and **kwargs parameters are not supported in kernels");
+            Span st = tok_span(&p->tok);
+            bool bare = is_op(p, OP_STAR);
+            advance(p);
+            if (bare && (is_op(p, OP_COMMA) || is_op(p, OP_RPAR)))
+                error_at(C, st, "drop the '*': the parameters after it are passed by position too",
+                         "keyword-only parameters (after a bare '*') are not supported in kernels");
+            else
+                error_at(C, st, "list the parameters one by one",
+                         "*args and **kwargs parameters are not supported in kernels");
             return NULL;
         }
         if (is_op(p, OP_SLASH)) { /* positional-only marker: harmless */

@@ -27,6 +27,21 @@ const Type *sema_view(Sema *S, Node *n) {
                  "a.view() in a kernel takes a scalar type");
         return &ty_error;
     }
+    if (ty_is_scalar(bt)) { /* a number's bits as another type (NumPy's 0-d view) */
+        int os = kiln_dtype_size((kiln_dtype)bt->dtype), ns = kiln_dtype_size((kiln_dtype)dt->dtype);
+        if (bt->weak || os != ns) {
+            error_at(C, n->sp, bt->weak ? "give it a type first: np.float32(x).view(np.int32)"
+                                        : NULL,
+                     bt->weak ? "x.view() of a Python number: it has no size in bits"
+                              : "x.view() of a %s (%d bytes) as %s (%d bytes): a number's "
+                                "view keeps its size (NumPy: changing the dtype of a 0d array "
+                                "is only supported if the itemsize is unchanged)",
+                     ty_name(C, bt), os, kiln_dtype_name((kiln_dtype)dt->dtype), ns);
+            return &ty_error;
+        }
+        n->opty = bt;
+        return ty_scalar((kiln_dtype)dt->dtype);
+    }
     if (bt->ptr || !ty_is_scalar(bt->elem)) {
         error_at(C, a->v[0]->sp, NULL, "a.view() in a kernel views an array of numbers, not %s",
                  ty_name(C, bt));

@@ -136,9 +136,31 @@ static void widen(Sema *S, Sym *s, const Type *t, Span sp) {
 static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint64_t hi,
                    uint64_t origins);
 
-/* nonneg: the value is a non-negative integer, at most hi */
-static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t hi,
-                        uint64_t origins) {
+/* The values a Python int variable may hold: the constants assigned to it, or any
+ * (sema_weak_int_range). */
+static void weak_range(Sema *S, Sym *s, const Node *v, const Type *vt) {
+    if (!s->ty->weak || s->ty->kind != TY_INT || s->wk_any) return;
+    if (!v || !sema_is_weak_int_const(v, vt)) {
+        s->wk_any = true;
+        S->changed = true;
+        return;
+    }
+    int64_t c = v->cval.i;
+    if (!s->wk_set) {
+        s->wk_set = true;
+        s->wk_lo = s->wk_hi = c;
+        S->changed = true;
+    } else if (c < s->wk_lo || c > s->wk_hi) {
+        s->wk_lo = MIN(s->wk_lo, c);
+        s->wk_hi = MAX(s->wk_hi, c);
+        S->changed = true;
+    }
+}
+
+/* nonneg: the value is a non-negative integer, at most hi; v the value's expression,
+ * or NULL */
+static void assign_name(Sema *S, Node *t, const Node *v, const Type *vt, bool nonneg,
+                        uint64_t hi, uint64_t origins) {
     Sym *s = t->sym ? t->sym : sema_local(S, t->name.id); /* preset: one web of a name */
     ASSERT(s);
     t->sym = s;
@@ -151,6 +173,7 @@ static void assign_name(Sema *S, Node *t, const Type *vt, bool nonneg, uint64_t 
         return;
     }
     widen(S, s, vt, t->sp);
+    weak_range(S, s, v, vt);
     /* a value past the variable's type wraps when stored (bounds.c) */
     if (nonneg && ty_is_int(s->ty) && hi > bound_tymax(s->ty)) nonneg = false;
     if (!nonneg && !s->maybe_neg && ty_is_int(vt)) {
@@ -186,7 +209,7 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
                    uint64_t origins) {
     switch (t->kind) {
     case E_NAME: {
-        assign_name(S, t, vt, nonneg, hi, origins);
+        assign_name(S, t, v, vt, nonneg, hi, origins);
         /* `N = 100` and nothing else assigns N: N is a constant (shapes may use it) */
         int64_t c;
         Sym *s = t->sym;
@@ -519,7 +542,7 @@ static void stmt(Sema *S, Node *n) {
         n->opty = opty;
         if (t->kind == E_NAME) {
             bool nn = !IS_ERR(rt) && !IS_UNKNOWN(rt) && bound_nonneg(n, rt);
-            assign_name(S, t, rt, nn, nn ? bound_of(n, rt) : 0, 0);
+            assign_name(S, t, NULL, rt, nn, nn ? bound_of(n, rt) : 0, 0);
         } else if (!IS_ERR(rt) && !IS_UNKNOWN(rt) && !IS_ERR(tt) && !IS_UNKNOWN(tt)) {
             sema_check_store(S, tt, rt, NULL, n->sp);
         }
@@ -544,6 +567,7 @@ static void stmt(Sema *S, Node *n) {
         sema_block(S, &n->ifs.orelse);
         return;
     case S_WHILE:
+        S->res->uses_loops = true;
         sema_cond(S, n->ifs.cond);
         S->loop_depth++;
         sema_block(S, &n->ifs.body);
@@ -551,6 +575,7 @@ static void stmt(Sema *S, Node *n) {
         sema_block(S, &n->ifs.orelse);
         return;
     case S_FOR: {
+        S->res->uses_loops = true;
         /* a rewritten loop's iterable is checked first: its own error, not len()'s */
         bool iter_ok = for_iter_check(S, n);
         const Type *lt = iter_ok ? range_type(S, n) : &ty_error;
@@ -561,7 +586,7 @@ static void stmt(Sema *S, Node *n) {
         } else {
             uint64_t hi = 0;
             bool nn = !IS_ERR(lt) && !IS_UNKNOWN(lt) && bound_range(n->fors.iter, &hi);
-            assign_name(S, t, lt, nn, hi, 0);
+            assign_name(S, t, NULL, lt, nn, hi, 0);
             n->sym = t->sym;
             if (S->final && t->sym && t->sym->maybe_none) /* (a counter is a plain number) */
                 error_at(C, t->sp, "count with a variable of its own",

@@ -297,6 +297,10 @@ struct Sym {
     int nassign;         /* assignments in the text (targets, for loops) */
     bool has_cint;       /* assigned once, an integer constant: cint (array shapes) */
     int64_t cint;
+    /* a Python int variable (weak): the range of the constants assigned to it
+     * (wk_set), unless it was assigned anything else (wk_any); monotone */
+    bool wk_set, wk_any;
+    int64_t wk_lo, wk_hi;
     int id;              /* unique in the function, for emitted names */
     int web;             /* 0, or which later web of its name it is (syms.c): `name.web` */
 };
@@ -397,12 +401,15 @@ typedef struct SemaResult {
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
     bool uses_gridsize;    /* calls kiln.gridsize() */
     int64_t const_bytes;   /* the arrays in constant memory (kiln.const.array_like) */
+    int64_t const_max;     /* the largest of them */
     PtrVec externs;        /* ExternFn called, in the order of their first call */
     PtrVec ext_srcs;       /* ExternSrc of those, each text once, in the order first met */
     bool cooperative;      /* uses kiln.cg: launched cooperatively, the CPU runs the whole
                             * grid as fibers (rt_blocks.h) */
 
     bool uses_ufunc_loops; /* has a ufunc statement on arrays (no lane mode on the CPU) */
+    bool uses_loops;       /* a for or while loop in the kernel or a callee: a thread may
+                            * take long, so the CPU polls Ctrl-C more often (emit.c) */
     uint64_t libdevice[LIBDEVICE_WORDS]; /* bit i: libdevice_at(i) is called */
 } SemaResult;
 

@@ -601,14 +601,16 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                      "kernel's constant memory), not %s", ty_name(C, at));
             return &ty_error;
         }
+        int64_t bytes = ty_elem_size(g->ty->elem);
+        for (int i = 0; i < g->ty->ndim; i++) bytes *= g->shape[i];
         if (!g->constmem) { /* counted once; checked at every pass (an early one's
                              * diagnostics may be dropped) */
-            int64_t bytes = ty_elem_size(g->ty->elem);
-            for (int i = 0; i < g->ty->ndim; i++) bytes *= g->shape[i];
             g->constmem = true;
             S->res->const_bytes += bytes;
+            if (bytes > S->res->const_max) S->res->const_max = bytes;
         }
-        if (S->res->const_bytes > KILN_MAX_CONST_MEMORY_BYTES) {
+        /* said at the largest array (every pass sees them all first), not at every one */
+        if (S->res->const_bytes > KILN_MAX_CONST_MEMORY_BYTES && bytes == S->res->const_max) {
             error_at(C, n->sp, NULL,
                      "the arrays of kiln.const.array_like come to %lld bytes, over the %d "
                      "bytes of constant memory (KILN_MAX_CONST_MEMORY_BYTES); read the "
@@ -675,6 +677,10 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         case IK_PRED: n->opty = x; return ty_scalar(KILN_BOOL);
         case IK_ABS:
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            if (sema_is_weak_int_const(a[0], x) && a[0]->cval.i != INT64_MIN) {
+                sema_set_const_int(n, a[0]->cval.i < 0 ? -a[0]->cval.i : a[0]->cval.i);
+                return x; /* a Python int, known: compared and range-checked as one */
+            }
             /* abs() of a signed type's minimum wraps to itself, as in NumPy */
             if (nn && ty_is_int(n->opty)) bound_set(n, bound_of(a[0], x));
             return n->opty;
@@ -688,6 +694,11 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             }
             if (x->kind == TY_FLOAT) {
                 n->opty = x;
+                if (x->weak && (a[0]->flags & NF_CONST) && fabs(a[0]->cval.f) < 9.2e18) {
+                    double v = a[0]->cval.f; /* Python's int result, known */
+                    sema_set_const_int(n, (int64_t)(in->sub == 0 ? floor(v)
+                                                    : in->sub == 1 ? ceil(v) : trunc(v)));
+                }
                 return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
             }
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
@@ -739,7 +750,9 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
         if (in->kind == IK_MATH2) {
-            n->opty = ty_promote(float_of(t[0]), float_of(t[1]));
+            /* as NumPy's arctan2/hypot/fmod/power: a float32 with an int8, int16, bool or
+             * Python number stays float32; with an int32 or int64, float64 */
+            n->opty = float_of(ty_promote(t[0], t[1]));
         } else {
             n->opty = ty_promote(t[0], t[1]);
             if (ty_is_int(n->opty) && bound_nonneg(a[0], t[0]) && bound_nonneg(a[1], t[1]))
@@ -783,7 +796,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!sema_bind(S, n, in, 1, 2, a)) return &ty_error;
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
-        n->opty = a[1] ? ty_promote(float_of(t[0]), float_of(t[1])) : float_of(t[0]);
+        n->opty = a[1] ? float_of(ty_promote(t[0], t[1])) : float_of(t[0]);
         return n->opty;
     }
     case IK_MINMAX: {
@@ -884,6 +897,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 if (x->kind != TY_FLOAT) sema_set_const_int(n, a[0]->cval.i);
                 else if (v > -9.2e18 && v < 9.2e18) sema_set_const_int(n, (int64_t)v);
             }
+            /* int() never changes an integer's value: a uint64 stays one (Numba) */
+            if (x->kind == TY_INT && x->dtype == KILN_UINT64) return x;
             return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
         }
         if (!a[0]) {

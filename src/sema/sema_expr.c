@@ -30,13 +30,44 @@ bool sema_is_weak_int_const(const Node *n, const Type *t) {
     return t->weak && t->kind == TY_INT && (n->flags & NF_CONST);
 }
 
-/* NumPy 2 raises when a Python int meets a typed integer it does not fit. */
+bool sema_weak_int_range(const Node *n, const Type *t, int64_t *lo, int64_t *hi) {
+    if (!t->weak || t->kind != TY_INT) return false;
+    if (n->flags & NF_CONST) {
+        *lo = *hi = n->cval.i;
+        return true;
+    }
+    const Sym *s = n->kind == E_NAME ? n->sym : NULL;
+    if (!s || !s->wk_set || s->wk_any || !s->ty->weak) return false;
+    *lo = s->wk_lo;
+    *hi = s->wk_hi;
+    return true;
+}
+
+/* Whether n, of type t, is a Python int that may not fit the typed integer type other:
+ * its values are unknown, or one of them does not fit. */
+static bool weak_may_not_fit(const Node *n, const Type *t, const Type *other) {
+    if (!t->weak || t->kind != TY_INT || other->weak || other->kind != TY_INT) return false;
+    int64_t lo, hi;
+    return !sema_weak_int_range(n, t, &lo, &hi) || !ty_int_fits(other, lo, false) ||
+           !ty_int_fits(other, hi, false);
+}
+
+/* NumPy 2 raises when a Python int meets a typed integer it does not fit: a constant, or
+ * a variable only ever assigned constants, one of which does not fit.  A Python int
+ * variable whose values kiln cannot know takes the typed operand's type. */
 static bool check_weak_fits(Sema *S, Node *c, const Type *ct, const Type *other) {
-    if (!sema_is_weak_int_const(c, ct) || other->weak || other->kind != TY_INT) return true;
-    if (ty_int_fits(other, c->cval.i, false)) return true;
-    error_at(S->C, c->sp, "convert one side explicitly, e.g. kiln.int64(x)",
-             "Python integer %lld out of bounds for %s", (long long)c->cval.i,
-             ty_name(S->C, other));
+    int64_t lo, hi;
+    if (!sema_weak_int_range(c, ct, &lo, &hi) || other->weak || other->kind != TY_INT) return true;
+    int64_t bad = !ty_int_fits(other, lo, false) ? lo : hi;
+    if (ty_int_fits(other, bad, false)) return true;
+    if (c->flags & NF_CONST)
+        error_at(S->C, c->sp, "convert one side explicitly, e.g. kiln.int64(x)",
+                 "Python integer %lld out of bounds for %s", (long long)bad,
+                 ty_name(S->C, other));
+    else
+        error_at(S->C, c->sp, "convert one side explicitly, e.g. kiln.int64(x)",
+                 "Python integer %lld out of bounds for %s ('%s' is given it, at line %d)",
+                 (long long)bad, ty_name(S->C, other), c->sym->name, c->sym->def_sp.line);
     return false;
 }
 
@@ -411,6 +442,35 @@ static const Type *record_field(Sema *S, const Type *rt, const char *name, Span 
     return ty_scalar((kiln_dtype)f->dtype);
 }
 
+/* a.f or a['f'] of an array of records: field f of each element, a view of the same
+ * extents whose strides are the array's times (record size / field size), so the field's
+ * size must divide the record's and its offset (emit_expr.c field_view); kiln's strides
+ * count items. */
+static const Type *field_view(Sema *S, Node *n, const Type *bt, const char *name) {
+    Compiler *C = S->C;
+    const kiln_field *f = ty_field(bt->elem, name);
+    const Type *ft = record_field(S, bt->elem, name, n->attr.attr_sp);
+    if (IS_ERR(ft)) return ft;
+    if (f->ndim) {
+        error_at(C, n->attr.attr_sp, "index the record first: a[i].f",
+                 "a view of the subarray or string field '%s' across an array of records is "
+                 "not supported in kernels", name);
+        return &ty_error;
+    }
+    int64_t size = kiln_dtype_size((kiln_dtype)f->dtype);
+    int64_t align = f->dtype == KILN_COMPLEX64 || f->dtype == KILN_COMPLEX128 ? size / 2 : size;
+    if (bt->elem->rec->itemsize % size || f->offset % align) {
+        error_at(C, n->attr.attr_sp, "make the dtype with np.dtype(..., align=True), or index "
+                 "the record first: a[i].f",
+                 "the field '%s' (%s at byte %lld of a %lld-byte record) has no view in a "
+                 "kernel: its elements are not a whole number of %s apart", name,
+                 kiln_dtype_name((kiln_dtype)f->dtype), (long long)f->offset,
+                 (long long)bt->elem->rec->itemsize, kiln_dtype_name((kiln_dtype)f->dtype));
+        return &ty_error;
+    }
+    return ty_array(C, ft, bt->ndim, 'A');
+}
+
 /* r['f'] and r[k] (a constant position) on a record: rewritten in place into the
  * attribute r.f, which is what sema and emit know. */
 static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store) {
@@ -460,6 +520,26 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
     }
     if (bt->kind == TY_RECORD) return record_subscript(S, n, bt, store);
     NodeList *ix = &n->sub.idx;
+    if (bt->kind == TY_ARRAY && bt->elem->kind == TY_RECORD && ix->n == 1 &&
+        ix->v[0]->kind == E_STR) {
+        /* a["f"] of an array of records: the view of field f, as a.f (attribute) */
+        const char *name = sema_string_text(S, ix->v[0]);
+        if (name) {
+            Node *base = n->sub.base;
+            Span sp = ix->v[0]->sp;
+            n->kind = E_ATTR;
+            n->attr.base = base;
+            n->attr.attr = name;
+            n->attr.attr_sp = sp;
+            const Type *t = sema_expr(S, n);
+            if (store && !IS_ERR(t)) {
+                error_at(C, n->sp, "write the elements: a['f'][i] = v",
+                         "cannot assign to a whole field of an array of records in a kernel");
+                t = &ty_error;
+            }
+            return n->ty = t;
+        }
+    }
     if (bt->kind == TY_NS && bt->ns->by_name && !store && ix->n == 1 && ix->v[0]->kind == E_STR) {
         /* Color["red"]: the member by name, as Color.red */
         const char *name = sema_string_text(S, ix->v[0]);
@@ -732,6 +812,8 @@ static const Type *attribute(Sema *S, Node *n) {
             char lay = bt->layout == 'C' ? 'F' : bt->layout == 'F' ? 'C' : 'A';
             return ty_array(C, bt->elem, bt->ndim, lay);
         }
+        if (bt->elem->kind == TY_RECORD && !bt->ptr && ty_field(bt->elem, a))
+            return field_view(S, n, bt, a);
         error_at(C, n->attr.attr_sp, "kernels can use a.shape, a.size, a.ndim, a.dtype and a.T",
                  "arrays have no attribute '%s' in kernels", a);
         return &ty_error;
@@ -991,18 +1073,27 @@ static const Type *compare(Sema *S, Node *n) {
             a->kind != TY_BOOL && b->kind != TY_BOOL) {
             o = ty_promote(a, b);
             if (o->kind == TY_FLOAT) o = NULL; /* int64 vs uint64: exact comparison */
-        } else if (sema_is_weak_int_const(na, a) && b->kind == TY_INT && !b->weak &&
-                   !ty_int_fits(b, na->cval.i, false)) {
-            o = (na->cval.i < 0 && !ty_is_signed(b)) ? NULL : ty_scalar(KILN_INT64);
-        } else if (sema_is_weak_int_const(nb, b) && a->kind == TY_INT && !a->weak &&
-                   !ty_int_fits(a, nb->cval.i, false)) {
-            o = (nb->cval.i < 0 && !ty_is_signed(a)) ? NULL : ty_scalar(KILN_INT64);
+        } else if (weak_may_not_fit(na, a, b) || weak_may_not_fit(nb, b, a)) {
+            /* a Python int compares exactly: in int64, or signed against uint64 */
+            const Type *typed = a->weak ? b : a;
+            o = typed->dtype == KILN_UINT64 ? NULL : ty_scalar(KILN_INT64);
         } else {
             o = ty_promote(a, b);
         }
         n->cmp.optys[i] = o;
     }
     return ty_scalar(KILN_BOOL);
+}
+
+/* The type of a value that is one of two operands (and/or, a conditional expression),
+ * t their promotion: int64 where t is a narrower typed integer that a Python int among
+ * them may not fit, as Numba types it, so that the value (and its truth) stays the one
+ * Python gives. */
+static const Type *hold_weak(const Node *a, const Type *at, const Node *b, const Type *bt,
+                             const Type *t) {
+    if (t->weak || t->kind != TY_INT || t->dtype == KILN_INT64 || t->dtype == KILN_UINT64)
+        return t;
+    return weak_may_not_fit(a, at, t) || weak_may_not_fit(b, bt, t) ? ty_scalar(KILN_INT64) : t;
 }
 
 static const Type *expr_inner(Sema *S, Node *n) {
@@ -1147,13 +1238,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
         const char *w = n->op == BO_AND ? "an operand of and" : "an operand of or";
         if (!sema_check_scalar_operand(S, n->bin.l, lt, w) || !sema_check_scalar_operand(S, n->bin.r, rt, w))
             return &ty_error;
-        if ((lt->kind == TY_COMPLEX || rt->kind == TY_COMPLEX) &&
-            !(lt->kind == TY_BOOL && rt->kind == TY_BOOL)) {
-            error_at(C, n->sp, "test each side, e.g. (z != 0) and (w != 0)",
-                     "the value of 'and'/'or' on complex numbers is not supported in kernels");
-            return &ty_error;
-        }
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
+        t = hold_weak(n->bin.l, lt, n->bin.r, rt, t);
         n->opty = t;
         if (ty_is_int(t) && bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
             bound_set(n, MAX(bound_of(n->bin.l, lt), bound_of(n->bin.r, rt)));
@@ -1166,6 +1252,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_ERR(a) || IS_ERR(b)) return &ty_error;
         if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return IS_UNKNOWN(a) ? b : a;
         const Type *u = ty_unify(C, a, b);
+        if (u && ty_is_scalar(u)) u = hold_weak(n->ifexp.then, a, n->ifexp.orelse, b, u);
         if (!u || !(ty_is_scalar(u) || u->kind == TY_ARRAY || u->kind == TY_TUPLE)) {
             error_at(C, n->sp, NULL,
                      "the branches of this conditional expression have types %s and %s",

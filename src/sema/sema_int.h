@@ -134,6 +134,9 @@ bool sema_scalar_args(Sema *S, Node **a, int n, const Type **t, bool *unknown);
 
 /* sema_expr.c's helpers that sema_call.c uses */
 bool sema_is_weak_int_const(const Node *n, const Type *t); /* a Python int literal */
+/* Whether n, of type t, is a Python int whose values kiln knows, *lo to *hi: a constant,
+ * or a variable only ever assigned constants (Sym.wk_set). */
+bool sema_weak_int_range(const Node *n, const Type *t, int64_t *lo, int64_t *hi);
 void sema_set_const_int(Node *n, int64_t v);               /* n is the constant v */
 double sema_const_as_double(const Node *n);                /* an NF_CONST scalar's value */
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what);

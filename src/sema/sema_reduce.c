@@ -38,7 +38,10 @@ const Intrinsic *sema_reduce_method(Sema *S, Node *n) {
     NodeList *a = &n->call.args;
     if (a->n >= 1 && a->v[0] == f->attr.base) return in; /* a later pass */
     const Type *bt = sema_expr(S, f->attr.base);
-    if (IS_ERR(bt) || IS_UNKNOWN(bt) || bt->kind != TY_ARRAY) return NULL;
+    if (IS_ERR(bt) || IS_UNKNOWN(bt)) return NULL;
+    /* x.view(dtype) of a typed number too: its bits as another type of the same size */
+    if (bt->kind != TY_ARRAY && !(strcmp(name, "view") == 0 && ty_is_scalar(bt) && !bt->weak))
+        return NULL;
     Node **v = arena_alloc(&S->C->arena, sizeof(Node *) * (size_t)(a->n + 1));
     v[0] = f->attr.base;
     for (int i = 0; i < a->n; i++) v[i + 1] = a->v[i];

@@ -673,13 +673,7 @@ int sema_run(Compiler *C, FuncInfo *fi, const Type **args, int nargs, bool is_ke
                  fi->name, proto->def.nparams, proto->def.nparams == 1 ? "" : "s", nargs);
         return -1;
     }
-    if (is_kernel)
-        for (int i = 0; i < nargs; i++)
-            if (proto->def.params[i].deflt) {
-                error_at(C, proto->def.params[i].deflt->sp, "pass every argument at launch",
-                         "kernel parameters cannot have default values");
-                return -1;
-            }
+    /* a kernel parameter's default is the launch's to fill in (launch.c), as an argument */
     FuncSpec *k = spec_get(S, fi, args, nargs, is_kernel);
     if (!k) return -1;
     finalise(S, k);

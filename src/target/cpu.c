@@ -24,7 +24,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +44,7 @@
 
 #include "compiler.h"
 #include "emit/emit.h"
+#include "target/build_dir.h"
 #include "target/cpu_module.h"
 #include "util/spawn.h"
 
@@ -178,11 +178,16 @@ static int write_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
+/* The largest shared object kiln takes from the compiler: a kernel's is tens of KiB;
+ * one past this is a broken compiler's (a sparse file of gigabytes), not read. */
+enum { KILN_MAX_KERNEL_SO_BYTES = 256 << 20 };
+
+/* Reads a file whole (at most KILN_MAX_KERNEL_SO_BYTES): 0, or -1. */
 static int read_file(const char *path, void **data, size_t *len) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_size <= 0) {
+    if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > KILN_MAX_KERNEL_SO_BYTES) {
         close(fd);
         return -1;
     }
@@ -206,21 +211,6 @@ static int read_file(const char *path, void **data, size_t *len) {
     *data = p;
     *len = got;
     return 0;
-}
-
-static void remove_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char p[4096];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
 }
 
 /* How long one run of the C compiler may take before kiln stops it, in
@@ -334,6 +324,33 @@ static int run_capture(kiln_ctx *ctx, char **argv, const char *dir, double timeo
     if (result != 0) return result;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* What the environment lacks, when a compiler's output says it ran out of something (disk,
+ * descriptors, processes, memory): the hint, or NULL when the output says nothing such. */
+static const char *env_shortage(const Buf *out) {
+    static const struct {
+        const char *says, *hint;
+    } causes[] = {
+        {"No space left on device",
+         "the disk of TMPDIR (or /tmp) is full: free space there, or point TMPDIR at another "
+         "disk; the compiler is not at fault"},
+        {"Disk quota exceeded", "the disk quota of TMPDIR (or /tmp) is used up: free space there, "
+                                "or point TMPDIR at another disk"},
+        {"Too many open files", "the process ran out of file descriptors: raise the limit "
+                                "(ulimit -n); the compiler is not at fault"},
+        {"out of file descriptors", "the process ran out of file descriptors: raise the limit "
+                                    "(ulimit -n); the compiler is not at fault"},
+        {"Resource temporarily unavailable", "the process limit (ulimit -u) or the memory is "
+                                             "used up; the compiler is not at fault"},
+        {"Cannot allocate memory", "the machine or the process (ulimit -v) is out of memory; the "
+                                   "compiler is not at fault"},
+        {"out of memory", "the machine or the process (ulimit -v) is out of memory; the "
+                          "compiler is not at fault"},
+    };
+    for (size_t i = 0; out->p && i < COUNTOF(causes); i++)
+        if (strstr(out->p, causes[i].says)) return causes[i].hint;
+    return NULL;
 }
 
 /* Names the compiler for messages: which command, and where it came from. */
@@ -452,10 +469,7 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
     char dir[4096];
-    /* mkdtemp's template: six X characters it replaces */
-    static const char six_x[] = {'X', 'X', 'X', 'X', 'X', 'X', 0};
-    snprintf(dir, sizeof dir, "%s/kiln-%s", tmp, six_x);
-    if (!mkdtemp(dir)) {
+    if (build_dir_make(dir, sizeof dir, tmp) != 0) {
         diag_plain(ctx, KILN_ERROR, "set TMPDIR to a writable directory",
                    "cannot create a temporary directory in %s: %s", tmp, strerror(errno));
         return -1;
@@ -467,7 +481,7 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     if (fd < 0 || write_all(fd, src, len) < 0) {
         diag_plain(ctx, KILN_ERROR, NULL, "cannot write %s: %s", cpath, strerror(errno));
         if (fd >= 0) close(fd);
-        remove_dir(dir);
+        build_dir_remove(dir);
         return -1;
     }
     close(fd);
@@ -487,7 +501,7 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     int n = split_words(ccbuf, argv, 32);
     if (n == 0) {
         diag_plain(ctx, KILN_ERROR, "set KILN_CC to a C compiler, e.g. gcc", "KILN_CC is empty");
-        remove_dir(dir);
+        build_dir_remove(dir);
         return -1;
     }
     for (size_t i = 0; i < COUNTOF(fixed); i++) argv[n++] = (char *)fixed[i];
@@ -506,8 +520,14 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     if (rc == RUN_CANNOT) {
         buf_puts(&msg, "cannot run ");
         put_cc(&msg, ctx);
-        buf_printf(&msg, ": '%s': %s", argv[0], strerror(errno));
-        hint = "install a C compiler with OpenMP (gcc) or point KILN_CC at one";
+        int err = errno;
+        buf_printf(&msg, ": '%s': %s", argv[0], strerror(err));
+        hint = err == EAGAIN || err == ENOMEM
+                   ? "the process limit (ulimit -u) or the memory is used up: no new process "
+                     "can start; the compiler is not at fault"
+                   : err == EMFILE || err == ENFILE
+                   ? "the process ran out of file descriptors: raise the limit (ulimit -n)"
+                   : "install a C compiler with OpenMP (gcc) or point KILN_CC at one";
     } else if (rc == RUN_INTERRUPTED) {
         buf_puts(&msg, "interrupted while the C compiler ran");
     } else if (rc == RUN_TIMED_OUT) {
@@ -532,6 +552,15 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
             buf_printf(&msg, "the C compiler '%s' rejected the generated code (exit %d):\n%s",
                        argv[0], rc, out.p ? out.p : "");
             hint = "this is a bug in kiln's code generation; please report it with the kernel";
+        } else if (works == 0 && env_shortage(&out)) {
+            put_cc(&msg, ctx);
+            buf_puts(&msg, " failed for want of a resource, not for kiln's code:\n  ");
+            put_command(&msg, argv);
+            buf_puts(&msg, "\n");
+            put_status(&msg, rc);
+            buf_puts(&msg, "; its output:\n");
+            put_tail(&msg, &out);
+            hint = env_shortage(&out);
         } else if (works == 0) {
             put_cc(&msg, ctx);
             buf_puts(&msg, " failed, and it fails on a one-line C file too: the compiler is "
@@ -550,9 +579,14 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         struct stat st;
         bool none = stat(sopath, &st) != 0;
         put_cc(&msg, ctx);
-        buf_printf(&msg, " exited with status 0 but %s %s:\n  ",
-                   none ? "wrote no output file"
-                        : "its output is not a whole shared object (truncated?):", sopath);
+        if (!none && st.st_size > KILN_MAX_KERNEL_SO_BYTES)
+            buf_printf(&msg, " exited with status 0 but its output is %lld bytes, past the %d MiB "
+                       "a kernel's shared object may have (KILN_MAX_KERNEL_SO_BYTES): %s:\n  ",
+                       (long long)st.st_size, KILN_MAX_KERNEL_SO_BYTES >> 20, sopath);
+        else
+            buf_printf(&msg, " exited with status 0 but %s %s:\n  ",
+                       none ? "wrote no output file"
+                            : "its output is not a whole shared object (truncated?):", sopath);
         put_command(&msg, argv);
         buf_puts(&msg, "\nits output:\n");
         put_tail(&msg, &out);
@@ -564,7 +598,7 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
     if (msg.len) diag_plain(ctx, KILN_ERROR, hint, "%s", msg.p);
     buf_free(&msg);
     buf_free(&out);
-    remove_dir(dir);
+    build_dir_remove(dir);
     return *blob ? 0 : -1;
 }
 

@@ -78,11 +78,14 @@ def test_variadic_parameters_are_a_compile_error_at_definition():
     def kwonly(a, *, b):
         pass
 
+    said = {star: "*args and **kwargs parameters are not supported in kernels",
+            kw: "*args and **kwargs parameters are not supported in kernels",
+            kwonly: "keyword-only parameters (after a bare '*') are not supported in kernels"}
     for fn, col, word in [(star, 14, "*args"), (kw, 17, "**options"), (kwonly, 17, "*, b")]:
         with pytest.raises(kiln.CompileError) as e:
             kiln.jit(fn)
         msg = str(e.value)
-        assert "*args and **kwargs parameters are not supported in kernels" in msg, msg
+        assert said[fn] in msg, msg
         assert "takes 0 arguments" not in msg
         assert f"test_ext_errors.py:" in msg and "^" in msg, msg
         assert word in msg.splitlines()[1], msg  # the def line, with the caret under it
@@ -106,6 +109,18 @@ def test_shared_memory_requests_state_the_limit_and_the_request(shmem, words):
     assert all(w in msg for w in words), msg
     if shmem > 0:
         assert ">= 0" not in msg, msg
+
+
+def test_shared_memory_sizes_take_numpy_integers_not_floats():
+    # n * x.itemsize with n a NumPy integer is a numpy.int64 (Numba takes it); a float is not
+    # a size, nor is a string
+    store[1, 32, 0, np.int64(4) * 8]
+    store[1, 32, 0, np.uint16(64)]
+    with pytest.raises(ValueError, match="must be >= 0, got -8"):
+        store[1, 32, 0, np.int32(-8)]
+    for bad in (8.0, np.float64(8), "8"):
+        with pytest.raises(TypeError, match="dynamic_shared_bytes must be an int, not"):
+            store[1, 32, 0, bad]
 
 
 def test_shared_memory_over_the_devices_limit_is_refused_at_the_gpu_launch():

@@ -49,6 +49,15 @@ def touch(a, n):
         a[i % 8] += 1.0
 
 @kiln.jit
+def churn(out, n):
+    i = kiln.grid(1)
+    if i < out.size:
+        s = 0
+        for j in range(n):
+            s = (s * 31 + j) % 1000003
+        out[i] = s
+
+@kiln.jit
 def touch_blocks(a):
     i = kiln.blockIdx.x * kiln.blockDim.x + kiln.threadIdx.x
     a[i % 8] += 1.0
@@ -245,6 +254,18 @@ def test_ctrl_c_stops_a_huge_grid_between_blocks(kernel):
     assert interrupted(out) < 5, err
 
 
+def test_ctrl_c_stops_a_grid_whose_threads_each_run_a_for_loop():
+    # a 1-D grid-only kernel polls between pieces of its thread loop: pieces of 256 threads
+    # when the threads loop (KILN_CPU_POLL_SPAN_LOOPS), not 65536 (minutes here)
+    out, err, rc = child("""
+        o = np.zeros(1 << 17, np.int64)
+        churn[1, 16](o[:16], 10)
+        ready()
+        stopped(lambda: churn[(1 << 17) // 128, 128](o, 3000000))
+        """, sigint_after=0.5, timeout=120)
+    assert interrupted(out) < 5, err
+
+
 def test_a_sigint_handler_installed_later_is_kept_and_called():
     # signal.signal replaces kiln's handler; a later launch puts it back, chained to
     # the new one, so Ctrl-C still stops the kernel and the user's handler decides
@@ -375,3 +396,27 @@ def test_a_child_forked_before_any_parallel_launch_keeps_openmp():
         fork_and_check(1 << 18)
         """), timeout=60)
     assert "child ok 0" in out and "child status 0" in out, (out, err)
+
+
+def test_a_thread_that_cannot_start_openmp_threads_runs_its_kernels_on_one():
+    # GCC's OpenMP runtime ends the process (exit(1), no exception, no atexit) when it
+    # cannot create its team's threads; kiln tries first, and runs serially with a warning
+    out, err, rc = child("""
+        import re, resource, warnings
+        n = 300000
+        x = np.arange(float(n))
+        o = np.zeros(n)
+        fill[1, 32](o[:32], 1.0)
+        vm = int(re.search(r"VmSize:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+        # room for the arrays, not for OpenMP's thread stacks
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (4 << 20),) * 2)
+        import atexit
+        atexit.register(lambda: print("atexit ran", flush=True))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fill[(n + 127) // 128, 128](o, 2.0)
+        print("right" if np.array_equal(o, 2.0 + np.arange(n)) else "wrong", flush=True)
+        print([str(m.message)[:50] for m in w], flush=True)
+        """, timeout=60)
+    assert rc == 0 and "right" in out and "atexit ran" in out, (out, err)
+    assert "kiln: this thread cannot start OpenMP's threads" in out, out

@@ -55,6 +55,21 @@ def test_a_compiler_that_fails_on_everything_is_blamed_not_kiln(monkeypatch):
     assert "kiln's code generation" not in msg
 
 
+@pytest.mark.parametrize("says, hint", [
+    ("/usr/bin/ld: final link failed: No space left on device", "the disk of TMPDIR"),
+    ("ld: cannot open output file: Too many open files", "ulimit -n"),
+    ("gcc: fatal error: cannot fork: Resource temporarily unavailable", "ulimit -u"),
+])
+def test_a_compiler_short_of_disk_descriptors_or_processes_is_not_called_broken(
+        tmp_path, monkeypatch, says, hint):
+    # a full TMPDIR, ulimit -n or ulimit -u fail the one-line probe too: the message says
+    # what ran out, not that the compiler is broken (hunt12 6)
+    cc = script(tmp_path, "short-cc", f"echo '{says}' >&2\nexit 1\n")
+    msg = compile_with(monkeypatch, cc)
+    assert "failed for want of a resource, not for kiln's code" in msg and says in msg, msg
+    assert hint in msg and "the compiler is broken" not in msg, msg
+
+
 def test_a_driver_that_cannot_run_its_subprograms_is_blamed(monkeypatch):
     # gcc itself runs (gcc --version works) but cannot execute cc1, as a broken
     # install would: here it is told to run its subprograms through a missing program
@@ -91,6 +106,19 @@ def test_a_truncated_shared_object_is_refused_not_loaded(tmp_path, monkeypatch):
         """)
     msg = compile_with(monkeypatch, cc)
     assert "exited with status 0 but its output is not a whole shared object (truncated?)" in msg
+
+
+def test_a_huge_shared_object_is_refused_unread(tmp_path, monkeypatch):
+    # a broken compiler's output of gigabytes (here sparse) was read whole, using as much
+    # memory; past KILN_MAX_KERNEL_SO_BYTES it is refused, with its size
+    cc = script(tmp_path, "huge-cc", """\
+        out=""; prev=""
+        for a; do [ "$prev" = -o ] && out=$a; prev=$a; done
+        gcc "$@" || exit $?
+        truncate -s 3G "$out"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "exited with status 0 but its output is 3221225472 bytes, past the 256 MiB" in msg
 
 
 def test_a_working_compiler_that_rejects_kilns_code_is_kilns_bug(tmp_path, monkeypatch):
@@ -227,6 +255,36 @@ def test_a_killed_kiln_leaves_no_compiler_and_no_build_directory(tmp_path, sig):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+def test_a_build_removes_the_stale_build_directories_of_ended_processes(tmp_path):
+    # a worker that ended with os._exit (multiprocessing's fork workers) or SIGKILL leaves its
+    # kiln-PID-XXXXXX; a later build removes those of ended processes an hour old, and leaves
+    # a live process's, a recent one, and anything not kiln's
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = subprocess.Popen(["true"])
+    p.wait()
+    dead, live = p.pid, os.getpid()
+    old = time.time() - 2 * 3600
+    made = {}
+    for name in (f"kiln-{dead}-aaaaaa", f"kiln-{dead}-bbbbbb", f"kiln-{live}-cccccc",
+                 "kiln-aaaaaa", f"other-{dead}-dddddd"):
+        d = tmp / name
+        d.mkdir()
+        (d / "kernel.c").write_text("int x;\n")
+        made[name] = d
+    for name in (f"kiln-{dead}-aaaaaa", f"kiln-{live}-cccccc", "kiln-aaaaaa", f"other-{dead}-dddddd"):
+        os.utime(made[name], (old, old))
+    write_first_call(tmp_path, "kiln.CompileError as e", "e")
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"),
+               KILN_TIERS="0", TMPDIR=str(tmp))
+    out = subprocess.run([sys.executable, "k.py"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    left = sorted(d.name for d in tmp.iterdir())
+    assert left == sorted([f"kiln-{dead}-bbbbbb", f"kiln-{live}-cccccc", "kiln-aaaaaa",
+                           f"other-{dead}-dddddd"]), left
 
 
 def gone_quietly(pidfile):

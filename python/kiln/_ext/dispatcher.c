@@ -232,14 +232,22 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
         if (ext_stream_handle(self->k.st, stream, &handle) < 0) return NULL;
     }
     if (PyTuple_GET_SIZE(cfg) == 4) {
-        PyObject *s = PyTuple_GET_ITEM(cfg, 3);
-        if (!PyLong_Check(s)) {
-            PyErr_Format(PyExc_TypeError, "dynamic_shared_bytes must be an int, not %.100s",
-                         Py_TYPE(s)->tp_name);
+        PyObject *s0 = PyTuple_GET_ITEM(cfg, 3);
+        /* an int, or an integer that says so (numpy.int64: n * x.itemsize), never a float */
+        PyObject *s = PyLong_Check(s0) ? Py_NewRef(s0)
+                      : PyFloat_Check(s0) || !PyIndex_Check(s0) ? NULL : PyNumber_Index(s0);
+        if (!s) {
+            if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "dynamic_shared_bytes must be an int, not %.100s",
+                             Py_TYPE(s0)->tp_name);
+            }
             return NULL;
         }
         int overflow;
         shmem = PyLong_AsLongLongAndOverflow(s, &overflow);
+        Py_DECREF(s); /* the messages below name the value given */
+        s = s0;
         if (shmem == -1 && PyErr_Occurred()) return NULL;
         if (overflow < 0 || (!overflow && shmem < 0)) {
             PyErr_Format(PyExc_ValueError,

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "signals.h"
 
 int ext_errors_init(PyObject *m, ModState *st) {
     st->CompileError = PyErr_NewExceptionWithDoc(

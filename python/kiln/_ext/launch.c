@@ -303,6 +303,37 @@ static PyObject *compile_key(LauncherObject *self, const uint8_t *key, int len,
 }
 
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
+                               PyObject *kwnames);
+
+/* A launch given fewer arguments than the kernel has parameters: the missing last ones
+ * take the Python function's defaults, as Numba's dispatcher fills them (the kernel is
+ * then typed for the values given); otherwise the count is wrong. */
+__attribute__((cold, noinline)) static PyObject *launch_with_defaults(PyObject *selfobj,
+                                                                     PyObject *const *args,
+                                                                     Py_ssize_t n) {
+    LauncherObject *self = (LauncherObject *)selfobj;
+    Kernel *d = self->k;
+    PyObject *fn = n < d->nparams ? PyObject_GetAttrString(self->disp, "py_func") : NULL;
+    PyObject *defs = fn ? PyObject_GetAttrString(fn, "__defaults__") : NULL;
+    Py_XDECREF(fn);
+    PyErr_Clear();
+    Py_ssize_t nd = defs && PyTuple_Check(defs) ? PyTuple_GET_SIZE(defs) : 0;
+    if (n >= d->nparams || n + nd < d->nparams) {
+        Py_XDECREF(defs);
+        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given",
+                     d->kname, d->nparams, d->nparams == 1 ? "" : "s", n);
+        return NULL;
+    }
+    PyObject *full[KILN_MAX_PARAMS];
+    for (Py_ssize_t i = 0; i < n; i++) full[i] = args[i];
+    for (Py_ssize_t i = n; i < d->nparams; i++)
+        full[i] = PyTuple_GET_ITEM(defs, nd - (d->nparams - i));
+    PyObject *r = launcher_call(selfobj, full, (size_t)d->nparams, NULL);
+    Py_DECREF(defs);
+    return r;
+}
+
+static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames) {
     LauncherObject *self = (LauncherObject *)selfobj;
     Kernel *d = self->k;
@@ -312,11 +343,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         PyErr_Format(PyExc_TypeError, "kernel '%U' takes positional arguments only", d->kname);
         return NULL;
     }
-    if (n != d->nparams) {
-        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given",
-                     d->kname, d->nparams, d->nparams == 1 ? "" : "s", n);
-        return NULL;
-    }
+    if (n != d->nparams) return launch_with_defaults(selfobj, args, n);
     /* the one branch observation costs a launch that is not sampled (obs.h); ol is
      * set and read only when slow */
     bool slow = __builtin_expect(--st->obs_countdown <= 0, 0);

@@ -37,7 +37,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 ExtSignals ext_sig;
 
@@ -98,11 +100,52 @@ static void install(void) {
     sigaction(SIGINT, &sa, NULL);
 }
 
+__thread int ext_omp_team;
+
+/* How many threads an OpenMP team adds to the thread that starts it: OMP_NUM_THREADS's
+ * first number, else the processors online, less one. */
+static long team_size(void) {
+    const char *env = getenv("OMP_NUM_THREADS");
+    long n = env ? strtol(env, NULL, 10) : 0;
+    if (n <= 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 0 : n > KILN_OMP_PROBE_MAX ? KILN_OMP_PROBE_MAX - 1 : n - 1;
+}
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go;
+} TeamProbe;
+
+static void *probe_wait(void *p) {
+    TeamProbe *t = p;
+    pthread_mutex_lock(&t->mu);
+    while (!t->go) pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* Whether a team's threads can all exist at once now: made, then ended. */
+static bool team_can_start(void) {
+    long n = team_size();
+    pthread_t th[KILN_OMP_PROBE_MAX];
+    TeamProbe t = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    long made = 0;
+    while (made < n && pthread_create(&th[made], NULL, probe_wait, &t) == 0) made++;
+    pthread_mutex_lock(&t.mu);
+    t.go = 1;
+    pthread_cond_broadcast(&t.cv);
+    pthread_mutex_unlock(&t.mu);
+    for (long i = 0; i < made; i++) pthread_join(th[i], NULL);
+    return made == n;
+}
+
 static void after_fork_child(void) {
     /* the forking thread is the child's main thread (Python says so too) */
     ext_sig.main = pthread_self();
     if (__atomic_load_n(&ext_sig.omp_started, __ATOMIC_RELAXED)) ext_sig.omp_dead = 1;
     ext_sig.warned = 0;
+    ext_sig.team_warned = 0;
     ext_sig.launches = 0;
     __atomic_store_n(&ext_sig.sigint, 0, __ATOMIC_RELAXED); /* the parent's, not ours */
 }
@@ -146,6 +189,18 @@ int ext_launch_begin_slow(kiln_cpu_launch *L, int64_t threads, int64_t par_thres
             return -1;
     }
     if (threads < par_threshold / KILN_PAR_WEIGHT_MAX) return 0; /* never parallel */
+    if (!ext_sig.omp_dead && ext_omp_team == 0) ext_omp_team = team_can_start() ? 1 : -1;
+    if (!ext_sig.omp_dead && ext_omp_team < 0) {
+        L->par_threshold = KILN_PAR_NEVER;
+        if (ext_sig.team_warned || threads < par_threshold) return 0;
+        ext_sig.team_warned = 1;
+        return PyErr_WarnEx(warning,
+                            "kiln: this thread cannot start OpenMP's threads (the process is "
+                            "out of threads or address space: ulimit -u, ulimit -v); its "
+                            "kernels run on one thread (set OMP_NUM_THREADS lower, or raise "
+                            "the limit)",
+                            1);
+    }
     if (!ext_sig.omp_dead) {
         __atomic_store_n(&ext_sig.omp_started, 1, __ATOMIC_RELAXED);
         return 0;

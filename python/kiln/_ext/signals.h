@@ -11,23 +11,26 @@
 #include <pthread.h>
 
 #include "kiln.h"
+#include "state.h"
 
 /* How often a launch on the main thread checks that kiln's SIGINT handler is
  * still installed (signal.signal(SIGINT, f) replaces it): every this many
  * launches, a sigaction call (about 0.2 us) paid once per 256 launches. */
 enum { KILN_SIGINT_RECHECK = 256 };
 
-/* Process-wide by nature (signal dispositions and fork are the process's):
- * the one piece of global state of the extension, owned by signals.c. */
-typedef struct {
-    int sigint;          /* the stop word of main-thread launches: set by the handler */
-    int omp_started;     /* a launch large enough to start OpenMP's threads ran */
-    int omp_dead;        /* this process was forked after that: launches stay serial */
-    int warned;          /* the serial launches' PerformanceWarning was given */
-    unsigned launches;   /* main-thread launches, for KILN_SIGINT_RECHECK */
-    pthread_t main;      /* Python's main thread, the one that runs signal handlers */
-} ExtSignals;
-extern ExtSignals ext_sig;
+/* The most threads the OpenMP team probe (ext_omp_team) makes. */
+enum { KILN_OMP_PROBE_MAX = 256 };
+
+/* ExtSignals and ext_sig, the process-wide state signals.c owns: state.h (errors.c
+ * reads which thread is the main one). */
+
+/* Whether this thread's OpenMP team can start (0: not tried yet, 1: yes, -1: no).
+ * GCC's OpenMP runtime starts a team for each thread that enters a parallel region
+ * and ends the process (exit(1), one line on stderr) when it cannot create one of
+ * its threads (ulimit -u, a small RLIMIT_AS); the first large launch of a thread
+ * creates that many threads itself first, and if it cannot, this thread's kernels
+ * run on one thread, with one PerformanceWarning. */
+extern __thread int ext_omp_team;
 
 /* Once per process, at module init: notes the main thread, installs the
  * SIGINT handler (when SIGINT has a handler function: Python's), registers
@@ -59,7 +62,8 @@ static inline int ext_cpu_launch_begin(kiln_cpu_launch *L, int64_t par_threshold
             return ext_launch_begin_slow(L, threads, par_threshold, warning);
     }
     if (threads >= par_threshold / KILN_PAR_WEIGHT_MAX) {
-        if (ext_sig.omp_dead) return ext_launch_begin_slow(L, threads, par_threshold, warning);
+        if (ext_sig.omp_dead || ext_omp_team <= 0)
+            return ext_launch_begin_slow(L, threads, par_threshold, warning);
         if (!__atomic_load_n(&ext_sig.omp_started, __ATOMIC_RELAXED))
             __atomic_store_n(&ext_sig.omp_started, 1, __ATOMIC_RELAXED);
     }

@@ -45,6 +45,20 @@
 
 enum { EXT_MAX_DEVICES = 64 };
 
+/* Process-wide by nature (signal dispositions and fork are the process's): the one
+ * piece of global state of the extension, owned and written by signals.c (signals.h);
+ * errors.c reads `main` (only the main thread looks for Ctrl-C in a wait). */
+typedef struct {
+    int sigint;          /* the stop word of main-thread launches: set by the handler */
+    int omp_started;     /* a launch large enough to start OpenMP's threads ran */
+    int omp_dead;        /* this process was forked after that: launches stay serial */
+    int warned;          /* the serial launches' PerformanceWarning was given */
+    int team_warned;     /* the one for a thread whose OpenMP team cannot start */
+    unsigned launches;   /* main-thread launches, for KILN_SIGINT_RECHECK */
+    pthread_t main;      /* Python's main thread, the one that runs signal handlers */
+} ExtSignals;
+extern ExtSignals ext_sig;
+
 /* Diagnostics that arrive while the GIL is released, collected as text. */
 typedef struct {
     char *buf; /* PyMem_Raw-owned */
