@@ -349,6 +349,21 @@ static int mapped_array(ModState *st, PyObject *o, ForeignArray *fa) {
     return ok;
 }
 
+/* a->t in one 4-byte store (see ext_classify): GCC splits a struct assignment of bytes
+ * into byte stores, so the word is built in a register */
+static inline void set_t(Arg *a, uint8_t is_array, uint8_t dtype, uint8_t ndim, uint8_t layout) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t w = (uint32_t)is_array | (uint32_t)dtype << 8 | (uint32_t)ndim << 16 |
+                 (uint32_t)layout << 24;
+    _Static_assert(offsetof(kiln_argtype, is_array) == 0 && offsetof(kiln_argtype, dtype) == 1 &&
+                       offsetof(kiln_argtype, ndim) == 2 && offsetof(kiln_argtype, layout) == 3,
+                   "kiln_argtype's bytes");
+    memcpy(&a->t, &w, 4);
+#else
+    a->t = (kiln_argtype){is_array, dtype, ndim, layout};
+#endif
+}
+
 int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
                  void *stream) {
     a->has_view = false;
@@ -359,9 +374,10 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     a->has_foreign = false;
     a->tmp = 0;
     a->time = 0;
-    a->t.is_array = 0;
-    a->t.ndim = 0;
-    a->t.layout = 0;
+    /* a->t is written whole (one 4-byte store) on the common paths: the launch copies it
+     * into the type key with one 4-byte load, which waits for byte stores to retire
+     * (a store-forwarding stall per argument) but forwards from a word store */
+    set_t(a, 0, 0, 0, 0);
     /* device arrays first: a failed PyFloat_Check costs a subtype walk */
     if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
         DeviceArrayObject *d = (DeviceArrayObject *)o;
@@ -376,30 +392,29 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             a->device = d->device;
         }
         a->readonly = false;
-        a->t.is_array = 1;
-        a->t.dtype = d->dtype;
+        uint8_t dt = d->dtype;
         if (d->dtype >= KILN_RECORD0 && (a->time = ext_record_time(d->dtype - KILN_RECORD0)))
-            a->t.dtype = KILN_INT64; /* datetime64/timedelta64: its int64 counts */
-        a->t.ndim = (uint8_t)d->ndim;
+            dt = KILN_INT64; /* datetime64/timedelta64: its int64 counts */
         if (d->ndim == 0) { /* a 0-d array: its one element, read and written as a[()] */
-            a->t.layout = KILN_LAYOUT_C;
+            set_t(a, 1, dt, 0, KILN_LAYOUT_C);
             return 0;
         }
         memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
         if (d->layout) { /* computed when the array was made */
-            a->t.layout = d->layout;
+            set_t(a, 1, dt, (uint8_t)d->ndim, d->layout);
             memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
             return 0;
         }
+        set_t(a, 1, dt, (uint8_t)d->ndim, 0);
         return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
     }
     if (PyFloat_CheckExact(o)) {
-        a->t.dtype = KILN_FLOAT64;
+        set_t(a, 0, KILN_FLOAT64, 0, 0);
         a->v.f = PyFloat_AS_DOUBLE(o);
         return 0;
     }
     if (PyBool_Check(o)) {
-        a->t.dtype = KILN_BOOL;
+        set_t(a, 0, KILN_BOOL, 0, 0);
         a->v.i = o == Py_True;
         return 0;
     }
@@ -408,7 +423,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
         if (overflow == 0) {
             if (x == -1 && PyErr_Occurred()) return -1;
-            a->t.dtype = KILN_INT64;
+            set_t(a, 0, KILN_INT64, 0, 0);
             a->v.i = x;
             return 0;
         }
@@ -595,11 +610,10 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             }
             a->strides[k] = s / isz;
         }
-        a->t.is_array = 1;
-        a->t.ndim = (uint8_t)v->ndim;
         a->readonly = v->readonly != 0;
-        a->t.layout = (uint8_t)layout_of(v->ndim, a->shape, a->strides);
-        if (a->t.layout != 'A') contiguous_strides(a);
+        uint8_t lay = (uint8_t)layout_of(v->ndim, a->shape, a->strides);
+        set_t(a, 1, a->t.dtype, (uint8_t)v->ndim, lay);
+        if (lay != 'A') contiguous_strides(a);
         return 0;
     }
     if (st) {
