@@ -511,6 +511,21 @@ static const Type *attribute(Sema *S, Node *n);
 static const Type *tuple_slice(Sema *S, Node *n, const Type *bt);
 static const Type *tuple_concat(Sema *S, Node *n, const Type *lt, const Type *rt);
 
+/* Rewrites n, base["name"] with one string index, in place into the attribute base.name,
+ * which is what sema and emit know; false when the string has no text. */
+static bool subscript_to_attr(Sema *S, Node *n) {
+    Node *x = n->sub.idx.v[0];
+    const char *name = sema_string_text(S, x);
+    if (!name) return false;
+    Node *base = n->sub.base;
+    Span sp = x->sp;
+    n->kind = E_ATTR;
+    n->attr.base = base;
+    n->attr.attr = name;
+    n->attr.attr_sp = sp;
+    return true;
+}
+
 const Type *sema_subscript(Sema *S, Node *n, bool store) {
     Compiler *C = S->C;
     const Type *bt = sema_expr(S, n->sub.base);
@@ -523,14 +538,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
     if (bt->kind == TY_ARRAY && bt->elem->kind == TY_RECORD && ix->n == 1 &&
         ix->v[0]->kind == E_STR) {
         /* a["f"] of an array of records: the view of field f, as a.f (attribute) */
-        const char *name = sema_string_text(S, ix->v[0]);
-        if (name) {
-            Node *base = n->sub.base;
-            Span sp = ix->v[0]->sp;
-            n->kind = E_ATTR;
-            n->attr.base = base;
-            n->attr.attr = name;
-            n->attr.attr_sp = sp;
+        if (subscript_to_attr(S, n)) {
             const Type *t = sema_expr(S, n);
             if (store && !IS_ERR(t)) {
                 error_at(C, n->sp, "write the elements: a['f'][i] = v",
@@ -542,16 +550,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
     }
     if (bt->kind == TY_NS && bt->ns->by_name && !store && ix->n == 1 && ix->v[0]->kind == E_STR) {
         /* Color["red"]: the member by name, as Color.red */
-        const char *name = sema_string_text(S, ix->v[0]);
-        if (name) {
-            Node *base = n->sub.base;
-            Span sp = ix->v[0]->sp;
-            n->kind = E_ATTR;
-            n->attr.base = base;
-            n->attr.attr = name;
-            n->attr.attr_sp = sp;
-            return n->ty = attribute(S, n);
-        }
+        if (subscript_to_attr(S, n)) return n->ty = attribute(S, n);
     }
     if (ty_is_vector(bt)) {
         error_at(C, n->sp, "read the lanes as v.x, v.y, v.z and v.w",

@@ -193,19 +193,27 @@ def test_a_malformed_compiler_timeout_is_an_error(monkeypatch):
     assert "KILN_CC_TIMEOUT=soon is not a positive number of seconds" in msg
 
 
+def start_compiling(tmp_path, env, started):
+    """Runs k.py in a child until its compiler has touched `started` (a minute at most)."""
+    p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not started.exists() and time.time() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    if not started.exists():
+        p.kill()
+        pytest.fail(f"the compiler never started: {p.communicate()}")
+    return p
+
+
 def test_ctrl_c_stops_a_compiler_that_never_returns(tmp_path):
     started = tmp_path / "started"
     pidfile = tmp_path / "pid"
     cc = script(tmp_path, "hang-cc", f"echo $$ > {pidfile}\ntouch {started}\nexec sleep 1000\n")
     write_first_call(tmp_path, "KeyboardInterrupt", '"KeyboardInterrupt"')
     env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CACHE_DIR=str(tmp_path / "cache"))
-    p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = start_compiling(tmp_path, env, started)
     try:
-        deadline = time.time() + 60
-        while not started.exists() and time.time() < deadline and p.poll() is None:
-            time.sleep(0.02)
-        assert started.exists(), p.communicate()
         t0 = time.time()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=15)
@@ -236,13 +244,8 @@ def test_a_killed_kiln_leaves_no_compiler_and_no_build_directory(tmp_path, sig):
     tmp.mkdir()
     env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CC=cc, KILN_CACHE_DIR=str(tmp_path / "cache"),
                KILN_TIERS="0", TMPDIR=str(tmp))
-    p = subprocess.Popen([sys.executable, "k.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = start_compiling(tmp_path, env, started)
     try:
-        deadline = time.time() + 60
-        while not started.exists() and time.time() < deadline and p.poll() is None:
-            time.sleep(0.02)
-        assert started.exists(), p.communicate()
         assert [d.name[:5] for d in tmp.iterdir()] == ["kiln-"]
         p.send_signal(sig)
         p.communicate(timeout=15)
