@@ -21,7 +21,8 @@ _precompiling = None
 _VARIADIC = 0x04 | 0x08  # inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
 
 _JIT_OPTIONS = ("device", "fastmath", "debug", "lineinfo", "cache", "target", "max_registers",
-                "mode", "inline", "opt", "launch_bounds", "lto", "link", "shared_memory_carveout")
+                "mode", "inline", "forceinline", "opt", "launch_bounds", "lto", "link",
+                "shared_memory_carveout")
 _MODES = ("default", "reduce-overhead", "max-autotune")
 
 
@@ -132,7 +133,7 @@ class Dispatcher(_kiln.DispatcherBase):
 
     def __init__(self, py_func, signatures=(), device=False, fastmath=False, debug=False,
                  lineinfo=False, cache=True, target="auto", max_registers=None, mode="default",
-                 inline=None, opt=None, launch_bounds=None, lto=None, link=None,
+                 inline=None, forceinline=None, opt=None, launch_bounds=None, lto=None, link=None,
                  shared_memory_carveout=None):
         code = getattr(py_func, "__code__", None)
         if code is None:
@@ -159,6 +160,8 @@ class Dispatcher(_kiln.DispatcherBase):
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
+        if forceinline not in (None, True, False):
+            raise TypeError(f"kiln.jit: forceinline must be True or False, not {forceinline!r}")
         self._explicit_cpu = target == "cpu"
         if mode not in _MODES:
             raise ValueError(f"kiln.jit: mode must be one of {', '.join(map(repr, _MODES))}, "
@@ -850,7 +853,7 @@ def jit(func_or_sig=None, *args, **options):
       accepted and is the default for one kernel (its launch path is already C: recording
       pays off for steps of several launches, ``kiln.compile``).
 
-    ``inline``, ``opt`` and ``lto`` (Numba's) are accepted and change nothing: kiln compiles
+    ``inline``, ``forceinline``, ``opt`` and ``lto`` (Numba's) are accepted and change nothing: kiln compiles
     each kernel with everything it calls as one program, so what link-time optimisation
     would join is already joined (docs/language.md).  Unknown options are a TypeError."""
     bad = [k for k in options if k not in _JIT_OPTIONS]

@@ -247,7 +247,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         else
             g->other = arena_printf(&C->arena, "a '%s'", kv->name ? kv->name : "object");
         if (kv->exception) g->exception = arena_strdup(&C->arena, kv->exception);
-        g->ty = &ty_error;
+        /* a global None (alignment = None, DEBUG = None): the constant None */
+        g->ty = kv->name && strcmp(kv->name, "NoneType") == 0 ? &ty_none : &ty_error;
         break;
     }
     return g;
@@ -312,6 +313,10 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     case KILN_VAL_FUNCTION:
     case KILN_VAL_EXTERN: return g->ty;
     case KILN_VAL_OTHER:
+        if (g->ty->kind == TY_NONE) { /* read as the literal None */
+            n->kind = E_NONE;
+            return &ty_none;
+        }
         if (strcmp(what, "print") == 0) {
             error_at(C, n->sp, "write results to an array and print them on the host",
                      "print() is not supported in kernels");

@@ -286,3 +286,23 @@ def test_a_vectorize_function_pickles():
     again = pickle.loads(pickle.dumps(twice))
     assert again(np.arange(4)).tolist() == [0, 2, 4, 6]
     assert again(np.array([0.5])).tolist() == [1.0]
+
+
+def test_numbas_forceinline_is_accepted_and_checked():
+    # numba-cuda's jit(forceinline=...) (NVVM-level inlining): kiln compiles each kernel with
+    # everything it calls as one program, so it changes nothing; a non-bool is a TypeError
+    import numpy as np
+
+    @kiln.jit(device=True, forceinline=True)
+    def twice(x):
+        return 2 * x
+
+    @kiln.jit(forceinline=False)
+    def k(a):
+        a[0] = twice(a[0])
+
+    a = np.array([3.0])
+    k[1, 1](a)
+    assert a[0] == 6.0
+    with pytest.raises(TypeError, match="forceinline must be True or False"):
+        kiln.jit(forceinline="yes")(twice.py_func)
