@@ -42,6 +42,9 @@ def _code(dtype):
             raise TypeError(f"kiln device arrays of {dt} need a unit ({dt}[D], {dt}[ns]...)")
         code = 32 + _kiln.record_id(dt)
     else:
+        if not dt.isnative:  # its name is the native type's: the bytes would be misread
+            raise TypeError(f"kiln device arrays hold native byte order; {dt} is not: convert "
+                            f"with a.astype(a.dtype.newbyteorder('='))")
         code = dtype_code(dt.name)
     if code is None:
         raise TypeError(f"kiln device arrays do not support dtype {dt}")
@@ -270,10 +273,23 @@ class DeviceArray(_kiln.DeviceArrayBase):
         if isinstance(ary, DeviceArray) and ary._device != HOST:
             self._copy_from_device(ary, stream)
             return
-        if isinstance(ary, np.ndarray) and ary.dtype != self.dtype:
-            raise TypeError(f"copy_to_device: incompatible dtype: ary is {ary.dtype}, the array "
+        # any source with a dtype (a NumPy or host-backed device array, a buffer) keeps it:
+        # a conversion would truncate or wrap silently, as the GPU path never does
+        src_dt = ary.dtype if hasattr(ary, "dtype") else (
+            np.asarray(ary).dtype if isinstance(ary, memoryview) else None)
+        if src_dt is not None and src_dt != self.dtype:
+            raise TypeError(f"copy_to_device: incompatible dtype: ary is {src_dt}, the array "
                             f"{self.dtype} (convert it with ary.astype())")
-        src = np.asarray(ary, dtype=self.dtype)
+        if src_dt is None and not isinstance(ary, (list, tuple)) and not np.isscalar(ary):
+            raise TypeError(f"copy_to_device takes an array (NumPy, device, a buffer) or a "
+                            f"list, not {type(ary).__name__}")
+        src = np.asarray(ary)
+        if src_dt is None:  # a list: converted as NumPy does, only where no value changes
+            conv = src.astype(self.dtype)
+            if not (conv == src).all():
+                raise TypeError(f"copy_to_device: the list's values ({src.dtype}) do not fit "
+                                f"the array's dtype {self.dtype} unchanged")
+            src = conv
         if src.shape != self.shape:
             raise ValueError(f"copy_to_device: ary has shape {src.shape}, the array {self.shape}")
         if self.is_c_contiguous():
@@ -363,8 +379,13 @@ class DeviceArray(_kiln.DeviceArrayBase):
             if s != -1:
                 size *= s
         if unknown:
+            if len(unknown) > 1:
+                raise ValueError("can only specify one unknown dimension")
+            if size == 0 or self.size % size:  # NumPy's: no extent makes the size
+                raise ValueError(f"cannot reshape an array of size {self.size} into shape "
+                                 f"{tuple(shape)}")
             shape = list(shape)
-            shape[unknown[0]] = self.size // size if size else 0
+            shape[unknown[0]] = self.size // size
             shape = tuple(shape)
             size = self.size
         if size != self.size:
@@ -596,6 +617,8 @@ def to_device(obj, stream=0, copy=True, to=None):
         return obj
     np = _np()
     a = np.asarray(obj)
+    if a.dtype.fields is None and not a.dtype.isnative:  # the values, in native order
+        a = a.astype(a.dtype.newbyteorder("="))
     if not (a.flags.c_contiguous or a.flags.f_contiguous):
         a = np.ascontiguousarray(a)
     order = "C" if a.flags.c_contiguous else "F"
@@ -706,7 +729,14 @@ def per_thread_default_stream():
 def external_stream(ptr):
     """A kiln.Stream for a CUstream another library made (Numba's cuda.external_stream); kiln
     does not destroy it, so it must outlive the object."""
-    return _kiln.stream_of(_device(), int(ptr))
+    import operator
+
+    try:
+        ptr = operator.index(ptr)  # an int: 1.5 or "1" is no stream's handle
+    except TypeError:
+        raise TypeError(f"external_stream takes a CUstream handle (an int), not "
+                        f"{type(ptr).__name__}") from None
+    return _kiln.stream_of(_device(), ptr)
 
 
 # ---- events, page-locked memory, devices (Numba's names) -----------------------------------
@@ -734,6 +764,9 @@ def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
     dt = np.dtype(dtype if dtype is not None else np.float64)
+    if dt.hasobject:  # a buffer of uninitialised bytes would hold garbage object pointers
+        raise TypeError(f"kiln page-locked arrays do not support dtype {dt}: it holds Python "
+                        f"objects")
     if strides is not None:
         strides = tuple(int(s) for s in strides)
         nbytes = _strides_span(shape, strides, dt.itemsize)

@@ -8,6 +8,7 @@ which hands the work to kiln._compile (imported then, not at ``import kiln``).
 
 import copyreg
 import hashlib
+import operator
 import os
 
 from . import _autotune, _kiln, _source
@@ -444,10 +445,13 @@ class Dispatcher(_kiln.DispatcherBase):
         """The kernel configured to run ``ntasks`` threads (Numba's ``forall``):
         ``k.forall(n)(*args)`` launches ceil(n / tpb) blocks of ``tpb`` threads (default
         FORALL_BLOCK); no tasks launch nothing."""
-        if not isinstance(ntasks, int) or isinstance(ntasks, bool):
-            raise TypeError(f"forall takes a task count (an int), not {type(ntasks).__name__}")
+        ntasks = _forall_int("forall takes a task count (an int)", ntasks)
+        tpb = _forall_int("forall's tpb (threads per block) is an int", tpb)
         if ntasks < 0:
             raise ValueError(f"Can't create ForAll with negative task count: {ntasks}")
+        if tpb < 0 or tpb > 1024:
+            raise ValueError(f"forall's tpb is the threads per block, 1 to 1024 (0: kiln's "
+                             f"choice), not {tpb}")
         if ntasks == 0:
             return _no_launch
         if not tpb and ntasks > FORALL_BLOCK and (_autotune.active() or (
@@ -553,6 +557,16 @@ def _reduce_launcher(launcher):
 
 # k[g, b] pickles as its kernel and configuration (Numba's configured launches do)
 copyreg.pickle(_kiln.Launcher, _reduce_launcher)
+
+
+def _forall_int(what, v):
+    """An int argument of forall (a NumPy integer too, not a bool or a float)."""
+    if isinstance(v, bool):
+        raise TypeError(f"{what}, not bool")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what}, not {type(v).__name__}") from None
 
 
 def _enum_value(a):

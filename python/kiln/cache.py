@@ -100,7 +100,9 @@ def import_(file, trust_unsigned=False):
     (``KILN_BUNDLE_KEY`` or ``KILN_BUNDLE_KEY_FILE``), a bundle that is not signed,
     or whose signature does not match, raises CacheError, unless ``trust_unsigned``
     (then a CacheWarning says so).  Only regular files are read."""
-    return _kiln.cache_import(os.fspath(file), bool(trust_unsigned))
+    if not isinstance(trust_unsigned, bool):  # "false" from a config file is truthy
+        raise TypeError(f"trust_unsigned must be True or False, not {trust_unsigned!r}")
+    return _kiln.cache_import(os.fspath(file), trust_unsigned)
 
 
 def _reopen():

@@ -17,6 +17,7 @@ Floats: uniform in [0, 1) from the top 53 (float64) or 24 (float32) bits of a dr
 by Box-Muller from two uniform draws.
 """
 import math
+import operator
 
 import numpy as np
 
@@ -110,27 +111,46 @@ def _splitmix64(x):
 
 @jit(target="cpu")
 def _init_states(states, seed, subsequence_start):
-    # one thread: each state is one jump after the previous, so the work is sequential
+    # one thread: each state is one jump after the previous, so the work is sequential;
+    # while loops, which look for Ctrl-C at each turn (a huge subsequence_start takes long)
     n = states.shape[0]
     if n == 0:
         return
     z = _splitmix64(seed)
     states[0].s0 = z
     states[0].s1 = z
-    for _ in range(subsequence_start):
+    j = np.uint64(0)
+    while j < subsequence_start:
         xoroshiro128p_jump(states, 0)
-    for i in range(1, n):
+        j += np.uint64(1)
+    i = 1
+    while i < n:
         states[i] = states[i - 1]
         xoroshiro128p_jump(states, i)
+        i += 1
 
 
 def _host_states(n, seed, subsequence_start):
-    if subsequence_start < 0:
-        raise ValueError("subsequence_start is a count of jumps, at least 0")
+    subsequence_start = _count("subsequence_start", subsequence_start)
+    seed = _count("seed", seed, signed=True)
+    if subsequence_start >= 1 << 64:  # a jump is 2**64 draws of a 2**128 period
+        raise ValueError(f"subsequence_start is {subsequence_start}; a generator has 2**64 "
+                         f"subsequences (jumps), so it must be below 2**64")
     states = np.empty(n, dtype=xoroshiro128p_dtype)
     _init_states[1, 1](states, np.uint64(int(seed) & 0xFFFFFFFFFFFFFFFF),
                        np.uint64(subsequence_start))
     return states
+
+
+def _count(what, v, signed=False):
+    """An integer argument (a Python or NumPy int, not a float or a string)."""
+    try:
+        v = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not {type(v).__name__}") from None
+    if v < 0 and not signed:
+        raise ValueError(f"{what} is a count, at least 0; got {v}")
+    return v
 
 
 def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
@@ -152,9 +172,7 @@ def create_xoroshiro128p_states(n, seed, subsequence_start=0, stream=0):
     take without a copy (and which has ``copy_to_host``, as Numba's device arrays do)."""
     from . import _kiln
 
-    n = int(n)
-    if n < 0:
-        raise ValueError("n is a count of states, at least 0")
+    n = _count("n", n)
     host = _host_states(n, seed, subsequence_start)
     if _gpu_usable() and not _cuda.on_host():
         return _cuda.to_device(host, stream=stream)

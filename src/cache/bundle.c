@@ -161,6 +161,20 @@ static const char *file_type(mode_t m) {
     return "not a regular file";
 }
 
+/* Whether path is the cache's database file or its -wal or -shm (the same file by
+ * device and inode, whatever the path's spelling). */
+static bool exists_as_db(kiln_cache *c, const char *path) {
+    struct stat p, d;
+    if (!c->path || stat(path, &p) != 0) return false;
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < COUNTOF(suffix); i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s%s", c->path, suffix[i]);
+        if (stat(f, &d) == 0 && d.st_dev == p.st_dev && d.st_ino == p.st_ino) return true;
+    }
+    return false;
+}
+
 int64_t kiln_cache_export_bundle(kiln_cache *c, const char *path, const char *const *targets,
                                  int ntargets, int *is_signed) {
     if (is_signed) *is_signed = 0;
@@ -171,6 +185,12 @@ int64_t kiln_cache_export_bundle(kiln_cache *c, const char *path, const char *co
         diag_plain(c->ctx, KILN_ERROR, "give the path of a new or regular file",
                    "%s is %s; kiln writes bundles only to regular files", path,
                    file_type(st.st_mode));
+        return -1;
+    }
+    if (exists_as_db(c, path)) {
+        diag_plain(c->ctx, KILN_ERROR, "give the path of another file",
+                   "%s is kiln's cache database (or its journal); a bundle written over it "
+                   "would replace the cache", path);
         return -1;
     }
     char *key;

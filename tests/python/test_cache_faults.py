@@ -339,6 +339,33 @@ def test_export_refuses_paths_that_are_not_regular_files(tmp_path):
         sock.close()
 
 
+def test_export_refuses_the_cache_database_itself(tmp_path):
+    # a bundle renamed over the live kiln.db (or its -wal) replaced the cache: the next
+    # process found it empty (hunt14 4)
+    cache = tmp_path / "cache"
+    write_kernels(tmp_path)
+    run(tmp_path, cache)
+    for path in (cache / "kiln.db", cache / "." / "kiln.db"):
+        p = kiln_cli(cache, "cache", "export", str(path), check=False)
+        assert p.returncode == 1 and "is kiln's cache database" in p.stderr, p.stderr
+    code = ("import kiln.cache as c\ntry:\n    c.export(c.path(), targets=['cuda'])\n"
+            "except kiln.CacheError as e:\n    print('refused', e)\n")
+    code = code.replace("kiln.CacheError", "Exception")
+    out = subprocess.run([sys.executable, "-c", code], env=env_for(cache), capture_output=True,
+                         text=True, timeout=60)
+    assert "refused" in out.stdout and "cache database" in out.stdout, (out.stdout, out.stderr)
+    assert len(rows(cache)) == 1
+
+
+def test_trust_unsigned_takes_only_a_bool(tmp_path):
+    # "false" read from a config file is a truthy string: it imported an unsigned bundle
+    # past a bundle key (hunt14 5)
+    import kiln.cache
+    for v in ("false", "no", 0, None):
+        with pytest.raises(TypeError, match="trust_unsigned must be True or False"):
+            kiln.cache.import_(tmp_path / "b.kiln", trust_unsigned=v)
+
+
 # ---- 2. fork while another thread is inside the cache ------------------------------------
 
 FORK_STORM = '''

@@ -209,3 +209,19 @@ def test_a_cuda_driver_asked_for_by_target_cuda_names_the_path():
             print(e)
     """, KILN_CUDA_DRIVER="/nonexistent/libkiln-driver.so")
     assert "KILN_CUDA_DRIVER=/nonexistent/libkiln-driver.so cannot be loaded" in p.stdout, p.stdout
+
+
+def test_forall_counts_and_stream_handles_name_what_is_wrong():
+    # hunt14 10: np.int64 task counts were refused; a bad tpb was reported as a griddim the
+    # user never wrote; a negative or 2**64 stream gave a bare OverflowError
+    a = np.zeros(10)
+    store.forall(np.int64(1))(a, np.float64(1.0))
+    with pytest.raises(ValueError, match="forall's tpb is the threads per block"):
+        store.forall(4, tpb=-1)
+    with pytest.raises(TypeError, match="forall's tpb .* is an int, not float"):
+        store.forall(4, tpb=3.5)
+    with pytest.raises(TypeError, match="task count .* not bool"):
+        store.forall(True)
+    for st in (-1, 2**64):
+        with pytest.raises(OverflowError, match="stream's CUstream handle is an int"):
+            store[1, 4, st](a, np.float64(1.0))

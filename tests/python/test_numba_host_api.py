@@ -387,3 +387,64 @@ def test_pre_launch_callbacks_run_before_each_launch_of_their_configuration():
                                                   "pre-launch callbacks"):
         pickle.dumps(cfg)
     assert pickle.loads(pickle.dumps(fresh)).config == fresh.config
+
+
+def test_host_api_refuses_what_would_crash_or_change_values(monkeypatch):
+    monkeypatch.setenv("KILN_TARGET", "cpu")  # host-backed device arrays here
+    # hunt14: object dtypes in page-locked memory held garbage pointers (a segfault at the
+    # first store); a big-endian array's bytes were read as native; copy_to_device from a
+    # float device array truncated into int32; reshape(0, -1) hid the data
+    for make in (lambda: kiln.pinned_array(3, dtype=object),
+                 lambda: kiln.mapped_array(3, dtype=[("a", "i4"), ("o", "O")]),
+                 lambda: kiln.pinned_array_like(np.array([None] * 3))):
+        with pytest.raises(TypeError, match="holds Python objects"):
+            make()
+    d = kiln.to_device(np.arange(3, dtype=">f8"))
+    assert d.dtype == np.float64 and d.copy_to_host().tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="native byte order"):
+        kiln.device_array(3, dtype=">i4")
+    t = kiln.to_device(np.arange(4, dtype=np.int32))
+    for src in (kiln.to_device(np.array([1.7, 2.7, -3.9, 1e20])), memoryview(np.arange(4.0)),
+                [1.5, 2.5, 3.5, 4.5]):
+        with pytest.raises(TypeError, match="incompatible dtype|do not fit"):
+            t.copy_to_device(src)
+    t.copy_to_device([4, 3, 2, 1])  # a list whose values the dtype holds
+    assert t.copy_to_host().tolist() == [4, 3, 2, 1]
+    a = kiln.to_device(np.arange(12.0))
+    with pytest.raises(ValueError, match="cannot reshape an array of size 12"):
+        a.reshape(0, -1)
+    with pytest.raises(ValueError, match="one unknown dimension"):
+        a.reshape(-1, -1)
+    assert a.reshape(3, -1).shape == (3, 4)
+
+
+def test_a_gpu_array_under_kiln_target_cpu_does_not_advise_setting_it(monkeypatch):
+    # hunt14 8: the advice was to set KILN_TARGET=cpu, which was set
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+
+    class Fake:
+        __cuda_array_interface__ = {"shape": (4,), "typestr": "<f4", "data": (0x1000, False),
+                                    "version": 3}
+
+    @kiln.jit
+    def k(a):
+        a[0] = 1
+
+    if kiln._kiln.cuda_available()[0]:
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(kiln.CudaError) as e:
+        k[1, 1](Fake())
+    assert "set KILN_TARGET=cpu" not in str(e.value) and "copy GPU arrays to the host" in str(e.value)
+
+
+def test_external_stream_handles_are_checked_not_wrapped(monkeypatch):
+    # hunt14 9: 2**64 was taken modulo 2**64 (the legacy default stream), 1.5 as 1
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    assert kiln.external_stream(12345).handle == 12345
+    assert kiln.external_stream(np.uint64(7)).handle == 7
+    for v in (2**64, 2**64 + 5, -1):
+        with pytest.raises(OverflowError, match="from 0 to 2\\*\\*64-1"):
+            kiln.external_stream(v)
+    for v in (1.5, None, "1"):
+        with pytest.raises(TypeError, match="external_stream takes a CUstream handle"):
+            kiln.external_stream(v)

@@ -223,3 +223,40 @@ print(out.copy_to_host().tobytes().hex())
         assert r.returncode == 0, r.stderr
         runs.append(r.stdout.strip())
     assert runs[0] == runs[1] and len(runs[0]) == 16 * 16
+
+
+def test_states_arguments_are_counts_and_a_long_seeding_stops_at_ctrl_c(monkeypatch):
+    # hunt14 3: subsequence_start=2**62 jumped for hours with Ctrl-C ignored; floats were
+    # truncated into counts
+    import os
+    import signal
+    import subprocess
+    import sys
+    import kiln.random as kr
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    with pytest.raises(ValueError, match="must be below 2\\*\\*64"):
+        kr.create_xoroshiro128p_states(4, 1, subsequence_start=2**64)
+    for bad in ((2.7, 1), (4, 1.9), ("4", 1)):
+        with pytest.raises(TypeError, match="must be an int"):
+            kr.create_xoroshiro128p_states(*bad)
+    with pytest.raises(ValueError, match="at least 0"):
+        kr.create_xoroshiro128p_states(4, 1, subsequence_start=-1)
+    code = ("import time, kiln.random as r\nr.create_xoroshiro128p_states(2, 1, 3)\n"
+            "print('ready', flush=True)\nt = time.time()\n"
+            "try:\n    r.create_xoroshiro128p_states(4, 1, subsequence_start=2**62)\n"
+            "except KeyboardInterrupt:\n    print('stopped after', time.time() - t)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, KILN_TARGET="cpu",
+               PYTHONPATH=os.environ.get("KILN_TEST_PYDIR") or os.path.join(root, "python"))
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        import time
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert "stopped after" in out, (out, err)

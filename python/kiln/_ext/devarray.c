@@ -387,13 +387,29 @@ static PyObject *f_device_view(PyObject *m, PyObject *args) {
                                         b->device, b->owner);
 }
 
+/* PyArg "O&" converter: an address or handle, an integer in 0..2**64-1 ("K" takes any
+ * int modulo 2**64: 2**64 was the default stream) */
+static int u64_arg(PyObject *o, void *out) {
+    PyObject *i = PyNumber_Index(o);
+    if (!i) return 0;
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    Py_DECREF(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError, "an address or handle is an int from 0 to 2**64-1, "
+                     "not %R", o);
+        return 0;
+    }
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
 /* wrap(ptr, shape, strides, dtype_code, device, owner): a DeviceArray over foreign memory */
 static PyObject *f_wrap(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     unsigned long long ptr;
     PyObject *shape, *strides, *owner;
     int code, device;
-    if (!PyArg_ParseTuple(args, "KOOiiO", &ptr, &shape, &strides, &code, &device, &owner))
+    if (!PyArg_ParseTuple(args, "O&OOiiO", u64_arg, &ptr, &shape, &strides, &code, &device, &owner))
         return NULL;
     int64_t sh[KILN_MAX_NDIM], str[KILN_MAX_NDIM];
     int nd;
@@ -515,7 +531,7 @@ static PyObject *f_memset(PyObject *m, PyObject *args) {
     unsigned long long ptr;
     long long n;
     PyObject *stream;
-    if (!PyArg_ParseTuple(args, "iKiLO", &device, &ptr, &byte, &n, &stream)) return NULL;
+    if (!PyArg_ParseTuple(args, "iO&iLO", &device, u64_arg, &ptr, &byte, &n, &stream)) return NULL;
     if (n < 0) {
         PyErr_SetString(PyExc_ValueError, "negative size");
         return NULL;
@@ -573,7 +589,7 @@ static PyObject *f_default_stream(PyObject *m, PyObject *args) {
 static PyObject *f_stream_of(PyObject *m, PyObject *args) {
     int device;
     unsigned long long h;
-    if (!PyArg_ParseTuple(args, "iK", &device, &h)) return NULL;
+    if (!PyArg_ParseTuple(args, "iO&", &device, u64_arg, &h)) return NULL;
     return make_stream(ext_state(m), device, false, (void *)(uintptr_t)h);
 }
 

@@ -227,8 +227,7 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     void *handle = NULL;
     if (PyTuple_GET_SIZE(cfg) >= 3) {
         stream = PyTuple_GET_ITEM(cfg, 2);
-        if (PyLong_Check(stream) && PyLong_AsLongLong(stream) == 0) stream = Py_None;
-        if (PyErr_Occurred()) return NULL;
+        if (PyLong_Check(stream) && PyObject_Not(stream) == 1) stream = Py_None; /* 0 */
         if (ext_stream_handle(self->k.st, stream, &handle) < 0) return NULL;
     }
     if (PyTuple_GET_SIZE(cfg) == 4) {

@@ -44,10 +44,19 @@ kiln_cuda *ext_cuda(ModState *st) {
     }
     /* the device API on host memory is a choice the user makes, never a silent
      * fallback (a program that meant the GPU should hear that it has none) */
-    PyErr_Format(st->CudaError,
-                 "no CUDA GPU can be used: %s; set KILN_TARGET=cpu to run kernels and kiln's "
-                 "device API (to_device, device_array, streams, events) on the CPU, in host memory",
-                 st->cuda_why ? st->cuda_why : "unknown reason");
+    const char *target = getenv("KILN_TARGET");
+    if (target && strcmp(target, "cpu") == 0) /* what it would advise is done: GPU memory was met */
+        PyErr_Format(st->CudaError,
+                     "this needs a CUDA GPU (a GPU array, or GPU memory asked for), and none can "
+                     "be used: %s; with KILN_TARGET=cpu, kiln's device arrays are in host memory "
+                     "(docs/cpu-device-api.md): copy GPU arrays to the host first",
+                     st->cuda_why ? st->cuda_why : "unknown reason");
+    else
+        PyErr_Format(st->CudaError,
+                     "no CUDA GPU can be used: %s; set KILN_TARGET=cpu to run kernels and kiln's "
+                     "device API (to_device, device_array, streams, events) on the CPU, in host "
+                     "memory",
+                     st->cuda_why ? st->cuda_why : "unknown reason");
     return NULL;
 }
 

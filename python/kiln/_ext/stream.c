@@ -134,8 +134,13 @@ int ext_stream_handle(ModState *st, PyObject *obj, void **handle) {
         return -1;
     }
     unsigned long long h = PyLong_AsUnsignedLongLong(v);
+    if (h == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Format(PyExc_OverflowError, "a stream's CUstream handle is an int from 0 to "
+                     "2**64-1, not %R", v);
+        Py_DECREF(v);
+        return -1;
+    }
     Py_DECREF(v);
-    if (PyErr_Occurred()) return -1;
     *handle = (void *)(uintptr_t)h;
     return 0;
 }
