@@ -758,7 +758,12 @@ def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
     np = _np()
     if isinstance(shape, int):
         shape = (shape,)
-    shape = tuple(int(s) for s in shape)
+    import operator
+
+    try:  # 2.5 or '3' is no extent (int() took them)
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"pinned_array's shape holds ints, not {shape!r}") from None
     if any(s < 0 for s in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
     if order not in ("C", "F"):
@@ -1121,6 +1126,9 @@ def _stream_add_callback(self, callback, arg=None):
     """Numba's ``Stream.add_callback``: ``callback(stream, status, arg)`` once the work
     queued on the stream so far has finished (status 0, or 1 when it failed), called from a
     thread of its own, as the driver's thread calls Numba's."""
+    if not callable(callback):  # said here, not later from the callback's thread
+        raise TypeError(f"add_callback takes a callable (stream, status, arg), not "
+                        f"{type(callback).__name__}")
     import threading
 
     def wait_then_call():

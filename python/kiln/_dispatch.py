@@ -31,6 +31,14 @@ _MODES = ("default", "reduce-overhead", "max-autotune")
 _FASTMATH_FLAGS = frozenset({"fast", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc"})
 
 
+def _np_bool():
+    """numpy.bool_ (a flag read from an array), without importing NumPy for it."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np.bool_ if np is not None else bool
+
+
 def _fastmath(v):
     """fastmath=: a bool, or Numba's set (or dict) of LLVM flags, which turns kiln's one
     fast-math level on when not empty; anything else is Numba's ValueError."""
@@ -149,6 +157,16 @@ class Dispatcher(_kiln.DispatcherBase):
         self.__wrapped__ = py_func
         if max_registers is not None and (not isinstance(max_registers, int) or max_registers <= 0):
             raise ValueError("max_registers must be a positive int")
+        if max_registers is not None and max_registers > 255:  # a thread has at most 255
+            raise ValueError(f"max_registers must be at most 255, not {max_registers}")
+        for name, v in (("debug", debug), ("lineinfo", lineinfo), ("cache", cache)):
+            if v is not None and not isinstance(v, (bool, _np_bool())):  # 'yes' is truthy
+                raise TypeError(f"kiln.jit: {name} must be True or False, not {v!r}")
+        if inline not in (None, True, False, "always", "never"):
+            raise TypeError(f"kiln.jit: inline must be True, False, 'always' or 'never', not "
+                            f"{inline!r}")
+        if opt is not None and (isinstance(opt, float) or opt not in (True, False, 0, 1, 2, 3)):
+            raise TypeError(f"kiln.jit: opt must be True, False or a level 0 to 3, not {opt!r}")
         self.options = {
             "fastmath": _fastmath(fastmath), "debug": bool(debug), "lineinfo": bool(lineinfo),
             "cache": bool(cache), "target": _check_target(target),

@@ -158,6 +158,9 @@ def init_xoroshiro128p_states(states, seed, subsequence_start=0, stream=0):
     ``create_xoroshiro128p_states`` does."""
     if np.dtype(states.dtype) != xoroshiro128p_dtype:
         raise TypeError(f"states must have dtype xoroshiro128p_dtype, not {states.dtype}")
+    if len(states.shape) != 1:  # a 2-d array got one row's states broadcast to every row
+        raise ValueError(f"states must be a 1-d array of generator states, not of shape "
+                         f"{tuple(states.shape)}")
     host = _host_states(states.shape[0], seed, subsequence_start)
     if isinstance(states, np.ndarray):
         states[...] = host

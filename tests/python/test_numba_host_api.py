@@ -448,3 +448,25 @@ def test_external_stream_handles_are_checked_not_wrapped(monkeypatch):
     for v in (1.5, None, "1"):
         with pytest.raises(TypeError, match="external_stream takes a CUstream handle"):
             kiln.external_stream(v)
+
+
+def test_small_host_api_arguments_are_checked_where_given(monkeypatch):
+    # hunt14's smaller items: a non-callable callback failed later on kiln's thread; 2.5 and
+    # '3' were taken as extents; a 2-d states array got one row's states on every row
+    import kiln.random as kr
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    s = kiln.stream()
+    with pytest.raises(TypeError, match="add_callback takes a callable"):
+        s.add_callback(5)
+    for shape in ((2.5,), ("3",)):
+        with pytest.raises(TypeError, match="shape holds ints"):
+            kiln.pinned_array(shape)
+    assert kiln.pinned_array((np.int64(3),)).shape == (3,)
+    with pytest.raises(ValueError, match="1-d array of generator states"):
+        kr.init_xoroshiro128p_states(np.zeros((3, 3), kr.xoroshiro128p_dtype), 1)
+    for bad in (dict(debug="yes"), dict(cache="yes"), dict(opt=5), dict(inline="x"),
+                dict(lineinfo=[1])):
+        with pytest.raises(TypeError, match="kiln.jit: "):
+            kiln.jit(**bad)(lambda a: None)
+    with pytest.raises(ValueError, match="at most 255"):
+        kiln.jit(max_registers=2**40)(lambda a: None)
