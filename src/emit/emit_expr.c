@@ -341,11 +341,14 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
         const char *wt = sgn ? "i64" : "u64";
         const char *fn = nn ? arena_printf(&E->C->arena, "kiln_%s_nn", what)
                             : arena_printf(&E->C->arena, "kiln_%s_%s", what, wt);
-        P("((%s)%s(", ct, fn);
-        emit_expr_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        /* each operand in the operation's type first (a Python int of a value kiln
+         * cannot know becomes that type, as NEP 50 says), then widened for the helper */
+        P("((%s)%s((%s)", ct, fn, wt);
+        emit_expr_as(E, l, t);
         PS(", ");
         if (E->debug) P("kiln_zchk_%s(E_, %d, ", wt, emit_loc(E, at->sp));
-        emit_expr_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        P("(%s)", wt);
+        emit_expr_as(E, r, t);
         PS(E->debug ? ")))" : "))");
         return;
     }
@@ -416,10 +419,12 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
             }
             return;
         }
-        P("((%s)kiln_%s_%s(", ct, op == B_LSHIFT ? "shl" : "shr", sgn ? "i64" : "u64");
-        emit_expr_as(E, l, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
-        PS(", ");
-        emit_expr_as(E, r, sgn ? ty_scalar(KILN_INT64) : ty_scalar(KILN_UINT64));
+        /* the operands in the operation's type first, then widened (as // and % above) */
+        P("((%s)kiln_%s_%s((%s)", ct, op == B_LSHIFT ? "shl" : "shr", sgn ? "i64" : "u64",
+          sgn ? "i64" : "u64");
+        emit_expr_as(E, l, t);
+        P(", (%s)", sgn ? "i64" : "u64");
+        emit_expr_as(E, r, t);
         P(", %d))", bits);
         return;
     }

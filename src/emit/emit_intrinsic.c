@@ -214,6 +214,24 @@ void emit_call_intrinsic(Emit *E, Node *n) {
     intrinsic_text(E, n);
 }
 
+/* The integer of a float that rounding already made whole (fn: "floor", "trunc", "rint",
+ * or NULL for int()'s truncation), into type ct.  On the CPU through kiln_f2i64, whose
+ * value for NaN and floats past int64 is x86's (INT64_MIN) on both tiers: gcc otherwise
+ * folds (double)(long)x into trunc(x), keeping NaN or -0.0 in what is typed an integer,
+ * where tier 0 gives INT64_MIN and 0.  On the GPU `+ 0` makes -0.0 read back as +0.0. */
+static void float_to_int(Emit *E, const char *fn, const Type *ft, Node *x, const char *ct) {
+    if (!E->cuda) {
+        P("((%s)kiln_f2i64((f64)", ct);
+        if (fn) emit_math_call(E, fn, ft, &x, 1);
+        else emit_expr_as(E, x, ft);
+        PS("))");
+        return;
+    }
+    P("((%s)(", ct);
+    emit_math_call(E, fn ? fn : "trunc", ft, &x, 1);
+    PS(" + 0))");
+}
+
 static void intrinsic_text(Emit *E, Node *n) {
     const Intrinsic *in = n->intr;
     Node **a = n->call.bound.v;
@@ -510,11 +528,13 @@ static void intrinsic_text(Emit *E, Node *n) {
             emit_math_call(E, f[in->sub], ot, a, 1);
             return;
         }
-        /* the int64 of -0.0 is 0, read back as +0.0: `+ 0` says so, since GCC folds
-         * (double)(long)trunc(x) into trunc(x) under -fno-trapping-math, sign and all */
-        P("((%s)(", emit_ctype(E, n->ty));
-        emit_math_call(E, f[in->sub], ot, a, 1);
-        PS(emit_is_f16(ot) ? "))" : " + 0))");
+        if (emit_is_f16(ot)) {
+            P("((%s)", emit_ctype(E, n->ty));
+            emit_math_call(E, f[in->sub], ot, a, 1);
+            PS(")");
+            return;
+        }
+        float_to_int(E, f[in->sub], ot, a[0], emit_ctype(E, n->ty));
         return;
     }
     case IK_PRED: {
@@ -579,9 +599,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         }
         if (in->kind == IK_INT && a[0]->ty->kind == TY_FLOAT && !emit_is_f16(a[0]->ty) &&
             ty_is_int(n->ty)) { /* int(-0.25) is 0: as math.trunc above */
-            P("((%s)(", emit_ctype(E, n->ty));
-            emit_math_call(E, "trunc", a[0]->ty, a, 1);
-            PS(" + 0))");
+            float_to_int(E, NULL, a[0]->ty, a[0], emit_ctype(E, n->ty));
             return;
         }
         P("((%s)", emit_ctype(E, n->ty));
@@ -594,7 +612,9 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     case IK_ROUND:
         if (ot->kind == TY_FLOAT) {
-            if (!a[1]) {
+            if (!a[1] && !emit_is_f16(ot) && ty_is_int(n->ty)) {
+                float_to_int(E, "rint", ot, a[0], emit_ctype(E, n->ty));
+            } else if (!a[1]) {
                 P("((%s)rint%s(", emit_ctype(E, n->ty), emit_fsuffix(ot));
                 emit_expr_as(E, a[0], ot);
                 PS("))");

@@ -200,6 +200,13 @@ typedef struct kiln_blk kiln_blk;
  * NumPy's astype does on the CPU (C leaves it undefined, and gcc's and tier 0's code
  * would differ). */
 KILN_FN u64 kiln_f2u64(f64 x) { return x < 0 ? (u64)(i64)x : (u64)x; }
+/* A float's int64 value (int(), math.floor...): x86's INT64_MIN for NaN and values past
+ * int64 whatever the compiler folds, so gcc's code and tier 0's agree (emit_intrinsic.c) */
+KILN_FN i64 kiln_f2i64(f64 x) {
+    /* trunc(x) + 0.0: a 0 reads back as +0.0 even where gcc folds (double)(long)y into y */
+    x = trunc(x) + 0.0;
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (i64)x : INT64_MIN;
+}
 
 /* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
  * A relaxed atomic load, so a poll is one load from a line no one writes and a

@@ -674,7 +674,15 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         bool nn = bound_nonneg(a[0], x);
         switch ((IntrKind)in->kind) {
         case IK_MATH1: n->opty = float_of(x); return n->opty;
-        case IK_PRED: n->opty = x; return ty_scalar(KILN_BOOL);
+        case IK_PRED:
+            if (x->kind == TY_COMPLEX && strncmp(in->name, "math.", 5) == 0) { /* Python's TypeError */
+                error_at(C, a[0]->sp, "use cmath.isnan/isinf/isfinite for complex numbers",
+                         "math.%s() takes a real number, not %s", strchr(in->name, '.') + 1,
+                         ty_name(C, x));
+                return &ty_error;
+            }
+            n->opty = x;
+            return ty_scalar(KILN_BOOL);
         case IK_ABS:
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
             if (sema_is_weak_int_const(a[0], x) && a[0]->cval.i != INT64_MIN) {
@@ -702,6 +710,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
             }
             n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            if (sema_is_weak_int_const(a[0], x)) sema_set_const_int(n, a[0]->cval.i); /* floor(300) */
             if (nn) bound_set(n, bound_of(a[0], x));
             return n->opty;
         }
@@ -852,6 +861,9 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             lo_hi = MIN(lo_hi, h);
             hi_hi = MAX(hi_hi, h);
         }
+        /* a Python int among typed integers: range-checked as in arithmetic */
+        for (int i = 0; i < args->n; i++)
+            if (!sema_check_weak_fits(S, args->v[i], args->v[i]->ty, r)) return &ty_error;
         /* an integer result only: int() of a float past int64 is not Python's */
         if (in->sub == 0 && all_nn && ty_is_int(r)) bound_set(n, lo_hi);
         if (in->sub == 1 && any_nn && ty_is_int(r)) bound_set(n, hi_hi);
@@ -1034,11 +1046,7 @@ const Type *sema_dtype_cast(Sema *S, Node *n, kiln_dtype d) {
         return &ty_error;
     }
     n->opty = xt;
-    if (sema_is_weak_int_const(x, xt) && rt->kind == TY_INT && !ty_int_fits(rt, x->cval.i, false)) {
-        error_at(C, x->sp, NULL, "Python integer %lld out of bounds for %s",
-                 (long long)x->cval.i, kiln_dtype_name(d));
-        return &ty_error;
-    }
+    if (rt->kind == TY_INT && !sema_check_weak_fits(S, x, xt, rt)) return &ty_error;
     uint64_t hi;
     if (bound_cast(x, xt, rt, &hi)) bound_set(n, hi); /* int32(x) of a large x wraps */
     return rt;

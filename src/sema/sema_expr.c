@@ -55,7 +55,7 @@ static bool weak_may_not_fit(const Node *n, const Type *t, const Type *other) {
 /* NumPy 2 raises when a Python int meets a typed integer it does not fit: a constant, or
  * a variable only ever assigned constants, one of which does not fit.  A Python int
  * variable whose values kiln cannot know takes the typed operand's type. */
-static bool check_weak_fits(Sema *S, Node *c, const Type *ct, const Type *other) {
+bool sema_check_weak_fits(Sema *S, Node *c, const Type *ct, const Type *other) {
     int64_t lo, hi;
     if (!sema_weak_int_range(c, ct, &lo, &hi) || other->weak || other->kind != TY_INT) return true;
     int64_t bad = !ty_int_fits(other, lo, false) ? lo : hi;
@@ -187,7 +187,7 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
             return ft;
         }
     }
-    if (!check_weak_fits(S, l, lt, rt) || !check_weak_fits(S, r, rt, lt)) return &ty_error;
+    if (!sema_check_weak_fits(S, l, lt, rt) || !sema_check_weak_fits(S, r, rt, lt)) return &ty_error;
     const Type *t = ty_promote(lt, rt);
     switch (op) {
     case B_ADD:
@@ -352,7 +352,7 @@ bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp
                  ty_name(S->C, vt), ty_name(S->C, dst));
         return false;
     }
-    if (v && !check_weak_fits(S, v, vt, dst)) return false;
+    if (v && !sema_check_weak_fits(S, v, vt, dst)) return false;
     return true;
 }
 
@@ -1090,7 +1090,15 @@ static const Type *compare(Sema *S, Node *n) {
  * Python gives. */
 static const Type *hold_weak(const Node *a, const Type *at, const Node *b, const Type *bt,
                              const Type *t) {
-    if (t->weak || t->kind != TY_INT || t->dtype == KILN_INT64 || t->dtype == KILN_UINT64)
+    if (!t->weak && t->kind == TY_INT && t->dtype == KILN_UINT64) {
+        /* a negative Python int and a uint64: no integer type holds both (NULL: an error) */
+        int64_t lo, hi;
+        if ((sema_weak_int_range(a, at, &lo, &hi) && lo < 0) ||
+            (sema_weak_int_range(b, bt, &lo, &hi) && lo < 0))
+            return NULL;
+        return t;
+    }
+    if (t->weak || t->kind != TY_INT || t->dtype == KILN_INT64)
         return t;
     return weak_may_not_fit(a, at, t) || weak_may_not_fit(b, bt, t) ? ty_scalar(KILN_INT64) : t;
 }
@@ -1239,6 +1247,12 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return &ty_error;
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
         t = hold_weak(n->bin.l, lt, n->bin.r, rt, t);
+        if (!t) {
+            error_at(C, n->sp, "convert the uint64 side, e.g. kiln.int64(x)",
+                     "a negative Python int and a uint64: no integer type holds both values "
+                     "of this 'and'/'or'");
+            return &ty_error;
+        }
         n->opty = t;
         if (ty_is_int(t) && bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
             bound_set(n, MAX(bound_of(n->bin.l, lt), bound_of(n->bin.r, rt)));
@@ -1251,7 +1265,15 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_ERR(a) || IS_ERR(b)) return &ty_error;
         if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return IS_UNKNOWN(a) ? b : a;
         const Type *u = ty_unify(C, a, b);
-        if (u && ty_is_scalar(u)) u = hold_weak(n->ifexp.then, a, n->ifexp.orelse, b, u);
+        if (u && ty_is_scalar(u)) {
+            u = hold_weak(n->ifexp.then, a, n->ifexp.orelse, b, u);
+            if (!u) {
+                error_at(C, n->sp, "convert the uint64 side, e.g. kiln.int64(x)",
+                         "a negative Python int and a uint64: no integer type holds both "
+                         "branches of this conditional expression");
+                return &ty_error;
+            }
+        }
         if (!u || !(ty_is_scalar(u) || u->kind == TY_ARRAY || u->kind == TY_TUPLE)) {
             error_at(C, n->sp, NULL,
                      "the branches of this conditional expression have types %s and %s",

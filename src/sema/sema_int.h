@@ -137,6 +137,9 @@ bool sema_is_weak_int_const(const Node *n, const Type *t); /* a Python int liter
 /* Whether n, of type t, is a Python int whose values kiln knows, *lo to *hi: a constant,
  * or a variable only ever assigned constants (Sym.wk_set). */
 bool sema_weak_int_range(const Node *n, const Type *t, int64_t *lo, int64_t *hi);
+/* NumPy 2's OverflowError, at compile time: false (said) when n, a Python int of known
+ * values, has one that the typed integer type `other` does not hold. */
+bool sema_check_weak_fits(Sema *S, Node *n, const Type *nt, const Type *other);
 void sema_set_const_int(Node *n, int64_t v);               /* n is the constant v */
 double sema_const_as_double(const Node *n);                /* an NF_CONST scalar's value */
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what);
