@@ -159,6 +159,7 @@ class Dispatcher:
         max_registers: int | None = ...,
         mode: Literal["default", "reduce-overhead", "max-autotune"] = ...,
         inline: Any = ...,
+        forceinline: Any = ...,
         opt: Any = ...,
         launch_bounds: int | tuple[int, ...] | None = ...,
         lto: Any = ...,

@@ -205,7 +205,8 @@ KILN_FN u64 kiln_f2u64(f64 x) { return x < 0 ? (u64)(i64)x : (u64)x; }
 KILN_FN i64 kiln_f2i64(f64 x) {
     /* trunc(x) + 0.0: a 0 reads back as +0.0 even where gcc folds (double)(long)y into y */
     x = trunc(x) + 0.0;
-    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (i64)x : INT64_MIN;
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (i64)x
+                                                                  : -9223372036854775807LL - 1;
 }
 
 /* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
