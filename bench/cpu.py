@@ -7,8 +7,10 @@ Every kernel is written four ways: in kiln's dialect the way a Numba-CUDA user w
 (`kiln.grid`, `kiln.atomic.add`, realistic block shapes), as an idiomatic Numba
 `@njit(parallel=True)` loop with `prange`, as the natural NumPy expression, and as the loop
 an expert writes in C with OpenMP (bench/cpu_c/kernels.c, compiled once per run with
-`cc -O3 -march=native -fopenmp -fno-math-errno` into a temporary shared object and called
-through ctypes): the "limit".
+`cc -O3 -march=native -fopenmp -fno-math-errno -ffp-contract=off` into a temporary shared
+object and called through ctypes): the "limit".  -ffp-contract=off makes it round after each
+operation, as NumPy, Numba and kiln without fastmath do (kiln since session 15): an FMA-fused
+limit would compute other numbers.
 
 Every implementation's result is checked against a NumPy float64 reference before it is
 timed; a wrong result or a failure to compile is a failed row, printed loudly and not timed.
@@ -59,7 +61,7 @@ except ImportError:  # pragma: no cover
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 C_SOURCE = os.path.join(HERE, "cpu_c", "kernels.c")
-CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno"]
+CFLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-ffp-contract=off"]
 COLUMNS = ("kiln", "numba", "numpy", "c")
 
 # ======================================================================================

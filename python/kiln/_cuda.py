@@ -120,6 +120,8 @@ def _index(i):
             return operator.index(i)
         except TypeError:
             pass
+    if i is Ellipsis:  # a second one: the first was taken as the axes it stands for
+        raise IndexError("an index can only have a single ellipsis ('...')")
     raise IndexError("only integers, slices (`:`) and ellipsis (`...`) are valid indices of a "
                      f"device array, not {type(i).__name__} ({i!r})")
 
@@ -448,9 +450,12 @@ class DeviceArray(_kiln.DeviceArrayBase):
         if axis is None:
             drop = {k for k in range(n) if self.shape[k] == 1}
         else:
-            axes = (axis,) if isinstance(axis, int) else tuple(axis)
+            np = _np()
+            axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
             drop = set()
             for a in axes:
+                if isinstance(a, np.integer):
+                    a = int(a)
                 if not isinstance(a, int) or isinstance(a, bool) or not -n <= a < n:
                     raise ValueError(f"axis {a!r} is out of bounds for an array of {n} dimensions")
                 if self.shape[a % n] != 1:

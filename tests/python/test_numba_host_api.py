@@ -470,3 +470,13 @@ def test_small_host_api_arguments_are_checked_where_given(monkeypatch):
             kiln.jit(**bad)(lambda a: None)
     with pytest.raises(ValueError, match="at most 255"):
         kiln.jit(max_registers=2**40)(lambda a: None)
+
+
+def test_squeeze_takes_numpy_axes_and_two_ellipses_say_so(monkeypatch):
+    # hunt14: squeeze(axis=np.int64(0)) was "'numpy.int64' object is not iterable"; d[..., ...]
+    # said ellipsis is not a valid index
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    d = kiln.to_device(np.zeros((1, 3)))
+    assert d.squeeze(axis=np.int64(0)).shape == (3,)
+    with pytest.raises(IndexError, match="a single ellipsis"):
+        d[..., ...]
