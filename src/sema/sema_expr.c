@@ -1088,14 +1088,17 @@ static const Type *compare(Sema *S, Node *n) {
  * t their promotion: int64 where t is a narrower typed integer that a Python int among
  * them may not fit, as Numba types it, so that the value (and its truth) stays the one
  * Python gives. */
-static const Type *hold_weak(const Node *a, const Type *at, const Node *b, const Type *bt,
-                             const Type *t) {
+static const Type *hold_weak(Sema *S, const Node *n, const char *what, const Node *a,
+                             const Type *at, const Node *b, const Type *bt, const Type *t) {
     if (!t->weak && t->kind == TY_INT && t->dtype == KILN_UINT64) {
-        /* a negative Python int and a uint64: no integer type holds both (NULL: an error) */
+        /* a negative Python int and a uint64: no integer type holds both */
         int64_t lo, hi;
         if ((sema_weak_int_range(a, at, &lo, &hi) && lo < 0) ||
-            (sema_weak_int_range(b, bt, &lo, &hi) && lo < 0))
-            return NULL;
+            (sema_weak_int_range(b, bt, &lo, &hi) && lo < 0)) {
+            error_at(S->C, n->sp, "convert the uint64 side, e.g. kiln.int64(x)",
+                     "a negative Python int and a uint64: no integer type holds both %s", what);
+            return &ty_error;
+        }
         return t;
     }
     if (t->weak || t->kind != TY_INT || t->dtype == KILN_INT64)
@@ -1246,13 +1249,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (!sema_check_scalar_operand(S, n->bin.l, lt, w) || !sema_check_scalar_operand(S, n->bin.r, rt, w))
             return &ty_error;
         const Type *t = (lt->kind == TY_BOOL && rt->kind == TY_BOOL) ? lt : ty_promote(lt, rt);
-        t = hold_weak(n->bin.l, lt, n->bin.r, rt, t);
-        if (!t) {
-            error_at(C, n->sp, "convert the uint64 side, e.g. kiln.int64(x)",
-                     "a negative Python int and a uint64: no integer type holds both values "
-                     "of this 'and'/'or'");
-            return &ty_error;
-        }
+        t = hold_weak(S, n, "values of this 'and'/'or'", n->bin.l, lt, n->bin.r, rt, t);
+        if (IS_ERR(t)) return t;
         n->opty = t;
         if (ty_is_int(t) && bound_nonneg(n->bin.l, lt) && bound_nonneg(n->bin.r, rt))
             bound_set(n, MAX(bound_of(n->bin.l, lt), bound_of(n->bin.r, rt)));
@@ -1266,13 +1264,9 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return IS_UNKNOWN(a) ? b : a;
         const Type *u = ty_unify(C, a, b);
         if (u && ty_is_scalar(u)) {
-            u = hold_weak(n->ifexp.then, a, n->ifexp.orelse, b, u);
-            if (!u) {
-                error_at(C, n->sp, "convert the uint64 side, e.g. kiln.int64(x)",
-                         "a negative Python int and a uint64: no integer type holds both "
-                         "branches of this conditional expression");
-                return &ty_error;
-            }
+            u = hold_weak(S, n, "branches of this conditional expression", n->ifexp.then, a,
+                          n->ifexp.orelse, b, u);
+            if (IS_ERR(u)) return u;
         }
         if (!u || !(ty_is_scalar(u) || u->kind == TY_ARRAY || u->kind == TY_TUPLE)) {
             error_at(C, n->sp, NULL,
