@@ -722,6 +722,36 @@ int kiln_cuda_sync(kiln_cuda *c);
 /* The device of a device pointer, or -1. */
 int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr);
 
+/* GPU memory shared between processes (cuda_ipc.c; Numba's IPC handles).  kiln
+ * allocates from a pool of its own per device, created exportable (a POSIX file
+ * descriptor shares it), so any of its arrays can be shared: the exporting process
+ * describes the allocation that holds ptr (kiln_cuda_ipc_export), hands the pool's
+ * descriptor over a Unix socket (util/fdserve.h), and the importing process imports
+ * the pool once and the allocation from it.  Memory that another library allocated
+ * with cuMemAlloc is shared through the driver's legacy IPC handle instead.  Memory
+ * from a pool that is not exportable (the device's default pool, where kiln's own
+ * could not be made) cannot be shared: 801 (CUDA_ERROR_NOT_SUPPORTED). */
+enum { KILN_IPC_POOL = 1, KILN_IPC_LEGACY = 2 };
+typedef struct kiln_ipc_desc {
+    int kind;            /* KILN_IPC_POOL or KILN_IPC_LEGACY */
+    int dev;             /* the device the memory is on */
+    uint64_t base, size; /* the allocation holding ptr: its first byte and its bytes */
+    uint64_t offset;     /* ptr - base */
+    unsigned char data[64]; /* the pool's export data, or the legacy IPC handle */
+} kiln_ipc_desc;
+/* Describes the allocation holding ptr; for KILN_IPC_POOL, *pool_fd is the pool's
+ * descriptor (exported once per device; kiln keeps it open).  A CUresult. */
+int kiln_cuda_ipc_export(kiln_cuda *c, uint64_t ptr, kiln_ipc_desc *out, int *pool_fd);
+/* Imports an exported pool from its descriptor (which the caller then closes). */
+int kiln_cuda_ipc_import_pool(kiln_cuda *c, int fd, void **pool);
+/* Maps the described allocation into this process (d->dev's context current): *ptr is
+ * its first byte here.  pool: the imported pool, for KILN_IPC_POOL. */
+int kiln_cuda_ipc_open(kiln_cuda *c, const kiln_ipc_desc *d, void *pool, uint64_t *ptr);
+/* Unmaps what kiln_cuda_ipc_open mapped. */
+int kiln_cuda_ipc_close(kiln_cuda *c, int kind, uint64_t ptr);
+/* Free and total bytes of the current device (cuMemGetInfo). */
+int kiln_cuda_mem_info(kiln_cuda *c, size_t *free_bytes, size_t *total_bytes);
+
 /* ---- the artifact cache ------------------------------------------------------
  * Content-addressed: the key is XXH3-128 of the generated source and a text
  * describing the target (compiler identity, architecture, options that are not

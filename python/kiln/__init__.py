@@ -46,8 +46,12 @@ from ._cuda import (  # noqa: F401
     default_stream, legacy_default_stream, per_thread_default_stream, external_stream, event, event_elapsed_time, pinned_array, pinned_array_like, Device,
     mapped_array, mapped_array_like, managed_array,
     get_current_device, list_devices, detect, defer_cleanup, close, pinned, gpus, HostDevice,
+    MemoryRegion,
 )
 from ._kiln import Stream, Event  # noqa: F401
+from ._ipc import (  # noqa: F401  (GPU memory shared between processes, docs/ipc.md)
+    current_context, require_context, open_ipc_array, IpcHandle, IpcArrayHandle, Context,
+)
 from .args import In, Out, InOut  # noqa: F401  (Numba's argument hints)
 from ._extern import declare_device, CUSource, ExternFunction  # noqa: F401  (external CUDA code)
 from .misc.special import literal_unroll  # noqa: F401  (for x in literal_unroll(t))
@@ -205,9 +209,6 @@ _NOT_PROVIDED = {
     "mapped": "allocate with kiln.pinned_array and copy with kiln.to_device",
     "profile_start": "use the profiler's own controls",
     "profile_stop": "use the profiler's own controls",
-    "current_context": "kiln uses each device's primary context; see kiln.get_current_device() "
-                       "(with KILN_TARGET=cpu, the host's context)",
-    "require_context": "kiln makes the device's primary context current by itself",
 }
 
 
@@ -216,14 +217,12 @@ def __getattr__(name):
     # too, as Numba files that map numba.cuda.types to kiln find them
     if not name.startswith("_") and name in types.__dict__:
         return types.__dict__[name]
-    if name in ("random", "devicearray"):  # Numba's cuda.random and cuda.devicearray,
-        import importlib                     # imported at first use (they import NumPy)
+    # Numba's cuda.random, cuda.devicearray, cuda.driver and cuda.devices, imported at
+    # first use (they import NumPy)
+    if name in ("random", "devicearray", "driver", "devices"):
+        import importlib
 
         return importlib.import_module("." + name, __name__)
-    from . import _cuda
-
-    if name in _cuda.HOST_ONLY and _cuda.on_host():  # docs/cpu-device-api.md
-        return _cuda.HOST_ONLY[name]
     hint = _NOT_PROVIDED.get(name)
     if hint is not None:
         raise AttributeError(f"kiln has no '{name}' (a Numba CUDA name): {hint}")

@@ -89,12 +89,14 @@ def _device():
 class MemoryRegion:
     """Device memory as ``DeviceArray.gpu_data`` gives it: ``device_pointer`` (the address
     of its first byte, an int), ``size`` (bytes) and ``device`` (-1: host memory under
-    KILN_TARGET=cpu).  Two regions are equal when all three are."""
+    KILN_TARGET=cpu).  Two regions are equal when all three are.  It keeps the array it
+    came from alive."""
 
-    __slots__ = ("device_pointer", "size", "device")
+    __slots__ = ("device_pointer", "size", "device", "_owner")
 
-    def __init__(self, device_pointer, size, device):
+    def __init__(self, device_pointer, size, device, owner=None):
         self.device_pointer, self.size, self.device = device_pointer, size, device
+        self._owner = owner  # the array it came from, kept alive (Numba's MemoryPointer is)
 
     def _key(self):
         return (self.device_pointer, self.size, self.device)
@@ -213,7 +215,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
         lowest byte's address, its bytes and its device.  Arrays over the same bytes, such
         as a ``.view(np.int64)`` of a datetime64 array, have equal ``gpu_data``."""
         lo, hi = self._span
-        return MemoryRegion(self._ptr + lo, hi - lo, self._device)
+        return MemoryRegion(self._ptr + lo, hi - lo, self._device, self)
 
     @property
     def __array_interface__(self):
@@ -1093,6 +1095,12 @@ def close():
 
 # ---- what only the CPU target gives (KILN_TARGET=cpu): kiln.__getattr__ finds them ----------
 
+def host_ipc_refusal():
+    return NotImplementedError(
+        "IPC handles share GPU memory between processes; with KILN_TARGET=cpu kiln's device "
+        "arrays are host memory, which kiln does not share (use multiprocessing.shared_memory)")
+
+
 class HostContext:
     """Numba's cuda.current_context() on the CPU target: the device, memory figures."""
 
@@ -1110,21 +1118,14 @@ class HostContext:
     def synchronize(self):
         """The host's work is done when its call returns."""
 
+    def get_ipc_handle(self, memory):
+        """IPC handles share GPU memory; the host's is not shared (NotImplementedError)."""
+        raise host_ipc_refusal()
+
     def __repr__(self):
         return "<kiln.HostContext of the CPU target (KILN_TARGET=cpu)>"
 
 
-def _current_context(devnum=None):
-    return HostContext()
-
-
-def _require_context(fn):
-    return fn
-
-
-HOST_ONLY = {
-    "current_context": _current_context, "require_context": _require_context,
-}
 
 
 def _stream_add_callback(self, callback, arg=None):

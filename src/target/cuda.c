@@ -94,6 +94,21 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", &c->pools);
     LOAD(c, lib, MemPoolSetAttribute, "cuMemPoolSetAttribute", &c->pools);
     LOAD(c, lib, MemPoolTrimTo, "cuMemPoolTrimTo", &c->pools);
+    c->ipc = c->pools;
+    LOAD(c, lib, MemPoolCreate, "cuMemPoolCreate", &c->ipc);
+    LOAD(c, lib, MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", &c->ipc);
+    LOAD(c, lib, MemPoolExportToShareableHandle, "cuMemPoolExportToShareableHandle", &c->ipc);
+    LOAD(c, lib, MemPoolImportFromShareableHandle, "cuMemPoolImportFromShareableHandle", &c->ipc);
+    LOAD(c, lib, MemPoolExportPointer, "cuMemPoolExportPointer", &c->ipc);
+    LOAD(c, lib, MemPoolImportPointer, "cuMemPoolImportPointer", &c->ipc);
+    c->legacy_ipc = true;
+    LOAD(c, lib, MemGetAddressRange, "cuMemGetAddressRange_v2", &c->legacy_ipc);
+    LOAD(c, lib, IpcGetMemHandle, "cuIpcGetMemHandle", &c->legacy_ipc);
+    LOAD(c, lib, IpcOpenMemHandle, "cuIpcOpenMemHandle_v2", &c->legacy_ipc);
+    LOAD(c, lib, IpcCloseMemHandle, "cuIpcCloseMemHandle", &c->legacy_ipc);
+    bool info = true;
+    LOAD(c, lib, MemGetInfo, "cuMemGetInfo_v2", &info);
+    for (int d = 0; d < MAX_DEVICES; d++) c->pool_fd[d] = -1;
     c->graphs = true;
     LOAD(c, lib, GraphCreate, "cuGraphCreate", &c->graphs);
     LOAD(c, lib, GraphDestroy, "cuGraphDestroy", &c->graphs);
@@ -158,6 +173,42 @@ int kiln_cuda_device_name(kiln_cuda *c, int dev, char *buf, int size) {
     return rc;
 }
 
+/* Device dev's pool for kiln's memory.  Its own pool, created exportable (a POSIX
+ * file descriptor shares it with other processes: cuda_ipc.c), else the device's
+ * default pool, which cannot be shared.  Both keep freed memory (see kiln_cuda_use). */
+static void *make_pool(kiln_cuda *c, int dev, CUdevice d) {
+    void *pool = NULL;
+    uint64_t keep = UINT64_MAX;
+    if (c->ipc) {
+        CUmemPoolProps p;
+        memset(&p, 0, sizeof p);
+        p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        p.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        p.location.id = d;
+        if (c->MemPoolCreate(&pool, &p) == 0 && pool &&
+            c->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == 0) {
+            c->own_pool[dev] = true;
+            return pool;
+        }
+        pool = NULL;
+    }
+    if (c->pools && c->DeviceGetDefaultMemPool(&pool, d) == 0 && pool &&
+        c->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
+        return pool;
+    return NULL;
+}
+
+/* kiln's own pool of the current context's device, or NULL (the default pool's
+ * memory comes from cuMemAllocAsync) */
+static void *own_pool(kiln_cuda *c) {
+    CUcontext cur = NULL;
+    if (c->CtxGetCurrent(&cur) != 0 || !cur) return NULL;
+    for (int d = 0; d < c->ndev; d++)
+        if (c->ctx[d] == cur) return c->own_pool[d] ? c->pool[d] : NULL;
+    return NULL;
+}
+
 int kiln_cuda_use(kiln_cuda *c, int dev) {
     if (dev < 0 || dev >= c->ndev) return 101; /* CUDA_ERROR_INVALID_DEVICE */
     if (!c->ctx[dev]) {
@@ -171,11 +222,7 @@ int kiln_cuda_use(kiln_cuda *c, int dev) {
          * 0.5 ms for 256 MiB on an H200.  The pool keeps what it has instead, as
          * CuPy's and PyTorch's allocators do; kiln_cuda_alloc trims it when an
          * allocation finds the device full. */
-        void *pool = NULL;
-        uint64_t keep = UINT64_MAX;
-        if (c->pools && c->DeviceGetDefaultMemPool(&pool, d) == 0 && pool &&
-            c->MemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
-            c->pool[dev] = pool;
+        c->pool[dev] = make_pool(c, dev, d);
     }
     CUcontext cur = NULL;
     c->CtxGetCurrent(&cur);
@@ -380,12 +427,15 @@ int kiln_cuda_alloc(kiln_cuda *c, uint64_t *ptr, size_t size, void *stream) {
     if (size == 0) size = 1;
     int rc;
     if (c->async_alloc) {
-        rc = c->MemAllocAsync(&p, size, stream);
+        void *own = own_pool(c);
+        rc = own ? c->MemAllocFromPoolAsync(&p, size, own, stream)
+                 : c->MemAllocAsync(&p, size, stream);
         if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
             /* memory the pools keep (freed, not in use) goes back, then once more */
             for (int d = 0; d < c->ndev; d++)
                 if (c->pool[d]) c->MemPoolTrimTo(c->pool[d], 0);
-            rc = c->MemAllocAsync(&p, size, stream);
+            rc = own ? c->MemAllocFromPoolAsync(&p, size, own, stream)
+                     : c->MemAllocAsync(&p, size, stream);
         }
         if (rc == CUDA_ERROR_NOT_SUPPORTED) {
             c->async_alloc = false;

@@ -36,12 +36,35 @@ enum {
     CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
     CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+    CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
+    CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+    CU_MEM_LOCATION_TYPE_DEVICE = 1,
+    CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE = 2, /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
 };
 
 enum { MAX_DEVICES = 64 };
+
+/* CUmemPoolProps (v1: 88 bytes) */
+typedef struct {
+    int allocType;
+    int handleTypes;
+    struct {
+        int type, id;
+    } location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
+
+/* CUipcMemHandle, passed by value */
+typedef struct {
+    char reserved[64];
+} CUipcMemHandle;
 
 struct kiln_cuda {
     void *lib;
@@ -52,7 +75,9 @@ struct kiln_cuda {
     int64_t fill[MAX_DEVICES];   /* threads resident when every SM is full, 0 if unknown */
     bool async_alloc;            /* cuMemAllocAsync works */
     bool pools;                  /* the memory pool functions below were found */
-    void *pool[MAX_DEVICES];     /* each used device's default pool, once configured */
+    void *pool[MAX_DEVICES];     /* each used device's pool, once configured: kiln's own */
+    bool own_pool[MAX_DEVICES];  /* (exportable, cuda_ipc.c), else the device's default */
+    int pool_fd[MAX_DEVICES];    /* own pool's shared descriptor once exported, else -1 */
     CUresult (*Init)(unsigned);
     CUresult (*DriverGetVersion)(int *);
     CUresult (*DeviceGetCount)(int *);
@@ -83,6 +108,19 @@ struct kiln_cuda {
     CUresult (*DeviceGetDefaultMemPool)(void **, CUdevice);
     CUresult (*MemPoolSetAttribute)(void *, int, void *);
     CUresult (*MemPoolTrimTo)(void *, size_t);
+    bool ipc; /* exportable pools (below; CUDA 11.2 and newer) */
+    CUresult (*MemPoolCreate)(void **, const CUmemPoolProps *);
+    CUresult (*MemAllocFromPoolAsync)(CUdeviceptr *, size_t, void *, CUstream);
+    CUresult (*MemPoolExportToShareableHandle)(void *, void *, int, unsigned long long);
+    CUresult (*MemPoolImportFromShareableHandle)(void **, void *, int, unsigned long long);
+    CUresult (*MemPoolExportPointer)(void *, CUdeviceptr);
+    CUresult (*MemPoolImportPointer)(CUdeviceptr *, void *, void *);
+    bool legacy_ipc; /* the driver's IPC handles and address ranges */
+    CUresult (*MemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*IpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+    CUresult (*IpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
+    CUresult (*IpcCloseMemHandle)(CUdeviceptr);
+    CUresult (*MemGetInfo)(size_t *, size_t *); /* optional */
     CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
     CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);

@@ -11,13 +11,24 @@
  * cuLaunchCooperativeKernel records the same and that it was cooperative; its
  * occupancy is 2048 threads per SM over the block's threads (at most 32 blocks), and a
  * larger cooperative grid fails as the driver's does (720).
+ * kiln's own memory pools (cuMemPoolCreate) are memfd files mapped shared, each
+ * allocation bumped from one, so that another process maps the same bytes from
+ * the pool's descriptor (cuMemPoolExportToShareableHandle, ...ImportPointer), as
+ * the driver's exportable pools let it: kiln's IPC handles are tested across
+ * processes with it.  The legacy IPC handles are not supported (801).
  * Not thread-safe; tests call it from one thread.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -209,7 +220,155 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t size) {
     *p = (CUdeviceptr)(uintptr_t)m;
     return 0;
 }
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+/* pools of kiln's own (cuMemPoolCreate), and the allocations made from them or imported */
+enum { POOL_BYTES_LOG2 = 36, POOL_ALIGN = 4096, MAX_POOL_ALLOCS = 4096 };
+typedef struct FakePool {
+    int fd;
+    char *base;
+    uint64_t next; /* bytes handed out so far (never reused: freed ones are punched out) */
+    int imported;
+} FakePool;
+static struct {
+    CUdeviceptr p;
+    size_t size;
+    FakePool *pool;
+} allocs[MAX_POOL_ALLOCS];
+static int nallocs;
+static long pools_created;
+
+static int find_alloc(CUdeviceptr p) {
+    for (int i = 0; i < nallocs; i++)
+        if (p >= allocs[i].p && p < allocs[i].p + allocs[i].size) return i;
+    return -1;
+}
+static int add_alloc(CUdeviceptr p, size_t size, FakePool *pool) {
+    if (nallocs == MAX_POOL_ALLOCS) return OOM;
+    allocs[nallocs].p = p;
+    allocs[nallocs].size = size;
+    allocs[nallocs].pool = pool;
+    nallocs++;
+    return 0;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    int i = find_alloc(p);
+    if (i < 0) {
+        free((void *)(uintptr_t)p);
+        return 0;
+    }
+    if (allocs[i].p != p) return INVALID_VALUE;
+    FakePool *pool = allocs[i].pool;
+    if (!pool->imported) /* its pages go back; the bytes read as zeros if mapped again */
+        fallocate(pool->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  (off_t)(p - (CUdeviceptr)(uintptr_t)pool->base), (off_t)allocs[i].size);
+    allocs[i] = allocs[--nallocs];
+    return 0;
+}
+
+static FakePool *map_pool(int fd, int imported) {
+    FakePool *pool = calloc(1, sizeof *pool);
+    if (!pool) return NULL;
+    void *m = mmap(NULL, (size_t)1 << POOL_BYTES_LOG2, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (m == MAP_FAILED) {
+        free(pool);
+        return NULL;
+    }
+    pool->fd = fd;
+    pool->base = m;
+    pool->imported = imported;
+    return pool;
+}
+
+CUresult cuMemPoolCreate(void **out, const void *props) {
+    (void)props;
+    int fd = memfd_create("kiln-fake-pool", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)1 << POOL_BYTES_LOG2) != 0) {
+        if (fd >= 0) close(fd);
+        return OOM;
+    }
+    FakePool *pool = map_pool(fd, 0);
+    if (!pool) {
+        close(fd);
+        return OOM;
+    }
+    pools_created++;
+    *out = pool;
+    return 0;
+}
+long fake_pools_created(void);
+long fake_pools_created(void) { return pools_created; }
+
+CUresult cuMemPoolExportToShareableHandle(void *out, void *p, int type, unsigned long long flags) {
+    FakePool *pool = p;
+    if (type != 1 || flags || pool->imported) return INVALID_VALUE;
+    int fd = dup(pool->fd);
+    if (fd < 0) return OOM;
+    memcpy(out, &fd, sizeof fd);
+    return 0;
+}
+CUresult cuMemPoolImportFromShareableHandle(void **out, void *handle, int type,
+                                            unsigned long long flags) {
+    if (type != 1 || flags) return INVALID_VALUE;
+    int fd = dup((int)(intptr_t)handle);
+    FakePool *pool = fd >= 0 ? map_pool(fd, 1) : NULL;
+    if (!pool) {
+        if (fd >= 0) close(fd);
+        return INVALID_VALUE;
+    }
+    *out = pool;
+    return 0;
+}
+
+/* what cuMemPoolExportPointer's 64 bytes hold here */
+typedef struct ExportData {
+    uint64_t magic, offset, size;
+    unsigned char pad[40];
+} ExportData;
+enum { EXPORT_MAGIC = 0x6b696c6e };
+
+CUresult cuMemPoolExportPointer(void *out, CUdeviceptr p) {
+    int i = find_alloc(p);
+    if (i < 0 || allocs[i].p != p || allocs[i].pool->imported) return INVALID_VALUE;
+    ExportData e = {EXPORT_MAGIC, p - (CUdeviceptr)(uintptr_t)allocs[i].pool->base,
+                    allocs[i].size, {0}};
+    memcpy(out, &e, sizeof e);
+    return 0;
+}
+CUresult cuMemPoolImportPointer(CUdeviceptr *out, void *p, void *data) {
+    FakePool *pool = p;
+    ExportData e;
+    memcpy(&e, data, sizeof e);
+    if (e.magic != EXPORT_MAGIC || !pool->imported ||
+        e.offset + e.size > (uint64_t)1 << POOL_BYTES_LOG2)
+        return INVALID_VALUE;
+    CUdeviceptr q = (CUdeviceptr)(uintptr_t)(pool->base + e.offset);
+    if (add_alloc(q, e.size, pool)) return OOM;
+    *out = q;
+    return 0;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p) {
+    int i = find_alloc(p);
+    if (i < 0) return NOT_FOUND;
+    *base = allocs[i].p;
+    *size = allocs[i].size;
+    return 0;
+}
+CUresult cuIpcGetMemHandle(void *h, CUdeviceptr p) { (void)h; (void)p; return 801; }
+typedef struct {
+    char reserved[64];
+} IpcMemHandle;
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, IpcMemHandle h, unsigned flags) {
+    (void)p; (void)h; (void)flags;
+    return 801;
+}
+CUresult cuIpcCloseMemHandle(CUdeviceptr p) { (void)p; return 801; }
+CUresult cuMemGetInfo_v2(size_t *fr, size_t *total) {
+    *fr = (size_t)70 << 30;
+    *total = (size_t)80 << 30;
+    return 0;
+}
 /* the device's default memory pool: its release threshold as kiln set it, how often
  * it was trimmed, and a count of stream-ordered allocations to fail as out of memory */
 static struct { uint64_t threshold; long trims, fail_next; int pool; } pool;
@@ -222,6 +381,21 @@ CUresult cuMemAllocAsync(CUdeviceptr *p, size_t size, void *s) {
     }
     return cuMemAlloc_v2(p, size);
 }
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t size, void *mp, void *s) {
+    (void)s;
+    FakePool *fp = mp;
+    if (pool.fail_next > 0) {
+        pool.fail_next--;
+        return OOM;
+    }
+    size_t n = ((size ? size : 1) + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
+    if (fp->imported || fp->next + n > (uint64_t)1 << POOL_BYTES_LOG2) return OOM;
+    CUdeviceptr q = (CUdeviceptr)(uintptr_t)(fp->base + fp->next);
+    if (add_alloc(q, n, fp)) return OOM;
+    fp->next += n;
+    *p = q;
+    return 0;
+}
 CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { (void)s; return cuMemFree_v2(p); }
 CUresult cuDeviceGetDefaultMemPool(void **out, int dev) {
     (void)dev;
@@ -229,13 +403,13 @@ CUresult cuDeviceGetDefaultMemPool(void **out, int dev) {
     return 0;
 }
 CUresult cuMemPoolSetAttribute(void *p, int attr, void *value) {
-    if (p != &pool.pool) return 1;
+    if (!p) return 1;
     if (attr == 4) memcpy(&pool.threshold, value, 8); /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
     return 0;
 }
 CUresult cuMemPoolTrimTo(void *p, size_t keep) {
     (void)keep;
-    if (p != &pool.pool) return 1;
+    if (!p) return 1;
     pool.trims++;
     return 0;
 }
@@ -364,9 +538,14 @@ CUresult cuMemHostUnregister(void *p) {
 }
 
 CUresult cuPointerGetAttribute(void *data, int attr, CUdeviceptr p) {
-    (void)p;
     if (attr == 9) { /* device ordinal */
         *(int *)data = 0;
+        return 0;
+    }
+    if (attr == 17) { /* the memory pool, NULL for cuMemAlloc's memory */
+        int i = find_alloc(p);
+        void *mp = i >= 0 ? allocs[i].pool : NULL;
+        memcpy(data, &mp, sizeof mp);
         return 0;
     }
     return INVALID_VALUE;

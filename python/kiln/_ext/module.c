@@ -16,7 +16,7 @@
 #include "records.h"
 #include "host.h"
 #include "interop.h"
-#include "interop.h"
+#include "ipc.h"
 #include "launch.h"
 #include "nvrtc.h"
 #include "record.h"
@@ -53,6 +53,7 @@ static int mod_exec(PyObject *m) {
     if (ext_exectext_init() < 0) return -1;
     if (PyModule_AddFunctions(m, ext_exectext_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_records_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_ipc_functions) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }

@@ -29,6 +29,7 @@
  *   obs.c         kiln.metrics()' counters, what goes into traces and logs
  *   trace.c       the trace's event buffer, KILN_LOG's lines, NVTX ranges
  *   records.c     structured dtypes: the process's record layouts, by id
+ *   ipc.c         GPU memory shared between processes (IPC handles' bytes)
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */
@@ -121,6 +122,10 @@ typedef struct {
      * nodes updated with new arguments */
     struct ExtRecorder *rec;
     long rec_counts[4];
+    /* GPU memory shared between processes (ipc.c): this process's descriptor server,
+     * the pools it imported; made at first use, never freed (the server's thread
+     * lives as long as the process) */
+    struct ExtIpc *ipc;
 } ModState;
 
 ModState *ext_state(PyObject *module);
