@@ -497,12 +497,12 @@ int64_t kiln_cache_import_bundle(kiln_cache *c, const char *path, int flags, int
             bad++;
             continue;
         }
-        key_checksum(blob, (size_t)blen, mine);
-        if (memcmp(mine, sum, 16) != 0) {
+        memcpy(k.b, kb, 16);
+        key_checksum(&k, kind, blob, (size_t)blen, mine);
+        if (memcmp(mine, sum, 16) != 0) { /* damaged, or filed under another key or kind */
             bad++;
             continue;
         }
-        memcpy(k.b, kb, 16);
         cache_lock(c);
         mem_put(c, &k, kind, blob, (size_t)blen);
         /* counted when a tier that outlives this process has it */

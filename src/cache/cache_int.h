@@ -171,8 +171,14 @@ void mem_free(kiln_cache *c);  /* the tier's memory, when the cache closes */
 
 /* ---- key.c ---- */
 
-/* XXH3-128 of a blob, as kiln.db and bundles store it beside the blob */
-void key_checksum(const void *blob, size_t len, uint8_t out[16]);
+/* The checksum kiln.db and bundles store beside a blob: XXH3-128 of the key, the
+ * kind (with its NUL) and the blob, so a blob filed under another kernel's key, or
+ * as another kind of artifact, fails its check as a damaged one does. */
+void key_checksum(const kiln_cache_key *k, const char *kind, const void *blob, size_t len,
+                  uint8_t out[16]);
+/* The checksum of rows written before the key and kind were in it (the blob alone):
+ * such a row is stale, dropped without a warning, never run. */
+void key_checksum_blob_only(const void *blob, size_t len, uint8_t out[16]);
 int key_hexval(char ch); /* a hex digit's value, or -1 */
 
 #endif

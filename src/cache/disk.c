@@ -423,9 +423,13 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
         const char *kd = (const char *)sqlite3_column_text(s, 3);
         last_used = sqlite3_column_int64(s, 4);
         uint8_t mine[16];
-        if (b && blen == size) key_checksum(b, (size_t)blen, mine);
-        if (!b || blen != size || sumlen != 16 || memcmp(mine, sum, 16) != 0 || !kd) {
+        if (b && blen == size && kd) key_checksum(k, kd, b, (size_t)blen, mine);
+        if (!b || blen != size || sumlen != 16 || !kd || memcmp(mine, sum, 16) != 0) {
             found = -1;
+            if (b && blen == size && sumlen == 16 && kd) { /* written before the key was in it */
+                key_checksum_blob_only(b, (size_t)blen, mine);
+                if (memcmp(mine, sum, 16) == 0) found = -2;
+            }
         } else if ((*blob = malloc((size_t)blen ? (size_t)blen : 1))) {
             memcpy(*blob, b, (size_t)blen);
             *len = (size_t)blen;
@@ -439,11 +443,11 @@ int disk_get(kiln_cache *c, const kiln_cache_key *k, void **blob, size_t *len, c
         disk_off(c, ext, sys, "reading");
         return 0;
     }
-    if (found < 0) {
-        verify_failed(c, k, c->path);
+    if (found < 0) { /* -2: a stale row, built again without a word */
+        if (found == -1) verify_failed(c, k, c->path);
         if (disk_may_write(c)) {
             rc = step_key(c, "DELETE FROM artifacts WHERE key = ?1", k);
-            if (rc == SQLITE_DONE) rc = count(c, "verify_failures", 1);
+            if (rc == SQLITE_DONE && found == -1) rc = count(c, "verify_failures", 1);
             if (rc != SQLITE_DONE) disk_write_failed(c, rc);
         }
         return 0;
@@ -505,7 +509,7 @@ int disk_put(kiln_cache *c, const kiln_cache_key *k, const char *kind, const cha
     if (len > (size_t)INT32_MAX) return SQLITE_TOOBIG;
     if (!disk_may_write(c)) return SQLITE_BUSY;
     uint8_t sum[16];
-    key_checksum(blob, len, sum);
+    key_checksum(k, kind, blob, len, sum);
     int rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK) return disk_write_failed(c, rc);
     sqlite3_stmt *s;
@@ -739,38 +743,53 @@ int64_t disk_verify(kiln_cache *c, int64_t *bad) {
         sqlite3_finalize(s);
     }
     kiln_cache_key *badkeys = NULL;
-    int64_t nbad = 0;
-    if (sqlite3_prepare_v2(c->db, "SELECT key, size, checksum, blob FROM artifacts", -1, &s,
-                           NULL) == SQLITE_OK) {
+    bool *stale = NULL; /* per bad key: a row from before the key was in the checksum */
+    int64_t nbad = 0, nstale = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT key, size, checksum, blob, kind FROM artifacts", -1,
+                           &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             n++;
             const void *kb = sqlite3_column_blob(s, 0), *sum = sqlite3_column_blob(s, 2);
             const void *b = sqlite3_column_blob(s, 3);
             int blen = sqlite3_column_bytes(s, 3);
+            const char *kd = (const char *)sqlite3_column_text(s, 4);
+            kiln_cache_key k;
+            memset(&k, 0, sizeof k);
+            bool whole = kb && sqlite3_column_bytes(s, 0) == 16 && b &&
+                         blen == sqlite3_column_int64(s, 1) && sum &&
+                         sqlite3_column_bytes(s, 2) == 16 && kd;
+            if (kb && sqlite3_column_bytes(s, 0) == 16) memcpy(k.b, kb, 16);
             uint8_t mine[16];
-            if (b) key_checksum(b, (size_t)blen, mine);
-            if (kb && sqlite3_column_bytes(s, 0) == 16 && b && blen == sqlite3_column_int64(s, 1) &&
-                sum && sqlite3_column_bytes(s, 2) == 16 && memcmp(mine, sum, 16) == 0)
-                continue;
+            if (whole) key_checksum(&k, kd, b, (size_t)blen, mine);
+            if (whole && memcmp(mine, sum, 16) == 0) continue;
+            bool old = false;
+            if (whole) {
+                key_checksum_blob_only(b, (size_t)blen, mine);
+                old = memcmp(mine, sum, 16) == 0;
+            }
             kiln_cache_key *nk = realloc(badkeys, sizeof *nk * (size_t)(nbad + 1));
-            if (!nk) break;
-            badkeys = nk;
-            memset(&badkeys[nbad], 0, sizeof *badkeys);
-            if (kb && sqlite3_column_bytes(s, 0) == 16) memcpy(badkeys[nbad].b, kb, 16);
+            bool *ns = realloc(stale, sizeof *ns * (size_t)(nbad + 1));
+            if (ns) stale = ns;
+            if (nk) badkeys = nk;
+            if (!nk || !ns) break;
+            badkeys[nbad] = k;
+            stale[nbad] = old;
             nbad++;
+            nstale += old;
         }
         sqlite3_finalize(s);
     }
     for (int64_t i = 0; i < nbad; i++) {
-        verify_failed(c, &badkeys[i], c->path);
+        if (!stale[i]) verify_failed(c, &badkeys[i], c->path);
         int rc = step_key(c, "DELETE FROM artifacts WHERE key = ?1", &badkeys[i]);
-        if (rc == SQLITE_DONE) rc = count(c, "verify_failures", 1);
+        if (rc == SQLITE_DONE && !stale[i]) rc = count(c, "verify_failures", 1);
         if (rc != SQLITE_DONE) {
             disk_write_failed(c, rc);
             if (!c->db) break;
         }
     }
-    *bad += nbad;
+    *bad += nbad - nstale;
     free(badkeys);
+    free(stale);
     return n;
 }

@@ -4,8 +4,8 @@
  * a target text (the compiler, its flags, the machine).  The file names of
  * #line markers are left out of the source's hash unless asked for, since no
  * instruction depends on them.  A checksum is the same hash over an
- * artifact's bytes; every tier and bundle stores it beside the blob and every
- * read checks it.  xxHash is used header-only, in this file alone.
+ * artifact's key, kind and bytes; every tier and bundle stores it beside the
+ * blob and every read checks it.  xxHash is used header-only, in this file alone.
  */
 #include <string.h>
 #define XXH_INLINE_ALL /* header-only: no library to link */
@@ -77,7 +77,19 @@ int kiln_cache_key_parse(const char *hex, kiln_cache_key *out) {
     return 0;
 }
 
-void key_checksum(const void *blob, size_t len, uint8_t out[16]) {
+void key_checksum(const kiln_cache_key *k, const char *kind, const void *blob, size_t len,
+                  uint8_t out[16]) {
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    XXH3_128bits_update(&st, k->b, 16);
+    XXH3_128bits_update(&st, kind, strlen(kind) + 1);
+    XXH3_128bits_update(&st, blob, len);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
+    memcpy(out, c.digest, 16);
+}
+
+void key_checksum_blob_only(const void *blob, size_t len, uint8_t out[16]) {
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, XXH3_128bits(blob, len));
     memcpy(out, c.digest, 16);

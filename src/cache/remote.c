@@ -2,9 +2,10 @@
  *
  * A record, as stored under "kiln:a:<32 hex digits>":
  *
- *     0   "KILNREC1"
+ *     0   "KILNREC2"
  *     8   HMAC-SHA256 of the body under KILN_REMOTE_KEY (zeros without a key)
- *     40  body: the cache key (16), XXH3-128 of the blob (16), the metadata
+ *     40  body: the cache key (16), the checksum of the key, kind and blob
+ *         (key.c's key_checksum, 16), the metadata
  *         length (u32 LE), the blob length (u64 LE), the metadata
  *         ("kind\0name\0target\0") and the blob
  *
@@ -14,7 +15,8 @@
  * take-over at once).  Each command has a deadline, not a timeout per read:
  * it is sent and its reply read with the remaining time before each write
  * (SO_SNDTIMEO) and each read (poll), so a server that answers one byte at a
- * time still ends by the deadline.  Any failure turns the tier off for the
+ * time still ends by the deadline.  A record of the first format ("KILNREC1",
+ * whose checksum covered the blob alone) is a miss, and is written over.  Any failure turns the tier off for the
  * process after one warning (the local tiers carry on).
  */
 #include <errno.h>
@@ -27,16 +29,16 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
-#define XXH_INLINE_ALL /* header-only: no library to link */
-#include <xxhash.h>
 
+#include "cache/cache_int.h"
 #include "cache/remote.h"
 #include "compiler.h"
 #include "util/sigpipe.h"
 
 enum { HEAD = 40, BODY_FIXED = 16 + 16 + 4 + 8 };
 
-static const char magic[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '1'};
+static const char magic[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '2'};
+static const char magic_v1[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '1'};
 
 struct Remote {
     kiln_ctx *ctx;
@@ -63,12 +65,6 @@ static void key_name(char *out, size_t size, const char *space, const kiln_cache
     char hex[33];
     kiln_cache_key_hex(k, hex);
     snprintf(out, size, "kiln:%s:%s", space, hex);
-}
-
-static int64_t mono_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 static void timed_out(Remote *r) {
@@ -312,12 +308,6 @@ static uint64_t get_le(const uint8_t *p, int n) {
     return v;
 }
 
-static void blob_sum(const void *blob, size_t len, uint8_t out[16]) {
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits(blob, len));
-    memcpy(out, c.digest, 16);
-}
-
 static bool sign(Remote *r, const uint8_t *body, size_t n, uint8_t out[32]) {
     if (!r->key) {
         memset(out, 0, 32);
@@ -359,7 +349,7 @@ static bool parse_record(Remote *r, const kiln_cache_key *k, const uint8_t *v, s
         return false;
     const uint8_t *blob = body + BODY_FIXED + metalen;
     uint8_t sum[16];
-    blob_sum(blob, bloblen, sum);
+    key_checksum(k, rec->kind, blob, bloblen, sum);
     if (memcmp(sum, body + 16, 16) != 0) return false;
     rec->blob = malloc(bloblen ? bloblen : 1);
     if (!rec->blob) return false;
@@ -378,7 +368,7 @@ int remote_get(Remote *r, const kiln_cache_key *k, RemoteRecord *rec, bool *reje
     if (rep->type == REDIS_REPLY_STRING) {
         if (parse_record(r, k, (const uint8_t *)rep->str, (size_t)rep->len, rec))
             hit = 1;
-        else
+        else if (!(rep->len >= 8 && memcmp(rep->str, magic_v1, 8) == 0)) /* v1: a miss */
             *rejected = true;
     } else if (rep->type != REDIS_REPLY_NIL) {
         *rejected = true;
@@ -400,7 +390,6 @@ int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char 
     uint8_t *body = v + HEAD;
     memcpy(v, magic, 8);
     memcpy(body, k->b, 16);
-    blob_sum(blob, len, body + 16);
     put_le(body + 32, metalen, 4);
     put_le(body + 36, len, 8);
     char *meta = (char *)body + BODY_FIXED;
@@ -411,6 +400,7 @@ int remote_put(Remote *r, const kiln_cache_key *k, const char *kind, const char 
     memcpy(meta + lk + ln + 2, target, lt);
     meta[lk + ln + 2 + lt] = 0;
     memcpy(body + BODY_FIXED + metalen, blob, len);
+    key_checksum(k, meta, blob, len, body + 16); /* meta starts with the kind as stored */
     int rc = -1;
     if (sign(r, body, n - HEAD, v + 8)) {
         char key[64];

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/cache_int.h"
 #include "cache/remote.h"
 #include "util/sigpipe.h"
 #include "kiln.h"
@@ -158,6 +159,64 @@ TEST(cache_corrupt_row_is_a_miss_and_dropped) {
     kiln_cache_stats st;
     kiln_cache_get_stats(c, &st);
     CHECK(st.verify_failures == 1 && st.total_verify_failures == 1 && st.entries == 0);
+    kiln_cache_close(c);
+    kiln_ctx_free(ctx);
+    remove_tree(dir);
+    free(dir);
+}
+
+/* Rows whose blobs were swapped between keys, or whose kind was changed, fail their
+ * checksums (which bind key, kind and blob) and are never handed out; a row written
+ * before the key was in the checksum (blob alone) is dropped as stale, without a word. */
+TEST(cache_rows_bound_to_their_key_and_kind) {
+    char *dir = temp_dir();
+    Sink s = {{0}, 0, 0};
+    kiln_ctx *ctx = kiln_ctx_new();
+    kiln_ctx_set_diag(ctx, sink, &s);
+    kiln_cache *c = open_in(ctx, dir, 0);
+    kiln_cache_key ka = key_of("kernel a"), kb = key_of("kernel b"), kc = key_of("kernel c");
+    kiln_cache_key kd = key_of("kernel d");
+    CHECK(kiln_cache_put(c, &ka, "so", "a", "cpu:test", "bytes of a", 10, 1) == 0);
+    CHECK(kiln_cache_put(c, &kb, "so", "b", "cpu:test", "bytes of b", 10, 1) == 0);
+    CHECK(kiln_cache_put(c, &kc, "so", "c", "cpu:test", "bytes of c", 10, 1) == 0);
+    CHECK(kiln_cache_put(c, &kd, "so", "d", "cpu:test", "bytes of d", 10, 1) == 0);
+    kiln_cache_close(c);
+    char path[600];
+    snprintf(path, sizeof path, "%s/kiln.db", dir);
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    sqlite3_stmt *st;
+    /* a and b trade blobs and checksums; c becomes a cubin */
+    CHECK(sqlite3_exec(db, "CREATE TEMP TABLE t AS SELECT * FROM artifacts;"
+                           "UPDATE artifacts SET blob = (SELECT blob FROM t WHERE t.name = "
+                           " (CASE artifacts.name WHEN 'a' THEN 'b' ELSE 'a' END)),"
+                           " checksum = (SELECT checksum FROM t WHERE t.name = "
+                           " (CASE artifacts.name WHEN 'a' THEN 'b' ELSE 'a' END))"
+                           " WHERE name IN ('a', 'b');"
+                           "UPDATE artifacts SET kind = 'cubin' WHERE name = 'c';",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    /* d's checksum as kiln wrote it before: the blob alone */
+    uint8_t old[16];
+    key_checksum_blob_only("bytes of d", 10, old);
+    CHECK(sqlite3_prepare_v2(db, "UPDATE artifacts SET checksum = ?1 WHERE name = 'd'", -1, &st,
+                             NULL) == SQLITE_OK);
+    sqlite3_bind_blob(st, 1, old, 16, SQLITE_STATIC);
+    CHECK(sqlite3_step(st) == SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    c = open_in(ctx, dir, 0);
+    void *blob = NULL;
+    size_t len;
+    CHECK(kiln_cache_get(c, &ka, &blob, &len, NULL) == 0);
+    CHECK(kiln_cache_get(c, &kb, &blob, &len, NULL) == 0);
+    CHECK(kiln_cache_get(c, &kc, &blob, &len, NULL) == 0);
+    CHECK(s.warnings == 3);
+    CHECK_CONTAINS(s.text, "failed verification");
+    CHECK(kiln_cache_get(c, &kd, &blob, &len, NULL) == 0);
+    CHECK(s.warnings == 3); /* the stale row: no warning */
+    kiln_cache_stats stats;
+    kiln_cache_get_stats(c, &stats);
+    CHECK(stats.verify_failures == 3 && stats.entries == 0);
     kiln_cache_close(c);
     kiln_ctx_free(ctx);
     remove_tree(dir);
@@ -576,7 +635,8 @@ TEST(cache_bundle_signatures) {
     c = open_keyed(ctx, dir, "");
     CHECK(kiln_cache_export_bundle(c, plain, NULL, 0, &is_signed) == 2 && !is_signed);
     kiln_cache_close(c);
-    /* swap the two entries' code: every checksum holds, the signature does not */
+    /* swap the two entries' code and checksums: the checksums bind each blob to its key,
+     * so they fail too, signed or not */
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "cp '%s' '%s' && sqlite3 '%s' \"CREATE TEMP TABLE t AS SELECT * FROM artifacts;"
@@ -596,7 +656,7 @@ TEST(cache_bundle_signatures) {
         {"k1", plain, 0, -1, 0, "is not signed"},
         {"k1", plain, KILN_IMPORT_TRUST_UNSIGNED, 2, 0, "importing it anyway"},
         {"k1", evil, 0, -1, 0, "does not match"},
-        {"", evil, 0, 2, 0, NULL}, /* without a key, checksums are all there is */
+        {"", evil, 0, 0, 0, "failed verification"}, /* without a key: the checksums */
         {"", signed_b, 0, 2, 0, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -103,7 +103,10 @@ static int write_bundle(const char *path, Reader *r, Row *rows, bool *ours) {
         w->len = rd_bytes(r, 2048, &w->blob);
         int64_t created = (int64_t)(rd_u64(r) & 0xffffffffffff);
         uint8_t sum[16];
-        fz_checksum(w->blob, w->len, sum);
+        if (kc % 4 < 3)
+            fz_checksum(w->key, kinds[kc % 4], strlen(kinds[kc % 4]), w->blob, w->len, sum);
+        else
+            fz_checksum(w->key, kb, kn, w->blob, w->len, sum);
         Val kind = kc % 4 < 3 ? v_text(kinds[kc % 4]) : v_textn(kb, kn);
         Val target = tc % 4 < 3 ? v_text(targets[tc % 4]) : v_textn(tb, tn);
         sqlite3_prepare_v2(b, (schema & 4) ? "INSERT INTO artifacts VALUES(?1,?2,?3,?4,?5,?6,?7,?8)"

@@ -161,7 +161,10 @@ static int write_rows(Reader *r, Written *w) {
         size_t kn = rd_bytes(r, 24, &kb), nn = rd_bytes(r, 200, &nb);
         x->len = rd_bytes(r, 1024, &x->blob);
         uint8_t sum[16];
-        fz_checksum(x->blob, x->len, sum);
+        if (kc % 4 < 3)
+            fz_checksum(x->key, kinds[kc % 4], strlen(kinds[kc % 4]), x->blob, x->len, sum);
+        else
+            fz_checksum(x->key, kb, kn, x->blob, x->len, sum);
         int64_t age = (int64_t)rd_u8(r) * 1000000;
         const Reader mark = *r;
         sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO artifacts(key, kind, name, target, size, "
@@ -395,7 +398,7 @@ static void redis_mode(uint8_t ops, Reader *r) {
         size_t n = S.len[0] < HEAD + BODY_FIXED ? HEAD + BODY_FIXED : S.len[0];
         uint8_t *v = calloc(1, n);
         memcpy(v, S.reply[0], S.len[0]);
-        memcpy(v, "KILNREC1", 8);
+        memcpy(v, "KILNREC2", 8);
         uint8_t *body = v + HEAD;
         memcpy(body, k0.b, 16);
         size_t rest = n - HEAD - BODY_FIXED;
@@ -409,8 +412,9 @@ static void redis_mode(uint8_t ops, Reader *r) {
             uint64_t bl = rest - metalen;
             for (int i = 0; i < 8; i++) body[36 + i] = (uint8_t)(bl >> (8 * i));
         }
-        if (metalen <= rest)
-            fz_checksum(body + BODY_FIXED + metalen, rest - metalen, body + 16);
+        if (metalen <= rest) /* the kind is the metadata's first field */
+            fz_checksum(k0.b, body + BODY_FIXED, metalen, body + BODY_FIXED + metalen,
+                        rest - metalen, body + 16);
         if (*key) {
             if (!hmac(key, body, n - HEAD, v + 8)) memset(v + 8, 0, 32);
         } else {

@@ -60,10 +60,22 @@ static inline void rd_key(Reader *r, uint8_t out[16]) {
     for (int i = 0; i < 16; i++) out[i] = rd_u8(r);
 }
 
-/* The checksum kiln keeps with an artifact: XXH3-128, canonical (big-endian). */
-static inline void fz_checksum(const void *p, size_t n, uint8_t out[16]) {
+/* The checksum kiln keeps with an artifact (cache/key.c): XXH3-128, canonical
+ * (big-endian), of the key, the kind as kiln reads it (to its first NUL) with a NUL,
+ * and the blob. */
+static inline void fz_checksum(const uint8_t key[16], const void *kind, size_t kindlen,
+                               const void *p, size_t n, uint8_t out[16]) {
+    const char *kd = kind;
+    size_t kl = 0;
+    while (kl < kindlen && kd[kl]) kl++;
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    XXH3_128bits_update(&st, key, 16);
+    XXH3_128bits_update(&st, kd, kl);
+    XXH3_128bits_update(&st, "", 1);
+    XXH3_128bits_update(&st, p, n);
     XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
     memcpy(out, c.digest, 16);
 }
 

@@ -149,6 +149,11 @@ def xxh3(data):
     return struct.pack(">QQ", h.high64, h.low64)
 
 
+def checksum(key, kind, blob):
+    """cache/key.c's key_checksum: of the key, the kind with its NUL, and the blob."""
+    return xxh3(key + kind.encode() + b"\0" + blob)
+
+
 # ---- structured inputs: the byte streams fuzz_util.h's Reader decodes ---------------------
 
 def rbytes(b):
@@ -220,7 +225,7 @@ def small_db(src_db, path, keep_rows):
         db.execute("INSERT INTO artifacts(key, kind, name, target, size, checksum, created, "
                    "last_used, blob) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    (bytes([i]) * 16, kind, f"seed.k{i}(float64[::1])", "cpu:x86_64", len(blob),
-                    xxh3(blob), 1700000000000, 1700000000000, blob))
+                    checksum(bytes([i]) * 16, kind, blob), 1700000000000, 1700000000000, blob))
     db.commit()
     db.execute("PRAGMA page_size=512")
     db.execute("VACUUM")
@@ -276,6 +281,7 @@ def cache_seeds(out, cache_dir):
             [b":5\r\n", b"$-1\r\n"],
             [b"*2\r\n$1\r\na\r\n$-1\r\n", b"+OK\r\n"],
             [b"$3\r\nab"],
+            [b"$10\r\nKILNREC2xx\r\n", b"$-1\r\n"],
             [b"$10\r\nKILNREC1xx\r\n", b"$-1\r\n"],
         ]
         for r in replies:

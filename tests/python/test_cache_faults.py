@@ -605,8 +605,9 @@ def test_a_tampered_or_wrongly_keyed_bundle_is_refused(tmp_path, built):
     prod = tmp_path / "prod"
     p = _cli(_bundle_env(prod, "other key"), "cache", "import", str(bundle))
     assert p.returncode == 1 and "signature does not match" in p.stderr, p.stderr
-    # swap two entries' machine code (sizes and checksums too): every checksum still
-    # holds, only the signature can tell
+    # swap two entries' machine code (sizes and checksums too): the checksums bind the
+    # code to its key, so without a key the entries are skipped; with one, the
+    # signature refuses the whole bundle
     evil = tmp_path / "evil.kiln"
     shutil.copy(bundle, evil)
     db = sqlite3.connect(evil)
@@ -616,7 +617,9 @@ def test_a_tampered_or_wrongly_keyed_bundle_is_refused(tmp_path, built):
                    (size, checksum, blob, key))
     db.commit()
     db.close()
-    assert _cli(_bundle_env(tmp_path / "lax"), "cache", "import", str(evil)).returncode == 0
+    p = _cli(_bundle_env(tmp_path / "lax"), "cache", "import", str(evil))
+    assert "2 entries of the bundle" in p.stderr and "failed verification" in p.stderr, p.stderr
+    assert rows(tmp_path / "lax") == []
     p = _cli(_bundle_env(prod, "s3cret"), "cache", "import", str(evil))
     assert p.returncode == 1 and "signature does not match" in p.stderr, p.stderr
     assert rows(prod) == []
