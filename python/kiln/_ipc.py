@@ -156,6 +156,7 @@ class IpcArrayHandle:
         return self._ipc_handle.open_array(None, d["shape"], d["dtype"], d["strides"])
 
     def close(self):
+        """Unmaps what open() mapped."""
         self._ipc_handle.close()
 
     def __enter__(self):
