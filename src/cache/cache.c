@@ -25,11 +25,17 @@ enum {
 static const size_t MEM_DEFAULT_BYTES = (size_t)256 << 20; /* the memory tier */
 static const int64_t DISK_DEFAULT_BYTES = (int64_t)1 << 30; /* $KILN_CACHE_SIZE's default */
 
+/* "512M", "2G", "1.5GiB", "1000000": decimal digits (a fraction only where it makes
+ * whole bytes), then an optional unit; -1 for anything else (hex, exponents, inf). */
 static int64_t parse_size(const char *s) {
     if (!s || !*s) return -1;
+    const char *p = s;
+    int dots = 0;
+    while ((*p >= '0' && *p <= '9') || (*p == '.' && !dots++)) p++;
+    if (p == s || *s == '.') return -1;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !(v >= 0) || v > 9e18) return -1;
+    if (end != p || !(v >= 0) || v > 9e18) return -1;
     while (*end == ' ') end++;
     double mul = 1;
     switch (*end) {
@@ -44,7 +50,8 @@ static int64_t parse_size(const char *s) {
         !((end[1] == 'i' || end[1] == 'I') && (end[2] == 'B' || end[2] == 'b') && !end[3]))
         return -1;
     v *= mul;
-    return v > 9e18 ? -1 : (int64_t)v;
+    if (v > 9e18 || v != (double)(int64_t)v) return -1; /* 0.5 is no number of bytes */
+    return (int64_t)v;
 }
 
 static void open_remote(kiln_cache *c) {

@@ -544,8 +544,12 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
         put_status(&msg, rc);
         buf_puts(&msg, "):\n");
         put_tail(&msg, &out);
-        hint = "the machine may be out of memory (the kernel's C is large?): free memory and "
-               "call again; a kernel with huge tuples or unrolled loops needs less";
+        int sig = rc > 128 ? rc - 128 : 9;
+        hint = sig == 9 || sig == 15
+                   ? "the machine may be out of memory (the kernel's C is large?): free memory "
+                     "and call again; a kernel with huge tuples or unrolled loops needs less"
+                   : "the C compiler crashed: check KILN_CC and the compiler's installation "
+                     "(`cc --version`), and report the kernel if the compiler is sound";
     } else if (rc != 0) {
         int works = compiler_works(ctx, argv, n, dir, cpath, sopath, timeout_s);
         if (works > 0) {

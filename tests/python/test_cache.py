@@ -387,6 +387,13 @@ def test_bad_cache_size_settings_warn_and_use_the_default(tmp_path):
     assert r["stats"]["disk"]["max_bytes"] == 1 << 30
     r = run(tmp_path, tmp_path / "cache2", KILN_CACHE_SIZE="64M")
     assert r["stats"]["disk"]["max_bytes"] == 64 << 20 and not r["warnings"]
+    # what strtod would take but is no size: half a byte, hex, an exponent (hunt16 4)
+    for i, bad in enumerate(("0.5", "0x10", "1e3", "inf", ".5G")):
+        r = run(tmp_path, tmp_path / f"cache-bad{i}", KILN_CACHE_SIZE=bad)
+        assert any(f"KILN_CACHE_SIZE={bad} is not a size" in w for w in r["warnings"]), bad
+        assert r["stats"]["disk"]["max_bytes"] == 1 << 30
+    r = run(tmp_path, tmp_path / "cache3", KILN_CACHE_SIZE="1.5K")
+    assert r["stats"]["disk"]["max_bytes"] == 1536 and not r["warnings"]
 
 
 # ---- deployment: precompile, export, import -----------------------------------------

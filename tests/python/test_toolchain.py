@@ -146,6 +146,15 @@ def test_a_compiler_killed_by_a_signal_is_no_kiln_bug(tmp_path, monkeypatch):
         """)
     msg = compile_with(monkeypatch, cc)
     assert "was killed while compiling the kernel (was killed by signal 9)" in msg
+    assert "out of memory" in msg
+    # a compiler that crashes is no shortage of memory (hunt16 4)
+    cc = script(tmp_path, "crashing-cc", """\
+        case "$*" in *kernel.c*) kill -SEGV $$;; esac
+        exec gcc "$@"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "was killed while compiling the kernel (was killed by signal 11)" in msg
+    assert "the C compiler crashed" in msg and "out of memory" not in msg
 
 
 def write_first_call(tmp_path, caught, shown):

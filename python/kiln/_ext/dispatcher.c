@@ -211,16 +211,28 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     if (parse_dims(PyTuple_GET_ITEM(cfg, 1), b, "blockdim") < 0) return NULL;
     if (b[0] > EXT_MAX_BLOCK_THREADS || b[1] > EXT_MAX_BLOCK_THREADS || b[2] > EXT_MAX_BLOCK_Z ||
         b[0] * b[1] * b[2] > EXT_MAX_BLOCK_THREADS) {
-        PyErr_Format(PyExc_ValueError,
-                     "blockdim (%lld, %lld, %lld) exceeds the limits of 1024 threads per block "
-                     "(x, y <= 1024, z <= 64)",
-                     (long long)b[0], (long long)b[1], (long long)b[2]);
+        if (b[0] == INT64_MAX || b[1] == INT64_MAX || b[2] == INT64_MAX) /* past int64 */
+            PyErr_Format(PyExc_ValueError,
+                         "blockdim %R exceeds the limits of 1024 threads per block (x, y <= "
+                         "1024, z <= 64)",
+                         PyTuple_GET_ITEM(cfg, 1));
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "blockdim (%lld, %lld, %lld) exceeds the limits of 1024 threads per "
+                         "block (x, y <= 1024, z <= 64)",
+                         (long long)b[0], (long long)b[1], (long long)b[2]);
         return NULL;
     }
     if (g[0] > KILN_MAX_GRID_X || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ) {
-        PyErr_Format(PyExc_ValueError,
-                     "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= 65535)",
-                     (long long)g[0], (long long)g[1], (long long)g[2]);
+        if (g[0] == INT64_MAX || g[1] == INT64_MAX || g[2] == INT64_MAX) /* past int64: as given */
+            PyErr_Format(PyExc_ValueError,
+                         "griddim %R exceeds the limits (x <= 2**31-1, y, z <= 65535)",
+                         PyTuple_GET_ITEM(cfg, 0));
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= "
+                         "65535)",
+                         (long long)g[0], (long long)g[1], (long long)g[2]);
         return NULL;
     }
     PyObject *stream = Py_None;

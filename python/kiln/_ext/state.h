@@ -20,6 +20,7 @@
  *   stream.c      Stream, and a launch's stream argument from any library
  *   recorder.c    the recording in progress: what refuses it, what it allocated
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
+ *   ipc.c         GPU memory shared between processes (IPC handles' bytes)
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
  *   exectext.c    the text given to exec and compile, kept by an audit hook
@@ -29,7 +30,6 @@
  *   obs.c         kiln.metrics()' counters, what goes into traces and logs
  *   trace.c       the trace's event buffer, KILN_LOG's lines, NVTX ranges
  *   records.c     structured dtypes: the process's record layouts, by id
- *   ipc.c         GPU memory shared between processes (IPC handles' bytes)
  *   errors.c      diagnostics and kernel errors as Python exceptions
  *   state.c       this: the module state
  */
