@@ -183,6 +183,12 @@ kiln_fdserver *kiln_fdserver_start(char name[KILN_FDSERVE_NAME],
 
 int kiln_fdserver_pid(const kiln_fdserver *s) { return s->pid; }
 
+void kiln_fdserver_forget(kiln_fdserver *s) {
+    if (!s || s->pid == (int)getpid()) return; /* the process's own server stays */
+    close(s->lfd);
+    free(s); /* the parent's descriptors are the parent's: its fds[] are left alone */
+}
+
 int kiln_fdserver_offer(kiln_fdserver *s, int slot, int fd) {
     if (slot < 0 || slot >= KILN_FDSERVE_SLOTS) return -1;
     pthread_mutex_lock(&s->mu);

@@ -35,6 +35,10 @@ kiln_fdserver *kiln_fdserver_start(char name[KILN_FDSERVE_NAME],
                                    uint8_t token[KILN_FDSERVE_TOKEN], const char **why);
 /* The process that started s: a forked child must start its own. */
 int kiln_fdserver_pid(const kiln_fdserver *s);
+/* In a forked child (whose copy of s has no thread): closes the listening socket it
+ * inherited, so that connections meant for the parent are refused once the parent has
+ * ended rather than left waiting, and frees s. */
+void kiln_fdserver_forget(kiln_fdserver *s);
 /* Offers fd in slot (0 <= slot < KILN_FDSERVE_SLOTS); the caller keeps fd open
  * while the process lives.  0, or -1 for a bad slot. */
 int kiln_fdserver_offer(kiln_fdserver *s, int slot, int fd);

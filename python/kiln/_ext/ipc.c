@@ -69,7 +69,8 @@ static uint64_t get64(const unsigned char *w, int at) {
 static int offer(ModState *st, struct ExtIpc *ip, int dev, int fd) {
     if (!ip->server || kiln_fdserver_pid(ip->server) != (int)getpid()) {
         const char *why = NULL;
-        ip->server = kiln_fdserver_start(ip->name, ip->token, &why); /* a parent's stays */
+        kiln_fdserver_forget(ip->server); /* a parent's, inherited by this child */
+        ip->server = kiln_fdserver_start(ip->name, ip->token, &why);
         if (!ip->server) {
             PyErr_Format(PyExc_RuntimeError, "cannot share GPU memory with other processes: %s",
                          why);
