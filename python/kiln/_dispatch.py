@@ -588,14 +588,18 @@ def _forall_int(what, v):
 
 
 def _enum_value(a):
-    """The value of an Enum member whose value is an int (None otherwise): what a launch
-    passes for it, as kernels read members of such enums as their values."""
+    """The value of an Enum member whose value is a number or a tuple of numbers (None
+    otherwise): what a launch passes for it, as kernels read members of such enums as their
+    values (Numba passes a member as its value too)."""
     import enum
 
-    if isinstance(a, enum.Enum):
-        v = a.value
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
+    def number_or_tuple(v):
+        if isinstance(v, tuple):
+            return bool(v) and all(number_or_tuple(x) for x in v)
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+    if isinstance(a, enum.Enum) and number_or_tuple(a.value):
+        return a.value
     return None
 
 

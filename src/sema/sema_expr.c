@@ -833,9 +833,11 @@ static const Type *attribute(Sema *S, Node *n) {
 /* `a is b`, `a is not b`: Python's identity, for what has one in a kernel: None (a value
  * is None only when it is None: a constant), and True/False, whose identity among bools is
  * equality; a bool literal against another type is never identical.  Two typed numbers
- * take Numba's meaning: == when their types are one, else never identical.  A Python
- * number (a literal) and arrays have no identity a kernel can ask for. */
+ * take Numba's meaning: == when their types are one, else never identical; so do two
+ * tuples of typed numbers (variables, arguments).  A Python number (a literal) and arrays
+ * have no identity a kernel can ask for. */
 static const Type *compare(Sema *S, Node *n);
+static bool tuple_readable(const Node *n);
 
 bool sema_maybe_none(const Node *n) {
     if (!n) return false;
@@ -884,6 +886,19 @@ static const Type *identity(Sema *S, Node *n) {
         /* Numba's meaning for immutable values: of one type, `is` is ==; of two types,
          * never identical (an IntEnum member passed as an argument is its int) */
         if (ty_equal(ty_strong(a), ty_strong(b))) {
+            n->cmp.ops[0] = neg ? C_NE : C_EQ;
+            return compare(S, n);
+        }
+        n->flags |= NF_CONST;
+        n->cval.i = neg;
+        return ty_scalar(KILN_BOOL);
+    }
+    if (a->kind == TY_TUPLE && b->kind == TY_TUPLE && !(ops->v[0]->flags & NF_CONST) &&
+        !(ops->v[1]->flags & NF_CONST) && tuple_readable(ops->v[0]) &&
+        tuple_readable(ops->v[1])) {
+        /* tuples of typed numbers, as numbers: Numba's meaning for immutable values (an
+         * Enum member passed as an argument is its value, a tuple for Planet.EARTH) */
+        if (ty_equal(a, b)) {
             n->cmp.ops[0] = neg ? C_NE : C_EQ;
             return compare(S, n);
         }

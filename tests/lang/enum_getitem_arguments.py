@@ -11,6 +11,11 @@ class Color(enum.Enum):
     green = 2
 
 
+class Planet(enum.Enum):  # tuple values: a member argument is its tuple
+    EARTH = (5.976e24, 6.37814e6)
+    MARS = (6.421e23, 3.3972e6)
+
+
 class RequestError(enum.IntEnum):
     dummy = 2
     not_found = 404
@@ -39,6 +44,19 @@ def compare(a, b, out):
     out[2] = a == Color.green
 
 
+@kiln.jit
+def identical(a, b, out):  # Numba's meaning: of one type, `is` is ==
+    out[0] = a == b
+    out[1] = a != b
+    out[2] = a is b
+    out[3] = a is not b
+
+
+@kiln.jit
+def gravity(p, out):
+    out[0] = 6.673e-11 * p[0] / (p[1] * p[1])
+
+
 def main():
     out = np.zeros(4, np.int64)
     by_name[1, 1](out)
@@ -49,6 +67,14 @@ def main():
         got = np.zeros(3, np.bool_)
         compare[1, 1](a, b, got)
         print(a.name, b.name, got.tolist())
+    for a, b in ((Planet.EARTH, Planet.EARTH), (Planet.EARTH, Planet.MARS),
+                 (Color.red, Color.red), (Color.red, Color.green)):
+        got = np.zeros(4, np.bool_)
+        identical[1, 1](a, b, got)
+        print(a.name, b.name, got.tolist(), got.tolist() == [a == b, a != b, a is b, a is not b])
+    g = np.zeros(1)
+    gravity[1, 1](Planet.EARTH, g)
+    print(round(float(g[0]), 4))
     try:
         kiln.jit("void(int64[:])")(bad)
     except kiln.CompileError as e:
