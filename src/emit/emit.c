@@ -669,6 +669,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     buf_init_arena(&E->funcs, &E->C->arena);
     if (!E->cuda) plan_cpu(r, E->debug, &C->arena, &E->plan);
     E->blocks = !E->cuda && r->block_mode;
+    E->spin = E->blocks && r->spin;
     if (E->blocks) {
         /* fibers run each thread through kiln_body as written: no guard folded into
          * the entry's loops, no lanes, no private copies of atomics' arrays */

@@ -39,6 +39,8 @@ typedef struct Emit {
     bool half;          /* float16 appears: rt_half.h goes into the program */
     bool print;         /* print() appears: the CPU program declares printf */
     bool blocks;        /* CPU block mode (SemaResult.block_mode): rt_blocks.h, fibers */
+    bool spin;           /* CPU block mode with spin points (SemaResult.spin): atomics and
+                          * fences let the block's other fibers run (kiln_yield_) */
     int64_t shared_off; /* CPU block mode: bytes of static shared memory handed out */
     Buf types;          /* struct typedefs and their constructors */
     Buf helpers;        /* per-program helper functions (views...) */

@@ -54,12 +54,13 @@ static void emit_atomic(Emit *E, Node *n) {
           addr, sub == IA_SUB ? "-" : "+", v, ops[sub], ct, addr, v);
         return;
     }
+    if (E->spin) PS("KILN_SPIN_("); /* the other fibers run after it (rt_blocks.h) */
     P("kiln_atomic_%s_%s(%s", ops[sub], ct, addr);
     for (int i = first_val; i < a->n; i++) {
         PS(", ");
         emit_expr_as(E, a->v[i], el);
     }
-    PS(")");
+    PS(E->spin ? "))" : ")");
 }
 
 void emit_math_call(Emit *E, const char *name, const Type *t, Node **args, int nargs) {
@@ -288,7 +289,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         else PS(E->cuda ? "kiln_grid_sync_()" : "kiln_grid_sync_(B_)");
         return;
     case IK_THREADFENCE:
-        if (!E->cuda) PS("KILN_FENCE()");
+        if (!E->cuda) PS(E->spin ? "(KILN_FENCE(), kiln_yield_(B_))" : "KILN_FENCE()");
         else PS(in->sub == 0 ? "__threadfence()" : in->sub == 1 ? "__threadfence_block()" : "__threadfence_system()");
         return;
     case IK_SHARED_ARRAY:

@@ -109,6 +109,13 @@ KILN_FN void kiln_park_(kiln_blk *B, int state) {
     kiln_fswitch_(&B->fib[B->cur].sp, B->sched_sp);
 }
 
+/* A spin point (SemaResult.spin: an atomic whose result a loop reads, a fence in a
+ * loop): the block's other fibers run before this one goes on, so a thread that waits in
+ * a loop for another thread's write (a flag set with an atomic) sees it, where running
+ * one fiber to its end would wait forever.  The GPU's warps interleave the same way. */
+KILN_FN void kiln_yield_(kiln_blk *B) { kiln_park_(B, KILN_F_RUN); }
+#define KILN_SPIN_(x) ({ __typeof__(x) ks_ = (x); kiln_yield_(B_); ks_; })
+
 /* syncthreads(): wait for every fiber of the block */
 KILN_FN void kiln_sync_(kiln_blk *B) { kiln_park_(B, KILN_F_BAR); }
 
@@ -306,13 +313,15 @@ static __attribute__((unused)) long long kiln_blk_rounds_(kiln_blk *B) {
             B->cur = t;
             kiln_fswitch_(&B->sched_sp, B->fib[t].sp);
         }
-        long long live = 0, warp = 0, bar = 0;
+        long long live = 0, warp = 0, bar = 0, run = 0;
         for (long long t = 0; t < B->n; t++) {
             int st = B->fib[t].state;
             live += st != KILN_F_DONE;
             warp += st == KILN_F_WARP;
             bar += st == KILN_F_BAR;
+            run += st == KILN_F_RUN; /* yielded at a spin point: another pass */
         }
+        if (run) continue;
         int from = warp ? KILN_F_WARP : KILN_F_BAR;
         if (!warp && !bar) return live;
         if (warp) {

@@ -76,6 +76,12 @@ void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
     }
 }
 
+void sema_spin_point(Sema *S, const Node *n) {
+    if (S->in_loop == 0 || (n && n == S->discarded)) return;
+    S->res->spin = true; /* a thread may wait in this loop for another: fibers that yield */
+    S->res->block_mode = true;
+}
+
 void sema_block_feature(Sema *S, Span sp, const char *what) {
     if (!S->res->gpu_only) { /* a CUDA kernel with one does not widen (emit.c) */
         S->res->gpu_only = what;
@@ -488,7 +494,10 @@ static void stmt(Sema *S, Node *n) {
     case S_EXPR: {
         if (n->expr->kind == E_STR) return; /* docstrings and string comments */
         if (n->uf && sema_ufunc_stmt(S, n)) return;
+        const Node *was = S->discarded;
+        S->discarded = n->expr;
         const Type *t = sema_expr(S, n->expr);
+        S->discarded = was;
         /* None, or a bare module, function or type (`math`, `dev`): Python evaluates
          * it and drops it; there is no value to compute, so no code */
         NodeKind k = (NodeKind)n->expr->kind;
@@ -568,10 +577,12 @@ static void stmt(Sema *S, Node *n) {
         return;
     case S_WHILE:
         S->res->uses_loops = true;
+        S->in_loop++;
         sema_cond(S, n->ifs.cond);
         S->loop_depth++;
         sema_block(S, &n->ifs.body);
         S->loop_depth--;
+        S->in_loop--;
         sema_block(S, &n->ifs.orelse);
         return;
     case S_FOR: {
@@ -600,7 +611,9 @@ static void stmt(Sema *S, Node *n) {
             body.n--;
         }
         S->loop_depth++;
+        S->in_loop++;
         sema_block(S, &body);
+        S->in_loop--;
         S->loop_depth--;
         sema_block(S, &n->fors.orelse);
         return;

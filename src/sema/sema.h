@@ -398,6 +398,9 @@ typedef struct SemaResult {
     Span gpu_only_sp;
     bool uses_atomics;
     bool block_mode;       /* shared memory or barriers: the CPU runs blocks as fibers */
+    bool spin;             /* a loop may wait for other threads (an atomic whose result it
+                            * reads, a fence): block mode, and on the CPU each such atomic
+                            * and fence lets the block's other fibers run (rt_blocks.h) */
     bool uses_sregs;       /* reads threadIdx/blockIdx/blockDim/gridDim/laneid directly */
     bool uses_gridsize;    /* calls kiln.gridsize() */
     int64_t const_bytes;   /* the arrays in constant memory (kiln.const.array_like) */

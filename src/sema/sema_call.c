@@ -556,10 +556,13 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         return &ty_none;
     case IK_THREADFENCE:
         if (!sema_bind(S, n, in, 0, 0, a)) return &ty_error;
+        sema_spin_point(S, NULL); /* a fence in a loop is one, as a statement too */
         return &ty_none;
     case IK_SHARED_ARRAY:
     case IK_LOCAL_ARRAY: return array_storage(S, n, in);
-    case IK_ATOMIC: return atomic(S, n, in);
+    case IK_ATOMIC:
+        sema_spin_point(S, n);
+        return atomic(S, n, in);
     case IK_SHFL: {
         if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
         sema_block_feature(S, n->sp, in->name);

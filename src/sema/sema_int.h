@@ -26,6 +26,9 @@ struct Sema {
     bool changed;         /* this pass widened a symbol */
     bool final;           /* the pass whose annotations stay */
     int loop_depth;
+    int in_loop;          /* loops open around what is typed now, a while's condition too */
+    const Node *discarded; /* the call of the expression statement typed now (its result
+                            * is dropped) */
     SemaResult *res;
     PtrVec stack;         /* specs being analysed (recursion check) */
     int rec_calls;        /* recursive calls typed so far (a return that made one: sema.c) */
@@ -120,6 +123,11 @@ const Type *sema_subscript(Sema *S, Node *n, bool store);
 /* A feature that needs a block's threads to run together (shared memory, barriers):
  * on the GPU as any other; on the CPU it puts the kernel in block mode (rt_blocks.h). */
 void sema_block_feature(Sema *S, Span sp, const char *what);
+/* An atomic whose result is read (n, the call), or a fence (n NULL): in a loop (a while's
+ * condition too),
+ * a thread may be waiting there for another thread's write (a spin-wait), which the CPU's
+ * fibers must let run: SemaResult.spin. */
+void sema_spin_point(Sema *S, const Node *n);
 void sema_mark_written(Sema *S, Node *array);
 uint64_t sema_origins(Sema *S, Node *n);
 /* Checks that a value of type vt (node v, may be NULL) can be stored in a
