@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "cache/cache_int.h"
@@ -220,9 +221,26 @@ void disk_open(kiln_cache *c) {
         rc = open_db(path, &db);
     }
     if (rc != SQLITE_OK) {
-        warn(c, "set KILN_CACHE_DIR to a writable directory",
-             "cannot use kiln's cache %s (%s); caching in memory only", path,
-             db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        int sys = db ? sqlite3_system_errno(db) : 0;
+        char why[512];
+        if (sys == EFBIG) /* opening writes the WAL: under `ulimit -f` that can fail */
+            snprintf(why, sizeof why, "file size limit reached: %s", strerror(sys));
+        else if (sys)
+            snprintf(why, sizeof why, "%s: %s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc),
+                     strerror(sys));
+        else
+            snprintf(why, sizeof why, "%s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        struct rlimit fs;
+        if (sys != EFBIG && (rc & 0xff) == SQLITE_IOERR && getrlimit(RLIMIT_FSIZE, &fs) == 0 &&
+            fs.rlim_cur != RLIM_INFINITY) { /* SQLite's errno may be of a later call */
+            size_t n = strlen(why);
+            snprintf(why + n, sizeof why - n, ", under a file size limit of %llu bytes",
+                     (unsigned long long)fs.rlim_cur);
+            sys = EFBIG;
+        }
+        warn(c, sys == EFBIG ? "raise the file size limit (ulimit -f), or set KILN_CACHE_DIR"
+                             : "set KILN_CACHE_DIR to a writable directory",
+             "cannot use kiln's cache %s (%s); caching in memory only", path, why);
         sqlite3_close(db);
         return;
     }

@@ -653,6 +653,13 @@ def test_import_into_no_disk_cache_or_past_a_file_size_limit_says_so(tmp_path, b
     assert limited.returncode == 1, (limited.returncode, limited.stderr)  # not -SIGXFSZ
     assert "file size limit reached" in limited.stderr, limited.stderr
     assert "were not stored" in limited.stderr or "nothing was imported" in limited.stderr
+    # a new cache that cannot even be created under the limit names it too (hunt16 4)
+    tiny = subprocess.run(
+        ["bash", "-c", 'ulimit -f 1; exec "$0" "$@"', os.path.join(BUILD, "kiln"), "cache",
+         "export", str(tmp_path / "x.kiln")],
+        env=_bundle_env(tmp_path / "tiny"), capture_output=True, text=True, timeout=60)
+    assert tiny.returncode == 1, (tiny.returncode, tiny.stderr)
+    assert "file size limit" in tiny.stderr and "ulimit -f" in tiny.stderr, tiny.stderr
 
 
 def test_cache_clear_repairs_a_damaged_database_and_a_foreign_one_is_set_aside(tmp_path, built):
