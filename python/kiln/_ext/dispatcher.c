@@ -193,6 +193,18 @@ static int warn_low_occupancy(DispatcherObject *self, const int64_t g[3]) {
                             k->kname, n, n == 1 ? "" : "s", EXT_LOW_OCCUPANCY_BLOCKS, n);
 }
 
+/* The ValueError of a launch dimension past its limits: the dimensions as parsed, or as
+ * given when one is past int64 (parse_dims keeps INT64_MAX for it). */
+static PyObject *dims_too_large(const char *what, const int64_t d[3], PyObject *given,
+                                const char *limits) {
+    if (d[0] == INT64_MAX || d[1] == INT64_MAX || d[2] == INT64_MAX)
+        PyErr_Format(PyExc_ValueError, "%s %R exceeds the limits %s", what, given, limits);
+    else
+        PyErr_Format(PyExc_ValueError, "%s (%lld, %lld, %lld) exceeds the limits %s", what,
+                     (long long)d[0], (long long)d[1], (long long)d[2], limits);
+    return NULL;
+}
+
 static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     if (self->is_device) {
         PyErr_Format(PyExc_RuntimeError,
@@ -210,31 +222,12 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     if (parse_dims(PyTuple_GET_ITEM(cfg, 0), g, "griddim") < 0) return NULL;
     if (parse_dims(PyTuple_GET_ITEM(cfg, 1), b, "blockdim") < 0) return NULL;
     if (b[0] > EXT_MAX_BLOCK_THREADS || b[1] > EXT_MAX_BLOCK_THREADS || b[2] > EXT_MAX_BLOCK_Z ||
-        b[0] * b[1] * b[2] > EXT_MAX_BLOCK_THREADS) {
-        if (b[0] == INT64_MAX || b[1] == INT64_MAX || b[2] == INT64_MAX) /* past int64 */
-            PyErr_Format(PyExc_ValueError,
-                         "blockdim %R exceeds the limits of 1024 threads per block (x, y <= "
-                         "1024, z <= 64)",
-                         PyTuple_GET_ITEM(cfg, 1));
-        else
-            PyErr_Format(PyExc_ValueError,
-                         "blockdim (%lld, %lld, %lld) exceeds the limits of 1024 threads per "
-                         "block (x, y <= 1024, z <= 64)",
-                         (long long)b[0], (long long)b[1], (long long)b[2]);
-        return NULL;
-    }
-    if (g[0] > KILN_MAX_GRID_X || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ) {
-        if (g[0] == INT64_MAX || g[1] == INT64_MAX || g[2] == INT64_MAX) /* past int64: as given */
-            PyErr_Format(PyExc_ValueError,
-                         "griddim %R exceeds the limits (x <= 2**31-1, y, z <= 65535)",
-                         PyTuple_GET_ITEM(cfg, 0));
-        else
-            PyErr_Format(PyExc_ValueError,
-                         "griddim (%lld, %lld, %lld) exceeds the limits (x <= 2**31-1, y, z <= "
-                         "65535)",
-                         (long long)g[0], (long long)g[1], (long long)g[2]);
-        return NULL;
-    }
+        b[0] * b[1] * b[2] > EXT_MAX_BLOCK_THREADS)
+        return dims_too_large("blockdim", b, PyTuple_GET_ITEM(cfg, 1),
+                              "of 1024 threads per block (x, y <= 1024, z <= 64)");
+    if (g[0] > KILN_MAX_GRID_X || g[1] > EXT_MAX_GRID_YZ || g[2] > EXT_MAX_GRID_YZ)
+        return dims_too_large("griddim", g, PyTuple_GET_ITEM(cfg, 0),
+                              "(x <= 2**31-1, y, z <= 65535)");
     PyObject *stream = Py_None;
     void *handle = NULL;
     if (PyTuple_GET_SIZE(cfg) >= 3) {
