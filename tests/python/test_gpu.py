@@ -1617,3 +1617,25 @@ def test_launch_config_sensitive_kernels_compile_per_configuration_on_the_gpu():
     assert seen == [((2, 1, 1), (32, 1, 1)), ((2, 1, 1), (64, 1, 1))]
     assert d.copy_to_host()[0] == 2 * (32 + 32 + 64 + 32)
     assert next(iter(f.overloads.values())).launch_config_sensitive
+
+
+def test_ipc_handles_between_processes_on_the_gpu():
+    # kiln's exportable pool (a device array, slices, a negative step; writes seen both
+    # ways), and memory another library took with cudaMalloc (CuPy's pool), which goes
+    # through the driver's legacy IPC handle (docs/ipc.md)
+    import test_ipc
+
+    assert test_ipc.run(test_ipc.SHARED_VIEWS, gpu=True).strip().endswith("ok")
+    pytest.importorskip("cupy")
+    out = test_ipc.run("""
+        import cupy
+        c = cupy.arange(12, dtype=cupy.int64)
+        d = kiln.as_cuda_array(c)
+        h = d[2:].get_ipc_handle()
+        with pool() as ex:
+            got = ex.submit(read_in_child, h).result(timeout=60)
+        assert got.tolist() == list(range(2, 12)), got
+        assert int(c[2]) == -5, c  # the child's write
+        print("ok")
+    """, gpu=True)
+    assert out.strip().endswith("ok")

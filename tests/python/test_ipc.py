@@ -48,13 +48,14 @@ def pool():
 """
 
 
-def run(body, cpu=False):
-    assert os.path.exists(FAKE), f"{FAKE} is missing: build with make (meson builds it)"
+def run(body, cpu=False, gpu=False):
+    """body as a script's main, on the fake driver (or the CPU target, or the real GPU)."""
+    assert gpu or os.path.exists(FAKE), f"{FAKE} is missing: build with make (meson builds it)"
     env = dict(os.environ)
     env.pop("KILN_TARGET", None)
     if cpu:
         env["KILN_TARGET"] = "cpu"
-    else:
+    elif not gpu:
         env["KILN_CUDA_DRIVER"] = FAKE
     with tempfile.TemporaryDirectory() as d:
         script = os.path.join(d, "ipc_script.py")
@@ -67,8 +68,7 @@ def run(body, cpu=False):
     return p.stdout
 
 
-def test_another_process_opens_a_device_array_and_its_views_and_writes_to_them():
-    out = run("""
+SHARED_VIEWS = """
         a = np.arange(10, dtype=np.intp)
         d = kiln.to_device(a)
         with pool() as ex:
@@ -82,8 +82,11 @@ def test_another_process_opens_a_device_array_and_its_views_and_writes_to_them()
                 assert host[first] == -5 and (np.delete(host, first) == np.delete(a, first)).all(), host
                 d.copy_to_device(a)
         print("ok")
-    """)
-    assert out.strip().endswith("ok")
+    """
+
+
+def test_another_process_opens_a_device_array_and_its_views_and_writes_to_them():
+    assert run(SHARED_VIEWS).strip().endswith("ok")
 
 
 def test_a_context_handle_pickles_and_its_bytes_open_in_another_process():
