@@ -241,10 +241,12 @@ def test_native_float16_and_float_min_max():
                                   "tuple_equality", "divmod", "array_transpose_view",
                                   "tuple_slice_concat", "nested_tuple_return",
                                   "tuple_of_tuples_index", "range_limits",
-                                  # session 15's (not run on a GPU yet)
+                                  # session 15's (first run on a GPU, an H100, in session 16)
                                   "kernel_parameter_defaults", "record_field_views",
                                   "scalar_view_bits", "weak_int_values_stay_exact",
-                                  "int_conversions_keep_values", "tuple_augassign_grows"])
+                                  "int_conversions_keep_values", "tuple_augassign_grows",
+                                  # session 16's: spin-waits between warps, Enum arguments
+                                  "spin_wait_threads", "enum_getitem_arguments"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
