@@ -228,6 +228,9 @@ static void assign(Sema *S, Node *t, Node *v, const Type *vt, bool nonneg, uint6
             s->has_cint = true;
             s->cint = c;
         }
+        if (s && s->param < 0 && s->nassign == 1 && v && v->kind == E_CALL && v->intr &&
+            (v->intr->kind == IK_LOCAL_ARRAY || v->intr->kind == IK_SHARED_ARRAY))
+            s->storage = v;
         return;
     }
     case E_SUBSCRIPT: {

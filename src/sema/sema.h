@@ -297,6 +297,8 @@ struct Sym {
     int nassign;         /* assignments in the text (targets, for loops) */
     bool has_cint;       /* assigned once, an integer constant: cint (array shapes) */
     int64_t cint;
+    const Node *storage; /* assigned once, a local or shared array's call: its shape
+                          * bounds constant indices (sema_subscript) */
     /* a Python int variable (weak): the range of the constants assigned to it
      * (wk_set), unless it was assigned anything else (wk_any); monotone */
     bool wk_set, wk_any;

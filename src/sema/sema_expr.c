@@ -526,6 +526,33 @@ static bool subscript_to_attr(Sema *S, Node *n) {
     return true;
 }
 
+/* A constant index of a local or shared array whose shape is known (the name is assigned
+ * once, from kiln.local.array or kiln.shared.array): out of its bounds is an error here,
+ * as NumPy's IndexError, where it would read or write outside the array at run time (no
+ * check is emitted for these arrays).  Negative indices count from the end. */
+static bool storage_index_ok(Sema *S, const Node *n) {
+    const Node *b = n->sub.base;
+    const NodeList *ix = &n->sub.idx;
+    if (b->kind != E_NAME || !b->sym || !b->sym->storage || b->sym->nassign != 1) return true;
+    int64_t dims[KILN_MAX_NDIM];
+    int nd = storage_dims(b->sym->storage, dims, KILN_MAX_NDIM);
+    if (nd != ix->n) return true; /* a tuple index, or a shape not known */
+    for (int i = 0; i < nd; i++) {
+        int64_t k;
+        if (dims[i] <= 0 || !sema_const_int(ix->v[i], &k)) continue; /* dynamic shared: 0 */
+        if (k < -dims[i] || k >= dims[i]) {
+            error_at(S->C, ix->v[i]->sp, NULL,
+                     "index %lld is out of bounds for axis %d with size %lld (the %s array "
+                     "'%s')",
+                     (long long)k, i, (long long)dims[i],
+                     b->sym->storage->intr->kind == IK_SHARED_ARRAY ? "shared" : "local",
+                     b->sym->name);
+            return false;
+        }
+    }
+    return true;
+}
+
 const Type *sema_subscript(Sema *S, Node *n, bool store) {
     Compiler *C = S->C;
     const Type *bt = sema_expr(S, n->sub.base);
@@ -669,6 +696,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         return n->ty = &ty_error;
     }
     if (nslice == 0 && nint == bt->ndim) {
+        if (!storage_index_ok(S, n)) return n->ty = &ty_error;
         if (store) sema_mark_written(S, n->sub.base);
         return n->ty = bt->elem;
     }
