@@ -1,5 +1,7 @@
 """Launch overhead by argument count on the GPU: each launcher called LAUNCHES times from a
-plain loop (no lambda), against the C loop of the same launcher's packed arguments (the floor).
+plain loop in a function (no lambda), against the C loop of the same launcher's packed
+arguments (the floor) and the whole launch path called from a C loop (kiln's own cost without
+the interpreter's).
 
     PYTHONPATH=python python3 bench/gpu/launch_args.py
 """
@@ -29,21 +31,40 @@ def k5(a, b, c, x, n):
     if i < n:
         c[i] = a[i] + b[i] * x
 
-a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
-cases = {"k0": (k0, ()), "k1": (k1, (a,)), "k3": (k3, (a, b, c)), "k5": (k5, (a, b, c, 1.5, N)),
-         "k5 ints": (k5, (a, b, c, 1.5, 7))}
-for name, (k, args) in cases.items():
-    ln = k[N // 256, 256]
-    ln(*args)
-    kiln.synchronize()
-    fl, kl = [], []
-    for r in range(7):
-        fl.append(ln._raw_launches(LAUNCHES, *args) * 1e6)
+
+
+def python_loop(ln, args, count):
+    """The launcher called count times from a Python loop in a function (locals, as a
+    training step would); seconds per launch."""
+    t = time.perf_counter()
+    for _ in range(count):
+        ln(*args)
+    return (time.perf_counter() - t) / count
+
+
+def main():
+    a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
+    cases = {"k0": (k0, ()), "k1": (k1, (a,)), "k3": (k3, (a, b, c)), "k5": (k5, (a, b, c, 1.5, N)),
+             "k5 ints": (k5, (a, b, c, 1.5, 7))}
+    print("us per launch, median of 7 rounds of", LAUNCHES)
+    print("floor: cuLaunchKernel from a C loop, arguments packed once; path: kiln's whole launch "
+          "path from a C loop; kiln: the launcher called from a Python loop")
+    for name, (k, args) in cases.items():
+        ln = k[N // 256, 256]
+        ln(*args)
         kiln.synchronize()
-        t = time.perf_counter()
-        for _ in range(LAUNCHES):
-            ln(*args)
-        kl.append((time.perf_counter() - t) / LAUNCHES * 1e6)
-        kiln.synchronize()
-    f, k_ = statistics.median(fl), statistics.median(kl)
-    print(f"{name:8s} floor {f:.3f} us  kiln {k_:.3f} us  over {k_ - f:.3f} us  ratio {k_ / f:.3f}")
+        fl, pl, kl = [], [], []
+        for r in range(7):
+            fl.append(ln._raw_launches(LAUNCHES, *args) * 1e6)
+            kiln.synchronize()
+            pl.append(ln._path_launches(LAUNCHES, *args) * 1e6)
+            kiln.synchronize()
+            kl.append(python_loop(ln, args, LAUNCHES) * 1e6)
+            kiln.synchronize()
+        f, p, k_ = statistics.median(fl), statistics.median(pl), statistics.median(kl)
+        print(f"{name:8s} floor {f:.3f}  path {p:.3f} ({p / f:.3f}x)  kiln {k_:.3f} "
+              f"({k_ / f:.3f}x, {k_ - f:.3f} over)")
+
+
+if __name__ == "__main__":
+    main()

@@ -378,8 +378,16 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
      * into the type key with one 4-byte load, which waits for byte stores to retire
      * (a store-forwarding stall per argument) but forwards from a word store */
     set_t(a, 0, 0, 0, 0);
-    /* device arrays first: a failed PyFloat_Check costs a subtype walk */
-    if (st && PyObject_TypeCheck(o, st->DeviceArrayType)) {
+    /* the exact types first (a pointer compare each); a failed PyObject_TypeCheck costs a
+     * walk of the type's bases */
+    if (PyFloat_CheckExact(o)) {
+        set_t(a, 0, KILN_FLOAT64, 0, 0);
+        a->v.f = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    if (st && ((PyObject *)Py_TYPE(o) == st->device_array_class ||
+               Py_IS_TYPE(o, st->DeviceArrayType) ||
+               (!PyLong_CheckExact(o) && PyObject_TypeCheck(o, st->DeviceArrayType)))) {
         DeviceArrayObject *d = (DeviceArrayObject *)o;
         if (d->device == EXT_HOST_DEVICE) {
             /* host memory (KILN_TARGET=cpu): a host array, as a NumPy array's buffer
@@ -399,19 +407,15 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             set_t(a, 1, dt, 0, KILN_LAYOUT_C);
             return 0;
         }
-        memcpy(a->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim);
+        /* element loops, not memcpy: ndim is small, and the library call cost more */
+        for (int k = 0; k < d->ndim; k++) a->shape[k] = d->shape[k];
         if (d->layout) { /* computed when the array was made */
             set_t(a, 1, dt, (uint8_t)d->ndim, d->layout);
-            memcpy(a->strides, d->estrides, sizeof(int64_t) * (size_t)d->ndim);
+            for (int k = 0; k < d->ndim; k++) a->strides[k] = d->estrides[k];
             return 0;
         }
         set_t(a, 1, dt, (uint8_t)d->ndim, 0);
         return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
-    }
-    if (PyFloat_CheckExact(o)) {
-        set_t(a, 0, KILN_FLOAT64, 0, 0);
-        a->v.f = PyFloat_AS_DOUBLE(o);
-        return 0;
     }
     if (PyBool_Check(o)) {
         set_t(a, 0, KILN_BOOL, 0, 0);

@@ -38,6 +38,8 @@
 #include "signals.h"
 #include "tier.h"
 
+enum { STACK_ARGS = 16, STACK_SLOTS = 256, MEMO_KEY_BYTES = 4 * STACK_ARGS + 2 + LC_KEY_BYTES };
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -51,6 +53,14 @@ typedef struct {
     double repeat_s;     /* ... and the seconds per launch it took */
     bool last_wide;      /* the last launch took the kernel's wide entry (tests) */
     PyObject *callbacks; /* Numba's pre_launch_callbacks: a list made when first read */
+    /* The last launch's type key and entry, so that a launch with the same argument
+     * types skips the hash and the table probe.  The entry is borrowed: the table holds
+     * it for as long as its generation is memo_gen (entries leave a table only by a
+     * clear, which bumps the generation). */
+    PyObject *memo_entry;
+    uint64_t memo_gen;
+    int memo_len;
+    uint8_t memo_key[MEMO_KEY_BYTES];
 } LauncherObject;
 
 static int launcher_traverse(LauncherObject *self, visitproc visit, void *arg) {
@@ -76,7 +86,7 @@ static void launcher_dealloc(LauncherObject *self) {
     Py_DECREF(tp);
 }
 
-enum { STACK_ARGS = 16, STACK_SLOTS = 256 };
+
 
 /* Numba's pre_launch_callbacks: each called as callback(kernel, launch) once the launch's
  * specialisation is known (kernel: its Entry, what overloads[sig] gives), before anything
@@ -305,6 +315,34 @@ static PyObject *compile_key(LauncherObject *self, const uint8_t *key, int len,
 static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t nargsf,
                                PyObject *kwnames);
 
+/* Whether two type keys of n bytes are equal, 8 bytes a step (a launch's key is short;
+ * the library's memcmp call cost more than the compare). */
+static inline bool key_eq(const uint8_t *x, const uint8_t *y, int n) {
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t u, v;
+        memcpy(&u, x + i, 8);
+        memcpy(&v, y + i, 8);
+        if (u != v) return false;
+    }
+    for (; i < n; i++)
+        if (x[i] != y[i]) return false;
+    return true;
+}
+
+/* Remembers the entry the table holds for key (borrowed; see memo_entry). */
+static void memo(LauncherObject *self, const Kernel *d, const uint8_t *key, int len,
+                 PyObject *entry) {
+    if (len > MEMO_KEY_BYTES) {
+        self->memo_entry = NULL;
+        return;
+    }
+    memcpy(self->memo_key, key, (size_t)len);
+    self->memo_len = len;
+    self->memo_gen = d->tab.gen;
+    self->memo_entry = entry;
+}
+
 /* A launch given fewer arguments than the kernel has parameters: the missing last ones
  * take the Python function's defaults, as Numba's dispatcher fills them (the kernel is
  * then typed for the values given); otherwise the count is wrong. */
@@ -369,6 +407,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         goto done;
     }
     int gpu_dev = -1, gpu_arg = -1;
+    bool host_arrays = false; /* a GPU launch stages them (stage_host_arrays) */
     for (int i = 0; i < n; i++) {
         classified = i + 1;
         if (ext_classify(st, args[i], &a[i], d->names, d->kname, i, self->stream_handle) < 0) {
@@ -386,7 +425,10 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
         memcpy(key + 4 * i, &a[i].t, 4);
         if (a[i].time && ext_time_clash(a, i, args, d->names, d->kname) < 0) goto done;
-        if (!a[i].on_gpu) continue;
+        if (!a[i].on_gpu) {
+            host_arrays |= a[i].t.is_array;
+            continue;
+        }
         if (gpu_dev < 0) {
             gpu_dev = a[i].device;
             gpu_arg = i;
@@ -428,11 +470,19 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     key[4 * n + 1] = (uint8_t)device;
     int klen = 4 * (int)n + 2, base_len = klen;
     if (d->lc_sensitive) klen = lc_key(self, key, base_len);
-    uint64_t h = ext_key_hash(key, klen);
     /* The launch holds its own reference to the entry from here to its return:
      * the GIL is released while the kernel runs, and another thread may clear
      * the table meanwhile; the code is unloaded only by the last reference. */
-    PyObject *entry = ext_table_get(&d->tab, key, klen, h);
+    PyObject *entry = NULL;
+    uint64_t h = 0;
+    if (self->memo_entry && self->memo_gen == d->tab.gen && self->memo_len == klen &&
+        key_eq(self->memo_key, key, klen)) {
+        entry = self->memo_entry;
+    } else {
+        h = ext_key_hash(key, klen);
+        entry = ext_table_get(&d->tab, key, klen, h);
+        if (entry) memo(self, d, key, klen, entry);
+    }
     if (entry) {
         Py_INCREF(entry);
     } else {
@@ -454,6 +504,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         Py_DECREF(entry);
         if (!kept) goto done;
         entry = kept;
+        memo(self, d, key, klen, entry);
     }
     e = (EntryObject *)entry;
     if (self->callbacks && PyList_GET_SIZE(self->callbacks) > 0 &&
@@ -484,11 +535,13 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         uint64_t errp;
         if (ext_errbuf(st, e->device, &errp) < 0) goto done;
         staged = true;
-        if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
-        for (int i = 0; i < n; i++) {
-            if (!a[i].tmp) continue;
-            e->obs.h2d += a[i].tmp_size; /* kiln's copies of host arrays, both ways */
-            if (e->written[i]) e->obs.d2h += a[i].tmp_size;
+        if (host_arrays) {
+            if (stage_host_arrays(st, d, a, (int)n, self->stream_handle) < 0) goto done;
+            for (int i = 0; i < n; i++) {
+                if (!a[i].tmp) continue;
+                e->obs.h2d += a[i].tmp_size; /* kiln's copies of host arrays, both ways */
+                if (e->written[i]) e->obs.d2h += a[i].tmp_size;
+            }
         }
         if (ext_pack(e, a, (int)n, d->names, d->kname, slots, off, true) < 0) goto done;
         pp[0] = &errp;
@@ -542,8 +595,9 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
         }
         staged = false;
         bool copied = false; /* host arrays went in: the copies back wait for the kernel */
-        for (int i = 0; i < n && !copied; i++) copied = a[i].tmp != 0;
-        if (unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0) goto done;
+        for (int i = 0; i < n && host_arrays && !copied; i++) copied = a[i].tmp != 0;
+        if (host_arrays && unstage_host_arrays(st, e, a, (int)n, self->stream_handle) < 0)
+            goto done;
         /* debug=True checks every launch; a launch that copied host arrays back has waited
          * anyway, so its error (a.reshape's ValueError...) is raised here, at its own call,
          * and not by a later launch or synchronize() */
@@ -607,9 +661,36 @@ static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize
     return PyFloat_FromDouble(self->repeat_s);
 }
 
+/* _path_launches(count, *args): the whole launch path (classification, lookup, packing,
+ * launch) called count times from a C loop; returns the seconds per launch.  Against
+ * _raw_launches it is kiln's own host cost without the Python interpreter's call. */
+static PyObject *launcher_path(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "_path_launches(count, *args)");
+        return NULL;
+    }
+    long count = PyLong_AsLong(args[0]);
+    if (count < 1) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
+        return NULL;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long r = 0; r < count; r++) {
+        PyObject *v = launcher_call(selfobj, args + 1, (size_t)(nargs - 1), NULL);
+        if (!v) return NULL;
+        Py_DECREF(v);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return PyFloat_FromDouble(((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
+                              (double)count);
+}
+
 static PyMethodDef launcher_methods[] = {
     {"_raw_launches", (PyCFunction)(void (*)(void))launcher_raw, METH_FASTCALL,
      "benchmark hook: the driver's own cost per launch"},
+    {"_path_launches", (PyCFunction)(void (*)(void))launcher_path, METH_FASTCALL,
+     "benchmark hook: the whole launch path's cost per launch, from a C loop"},
     {NULL, NULL, 0, NULL}};
 
 static PyObject *launcher_griddim(LauncherObject *self, void *c) {

@@ -197,6 +197,7 @@ void ext_table_clear(SpecTable *t) {
     PyMem_Free(t->slots);
     t->slots = NULL;
     t->cap = t->n = 0;
+    t->gen++;
 }
 
 int ext_table_init(PyObject *module, ModState *st) {

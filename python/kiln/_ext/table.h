@@ -56,6 +56,8 @@ typedef struct {
 typedef struct {
     Slot *slots;
     int cap, n;
+    uint64_t gen; /* bumped by every clear: an entry looked up while gen had one value is
+                   * still the table's (and alive) while it keeps that value */
 } SpecTable;
 
 /* A type key's hash, 4 bytes a step: a key is 4 bytes per argument (each written by one
