@@ -114,17 +114,46 @@ static const char *not_storable_hint(const Type *t) {
     }
 }
 
-static void widen(Sema *S, Sym *s, const Type *t, Span sp) {
+/* ty_unify of the type a variable (or a function's returns) had and a new value's, vt (v:
+ * its expression, or NULL), where a Python int meets a typed integer narrower than 64
+ * bits: int64, as in Numba, so that no value wraps to the typed width.
+ * - A Python int first (`s = 0`), then a typed integer (`s += x[i]` with int32 x): the
+ *   earlier values are not known here, and an accumulator would overflow where Python's
+ *   integers do not (LANGUAGE.md).
+ * - A typed integer first (`w = x8[i]`), then a Python int that may not fit it (`w = 1000`,
+ *   a counter, a parameter given a Python int): sema_hold_weak_int.
+ * Tuples element by element. */
+static const Type *unify_held(Compiler *C, const Type *old, const Type *vt, const Node *v) {
+    const Type *u = ty_unify(C, old, vt);
+    if (!u) return NULL;
+    if (u->kind == TY_TUPLE && old->kind == TY_TUPLE && vt->kind == TY_TUPLE &&
+        old->n == u->n && vt->n == u->n) {
+        const Type **el = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(u->n ? u->n : 1));
+        bool changed = false;
+        for (int i = 0; i < u->n; i++) {
+            const Node *vi = v && v->kind == E_TUPLE && v->tuple.n == u->n ? v->tuple.v[i] : NULL;
+            el[i] = unify_held(C, old->elems[i], vt->elems[i], vi);
+            if (!el[i]) return NULL;
+            changed |= !ty_equal(el[i], u->elems[i]);
+        }
+        if (!changed) return u;
+        if (u->tname) {
+            Type *t = (Type *)ty_named_tuple(C, u->n, el, u->tname, u->fields);
+            t->vec = u->vec;
+            return t;
+        }
+        return ty_tuple(C, u->n, el);
+    }
+    if (old->kind != TY_INT || vt->kind != TY_INT || old->weak == vt->weak) return u;
+    if (old->weak) return ty_bits(vt) < 64 ? ty_scalar(KILN_INT64) : u;
+    return v ? sema_hold_weak_int(v, vt, u) : ty_bits(old) < 64 ? ty_scalar(KILN_INT64) : u;
+}
+
+/* v: the value's expression, or NULL */
+static void widen(Sema *S, Sym *s, const Type *t, const Node *v, Span sp) {
     if (IS_UNKNOWN(t)) return;
     if (IS_ERR(t)) return;
-    const Type *u = ty_unify(S->C, s->ty, t);
-    /* A variable that starts as a Python int (`s = 0`) and then takes a narrower
-     * typed integer (`s += x[i]` with int32 x) is int64, as in Numba: NEP 50
-     * alone would make it int32, and an accumulator would overflow where
-     * Python's integers do not (LANGUAGE.md). */
-    if (u && s->ty->kind == TY_INT && s->ty->weak && t->kind == TY_INT && !t->weak &&
-        ty_bits(t) < 64)
-        u = ty_scalar(KILN_INT64);
+    const Type *u = unify_held(S->C, s->ty, t, v);
     if (!u) {
         error_at(S->C, sp, "use a different variable for the new value",
                  "variable '%s' is %s (assigned at line %d) and cannot also hold %s", s->name,
@@ -178,7 +207,7 @@ static void assign_name(Sema *S, Node *t, const Node *v, const Type *vt, bool no
         s->poisoned = true; /* its uses stay quiet */
         return;
     }
-    widen(S, s, vt, t->sp);
+    widen(S, s, vt, v, t->sp);
     weak_range(S, s, v, vt);
     /* a value past the variable's type wraps when stored (bounds.c) */
     if (nonneg && ty_is_int(s->ty) && hi > bound_tymax(s->ty)) nonneg = false;
@@ -693,7 +722,8 @@ static void stmt(Sema *S, Node *n) {
             f->ret_none = true; /* `return r`, r a result that may be None */
             S->changed = true;
         }
-        const Type *u = ty_unify(C, f->ret, vt);
+        /* a narrower typed integer and a Python int among the returns: as a variable's */
+        const Type *u = unify_held(C, f->ret, vt, v);
         if (!u) {
             error_at(C, n->sp, NULL, "function '%s' returns %s at line %d but %s here",
                      f->fi->name, ty_name(C, f->ret), f->ret_sp.line, ty_name(C, vt));

@@ -867,6 +867,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         /* a Python int among typed integers: range-checked as in arithmetic */
         for (int i = 0; i < args->n; i++)
             if (!sema_check_weak_fits(S, args->v[i], args->v[i]->ty, r)) return &ty_error;
+        /* ... and one of values unknown here makes it int64, as in arithmetic */
+        for (int i = 0; i < args->n; i++) r = sema_hold_weak_int(args->v[i], args->v[i]->ty, r);
         /* an integer result only: int() of a float past int64 is not Python's */
         if (in->sub == 0 && all_nn && ty_is_int(r)) bound_set(n, lo_hi);
         if (in->sub == 1 && any_nn && ty_is_int(r)) bound_set(n, hi_hi);

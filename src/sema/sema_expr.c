@@ -43,13 +43,17 @@ bool sema_weak_int_range(const Node *n, const Type *t, int64_t *lo, int64_t *hi)
     return true;
 }
 
-/* Whether n, of type t, is a Python int that may not fit the typed integer type other:
- * its values are unknown, or one of them does not fit. */
-static bool weak_may_not_fit(const Node *n, const Type *t, const Type *other) {
+bool sema_weak_may_not_fit(const Node *n, const Type *t, const Type *other) {
     if (!t->weak || t->kind != TY_INT || other->weak || other->kind != TY_INT) return false;
     int64_t lo, hi;
     return !sema_weak_int_range(n, t, &lo, &hi) || !ty_int_fits(other, lo, false) ||
            !ty_int_fits(other, hi, false);
+}
+#define weak_may_not_fit sema_weak_may_not_fit
+
+const Type *sema_hold_weak_int(const Node *n, const Type *nt, const Type *t) {
+    if (t->weak || t->kind != TY_INT || ty_bits(t) >= 64) return t;
+    return weak_may_not_fit(n, nt, t) ? ty_scalar(KILN_INT64) : t;
 }
 
 /* NumPy 2 raises when a Python int meets a typed integer it does not fit: a constant, or
@@ -188,7 +192,10 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
         }
     }
     if (!sema_check_weak_fits(S, l, lt, rt) || !sema_check_weak_fits(S, r, rt, lt)) return &ty_error;
-    const Type *t = ty_promote(lt, rt);
+    /* a Python int of values unknown here (a parameter given one, a counter) meeting a
+     * narrower typed integer: int64, as Numba types it, not wrapped to the typed width
+     * (known values were range-checked just above, as NumPy checks them) */
+    const Type *t = sema_hold_weak_int(r, rt, sema_hold_weak_int(l, lt, ty_promote(lt, rt)));
     switch (op) {
     case B_ADD:
     case B_MUL:

@@ -148,6 +148,13 @@ bool sema_weak_int_range(const Node *n, const Type *t, int64_t *lo, int64_t *hi)
 /* NumPy 2's OverflowError, at compile time: false (said) when n, a Python int of known
  * values, has one that the typed integer type `other` does not hold. */
 bool sema_check_weak_fits(Sema *S, Node *n, const Type *nt, const Type *other);
+/* Whether n, of type t, is a Python int that may not fit the typed integer type other:
+ * its values are unknown (a parameter given one, a counter), or one does not fit. */
+bool sema_weak_may_not_fit(const Node *n, const Type *t, const Type *other);
+/* The type of a result that holds a Python int and a typed integer, t their promotion:
+ * int64 where t is a typed integer narrower than 64 bits that the Python int (n, of type
+ * nt) may not fit, as Numba types it; else t. */
+const Type *sema_hold_weak_int(const Node *n, const Type *nt, const Type *t);
 void sema_set_const_int(Node *n, int64_t v);               /* n is the constant v */
 double sema_const_as_double(const Node *n);                /* an NF_CONST scalar's value */
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what);

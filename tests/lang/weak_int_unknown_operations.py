@@ -1,7 +1,8 @@
-# A Python int whose value kiln cannot know takes the typed operand's type in // % << >>
-# (w >> u8[i] is a uint8 shift),
-# as NEP 50 (and + - * in kiln) do: (uint32)(-1) // d; int() and math.ceil of NaN, inf and
-# floats past int64 are x86's INT64_MIN, the same on tier 0 and in the optimised build
+# A Python int whose value kiln cannot know (here w, -1 or a product computed in a loop) is
+# int64 when it meets a narrower typed integer, as Numba types it, in // % << >> as in
+# + - * and min/max: w // u32[i] is Python's -1 // d, not (uint32)(-1) // d (a known value
+# is range-checked instead, as NumPy does).  int() and math.ceil of NaN, inf and floats
+# past int64 are x86's INT64_MIN, the same on tier 0 and in the optimised build
 # (tests/python/test_tiers.py runs every case through both)
 import math
 
@@ -30,7 +31,7 @@ def main():
     f = np.array([np.nan, np.inf, 1e19])
     o = np.zeros((3, 5), np.int64)
     k[1, 4](o, u32, u8, f)
-    w = np.uint32(2**32 - 1)  # -1 as the uint32 divisor's type; as the uint8 count's below
-    want = [[int(w // d), int(w % d), int(np.uint8(255) >> s), -2**63, -2**63]
+    w = -1  # Python's integers
+    want = [[w // int(d), w % int(d), (w >> int(s)) & 0xFF, -2**63, -2**63]
             for d, s in zip(u32, u8)]
     print(o.tolist() == want, o[:, 3].tolist())

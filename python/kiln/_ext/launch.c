@@ -777,6 +777,9 @@ PyObject *ext_launcher_get(PyObject *disp, Kernel *k, const int64_t g[3], const 
     l->repeat_s = 0;
     l->last_wide = false;
     l->callbacks = NULL;
+    l->memo_entry = NULL; /* PyObject_GC_New does not zero the object */
+    l->memo_gen = 0;
+    l->memo_len = 0;
     PyObject_GC_Track(l);
     Py_INCREF(l);
     Py_XSETREF(k->lc[k->lnext], (PyObject *)l);
