@@ -371,7 +371,7 @@ static int fuse_body(Compiler *C, void *arg) {
     }
     p->nred = ir->nred;
     for (int r = 0; r < ir->nred; r++) {
-        p->red[r] = (kiln_dtype)ir->red[r].acc->dtype;
+        p->red[r] = (kiln_dtype)ir->red[r].sum->dtype; /* the partials' */
         p->red_op[r] = ir->red[r].op;
         p->red_args[r] = ir->red[r].arg->arrays;
         p->red_group[r] = ir->red[r].group;

@@ -122,11 +122,10 @@ static const char *emit_node(W *w, FNode *n, int reg) {
         return arena_printf(A, "(%s %s %s)", emit(w, n->a, reg), cmpsym[n->op],
                             emit(w, n->b, reg));
     case FN_CALL:
-        if (!n->text) { /* identities: integer floor, |bool|, isnan of an integer */
-            if (n->t->kind == TY_BOOL && n->a->t->kind != TY_BOOL)
-                return n->op == 2 ? "kiln.bool_(True)" : "kiln.bool_(False)";
+        if (n->pred_const) /* isnan, isinf (never) and isfinite (always) of an integer */
+            return n->op == 2 ? "kiln.bool_(True)" : "kiln.bool_(False)";
+        if (!n->text) /* identities: integer floor, |bool| */
             return conv(w, n->a, n->t, reg);
-        }
         if (n->nargs == 2)
             return arena_printf(A, "%s(%s, %s)", n->text, conv(w, n->a, n->opty, reg),
                                 conv(w, n->b, n->opty, reg));
@@ -141,8 +140,10 @@ static const char *emit_node(W *w, FNode *n, int reg) {
     case FN_RED: {
         const FRedInfo *r = &w->ir->red[n->arg];
         if (r->op == FR_MEAN)
-            return arena_printf(A, "(k_a%d / kiln.%s(k_%s%d))", n->arg, kname(r->acc),
-                                w->ir->kind == KILN_FUSE_ROWS ? "m" : "total", r->group);
+            return arena_printf(A, "kiln.%s(k_a%d / kiln.%s(k_%s%d))", kname(r->acc), n->arg,
+                                kname(r->sum), w->ir->kind == KILN_FUSE_ROWS ? "m" : "total",
+                                r->group);
+        if (r->sum != r->acc) return arena_printf(A, "kiln.%s(k_a%d)", kname(r->acc), n->arg);
         return arena_printf(A, "k_a%d", n->arg);
     }
     }
@@ -175,7 +176,7 @@ static const char *emit(W *w, FNode *n, int reg) {
 /* The initial value of an accumulator: the reduction's identity, or the
  * lowest (highest) value of the type for max (min). */
 static const char *init_of(W *w, const FRedInfo *r) {
-    const Type *t = r->acc;
+    const Type *t = r->sum;
     const char *k = kname(t);
     Arena *A = &w->C->arena;
     switch (r->op) {
@@ -337,7 +338,7 @@ static void accumulate(W *w, Buf *o, int indent, int g) {
     buf_init_arena(&body, A);
     for (int r = 0; r < ir->nred; r++) {
         if (ir->red[r].group != g) continue;
-        const char *v = conv(w, ir->red[r].arg, ir->red[r].acc, g);
+        const char *v = conv(w, ir->red[r].arg, ir->red[r].sum, g);
         buf_printf(&body, "k_a%d = %s\n", r, fold(w, &ir->red[r], arena_printf(A, "k_a%d", r), v));
     }
     lines(o, indent, w->reg[g].p);
@@ -350,7 +351,7 @@ static bool shufflable(const FuseIR *ir) {
     for (int r = 0; r < ir->nred; r++) {
         bool found = false;
         for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
-            if (!strcmp(kname(ir->red[r].acc), ok[k])) found = true;
+            if (!strcmp(kname(ir->red[r].sum), ok[k])) found = true;
         if (!found) return false;
     }
     return true;
@@ -362,7 +363,7 @@ static void inits(W *w, Buf *o, int indent, bool shared) {
         buf_printf(o, "%*sk_a%d = %s\n", indent, "", r, init_of(w, &ir->red[r]));
         if (shared) /* the warps' values (32 at most), or every thread's for the tree */
             buf_printf(o, "%*sk_sh%d = kiln.shared.array(%d, kiln.%s)\n", indent, "", r,
-                       shufflable(ir) ? 32 : FUSE_GPU_MAX_BLOCK, kname(ir->red[r].acc));
+                       shufflable(ir) ? 32 : FUSE_GPU_MAX_BLOCK, kname(ir->red[r].sum));
     }
 }
 

@@ -404,6 +404,9 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
     ri->rows = rows;
     ri->keepdims = keepdims;
     ri->acc = red_acc(op, ty_strong(x->t));
+    ri->sum = (op == FR_SUM || op == FR_MEAN) && ri->acc->kind == TY_FLOAT && ty_bits(ri->acc) < 64
+                  ? ty_scalar(KILN_FLOAT64)
+                  : ri->acc;
     ri->sp = n->sp;
     FNode *r = fnew(F, FN_RED, n->sp);
     r->arg = ir->nred++;
@@ -589,7 +592,10 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         break;
     case IK_PRED:
         r->t = ty_scalar(KILN_BOOL);
-        if (x->kind != TY_FLOAT) r->text = NULL; /* never NaN, always finite */
+        if (x->kind != TY_FLOAT) { /* never NaN, always finite */
+            r->text = NULL;
+            r->pred_const = true;
+        }
         r->op = in->sub;
         break;
     case IK_ABS:

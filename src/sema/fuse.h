@@ -50,6 +50,7 @@ struct FNode {
     int nargs;        /* FN_CALL */
     uint32_t emitted; /* FN_VAR: bit g: its local is written in region g (fuse_text.c) */
     bool py;          /* a Python value (Python scalars only): Python's rules, no casts */
+    bool pred_const;  /* FN_CALL: isnan/isinf/isfinite (op) of an integer or bool: constant */
     bool npscalar;    /* 0-d, and a NumPy scalar rather than a 0-d array: NumPy's operators
                        * and ufuncs on 0-d operands return scalars, so x += y rebinds x
                        * (promoting) where a 0-d array would be updated in place */
@@ -60,7 +61,10 @@ typedef struct FRedInfo {
     uint8_t op;           /* FRed */
     bool rows;            /* over the last axis (else the whole array) */
     bool keepdims;
-    const Type *acc;      /* accumulator and result types */
+    const Type *acc;      /* the result's type */
+    const Type *sum;      /* the accumulator's: float64 for a sum or mean of float32 or
+                           * float16 (NumPy sums pairwise; one running float32 total stops
+                           * growing at 2**24 and loses small terms long before), else acc */
     int group;            /* reductions of the same arrays share one loop */
     bool used;            /* an output reads it */
     Span sp;

@@ -784,3 +784,32 @@ def test_row_operand_keys_are_checked():
                      (((0, f32, 1, 0), (-1, f32, 1, 0)), "invalid type")):
         with pytest.raises(kiln.CompileError, match=msg):
             _kiln.fuse(text, filename, line, key, 1, _resolve, f)
+
+
+def test_float32_sums_keep_their_small_terms():
+    # NumPy sums float32 pairwise; a running float32 total stops growing at 2**24 (1.0 is
+    # then below half its ulp) and drifts long before: kiln accumulates in float64 and
+    # returns float32, as NumPy does (hunt18 1)
+    rows = kiln.fuse(lambda x: np.sum(x, axis=-1))
+    mean = kiln.fuse(lambda x: np.mean(x, axis=-1))
+    whole = kiln.fuse(lambda x: x.sum())
+    x = np.ones((2, 2**24 + 1000), np.float32)
+    assert rows(x).dtype == np.float32 and (rows(x) == 2**24 + 1000).all()
+    assert mean(x).dtype == np.float32 and (mean(x) == 1).all()
+    assert whole(x) == 2 * (2**24 + 1000) and whole(x).dtype == np.float32
+    y = np.full((3, 10**6), 0.1, np.float32)
+    np.testing.assert_allclose(rows(y), np.sum(y, axis=-1), rtol=1e-6)
+    np.testing.assert_allclose(whole(y), np.sum(y), rtol=1e-6)
+
+
+@pytest.mark.parametrize("pred", [np.isnan, np.isinf, np.isfinite])
+def test_float_predicates_of_bools_and_ints_are_constants(pred):
+    # isnan/isinf of a bool or an integer is False, isfinite True (hunt18 2: a bool array
+    # came back as itself)
+    f = kiln.fuse(lambda x: pred(x))
+    for x in (np.array([True, False, True]), np.array([3, -1], np.int8), np.arange(4)):
+        got = f(x)
+        assert got.dtype == np.bool_ and (got == pred(x)).all()
+    g = kiln.fuse(lambda x: np.sum(pred(x == x)))
+    y = np.array([1.0, np.nan, 2.0])
+    assert g(y) == np.sum(pred(y == y))
