@@ -67,13 +67,18 @@ def _fresh_maker(x):
             return functools.partial(device_array, x.shape, x.dtype, order=order)
         return None
     flags = getattr(x, "flags", None)
-    if flags is not None and getattr(flags, "owndata", False) and \
-            (flags.c_contiguous or flags.f_contiguous):
-        import numpy as np
-        if type(x) is np.ndarray:
-            return functools.partial(np.empty, x.shape, x.dtype,
-                                     order="C" if flags.c_contiguous else "F")
-    return None
+    if flags is None or not (flags.c_contiguous or flags.f_contiguous):
+        return None
+    import numpy as np
+    if type(x) is not np.ndarray:
+        return None
+    # an array that owns its memory, or a view of all of one (a reshape, as kiln.fuse
+    # returns its 2-D results): a new array of the view's shape holds the same bytes
+    base = x if flags.owndata else x.base
+    if type(base) is not np.ndarray or not base.flags.owndata or base.nbytes != x.nbytes or \
+            base.__array_interface__["data"][0] != x.__array_interface__["data"][0]:
+        return None
+    return functools.partial(np.empty, x.shape, x.dtype, order="C" if flags.c_contiguous else "F")
 
 
 class Compiled:
@@ -180,6 +185,11 @@ class Compiled:
             idx = next((i for i, a in enumerate(args) if a is x), None)
             if idx is not None:
                 res.append(idx)
+                continue
+            # an array returned twice ((out, out)) is one array at each replay too
+            idx = next((k for k, (made, _) in enumerate(fresh) if made is x), None)
+            if idx is not None:
+                res.append(-2 - idx)
                 continue
             mk = _fresh_maker(x)
             if mk is None:

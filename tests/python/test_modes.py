@@ -308,3 +308,36 @@ def test_metrics_count_records_and_replays():
     assert after["records"] - before["records"] == 1
     assert after["replays"] - before["replays"] == 2
     assert after["graphs"] == before["graphs"]          # the CPU makes no graph
+
+
+def test_an_array_returned_twice_is_one_array_at_each_replay():
+    # (out, out): one array made per replay, returned twice (hunt18 3: the second was a
+    # second, unwritten array)
+    def twice(x):
+        out = np.empty_like(x)
+        axpy[(x.size + 63) // 64, 64](out, 1.0, x, x)
+        return out, out
+    f = kiln.compile(twice, mode="reduce-overhead")
+    for k in range(3):
+        x = rand(100)
+        r = f(x)
+        assert r[0] is r[1]
+        np.testing.assert_array_equal(r[1], 2 * x)
+    assert len(f.records) == 1
+
+
+def test_a_step_returning_a_reshaped_temporary_replays():
+    # kiln.fuse returns its 2-D results as a reshape of a flat array it made; a view of all
+    # of an array the step made is rebuilt at each replay like the array (hunt18 10: such a
+    # step ran eagerly for good, with a warning)
+    fz = kiln.fuse(lambda x, y: x * 2 + y)
+    f = kiln.compile(lambda x, y: fz(x, y), mode="reduce-overhead")
+    c0 = counts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k in range(3):
+            x, y = rand(60).reshape(6, 10), rand(60).reshape(6, 10)
+            r = f(x, y)
+            assert r.shape == (6, 10)
+            np.testing.assert_allclose(r, x * 2 + y)
+    assert len(f.records) == 1 and counts()["replays"] - c0["replays"] == 2
