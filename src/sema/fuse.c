@@ -120,11 +120,23 @@ static FNode *lookup_local(Fuse *F, const char *name) {
     return NULL;
 }
 
-void fuse_bind(Fuse *F, const char *name, FNode *v) {
+void fuse_bind(Fuse *F, const char *name, FNode *v, int obj) {
     F->env = arena_grow(&F->C->arena, F->env, &F->capenv, F->nenv + 1, sizeof *F->env);
     F->env[F->nenv].name = name;
     F->env[F->nenv].v = v;
+    F->env[F->nenv].obj = obj ? obj : ++F->nobj;
     F->nenv++;
+}
+
+int fuse_obj_of(Fuse *F, const char *name) {
+    for (int i = F->nenv - 1; i >= 0; i--)
+        if (strcmp(F->env[i].name, name) == 0) return F->env[i].obj;
+    for (int i = 0; i < F->npnames; i++)
+        if (strcmp(F->pnames[i], name) == 0) return -(i + 1);
+    F->pnames = arena_grow(&F->C->arena, F->pnames, &F->cappnames, F->npnames + 1,
+                           sizeof *F->pnames);
+    F->pnames[F->npnames++] = name;
+    return -F->npnames;
 }
 
 /* The dotted path of a name or attribute chain (np.random.rand), or NULL. */

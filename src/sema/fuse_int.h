@@ -10,6 +10,8 @@
 typedef struct Binding {
     const char *name;
     FNode *v;
+    int obj; /* the array object the name refers to: `t = x` makes t another name of x's
+              * object, and `t += y` (in place) changes the value of every name of it */
 } Binding;
 
 /* One lowering: the function's names bound so far (assignments rebind). */
@@ -20,6 +22,9 @@ typedef struct Fuse {
     FuseIR *ir;
     Binding *env;
     int nenv, capenv;
+    int nobj;             /* objects numbered so far */
+    const char **pnames;  /* names not bound here (parameters) that were given an object, */
+    int npnames, cappnames; /* ... which is their index + 1 */
 } Fuse;
 
 /* The typed tree of an expression of the fused function, or NULL after an error. */
@@ -28,8 +33,10 @@ FNode *fuse_expr(Fuse *F, const Node *n);
 FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b);
 /* x converted to t (NumPy's astype). */
 FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t);
-/* Binds a name to a value for the statements that follow. */
-void fuse_bind(Fuse *F, const char *name, FNode *v);
+/* Binds a name to a value for the statements that follow: a new object, or obj (not 0). */
+void fuse_bind(Fuse *F, const char *name, FNode *v, int obj);
+/* The object a name refers to (a parameter's: its own, numbered on first use). */
+int fuse_obj_of(Fuse *F, const char *name);
 /* "float32", "Python int": a type as NumPy's messages name it. */
 const char *fuse_type_name(const Type *t);
 

@@ -112,7 +112,12 @@ static int lower_body(Fuse *F, const Node *def) {
             FNode *v = fuse_expr(F, s->assign.value);
             if (!v) return -1;
             const char *nm = s->assign.targets.v[0]->name.id;
-            fuse_bind(F, nm, variable(F, nm, s->assign.targets.v[0]->sp, v));
+            /* `t = x`: another name of x's array (NumPy binds, it does not copy) */
+            const Node *src = s->assign.value;
+            int obj = src->kind == E_NAME && v->level != FL_SCALAR && !v->npscalar
+                          ? fuse_obj_of(F, src->name.id)
+                          : 0;
+            fuse_bind(F, nm, variable(F, nm, s->assign.targets.v[0]->sp, v), obj);
             continue;
         }
         case S_AUGASSIGN: {
@@ -124,10 +129,24 @@ static int lower_body(Fuse *F, const Node *def) {
             FNode *b = a ? fuse_expr(F, s->aug.value) : NULL;
             FNode *v = b ? fuse_bin(F, s, s->op, a, b) : NULL;
             if (!v) return -1;
-            /* in place on an array (0-d too); a NumPy scalar is rebound, as in NumPy */
-            if (a->level != FL_SCALAR && !a->npscalar && !(v = in_place(F, s, a, v))) return -1;
             const char *nm = s->aug.target->name.id;
-            fuse_bind(F, nm, variable(F, nm, s->aug.target->sp, v));
+            /* in place on an array (0-d too); a NumPy scalar is rebound, as in NumPy */
+            if (a->level == FL_SCALAR || a->npscalar) {
+                fuse_bind(F, nm, variable(F, nm, s->aug.target->sp, v), 0);
+                continue;
+            }
+            if (!(v = in_place(F, s, a, v))) return -1;
+            /* every name of the array sees the new values (`t = x; t += y` changes x) */
+            int obj = fuse_obj_of(F, nm);
+            int n0 = F->nenv;
+            for (int k = n0 - 1; k >= -F->npnames; k--) {
+                const char *other = k >= 0 ? F->env[k].name : F->pnames[-k - 1];
+                if (strcmp(other, nm) == 0 || fuse_obj_of(F, other) != obj) continue;
+                bool seen = false; /* rebound already in this loop */
+                for (int j = n0; j < F->nenv; j++) seen |= strcmp(F->env[j].name, other) == 0;
+                if (!seen) fuse_bind(F, other, variable(F, other, s->aug.target->sp, v), obj);
+            }
+            fuse_bind(F, nm, variable(F, nm, s->aug.target->sp, v), obj);
             continue;
         }
         case S_RETURN:
@@ -199,7 +218,7 @@ int fuse_lower(Compiler *C, const SrcFile *f, void *scope, const kiln_fuse_arg *
                int nargs, FuseIR *ir) {
     Node *def = parse_function(C, f);
     if (!def) return -1;
-    Fuse F = {C, f, scope, ir, NULL, 0, 0};
+    Fuse F = {.C = C, .f = f, .scope = scope, .ir = ir};
     ir->name = def->def.name;
     ir->args = args;
     ir->nargs = nargs;
