@@ -43,6 +43,7 @@ def python_loop(ln, args, count):
 
 
 def main():
+    from kiln import _kiln
     a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
     cases = {"k0": (k0, ()), "k1": (k1, (a,)), "k3": (k3, (a, b, c)), "k5": (k5, (a, b, c, 1.5, N)),
              "k5 ints": (k5, (a, b, c, 1.5, 7))}
@@ -64,6 +65,8 @@ def main():
         f, p, k_ = statistics.median(fl), statistics.median(pl), statistics.median(kl)
         print(f"{name:8s} floor {f:.3f}  path {p:.3f} ({p / f:.3f}x)  kiln {k_:.3f} "
               f"({k_ / f:.3f}x, {k_ - f:.3f} over)")
+    ctx = statistics.median(_kiln._ctx_check_seconds(200000) for _ in range(5))
+    print(f"the context check each launch makes (cuCtxGetCurrent): {ctx * 1e9:.1f} ns")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* After the driver failed to open: when KILN_CUDA_DRIVER names it, the reason
  * names that path and what the loader said, and a RuntimeWarning says so once
@@ -242,7 +243,29 @@ static PyObject *f_synchronize(PyObject *m, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* _ctx_check_seconds(count): the seconds one making-current check of the current device's
+ * context costs (what every launch does first, ext_use_device), from a C loop: a benchmark
+ * hook (bench/gpu/launch_args.py). */
+static PyObject *f_ctx_check_seconds(PyObject *m, PyObject *arg) {
+    ModState *st = ext_state(m);
+    long count = PyLong_AsLong(arg);
+    if (count < 1) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
+        return NULL;
+    }
+    if (ext_use_device(st, st->current_device) < 0) return NULL;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < count; i++)
+        if (ext_use_device(st, st->current_device) < 0) return NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return PyFloat_FromDouble(((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9) /
+                              (double)count);
+}
+
 PyMethodDef ext_driver_functions[] = {
+    {"_ctx_check_seconds", f_ctx_check_seconds, METH_O,
+     "benchmark hook: one launch's context check, in seconds"},
     {"cuda_available", f_cuda_available, METH_NOARGS, "(available, why not)"},
     {"cuda_info", f_cuda_info, METH_NOARGS, "driver version and devices"},
     {"select_device", f_select_device, METH_O, "select_device(n)"},
