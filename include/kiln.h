@@ -380,6 +380,8 @@ typedef struct kiln_fuse_plan {
     uint64_t outer;         /* bit i: array argument i is read outside reductions */
     uint64_t out_args[16];  /* per output: the arrays it reads outside reductions */
     uint32_t out_groups[16]; /* per output: bit g: it reads a reduction of loop g */
+    uint32_t out_scalars;    /* bit k: output k, when of shape (), is a NumPy scalar (a
+                              * ufunc's or reduction's result), else a 0-d array */
     char *name;             /* the kernel's name */
     char *source;           /* the kernel's text (malloc'd) */
     /* the kernel's parameters in order, space separated: oK output K, pR partials

@@ -365,6 +365,7 @@ static int fuse_body(Compiler *C, void *arg) {
     for (int k = 0; k < ir->nout; k++) {
         p->out[k] = (kiln_dtype)ir->outs[k]->t->dtype;
         p->out_args[k] = ir->nred ? ir->outs[k]->outer : ir->outs[k]->arrays;
+        if (ir->outs[k]->npscalar || ir->outs[k]->level == FL_SCALAR) p->out_scalars |= 1u << k;
         p->outer |= p->out_args[k];
         for (int r = 0; r < ir->nred; r++)
             if (ir->outs[k]->reds >> r & 1) p->out_groups[k] |= 1u << ir->red[r].group;

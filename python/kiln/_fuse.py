@@ -69,7 +69,7 @@ def _resolve(fn, dotted):
 class _Spec:
     """One specialisation: the plan the core made and its kernel."""
 
-    __slots__ = ("kind", "keepdims", "ndim_out", "tuple", "outs", "reds", "groups",
+    __slots__ = ("kind", "keepdims", "scalars", "ndim_out", "tuple", "outs", "reds", "groups",
                  "params", "kernel", "source", "dtypes", "zero_d", "extra", "all_arrays", "tuned")
 
     def __init__(self, plan, kernel, key):
@@ -80,6 +80,9 @@ class _Spec:
         self.tuple = plan["tuple"]
         # outputs: (dtype, arrays read outside reductions, loops whose reductions it reads)
         self.outs = [(np.dtype(DTYPE_NAMES[d]), _bits(m), _bits(g)) for d, m, g in plan["outs"]]
+        # outputs of shape () that NumPy gives as scalars (ufuncs', reductions'); the others
+        # (a 0-d argument, np.where, .astype, x += y) are 0-d arrays
+        self.scalars = [bool(plan["scalars"] >> k & 1) for k in range(len(self.outs))]
         self.reds = [(np.dtype(DTYPE_NAMES[d]), op) for d, op, _, _ in plan["reds"]]
         # loops: (the arrays they reduce, the max/min reductions among theirs)
         groups = {}
@@ -429,9 +432,10 @@ class Fused:
         if n:
             self._launch(spec, vals, outs, out_shape, inners, gpu)
         if gpu is None and not out_shape:
-            _kiln.record_refuse(f"kiln.fuse function '{self.__name__}' returns NumPy scalars, "
-                                "read on the host")
-            res = [o[0] for o in outs]
+            if any(spec.scalars):
+                _kiln.record_refuse(f"kiln.fuse function '{self.__name__}' returns NumPy "
+                                    "scalars, read on the host")
+            res = [o[0] if s else o.reshape(()) for o, s in zip(outs, spec.scalars)]
         elif gpu is not None and not out_shape:
             res = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
         else:

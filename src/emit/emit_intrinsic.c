@@ -423,7 +423,18 @@ static void intrinsic_text(Emit *E, Node *n) {
         return;
     }
     case IK_MATH1: emit_math_call(E, math1_names[in->sub], ot, a, 1); return;
-    case IK_MATH2: emit_math_call(E, math2_names[in->sub], ot, a, 2); return;
+    case IK_MATH2:
+        if (ty_is_int(ot)) { /* numpy.fmod of integers (sema_call.c) */
+            const Type *w = ty_scalar(ty_is_signed(ot) ? KILN_INT64 : KILN_UINT64);
+            P("((%s)kiln_fmod_%s(", emit_ctype(E, ot), ty_is_signed(ot) ? "i64" : "u64");
+            emit_expr_as(E, a[0], w);
+            PS(", ");
+            emit_expr_as(E, a[1], w);
+            PS("))");
+            return;
+        }
+        emit_math_call(E, math2_names[in->sub], ot, a, 2);
+        return;
     case IK_FMA: emit_math_call(E, "fma", ot, a, 3); return;
     case IK_BITS: {
         /* counted in the argument type's width W, through the 64-bit helper */

@@ -120,6 +120,9 @@ KILN_FN i64 kiln_mod_i64(i64 a, i64 b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+/* numpy.fmod of integers: C's remainder (the dividend's sign), 0 for a zero divisor */
+KILN_FN i64 kiln_fmod_i64(i64 a, i64 b) { return b == 0 || b == -1 ? 0 : a % b; }
+KILN_FN u64 kiln_fmod_u64(u64 a, u64 b) { return b ? a % b : 0; }
 KILN_FN u64 kiln_fdiv_u64(u64 a, u64 b) { return b ? a / b : 0; }
 KILN_FN u64 kiln_mod_u64(u64 a, u64 b) { return b ? a % b : 0; }
 /* both operands known to be >= 0 */

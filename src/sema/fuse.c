@@ -584,9 +584,16 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         if (in->kind == IK_LOG) r->text = "numpy.log";
         break;
     case IK_MATH2: {
-        const Type *p = float_of(F, x, n->sp, canon), *q = float_of(F, a[1]->t, n->sp, canon);
-        if (!p || !q) return NULL;
-        r->opty = r->t = ty_promote(p, q);
+        /* NumPy picks the loop from the operands' promotion, Python scalars weak
+         * (np.arctan2(-2.0, f32) is float32); fmod of integers has integer loops */
+        const Type *p = promote(F, a[0], a[1]);
+        if (!p) return NULL;
+        if (strcmp(canon, "numpy.fmod") == 0 && (ty_is_int(p) || is_bool(p))) {
+            r->opty = r->t = is_bool(p) ? ty_scalar(KILN_INT8) : ty_strong(p);
+            break;
+        }
+        if (!(p = float_of(F, p, n->sp, canon))) return NULL;
+        r->opty = r->t = p;
         break;
     }
     case IK_NPMINMAX:
@@ -595,8 +602,11 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         break;
     case IK_ROUNDING:
         r->text = arena_printf(&F->C->arena, "numpy.%s", short_name);
-        if (x->kind == TY_FLOAT || x->weak) {
+        if (x->kind == TY_FLOAT) {
             r->opty = r->t = float_of(F, x, n->sp, canon);
+        } else if (x->weak) { /* np.floor(2) is np.int64(2) */
+            r->t = ty_strong(x);
+            r->text = NULL;
         } else {
             r->t = x; /* NumPy 2: the integer (or bool) itself */
             r->text = NULL;
@@ -611,7 +621,8 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         r->op = in->sub;
         break;
     case IK_ABS:
-        r->opty = r->t = ty_strong(x);
+        /* Python's abs of a Python number is one (weak); np.abs makes a NumPy scalar */
+        r->opty = r->t = x->weak && strcmp(canon, "builtins.abs") == 0 ? x : ty_strong(x);
         r->text = is_bool(x) ? NULL : "abs";
         break;
     case IK_SIGN:

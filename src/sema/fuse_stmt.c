@@ -136,6 +136,7 @@ static int lower_body(Fuse *F, const Node *def) {
                 continue;
             }
             if (!(v = in_place(F, s, a, v))) return -1;
+            v->npscalar = false; /* the array itself, updated (0-d too) */
             /* every name of the array sees the new values (`t = x; t += y` changes x) */
             int obj = fuse_obj_of(F, nm);
             int n0 = F->nenv;

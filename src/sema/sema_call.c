@@ -761,10 +761,20 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (!sema_bind(S, n, in, 2, 2, a)) return &ty_error;
         if (!sema_scalar_args(S, a, 2, t, &unk)) return &ty_error;
         if (unk) return &ty_unknown;
-        if (in->kind == IK_MATH2) {
+        const Type *p = ty_promote(t[0], t[1]);
+        if (in->kind == IK_MATH2 && strcmp(math2_names[in->sub], "fmod") == 0 &&
+            strncmp(in->name, "numpy.", 6) == 0 && (ty_is_int(p) || p->kind == TY_BOOL)) {
+            /* numpy.fmod of integers is NumPy's integer loop (math.fmod's is a float):
+             * the remainder with the dividend's sign, of the promoted type (int8 for two
+             * bools), 0 for a zero divisor */
+            if (!sema_check_weak_fits(S, a[0], t[0], t[1]) ||
+                !sema_check_weak_fits(S, a[1], t[1], t[0]))
+                return &ty_error;
+            n->opty = p->kind == TY_BOOL ? ty_scalar(KILN_INT8) : ty_strong(p);
+        } else if (in->kind == IK_MATH2) {
             /* as NumPy's arctan2/hypot/fmod/power: a float32 with an int8, int16, bool or
              * Python number stays float32; with an int32 or int64, float64 */
-            n->opty = float_of(ty_promote(t[0], t[1]));
+            n->opty = float_of(p);
         } else {
             n->opty = ty_promote(t[0], t[1]);
             if (ty_is_int(n->opty) && bound_nonneg(a[0], t[0]) && bound_nonneg(a[1], t[1]))

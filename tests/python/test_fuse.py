@@ -746,6 +746,9 @@ def test_zero_d_arrays_match_numpy(fn, rng):
                         want if isinstance(want, tuple) else (want,)):
             assert np.asarray(g).dtype == np.asarray(w).dtype, (fn.__name__, dt, g, w)
             assert np.shape(g) == np.shape(w)
+            # a 0-d array where NumPy gives one (np.where, .astype, x += y), else a scalar
+            # (hunt18 9: every 0-d result was a scalar)
+            assert isinstance(g, np.ndarray) == isinstance(w, np.ndarray), (fn.__name__, g, w)
             np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
                                        rtol=1e-5, atol=1e-6)
 
@@ -845,3 +848,46 @@ def test_names_of_one_array_see_its_in_place_updates(fn):
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
         np.testing.assert_array_equal(g, w)
     np.testing.assert_array_equal(x, keep)
+
+
+_I8, _I16, _I32 = (np.array([7, -7, 5], t) for t in (np.int8, np.int16, np.int32))
+_U8, _F32, _B = np.array([7, 200, 3], np.uint8), np.array([1.0, -2.0, 0.5], np.float32), \
+    np.array([True, False, True])
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda x, y: np.fmod(x, y), (_I32, 7)),          # NumPy's integer loops keep the type
+    (lambda x, y: np.fmod(x, y), (_I16, _I16)),
+    (lambda x, y: np.fmod(x, y), (_I8, _I8)),
+    (lambda x, y: np.fmod(x, y), (_U8, _I8)),          # int16
+    (lambda x, y: np.fmod(x, y), (_B, _B)),            # int8
+    (lambda x, y: np.fmod(x, y), (_I32, np.array([0, 3, 0], np.int32))),  # by zero: 0
+    (lambda a, b: np.arctan2(a, b), (-2.0, _F32)),     # a Python float is weak: float32
+    (lambda a, b: np.arctan2(a, b), (_F32, -2.0)),
+    (lambda a, b: np.hypot(a, b), (3.0, _F32)),
+    (lambda a, b: np.copysign(a, b), (3.0, _F32)),
+    (lambda a, b: np.arctan2(a, b), (1, _I16)),        # int16's float loop: float32
+    (lambda a, b: np.arctan2(a, b), (_B, np.array([1.0, 2.0, 3.0]))),
+    (lambda a, b: np.arctan2(a, b), (_I8, np.float64(2.5))),
+    (lambda a, b: abs(a) - b, (2, _I8)),               # abs of a Python int stays weak
+    (lambda a, b: np.floor(a) + b, (2, _I8)),          # np.floor(2) is np.int64(2)
+])
+def test_ufunc_types_are_numpys(fn, args):
+    # hunt18 6-8: fmod of integers was a float; the float ufuncs of two arguments chose
+    # their loop per argument, so a Python float made float64 of a float32 array
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = fn(*args)
+    got = kiln.fuse(fn)(*args)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [lambda x: x, lambda x: np.where(x > 0, x, 0),
+                                lambda x: x.astype(np.int32), lambda x: x * 2,
+                                lambda x: np.sum(x), lambda x: (x, x + 1)])
+def test_zero_d_results_are_arrays_where_numpys_are(fn):
+    z = np.array(5.0)
+    want, got = fn(z.copy()), kiln.fuse(fn)(z)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert type(g) is type(w) and g.dtype == w.dtype and g == w

@@ -305,12 +305,13 @@ static PyObject *mod_fuse(PyObject *module, PyObject *args) {
                                                 (unsigned long long)plan.red_args[r],
                                                 plan.red_group[r]));
     if (outs && reds)
-        result = Py_BuildValue("{s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:s,s:s,s:s}", "kind",
+        result = Py_BuildValue("{s:i,s:i,s:i,s:i,s:O,s:O,s:K,s:s,s:s,s:s,s:I}", "kind",
                                (int)plan.kind, "keepdims", plan.keepdims,
                                "ndim_out", plan.ndim_out, "tuple", plan.tuple,
                                "outs", outs, "reds", reds, "outer",
                                (unsigned long long)plan.outer, "name", plan.name, "source",
-                               plan.source, "params", plan.params);
+                               plan.source, "params", plan.params, "scalars",
+                               (unsigned int)plan.out_scalars);
     Py_XDECREF(outs);
     Py_XDECREF(reds);
 done:
