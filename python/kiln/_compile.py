@@ -28,7 +28,7 @@ atexit.register(_kiln.cache_flush)
 atexit.register(_kiln.tier_shutdown)
 
 _BUILTINS = {"abs", "min", "max", "int", "float", "bool", "round", "range", "len", "enumerate",
-             "zip", "complex", "pow", "print", "divmod"}
+             "zip", "reversed", "complex", "pow", "print", "divmod"}
 _BUILTIN_OBJECTS = {id(getattr(builtins, n)): n for n in _BUILTINS}
 _TARGET_CODE = {"cpu": 0, "cuda": 1}
 

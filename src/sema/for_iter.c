@@ -11,7 +11,8 @@
  * where LEN and ELEM follow ITER's shape: an array or tuple x (a name, or a tuple
  * written out, which is made again at each iteration) is len(x) and x[k]; range(a, b, c) is its length and a + k * c; enumerate(X, s) is LEN(X)
  * and (k + s, ELEM(X, k)); zip(X, Y, ...) is min(LEN(X), LEN(Y), ...) and the tuple
- * of the ELEMs.  <k> is a local whose name no Python identifier can take.  The
+ * of the ELEMs; reversed(X) (a range, an array or a tuple) is LEN(X) and
+ * ELEM(X, LEN(X) - 1 - k).  <k> is a local whose name no Python identifier can take.  The
  * existing machinery then does the rest: tuple targets unpack as in assignments,
  * `break`, `continue` and `else` keep their meaning, and both targets emit it.
  *
@@ -26,7 +27,7 @@
 #include "sema_int.h"
 
 /* What an iterable is, by its syntax. */
-enum { IT_BAD, IT_LEAF, IT_RANGE, IT_ENUMERATE, IT_ZIP };
+enum { IT_BAD, IT_LEAF, IT_RANGE, IT_ENUMERATE, IT_ZIP, IT_REVERSED };
 
 static const char *call_name(const Node *n) {
     if (n->kind != E_CALL || n->call.fn->kind != E_NAME || n->call.kwvals.n) return NULL;
@@ -43,6 +44,7 @@ static int kind_of(const Node *n) {
     if (strcmp(f, "enumerate") == 0)
         return n->call.args.n >= 1 && n->call.args.n <= 2 ? IT_ENUMERATE : IT_BAD;
     if (strcmp(f, "zip") == 0) return n->call.args.n >= 1 ? IT_ZIP : IT_BAD;
+    if (strcmp(f, "reversed") == 0) return n->call.args.n == 1 ? IT_REVERSED : IT_BAD;
     return IT_BAD;
 }
 
@@ -178,8 +180,9 @@ static bool const_step(const Node *e, int64_t *v) {
     return false;
 }
 
-/* LEN and ELEM of an iterable at index k; false after reporting an error. */
-static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, Node **len,
+/* LEN and ELEM of an iterable at index kx (the loop's counter, or an expression of it);
+ * false after reporting an error. */
+static bool build(Compiler *C, Node *it, const NodeList *body, Node *kx, Node **len,
                   Node **elem) {
     Span sp = it->sp;
     NodeList *a = &it->call.args;
@@ -191,7 +194,7 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         Node *s = mk(C, E_SUBSCRIPT, sp);
         s->sub.base = it;
         int cap = 0;
-        nodelist_push(C, &s->sub.idx, name(C, k, sp), &cap);
+        nodelist_push(C, &s->sub.idx, kx, &cap);
         s->depth = (uint16_t)(it->depth + 1);
         *elem = s;
         return true;
@@ -204,7 +207,7 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         int64_t step = 1;
         if (a->n == 3 && (!const_step(a->v[2], &step) || step == 0)) {
             error_at(C, a->v[2]->sp, "write the step as a nonzero integer constant",
-                     "range() inside enumerate() or zip() needs a constant step");
+                     "range() inside enumerate(), zip() or reversed() needs a constant step");
             return false;
         }
         /* Python's len(range): ceil((hi - lo) / step), here with floor division */
@@ -213,15 +216,14 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         *len = m == 1 ? span
                       : binop(C, B_FLOORDIV, binop(C, B_ADD, span, int_lit(C, m - 1, sp), sp),
                               int_lit(C, m, sp), sp);
-        Node *off = step == 1 ? name(C, k, sp)
-                              : binop(C, B_MUL, name(C, k, sp), int_lit(C, step, sp), sp);
+        Node *off = step == 1 ? kx : binop(C, B_MUL, kx, int_lit(C, step, sp), sp);
         *elem = binop(C, B_ADD, lo, off, sp);
         return true;
     }
     case IT_ENUMERATE: {
         Node *il, *ie;
-        if (!build(C, a->v[0], body, k, &il, &ie)) return false;
-        Node *idx = name(C, k, sp);
+        if (!build(C, a->v[0], body, kx, &il, &ie)) return false;
+        Node *idx = kx;
         if (a->n == 2) {
             if (!stable(C, a->v[1], body)) return false;
             idx = binop(C, B_ADD, idx, a->v[1], sp);
@@ -242,7 +244,7 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         uint16_t d = 1;
         for (int i = 0; i < a->n; i++) {
             Node *il, *ie;
-            if (!build(C, a->v[i], body, k, &il, &ie)) return false;
+            if (!build(C, a->v[i], body, kx, &il, &ie)) return false;
             nodelist_push(C, &t->tuple, ie, &cap);
             if (ie->depth > d) d = ie->depth;
             if (!n) {
@@ -255,6 +257,21 @@ static bool build(Compiler *C, Node *it, const NodeList *body, const char *k, No
         t->depth = (uint16_t)(d + 1);
         *len = n;
         *elem = t;
+        return true;
+    }
+    case IT_REVERSED: {
+        /* reversed(X): LEN(X) positions, X's from the end: ELEM(X, LEN(X) - 1 - k) */
+        int ik = kind_of(a->v[0]);
+        if (ik != IT_LEAF && ik != IT_RANGE) {
+            error_at(C, a->v[0]->sp, "reverse the range or the array inside it",
+                     "reversed() in a kernel's for loop takes a range, an array or a tuple "
+                     "(Python cannot reverse enumerate() or zip() either)");
+            return false;
+        }
+        Node *il, *ie;
+        if (!build(C, a->v[0], body, kx, &il, &ie)) return false;
+        Node *back = binop(C, B_SUB, binop(C, B_SUB, il, int_lit(C, 1, sp), sp), kx, sp);
+        if (!build(C, a->v[0], body, back, len, elem)) return false;
         return true;
     }
     default:
@@ -278,7 +295,7 @@ void for_iter_rewrite(Compiler *C, Node *n) {
         it = n->fors.iter = it->call.args.v[0]; /* for v in tuple((a, b)): the same tuple */
     const char *k = arena_printf(&C->arena, "for.%u", (unsigned)n->sp.off);
     Node *len, *elem;
-    if (!build(C, it, &n->fors.body, k, &len, &elem)) {
+    if (!build(C, it, &n->fors.body, name(C, k, it->sp), &len, &elem)) {
         /* reported: the loop stays, over a range of nothing, so typing goes on */
         len = int_lit(C, 0, it->sp);
         elem = NULL;
@@ -322,10 +339,13 @@ static bool check(Sema *S, Node *it) {
                  "a for loop cannot iterate over %s", ty_name(S->C, t));
         return false;
     }
-    if (kind == IT_ENUMERATE || kind == IT_ZIP || kind == IT_RANGE) {
+    if (kind == IT_ENUMERATE || kind == IT_ZIP || kind == IT_RANGE || kind == IT_REVERSED) {
         const Type *ft = sema_expr(S, it->call.fn);
         if (IS_ERR(ft)) return false;
-        int want = kind == IT_ENUMERATE ? IK_ENUMERATE : kind == IT_ZIP ? IK_ZIP : IK_RANGE;
+        int want = kind == IT_ENUMERATE ? IK_ENUMERATE
+                   : kind == IT_ZIP     ? IK_ZIP
+                   : kind == IT_REVERSED ? IK_REVERSED
+                                        : IK_RANGE;
         if (ft->kind != TY_NS || !ft->ns->intr || ft->ns->intr->kind != want) {
             error_at(S->C, it->call.fn->sp, NULL,
                      "'%s' here is not Python's builtin, so this loop cannot iterate over it",

@@ -82,6 +82,7 @@ static const Intrinsic table[] = {
     {"builtins.enumerate", IK_ENUMERATE, 0, 0, NULL},
     {"builtins.print", IK_PRINT, 0, 0, NULL},
     {"builtins.zip", IK_ZIP, 0, 0, NULL},
+    {"builtins.reversed", IK_REVERSED, 0, 0, NULL},
     {"kiln.literal_unroll", IK_LITERAL_UNROLL, 0, 0, NULL},
     {"builtins.complex", IK_COMPLEX, 0, 0, "real,imag"},
     {"builtins.pow", IK_POWER, 0, 0, "base,exp"}, /* pow(x, y) is x ** y; no modulus */

@@ -71,6 +71,7 @@ typedef enum IntrKind {
     IK_DIVMOD,      /* builtins divmod(x, y): rewritten as (x // y, x % y) (sema_call.c) */
     IK_ENUMERATE,   /* builtins enumerate: only a for loop's iterable (for_iter.c) */
     IK_ZIP,         /* builtins zip: the same */
+    IK_REVERSED,    /* builtins reversed: the same (of a range, an array or a tuple) */
     IK_LITERAL_UNROLL, /* kiln.literal_unroll: only a for loop's iterable (literal_unroll.c) */
     IK_FP16,        /* kiln.fp16.*: Numba's cuda.fp16 functions, sub = IH_* */
     IK_BINOP,       /* operator.add ...: a binary operator as a function, sub = BinOp */

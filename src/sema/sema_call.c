@@ -952,15 +952,19 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (x->kind == TY_FLOAT && !a[1]) return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
         return n->opty;
     }
-    case IK_RANGE:
     case IK_PRINT: return sema_print(S, n);
     case IK_CG: return cg_call(S, n, in);
     case IK_LITERAL_UNROLL: return literal_unroll_misuse(S, n);
+    case IK_RANGE: /* a for loop's iterable is for_iter.c's; anywhere else a range object */
     case IK_ENUMERATE:
     case IK_ZIP:
+    case IK_REVERSED:
         error_at(C, n->sp, "write for i in range(...):",
                  "%s() can only be used as the iterable of a for loop in kernels",
-                 in->kind == IK_RANGE ? "range" : in->kind == IK_ZIP ? "zip" : "enumerate");
+                 in->kind == IK_RANGE      ? "range"
+                 : in->kind == IK_ZIP      ? "zip"
+                 : in->kind == IK_REVERSED ? "reversed"
+                                           : "enumerate");
         return &ty_error;
     case IK_LEN: {
         if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;

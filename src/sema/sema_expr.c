@@ -1096,8 +1096,15 @@ static const Type *compare(Sema *S, Node *n) {
                 error_at(C, ops->v[i]->sp, "keep a flag variable instead of None",
                          "comparisons with None are not supported in kernels");
             else
-                error_at(C, ops->v[i]->sp, tys[i]->kind == TY_ARRAY ? "compare elements: a[i] < b[i]" : NULL,
-                         "cannot compare %s", ty_name(C, tys[i]));
+                error_at(C, ops->v[i]->sp,
+                         tys[i]->kind == TY_ARRAY   ? "compare elements: a[i] < b[i]"
+                         : tys[i]->kind == TY_TUPLE ? "compare the elements in order: "
+                                                      "a[0] < b[0] or (a[0] == b[0] and a[1] < b[1])"
+                                                    : NULL,
+                         tys[i]->kind == TY_TUPLE
+                             ? "cannot order %s: tuples compare with == and != only in kernels"
+                             : "cannot compare %s",
+                         ty_name(C, tys[i]));
             return &ty_error;
         }
     }
