@@ -90,26 +90,84 @@ static const Type *float_of(Fuse *F, const Type *x, Span sp, const char *what) {
     return ty_scalar(bits <= 16 ? KILN_FLOAT32 : KILN_FLOAT64);
 }
 
+/* The value of a Python int written out: a literal or a frozen global ("(-1)"), perhaps
+ * under unary - + ~ (*big: past int64, a uint64's).  False when it is not one. */
+static bool py_int_value(const FNode *n, int64_t *v, bool *big) {
+    if (!n->py || n->t->kind != TY_INT) return false;
+    if (n->kind == FN_UN && n->a && py_int_value(n->a, v, big) && !*big) {
+        if (n->op == U_NEG && *v != INT64_MIN) *v = -*v;
+        else if (n->op == U_INVERT) *v = ~*v;
+        else if (n->op != U_POS) return false;
+        return true;
+    }
+    if (n->kind != FN_CONST || !n->text) return false;
+    const char *s = n->text;
+    bool paren = *s == '(';
+    if (paren) s++;
+    bool neg = *s == '-';
+    if (neg) s++;
+    if (*s < '0' || *s > '9') return false;
+    char *end;
+    unsigned long long u = strtoull(s, &end, 10);
+    if (*end != (paren ? ')' : '\0')) return false;
+    *big = !neg && u > (unsigned long long)INT64_MAX;
+    *v = neg ? (int64_t)(0ull - u) : (int64_t)u;
+    return true;
+}
+
+/* The value of a Python number written out (a literal, a frozen global, under unary -). */
+static bool py_num_value(const FNode *n, double *v) {
+    if (!n->py) return false;
+    if (n->kind == FN_UN && n->a && (n->op == U_NEG || n->op == U_POS) && py_num_value(n->a, v)) {
+        if (n->op == U_NEG) *v = -*v;
+        return true;
+    }
+    if (n->kind != FN_CONST || !n->text) return false;
+    if (strcmp(n->text, "True") == 0 || strcmp(n->text, "False") == 0) {
+        *v = n->text[0] == 'T';
+        return true;
+    }
+    const char *s = n->text + (n->text[0] == '(');
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && (*end == '\0' || *end == ')');
+}
+
 static const Type *promote(Fuse *F, FNode *a, FNode *b) {
     const Type *t = ty_promote(a->t, b->t);
     /* NEP 50: a Python int must fit the typed integer it meets */
     FNode *w = a->t->weak ? a : b, *s = a->t->weak ? b : a;
-    if (w->t->weak && !s->t->weak && w->kind == FN_CONST && ty_is_int(s->t) &&
-        w->t->kind == TY_INT) {
-        int64_t v = 0;
-        bool big = false;
-        if (w->text && w->text[0] != '(') {
-            unsigned long long u = strtoull(w->text[0] == '-' ? w->text + 1 : w->text, NULL, 10);
-            big = u > (unsigned long long)INT64_MAX && w->text[0] != '-';
-            v = w->text[0] == '-' ? -(int64_t)u : (int64_t)u;
-        }
-        if (!ty_int_fits(s->t, v, big)) {
-            error_at(F->C, w->sp, NULL, "Python integer %s out of bounds for %s", w->text,
+    int64_t v;
+    bool big = false;
+    if (w->t->weak && !s->t->weak && ty_is_int(s->t) && w->t->kind == TY_INT &&
+        py_int_value(w, &v, &big) && !ty_int_fits(s->t, v, big)) {
+        if (big)
+            error_at(F->C, w->sp, NULL, "Python integer %llu out of bounds for %s",
+                     (unsigned long long)v, fuse_type_name(s->t));
+        else
+            error_at(F->C, w->sp, NULL, "Python integer %lld out of bounds for %s", (long long)v,
                      fuse_type_name(s->t));
-            return NULL;
-        }
+        return NULL;
     }
     return t;
+}
+
+/* Python's ZeroDivisionError for an operation of Python numbers whose divisor (or, for **,
+ * a zero base under a negative exponent) is written out: Python raises it where the
+ * kernel would compute inf or 0.  False after reporting it. */
+static bool python_divides(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
+    double x, y;
+    if ((op == B_DIV || op == B_FLOORDIV || op == B_MOD) && py_num_value(b, &y) && y == 0) {
+        error_at(F->C, n->sp, "Python raises ZeroDivisionError here",
+                 "division by zero (of Python numbers)");
+        return false;
+    }
+    if (op == B_POW && py_num_value(a, &x) && x == 0 && py_num_value(b, &y) && y < 0) {
+        error_at(F->C, n->sp, "Python raises ZeroDivisionError here",
+                 "0 cannot be raised to a negative power");
+        return false;
+    }
+    return true;
 }
 
 /* ---- names ------------------------------------------------------------------- */
@@ -263,6 +321,8 @@ static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
     if (op == U_NOT)
         return ERR(n->sp, "use ~x (np.logical_not) for arrays",
                    "'not' asks for one truth value; on an array NumPy raises ValueError");
+    if (x->py && op == U_INVERT && x->t->kind == TY_FLOAT)
+        return ERR(n->sp, NULL, "bad operand type for unary ~: 'float' (Python's TypeError)");
     if (x->py) return python_op(r, op, x, NULL, false);
     if (is_bool(x->t) && op != U_INVERT)
         return ERR(n->sp, "use ~x for a logical not", "NumPy does not support %s on bool",
@@ -280,7 +340,8 @@ FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     r->a = a;
     r->b = b;
     if (!combine(F, r, a, b)) return NULL;
-    if (a->py && b->py) return python_op(r, op, a, b, false);
+    if (a->py && b->py)
+        return python_divides(F, n, op, a, b) ? python_op(r, op, a, b, false) : NULL;
     const Type *t = promote(F, a, b);
     if (!t) return NULL;
     bool both_bool = is_bool(a->t) && is_bool(b->t);
@@ -551,7 +612,16 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
     const Intrinsic *in = intrinsic_lookup(canon);
     if (in && in->kind == IK_DTYPE) {
         if (na != 1) return ERR(n->sp, NULL, "kiln.fuse takes one argument for '%s'", canon);
-        FNode *r = fuse_cast(F, n->sp, a[0], ty_scalar((kiln_dtype)in->sub));
+        int64_t v;
+        bool big = false;
+        const Type *dt = ty_scalar((kiln_dtype)in->sub);
+        if (ty_is_int(dt) && py_int_value(a[0], &v, &big) && !ty_int_fits(dt, v, big))
+            return ERR(a[0]->sp, NULL, "Python integer %s out of bounds for %s (NumPy's "
+                       "OverflowError)", big ? arena_printf(&F->C->arena, "%llu",
+                                                            (unsigned long long)v)
+                                             : arena_printf(&F->C->arena, "%lld", (long long)v),
+                       fuse_type_name(dt));
+        FNode *r = fuse_cast(F, n->sp, a[0], dt);
         if (r) r->npscalar = r->ndim == 0 && r->level != FL_SCALAR; /* np.float32(x): a scalar */
         return r;
     }

@@ -402,8 +402,40 @@ def bad_shapes(x):
     return x + 1, np.sum(x)
 
 
+@kiln.fuse
+def bad_zero_div(x):
+    return x + 3 / 0
+
+
+@kiln.fuse
+def bad_zero_pow(x):
+    return x + 0.0 ** -1
+
+
+@kiln.fuse
+def bad_invert(x):
+    return x + ~(2 / 3)
+
+
+@kiln.fuse
+def bad_np_int(x):
+    return x + np.int8(300)
+
+
+@kiln.fuse
+def bad_negative(x):
+    return -1 * x
+
+
 @pytest.mark.parametrize("fn,args,text,message", [
     (bad_loop, (np.ones(3),), "for i in range(3):", "cannot fuse a Python loop"),
+    # Python's and NumPy's errors of Python numbers, at the user's line (hunt18 5: inf, or
+    # a line of the generated kernel)
+    (bad_zero_div, (np.ones(3),), "3 / 0", "division by zero"),
+    (bad_zero_pow, (np.ones(3),), "0.0 ** -1", "negative power"),
+    (bad_invert, (np.ones(3),), "~(2 / 3)", "unary ~"),
+    (bad_np_int, (np.ones(3),), "300", "Python integer 300 out of bounds for int8"),
+    (bad_negative, (np.ones(3, np.uint8),), "-1", "Python integer -1 out of bounds for uint8"),
     (bad_call, (np.ones(3),), "np.cumsum(x)", "cannot fuse 'numpy.cumsum'"),
     (bad_axis, (np.ones((2, 3)),), "axis=0", "not axis 0 of 2"),
     (bad_index, (np.ones(3),), "x[1:]", "cannot fuse indexing or slicing"),
