@@ -360,6 +360,14 @@ FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     case B_LSHIFT:
     case B_RSHIFT:
         if (both_bool) t = ty_scalar(KILN_INT8);
+        if (op == B_POW && (ty_is_int(t) || is_bool(t))) {
+            int64_t e;
+            bool big = false;
+            if (py_int_value(b, &e, &big) && !big && e < 0)
+                return ERR(n->sp, "use a float base, e.g. x.astype(np.float64) ** -1",
+                           "Integers to negative integer powers are not allowed (NumPy's "
+                           "ValueError)");
+        }
         if (op >= B_LSHIFT && t->kind == TY_FLOAT)
             return ERR(n->sp, NULL, "NumPy does not support %s on %s and %s", sym[op],
                        fuse_type_name(a->t), fuse_type_name(b->t));
@@ -556,6 +564,10 @@ static FNode *call(Fuse *F, const Node *n) {
             const char *m = fn->attr.attr;
             FNode *x = fuse_expr(F, fn->attr.base);
             if (!x) return NULL;
+            if (x->py) /* (2).astype(...): Python's numbers have no such methods */
+                return ERR(fn->attr.attr_sp, "convert it with np.int16(x) or np.float32(x)",
+                           "'%s' object has no attribute '%s' (Python's AttributeError)",
+                           x->t->kind == TY_FLOAT ? "float" : is_bool(x->t) ? "bool" : "int", m);
             if (strcmp(m, "astype") == 0) {
                 if (npos != 1 || n->call.kwvals.n)
                     return ERR(n->sp, NULL, "kiln.fuse takes x.astype(dtype) with one argument");

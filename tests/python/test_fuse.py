@@ -427,8 +427,22 @@ def bad_negative(x):
     return -1 * x
 
 
+@kiln.fuse
+def bad_scalar_method(x):
+    return (2).astype(np.int16) + x
+
+
+@kiln.fuse
+def bad_unused_power(x):
+    t = x ** -1
+    return x + 1
+
+
 @pytest.mark.parametrize("fn,args,text,message", [
     (bad_loop, (np.ones(3),), "for i in range(3):", "cannot fuse a Python loop"),
+    # hunt18 11, 12: accepted although Python or NumPy raise
+    (bad_scalar_method, (np.ones(3),), "astype", "'int' object has no attribute 'astype'"),
+    (bad_unused_power, (np.ones(3, np.int64),), "x ** -1", "negative integer powers"),
     # Python's and NumPy's errors of Python numbers, at the user's line (hunt18 5: inf, or
     # a line of the generated kernel)
     (bad_zero_div, (np.ones(3),), "3 / 0", "division by zero"),
