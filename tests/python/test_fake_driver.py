@@ -806,3 +806,25 @@ def test_low_occupancy_warning():
         print("ok")
     """)
     assert out.strip().endswith("ok")
+
+
+def test_benchmark_hooks_launch_what_they_time():
+    # bench/gpu/launch_args.py's hooks: the driver floor (_raw_launches: the packed launch
+    # count times), the whole path from C (_path_launches) and the context check
+    out = run("""
+        from kiln import _kiln
+        fake.fake_launch_count.restype = ctypes.c_long
+        n = 256
+        out, x, y = (kiln.device_array(n, np.float32) for _ in range(3))
+        ln = saxpy[2, 128]
+        ln(out, np.float32(2.0), x, y)
+        c0 = fake.fake_launch_count()
+        assert ln._raw_launches(7, out, np.float32(2.0), x, y) >= 0
+        c1 = fake.fake_launch_count()
+        assert ln._path_launches(5, out, np.float32(2.0), x, y) > 0
+        c2 = fake.fake_launch_count()
+        assert (c1 - c0, c2 - c1) == (7, 5), (c0, c1, c2)
+        assert _kiln._ctx_check_seconds(100) > 0
+        print("ok")
+    """)
+    assert out.strip() == "ok"
