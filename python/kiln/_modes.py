@@ -58,6 +58,18 @@ def _is_dtype(a):
     return np is not None and isinstance(a, np.dtype)
 
 
+def _may_share(x, y):
+    """Whether the arrays x and y (host, or kiln's device arrays) may share memory: their
+    address ranges overlap.  x is contiguous (_fresh_maker took it)."""
+    import numpy as np
+    from ._cuda import DeviceArray
+    if isinstance(x, np.ndarray):
+        return isinstance(y, np.ndarray) and np.may_share_memory(x, y)
+    if isinstance(x, DeviceArray) and isinstance(y, DeviceArray):
+        return x._ptr < y._ptr + max(y.alloc_size, 1) and y._ptr < x._ptr + max(x.nbytes, 1)
+    return False
+
+
 def _fresh_maker(x):
     """A callable that makes an array like x (same type, shape, dtype and layout), or None."""
     from ._cuda import DeviceArray, device_array
@@ -195,6 +207,11 @@ class Compiled:
             if mk is None:
                 return [], (), (f"it returns a {type(x).__name__} that is neither an argument "
                                 "nor a whole array it made")
+            # a view of an argument (x.reshape(...)) is the argument's memory, which a replay
+            # writes in place, and two views of one array would be two arrays at a replay
+            if any(_may_share(x, a) for a in args) or any(_may_share(x, m) for m, _ in fresh):
+                return [], (), ("it returns a view of an argument or two views of one array, "
+                                "which a replay cannot make again")
             fresh.append((x, mk))
             res.append(-1 - len(fresh))
         return (res if type(result) is tuple else tuple(res)), tuple(fresh), None

@@ -204,6 +204,8 @@ static bool build(Compiler *C, Node *it, const NodeList *body, Node *kx, Node **
             if (!stable(C, a->v[i], body)) return false;
         Node *lo = a->n == 1 ? int_lit(C, 0, sp) : a->v[0];
         Node *hi = a->n == 1 ? a->v[0] : a->v[1];
+        /* the length in int64, as Python's: hi - lo of two uint8 would wrap */
+        Node *lo64 = call(C, "int", &lo, 1, sp), *hi64 = call(C, "int", &hi, 1, sp);
         int64_t step = 1;
         if (a->n == 3 && (!const_step(a->v[2], &step) || step == 0)) {
             error_at(C, a->v[2]->sp, "write the step as a nonzero integer constant",
@@ -211,7 +213,7 @@ static bool build(Compiler *C, Node *it, const NodeList *body, Node *kx, Node **
             return false;
         }
         /* Python's len(range): ceil((hi - lo) / step), here with floor division */
-        Node *span = step > 0 ? binop(C, B_SUB, hi, lo, sp) : binop(C, B_SUB, lo, hi, sp);
+        Node *span = step > 0 ? binop(C, B_SUB, hi64, lo64, sp) : binop(C, B_SUB, lo64, hi64, sp);
         int64_t m = step > 0 ? step : -step;
         *len = m == 1 ? span
                       : binop(C, B_FLOORDIV, binop(C, B_ADD, span, int_lit(C, m - 1, sp), sp),

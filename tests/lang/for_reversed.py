@@ -34,6 +34,20 @@ def k(o, a):
     o[5] = s
 
 
+@kiln.jit
+def narrow_bounds(o, b):
+    # the length of range(b[0], b[1]) is Python's for uint8 and int8 bounds (review17 3:
+    # hi - lo wrapped in the bounds' type: range(5, 2) ran 253 times)
+    k = 0
+    for i in reversed(range(b[0], b[1])):
+        if k < 3:
+            o[k] = i
+        k += 1
+    for j, i in enumerate(range(b[0], b[1])):
+        k += 1000
+    o[3] = k
+
+
 def bad(o):
     for j, x in reversed(enumerate((1, 2))):
         o[0] = x
@@ -67,6 +81,13 @@ def main():
     a = np.array([1, 2, 3])
     k[1, 1](o, a)
     print(o.tolist() == python(a), o.tolist())
+    for b in (np.array([5, 2], np.uint8), np.array([-100, 100], np.int8),
+              np.array([2, 5], np.uint8)):
+        o = np.zeros(4, np.int64)
+        narrow_bounds[1, 1](o, b)
+        r = list(reversed(range(int(b[0]), int(b[1]))))
+        want = (r + [0, 0, 0])[:3] + [len(r) * 1001]
+        print(o.tolist() == want, o.tolist())
     try:
         kiln.jit(bad)[1, 1](o)
     except kiln.CompileError as e:

@@ -341,3 +341,27 @@ def test_a_step_returning_a_reshaped_temporary_replays():
             assert r.shape == (6, 10)
             np.testing.assert_allclose(r, x * 2 + y)
     assert len(f.records) == 1 and counts()["replays"] - c0["replays"] == 2
+
+
+def test_a_returned_view_of_an_argument_runs_eagerly():
+    # x.reshape(...) of an argument is the argument's memory: a replay that made a new array
+    # for it returned memory no kernel wrote (review17 1); two views of one temporary would
+    # be two arrays at a replay (review17 2).  Both run eagerly, with one warning.
+    def view_of_arg(x):
+        scale[(x.size + 127) // 128, 128](x, 2.0)
+        return x.reshape(2, -1)
+
+    def two_views(x):
+        out = np.empty_like(x)
+        axpy[(x.size + 63) // 64, 64](out, 1.0, x, x)
+        return out, out.reshape(2, -1)
+
+    for step_, check in ((view_of_arg, lambda r, x0: np.array_equal(r.ravel(), 2 * x0)),
+                         (two_views, lambda r, x0: np.array_equal(r[0], 2 * x0) and
+                          np.shares_memory(r[0], r[1]))):
+        f = kiln.compile(step_, mode="reduce-overhead")
+        with pytest.warns(kiln.PerformanceWarning, match="view"):
+            for k in range(3):
+                x = rand(60)
+                x0 = x.copy()
+                assert check(f(x), x0)
