@@ -497,6 +497,7 @@ static void stmt(Emit *E, Node *n) {
         debug_stop(E);
         return;
     case S_PASS: return;
+    case S_DEF: return; /* a nested function: a device function of its own (sema/nested.c) */
     case S_ASSIGN:
         assign_stmt(E, n);
         debug_stop(E);

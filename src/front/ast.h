@@ -126,8 +126,10 @@ enum NodeFlags {
     NF_PROVISIONAL = 64, /* sema: with NF_CONST, a value a later pass may still change
                           * (`x is None` of a local not yet known to hold a result that
                           * may be None): no branch is dead for it before the last pass */
-    NF_PYINT = 128       /* sema: with NF_CONST, a Python int (a literal, or operations on
+    NF_PYINT = 128,      /* sema: with NF_CONST, a Python int (a literal, or operations on
                           * them folded exactly): uint64-typed when in [2**63, 2**64) */
+    NF_NESTED_CALL = 256 /* sema: the callee name of a call to a function defined inside the
+                          * calling function (nested.c), its captured variables appended */
 };
 
 struct Node {

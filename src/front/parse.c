@@ -4,7 +4,7 @@
  * trimmed to what LANGUAGE.md admits.  What it does not admit is still
  * recognised, so that the user gets "try statements are not supported in
  * kernels" with a hint at the right column rather than "invalid syntax":
- * try/with/class/nested def/lambda/yield/global/import/del/raise, list, dict
+ * try/with/class/lambda/yield/global/import/del/raise, list, dict
  * and set displays, comprehensions, starred and keyword-splat arguments,
  * walrus, `is`, `in`, the matrix operator and complex literals.
  *
@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "parse_int.h"
+
+static Node *parse_lambda_def(Parser *p, Node *name);
 
 
 Node *node_new(Compiler *C, NodeKind k, Span sp) {
@@ -272,6 +274,9 @@ static Node *parse_small_stmt(Parser *p) {
             if (is_kw(p, KW_YIELD))
                 return parse_reject(p, tok_span(&p->tok), NULL,
                                     "yield is not supported in kernels");
+            /* `f = lambda x: ...`: the def of a nested function f (sema/nested.c) */
+            if (is_kw(p, KW_LAMBDA) && a->assign.targets.n == 1 && e->kind == E_NAME)
+                return parse_lambda_def(p, e);
             last = parse_testlist(p);
             TRY(last);
         }
@@ -386,6 +391,48 @@ static Node *parse_if(Parser *p, Span sp) {
     }
 }
 
+static Node *parse_def_rest(Parser *p, Span defsp);
+
+/* `name = lambda params: expr` as `def name(params): return expr`; at the lambda. */
+static Node *parse_lambda_def(Parser *p, Node *name) {
+    Compiler *C = p->C;
+    Span lsp = tok_span(&p->tok);
+    advance(p);
+    Node *fn = node_new(C, S_DEF, lsp);
+    fn->def.name = name->name.id;
+    fn->def.name_sp = name->sp;
+    int pcap = 0;
+    while (!is_op(p, OP_COLON)) {
+        if (p->tok.kind != TK_NAME) return parse_unexpected(p, "a parameter name");
+        fn->def.params = arena_grow(&C->arena, fn->def.params, &pcap, fn->def.nparams + 1,
+                                    sizeof(Param));
+        Param *pa = &fn->def.params[fn->def.nparams++];
+        memset(pa, 0, sizeof *pa);
+        pa->name = parse_tok_text(p, &p->tok);
+        pa->sp = tok_span(&p->tok);
+        for (int i = 0; i < fn->def.nparams - 1; i++)
+            if (strcmp(fn->def.params[i].name, pa->name) == 0) {
+                error_at(C, pa->sp, NULL, "duplicate parameter '%s'", pa->name);
+                return NULL;
+            }
+        advance(p);
+        if (accept_op(p, OP_ASSIGN)) {
+            pa->deflt = parse_test(p);
+            if (!pa->deflt) return NULL;
+        }
+        if (!accept_op(p, OP_COMMA)) break;
+    }
+    if (!parse_expect_op(p, OP_COLON)) return NULL;
+    Node *body = parse_test(p);
+    if (!body) return NULL;
+    Node *r = node_new(C, S_RETURN, body->sp);
+    r->ret.value = body;
+    int cap = 0;
+    nodelist_push(C, &fn->def.body, r, &cap);
+    fn->sp = span_join(lsp, body->sp); /* starts at the lambda: nested.c keys on it */
+    return fn;
+}
+
 static bool reject_compound(Parser *p, Span sp, const char *hint, const char *msg) {
     error_at(p->C, sp, hint, "%s", msg);
     skip_statement(p);
@@ -460,10 +507,13 @@ static bool parse_stmt(Parser *p, NodeList *out, int *cap) {
             nodelist_push(p->C, out, n, cap);
             return true;
         }
-        case KW_DEF:
-            return reject_compound(
-                p, sp, "define it at module level with @kiln.jit(device=True) and call it",
-                "nested functions are not supported in kernels");
+        case KW_DEF: { /* a nested function: sema/nested.c makes it a device function */
+            advance(p);
+            Node *fn = parse_def_rest(p, sp);
+            if (!fn) return false;
+            nodelist_push(p->C, out, fn, cap);
+            return true;
+        }
         case KW_CLASS:
             return reject_compound(p, sp, "pass arrays and scalars instead",
                                    "classes are not supported in kernels");
@@ -565,6 +615,14 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
     }
     Span defsp = tok_span(&p->tok);
     advance(p);
+    Node *fn = parse_def_rest(p, defsp);
+    if (C->nerrors > errors_before || p->lex_failed) return NULL;
+    return fn;
+}
+
+/* A def after its keyword (defsp): name, parameters, body; NULL after an error. */
+static Node *parse_def_rest(Parser *p, Span defsp) {
+    Compiler *C = p->C;
     if (p->tok.kind != TK_NAME) return parse_unexpected(p, "the function name");
     Node *fn = node_new(C, S_DEF, defsp);
     fn->def.name = parse_tok_text(p, &p->tok);
@@ -618,7 +676,6 @@ Node *parse_function(Compiler *C, const SrcFile *f) {
     if (!parse_expect_op(p, OP_COLON)) return NULL;
     if (!parse_block(p, &fn->def.body)) return NULL;
     mark_docstring(&fn->def.body);
-    if (C->nerrors > errors_before || p->lex_failed) return NULL;
     fn->sp = span_join(defsp, fn->def.name_sp);
     return fn;
 }

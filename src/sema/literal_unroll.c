@@ -274,6 +274,8 @@ static Node *clone(Compiler *C, const Node *n) {
     return c;
 }
 
+Node *sema_clone_tree(Compiler *C, const Node *n) { return clone(C, n); }
+
 /* ---- building ---------------------------------------------------------------------- */
 
 static Node *name(Compiler *C, const char *id, Span sp) {

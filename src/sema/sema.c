@@ -745,6 +745,7 @@ static void stmt(Sema *S, Node *n) {
         sema_assert_site(S, n);
         return;
     case S_DEF:
+        if (nested_is_def(S->cur, n)) return; /* a device function of its own (nested.c) */
         error_at(C, n->sp, NULL, "nested functions are not supported in kernels");
         return;
     default: UNREACHABLE();

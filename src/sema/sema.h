@@ -260,6 +260,16 @@ typedef struct FuncSig {
     bool ret_void;    /* written void: the body returns nothing */
 } FuncSig;
 
+/* A function defined inside another (nested.c). */
+typedef struct NestedFn {
+    const char *name;
+    uint32_t off;         /* its def's source offset in the enclosing function's file */
+    FuncInfo *fi;
+    const Type *ty;       /* TY_FUNC of fi */
+    const char **free;    /* the enclosing function's variables it reads, passed at each call */
+    int nfree;
+} NestedFn;
+
 struct FuncInfo {
     FuncInfo *next;
     void *scope;          /* the resolver scope of the function's globals */
@@ -274,6 +284,11 @@ struct FuncInfo {
     FuncSpec *specs;      /* specialisations made so far */
     int nspecs;
     bool parse_failed;
+    NestedFn *nested;     /* functions defined in its body */
+    int nnested, capnested;
+    Node *inner_def;      /* a nested function's def (captured names appended), which each
+                           * specialisation copies instead of parsing its file */
+    FuncInfo *outer;      /* ... and the function it is defined in */
 };
 
 struct Sym {

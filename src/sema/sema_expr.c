@@ -1225,6 +1225,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
                 bound_set(n, bound_tymax(s->ty));
             return s->ty;
         }
+        const Type *nt = nested_value(S, n);
+        if (nt) return nt;
         GVal *g = sema_resolve(S, S->cur->fi->scope, n->name.id, n->sp);
         if (g->kind == KILN_VAL_NAMESPACE && g->ns && g->ns->intr)
             return intrinsic_value(S, n, g->ns);

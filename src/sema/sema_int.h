@@ -46,6 +46,16 @@ struct Sema {
  * per item of t (before its locals are collected); a call of literal_unroll typed
  * anywhere is an error, which says why its loop could not be unrolled */
 void literal_unroll_expand(Sema *S, FuncSpec *f);
+/* A deep copy of a tree sema has not annotated (literal_unroll.c). */
+Node *sema_clone_tree(Compiler *C, const Node *n);
+/* nested.c: f's nested defs made device functions, and calls to them given their captured
+ * variables; before f's locals are collected. */
+void nested_prepare(Sema *S, FuncSpec *f);
+/* The TY_FUNC of a nested function the current function calls by name n, an error when n
+ * names one elsewhere than a call, or NULL when n names none. */
+const Type *nested_value(Sema *S, Node *n);
+/* Whether d, a def statement of f's body, is one of its nested functions. */
+bool nested_is_def(const FuncSpec *f, const Node *d);
 const Type *literal_unroll_misuse(Sema *S, Node *n);
 
 /* for_iter.c: loops over arrays, tuples, enumerate() and zip() become loops over range() */

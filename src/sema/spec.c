@@ -253,7 +253,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
     f->fi = fi;
     f->id = S->nspecs++;
     f->is_kernel = is_kernel;
-    f->def = parse_function(C, &fi->file);
+    f->def = fi->inner_def ? sema_clone_tree(C, fi->inner_def) : parse_function(C, &fi->file);
     if (!f->def) return NULL;
     f->nparams = n;
     f->params = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(n + 1));
@@ -271,6 +271,7 @@ static FuncSpec *spec_get(Sema *S, FuncInfo *fi, const Type **types, int n, bool
         f->psyms[i] = s;
     }
     literal_unroll_expand(S, f); /* copies of bodies, whose locals are collected next */
+    nested_prepare(S, f);
     sema_collect_locals(S, f, &f->def->def.body);
     sema_split_webs(S, f); /* a name whose definitions never meet: several variables */
     f->ret = &ty_unknown;

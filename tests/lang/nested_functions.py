@@ -1,0 +1,93 @@
+# Functions defined inside kernels and device functions (def, and `name = lambda ...`), as
+# Numba-CUDA compiles them: each is a device function, the enclosing function's variables
+# it reads passed at each call (so it sees their values at the call, as Python's closures
+# do); writes through captured arrays reach them.  Used as a value, calling itself or a
+# function nested beside it are errors.
+import numpy as np
+import kiln as cuda
+
+
+@cuda.jit(device=True)
+def dev(x):
+    def sq(v):
+        return v * v + x
+    return sq(x)
+
+
+@cuda.jit
+def k(out, x, s):
+    t = 2.0
+
+    def inner(v):
+        return v * t + s
+
+    def pair(a, b=1):
+        q = a + b
+        return q, q * 2
+
+    scale = lambda v, w=10: v * w + t
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i, 0] = inner(x[i])
+        a, b = pair(i)
+        out[i, 1] = a + b
+        t = 3.0
+        out[i, 2] = inner(x[i])  # t is 3.0 at this call
+        out[i, 3] = pair(i, 10)[1]
+        out[i, 4] = scale(x[i]) + scale(x[i], 1)
+        out[i, 5] = dev(x[i])
+
+        def put(j, v):
+            out[i, j] = v
+        put(6, -1.0)
+        acc = 0.0
+        for j in range(3):
+            def add(v):
+                return v + j
+            acc = add(acc)
+        out[i, 7] = acc
+
+
+def as_value(o):
+    def g(v):
+        return v + 1
+    h = g
+    o[0] = h(1)
+
+
+def recursive(o):
+    def fact(n):
+        return 1 if n <= 1 else n * fact(n - 1)
+    o[0] = fact(4)
+
+
+def sibling(o):
+    def a(v):
+        return v + 1
+
+    def b(v):
+        return a(v) * 2
+    o[0] = b(1)
+
+
+def rebinds(o):
+    t = 1.0
+
+    def g():
+        t = t + 1  # Python: t is g's own local, read before it is assigned
+        return t
+    o[0] = g()
+
+
+def main():
+    x = np.arange(4.0)
+    out = np.zeros((4, 8))
+    k[1, 4](out, x, 0.5)
+    want = [[v * 2 + 0.5, (i + 1) * 3, v * 3 + 0.5, (i + 10) * 2, (v * 10 + 3) + (v + 3),
+             v * v + v, -1.0, 3.0] for i, v in enumerate(x)]
+    print(out.tolist() == want, out[1].tolist())
+    for f in (as_value, recursive, sibling, rebinds):
+        try:
+            cuda.jit(f)[1, 1](np.zeros(1))
+        except cuda.CompileError as e:
+            print(f.__name__, "|", str(e).splitlines()[0].split("error: ")[1])
