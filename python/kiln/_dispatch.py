@@ -499,9 +499,11 @@ class Dispatcher(_kiln.DispatcherBase):
             msg = str(e) if len(e.args) == 1 else None
             if msg is None or "__" not in msg:
                 raise
+            import re
             for leaf, shown in flat._leaf_names.items():
-                msg = msg.replace(f"argument '{leaf}'",
-                                  f"argument '{shown[:shown.index('[')]}' ({shown})")
+                # t[1][0], or a namedtuple's field: opts.mode
+                base = re.split(r"[\[.]", shown, maxsplit=1)[0]
+                msg = msg.replace(f"argument '{leaf}'", f"argument '{base}' ({shown})")
             raise type(e)(msg) from None
 
     # ---- Numba's argument hints and extensions (kiln.args) ----------------------------

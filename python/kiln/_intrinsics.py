@@ -68,8 +68,8 @@ threadfence_system = _Intrinsic("kiln.threadfence_system")
 shared = _Namespace("kiln.shared", ("array",))
 local = _Namespace("kiln.local", ("array",))
 const = _Namespace("kiln.const", ("array_like",))
-atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "exch", "compare_and_swap", "cas",
-                                    "and_", "or_", "xor", "inc", "dec"))
+atomic = _Namespace("kiln.atomic", ("add", "sub", "max", "min", "nanmax", "nanmin", "exch",
+                                    "compare_and_swap", "cas", "and_", "or_", "xor", "inc", "dec"))
 # Numba's cuda.fp16: float16 arithmetic, comparisons and math functions
 fp16 = _Namespace("kiln.fp16", (
     "hadd", "hsub", "hmul", "hdiv", "hmax", "hmin", "heq", "hne", "hgt", "hge", "hlt", "hle",

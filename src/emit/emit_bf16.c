@@ -60,7 +60,8 @@ void emit_bf16_call(Emit *E, Node *n, const char **a) {
         return;
     }
     case IBF_MAX: case IBF_MIN: case IBF_MAX_NAN: case IBF_MIN_NAN: {
-        static const char *const mm[] = {"fmaxf(", "fminf(", "kiln_bmax_nan(", "kiln_bmin_nan("};
+        static const char *const mm[] = {"kiln_hmax0(", "kiln_hmin0(", "kiln_bmax_nan(",
+                                         "kiln_bmin_nan("};
         P("%s%s, %s)", mm[sub - IBF_MAX], a[0], a[1]);
         return;
     }

@@ -117,7 +117,7 @@ static void fp16_call(Emit *E, Node *n) {
         return;
     }
     if (sub <= IH_MIN) { /* hdiv, hmax, hmin */
-        PS(sub == IH_DIV ? "kiln_hr(" : sub == IH_MAX ? "fmaxf(" : "fminf(");
+        PS(sub == IH_DIV ? "kiln_hr(" : sub == IH_MAX ? "kiln_hmax0(" : "kiln_hmin0(");
         emit_expr_as(E, a[0], h);
         PS(sub == IH_DIV ? " / " : ", ");
         emit_expr_as(E, a[1], h);

@@ -100,6 +100,18 @@ KILN_FN f32 kiln_rsqrth(f32 x) { return 1.0f / sqrtf(x); }
 /* a float32 result rounded to float16, kept in a f32; the same from a float64 */
 KILN_FN f32 kiln_hr(f32 x) { return kiln_h2f(kiln_f2h(x)); }
 KILN_FN f32 kiln_hrd(f64 x) { return kiln_h2f(kiln_d2h(x)); }
+/* CUDA's __hmax/__hmin (float16 and bfloat16): a NaN operand gives the other, and of two
+ * zeros max is +0 and min -0 (fmaxf may give either zero) */
+KILN_FN f32 kiln_hmax0(f32 a, f32 b) {
+    if (a != a) return b;
+    if (b != b || a > b) return a;
+    return a == b && signbit(b) ? a : b;
+}
+KILN_FN f32 kiln_hmin0(f32 a, f32 b) {
+    if (a != a) return b;
+    if (b != b || a < b) return a;
+    return a == b && signbit(a) ? a : b;
+}
 
 /* The float16 operations, on float16 values held in f32s.  From sm_53 on the GPU
  * computes them in half precision, as CUDA's __hadd, __hsub, __hmul, __hfma,

@@ -98,6 +98,13 @@ def main():
     print("fp16 arithmetic, differing:", [same(out[k], want[k]) for k in range(11)])
     print("fp16 comparisons, differing:", same(c[0], a == b), same(c[1], a != a), same(c[2], a > b),
           same(c[3], a >= b), same(c[4], a < b), same(c[5], a <= b))
+    # CUDA's __hmax/__hmin: of two zeros, max +0 and min -0; a NaN gives the other (hunt19 4)
+    zx = np.array([0.0, -0.0, np.nan, 1.0], np.float16)
+    zy = np.array([-0.0, 0.0, 3.0, np.nan], np.float16)
+    zo = np.zeros((11, 4), np.float16)
+    ops[1, 4](zo, np.zeros((6, 4), np.bool_), zx, zy, zx)
+    print("hmax, hmin of zeros and NaN:", zo[7].tolist(), np.signbit(zo[7]).tolist(),
+          zo[8].tolist(), np.signbit(zo[8]).tolist())
 
     p = np.abs(a) + np.float16(0.5)
     u = np.zeros((9, n), np.float16)

@@ -228,3 +228,22 @@ def test_tuple_argument_errors_name_the_element():
     f = kiln.jit(["(float64[::1], int64)"])(lambda r, t: None)
     with pytest.raises(TypeError, match="No matching definition"):
         f[1, 1](np.zeros(1), (1, 2))
+
+
+def test_namedtuple_argument_errors_name_the_field():
+    # hunt19 2: the message's rewrite looked for '[' and raised ValueError for a field
+    Opts = collections.namedtuple("Opts", "scale mode")
+
+    @kiln.jit
+    def k(opts, out):
+        out[0] = opts.scale
+
+    with pytest.raises(TypeError, match=r"argument 'opts' \(opts.mode\) of kernel 'k' is a str"):
+        k[1, 1](Opts(2.0, "fast"), np.zeros(1))
+
+
+def test_every_atomic_is_a_host_name_too():
+    # hunt19 3: cuda.atomic.nanmax at module level raised AttributeError
+    for name in ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "compare_and_swap", "cas",
+                 "and_", "or_", "xor", "inc", "dec"):
+        assert hasattr(kiln.atomic, name), name
