@@ -36,7 +36,9 @@ static const char *call_name(const Node *n) {
 
 static int kind_of(const Node *n) {
     const char *f = call_name(n);
-    if (n->kind == E_NAME || n->kind == E_TUPLE) return IT_LEAF;
+    /* a name, a tuple written out, or an element or slice of an array (x[i], x[1:]),
+     * which stable() checks the body leaves alone */
+    if (n->kind == E_NAME || n->kind == E_TUPLE || n->kind == E_SUBSCRIPT) return IT_LEAF;
     if (!f) return IT_BAD;
     if (strcmp(f, "range") == 0) return IT_RANGE; /* range_type checks its arguments */
     for (int i = 0; i < n->call.args.n; i++) /* zip(*t): the iterables are not written out */
@@ -109,6 +111,10 @@ static bool stable(Compiler *C, const Node *e, const NodeList *body) {
         for (int i = 0; i < e->sub.idx.n; i++)
             if (!stable(C, e->sub.idx.v[i], body)) return false;
         return stable(C, e->sub.base, body);
+    case E_SLICE:
+        return (!e->slice.lo || stable(C, e->slice.lo, body)) &&
+               (!e->slice.hi || stable(C, e->slice.hi, body)) &&
+               (!e->slice.step || stable(C, e->slice.step, body));
     case E_CALL: {
         const char *f = call_name(e);
         if (f && strcmp(f, "len") == 0 && e->call.args.n == 1) return stable(C, e->call.args.v[0], body);
