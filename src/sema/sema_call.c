@@ -352,8 +352,14 @@ static const Type *atomic(Sema *S, Node *n, const Intrinsic *in) {
     }
     kiln_dtype d = (kiln_dtype)at->elem->dtype;
     if (!atomic_dtype_ok(in->sub, d)) {
-        error_at(C, arr->sp, "use an int32, int64, uint32, uint64, float32 or float64 array",
-                 "%s() does not support %s arrays", in->name, kiln_dtype_name(d));
+        /* the dtypes this operation takes (atomic_dtype_ok) */
+        const char *hint = "use an int32, int64, uint32, uint64, float32 or float64 array";
+        if (in->sub == IA_AND || in->sub == IA_OR || in->sub == IA_XOR || in->sub == IA_CAS)
+            hint = "use an int32, int64, uint32 or uint64 array";
+        else if (in->sub == IA_INC || in->sub == IA_DEC)
+            hint = "use a uint32 or uint64 array";
+        error_at(C, arr->sp, hint, "%s() does not support %s arrays", in->name,
+                 kiln_dtype_name(d));
         return &ty_error;
     }
     int first_val = 1;

@@ -807,7 +807,7 @@ static const Type *attribute(Sema *S, Node *n) {
     if (bt->kind == TY_GROUP) { /* g.sync() itself is a call (group_method) */
         if (strcmp(a, "sync") == 0)
             error_at(C, n->attr.attr_sp, "call g.sync() with no arguments",
-                     "a grid group's sync() takes no arguments and is only called");
+                     "a grid group's sync() is called with no arguments, as g.sync()");
         else
             error_at(C, n->attr.attr_sp, "call g.sync() with no arguments",
                      "a grid group has no attribute '%s' in kernels (only sync())", a);
