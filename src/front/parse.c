@@ -393,6 +393,25 @@ static Node *parse_if(Parser *p, Span sp) {
 
 static Node *parse_def_rest(Parser *p, Span defsp);
 
+/* A parameter's name, at it: appended to fn's (a duplicate is an error), NULL after one. */
+static Param *parse_param(Parser *p, Node *fn, int *pcap) {
+    Compiler *C = p->C;
+    if (p->tok.kind != TK_NAME) return parse_unexpected(p, "a parameter name");
+    fn->def.params = arena_grow(&C->arena, fn->def.params, pcap, fn->def.nparams + 1,
+                                sizeof(Param));
+    Param *pa = &fn->def.params[fn->def.nparams++];
+    memset(pa, 0, sizeof *pa);
+    pa->name = parse_tok_text(p, &p->tok);
+    pa->sp = tok_span(&p->tok);
+    for (int i = 0; i < fn->def.nparams - 1; i++)
+        if (strcmp(fn->def.params[i].name, pa->name) == 0) {
+            error_at(C, pa->sp, NULL, "duplicate parameter '%s'", pa->name);
+            return NULL;
+        }
+    advance(p);
+    return pa;
+}
+
 /* `name = lambda params: expr` as `def name(params): return expr`; at the lambda. */
 static Node *parse_lambda_def(Parser *p, Node *name) {
     Compiler *C = p->C;
@@ -403,19 +422,8 @@ static Node *parse_lambda_def(Parser *p, Node *name) {
     fn->def.name_sp = name->sp;
     int pcap = 0;
     while (!is_op(p, OP_COLON)) {
-        if (p->tok.kind != TK_NAME) return parse_unexpected(p, "a parameter name");
-        fn->def.params = arena_grow(&C->arena, fn->def.params, &pcap, fn->def.nparams + 1,
-                                    sizeof(Param));
-        Param *pa = &fn->def.params[fn->def.nparams++];
-        memset(pa, 0, sizeof *pa);
-        pa->name = parse_tok_text(p, &p->tok);
-        pa->sp = tok_span(&p->tok);
-        for (int i = 0; i < fn->def.nparams - 1; i++)
-            if (strcmp(fn->def.params[i].name, pa->name) == 0) {
-                error_at(C, pa->sp, NULL, "duplicate parameter '%s'", pa->name);
-                return NULL;
-            }
-        advance(p);
+        Param *pa = parse_param(p, fn, &pcap);
+        if (!pa) return NULL;
         if (accept_op(p, OP_ASSIGN)) {
             pa->deflt = parse_test(p);
             if (!pa->deflt) return NULL;
@@ -648,18 +656,8 @@ static Node *parse_def_rest(Parser *p, Span defsp) {
             if (!accept_op(p, OP_COMMA)) break;
             continue;
         }
-        if (p->tok.kind != TK_NAME) return parse_unexpected(p, "a parameter name");
-        fn->def.params = arena_grow(&C->arena, fn->def.params, &pcap, fn->def.nparams + 1,
-                                    sizeof(Param));
-        Param *pa = &fn->def.params[fn->def.nparams++];
-        pa->name = parse_tok_text(p, &p->tok);
-        pa->sp = tok_span(&p->tok);
-        for (int i = 0; i < fn->def.nparams - 1; i++)
-            if (strcmp(fn->def.params[i].name, pa->name) == 0) {
-                error_at(C, pa->sp, NULL, "duplicate parameter '%s'", pa->name);
-                return NULL;
-            }
-        advance(p);
+        Param *pa = parse_param(p, fn, &pcap);
+        if (!pa) return NULL;
         if (accept_op(p, OP_COLON)) { /* annotation: ignored */
             if (!parse_test(p)) return NULL;
         }

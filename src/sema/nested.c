@@ -51,47 +51,66 @@ static void bound_by(Compiler *C, const Node *t, Names *out) {
         for (int i = 0; i < t->tuple.n; i++) bound_by(C, t->tuple.v[i], out);
 }
 
-static void walk_expr(Compiler *C, const Node *n, Names *reads);
-
-static void walk_list_expr(Compiler *C, const NodeList *l, Names *reads) {
-    for (int i = 0; i < l->n; i++) walk_expr(C, l->v[i], reads);
+/* Calls fn on each subexpression of the expression n. */
+static void each_child(Node *n, void (*fn)(void *ctx, Node *c), void *ctx) {
+    switch ((NodeKind)n->kind) {
+    case E_BINOP:
+    case E_BOOLOP:
+        fn(ctx, n->bin.l);
+        fn(ctx, n->bin.r);
+        break;
+    case E_UNARY: fn(ctx, n->un.x); break;
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++) fn(ctx, n->cmp.operands.v[i]);
+        break;
+    case E_IFEXP:
+        fn(ctx, n->ifexp.cond);
+        fn(ctx, n->ifexp.then);
+        fn(ctx, n->ifexp.orelse);
+        break;
+    case E_CALL:
+        fn(ctx, n->call.fn);
+        for (int i = 0; i < n->call.args.n; i++) fn(ctx, n->call.args.v[i]);
+        for (int i = 0; i < n->call.kwvals.n; i++) fn(ctx, n->call.kwvals.v[i]);
+        break;
+    case E_SUBSCRIPT:
+        fn(ctx, n->sub.base);
+        for (int i = 0; i < n->sub.idx.n; i++) fn(ctx, n->sub.idx.v[i]);
+        break;
+    case E_ATTR: fn(ctx, n->attr.base); break;
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++) fn(ctx, n->tuple.v[i]);
+        break;
+    case E_SLICE:
+        if (n->slice.lo) fn(ctx, n->slice.lo);
+        if (n->slice.hi) fn(ctx, n->slice.hi);
+        if (n->slice.step) fn(ctx, n->slice.step);
+        break;
+    default: break;
+    }
 }
+
+typedef struct {
+    Compiler *C;
+    Names *reads;
+} Walk;
+
+static void walk_child(void *ctx, Node *c);
 
 /* The names an expression reads. */
 static void walk_expr(Compiler *C, const Node *n, Names *reads) {
     if (!n) return;
-    switch ((NodeKind)n->kind) {
-    case E_NAME: add(C, reads, n->name.id); break;
-    case E_BINOP:
-    case E_BOOLOP:
-        walk_expr(C, n->bin.l, reads);
-        walk_expr(C, n->bin.r, reads);
-        break;
-    case E_UNARY: walk_expr(C, n->un.x, reads); break;
-    case E_COMPARE: walk_list_expr(C, &n->cmp.operands, reads); break;
-    case E_IFEXP:
-        walk_expr(C, n->ifexp.cond, reads);
-        walk_expr(C, n->ifexp.then, reads);
-        walk_expr(C, n->ifexp.orelse, reads);
-        break;
-    case E_CALL:
-        walk_expr(C, n->call.fn, reads);
-        walk_list_expr(C, &n->call.args, reads);
-        walk_list_expr(C, &n->call.kwvals, reads);
-        break;
-    case E_SUBSCRIPT:
-        walk_expr(C, n->sub.base, reads);
-        walk_list_expr(C, &n->sub.idx, reads);
-        break;
-    case E_ATTR: walk_expr(C, n->attr.base, reads); break;
-    case E_TUPLE: walk_list_expr(C, &n->tuple, reads); break;
-    case E_SLICE:
-        walk_expr(C, n->slice.lo, reads);
-        walk_expr(C, n->slice.hi, reads);
-        walk_expr(C, n->slice.step, reads);
-        break;
-    default: break;
+    if (n->kind == E_NAME) {
+        add(C, reads, n->name.id);
+        return;
     }
+    Walk w = {C, reads};
+    each_child((Node *)n, walk_child, &w);
+}
+
+static void walk_child(void *ctx, Node *c) {
+    Walk *w = ctx;
+    walk_expr(w->C, c, w->reads);
 }
 
 /* The names a body reads and the names it binds, not descending into nested defs
@@ -219,66 +238,40 @@ static void collect_defs(Compiler *C, NodeList *body, PtrVec *out) {
     }
 }
 
-static void rewrite_expr(Sema *S, FuncSpec *f, Node *n);
+typedef struct {
+    Sema *S;
+    FuncSpec *f;
+} Rewrite;
 
-static void rewrite_list(Sema *S, FuncSpec *f, NodeList *l) {
-    for (int i = 0; i < l->n; i++) rewrite_expr(S, f, l->v[i]);
-}
+static void rewrite_child(void *ctx, Node *c);
 
 /* Appends the captured names to the calls of nested functions in an expression. */
 static void rewrite_expr(Sema *S, FuncSpec *f, Node *n) {
     if (!n) return;
-    switch ((NodeKind)n->kind) {
-    case E_BINOP:
-    case E_BOOLOP:
-        rewrite_expr(S, f, n->bin.l);
-        rewrite_expr(S, f, n->bin.r);
-        break;
-    case E_UNARY: rewrite_expr(S, f, n->un.x); break;
-    case E_COMPARE: rewrite_list(S, f, &n->cmp.operands); break;
-    case E_IFEXP:
-        rewrite_expr(S, f, n->ifexp.cond);
-        rewrite_expr(S, f, n->ifexp.then);
-        rewrite_expr(S, f, n->ifexp.orelse);
-        break;
-    case E_CALL: {
-        rewrite_list(S, f, &n->call.args);
-        rewrite_list(S, f, &n->call.kwvals);
-        Node *fn = n->call.fn;
-        if (fn->kind != E_NAME) {
-            rewrite_expr(S, f, fn);
-            break;
-        }
-        const NestedFn *nf = NULL;
-        for (int i = 0; i < f->fi->nnested && !nf; i++)
-            if (strcmp(f->fi->nested[i].name, fn->name.id) == 0) nf = &f->fi->nested[i];
-        if (!nf || (fn->flags & NF_NESTED_CALL)) break;
-        fn->flags |= NF_NESTED_CALL;
-        /* by keyword: after the parameters' defaults, whatever the call leaves to them */
-        int cap = n->call.kwvals.n, ncap = n->call.kwvals.n, nk = n->call.kwvals.n;
-        for (int i = 0; i < nf->nfree; i++) {
-            Node *a = node_new(S->C, E_NAME, n->sp);
-            a->name.id = nf->free[i];
-            nodelist_push(S->C, &n->call.kwvals, a, &cap);
-            n->call.kwnames = arena_grow(&S->C->arena, n->call.kwnames, &ncap, nk + 1,
-                                         sizeof *n->call.kwnames);
-            n->call.kwnames[nk++] = nf->free[i];
-        }
-        break;
+    Rewrite r = {S, f};
+    each_child(n, rewrite_child, &r);
+    if (n->kind != E_CALL || n->call.fn->kind != E_NAME) return;
+    Node *fn = n->call.fn;
+    const NestedFn *nf = NULL;
+    for (int i = 0; i < f->fi->nnested && !nf; i++)
+        if (strcmp(f->fi->nested[i].name, fn->name.id) == 0) nf = &f->fi->nested[i];
+    if (!nf || (fn->flags & NF_NESTED_CALL)) return;
+    fn->flags |= NF_NESTED_CALL;
+    /* by keyword: after the parameters' defaults, whatever the call leaves to them */
+    int cap = n->call.kwvals.n, ncap = n->call.kwvals.n, nk = n->call.kwvals.n;
+    for (int i = 0; i < nf->nfree; i++) {
+        Node *a = node_new(S->C, E_NAME, n->sp);
+        a->name.id = nf->free[i];
+        nodelist_push(S->C, &n->call.kwvals, a, &cap);
+        n->call.kwnames = arena_grow(&S->C->arena, n->call.kwnames, &ncap, nk + 1,
+                                     sizeof *n->call.kwnames);
+        n->call.kwnames[nk++] = nf->free[i];
     }
-    case E_SUBSCRIPT:
-        rewrite_expr(S, f, n->sub.base);
-        rewrite_list(S, f, &n->sub.idx);
-        break;
-    case E_ATTR: rewrite_expr(S, f, n->attr.base); break;
-    case E_TUPLE: rewrite_list(S, f, &n->tuple); break;
-    case E_SLICE:
-        rewrite_expr(S, f, n->slice.lo);
-        rewrite_expr(S, f, n->slice.hi);
-        rewrite_expr(S, f, n->slice.step);
-        break;
-    default: break;
-    }
+}
+
+static void rewrite_child(void *ctx, Node *c) {
+    Rewrite *r = ctx;
+    rewrite_expr(r->S, r->f, c);
 }
 
 static void rewrite_body(Sema *S, FuncSpec *f, NodeList *body) {
@@ -288,7 +281,8 @@ static void rewrite_body(Sema *S, FuncSpec *f, NodeList *body) {
         case S_EXPR: rewrite_expr(S, f, n->expr); break;
         case S_ASSIGN:
             rewrite_expr(S, f, n->assign.value);
-            rewrite_list(S, f, &n->assign.targets);
+            for (int j = 0; j < n->assign.targets.n; j++)
+                rewrite_expr(S, f, n->assign.targets.v[j]);
             break;
         case S_AUGASSIGN:
             rewrite_expr(S, f, n->aug.value);

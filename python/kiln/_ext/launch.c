@@ -639,19 +639,27 @@ static PyObject *launcher_config(LauncherObject *self, void *c) {
                          (long long)self->shmem);
 }
 
-/* _raw_launches(count, *args): launches count times from a C loop with the
- * arguments packed once; returns the seconds per launch (the driver's floor). */
-static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
-    LauncherObject *self = (LauncherObject *)selfobj;
+/* A benchmark hook's count, its first argument; 0 with an exception set when there is
+ * none or it is not positive. */
+static long hook_count(const char *usage, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 1) {
-        PyErr_SetString(PyExc_TypeError, "_raw_launches(count, *args)");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, usage);
+        return 0;
     }
     long count = PyLong_AsLong(args[0]);
     if (count < 1) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
-        return NULL;
+        return 0;
     }
+    return count;
+}
+
+/* _raw_launches(count, *args): launches count times from a C loop with the
+ * arguments packed once; returns the seconds per launch (the driver's floor). */
+static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
+    LauncherObject *self = (LauncherObject *)selfobj;
+    long count = hook_count("_raw_launches(count, *args)", args, nargs);
+    if (count < 1) return NULL;
     self->repeat = count;
     self->repeat_s = 0;
     PyObject *r = launcher_call(selfobj, args + 1, (size_t)(nargs - 1), NULL);
@@ -665,15 +673,8 @@ static PyObject *launcher_raw(PyObject *selfobj, PyObject *const *args, Py_ssize
  * launch) called count times from a C loop; returns the seconds per launch.  Against
  * _raw_launches it is kiln's own host cost without the Python interpreter's call. */
 static PyObject *launcher_path(PyObject *selfobj, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs < 1) {
-        PyErr_SetString(PyExc_TypeError, "_path_launches(count, *args)");
-        return NULL;
-    }
-    long count = PyLong_AsLong(args[0]);
-    if (count < 1) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "count must be positive");
-        return NULL;
-    }
+    long count = hook_count("_path_launches(count, *args)", args, nargs);
+    if (count < 1) return NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long r = 0; r < count; r++) {
