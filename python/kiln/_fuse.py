@@ -48,7 +48,9 @@ def _code_of(dt):
     if c is None:
         c = dtype_code(dt.name)
         if c is None or dt.name == "float16":
-            raise TypeError(f"kiln.fuse does not support dtype {dt}")
+            raise TypeError(f"kiln.fuse does not support dtype {dt}"
+                            + ("; convert it first, e.g. x.astype(np.float32)"
+                               if dt.name == "float16" else ""))
         _codes[dt] = c
     return c
 

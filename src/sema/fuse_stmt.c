@@ -235,6 +235,13 @@ int fuse_lower(Compiler *C, const SrcFile *f, void *scope, const kiln_fuse_arg *
             error_at(C, def->def.params[i].sp, NULL, "kiln.fuse takes no default values");
             return -1;
         }
+        if (args[i].dtype == KILN_COMPLEX64 || args[i].dtype == KILN_COMPLEX128) {
+            error_at(C, def->def.params[i].sp,
+                     "write the loop as a @kiln.jit kernel, which takes complex arrays",
+                     "'%s' is %s: kiln.fuse does not fuse complex values yet",
+                     def->def.params[i].name, kiln_dtype_name((kiln_dtype)args[i].dtype));
+            return -1;
+        }
     }
     return lower_body(&F, def);
 }

@@ -428,6 +428,11 @@ def bad_negative(x):
 
 
 @kiln.fuse
+def bad_complex(x, zc):
+    return x * zc
+
+
+@kiln.fuse
 def bad_scalar_method(x):
     return (2).astype(np.int16) + x
 
@@ -442,6 +447,8 @@ def bad_unused_power(x):
     (bad_loop, (np.ones(3),), "for i in range(3):", "cannot fuse a Python loop"),
     # hunt18 11, 12: accepted although Python or NumPy raise
     (bad_scalar_method, (np.ones(3),), "astype", "'int' object has no attribute 'astype'"),
+    # hunt18 13: the complex argument's error had no file, line or caret
+    (bad_complex, (np.ones(3), 1j), "zc):", "'zc' is complex128: kiln.fuse does not fuse complex"),
     (bad_unused_power, (np.ones(3, np.int64),), "x ** -1", "negative integer powers"),
     # Python's and NumPy's errors of Python numbers, at the user's line (hunt18 5: inf, or
     # a line of the generated kernel)
