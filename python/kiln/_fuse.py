@@ -254,6 +254,15 @@ class Fused:
 
     # ---- calls ---------------------------------------------------------------------------
 
+    def _too_large(self, i):
+        import inspect
+        try:
+            name = list(inspect.signature(self.py_func).parameters)[i]
+        except (TypeError, ValueError, IndexError):
+            name = str(i + 1)
+        raise OverflowError(f"argument '{name}' of kiln.fuse function '{self.__name__}' is a "
+                            "Python int too large for 64 bits")
+
     def __call__(self, *args):
         if len(args) != self._nparams:
             raise TypeError(f"'{self.__name__}' takes {self._nparams} arguments but "
@@ -276,6 +285,8 @@ class Fused:
                 vals.append(a)
                 continue
             elif t is int:
+                if not -(1 << 63) <= a < (1 << 63):
+                    self._too_large(len(vals))
                 key.append((_PYINT, 4, 0, 0))
                 vals.append(a)
                 continue

@@ -944,3 +944,9 @@ def test_zero_d_results_are_arrays_where_numpys_are(fn):
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,)):
         assert type(g) is type(w) and g.dtype == w.dtype and g == w
+
+
+def test_a_python_int_past_64_bits_names_the_parameter():
+    # hunt18 13: the message named the kernel's internal parameter u_y
+    with pytest.raises(OverflowError, match=r"argument 'y' of kiln.fuse function '<lambda>'"):
+        kiln.fuse(lambda x, y: x + y)(np.ones(3), 2**70)
