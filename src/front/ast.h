@@ -128,8 +128,10 @@ enum NodeFlags {
                           * may be None): no branch is dead for it before the last pass */
     NF_PYINT = 128,      /* sema: with NF_CONST, a Python int (a literal, or operations on
                           * them folded exactly): uint64-typed when in [2**63, 2**64) */
-    NF_NESTED_CALL = 256 /* sema: the callee name of a call to a function defined inside the
-                          * calling function (nested.c), its captured variables appended */
+    NF_NESTED_CALL = 256, /* sema: the callee name of a call to a function defined inside the
+                           * calling function (nested.c), its captured variables appended */
+    NF_BUILTIN = 512      /* a name for_iter.c wrote (len, min, range, int): Python's builtin
+                           * whatever the function's scope binds to it */
 };
 
 struct Node {

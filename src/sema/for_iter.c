@@ -160,9 +160,12 @@ static Node *binop(Compiler *C, BinOp op, Node *l, Node *r, Span sp) {
     return n;
 }
 
+/* A call of the builtin fn (len, min, range, int: NF_BUILTIN, whatever the function's
+ * names bind). */
 static Node *call(Compiler *C, const char *fn, Node **args, int nargs, Span sp) {
     Node *n = mk(C, E_CALL, sp);
     n->call.fn = name(C, fn, sp);
+    n->call.fn->flags |= NF_BUILTIN;
     int cap = 0;
     uint16_t d = 1;
     for (int i = 0; i < nargs; i++) {
@@ -296,11 +299,82 @@ static bool build(Compiler *C, Node *it, const NodeList *body, Node *kx, Node **
     }
 }
 
-void for_iter_rewrite(Compiler *C, Node *n) {
+/* ---- the iterable, evaluated once ------------------------------------------------ */
+
+/* Python evaluates a loop's iterable once, and the rewritten loop reads its parts at each
+ * iteration: the parts that are not names or constants (the view x[i], range(x[0])'s
+ * bound, a tuple of elements written out) are assigned to locals before the loop, so a
+ * body that writes what they read does not change the loop (an array view is still read
+ * at each iteration, as NumPy's iteration reads it). */
+static bool trivial(const Node *e) {
+    switch (e->kind) {
+    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: case E_IMAG: return true;
+    case E_UNARY: return trivial(e->un.x);
+    default: return false;
+    }
+}
+
+typedef struct {
+    Compiler *C;
+    NodeList pre; /* the assignments, in order */
+    int cap, n;
+    unsigned off; /* the loop's offset: the locals' names, iter.<off>.<n> */
+} Hoist;
+
+static Node *hoist(Hoist *h, Node *e) {
+    if (trivial(e)) return e;
+    const char *nm = arena_printf(&h->C->arena, "iter.%u.%d", h->off, h->n++);
+    Node *a = mk(h->C, S_ASSIGN, e->sp);
+    int cap = 0;
+    nodelist_push(h->C, &a->assign.targets, name(h->C, nm, e->sp), &cap);
+    a->assign.value = e;
+    nodelist_push(h->C, &h->pre, a, &h->cap);
+    return name(h->C, nm, e->sp);
+}
+
+static Node *hoist_iter(Hoist *h, Node *it) {
+    NodeList *a = &it->call.args;
+    switch (kind_of(it)) {
+    case IT_LEAF:
+        if (it->kind == E_SUBSCRIPT) return hoist(h, it);
+        if (it->kind == E_TUPLE)
+            for (int i = 0; i < it->tuple.n; i++)
+                if (!trivial(it->tuple.v[i])) return hoist(h, it);
+        return it;
+    case IT_RANGE:
+        for (int i = 0; i < a->n; i++) a->v[i] = hoist(h, a->v[i]); /* a step stays constant */
+        return it;
+    case IT_ENUMERATE:
+        a->v[0] = hoist_iter(h, a->v[0]);
+        if (a->n == 2) a->v[1] = hoist(h, a->v[1]);
+        return it;
+    case IT_ZIP:
+    case IT_REVERSED:
+        for (int i = 0; i < a->n; i++) a->v[i] = hoist_iter(h, a->v[i]);
+        return it;
+    default: return it;
+    }
+}
+
+Node *for_iter_rewrite(Compiler *C, Node *n) {
     Node *it = n->fors.iter;
     const char *tf = call_name(it);
     if (tf && strcmp(tf, "tuple") == 0 && it->call.args.n == 1 && it->call.args.v[0]->kind == E_TUPLE)
         it = n->fors.iter = it->call.args.v[0]; /* for v in tuple((a, b)): the same tuple */
+    Hoist h = {.C = C, .off = n->sp.off};
+    it = n->fors.iter = hoist_iter(&h, it);
+    Node *loop = n;
+    if (h.pre.n) { /* n becomes `if True:` around the assignments and the loop */
+        loop = mk(C, S_FOR, n->sp);
+        *loop = *n;
+        memset(&n->ifs, 0, sizeof n->ifs);
+        n->kind = S_IF;
+        n->ifs.cond = mk(C, E_BOOL, n->sp);
+        n->ifs.cond->blit = true;
+        nodelist_push(C, &h.pre, loop, &h.cap);
+        n->ifs.body = h.pre;
+        n = loop;
+    }
     const char *k = arena_printf(&C->arena, "for.%u", (unsigned)n->sp.off);
     Node *len, *elem;
     if (!build(C, it, &n->fors.body, name(C, k, it->sp), &len, &elem)) {
@@ -326,6 +400,7 @@ void for_iter_rewrite(Compiler *C, Node *n) {
         for (int i = 0; i < n->fors.body.n; i++) nodelist_push(C, &b, n->fors.body.v[i], &cap);
         n->fors.body = b;
     }
+    return loop;
 }
 
 /* ---- what the names are --------------------------------------------------------- */

@@ -113,8 +113,10 @@ static void walk_child(void *ctx, Node *c) {
     walk_expr(w->C, c, w->reads);
 }
 
-/* The names a body reads and the names it binds, not descending into nested defs
- * (whose names the body binds: a def is an assignment of its name). */
+static void def_free_reads(Compiler *C, const Node *d, Names *reads);
+
+/* The names a body reads and the names it binds; a nested def binds its name, and the
+ * names it reads without binding them are read by the body too. */
 static void walk_body(Compiler *C, const NodeList *body, Names *reads, Names *binds) {
     for (int i = 0; i < body->n; i++) {
         const Node *n = body->v[i];
@@ -151,10 +153,23 @@ static void walk_body(Compiler *C, const NodeList *body, Names *reads, Names *bi
             walk_expr(C, n->assrt.msg, reads);
             walk_expr(C, n->assrt.exc, reads);
             break;
-        case S_DEF: add(C, binds, n->def.name); break;
+        case S_DEF: /* binds its name; what it reads from here on is read here too */
+            add(C, binds, n->def.name);
+            def_free_reads(C, n, reads);
+            break;
         default: break;
         }
     }
+}
+
+/* The names the def d reads that it does not bind (its parameters, its assignments),
+ * added to reads: a def inside d that reads the kernel's `a` makes d capture it too. */
+static void def_free_reads(Compiler *C, const Node *d, Names *reads) {
+    Names r = {0}, b = {0};
+    for (int i = 0; i < d->def.nparams; i++) add(C, &b, d->def.params[i].name);
+    walk_body(C, &d->def.body, &r, &b);
+    for (int i = 0; i < r.n; i++)
+        if (!has(&b, r.v[i])) add(C, reads, r.v[i]);
 }
 
 /* The nested function of fi defined by the def at source offset off, or NULL. */

@@ -57,7 +57,10 @@ void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
             }
             break;
         case S_FOR:
-            if (for_iter_needed(n)) for_iter_rewrite(S->C, n);
+            if (for_iter_needed(n) && for_iter_rewrite(S->C, n) != n) {
+                sema_collect_locals(S, f, &n->ifs.body); /* the locals, then the loop */
+                break;
+            }
             collect_target(S, f, n->fors.target);
             sema_collect_locals(S, f, &n->fors.body);
             sema_collect_locals(S, f, &n->fors.orelse);

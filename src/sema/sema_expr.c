@@ -1189,6 +1189,12 @@ static const Type *expr_inner(Sema *S, Node *n) {
                  "strings are not supported in kernels");
         return &ty_error;
     case E_NAME: {
+        if (n->flags & NF_BUILTIN) { /* a rewritten loop's len/min/range/int (for_iter.c) */
+            const Intrinsic *in =
+                intrinsic_lookup(arena_printf(&C->arena, "builtins.%s", n->name.id));
+            ASSERT(in);
+            return intrinsic_value(S, n, sema_ns(S, in->name, in, NULL));
+        }
         Sym *s = n->sym ? n->sym : sema_local(S, n->name.id); /* preset: syms.c's web */
         if (s) {
             n->sym = s;

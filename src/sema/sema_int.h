@@ -60,7 +60,9 @@ const Type *literal_unroll_misuse(Sema *S, Node *n);
 
 /* for_iter.c: loops over arrays, tuples, enumerate() and zip() become loops over range() */
 bool for_iter_needed(const Node *n);
-void for_iter_rewrite(Compiler *C, Node *n);
+/* Rewrites the loop n; returns it, or, when parts of its iterable are assigned to locals
+ * first, the loop inside n, which became `if True:` around those assignments and it. */
+Node *for_iter_rewrite(Compiler *C, Node *n);
 bool for_iter_check(Sema *S, Node *n);
 
 /* ufunc_stmt.c: np.f(a, b, out) statements, elementwise loops in the calling thread */

@@ -48,6 +48,20 @@ def k(out, x, s):
         out[i, 7] = acc
 
 
+a_global = 100.0
+
+
+@cuda.jit
+def two_levels(out, x):
+    a_global = 2.0  # a local of the kernel, which a def two levels down reads (hunt20 1)
+
+    def mid(v):
+        def inner(w):
+            return w * a_global
+        return inner(v) + 1
+    out[0] = mid(x[0])
+
+
 def as_value(o):
     def g(v):
         return v + 1
@@ -86,6 +100,9 @@ def main():
     want = [[v * 2 + 0.5, (i + 1) * 3, v * 3 + 0.5, (i + 10) * 2, (v * 10 + 3) + (v + 3),
              v * v + v, -1.0, 3.0] for i, v in enumerate(x)]
     print(out.tolist() == want, out[1].tolist())
+    o = np.zeros(1)
+    two_levels[1, 1](o, np.array([3.0]))
+    print("two levels:", o[0])
     for f in (as_value, recursive, sibling, rebinds):
         try:
             cuda.jit(f)[1, 1](np.zeros(1))
