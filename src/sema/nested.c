@@ -226,6 +226,7 @@ static NestedFn *make(Sema *S, FuncSpec *f, const Node *d, const Names *outer,
     nf->fi = in;
     nf->free = free.v;
     nf->nfree = free.n;
+    nf->nparams = d->def.nparams;
     Type *ty = arena_alloc(&C->arena, sizeof *ty);
     ty->kind = TY_FUNC;
     ty->fn = in;
@@ -272,6 +273,26 @@ static void rewrite_expr(Sema *S, FuncSpec *f, Node *n) {
         if (strcmp(f->fi->nested[i].name, fn->name.id) == 0) nf = &f->fi->nested[i];
     if (!nf || (fn->flags & NF_NESTED_CALL)) return;
     fn->flags |= NF_NESTED_CALL;
+    /* Python's errors, before the captured names join the call */
+    if (n->sp.off < nf->off) {
+        error_at(S->C, fn->sp, "define it before the call",
+                 "local variable '%s' is used before it is assigned (its def comes later)",
+                 fn->name.id);
+        return;
+    }
+    if (n->call.args.n > nf->nparams) {
+        error_at(S->C, n->sp, NULL, "%s() takes %d positional argument%s but %d were given",
+                 fn->name.id, nf->nparams, nf->nparams == 1 ? "" : "s", n->call.args.n);
+        return;
+    }
+    for (int i = 0; i < n->call.kwvals.n; i++)
+        for (int j = 0; j < nf->nfree; j++)
+            if (strcmp(n->call.kwnames[i], nf->free[j]) == 0) {
+                error_at(S->C, n->call.kwvals.v[i]->sp, NULL,
+                         "%s() got an unexpected keyword argument '%s'", fn->name.id,
+                         nf->free[j]);
+                return;
+            }
     /* by keyword: after the parameters' defaults, whatever the call leaves to them */
     int cap = n->call.kwvals.n, ncap = n->call.kwvals.n, nk = n->call.kwvals.n;
     for (int i = 0; i < nf->nfree; i++) {
@@ -336,12 +357,15 @@ void nested_prepare(Sema *S, FuncSpec *f) {
     for (int i = 0; i < defs.n; i++) add(C, &defnames, ((const Node *)defs.v[i])->def.name);
     for (int i = 0; i < defs.n; i++) {
         const Node *d = defs.v[i];
-        for (int j = 0; j < i; j++)
-            if (strcmp(((const Node *)defs.v[j])->def.name, d->def.name) == 0) {
-                error_at(C, d->def.name_sp, "give each nested function its own name",
-                         "function '%s' is defined twice in '%s'", d->def.name, f->fi->name);
-                return;
-            }
+        bool twice = false;
+        for (int j = 0; j < i && !twice; j++)
+            twice = strcmp(((const Node *)defs.v[j])->def.name, d->def.name) == 0;
+        if (twice) { /* the first def serves the calls; this one is only reported */
+            error_at(C, d->def.name_sp, "give each nested function its own name",
+                     "function '%s' is defined twice in '%s' (kiln compiles one def per name)",
+                     d->def.name, f->fi->name);
+            continue;
+        }
         if (!find(f->fi, d->def.name, d->sp.off)) make(S, f, d, &outer, &defnames);
     }
     rewrite_body(S, f, &f->def->def.body);
@@ -372,8 +396,7 @@ const Type *nested_value(Sema *S, Node *n) {
 }
 
 bool nested_is_def(const FuncSpec *f, const Node *d) {
-    for (int i = 0; i < f->fi->nnested; i++)
-        if (f->fi->nested[i].off == d->sp.off && strcmp(f->fi->nested[i].name, d->def.name) == 0)
-            return true;
+    for (int i = 0; i < f->fi->nnested; i++) /* (a second def of a name: reported already) */
+        if (strcmp(f->fi->nested[i].name, d->def.name) == 0) return true;
     return false;
 }

@@ -268,6 +268,7 @@ typedef struct NestedFn {
     const Type *ty;       /* TY_FUNC of fi */
     const char **free;    /* the enclosing function's variables it reads, passed at each call */
     int nfree;
+    int nparams;          /* the parameters the user wrote (the captured ones follow) */
 } NestedFn;
 
 struct FuncInfo {

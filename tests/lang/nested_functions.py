@@ -93,6 +93,39 @@ def rebinds(o):
     o[0] = g()
 
 
+def before(o):
+    o[0] = later(1.0)  # Python: UnboundLocalError (hunt20 4: it ran)
+
+    def later(v):
+        return v * 2
+
+
+def branches(o):
+    if o[0] > 0:
+        def g(v):
+            return v + 1
+    else:
+        def g(v):
+            return v - 1
+    o[0] = g(1.0)
+
+
+def extra(o):
+    s = 2.0
+
+    def f(v):
+        return v * s
+    o[0] = f(1.0, 100.0)  # hunt20 8: "multiple values for argument 's'", a hidden parameter
+
+
+def keyword(o):
+    s = 2.0
+
+    def f(v):
+        return v * s
+    o[0] = f(1.0, s=100.0)
+
+
 def main():
     x = np.arange(4.0)
     out = np.zeros((4, 8))
@@ -103,7 +136,7 @@ def main():
     o = np.zeros(1)
     two_levels[1, 1](o, np.array([3.0]))
     print("two levels:", o[0])
-    for f in (as_value, recursive, sibling, rebinds):
+    for f in (as_value, recursive, sibling, rebinds, before, branches, extra, keyword):
         try:
             cuda.jit(f)[1, 1](np.zeros(1))
         except cuda.CompileError as e:
