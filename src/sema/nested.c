@@ -357,9 +357,14 @@ void nested_prepare(Sema *S, FuncSpec *f) {
     for (int i = 0; i < defs.n; i++) add(C, &defnames, ((const Node *)defs.v[i])->def.name);
     for (int i = 0; i < defs.n; i++) {
         const Node *d = defs.v[i];
-        bool twice = false;
-        for (int j = 0; j < i && !twice; j++)
-            twice = strcmp(((const Node *)defs.v[j])->def.name, d->def.name) == 0;
+        bool twice = false, copy = false; /* literal_unroll's copies share the offset */
+        for (int j = 0; j < i && !twice; j++) {
+            const Node *e = defs.v[j];
+            if (strcmp(e->def.name, d->def.name) != 0) continue;
+            if (e->sp.off == d->sp.off) copy = true;
+            else twice = true;
+        }
+        if (copy && !twice) continue;
         if (twice) { /* the first def serves the calls; this one is only reported */
             error_at(C, d->def.name_sp, "give each nested function its own name",
                      "function '%s' is defined twice in '%s' (kiln compiles one def per name)",

@@ -62,6 +62,18 @@ def two_levels(out, x):
     out[0] = mid(x[0])
 
 
+@cuda.jit
+def unrolled(o):
+    # a def in a literal_unroll body: one per copy, of the copy's types (hunt20 5: "defined
+    # twice")
+    j = 0
+    for v in cuda.literal_unroll((1, 2.5)):
+        def twice(w):
+            return w * 2
+        o[j] = twice(v)
+        j += 1
+
+
 def as_value(o):
     def g(v):
         return v + 1
@@ -136,6 +148,9 @@ def main():
     o = np.zeros(1)
     two_levels[1, 1](o, np.array([3.0]))
     print("two levels:", o[0])
+    o = np.zeros(2)
+    unrolled[1, 1](o)
+    print("unrolled:", o.tolist())
     for f in (as_value, recursive, sibling, rebinds, before, branches, extra, keyword):
         try:
             cuda.jit(f)[1, 1](np.zeros(1))
