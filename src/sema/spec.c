@@ -110,7 +110,11 @@ static const Type *literal_arg(Compiler *C, const Node *arg, const Type *t) {
         return lt;
     }
     if (t->kind == TY_INT && t->weak && !t->lit) {
-        if (!sema_const_int(arg, &dims[0])) return t;
+        /* a literal, or a local assigned one once (`n = 4`, as a shape is: sema_shape) */
+        if (!sema_const_int(arg, &dims[0]) &&
+            !(arg->kind == E_NAME && arg->sym && arg->sym->has_cint && arg->sym->nassign == 1 &&
+              (dims[0] = arg->sym->cint, true)))
+            return t;
         Type *lt = arena_alloc(&C->arena, sizeof *lt);
         *lt = *t;
         lt->lit = true;

@@ -74,6 +74,28 @@ def unrolled(o):
         j += 1
 
 
+@cuda.jit(device=True)
+def shaped(v, m):
+    a = cuda.local.array(m, np.float64)
+    for i in range(m):
+        a[i] = v + i
+    return a[m - 1]
+
+
+@cuda.jit
+def local_shapes(o, x):
+    # a local constant as a local array's shape, captured or passed (hunt20 7)
+    n = 4
+
+    def g(v):
+        b = cuda.local.array(n, np.float64)
+        for i in range(n):
+            b[i] = v * i
+        return b[n - 1]
+    o[0] = g(x[0])
+    o[1] = shaped(x[0], n)
+
+
 def as_value(o):
     def g(v):
         return v + 1
@@ -151,6 +173,8 @@ def main():
     o = np.zeros(2)
     unrolled[1, 1](o)
     print("unrolled:", o.tolist())
+    local_shapes[1, 1](o, np.array([2.0]))
+    print("local shapes:", o.tolist())
     for f in (as_value, recursive, sibling, rebinds, before, branches, extra, keyword):
         try:
             cuda.jit(f)[1, 1](np.zeros(1))
