@@ -176,6 +176,7 @@ struct Node {
             Node *target, *iter;
             NodeList body, orelse;
             Node *orig; /* sema: the iterable for_iter.c rewrote, or NULL */
+            Node *dead; /* sema: a refused iterable's loop target, whose names stay quiet */
         } fors;                                                    /* S_FOR */
         struct { Node *value; } ret;                               /* S_RETURN */
         struct {

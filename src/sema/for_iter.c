@@ -378,9 +378,11 @@ Node *for_iter_rewrite(Compiler *C, Node *n) {
     const char *k = arena_printf(&C->arena, "for.%u", (unsigned)n->sp.off);
     Node *len, *elem;
     if (!build(C, it, &n->fors.body, name(C, k, it->sp), &len, &elem)) {
-        /* reported: the loop stays, over a range of nothing, so typing goes on */
+        /* reported: the loop stays, over a range of nothing, so typing goes on; its
+         * target's names are left unassigned and quiet (sema_collect_locals) */
         len = int_lit(C, 0, it->sp);
         elem = NULL;
+        n->fors.dead = n->fors.target;
     }
     Node *assign = NULL;
     if (elem) {

@@ -25,6 +25,22 @@ Sym *sema_local(Sema *S, const char *name) {
     return s && (s->is_local || s->param >= 0) ? s : NULL;
 }
 
+/* The names of a refused loop's target: locals never assigned, whose uses say nothing
+ * more (the loop's error was reported). */
+static void poison_target(Sema *S, FuncSpec *f, Node *t) {
+    if (t->kind == E_NAME) {
+        Sym *s = sym_find(f, t->name.id);
+        if (!s) {
+            s = sema_sym_new(S, f, t->name.id);
+            s->first_assign = UINT32_MAX;
+        }
+        s->is_local = true;
+        s->poisoned = true;
+    } else if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++) poison_target(S, f, t->tuple.v[i]);
+    }
+}
+
 static void collect_target(Sema *S, FuncSpec *f, Node *t) {
     if (t->kind == E_NAME) {
         Sym *s = sym_find(f, t->name.id);
@@ -62,6 +78,7 @@ void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
                 break;
             }
             collect_target(S, f, n->fors.target);
+            if (n->fors.dead) poison_target(S, f, n->fors.dead);
             sema_collect_locals(S, f, &n->fors.body);
             sema_collect_locals(S, f, &n->fors.orelse);
             break;
