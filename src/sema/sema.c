@@ -25,9 +25,9 @@ Sym *sema_local(Sema *S, const char *name) {
     return s && (s->is_local || s->param >= 0) ? s : NULL;
 }
 
-/* The names of a refused loop's target: locals never assigned, whose uses say nothing
- * more (the loop's error was reported). */
-static void poison_target(Sema *S, FuncSpec *f, Node *t) {
+/* The locals an assignment's target names: assigned there, or, for a refused loop's target
+ * (dead), never assigned and quiet where used (the loop's error was reported). */
+static void collect_target_as(Sema *S, FuncSpec *f, Node *t, bool dead) {
     if (t->kind == E_NAME) {
         Sym *s = sym_find(f, t->name.id);
         if (!s) {
@@ -35,26 +35,18 @@ static void poison_target(Sema *S, FuncSpec *f, Node *t) {
             s->first_assign = UINT32_MAX;
         }
         s->is_local = true;
-        s->poisoned = true;
-    } else if (t->kind == E_TUPLE) {
-        for (int i = 0; i < t->tuple.n; i++) poison_target(S, f, t->tuple.v[i]);
-    }
-}
-
-static void collect_target(Sema *S, FuncSpec *f, Node *t) {
-    if (t->kind == E_NAME) {
-        Sym *s = sym_find(f, t->name.id);
-        if (!s) {
-            s = sema_sym_new(S, f, t->name.id);
-            s->first_assign = UINT32_MAX;
+        if (dead) {
+            s->poisoned = true;
+            return;
         }
-        s->is_local = true;
         s->nassign++;
         if (s->param < 0 && t->sp.off < s->first_assign) s->first_assign = t->sp.off;
     } else if (t->kind == E_TUPLE) {
-        for (int i = 0; i < t->tuple.n; i++) collect_target(S, f, t->tuple.v[i]);
+        for (int i = 0; i < t->tuple.n; i++) collect_target_as(S, f, t->tuple.v[i], dead);
     }
 }
+
+static void collect_target(Sema *S, FuncSpec *f, Node *t) { collect_target_as(S, f, t, false); }
 
 void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
     for (int i = 0; i < body->n; i++) {
@@ -78,7 +70,7 @@ void sema_collect_locals(Sema *S, FuncSpec *f, NodeList *body) {
                 break;
             }
             collect_target(S, f, n->fors.target);
-            if (n->fors.dead) poison_target(S, f, n->fors.dead);
+            if (n->fors.dead) collect_target_as(S, f, n->fors.dead, true);
             sema_collect_locals(S, f, &n->fors.body);
             sema_collect_locals(S, f, &n->fors.orelse);
             break;
