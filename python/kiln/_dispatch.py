@@ -13,7 +13,7 @@ import os
 
 from . import _autotune, _kiln, _source
 from ._extern import link_items
-from ._types import Type, signature_text
+from ._types import Type, is_numba_arg_type, signature_text
 
 # `kiln precompile` sets this to a list: compile(signature) then records (dispatcher,
 # signature text) instead of building for this machine.
@@ -210,7 +210,8 @@ class Dispatcher(_kiln.DispatcherBase):
             _compile.refuse_parameters(self)
         if isinstance(signatures, (str,)) or not isinstance(signatures, (list, tuple)):
             signatures = [signatures]
-        elif signatures and all(not isinstance(s, (str, list, tuple)) and "(" not in str(s)
+        elif signatures and all(not isinstance(s, (str, list, tuple)) and
+                                ("(" not in str(s) or is_numba_arg_type(s))
                                 for s in signatures):
             signatures = [tuple(signatures)]
         texts = [signature_text(s) for s in signatures if s is not None]

@@ -385,8 +385,54 @@ def _check_core_types(types):
                             "(CPointer(uint8))")
 
 
+def _is_numba(obj):
+    return type(obj).__module__.startswith("numba.")
+
+
+def _numba_type_text(t):
+    """kiln's text of a Numba type object (``from numba import float32, void``): scalars,
+    arrays of them and pointers, which is what kiln signatures hold."""
+    cls = type(t).__name__
+    if cls in ("Integer", "Float", "Boolean", "Complex"):
+        return "bool" if cls == "Boolean" else str(t)
+    if cls in ("NoneType", "Omitted") and str(t) == "none":
+        return "void"
+    if cls == "Array" and _is_numba(t.dtype) and 1 <= t.ndim <= 8:
+        dims = [":"] * t.ndim
+        if t.layout == "C":
+            dims[-1] = "::1"
+        elif t.layout == "F":
+            dims[0] = "::1"
+        return f"{_numba_type_text(t.dtype)}[{', '.join(dims)}]"
+    if cls == "CPointer":
+        return f"{_numba_type_text(t.dtype)}*"
+    raise TypeError(f"the Numba type {t} has no kiln signature form: kiln signatures hold "
+                    "scalars, arrays of them and pointers (leave other arguments out of the "
+                    "signature; the launch types them)")
+
+
+def is_numba_arg_type(obj):
+    """Whether obj is a Numba type object that is not a signature (``float32[::1]``)."""
+    return _is_numba(obj) and not hasattr(obj, "return_type")
+
+
+def _numba_signature_text(sig):
+    args = ", ".join(_numba_type_text(a) for a in sig.args)
+    ret = sig.return_type
+    if type(ret).__name__ in ("UniTuple", "Tuple"):  # a device function returning a tuple
+        return f"({args})"
+    return f"{_numba_type_text(ret)}({args})"
+
+
 def signature_text(sig):
-    """Signature text from a string, a Signature, or a tuple of argument types."""
+    """Signature text from a string, a Signature, or a tuple of argument types (kiln's, or
+    Numba's type objects)."""
+    if _is_numba(sig):
+        if hasattr(sig, "return_type") and hasattr(sig, "args"):
+            return _numba_signature_text(sig)
+        return "(" + _numba_type_text(sig) + ")"
+    if isinstance(sig, (tuple, list)) and sig and any(_is_numba(a) for a in sig):
+        return "(" + ", ".join(_numba_type_text(a) if _is_numba(a) else str(a) for a in sig) + ")"
     if isinstance(sig, str):
         if "\0" in sig:  # C reads the text up to its first NUL: the rest would be dropped
             raise ValueError(f"a signature holds no NUL characters: {sig!r}")

@@ -480,3 +480,42 @@ def test_squeeze_takes_numpy_axes_and_two_ellipses_say_so(monkeypatch):
     assert d.squeeze(axis=np.int64(0)).shape == (3,)
     with pytest.raises(IndexError, match="a single ellipsis"):
         d[..., ...]
+
+
+# ---- Numba's own type objects in signatures (hunt22 1) --------------------------------------
+
+def test_numba_type_objects_as_signatures():
+    """Numba's examples import their types from numba (`from numba import cuda, float32,
+    void`); after `import kiln as cuda` those objects still form the signatures."""
+    from numba import boolean, float32, float64, int32, types, void
+
+    def body(a, n):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = n
+
+    a = np.zeros(4, np.float32)
+    k1 = kiln.jit(void(float32[:], int32))(body)
+    k1[1, 4](a, 3)
+    assert (a == 3).all() and k1.signatures == ["(float32[:], int32)"]
+    k2 = kiln.jit((float32[::1], int32))(body)
+    assert k2.signatures == ["(float32[::1], int32)"]
+    assert (float32[::1], int32) in k2.overloads and k2.overloads[(float32[::1], int32)]
+    k3 = kiln.jit([void(float64[:, ::1], boolean), void(float32[::1, :], boolean)])(
+        lambda a, b: None)
+    assert k3.signatures == ["(float64[:, ::1], bool)", "(float32[::1, :], bool)"]
+    dbl = kiln.jit(float64(float64), device=True)(lambda x: x * 2)
+    pair = kiln.jit(types.UniTuple(float32, 2)(float32), device=True)(lambda x: (x, x + 1))
+
+    @kiln.jit
+    def use(o):
+        p = pair(np.float32(o[1]))
+        o[0] = dbl(o[0]) + p[1]
+
+    o = np.array([1.0, 4.0])
+    use[1, 1](o)
+    assert o[0] == 7.0
+    v = kiln.vectorize([float32(float32, float32)])(lambda x, y: x + y)
+    assert v(np.ones(3, np.float32), np.ones(3, np.float32)).dtype == np.float32
+    with pytest.raises(TypeError, match="the Numba type unicode_type has no kiln signature form"):
+        kiln.jit(void(types.unicode_type))(lambda s: None)
