@@ -399,6 +399,17 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
             emit_expr_as(E, l, t);
             return;
         }
+        /* a float32 or float64 to an integer power: Numba's squarings (rt_common.h) */
+        if ((ty_is_int(r->ty) || r->ty->kind == TY_BOOL) && t->kind == TY_FLOAT &&
+            !emit_narrow(t)) {
+            bool u = ty_is_int(r->ty) && !ty_is_signed(r->ty) && !r->ty->weak;
+            P("kiln_pow%c_%s(", u ? 'u' : 'i', sfx);
+            emit_expr_as(E, l, t);
+            PS(", ");
+            emit_expr_as(E, r, ty_scalar(u ? KILN_UINT64 : KILN_INT64));
+            PS(")");
+            return;
+        }
         Node *args[2] = {l, r};
         emit_math_call(E, "pow", t, args, 2);
         return;

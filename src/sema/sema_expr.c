@@ -213,6 +213,12 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
         break;
     case B_POW: {
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        /* a float32 base to a typed integer power stays float32, as in Numba (its
+         * BinOpPower: "float32 ** int doesn't go through DP computations"); NumPy
+         * would give float64 */
+        if (lt->kind == TY_FLOAT && !lt->weak && lt->dtype == KILN_FLOAT32 &&
+            (rt->kind == TY_INT || rt->kind == TY_BOOL) && !rt->weak)
+            t = lt;
         int64_t e;
         if (t->kind == TY_INT && sema_const_int(r, &e) && e < 0) {
             error_at(C, at->sp, "use a float base, e.g. 1.0 / x**n or float(x)**n",
