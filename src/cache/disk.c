@@ -30,6 +30,7 @@
  * Nothing here takes the cache's lock: cache.c's callers hold it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,12 @@ static int migrate(sqlite3 *db) {
 static bool safe_path(kiln_cache *c, const char *p, bool dir) {
     struct stat s;
     if (lstat(p, &s) != 0) return errno == ENOENT && !dir;
+    if (!dir && S_ISLNK(s.st_mode)) {
+        warn(c, "remove the link, or point KILN_CACHE_DIR at the directory it leads to",
+             "kiln's cache %s is a symbolic link, which kiln does not follow to the file of "
+             "code it runs%s; caching in memory only", p, "");
+        return false;
+    }
     if (dir ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
         warn(c, "point KILN_CACHE_DIR at a directory of your own",
              "kiln's cache %s is not a %s; caching in memory only", p, dir ? "directory" : "file");
@@ -188,6 +195,15 @@ void disk_open(kiln_cache *c) {
              strerror(errno));
         free(dir);
         return;
+    }
+    /* the directory as the file system names it: symbolic links along the way (a
+     * ~/.cache linked to a scratch disk) are resolved here, so that the database itself,
+     * opened without following links, may not be one */
+    char real[PATH_MAX];
+    if (realpath(dir, real) && strlen(real) <= CACHE_DIR_MAX) {
+        free(dir);
+        dir = strdup(real);
+        if (!dir) return;
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/kiln.db", dir);

@@ -502,6 +502,32 @@ def test_a_cache_directory_that_is_not_utf8(tmp_path):
     assert json.loads(p.stdout) == [(cache + b"/kiln.db").hex(), 1]
 
 
+def test_a_cache_directory_reached_through_a_symbolic_link(tmp_path):
+    """~/.cache linked to a scratch disk (hunt23 1): the disk cache works through the link,
+    the second process hits; only a kiln.db that is itself a link is refused, saying so."""
+    write_kernels(tmp_path)
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "home").symlink_to(tmp_path / "scratch")
+    env = env_for(tmp_path / "home" / "cache")
+    for run_ in range(2):
+        p = subprocess.run([sys.executable, "runner.py", "saxpy"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        assert r["warnings"] == [], r["warnings"]
+        assert r["stats"]["disk"]["path"] == str(tmp_path / "scratch" / "cache" / "kiln.db")
+        assert r["stats"]["disk"]["hits"] == run_, r["stats"]
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "kiln.db").symlink_to(tmp_path / "scratch" / "cache" / "kiln.db")
+    p = subprocess.run([sys.executable, "runner.py", "saxpy"], cwd=tmp_path,
+                       env=env_for(tmp_path / "other"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    assert r["stats"]["disk"]["path"] is None
+    assert len(r["warnings"]) == 1 and "kiln.db is a symbolic link, which kiln does not follow" \
+        in r["warnings"][0], r["warnings"]
+
+
 def test_precompile_reports_a_python_that_fails(tmp_path):
     write_kernels(tmp_path)
     for py, why in [("/bin/false", "exited with status 1"),
