@@ -347,6 +347,10 @@ static const char *env_shortage(const Buf *out) {
                                    "compiler is not at fault"},
         {"out of memory", "the machine or the process (ulimit -v) is out of memory; the "
                           "compiler is not at fault"},
+        {"virtual memory exhausted", "the machine or the process (ulimit -v) is out of memory; "
+                                     "the compiler is not at fault"},
+        {"File too large", "the file size limit (ulimit -f) stopped the compiler's output; "
+                           "the compiler is not at fault"},
     };
     for (size_t i = 0; out->p && i < COUNTOF(causes); i++)
         if (strstr(out->p, causes[i].says)) return causes[i].hint;
@@ -551,7 +555,10 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
                    : "the C compiler crashed: check KILN_CC and the compiler's installation "
                      "(`cc --version`), and report the kernel if the compiler is sound";
     } else if (rc != 0) {
-        int works = compiler_works(ctx, argv, n, dir, cpath, sopath, timeout_s);
+        /* a kernel needs more memory and disk than the one-line probe: a shortage the
+         * compiler reports is one whether or not the probe compiles */
+        int works = env_shortage(&out) ? 0 : compiler_works(ctx, argv, n, dir, cpath, sopath,
+                                                            timeout_s);
         if (works > 0) {
             buf_printf(&msg, "the C compiler '%s' rejected the generated code (exit %d):\n%s",
                        argv[0], rc, out.p ? out.p : "");

@@ -70,6 +70,25 @@ def test_a_compiler_short_of_disk_descriptors_or_processes_is_not_called_broken(
     assert hint in msg and "the compiler is broken" not in msg, msg
 
 
+@pytest.mark.parametrize("says, hint", [
+    ("cc1: out of memory allocating 7520 bytes after a total of 112836608 bytes", "ulimit -v"),
+    ("<kiln entry>:149:1: fatal error: error closing /tmp/cc7YQP2N.s: No space left on device",
+     "the disk of TMPDIR"),
+    ("virtual memory exhausted: Cannot allocate memory", "ulimit -v"),
+])
+def test_a_shortage_on_the_kernel_alone_is_not_called_a_kiln_bug(tmp_path, monkeypatch, says,
+                                                                  hint):
+    # the one-line probe compiles, the kernel (far larger) runs out of memory or disk: the
+    # message says what ran out, not "a bug in kiln's code generation" (hunt23 2)
+    cc = script(tmp_path, "kernel-short-cc", f"""\
+        for a; do case "$a" in *.c) grep -q kiln_entry "$a" && {{ echo '{says}' >&2; exit 1; }};; esac; done
+        exec gcc "$@"
+        """)
+    msg = compile_with(monkeypatch, cc)
+    assert "failed for want of a resource, not for kiln's code" in msg and says in msg, msg
+    assert hint in msg and "kiln's code generation" not in msg, msg
+
+
 def test_a_driver_that_cannot_run_its_subprograms_is_blamed(monkeypatch):
     # gcc itself runs (gcc --version works) but cannot execute cc1, as a broken
     # install would: here it is told to run its subprograms through a missing program
