@@ -423,6 +423,16 @@ int cmd_cache(int argc, char **argv) {
         return 1;
     }
     bool json = sub != SUB_EXPORT && sub != SUB_IMPORT && cli_flag(cmd, &a, "--json");
+    if ((sub == SUB_VERIFY || sub == SUB_CLEAR || sub == SUB_PRUNE) && !kiln_cache_path(c)) {
+        /* the disk tier could not be opened (locked, read-only, not ours: the warning
+         * above says why): its entries were neither seen nor changed */
+        fprintf(stderr, "error: kiln's disk cache is off in this process, so nothing was %s\n"
+                        "hint: the warning above says why kiln cannot use it\n",
+                sub == SUB_VERIFY ? "verified" : sub == SUB_CLEAR ? "removed" : "evicted");
+        kiln_cache_close(c);
+        kiln_ctx_free(ctx);
+        return 1;
+    }
     switch (sub) {
     case SUB_STATS:
         rc = do_stats(c, json);
@@ -434,7 +444,7 @@ int cmd_cache(int argc, char **argv) {
         int64_t bad;
         int64_t n = kiln_cache_verify(c, &bad);
         printf("checked %lld entries: %lld problems%s\n", (long long)n, (long long)bad,
-               bad ? " (bad entries were removed)" : "");
+               bad ? " (each is named above, with what was done)" : "");
         rc = bad ? 1 : 0;
         break;
     }

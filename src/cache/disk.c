@@ -254,8 +254,11 @@ void disk_open(kiln_cache *c) {
                      (unsigned long long)fs.rlim_cur);
             sys = EFBIG;
         }
+        bool locked = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
         warn(c, sys == EFBIG ? "raise the file size limit (ulimit -f), or set KILN_CACHE_DIR"
-                             : "set KILN_CACHE_DIR to a writable directory",
+                : locked ? "another process holds the database locked: try again once it is "
+                           "done, or set KILN_CACHE_DIR to another directory"
+                         : "set KILN_CACHE_DIR to a writable directory",
              "cannot use kiln's cache %s (%s); caching in memory only", path, why);
         sqlite3_close(db);
         return;
@@ -770,7 +773,10 @@ int64_t disk_verify(kiln_cache *c, int64_t *bad) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             const char *r = (const char *)sqlite3_column_text(s, 0);
             if (r && strcmp(r, "ok") != 0) {
-                warn(c, NULL, "kiln's cache %s: %s", c->path, r);
+                /* the file itself is damaged: deleting rows does not mend it */
+                warn(c, "`kiln cache clear` starts a new database (the entries of this one "
+                        "cannot all be read back)",
+                     "kiln's cache %s is damaged: %s", c->path, r);
                 (*bad)++;
             }
         }

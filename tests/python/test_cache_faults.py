@@ -248,6 +248,64 @@ def test_a_database_locked_by_another_process_costs_no_waiting(tmp_path):
     assert run(tmp_path, cache, ["saxpy:float64"])["stats"]["compiles"] == 1
 
 
+HOLD_EXCLUSIVE = '''
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA locking_mode=EXCLUSIVE")
+db.execute("BEGIN EXCLUSIVE")
+db.execute("CREATE TABLE IF NOT EXISTS zz(x)")
+db.execute("INSERT INTO zz VALUES (1)")
+print("locked", flush=True)
+sys.stdin.read()
+'''
+
+
+def test_the_cli_fails_when_it_cannot_open_the_cache_it_is_asked_about(tmp_path):
+    """verify, clear and prune on a database another process holds exclusively: exit 1,
+    "nothing was ...", and a hint about the lock, not "0 problems" (hunt23 3)."""
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, str(cache / "kiln.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for args, did in ((["cache", "verify"], "verified"), (["cache", "clear"], "removed"),
+                          (["cache", "prune", "0"], "evicted")):
+            p = kiln_cli(cache, *args, check=False)
+            assert p.returncode == 1, (args, p.stdout, p.stderr)
+            assert f"kiln's disk cache is off in this process, so nothing was {did}" in p.stderr
+            assert "another process holds the database locked" in p.stderr, p.stderr
+            assert "problems" not in p.stdout and "entries" not in p.stdout, p.stdout
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+    assert len(rows(cache)) == 1  # untouched
+
+
+def test_verify_says_a_damaged_database_needs_clear(tmp_path):
+    """A damaged page is the file's, not an entry's: verify says so and names `kiln cache
+    clear`, which starts a new database (hunt23 4)."""
+    write_kernels(tmp_path)
+    cache = tmp_path / "cache"
+    run(tmp_path, cache, ["saxpy", "saxpy:float64", "saxpy:int64"])
+    kiln_cli(cache, "cache", "clear")  # (nothing is in the WAL now)
+    run(tmp_path, cache, ["saxpy", "saxpy:float64", "saxpy:int64"])
+    db = sqlite3.connect(cache / "kiln.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    with open(cache / "kiln.db", "r+b") as f:
+        f.seek(8192)
+        f.write(b"\xa5" * 4096)
+    p = kiln_cli(cache, "cache", "verify", check=False)
+    assert p.returncode == 1
+    assert "is damaged" in p.stderr and "`kiln cache clear` starts a new database" in p.stderr, \
+        p.stderr
+    assert "bad entries were removed" not in p.stdout, p.stdout
+    kiln_cli(cache, "cache", "clear", check=False)
+    assert kiln_cli(cache, "cache", "verify").returncode == 0
+
+
 WAIT_THEN_CTRL_C = '''
 import sys, time
 import numpy as np
