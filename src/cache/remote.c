@@ -40,9 +40,19 @@ enum { HEAD = 40, BODY_FIXED = 16 + 16 + 4 + 8 };
 static const char magic[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '2'};
 static const char magic_v1[8] = {'K', 'I', 'L', 'N', 'R', 'E', 'C', '1'};
 
+/* hiredis 1.x counts an aggregate's elements in a size_t, 0.14 in an int */
+#if defined(HIREDIS_MAJOR) && HIREDIS_MAJOR >= 1
+typedef size_t ReplyCount;
+#else
+typedef int ReplyCount;
+#endif
+
 struct Remote {
     kiln_ctx *ctx;
     redisContext *rc;
+    redisReplyObjectFunctions fns; /* hiredis' own, but for capped_array */
+    void *(*create_array)(const redisReadTask *, ReplyCount);
+    long long refused_elements;    /* an aggregate capped_array refused, or 0 */
     char *url;
     char *key; /* HMAC key or NULL */
     size_t keylen;
@@ -80,6 +90,18 @@ static int write_no_sigpipe(redisContext *rc, int *done) {
     int status = redisBufferWrite(rc, done);
     sigpipe_release(&hold);
     return status;
+}
+
+/* hiredis makes an aggregate's array of element pointers as soon as its count is read:
+ * a hostile "*2147483647" would take 16 GiB (and seconds to free at exit).  kiln's
+ * commands get a few elements at most, so a larger count fails the reply at once. */
+static void *capped_array(const redisReadTask *t, ReplyCount n) {
+    Remote *r = t->privdata;
+    if ((long long)n > REMOTE_MAX_REPLY_ELEMENTS) {
+        r->refused_elements = (long long)n;
+        return NULL; /* hiredis: an error of the reader, the reply abandoned */
+    }
+    return r->create_array(t, n);
 }
 
 /* Sends what hiredis has buffered and reads one reply, all by the deadline. */
@@ -123,8 +145,16 @@ timeout:
     timed_out(r);
     return NULL;
 failed:
-    if (mono_ms() >= deadline) timed_out(r);
-    else fail(r, rc->err ? rc->errstr : "no reply");
+    if (r->refused_elements) {
+        char why[128];
+        snprintf(why, sizeof why, "a reply announcing %lld elements, more than any command of "
+                 "kiln's gets (%d)", r->refused_elements, REMOTE_MAX_REPLY_ELEMENTS);
+        fail(r, why);
+    } else if (mono_ms() >= deadline) {
+        timed_out(r);
+    } else {
+        fail(r, rc->err ? rc->errstr : "no reply");
+    }
     return NULL;
 }
 
@@ -273,6 +303,13 @@ Remote *remote_open(kiln_ctx *ctx, const char *url, const char *hmac_key, int ti
         return NULL;
     }
     redisSetTimeout(r->rc, tv);
+    if (r->rc->reader && r->rc->reader->fn) { /* aggregates' counts capped (capped_array) */
+        r->fns = *r->rc->reader->fn;
+        r->create_array = r->fns.createArray;
+        r->fns.createArray = capped_array;
+        r->rc->reader->fn = &r->fns;
+        r->rc->reader->privdata = r;
+    }
     redisReply *rep;
     if (*pass && !(rep = command(r, "AUTH %s", pass))) goto failed;
     if (*pass) freeReplyObject(rep);

@@ -22,6 +22,8 @@ typedef struct Remote Remote;
 /* The most bytes of one reply kept while it arrives: a record holds one cached object
  * (at most 256 MiB, as a bundle's entries) and its metadata. */
 enum { REMOTE_MAX_REPLY_BYTES = (256 << 20) + (64 << 10) };
+/* The most elements of an aggregate in a reply (kiln's commands get a few). */
+enum { REMOTE_MAX_REPLY_ELEMENTS = 64 };
 
 typedef struct RemoteRecord {
     char kind[16], name[128], target[64];

@@ -181,6 +181,30 @@ def test_a_redis_reply_announcing_a_huge_value_is_cut_off(tmp_path):
         assert len(r["warnings"]) == 1 and "a reply of more than 256 MiB" in r["warnings"][0]
 
 
+def test_a_redis_reply_announcing_a_huge_array_is_refused_at_once(tmp_path):
+    """`*2147483647`: hiredis would reserve 16 GiB of element slots and spend seconds freeing
+    them at exit; a count past REMOTE_MAX_REPLY_ELEMENTS fails the reply at once (hunt23 5)."""
+    write_kernels(tmp_path)
+
+    def huge_array(c, stop):
+        try:
+            c.recv(65536)
+            c.sendall(b"*2147483647\r\n:1\r\n:2\r\n")
+            stop.wait(30)
+        except OSError:
+            pass
+
+    with FakeRedis(huge_array) as url:
+        t0 = time.time()
+        r = finish_within(start(tmp_path, tmp_path / "a", ["saxpy"], KILN_REMOTE_CACHE=url,
+                                KILN_REMOTE_TIMEOUT_MS=20000), 60)
+        took = time.time() - t0
+        assert r["stats"]["compiles"] == 1 and r["stats"]["remote"]["url"] is None
+        assert len(r["warnings"]) == 1, r["warnings"]
+        assert "a reply announcing 2147483647 elements" in r["warnings"][0], r["warnings"]
+        assert took < 5, took  # (the deadline is 20 s: the count alone ends the reply)
+
+
 # runs runner.py with SIGPIPE's default action restored, as a C program or a CLI tool has it
 SIGPIPE_DEFAULT = [sys.executable, "-c",
                    "import runpy, signal, sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); "
