@@ -45,3 +45,23 @@ def device_to_device(dst, src, size, stream=0):
     dptr, dev = _device_memory(dst, "dst")
     sptr, _ = _device_memory(src, "src")
     _kiln.copy("d2d", dev, dptr, sptr, _size(size), stream)
+
+
+class _Driver:
+    """Numba's ``cuda.driver.driver``: the CUDA driver kiln loaded."""
+
+    def get_version(self):
+        """``(major, minor)`` of the CUDA version the driver supports (cuDriverGetVersion);
+        ``kiln.CudaError`` where there is no driver (no GPU)."""
+        v = _kiln.cuda_info()["driver"]
+        return (v // 1000, (v % 1000) // 10)
+
+    @property
+    def is_available(self):
+        return bool(_kiln.cuda_available()[0])
+
+    def __repr__(self):
+        return "<kiln CUDA driver>"
+
+
+driver = _Driver()

@@ -519,3 +519,20 @@ def test_numba_type_objects_as_signatures():
     assert v(np.ones(3, np.float32), np.ones(3, np.float32)).dtype == np.float32
     with pytest.raises(TypeError, match="the Numba type unicode_type has no kiln signature form"):
         kiln.jit(void(types.unicode_type))(lambda s: None)
+
+
+def test_runtime_and_driver_versions():
+    """Numba's cuda.runtime.get_version() (kiln: NVRTC's, the toolkit's) and
+    cuda.driver.driver.get_version() (hunt22 3)."""
+    v = kiln._kiln.nvrtc_version()
+    assert v is not None, "these tests need NVRTC (the CUDA toolkit), as CI has"
+    assert kiln.runtime.get_version() == (v // 1000, v % 1000 // 10)
+    assert kiln.runtime.is_supported_version() is True
+    if not kiln._kiln.cuda_available()[0]:
+        assert kiln.driver.driver.is_available is False
+        with pytest.raises(kiln.CudaError, match="libcuda"):
+            kiln.driver.driver.get_version()
+    out = run("""
+        print(kiln.driver.driver.get_version(), kiln.driver.driver.is_available)
+    """)
+    assert out.strip().splitlines()[-1] == "(13, 0) True", out
