@@ -219,13 +219,16 @@ void emit_call_intrinsic(Emit *E, Node *n) {
  * or NULL for int()'s truncation), into type ct.  On the CPU through kiln_f2i64, whose
  * value for NaN and floats past int64 is x86's (INT64_MIN) on both tiers: gcc otherwise
  * folds (double)(long)x into trunc(x), keeping NaN or -0.0 in what is typed an integer,
- * where tier 0 gives INT64_MIN and 0.  On the GPU a plain conversion: NVVM keeps the
- * cvt.rzi / cvt.rn round trip (checked with nvcc -ptx for sm_90). */
+ * where tier 0 gives INT64_MIN and 0.  On the GPU kiln_f2i64 (rt_cuda.h) too, for the
+ * same values where PTX's conversion saturates (inf: INT64_MAX). */
 static void float_to_int(Emit *E, const char *fn, const Type *ft, Node *x, const char *ct) {
-    P(E->cuda ? "((%s)" : "((%s)kiln_f2i64((f64)", ct);
+    if (E->cuda) /* (the float32 test in float32: no double work on the GPU) */
+        P("((%s)kiln_f2i64%s(", ct, emit_is_f32(ft) ? "f" : "");
+    else
+        P("((%s)kiln_f2i64((f64)", ct);
     if (fn) emit_math_call(E, fn, ft, &x, 1);
     else emit_expr_as(E, x, ft);
-    PS(E->cuda ? ")" : "))");
+    PS("))");
 }
 
 static void intrinsic_text(Emit *E, Node *n) {

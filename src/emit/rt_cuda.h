@@ -84,6 +84,16 @@ KILN_FN i64 kiln_col_(i64 x, i64 m) {
     return ((u64)(x | m) >> 32) == 0 ? (i64)((u32)x % (u32)m) : x % m;
 }
 
+/* A whole float's int64 value (int(), math.floor...): INT64_MIN for NaN and values past
+ * int64, as the CPU gives (x86's; rt_cpu.h's kiln_f2i64), not PTX's saturation */
+KILN_FN i64 kiln_f2i64(f64 x) {
+    return x >= -9223372036854775808.0 && x < 9223372036854775808.0 ? (i64)x
+                                                                  : -9223372036854775807LL - 1;
+}
+KILN_FN i64 kiln_f2i64f(f32 x) {
+    return x >= -9223372036854775808.0f && x < 9223372036854775808.0f ? (i64)x
+                                                                    : -9223372036854775807LL - 1;
+}
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__popcll(x); }
 KILN_FN u64 kiln_clz64(u64 x) { return (u64)__clzll((long long)x); }
 KILN_FN u64 kiln_ffs64(u64 x) { return (u64)__ffsll((long long)x); }
