@@ -312,12 +312,13 @@ class Dispatcher(_kiln.DispatcherBase):
         return _compile.entry_for_signature(self, signature_text(signature))
 
     def inspect_types(self, signature=None, file=None):
-        """Prints each variable's type in a specialisation (the last compiled one, or
-        the one of ``signature``) to ``file`` (default stdout); returns the text instead
-        with ``file=False``."""
-        entry = self._entry_for(signature)
+        """Prints each variable's type in every compiled specialisation (or the one of
+        ``signature``) to ``file`` (default stdout), as Numba does: nothing when none is
+        compiled yet; returns the text instead with ``file=False``."""
+        entries = ([self._entry_for(signature)] if signature is not None
+                   else [self._lookup(key) for _, key in self._compiled])
         # Numba's annotation starts with the function's name and its argument types
-        text = f"{self.__name__} {entry.signature}\n{entry.program.types}"
+        text = "".join(f"{self.__name__} {e.signature}\n{e.program.types}" for e in entries)
         if file is False:
             return text
         print(text, end="", file=file)

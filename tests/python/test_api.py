@@ -67,6 +67,16 @@ def test_inspect_types_and_signatures():
     assert "    i: int64" in text
     src = k.inspect_source("(float32[::1], int64)")
     assert "kiln_body" in src
+    # every specialisation, as Numba prints each overload; nothing before the first
+    k[1, 8](np.zeros(8), 8)
+    text = k.inspect_types(file=False)
+    assert text.count("kernel k(") == 2 and "a: array(float64, 1d, C)" in text
+    assert "a: array(float64" not in k.inspect_types("(float32[::1], int64)", file=False)
+
+    @kiln.jit
+    def fresh(a):
+        a[0] = 1
+    assert fresh.inspect_types(file=False) == "" and fresh.inspect_types() is None  # (hunt22 5)
 
 
 def test_type_objects_build_signatures():
