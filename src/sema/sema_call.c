@@ -346,8 +346,8 @@ static const Type *atomic(Sema *S, Node *n, const Intrinsic *in) {
     if (IS_ERR(at)) return &ty_error;
     if (IS_UNKNOWN(at)) return &ty_unknown;
     if (at->kind != TY_ARRAY) {
-        error_at(C, arr->sp, NULL, "the first argument of %s() must be an array, not %s",
-                 in->name, ty_name(C, at));
+        error_at(C, arr->sp, sema_zero_d_hint(arr, at),
+                 "the first argument of %s() must be an array, not %s", in->name, ty_name(C, at));
         return &ty_error;
     }
     kiln_dtype d = (kiln_dtype)at->elem->dtype;

@@ -260,6 +260,13 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     return t;
 }
 
+const char *sema_zero_d_hint(const Node *n, const Type *t) {
+    if (n->kind != E_NAME || !n->sym || n->sym->param < 0 || !ty_is_scalar(t)) return NULL;
+    return "a 0-d NumPy array argument arrives as its value (kiln passes it as a scalar): "
+           "pass a 1-element array (a.reshape(1)) or a device array (kiln.to_device(a)) "
+           "to write through it";
+}
+
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what) {
     if (ty_is_scalar(t)) return true;
     if (strstr(what, "argument")) { /* a call's: nothing is tested for truth there */
@@ -653,7 +660,8 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         return n->ty = &ty_error;
     }
     if (bt->kind != TY_ARRAY) {
-        error_at(C, n->sub.base->sp, NULL, "%s is not subscriptable", ty_name(C, bt));
+        error_at(C, n->sub.base->sp, sema_zero_d_hint(n->sub.base, bt), "%s is not subscriptable",
+                 ty_name(C, bt));
         return n->ty = &ty_error;
     }
     if (bt->ptr && (ix->n != 1 || ix->v[0]->kind == E_SLICE)) {
