@@ -80,23 +80,6 @@ static void group_help(FILE *f) {
     fprintf(f, "\nkiln cache SUBCOMMAND --help says more.\n");
 }
 
-static int64_t parse_bytes(const char *s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0)) return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 0: break;
-    default: return -1;
-    }
-    if (*end == 'i') end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end || v * mul > 9e18) return -1;
-    return (int64_t)(v * mul);
-}
 
 static int put_prefix(char out[][TARGET_TEXT_MAX], int *nt, const char *p) {
     size_t n = strlen(p);
@@ -399,7 +382,7 @@ int cmd_cache(int argc, char **argv) {
             return cli_usage_error(cmd, "cannot sort by '%s' (used, last, size, name, created, "
                                    "hits or compile)", sort);
     }
-    if (sub == SUB_PRUNE && a.npos == 1 && (max = parse_bytes(a.pos[0])) < 0)
+    if (sub == SUB_PRUNE && a.npos == 1 && (max = kiln_parse_size(a.pos[0])) < 0)
         return cli_usage_error(cmd, "'%s' is not a size (write 512M, 2G...)", a.pos[0]);
     if (sub == SUB_EXPORT)
         for (int i = 0; i < a.ngiven; i++)

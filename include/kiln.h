@@ -889,6 +889,10 @@ int64_t kiln_cache_clear(kiln_cache *c);
 /* Evicts least recently used entries until the disk tier holds at most
  * max_bytes (negative: its configured size); returns how many went. */
 int64_t kiln_cache_prune(kiln_cache *c, int64_t max_bytes);
+/* A size as $KILN_CACHE_SIZE and `kiln cache prune` take it: decimal digits (a fraction
+ * only where it makes whole bytes), then an optional unit (K, M, G, T, with or without
+ * "iB" or "B"); -1 for anything else (hex, exponents, inf, a sign). */
+int64_t kiln_parse_size(const char *text);
 
 /* Small facts about the machine that are slow to learn (NVRTC's version...),
  * kept in the disk tier.  kiln_cache_fact returns 1 and fills buf when the

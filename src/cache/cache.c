@@ -27,7 +27,7 @@ static const int64_t DISK_DEFAULT_BYTES = (int64_t)1 << 30; /* $KILN_CACHE_SIZE'
 
 /* "512M", "2G", "1.5GiB", "1000000": decimal digits (a fraction only where it makes
  * whole bytes), then an optional unit; -1 for anything else (hex, exponents, inf). */
-static int64_t parse_size(const char *s) {
+int64_t kiln_parse_size(const char *s) {
     if (!s || !*s) return -1;
     const char *p = s;
     int dots = 0;
@@ -109,7 +109,7 @@ kiln_cache *kiln_cache_open(kiln_ctx *ctx, const kiln_cache_config *cfg) {
     c->max_bytes = c->cfg.max_bytes > 0 ? c->cfg.max_bytes : -1;
     if (c->max_bytes < 0) {
         const char *env = getenv("KILN_CACHE_SIZE");
-        int64_t v = parse_size(env);
+        int64_t v = kiln_parse_size(env);
         if (env && *env && v < 0)
             diag_plain(ctx, KILN_WARNING, "write a size such as 512M or 2G",
                        "KILN_CACHE_SIZE=%s is not a size; using 1 GiB", env);

@@ -217,6 +217,8 @@ static int read_file(const char *path, void **data, size_t *len) {
  * seconds: a compiler that never returns must not hang the first call of a
  * kernel.  KILN_CC_TIMEOUT (seconds) overrides it. */
 enum { KILN_CC_TIMEOUT_S = 600 };
+/* the least KILN_CC_TIMEOUT kiln takes: a millisecond */
+#define KILN_CC_TIMEOUT_MIN_S 0.001
 /* How much of a broken compiler's output an error quotes (its end). */
 enum { KILN_CC_OUTPUT_TAIL = 1500 };
 /* How much of the compiler's output is kept at all. */
@@ -236,11 +238,17 @@ static double now_s(void) {
 static double cc_timeout(kiln_ctx *ctx) {
     const char *env = getenv("KILN_CC_TIMEOUT");
     if (!env || !*env) return KILN_CC_TIMEOUT_S;
+    /* decimal digits with at most one point: no hex, exponent, inf or sign, which
+     * strtod would take (0x10 for 16 s, 1e-300 for no time at all) */
+    size_t digits = strspn(env, "0123456789."), dots = 0;
+    for (const char *p = env; *p; p++) dots += *p == '.';
     char *end;
     double v = strtod(env, &end);
-    if (end == env || *end || !(v > 0) || v > 1e9) {
+    if (digits != strlen(env) || dots > 1 || end == env || *end || !(v >= KILN_CC_TIMEOUT_MIN_S) ||
+        v > 1e9) {
         diag_plain(ctx, KILN_ERROR, "set it to a number of seconds, e.g. KILN_CC_TIMEOUT=600",
-                   "KILN_CC_TIMEOUT=%s is not a positive number of seconds", env);
+                   "KILN_CC_TIMEOUT=%s is not a positive number of seconds (decimal, at least "
+                   "0.001)", env);
         return -1;
     }
     return v;

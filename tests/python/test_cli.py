@@ -107,6 +107,9 @@ USAGE_ERRORS = [
     (["cache", "stats", "--bogus"], "unknown option '--bogus'"),
     (["cache", "ls", "--sort", "colour"], "cannot sort by 'colour'"),
     (["cache", "prune", "lots"], "'lots' is not a size"),
+    (["cache", "prune", "0x10"], "'0x10' is not a size"),  # not 16 bytes (hunt23 6)
+    (["cache", "prune", "1e3"], "'1e3' is not a size"),
+    (["cache", "prune", "-1"], "unknown option '-1'"),
     (["cache", "export"], "missing arguments"),
     (["cache", "export", "b.kiln", "--target", "gpu"], "bad target 'gpu'"),
     (["cache", "import"], "missing arguments"),

@@ -216,9 +216,11 @@ def test_a_compiler_that_never_returns_times_out(tmp_path):
     assert "KILN_CC_TIMEOUT" in p.stdout
 
 
-def test_a_malformed_compiler_timeout_is_an_error(monkeypatch):
-    msg = compile_with(monkeypatch, "gcc", KILN_CC_TIMEOUT="soon")
-    assert "KILN_CC_TIMEOUT=soon is not a positive number of seconds" in msg
+@pytest.mark.parametrize("value", ["soon", "0x10", "1e-300", "-3", "inf", "0.0001", "1.2.3"])
+def test_a_malformed_compiler_timeout_is_an_error(monkeypatch, value):
+    # strtod's other forms too: 0x10 is no "16 s", 1e-300 no time at all (hunt23 6)
+    msg = compile_with(monkeypatch, "gcc", KILN_CC_TIMEOUT=value)
+    assert f"KILN_CC_TIMEOUT={value} is not a positive number of seconds" in msg
 
 
 def start_compiling(tmp_path, env, started):
