@@ -244,12 +244,22 @@ def dump(qualname, key, target_name, source, image=None):
     files = [(stem + (".cu" if target_name.startswith("cuda") else ".c"), source)]
     if image is not None and bytes(image[:2]) == b"//":
         files.append((stem + ".ptx", bytes(image).rstrip(b"\0").decode("utf-8", "replace")))
+    tmp = None
     try:
         os.makedirs(_dump_dir, exist_ok=True)
         for path, text in files:
-            with open(path, "w", encoding="utf-8") as f:
+            # whole or not at all: a full disk leaves no empty or cut file behind
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
+            os.replace(tmp, path)
+            tmp = None
     except OSError as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         if not _dump_warned:
             _dump_warned = True
             _warn(f"KILN_DUMP={_dump_dir}: cannot write {e.filename or _dump_dir} "

@@ -394,6 +394,20 @@ def test_kiln_dump_unwritable_warns_once(tmp_path):
     assert err.count("KILN_DUMP=") == 1 and "kernels are not dumped" in err
 
 
+def test_kiln_dump_leaves_no_cut_file_when_the_disk_fills(tmp_path):
+    """A write that fails partway (here the file size limit, as a full disk would) leaves no
+    empty or cut dump behind (hunt23 6); tier 0 alone, which writes no file of its own."""
+    out, err = run(tmp_path, '''
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+        add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        print("ran")
+    ''', KILN_DUMP="dump", KILN_TIERS="tcc")
+    assert out.strip() == "ran"
+    assert err.count("KILN_DUMP=") == 1 and "kernels are not dumped" in err, err
+    assert os.listdir(tmp_path / "dump") == []
+
+
 # ---- NVTX ------------------------------------------------------------------------------------
 
 FAKE_NVTX = r'''
