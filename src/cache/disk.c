@@ -664,8 +664,11 @@ int64_t disk_clear(kiln_cache *c) {
             sqlite3_exec(c->db, "DELETE FROM pending", NULL, NULL, NULL);
             int v = sqlite3_exec(c->db, "VACUUM", NULL, NULL, NULL);
             /* a damaged page the DELETE did not touch (an index's): VACUUM or the check
-             * finds it, and the file is started anew below, as the warning promised */
-            if ((v & 0xff) == SQLITE_CORRUPT || (v & 0xff) == SQLITE_NOTADB || !quick_ok(c->db)) {
+             * finds it, and the file is started anew below, as the warning promised; so
+             * is a full disk, where VACUUM cannot write its copy and the WAL keeps the
+             * space the user cleared for */
+            if ((v & 0xff) == SQLITE_CORRUPT || (v & 0xff) == SQLITE_NOTADB ||
+                (v & 0xff) == SQLITE_FULL || !quick_ok(c->db)) {
                 sqlite3_close(c->db);
                 c->db = NULL;
             }

@@ -564,6 +564,44 @@ def test_a_full_disk_says_so_once_and_turns_the_tier_off(tmp_path):
     assert "cannot rollback" not in r["warnings"][0]
 
 
+FILL_WITH_ENTRIES = '''
+import json, os, sys, warnings
+warnings.simplefilter("always")
+caught = []
+warnings.showwarning = lambda m, c, *a, **k: caught.append(f"{c.__name__}: {m}")
+from kiln import _kiln
+import kiln
+n = int(sys.argv[1])
+for i in range(n):   # distinct programs, each a new entry, until kiln's own files fill the disk
+    _kiln.cpu_build("int f%d_%d(void) { return %d; }\\n" % (n, i, i))
+    if kiln.cache.path() is None:
+        break
+print(json.dumps({"path": kiln.cache.path(), "full": any("disk full" in w for w in caught)}))
+'''
+
+
+def test_clear_frees_a_disk_that_kiln_filled(tmp_path):
+    """The cache's own files fill a small disk (the WAL holds the space): `kiln cache clear`
+    starts a new database, so the space is free again and the next process stores (hunt23 6)."""
+    (tmp_path / "fill.py").write_text(FILL_WITH_ENTRIES)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    unshare = shutil.which("unshare")
+    assert unshare, "this test needs util-linux's unshare (a private tmpfs)"
+    ns = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+    script = (f'mount -t tmpfs -o size=400k kiln-full "$0" && "$1" fill.py 400 && '
+              f'"$2" cache clear && "$1" fill.py 3')
+    p = subprocess.run(ns + ["sh", "-c", script, str(mnt), sys.executable,
+                             os.path.join(BUILD, "kiln")],
+                       cwd=tmp_path, env=env_for(mnt / "cache"), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    first, last = (json.loads(line) for line in p.stdout.strip().splitlines()
+                   if line.startswith("{"))
+    assert first["path"] is None and first["full"], first  # the disk filled up
+    assert last["path"] is not None and not last["full"], (last, p.stdout)  # free again
+
+
 # ---- 4. a hostile environment --------------------------------------------------------------
 
 def test_a_cache_directory_that_is_not_utf8(tmp_path):
