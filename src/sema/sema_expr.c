@@ -164,7 +164,10 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     if (IS_UNKNOWN(lt) || IS_UNKNOWN(rt)) return &ty_unknown;
     if (!ty_is_scalar(lt) || !ty_is_scalar(rt)) {
         if (lt->kind == TY_ARRAY || rt->kind == TY_ARRAY)
-            error_at(C, at->sp, "index the elements: a[i] + b[i]",
+            error_at(C, at->sp,
+                     (lt->kind == TY_ARRAY && lt->ndim == 0) || (rt->kind == TY_ARRAY && rt->ndim == 0)
+                         ? "a 0-d array's value is a[()]: write a[()] * 2"
+                         : "index the elements: a[i] + b[i]",
                      "arithmetic on whole arrays is not supported in kernels");
         else
             error_at(C, at->sp, NULL, "unsupported operand types for %s: %s and %s",

@@ -248,8 +248,10 @@ def test_native_float16_and_float_min_max():
                                   # session 16's: spin-waits between warps, Enum arguments
                                   "spin_wait_threads", "enum_getitem_arguments",
                                   "weak_int_meets_narrow_int", "weak_int_unknown_operations",
-                                  "numpy_fmod_integers", "for_reversed", "nested_functions", "loop_iterable_once",
-                                  "for_over_array_rows", "loop_iterable_once"])
+                                  "numpy_fmod_integers", "for_reversed", "nested_functions",
+                                  "for_over_array_rows", "loop_iterable_once",
+                                  # session 18's: Numba's float ** int
+                                  "float_int_power", "runtime_int_pow_negative"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the

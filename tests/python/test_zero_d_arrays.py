@@ -55,3 +55,52 @@ def test_zero_d_device_arrays_as_arguments_and_globals(tmp_path):
         "too many indices for array: array is 0-dimensional, but 1 were indexed",
         "len() of unsized object (a 0-d array)",
     ], p.stdout
+
+
+NUMPY_SCRIPT = '''
+import numpy as np, kiln
+
+@kiln.jit
+def k(out, x):
+    out[()] = x[()] * 2
+
+@kiln.jit
+def acc(out, a):
+    i = kiln.grid(1)
+    if i < a.size:
+        kiln.atomic.add(out, (), a[i])
+
+@kiln.jit
+def twice(out, s):
+    out[0] = s * 2
+
+o = np.zeros(())
+k[1, 1](o, np.array(21.0))
+print(o.tolist(), k.signatures)
+o = np.zeros((), np.int64)
+acc[4, 256](o, np.ones(1000, np.int64))
+print(o.tolist())
+o = np.zeros(1)
+twice[1, 1](o, np.float32(3))          # a NumPy scalar is a value
+print(o.tolist(), twice.signatures)
+try:
+    twice[1, 1](o, np.array(3.0))      # a 0-d array is an array, as in Numba
+except kiln.CompileError as e:
+    print([l for l in str(e).splitlines() if l.startswith("hint")][0])
+'''
+
+
+def test_zero_d_numpy_arrays_are_arrays_as_in_numba(tmp_path):
+    """A 0-d NumPy array is passed as an array, written through as a[()] (Numba passes it
+    so); a NumPy scalar, whose buffer is 0-d too, stays a value (hunt22 4)."""
+    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"),
+               KILN_TARGET="cpu")
+    p = subprocess.run([sys.executable, "-c", NUMPY_SCRIPT], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "42.0 ['(array(float64, 0d, C), array(float64, 0d, C))']",
+        "1000",
+        "[6.0] ['(float64[::1], float32)']",
+        "hint: a 0-d array's value is a[()]: write a[()] * 2",
+    ], p.stdout

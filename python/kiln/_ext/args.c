@@ -235,6 +235,14 @@ static int time_unit_of(PyObject *o) {
     return id < 0 ? -1 : ext_record_time(id);
 }
 
+/* Whether o is a NumPy array (or of a subclass): a 0-d one is an array, a[()], as Numba
+ * passes it, where a NumPy scalar, whose buffer is 0-d too, is a value. */
+static bool is_ndarray(PyObject *o) {
+    for (PyTypeObject *t = Py_TYPE(o); t; t = t->tp_base)
+        if (strcmp(t->tp_name, "numpy.ndarray") == 0) return true;
+    return false;
+}
+
 /* A datetime64 or timedelta64 array (which exports no buffer): v views its int64 counts
  * (a.view('int64'), the same memory).  The unit code, 0 when o is no such array (the
  * pending exception kept), or -1 with an exception. */
@@ -574,7 +582,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             }
             return 0;
         }
-        if (v->ndim == 0) {
+        if (v->ndim == 0 && !is_ndarray(o)) { /* a NumPy scalar (np.float32(2)): its value */
             if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(v->buf, dt, a);
             else scalar_from_memory(v->buf, dt, &a->v);
             PyBuffer_Release(v);
