@@ -119,8 +119,8 @@ static const char *emit_node(W *w, FNode *n, int reg) {
         return arena_printf(A, "(%s %s %s)", a, op, b);
     }
     case FN_CMP:
-        return arena_printf(A, "(%s %s %s)", emit(w, n->a, reg), cmpsym[n->op],
-                            emit(w, n->b, reg));
+        return arena_printf(A, "(%s %s %s)", conv(w, n->a, n->opty, reg), cmpsym[n->op],
+                            conv(w, n->b, n->opty, reg));
     case FN_CALL:
         if (n->pred_const) /* isnan, isinf (never) and isfinite (always) of an integer */
             return n->op == 2 ? "kiln.bool_(True)" : "kiln.bool_(False)";

@@ -814,7 +814,9 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         r->b = b;
         if (!combine(F, r, a, b)) return NULL;
         if (a->py && b->py) return python_op(r, 0, a, b, true);
-        if (!promote(F, a, b)) return NULL;
+        /* NumPy compares in the promoted type: float32 data against 0.1 in float32 (the
+         * kernel language compares a Python number exactly, so the text converts) */
+        if (!(r->opty = promote(F, a, b))) return NULL;
         r->t = ty_scalar(KILN_BOOL);
         return r;
     }

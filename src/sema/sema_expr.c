@@ -1146,6 +1146,14 @@ static const Type *compare(Sema *S, Node *n) {
             a->kind != TY_BOOL && b->kind != TY_BOOL) {
             o = ty_promote(a, b);
             if (o->kind == TY_FLOAT) o = NULL; /* int64 vs uint64: exact comparison */
+        } else if ((a->weak && (a->kind == TY_FLOAT || a->kind == TY_INT) && !b->weak &&
+                    b->kind == TY_FLOAT && b->dtype != KILN_FLOAT64) ||
+                   (b->weak && (b->kind == TY_FLOAT || b->kind == TY_INT) && !a->weak &&
+                    a->kind == TY_FLOAT && a->dtype != KILN_FLOAT64)) {
+            /* a Python number against a float32 (or float16) compares exactly, in float64,
+             * as Python and Numba do: float32(0.1) > 0.1 is True there, where rounding
+             * the literal to float32 (NumPy 2's weak rule) would make them equal */
+            o = ty_scalar(KILN_FLOAT64);
         } else if (weak_may_not_fit(na, a, b) || weak_may_not_fit(nb, b, a)) {
             /* a Python int compares exactly: in int64, or signed against uint64 */
             const Type *typed = a->weak ? b : a;

@@ -950,3 +950,16 @@ def test_a_python_int_past_64_bits_names_the_parameter():
     # hunt18 13: the message named the kernel's internal parameter u_y
     with pytest.raises(OverflowError, match=r"argument 'y' of kiln.fuse function '<lambda>'"):
         kiln.fuse(lambda x, y: x + y)(np.ones(3), 2**70)
+
+
+def test_comparisons_with_python_numbers_follow_numpy():
+    """kiln.fuse compares float32 data with a Python float in float32, as NumPy 2 does,
+    while the kernel language compares it exactly (tests/lang/compare_python_numbers_exactly)."""
+    @kiln.fuse
+    def f(x, y):
+        return x > 0.1, x == 0.1, x < y, x >= 16777217
+
+    x = np.array([0.1, 0.2, 16777216.0], np.float32)
+    y = np.array([1, 0, 5], np.int64)
+    for got, want in zip(f(x, y), (x > 0.1, x == 0.1, x < y, x >= 16777217)):
+        np.testing.assert_array_equal(got, want)
