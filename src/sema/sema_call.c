@@ -346,7 +346,7 @@ static const Type *atomic(Sema *S, Node *n, const Intrinsic *in) {
     if (IS_ERR(at)) return &ty_error;
     if (IS_UNKNOWN(at)) return &ty_unknown;
     if (at->kind != TY_ARRAY) {
-        error_at(C, arr->sp, sema_zero_d_hint(arr, at),
+        error_at(C, arr->sp, sema_scalar_param_hint(arr, at),
                  "the first argument of %s() must be an array, not %s", in->name, ty_name(C, at));
         return &ty_error;
     }

@@ -263,11 +263,10 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
     return t;
 }
 
-const char *sema_zero_d_hint(const Node *n, const Type *t) {
+const char *sema_scalar_param_hint(const Node *n, const Type *t) {
     if (n->kind != E_NAME || !n->sym || n->sym->param < 0 || !ty_is_scalar(t)) return NULL;
-    return "a 0-d NumPy array argument arrives as its value (kiln passes it as a scalar): "
-           "pass a 1-element array (a.reshape(1)) or a device array (kiln.to_device(a)) "
-           "to write through it";
+    return "this argument is a number (a NumPy scalar or a Python number): to write "
+           "through it, pass an array, e.g. a 0-d one, np.zeros(()), written as a[()]";
 }
 
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what) {
@@ -663,7 +662,7 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         return n->ty = &ty_error;
     }
     if (bt->kind != TY_ARRAY) {
-        error_at(C, n->sub.base->sp, sema_zero_d_hint(n->sub.base, bt), "%s is not subscriptable",
+        error_at(C, n->sub.base->sp, sema_scalar_param_hint(n->sub.base, bt), "%s is not subscriptable",
                  ty_name(C, bt));
         return n->ty = &ty_error;
     }

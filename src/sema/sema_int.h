@@ -170,9 +170,9 @@ const Type *sema_hold_weak_int(const Node *n, const Type *nt, const Type *t);
 void sema_set_const_int(Node *n, int64_t v);               /* n is the constant v */
 double sema_const_as_double(const Node *n);                /* an NF_CONST scalar's value */
 bool sema_check_scalar_operand(Sema *S, Node *n, const Type *t, const char *what);
-/* The hint for indexing n, a scalar that is no array: a parameter may have been a 0-d
- * NumPy array, which arrives as its value (docs/language.md); else NULL. */
-const char *sema_zero_d_hint(const Node *n, const Type *t);
+/* The hint for indexing n, a scalar parameter: what to pass to write through it; else
+ * NULL. */
+const char *sema_scalar_param_hint(const Node *n, const Type *t);
 bool sema_index_type_ok(Sema *S, Node *ix, const Type *t); /* an integer index */
 
 /* sema_call.c: calls of intrinsics */
