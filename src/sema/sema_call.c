@@ -718,7 +718,10 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 }
                 return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
             }
-            n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
+            /* of a typed integer: int64, or uint64 for an unsigned one, as Numba types it
+             * (its int64/uint64 signatures), so a narrow one does not wrap after */
+            n->opty = x->weak ? x : ty_scalar(ty_is_int(x) && x->kind != TY_BOOL &&
+                                              !ty_is_signed(x) ? KILN_UINT64 : KILN_INT64);
             if (sema_is_weak_int_const(a[0], x)) sema_set_const_int(n, a[0]->cval.i); /* floor(300) */
             if (nn) bound_set(n, bound_of(a[0], x));
             return n->opty;
@@ -956,6 +959,8 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         const Type *x = t[0];
         n->opty = x->kind == TY_BOOL ? ty_scalar(KILN_INT64) : x;
         if (x->kind == TY_FLOAT && !a[1]) return x->weak ? &ty_weak_int : ty_scalar(KILN_INT64);
+        /* round() of a typed integer is int64, as Numba types it */
+        if (ty_is_int(x) && !x->weak && !a[1]) n->opty = ty_scalar(KILN_INT64);
         return n->opty;
     }
     case IK_PRINT: return sema_print(S, n);
