@@ -115,6 +115,13 @@ def describe(v):
         # a plain Python function called from a kernel is compiled as a device function
         text, filename, line = source_of(v)
         return ("function", v, text, filename, line, True, None)
+    if (type(v).__module__.startswith("numba.") and
+            isinstance(getattr(v, "py_func", None), types.FunctionType)):
+        # a Numba dispatcher (@numba.jit, @njit, Numba's own @cuda.jit(device=True)) that a
+        # kernel calls: Numba-CUDA compiles its Python function as a device function, and
+        # so does kiln (its Numba options and signatures are Numba's business)
+        text, filename, line = source_of(v.py_func)
+        return ("function", v.py_func, text, filename, line, True, None)
     if isinstance(v, types.BuiltinFunctionType):
         mod = getattr(v, "__module__", None)
         if mod in ("math", "cmath"):

@@ -536,3 +536,34 @@ def test_runtime_and_driver_versions():
         print(kiln.driver.driver.get_version(), kiln.driver.driver.is_available)
     """)
     assert out.strip().splitlines()[-1] == "(13, 0) True", out
+
+
+def test_numba_jit_functions_are_device_functions():
+    """numba-cuda's doc example: a @numba.jit function called from a kernel is compiled as a
+    device function, and so is one still decorated with Numba's own cuda.jit(device=True)
+    (hunt25 1)."""
+    import numba
+    from numba import cuda as numba_cuda
+
+    @numba.jit
+    def business_logic(x, y, z):
+        return 4 * z * (2 * x - (4 * y) / 2 * np.pi)
+
+    @numba.njit
+    def square(v):
+        return v * v
+
+    @numba_cuda.jit(device=True)
+    def plus_one(v):
+        return v + 1
+
+    @kiln.jit
+    def f(res, xs, ys, zs):
+        i = kiln.grid(1)
+        if i < res.size:
+            res[i] = business_logic(xs[i], ys[i], zs[i]) + square(xs[i]) + plus_one(1.0)
+
+    x = np.arange(10.0)
+    y, z, r = x * 2, x + 1, np.zeros(10)
+    f[1, 16](r, x, y, z)
+    np.testing.assert_allclose(r, 4 * z * (2 * x - (4 * y) / 2 * np.pi) + x * x + 2)
