@@ -199,6 +199,7 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
      * narrower typed integer: int64, as Numba types it, not wrapped to the typed width
      * (known values were range-checked just above, as NumPy checks them) */
     const Type *t = sema_hold_weak_int(r, rt, sema_hold_weak_int(l, lt, ty_promote(lt, rt)));
+    if (t->kind == TY_FLOAT && lt->kind == TY_INT && rt->kind == TY_INT) S->mixed_sign = true;
     switch (op) {
     case B_ADD:
     case B_MUL:
@@ -382,6 +383,13 @@ bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp
 
 bool sema_index_type_ok(Sema *S, Node *ix, const Type *t) {
     if (IS_ERR(t) || IS_UNKNOWN(t)) return false;
+    if (t->kind == TY_FLOAT && S->mixed_sign) { /* (sema_binop saw the float made) */
+        error_at(S->C, ix->sp,
+                 "a signed integer and a uint64 make a float64, as in NumPy (Numba gives "
+                 "int64 here): convert the uint64 side, e.g. kiln.int64(n)",
+                 "array indices must be integers, not %s", ty_name(S->C, t));
+        return false;
+    }
     if (t->kind == TY_INT) return true;
     if (t->kind == TY_BOOL) {
         error_at(S->C, ix->sp, "convert with int(...)",

@@ -40,6 +40,8 @@ struct Sema {
     int depth;            /* expressions and blocks open, across device function calls */
     bool too_deep;        /* that depth's limit was reported */
     PtrVec unroll_why;    /* literal_unroll.c: pairs of a call it could not unroll and why */
+    bool mixed_sign;      /* a signed integer met a uint64 and made a float64 (NumPy's rule):
+                           * a float index's error says so */
 };
 
 /* literal_unroll.c: `for x in literal_unroll(t)` loops of f become one copy of the body
