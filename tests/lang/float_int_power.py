@@ -58,5 +58,11 @@ def main():
                 numba_pow(x, int(c), np.float64)] for x, a, b, c in zip(x64, e32, e64, eu)]
         s = [sum((numba_pow(x, j, np.float32) for j in range(4)), np.float32(0)) for x in x32]
     print(np.array_equal(o32, np.array(w32, np.float64)), o32[:, :2].tolist())
-    print(np.array_equal(o64[:, :3], np.array(w64)), o64[:, 0].tolist())
-    print(np.array_equal(o64[:, 3], np.array(s, np.float64)))
+    # past 2**16 the power is pow(), whose last bit may differ between libm and the GPU's
+    w64 = np.array(w64)
+    big = np.abs(np.stack([e32, e64, eu.astype(np.float64)], axis=1)) > 0x10000
+    print(np.array_equal(o64[:, :3][~big], w64[~big]),
+          np.allclose(o64[:, :3][big], w64[big], rtol=1e-15, atol=0), o64[~big[:, 0], 0].tolist())
+    # the sum's last product may be contracted into an FMA on the GPU (as Numba-CUDA's is)
+    print(np.allclose(o64[:, 3], np.array(s, np.float64), rtol=2.5e-7, atol=0),
+          o64[:, 3].dtype, np.array_equal(o64[:, 3].astype(np.float32), o64[:, 3]))

@@ -251,7 +251,8 @@ def test_native_float16_and_float_min_max():
                                   "numpy_fmod_integers", "for_reversed", "nested_functions",
                                   "for_over_array_rows", "loop_iterable_once",
                                   # session 18's: Numba's float ** int
-                                  "float_int_power", "runtime_int_pow_negative"])
+                                  "float_int_power", "runtime_int_pow_negative",
+                                  "compare_python_numbers_exactly", "rounding_of_integers"])
 def test_lang_cases_on_the_gpu(name):
     # these tests/lang kernels, run on the GPU (host arrays go to the GPU when one is there),
     # print the same as on the CPU: float16 bit for bit, global arrays (frozen into the
