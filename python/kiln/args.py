@@ -34,13 +34,15 @@ class ArgHint:
 
     def _for_launch(self, retr, stream, gpu):
         v = self.value
-        if _cuda._is_gpu_array(v):
+        if _cuda._is_gpu_array(v) or isinstance(v, (bool, int, float, complex)):
+            return v  # a number has no direction (an extension may wrap every argument)
+        import numpy as np
+
+        if isinstance(v, np.generic):  # a NumPy scalar, as a number (a 0-d array is copied)
             return v
         if not gpu:
             if self.copy_out:
                 return v
-            import numpy as np
-
             return np.array(v, copy=True, order="K")
         if self.copy_in:
             d = _cuda.to_device(v, stream=stream)
