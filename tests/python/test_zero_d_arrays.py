@@ -44,17 +44,22 @@ except kiln.CompileError as e:
 '''
 
 
-def test_zero_d_device_arrays_as_arguments_and_globals(tmp_path):
+def run_cpu(tmp_path, script):
+    """The script's output lines, run on the CPU target in a fresh process."""
     env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"),
                KILN_TARGET="cpu")
-    p = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, env=env,
+    p = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == [
+    return p.stdout.splitlines()
+
+
+def test_zero_d_device_arrays_as_arguments_and_globals(tmp_path):
+    assert run_cpu(tmp_path, SCRIPT) == [
         "85.5 7.0 ['(array(float32, 0d, C), array(float32, 0d, C))']",
         "too many indices for array: array is 0-dimensional, but 1 were indexed",
         "len() of unsized object (a 0-d array)",
-    ], p.stdout
+    ]
 
 
 NUMPY_SCRIPT = '''
@@ -93,14 +98,9 @@ except kiln.CompileError as e:
 def test_zero_d_numpy_arrays_are_arrays_as_in_numba(tmp_path):
     """A 0-d NumPy array is passed as an array, written through as a[()] (Numba passes it
     so); a NumPy scalar, whose buffer is 0-d too, stays a value (hunt22 4)."""
-    env = dict(os.environ, PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"),
-               KILN_TARGET="cpu")
-    p = subprocess.run([sys.executable, "-c", NUMPY_SCRIPT], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == [
+    assert run_cpu(tmp_path, NUMPY_SCRIPT) == [
         "42.0 ['(array(float64, 0d, C), array(float64, 0d, C))']",
         "1000",
         "[6.0] ['(float64[::1], float32)']",
         "hint: a 0-d array's value is a[()]: write a[()] * 2",
-    ], p.stdout
+    ]
