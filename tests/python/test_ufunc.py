@@ -247,3 +247,21 @@ def test_a_python_int_too_large_for_the_arrays_is_a_type_error():
     with pytest.raises(TypeError, match=r"the Python int 9223372036854775808 is too large for "
                                         r"the arrays of this call \(int64\)"):
         add(np.arange(3), 2**63)
+
+
+def test_signatures_without_a_return_type_infer_it():
+    """'(int16, int16)': Numba infers the return type from the function (numba-examples'
+    zero_suppression, hunt25 3); kiln does the same, per signature."""
+    @kiln.vectorize(["(int16, int16)", "(float32, float32)"])
+    def zs(v, t):
+        if abs(v) < t:
+            return 0
+        return v
+
+    a = np.array([1, -20, 30, 5], np.int16)
+    r = zs(a, np.int16(10))
+    assert r.tolist() == [0, -20, 30, 0] and r.dtype == np.int64  # 0 and int16: int64, as Numba
+    r = zs(a.astype(np.float32), np.float32(10))
+    assert r.tolist() == [0, -20, 30, 0] and r.dtype == np.float32
+    with pytest.raises(TypeError, match="has 1 argument but 'zs' takes 2"):
+        kiln.vectorize(["(int16)"])(zs.py_func if hasattr(zs, "py_func") else lambda v, t: v)
