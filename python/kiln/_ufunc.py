@@ -267,7 +267,19 @@ class Vectorized:
 
         sigs = [([np.dtype(DTYPE_NAMES[key[4 * i + 1]]) for i in range(len(key) // 4)],
                  np.dtype(DTYPE_NAMES[ret[1]])) for _, ret, key in self._sigs]
-        for casting in ("no", "safe", "same_kind"):  # an exact match first, as NumPy does
+        for want, ret in sigs:  # an exact match first, as NumPy and Numba do
+            if len(want) == len(ins) and all(x.dtype == w for x, w in zip(ins, want)):
+                return self._checked(want, ret)
+        if weak and any(v is not None for v in weak):
+            # Numba-CUDA's rule: arrays of exactly the signature's types, Python scalars
+            # converted to it (zero_suppress(int16 data, 15.0) is the int16 loop); taken
+            # when one signature alone fits so
+            fit = [(w, r) for w, r in sigs if len(w) == len(ins) and all(
+                x.dtype == t if v is None else _converts(np, t, v)
+                for x, t, v in zip(ins, w, weak))]
+            if len(fit) == 1:
+                return self._checked(*fit[0])
+        for casting in ("safe", "same_kind"):  # then casts, as NumPy chooses a loop
             for want, ret in sigs:
                 if len(want) == len(ins) and all(np.can_cast(x.dtype, w, casting)
                                                  for x, w in zip(ins, want)):
@@ -596,6 +608,18 @@ def _holds(np, w, v):
     if isinstance(v, float):
         return w.kind in "fc"
     return w.kind == "c"
+
+
+def _converts(np, w, v):
+    """Whether a parameter of dtype w takes the Python scalar v by Numba-CUDA's conversion:
+    as _holds, and a whole float an integer type it fits (15.0 an int16; 15.5 is refused
+    rather than cut)."""
+    if _holds(np, w, v):
+        return True
+    if isinstance(v, float) and w.kind in "iu" and v.is_integer():
+        info = np.iinfo(w)
+        return info.min <= v <= info.max
+    return False
 
 
 def _scalar_codes(text, codes, who):

@@ -264,4 +264,26 @@ def test_signatures_without_a_return_type_infer_it():
     r = zs(a.astype(np.float32), np.float32(10))
     assert r.tolist() == [0, -20, 30, 0] and r.dtype == np.float32
     with pytest.raises(TypeError, match="has 1 argument but 'zs' takes 2"):
-        kiln.vectorize(["(int16)"])(zs.py_func if hasattr(zs, "py_func") else lambda v, t: v)
+        kiln.vectorize(["(int16)"])(zs.py_func)
+
+
+def test_arrays_of_exact_types_take_their_loop_with_python_scalars_converted():
+    """Numba-CUDA's GPU ufuncs match arrays exactly and convert Python scalars to the
+    signature (the gtc2017 course's zero_suppress(int16 data, 15.0), hunt25 4): the int16
+    loop, not NumPy's float64 one; a scalar that would be cut (15.5) is refused."""
+    @kiln.vectorize(["int16(int16, int16)", "float32(float32, float32)",
+                     "float64(float64, float64)"])
+    def zs(v, t):
+        if abs(v) < t:
+            return 0
+        return v
+
+    a = np.array([1, -20, 30, 5], np.int16)
+    r = zs(a, 15.0)
+    assert r.dtype == np.int16 and r.tolist() == [0, -20, 30, 0]
+    r = zs(a.astype(np.float32), 15)
+    assert r.dtype == np.float32 and r.tolist() == [0, -20, 30, 0]
+    one = kiln.vectorize(["int16(int16, int16)"])(zs.py_func)
+    assert one(a, 15.0).dtype == np.int16
+    with pytest.raises(TypeError, match="cannot take"):
+        one(a, 15.5)
