@@ -365,6 +365,28 @@ static const char *env_shortage(const Buf *out) {
     return NULL;
 }
 
+/* Whether the compiler's first error is in a file of the user's (a link= source, or a
+ * header it includes: .cu, .cuh, .h, .c...), not in the generated code (the build's own
+ * file, `<kiln entry>`, or a kernel's .py line). */
+static bool linked_source_error(const Buf *out, const char *cpath) {
+    const char *e = out->p ? strstr(out->p, "error:") : NULL;
+    if (!e) return false;
+    const char *line = e;
+    while (line > out->p && line[-1] != '\n') line--;
+    const char *colon = memchr(line, ':', (size_t)(e - line));
+    if (!colon || colon == line) return false;
+    size_t n = (size_t)(colon - line);
+    if (n >= strlen(cpath) && memcmp(line, cpath, strlen(cpath)) == 0) return false;
+    if (line[0] == '<') return false;                    /* <kiln entry> */
+    if (n > 3 && memcmp(colon - 3, ".py", 3) == 0) return false;
+    static const char *const exts[] = {".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp", ".inc"};
+    for (size_t i = 0; i < COUNTOF(exts); i++) {
+        size_t k = strlen(exts[i]);
+        if (n > k && memcmp(colon - k, exts[i], k) == 0) return true;
+    }
+    return false;
+}
+
 /* Names the compiler for messages: which command, and where it came from. */
 static void put_cc(Buf *b, kiln_ctx *ctx) {
     const char *env = getenv("KILN_CC");
@@ -567,7 +589,12 @@ int kiln_cpu_build(kiln_ctx *ctx, const char *src, size_t len, void **blob, size
          * compiler reports is one whether or not the probe compiles */
         int works = env_shortage(&out) ? 0 : compiler_works(ctx, argv, n, dir, cpath, sopath,
                                                             timeout_s);
-        if (works > 0) {
+        if (works > 0 && linked_source_error(&out, cpath)) {
+            buf_printf(&msg, "the C compiler '%s' rejected a source linked into the kernel "
+                       "(exit %d):\n%s", argv[0], rc, out.p ? out.p : "");
+            hint = "the error is in that file (a link= source or a header it includes): fix "
+                   "it there; its #include \"...\" files are looked for beside it";
+        } else if (works > 0) {
             buf_printf(&msg, "the C compiler '%s' rejected the generated code (exit %d):\n%s",
                        argv[0], rc, out.p ? out.p : "");
             hint = "this is a bug in kiln's code generation; please report it with the kernel";

@@ -424,3 +424,22 @@ def test_pointer_results():
 
     ptx = ptx_of(kern, "void(int32*)")
     assert "2468" in ptx and "bar.sync" in ptx
+
+
+def test_an_error_in_a_linked_source_blames_that_source(tmp_path):
+    """A link= source whose header is missing: the CPU build says the linked source failed,
+    not that kiln generated bad code (hunt25 6)."""
+    src = tmp_path / "f.cu"
+    src.write_text('#include "missing_header.cuh"\n'
+                   'extern "C" __device__ int twice(int *r, int x) { *r = 2 * x; return 0; }\n')
+    twice = kiln.declare_device("twice", "int32(int32)", link=str(src))
+
+    @kiln.jit(target="cpu")
+    def k(a):
+        a[0] = twice(a[0])
+
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 1](np.ones(1, np.int32))
+    msg = str(e.value)
+    assert "rejected a source linked into the kernel" in msg and "missing_header.cuh" in msg
+    assert "kiln's code generation" not in msg
