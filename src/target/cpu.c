@@ -376,7 +376,11 @@ static bool linked_source_error(const Buf *out, const char *cpath) {
     const char *colon = memchr(line, ':', (size_t)(e - line));
     if (!colon || colon == line) return false;
     size_t n = (size_t)(colon - line);
-    if (n >= strlen(cpath) && memcmp(line, cpath, strlen(cpath)) == 0) return false;
+    const char *base = strrchr(cpath, '/');
+    base = base ? base + 1 : cpath;
+    size_t bn = strlen(base); /* the build's own file, by its path or its name */
+    if (n >= bn && memcmp(colon - bn, base, bn) == 0 && (n == bn || colon[-(long)bn - 1] == '/'))
+        return false;
     if (line[0] == '<') return false;                    /* <kiln entry> */
     if (n > 3 && memcmp(colon - 3, ".py", 3) == 0) return false;
     static const char *const exts[] = {".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp", ".inc"};
