@@ -274,30 +274,21 @@ KILN_FN f32 kiln_round_f32(f32 x, i64 nd) { return (f32)kiln_round_f64((f64)x, n
 /* A float to an integer power as Numba computes it (int_power_impl): squarings and
  * products in the float's type, 1 / r in float64 for a negative power, pow() in
  * float64 past 2**16 */
-KILN_FN f64 kiln_powu_f64(f64 a, u64 e) {
-    if (e > 0x10000) return pow(a, (f64)e);
-    f64 r = 1.0;
-    for (; e; e >>= 1, a *= a)
-        if (e & 1) r *= a;
-    return r;
-}
-KILN_FN f64 kiln_powi_f64(f64 a, i64 b) {
-    if (b >= 0) return kiln_powu_f64(a, (u64)b);
-    if (b < -0x10000) return pow(a, (f64)b);
-    return 1.0 / kiln_powu_f64(a, (u64)0 - (u64)b);
-}
-KILN_FN f32 kiln_powu_f32(f32 a, u64 e) {
-    if (e > 0x10000) return (f32)pow((f64)a, (f64)e);
-    f32 r = 1.0f;
-    for (; e; e >>= 1, a *= a)
-        if (e & 1) r *= a;
-    return r;
-}
-KILN_FN f32 kiln_powi_f32(f32 a, i64 b) {
-    if (b >= 0) return kiln_powu_f32(a, (u64)b);
-    if (b < -0x10000) return (f32)pow((f64)a, (f64)b);
-    return (f32)(1.0 / (f64)kiln_powu_f32(a, (u64)0 - (u64)b));
-}
+#define KILN_POWI(T)                                                                   \
+    KILN_FN T kiln_powu_##T(T a, u64 e) {                                              \
+        if (e > 0x10000) return (T)pow((f64)a, (f64)e);                                \
+        T r = 1;                                                                       \
+        for (; e; e >>= 1, a *= a)                                                     \
+            if (e & 1) r *= a;                                                         \
+        return r;                                                                      \
+    }                                                                                  \
+    KILN_FN T kiln_powi_##T(T a, i64 b) {                                              \
+        if (b >= 0) return kiln_powu_##T(a, (u64)b);                                   \
+        if (b < -0x10000) return (T)pow((f64)a, (f64)b);                               \
+        return (T)(1.0 / (f64)kiln_powu_##T(a, (u64)0 - (u64)b));                      \
+    }
+KILN_POWI(f64)
+KILN_POWI(f32)
 KILN_FN f32 kiln_sq_f32(f32 x) { return x * x; }
 KILN_FN f64 kiln_sq_f64(f64 x) { return x * x; }
 KILN_FN f32 kiln_cube_f32(f32 x) { return x * x * x; }

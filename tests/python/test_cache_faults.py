@@ -6,6 +6,7 @@ UTF-8, special files given to `kiln cache import`, and signed bundles.
 Every scenario runs real processes (and a real redis-server, a real tmpfs, a real FIFO)
 on a fresh cache directory; each one would hang, crash or mislead on the old code."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -245,14 +246,25 @@ sys.stdin.read()
 '''
 
 
+@contextlib.contextmanager
+def held(db, script):
+    """Another process holding db's lock (script: HOLD_LOCK or HOLD_EXCLUSIVE) while the
+    block runs; released after it."""
+    holder = subprocess.Popen([sys.executable, "-c", script, str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(10)
+
+
 def test_a_database_locked_by_another_process_costs_no_waiting(tmp_path):
     write_kernels(tmp_path)
     cache = tmp_path / "cache"
     run(tmp_path, cache)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(cache / "kiln.db")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with held(cache / "kiln.db", HOLD_LOCK):
         t0 = time.time()
         # one hit (a reader: WAL never blocks it) and two new kernels
         r = finish_within(start(tmp_path, cache, ["saxpy", "saxpy:float64", "saxpy:int64"]), 60)
@@ -261,9 +273,6 @@ def test_a_database_locked_by_another_process_costs_no_waiting(tmp_path):
         s = r["stats"]
         assert s["compiles"] == 2 and s["disk"]["hits"] == 1 and s["disk"]["path"] is not None
         assert len(r["warnings"]) == 1 and "locked" in r["warnings"][0], r["warnings"]
-    finally:
-        holder.stdin.close()
-        holder.wait(10)
     # nothing was stored meanwhile, and nothing is left claimed
     assert len(rows(cache)) == 1
     db = sqlite3.connect(cache / "kiln.db")
@@ -290,10 +299,7 @@ def test_the_cli_fails_when_it_cannot_open_the_cache_it_is_asked_about(tmp_path)
     write_kernels(tmp_path)
     cache = tmp_path / "cache"
     run(tmp_path, cache)
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_EXCLUSIVE, str(cache / "kiln.db")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with held(cache / "kiln.db", HOLD_EXCLUSIVE):
         for args, did in ((["cache", "verify"], "verified"), (["cache", "clear"], "removed"),
                           (["cache", "prune", "0"], "evicted")):
             p = kiln_cli(cache, *args, check=False)
@@ -301,9 +307,6 @@ def test_the_cli_fails_when_it_cannot_open_the_cache_it_is_asked_about(tmp_path)
             assert f"kiln's disk cache is off in this process, so nothing was {did}" in p.stderr
             assert "another process holds the database locked" in p.stderr, p.stderr
             assert "problems" not in p.stdout and "entries" not in p.stdout, p.stdout
-    finally:
-        holder.stdin.close()
-        holder.wait(10)
     assert len(rows(cache)) == 1  # untouched
 
 
