@@ -166,7 +166,7 @@ const Type *sema_binop(Sema *S, Node *at, BinOp op, Node *l, Node *r, const Type
         if (lt->kind == TY_ARRAY || rt->kind == TY_ARRAY)
             error_at(C, at->sp,
                      (lt->kind == TY_ARRAY && lt->ndim == 0) || (rt->kind == TY_ARRAY && rt->ndim == 0)
-                         ? "a 0-d array's value is a[()]: write a[()] * 2"
+                         ? "a 0-d array's value is a[()]: use a[()] in the arithmetic"
                          : "index the elements: a[i] + b[i]",
                      "arithmetic on whole arrays is not supported in kernels");
         else

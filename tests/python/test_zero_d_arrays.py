@@ -102,5 +102,5 @@ def test_zero_d_numpy_arrays_are_arrays_as_in_numba(tmp_path):
         "42.0 ['(array(float64, 0d, C), array(float64, 0d, C))']",
         "1000",
         "[6.0] ['(float64[::1], float32)']",
-        "hint: a 0-d array's value is a[()]: write a[()] * 2",
+        "hint: a 0-d array's value is a[()]: use a[()] in the arithmetic",
     ]
