@@ -546,14 +546,20 @@ print(json.dumps({"warnings": caught, "path": kiln.cache.path(), "hits": hits,
 '''
 
 
-def test_a_full_disk_says_so_once_and_turns_the_tier_off(tmp_path):
-    """A real ENOSPC: a 1 MiB tmpfs mounted in a private mount namespace."""
-    (tmp_path / "full.py").write_text(FULL_DISK)
+def private_mount(tmp_path):
+    """(a mount point under tmp_path, the command prefix that runs in a private mount
+    namespace, where a tmpfs can be mounted there)."""
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     unshare = shutil.which("unshare")
     assert unshare, "this test needs util-linux's unshare (a private tmpfs)"
-    ns = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+    return mnt, [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+
+
+def test_a_full_disk_says_so_once_and_turns_the_tier_off(tmp_path):
+    """A real ENOSPC: a 1 MiB tmpfs mounted in a private mount namespace."""
+    (tmp_path / "full.py").write_text(FULL_DISK)
+    mnt, ns = private_mount(tmp_path)
     cmd = ns + ["sh", "-c", 'mount -t tmpfs -o size=1m kiln-full "$0" && exec "$@"', str(mnt),
                 sys.executable, "full.py", str(mnt)]
     p = subprocess.run(cmd, cwd=tmp_path, env=env_for(mnt / "cache"), capture_output=True,
@@ -587,11 +593,7 @@ def test_clear_frees_a_disk_that_kiln_filled(tmp_path):
     """The cache's own files fill a small disk (the WAL holds the space): `kiln cache clear`
     starts a new database, so the space is free again and the next process stores (hunt23 6)."""
     (tmp_path / "fill.py").write_text(FILL_WITH_ENTRIES)
-    mnt = tmp_path / "mnt"
-    mnt.mkdir()
-    unshare = shutil.which("unshare")
-    assert unshare, "this test needs util-linux's unshare (a private tmpfs)"
-    ns = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-r", "-m"]
+    mnt, ns = private_mount(tmp_path)
     script = (f'mount -t tmpfs -o size=400k kiln-full "$0" && "$1" fill.py 400 && '
               f'"$2" cache clear && "$1" fill.py 3')
     p = subprocess.run(ns + ["sh", "-c", script, str(mnt), sys.executable,
