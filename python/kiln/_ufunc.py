@@ -175,18 +175,16 @@ class Vectorized:
                 raise TypeError(f"vectorize signature '{text}' has {len(key) // 4} argument"
                                 f"{'' if len(key) // 4 == 1 else 's'} but '{self.__name__}' "
                                 f"takes {self._dev._nparams}")
+            _scalar_codes(text, [key[4 * i + 1] for i in range(len(key) // 4)], "kiln.vectorize")
             if not ret:
                 # '(int16, int16)': the return type is the function's, as Numba infers it
                 from ._types import DTYPE_NAMES
 
-                _scalar_codes(text, [key[4 * i + 1] for i in range(len(key) // 4)],
-                              "kiln.vectorize")
                 out = _infer(self._dev, [_np().dtype(DTYPE_NAMES[key[4 * i + 1]])
                                          for i in range(len(key) // 4)], self._infer_memo)
                 text = out.name + text
                 ret, key = _kiln.parse_signature(text)
-            _scalar_codes(text, [ret[1]] + [key[4 * i + 1] for i in range(len(key) // 4)],
-                          "kiln.vectorize")
+            _scalar_codes(text, [ret[1]], "kiln.vectorize")
             self._sigs.append((text, ret, key))
         if self._sigs:
             np = _np()

@@ -33,12 +33,12 @@ class ArgHint:
         return self._for_launch(retr, stream, True)
 
     def _for_launch(self, retr, stream, gpu):
-        v = self.value
-        if _cuda._is_gpu_array(v) or isinstance(v, (bool, int, float, complex)):
-            return v  # a number has no direction (an extension may wrap every argument)
         import numpy as np
 
-        if isinstance(v, np.generic):  # a NumPy scalar, as a number (a 0-d array is copied)
+        v = self.value
+        # a number (a NumPy scalar too; a 0-d array is copied) has no direction: an
+        # extension may wrap every argument
+        if _cuda._is_gpu_array(v) or isinstance(v, (bool, int, float, complex, np.generic)):
             return v
         if not gpu:
             if self.copy_out:
