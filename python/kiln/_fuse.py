@@ -15,7 +15,7 @@ import os
 import threading
 
 from . import _autotune, _compile, _kiln, _source
-from ._cuda import _is_gpu_array, device_array, launch_view
+from ._cuda import HOST, DeviceArray, _is_gpu_array, launch_view
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, dtype_code
 from ._ufunc import _make_kernel
@@ -29,6 +29,9 @@ _GPU_GRID_Y = 65535   # CUDA's limit on a grid's y dimension (an elementwise ker
 _GPU_ROWS = 8         # rows per thread of a 2-D elementwise kernel with _GPU_MANY_BLOCKS
 _GPU_MANY_BLOCKS = 8192  # blocks at one row per thread past which rows are shared out
 _CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the grid as loops)
+# plans one fused function keeps (argument types and layouts); past it they are dropped
+# and made again as calls need them (docs/limits.md)
+KILN_FUSE_MAX_PLANS = 64
 _NUMPY_FUNCS = ("where", "sum", "prod", "product", "max", "amax", "min", "amin", "mean")
 
 _codes = {}  # numpy dtype -> kiln dtype code
@@ -53,6 +56,33 @@ def _code_of(dt):
                                if dt.name == "float16" else ""))
         _codes[dt] = c
     return c
+
+
+_device_codes = {}  # a device array's dtype code -> kiln.fuse's (the same, once checked)
+
+
+def _device_code(a):
+    c = _code_of(a.dtype)
+    _device_codes[a._dtype_code] = c
+    return c
+
+
+def _full_key(key, vals):
+    """A call's key with each array's (_ARRAY, code) completed by its number of
+    dimensions and its extent-1 dimensions (a bit each), which the specialisation's
+    broadcasting depends on."""
+    full = []
+    for k, v in zip(key, vals):
+        if k[0] == _ARRAY:
+            ones = 0
+            d = 0
+            for e in v.shape:
+                if e == 1:
+                    ones |= 1 << d
+                d += 1
+            k = (_ARRAY, k[1], d, ones)
+        full.append(k)
+    return tuple(full)
 
 
 def _resolve(fn, dotted):
@@ -136,6 +166,36 @@ def _row_roles(key):
     return tuple(roles) if 2 in roles else None
 
 
+def _flatten(key, vals, gpu):
+    """An elementwise call whose arrays all have one shape of two or more dimensions, in C
+    order, is the same call on their flat views: (flat key, each argument's flat length
+    or None, shape, 0), else None.  The flat kernel is the one-dimensional loop (or
+    grid), which walks memory straight through (the two-dimensional GPU grid ran the
+    issue's 6-op chain at 40% of the copy ceiling)."""
+    shape = None
+    for k, v in zip(key, vals):
+        if k[0] != _ARRAY:
+            continue
+        if shape is None:
+            shape = v.shape
+            if len(shape) < 2:
+                return None
+        elif v.shape != shape:
+            return None
+        if gpu is None:
+            if not v.flags.c_contiguous:
+                return None
+        elif _kiln.key_of(v)[3] != 67:    # 'C'
+            return None
+    if shape is None:
+        return None
+    n = 1
+    for e in shape:
+        n *= e
+    fkey = tuple(k if k[0] != _ARRAY else (_ARRAY, k[1], 1, 1 if n == 1 else 0) for k in key)
+    return fkey, [n if k[0] == _ARRAY else None for k in key], shape, 0
+
+
 def _row_flat(key, vals, roles):
     """A GPU elementwise call whose full arrays all have one shape in C order and whose
     row operands are contiguous rows of it, as a flat call (the shape of _flatten's
@@ -160,23 +220,88 @@ def _row_flat(key, vals, roles):
         n *= e
     if n == 0:
         return None
-    fkey, fvals = [], []
+    fkey, lengths = [], []
     for k, r, v in zip(key, roles, vals):
         if r == 0 and k[0] == _ARRAY and k[2] > 1:  # one element, as 1-D
             fkey.append((_ARRAY, k[1], 1, 1))
-            fvals.append(_kiln.device_view(v, 0, (1,), (v.itemsize,)))
+            lengths.append(1)
         elif r == 0:
             fkey.append(k)
-            fvals.append(v)
+            lengths.append(None)
         elif r == 1:
             fkey.append((_ARRAY, k[1], 1, 0))
-            fvals.append(_kiln.device_view(v, 0, (n,), (v.itemsize,)))
+            lengths.append(n)
         else:
             if v.shape[-1] != cols or v.strides[-1] != v.itemsize:
                 return None
             fkey.append((_ROW, k[1], 1, 0))
-            fvals.append(_kiln.device_view(v, 0, (cols,), (v.itemsize,)))
-    return tuple(fkey), fvals, shape, cols
+            lengths.append(cols)
+    return tuple(fkey), lengths, shape, cols
+
+
+def _views(lengths, vals, gpu):
+    """The call's values with each array whose length is given as a flat view of that
+    many elements from its first (a contiguous array's, or its leading row's)."""
+    if gpu is None:
+        return [v if n is None else v.reshape(n) for n, v in zip(lengths, vals)]
+    return [v if n is None else _kiln.device_view(v, 0, (n,), (v.itemsize,))
+            for n, v in zip(lengths, vals)]
+
+
+def _c_strides(shape, itemsize):
+    strides, st = [], itemsize
+    for e in reversed(shape):
+        strides.append(st)
+        st *= e
+    return tuple(reversed(strides))
+
+
+def _map_config(out_shape, dims, t, cpu, extra):
+    """(grid, block) of one launch over dims with t threads per block along the last
+    dimension: an elementwise kernel on either target, a row reduction's grid on the CPU."""
+    if not cpu:
+        if len(out_shape) < 2:
+            n = out_shape[0] if out_shape else 1
+            return -(-n // t), t
+        # y strides the rows; with enough blocks, each thread takes _GPU_ROWS of them, so
+        # its loop's set-up (spans, the unrolled pass's bounds) is paid once per 8
+        # elements, not per element: one row per thread ran the 6-op chain at 40% of the
+        # copy ceiling, bound by those instructions
+        gx, gy = -(-out_shape[-1] // t), extra["nz"]
+        if gx * gy >= _GPU_MANY_BLOCKS:
+            gy = -(-gy // _GPU_ROWS)
+        return (gx, min(gy, _GPU_GRID_Y)), (t, 1)
+    D = len(dims)
+    if D == 0:
+        return 1, 1
+    if D == 1:
+        return -(-dims[0] // t), t
+    if D == 2:
+        return (-(-dims[1] // t), dims[0]), (t, 1)
+    if D == 3:
+        return (-(-dims[2] // t), dims[1], dims[0]), (t, 1, 1)
+    return (-(-dims[-1] // t), dims[-2], extra["nz"]), (t, 1, 1)
+
+
+_SCALARS_CPU, _SCALARS_GPU = 1, 2  # a 0-d result: NumPy scalars on the host, 0-d on the GPU
+
+
+class _Plan:
+    """What a call of one argument signature does (Fused._prepare), executed by
+    Fused._exec: spec's kernel over the values (flat views where `views` gives lengths),
+    new outputs and partials, the extra arguments, one or two launchers, then the
+    outputs shaped (`reshape`) or made scalars (`post`).  `tune` says what max-autotune
+    needs to choose another block size."""
+
+    __slots__ = ("spec", "views", "outs", "parts", "zero_d", "extra", "launches", "tune",
+                 "reshape", "post")
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.views = None
+        self.outs = self.parts = self.zero_d = self.extra = self.launches = ()
+        self.tune = self.reshape = None
+        self.post = 0
 
 
 def _bits(mask):
@@ -210,6 +335,7 @@ class Fused:
         self._source = _source.snapshot(func)
         self._specs = {}
         self._row_roles = {}  # key -> _row_roles(key)
+        self._plans = {}  # (key, target, layout_sig) -> _Plan
         self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
         self._lock = threading.Lock()
         if isinstance(signatures, str):
@@ -269,129 +395,225 @@ class Fused:
                             f"{len(args)} were given")
         np = _np()
         ndarray = np.ndarray
-        key = []
+        key = []    # arrays as (_ARRAY, dtype code): layout_sig says their shapes
         vals = []
         gpu = None
         for a in args:
             t = type(a)
             if t is ndarray:
-                pass
+                key.append((_ARRAY, _code_of(a.dtype)))
+            elif t is DeviceArray and a._device != HOST:
+                if gpu is None:
+                    gpu = a
+                c = _device_codes.get(a._dtype_code)
+                key.append((_ARRAY, c if c is not None else _device_code(a)))
             elif t is float:
                 key.append((_PYFLOAT, 11, 0, 0))
-                vals.append(a)
-                continue
             elif t is bool:
                 key.append((_PYBOOL, 0, 0, 0))
-                vals.append(a)
-                continue
             elif t is int:
                 if not -(1 << 63) <= a < (1 << 63):
                     self._too_large(len(vals))
                 key.append((_PYINT, 4, 0, 0))
-                vals.append(a)
-                continue
             elif isinstance(a, np.generic):
                 key.append((_SCALAR, _code_of(a.dtype), 0, 0))
-                vals.append(a)
-                continue
-            elif _is_gpu_array(a):
-                if gpu is None:
-                    gpu = a
-                a = launch_view(a)          # fused kernels run on the default stream
             else:
-                a = np.asarray(a)
-            ones = 0
-            d = 0
-            for s in a.shape:
-                if s == 1:
-                    ones |= 1 << d
-                d += 1
-            key.append((_ARRAY, _code_of(a.dtype), d, ones))
+                if _is_gpu_array(a):
+                    a = launch_view(a)          # fused kernels run on the default stream
+                    if gpu is None:
+                        gpu = a
+                else:
+                    a = np.asarray(a)
+                key.append((_ARRAY, _code_of(a.dtype)))
             vals.append(a)
         key = tuple(key)
         target = 0 if gpu is None else 1
+        sig = _kiln.layout_sig(vals)
+        plan = self._plans.get((key, target, sig)) if sig is not None else None
+        if plan is None:
+            plan = self._prepare(_full_key(key, vals), target, vals, gpu)
+            if sig is not None:
+                if len(self._plans) >= KILN_FUSE_MAX_PLANS:
+                    self._plans.clear()
+                self._plans[(key, target, sig)] = plan
+        return self._exec(plan, vals, gpu)
+
+    def _spec_for(self, key, target, vals):
         spec = self._specs.get((key, target))
         if spec is None:
-            spec = self._spec_for(key, target, vals)
+            spec = self._spec(key, target)
+            if not target and os.environ.get("KILN_CHECK_CUDA") == "1":
+                self._check_cuda(spec, key, vals)
+        return spec
+
+    # ---- plans: what a call does, decided once per argument types and layouts ------------
+
+    def _prepare(self, key, target, vals, gpu):
+        """The plan of a call: which kernel runs on which views of the arguments, the
+        outputs it writes and the launches, all of which the argument types, shapes and
+        strides decide (layout_sig), so later calls like it only execute the plan."""
+        spec = self._spec_for(key, target, vals)
         if spec.kind == _MAP and len(key) > 0:
-            flat = self._flatten(key, vals, gpu)
-            if flat is not None:
-                return self._run_flat(flat, target, vals, gpu)
-            if gpu is not None:
+            flat = _flatten(key, vals, gpu)
+            if flat is None and gpu is not None:
                 roles = self._row_roles.get(key, False)
                 if roles is False:
                     roles = self._row_roles[key] = _row_roles(key)
                 if roles is not None:
                     flat = _row_flat(key, vals, roles)
-                    if flat is not None:
-                        return self._run_flat(flat, target, vals, gpu)
-        return self._run(spec, vals, gpu)
+            if flat is not None:
+                fkey, lengths, shape, cols = flat
+                fvals = _views(lengths, vals, gpu)
+                fspec = self._spec_for(fkey, target, fvals)
+                n = 1
+                for e in shape:
+                    n *= e
+                plan = self._plan(fspec, fvals, gpu, (n,), None, cols)
+                plan.views = lengths
+                plan.reshape = (shape, [_c_strides(shape, dt.itemsize) for dt in fspec.dtypes])
+                return plan
+        out_shape, inners = self._shapes(spec, vals)
+        return self._plan(spec, vals, gpu, out_shape, inners, 0)
 
-    def _spec_for(self, key, target, vals):
-        spec = self._spec(key, target)
-        if not target and os.environ.get("KILN_CHECK_CUDA") == "1":
-            self._check_cuda(spec, key, vals)
-        return spec
-
-    @staticmethod
-    def _flatten(key, vals, gpu):
-        """An elementwise call whose arrays all have one shape of two or more dimensions,
-        in C order, is the same call on their flat views: (flat key, flat values, shape),
-        else None.  The flat kernel is the one-dimensional loop (or grid), which walks
-        memory straight through (the two-dimensional GPU grid ran the issue's 6-op chain
-        at 40% of the copy ceiling)."""
-        shape = None
-        for k, v in zip(key, vals):
-            if k[0] != _ARRAY:
-                continue
-            if shape is None:
-                shape = v.shape
-                if len(shape) < 2:
-                    return None
-            elif v.shape != shape:
-                return None
-            if gpu is None:
-                if not v.flags.c_contiguous:
-                    return None
-            elif _kiln.key_of(v)[3] != 67:    # 'C'
-                return None
-        if shape is None:
-            return None
+    def _plan(self, spec, vals, gpu, out_shape, inners, cols):
+        """The outputs, partials, extra arguments and launches of spec over vals."""
+        p = _Plan(spec)
+        shape1 = out_shape if out_shape else (1,)
+        p.outs = [(shape1, dt, _code_of(dt)) for dt in spec.dtypes]
+        if not out_shape:
+            p.post = _SCALARS_CPU if gpu is None else _SCALARS_GPU
         n = 1
-        for e in shape:
+        for e in out_shape:
             n *= e
-        fkey = tuple(k if k[0] != _ARRAY else (_ARRAY, k[1], 1, 1 if n == 1 else 0) for k in key)
-        fvals = [v if k[0] != _ARRAY else
-                 (v.reshape(n) if gpu is None else _kiln.device_view(v, 0, (n,), (v.itemsize,)))
-                 for k, v in zip(key, vals)]
-        return fkey, fvals, shape
+        if not n:
+            return p
+        extra = {"cols": cols}
+        threads = _CPU_THREADS if gpu is None else _GPU_BLOCK
+        if spec.kind == _ALL:
+            totals = []
+            for g, sh in enumerate(inners):
+                sh = sh if sh else (1,)
+                t = 1
+                for d, e in enumerate(sh):
+                    extra[f"s{g}_{d}"] = e
+                    t *= e
+                totals.append(t)
+                extra[f"total{g}"] = t
+            most = max(totals)
+            if gpu is None:
+                nparts = max(1, min(most, (os.cpu_count() or 1) * 8))
+            else:
+                nparts = max(1, min(-(-most // _GPU_BLOCK), _GPU_PARTIALS))
+            p.parts = [((nparts,), dt, _code_of(dt)) for dt, _ in spec.reds]
+            for g, t in enumerate(totals):
+                extra[f"chunk{g}"] = -(-t // nparts)
+            extra["np"] = nparts
+        elif spec.kind == _ROWS:
+            for g, sh in enumerate(inners):
+                extra[f"m{g}"] = sh[-1] if sh else 1
+        if "nz" in spec.params:  # positions of the dimensions the grid folds into one
+            nz = 1
+            for s in (out_shape[:-1] if gpu is not None else out_shape[:-2]):
+                nz *= s
+            extra["nz"] = nz
+        p.zero_d = spec.zero_d
+        p.extra = [0 if q == "phase" else extra[q] for q in spec.extra]
+        k = spec.kernel
+        if spec.kind == _ALL:
+            threads = 1 if gpu is None else _GPU_BLOCK
+            p.launches = [k[extra["np"], threads], k[1, threads]]
+            return p
+        dims = out_shape if spec.kind == _MAP else out_shape[:len(out_shape) - spec.keepdims]
+        if spec.kind == _MAP or gpu is None:
+            p.launches = [k[_map_config(out_shape, dims, threads, gpu is None, extra)]]
+            if spec.kind == _MAP:
+                p.tune = ("map", out_shape, dims, extra)
+            return p
+        rows = 1
+        for s in dims:
+            rows *= s
+        p.launches = [k[rows, threads]]
+        m = max([v for q, v in extra.items() if q[0] == "m"] or [1])  # row length
+        p.tune = ("rows", out_shape, rows, m)
+        return p
 
-    def _run_flat(self, flat, target, vals, gpu):
-        fkey, fvals, shape = flat[:3]
-        spec = self._specs.get((fkey, target))
-        if spec is None:
-            spec = self._spec_for(fkey, target, fvals)
-        if len(flat) == 3:
-            res = self._run(spec, fvals, gpu)
-            outs = res if spec.tuple else (res,)
-        else:  # row operands: the flat output's length is the call's size, not theirs
-            n = 1
-            for e in shape:
-                n *= e
-            outs = [device_array((n,), dt) for dt, _, _ in spec.outs]
-            self._launch(spec, fvals, outs, (n,), None, gpu, flat[3])
+    def _exec(self, p, vals, gpu):
+        """Runs plan p on a call's values: views, new outputs, the launches."""
+        spec = p.spec
+        if p.views is not None:
+            vals = _views(p.views, vals, gpu)
         if gpu is None:
-            outs = tuple(o.reshape(shape) for o in outs)
-        else:
-            shaped = []
-            for o in outs:
-                strides, st = [], o.itemsize
-                for e in reversed(shape):
-                    strides.append(st)
-                    st *= e
-                shaped.append(_kiln.device_view(o, 0, shape, tuple(reversed(strides))))
-            outs = tuple(shaped)
-        return outs if spec.tuple else outs[0]
+            np = _np()
+            outs = [np.empty(s, dt) for s, dt, _ in p.outs]
+            parts = [np.empty(s, dt) for s, dt, _ in p.parts]
+        else:  # on the first GPU array's device
+            dev = gpu._device
+            outs = [_kiln.device_empty(s, c, "C", dev, 0) for s, _, c in p.outs]
+            parts = [_kiln.device_empty(s, c, "C", dev, 0) for s, _, c in p.parts]
+        if p.launches:
+            argv = outs + parts + vals
+            for i in p.zero_d:
+                argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
+            argv += p.extra
+            if p.tune is not None and _autotune.active():
+                self._tuned_launch(p, argv, vals, outs, gpu)
+            else:
+                p.launches[0](*argv)
+                if len(p.launches) > 1:  # a whole-array reduction's phase 1
+                    argv[-1] = 1
+                    p.launches[1](*argv)
+        if p.reshape is not None:
+            shape, strides = p.reshape
+            if gpu is None:
+                outs = [o.reshape(shape) for o in outs]
+            else:
+                outs = [_kiln.device_view(o, 0, shape, st) for o, st in zip(outs, strides)]
+        elif p.post == _SCALARS_CPU:
+            if any(spec.scalars):
+                _kiln.record_refuse(f"kiln.fuse function '{self.__name__}' returns NumPy "
+                                    "scalars, read on the host")
+            outs = [o[0] if s else o.reshape(()) for o, s in zip(outs, spec.scalars)]
+        elif p.post == _SCALARS_GPU:
+            outs = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
+        return tuple(outs) if spec.tuple else outs[0]
+
+    def _tuned_launch(self, p, argv, vals, outs, gpu):
+        """max-autotune: the launch with the block size the search keeps for this size.
+        An elementwise kernel indexes with grid(), so any block size computes the same; a
+        row reduction's block per row folds whatever its size (the fold reads blockDim):
+        few long rows leave multiprocessors idle at 256 threads, which the search sees.
+        Timed on these outputs (new arrays, the caller's only once this call returns)."""
+        spec, k = p.spec, p.spec.kernel
+        cpu = gpu is None
+        dev = "cpu" if cpu else outs[0]._device
+        if p.tune[0] == "map":
+            _, out_shape, dims, extra = p.tune
+            size = 1
+            for e in out_shape:
+                size *= e
+            tkey = (dev, size.bit_length())
+            got = spec.tuned.get(tkey)   # the common case: one dict look-up
+            if got is None:
+                got = spec.tuned[tkey] = _autotune.choose(
+                    ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
+                    "fuse-cpu" if cpu else "fuse-gpu",
+                    lambda: self._ident(spec, vals, out_shape),
+                    dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
+                    lambda: lambda t: k[_map_config(out_shape, dims, t, cpu, extra)](*argv),
+                    None if cpu else _kiln.synchronize, _CPU_THREADS if cpu else _GPU_BLOCK)
+            k[_map_config(out_shape, dims, got, cpu, extra)](*argv)
+            return
+        _, out_shape, rows, m = p.tune
+        tkey = (dev, "rows", rows.bit_length(), m.bit_length())
+        got = spec.tuned.get(tkey)
+        if got is None:
+            got = spec.tuned[tkey] = _autotune.choose(
+                ("fuse-rows", self, spec, dev, rows.bit_length(), m.bit_length()),
+                "fuse-rows-gpu",
+                lambda: f"{self._ident(spec, vals, out_shape)}:rows{rows.bit_length()}", dev,
+                rows * m, _autotune.GPU_THREADS,
+                lambda: lambda t: k[rows, t](*argv), _kiln.synchronize, _GPU_BLOCK)
+        k[rows, got](*argv)
 
     def _shapes(self, spec, vals):
         """The shape every output has and, for reductions, the shape each loop reduces."""
@@ -430,154 +652,6 @@ class Fused:
                 raise ValueError(f"'{self.__name__}' returns values of shapes {out} and {s}: "
                                  "kiln.fuse writes its outputs in one kernel, of one shape")
         return out, inners
-
-    def _run(self, spec, vals, gpu):
-        np = _np()
-        out_shape, inners = self._shapes(spec, vals)
-        shape1 = out_shape if out_shape else (1,)
-        if gpu is None:
-            outs = [np.empty(shape1, dt) for dt, _, _ in spec.outs]
-        else:
-            outs = [device_array(shape1, dt) for dt, _, _ in spec.outs]
-        n = 1
-        for s in out_shape:
-            n *= s
-        if n:
-            self._launch(spec, vals, outs, out_shape, inners, gpu)
-        if gpu is None and not out_shape:
-            if any(spec.scalars):
-                _kiln.record_refuse(f"kiln.fuse function '{self.__name__}' returns NumPy "
-                                    "scalars, read on the host")
-            res = [o[0] if s else o.reshape(()) for o, s in zip(outs, spec.scalars)]
-        elif gpu is not None and not out_shape:
-            res = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
-        else:
-            res = outs
-        return tuple(res) if spec.tuple else res[0]
-
-    def _launch(self, spec, vals, outs, out_shape, inners, gpu, cols=0):
-        np = _np()
-        extra = {"cols": cols}
-        parts = []
-        if spec.kind == _ALL:
-            totals = []
-            for g, sh in enumerate(inners):
-                sh = sh if sh else (1,)
-                t = 1
-                for d, e in enumerate(sh):
-                    extra[f"s{g}_{d}"] = e
-                    t *= e
-                totals.append(t)
-                extra[f"total{g}"] = t
-            most = max(totals)
-            if gpu is None:
-                nparts = max(1, min(most, (os.cpu_count() or 1) * 8))
-                parts = [np.empty(nparts, dt) for dt, _ in spec.reds]
-            else:
-                nparts = max(1, min(-(-most // _GPU_BLOCK), _GPU_PARTIALS))
-                parts = [device_array((nparts,), dt) for dt, _ in spec.reds]
-            for g, t in enumerate(totals):
-                extra[f"chunk{g}"] = -(-t // nparts)
-            extra["np"] = nparts
-        elif spec.kind == _ROWS:
-            for g, sh in enumerate(inners):
-                extra[f"m{g}"] = sh[-1] if sh else 1
-        if "nz" in spec.params:  # positions of the dimensions the grid folds into one
-            nz = 1
-            for s in (out_shape[:-1] if gpu is not None else out_shape[:-2]):
-                nz *= s
-            extra["nz"] = nz
-        argv = outs + parts + vals
-        for i in spec.zero_d:
-            argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
-        for p in spec.extra:
-            argv.append(0 if p == "phase" else extra[p])
-        k = spec.kernel
-        if spec.kind == _ALL:
-            threads = 1 if gpu is None else _GPU_BLOCK
-            k[extra["np"], threads](*argv)
-            argv[-1] = 1
-            k[1, threads](*argv)
-            return
-        dims = out_shape if spec.kind == _MAP else out_shape[:len(out_shape) - spec.keepdims]
-        if spec.kind == _MAP:
-            # an elementwise kernel indexes with grid(), so any block size computes the
-            # same: max-autotune times them on these outputs (new arrays, the caller's
-            # only once this call returns)
-            cpu = gpu is None
-            threads = _CPU_THREADS if cpu else _GPU_BLOCK
-            if _autotune.active():
-                size = 1
-                for e in out_shape:
-                    size *= e
-                dev = "cpu" if cpu else outs[0]._device
-                tkey = (dev, size.bit_length())
-                got = spec.tuned.get(tkey)   # the common case: one dict look-up
-                if got is None:
-                    got = spec.tuned[tkey] = _autotune.choose(
-                        ("fuse", self, spec, dev, len(out_shape), _autotune.bucket(size)),
-                        "fuse-cpu" if cpu else "fuse-gpu",
-                        lambda: self._ident(spec, vals, out_shape),
-                        dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
-                        lambda: lambda t: self._launch_map(k, argv, out_shape, dims, t, cpu, extra),
-                        None if cpu else _kiln.synchronize, threads)
-                threads = got
-            self._launch_map(k, argv, out_shape, dims, threads, cpu, extra)
-            return
-        if gpu is not None:
-            rows = 1
-            for s in dims:
-                rows *= s
-            threads = _GPU_BLOCK
-            if _autotune.active():
-                # a block per row whatever its size (the fold reads blockDim): few long
-                # rows leave multiprocessors idle at 256 threads, which the search sees;
-                # timed on these outputs (new arrays, the caller's once this returns)
-                dev = outs[0]._device
-                m = max([v for n, v in extra.items() if n[0] == "m"] or [1])  # row length
-                tkey = (dev, "rows", rows.bit_length(), m.bit_length())
-                got = spec.tuned.get(tkey)
-                if got is None:
-                    got = spec.tuned[tkey] = _autotune.choose(
-                        ("fuse-rows", self, spec, dev, rows.bit_length(), m.bit_length()),
-                        "fuse-rows-gpu",
-                        lambda: f"{self._ident(spec, vals, out_shape)}:rows{rows.bit_length()}", dev,
-                        rows * m, _autotune.GPU_THREADS,
-                        lambda: lambda t: k[rows, t](*argv), _kiln.synchronize, threads)
-                threads = got
-            k[rows, threads](*argv)
-            return
-        self._launch_map(k, argv, out_shape, dims, _CPU_THREADS, True, extra)
-
-    @staticmethod
-    def _launch_map(k, argv, out_shape, dims, t, cpu, extra):
-        """One launch over dims with t threads per block along the last dimension: an
-        elementwise kernel on either target, a row reduction's grid on the CPU."""
-        if not cpu:
-            if len(out_shape) < 2:
-                n = out_shape[0] if out_shape else 1
-                k[-(-n // t), t](*argv)
-            else:
-                # y strides the rows; with enough blocks, each thread takes _GPU_ROWS of
-                # them, so its loop's set-up (spans, the unrolled pass's bounds) is paid
-                # once per 8 elements, not per element: one row per thread ran the 6-op
-                # chain at 40% of the copy ceiling, bound by those instructions
-                gx, gy = -(-out_shape[-1] // t), extra["nz"]
-                if gx * gy >= _GPU_MANY_BLOCKS:
-                    gy = -(-gy // _GPU_ROWS)
-                k[(gx, min(gy, _GPU_GRID_Y)), (t, 1)](*argv)
-            return
-        D = len(dims)
-        if D == 0:
-            k[1, 1](*argv)
-        elif D == 1:
-            k[-(-dims[0] // t), t](*argv)
-        elif D == 2:
-            k[(-(-dims[1] // t), dims[0]), (t, 1)](*argv)
-        elif D == 3:
-            k[(-(-dims[2] // t), dims[1], dims[0]), (t, 1, 1)](*argv)
-        else:
-            k[(-(-dims[-1] // t), dims[-2], extra["nz"]), (t, 1, 1)](*argv)
 
     def _ident(self, spec, vals, out_shape):
         """What a kept launch choice is for: the function's code, the types, the kernel."""

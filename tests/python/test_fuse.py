@@ -566,9 +566,65 @@ def test_gpu_host_side_against_the_fake_driver():
         e = elementwise(kiln.to_device(np.ones(1000, np.float32)), 1.5)
         name, grid, block, _ = last()
         assert grid == (4, 1, 1), grid
+        # a call like an earlier one runs its plan; the same shape with other strides
+        # plans anew (a flat view of a strided array would read the wrong elements)
+        e = elementwise(x, x)
+        assert last()[1] == (75, 1, 1) and e.shape == (64, 300), last()[1]
+        e = elementwise(x, x)
+        assert last()[1] == (75, 1, 1) and e.strides == (1200, 4), last()[1]
+        xs = kiln.to_device(np.ones((64, 600), np.float32))[:, ::2]
+        e = elementwise(xs, x)
+        assert last()[1] == (2, 64, 1) and e.shape == (64, 300), last()[1]
+        r = rows(x, x)
+        assert last()[1] == (64, 1, 1) and r.shape == (64,), last()[1]
         print("ok")
     """)
     assert out.strip().endswith("ok")
+
+
+def test_a_call_like_an_earlier_one_runs_its_plan(rng, monkeypatch):
+    """A call whose argument types, shapes and strides are an earlier call's runs that
+    call's plan (Fused._prepare once); new strides, shapes or broadcasting plan anew,
+    a scalar's value is not part of the plan, and every result is NumPy's."""
+    made = []
+    real = kiln._fuse.Fused._prepare
+
+    def counting(self, *a):
+        made.append(a[0])
+        return real(self, *a)
+
+    monkeypatch.setattr(kiln._fuse.Fused, "_prepare", counting)
+
+    @kiln.fuse
+    def f(a, b):
+        return a * 2 + b
+
+    y = rng.standard_normal((6, 8))
+    for _ in range(3):
+        x = rng.standard_normal((6, 8))
+        np.testing.assert_array_equal(f(x, y), x * 2 + y)
+    assert len(made) == 1
+    for x2, planned in ((rng.standard_normal((6, 16))[:, ::2], 2),  # same shape, strided
+                        (np.asfortranarray(x), 3), (x, 3), (x[:3], 4)):
+        y2 = y[:len(x2)]
+        np.testing.assert_array_equal(f(x2, y2), x2 * 2 + y2)
+        assert len(made) == planned
+    np.testing.assert_array_equal(f(x, y[0]), x * 2 + y[0])     # broadcast
+    np.testing.assert_array_equal(f(x, 2.0), x * 2 + 2.0)
+    np.testing.assert_array_equal(f(x, 3.0), x * 2 + 3.0)
+    assert len(made) == 6
+
+
+def test_plans_per_function_are_bounded():
+    """One plan per argument signature, at most KILN_FUSE_MAX_PLANS of them kept."""
+    @kiln.fuse
+    def g(a):
+        return a + 1
+
+    for n in range(1, kiln._fuse.KILN_FUSE_MAX_PLANS + 10):
+        a = np.arange(n, dtype=np.float64)
+        np.testing.assert_array_equal(g(a), a + 1)
+    assert 0 < len(g._plans) <= kiln._fuse.KILN_FUSE_MAX_PLANS
 
 
 def test_gpu_max_autotune_times_the_row_block():
