@@ -224,6 +224,18 @@ static uint64_t upper(const Node *n) {
     return bound_tymax(n->ty);
 }
 
+/* Whether n is known to be at least 1: a positive constant, a launch dimension
+ * (kiln.blockDim, kiln.gridDim: a launch has at least one of each), kiln.gridsize(1),
+ * or a product of such that cannot wrap (`blockDim.x * gridDim.x`). */
+static bool positive(const Node *n) {
+    int64_t c;
+    if (sema_const_int(n, &c)) return c > 0;
+    if (n->kind == E_BINOP && n->op == B_MUL)
+        return bound_nonneg(n, n->ty) && positive(n->bin.l) && positive(n->bin.r);
+    if ((n->kind != E_ATTR && n->kind != E_CALL && n->kind != E_NAME) || !n->intr) return false;
+    return (n->intr->kind == IK_SREG && n->intr->sub >= 6) || n->intr->kind == IK_GRIDSIZE;
+}
+
 bool bound_range(const Node *iter, uint64_t *hi) {
     const NodeList *a = &iter->call.args;
     const Type *lt = iter->opty;
@@ -242,7 +254,7 @@ bool bound_range(const Node *iter, uint64_t *hi) {
     uint64_t bstart = start_nn ? bound_of(start, start->ty) : bound_tymax(start->ty);
     if (bstart > m) bstart = m;
     int64_t step, c;
-    if (a->n == 2 || (sema_const_int(a->v[2], &step) && step > 0)) {
+    if (a->n == 2 || positive(a->v[2])) {
         *hi = bstop ? bstop - 1 : 0;
         return start_nn;
     }

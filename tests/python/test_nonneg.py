@@ -141,3 +141,41 @@ def test_fast_form_runs(rng):
     for q in range(16):
         ref = ref + b[q * 3 + 1]
     np.testing.assert_allclose(out[:299], ref, rtol=1e-12)
+
+
+@kiln.jit
+def strided(out, a, s):
+    # s: a stop of unknown sign, so only the step's sign keeps j non-negative
+    for j in range(kiln.threadIdx.x, s, kiln.blockDim.x):
+        if kiln.blockIdx.x == 0:
+            out[0, j] = a[j] * 2
+    for j in range(kiln.grid(1), s, kiln.gridsize(1)):
+        out[1, j] = a[j]
+    for j in range(kiln.grid(1), s, kiln.blockDim.x * kiln.gridDim.x):
+        out[2, j] = a[j] + 1.0
+
+
+@kiln.jit
+def strided_unknown(out, a, s):
+    for j in range(kiln.threadIdx.x, s, s):    # s may be negative: j may count down past 0
+        out[0, j] = a[j]
+
+
+def test_loops_striding_by_launch_dimensions_count_up():
+    # a step of blockDim, gridDim, gridsize() or their product is at least 1, so a loop
+    # from a non-negative start only counts up: its index needs no negative-index wrap
+    sig = "void(float64[:, ::1], float64[::1], int64)"
+    body = source(strided, sig)
+    assert "kiln_wrap(" not in body[body.index("#line"):]
+    body = source(strided_unknown, sig)
+    assert "kiln_wrap(" in body[body.index("#line"):]
+
+
+def test_loops_striding_by_launch_dimensions_run(rng):
+    a = rng.random(1000)
+    out = np.zeros((3, 1000))
+    strided[3, 64](out, a, 1000)
+    np.testing.assert_array_equal(out, [a * 2, a, a + 1.0])
+    out = np.zeros((3, 1000))
+    strided_unknown[1, 64](out, a, 64)
+    np.testing.assert_array_equal(out[0], np.r_[a[:64], np.zeros(936)])
