@@ -24,7 +24,11 @@ ROUNDS = 7                               # timed launches per candidate (median)
 NOISE = 0.05                             # a candidate beats the default by more than this,
                                          # in two separate contests
 
-_local = threading.local()
+class _Local(threading.local):
+    depth = 0  # max-autotune steps this thread is inside
+
+
+_local = _Local()
 _memo = {}
 _lock = threading.Lock()
 
@@ -47,7 +51,7 @@ _ON = _read_on()
 
 def active():
     """Whether this thread runs a max-autotune step and the search is on."""
-    return _ON and getattr(_local, "depth", 0) > 0
+    return _ON and _local.depth > 0
 
 
 def on():
@@ -57,7 +61,7 @@ def on():
 
 def call_tuned(fn, args, kwargs):
     """fn(*args, **kwargs) with this thread's launches tuned."""
-    _local.depth = getattr(_local, "depth", 0) + 1
+    _local.depth += 1
     try:
         return fn(*args, **kwargs)
     finally:

@@ -25,6 +25,8 @@ _MAP, _ROWS, _ALL = 0, 1, 2
 _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
 _GPU_BLOCK = 256      # threads per block of a GPU fused kernel (fuse_text.c FUSE_GPU_BLOCK)
 _GPU_PARTIALS = 1024  # blocks of a GPU whole-array reduction's first phase
+_ROWS_MIN_BLOCK, _ROWS_MAX_BLOCK = 128, 512  # a GPU row reduction's block (_rows_block)
+_ROWS_FEW = 256       # rows that get 1024-thread blocks when long (_rows_block)
 _GPU_GRID_Y = 65535   # CUDA's limit on a grid's y dimension (an elementwise kernel's rows)
 _GPU_ROWS = 8         # rows per thread of a 2-D elementwise kernel with _GPU_MANY_BLOCKS
 _GPU_MANY_BLOCKS = 8192  # blocks at one row per thread past which rows are shared out
@@ -283,6 +285,22 @@ def _map_config(out_shape, dims, t, cpu, extra):
     return (-(-dims[-1] // t), dims[-2], extra["nz"]), (t, 1, 1)
 
 
+def _rows_block(rows, m):
+    """Threads per block of a GPU row reduction (a block per row) of `rows` rows of m:
+    about 16 elements per thread, from _ROWS_MIN_BLOCK to _ROWS_MAX_BLOCK threads, and
+    1024 for a few long rows, which would otherwise leave multiprocessors idle.  On the
+    H200 (bench/RESULTS.md, session 19) this was the fastest of 128..1024 threads, or
+    within 3% of it, at each of 7 shapes from 64 x 2^20 to 262144 x 256, where the
+    fixed 256 it replaces ran 65536 x 1024 9% slower, 262144 x 256 41% slower, 1024 x
+    65536 9% slower and 64 x 2^20 2.9x slower than the best."""
+    if rows <= _ROWS_FEW and m >= 16 * _ROWS_MAX_BLOCK:
+        return 1024
+    t = _ROWS_MIN_BLOCK
+    while t < _ROWS_MAX_BLOCK and t * 16 < m:
+        t *= 2
+    return t
+
+
 _SCALARS_CPU, _SCALARS_GPU = 1, 2  # a 0-d result: NumPy scalars on the host, 0-d on the GPU
 
 
@@ -291,16 +309,16 @@ class _Plan:
     Fused._exec: spec's kernel over the values (flat views where `views` gives lengths),
     new outputs and partials, the extra arguments, one or two launchers, then the
     outputs shaped (`reshape`) or made scalars (`post`).  `tune` says what max-autotune
-    needs to choose another block size."""
+    needs to choose another block size, `tuned` keeps its launcher per device."""
 
     __slots__ = ("spec", "views", "outs", "parts", "zero_d", "extra", "launches", "tune",
-                 "reshape", "post")
+                 "tuned", "reshape", "post")
 
     def __init__(self, spec):
         self.spec = spec
         self.views = None
         self.outs = self.parts = self.zero_d = self.extra = self.launches = ()
-        self.tune = self.reshape = None
+        self.tune = self.tuned = self.reshape = None  # tuned: device -> max-autotune's launcher
         self.post = 0
 
 
@@ -532,9 +550,10 @@ class Fused:
         rows = 1
         for s in dims:
             rows *= s
-        p.launches = [k[rows, threads]]
         m = max([v for q, v in extra.items() if q[0] == "m"] or [1])  # row length
-        p.tune = ("rows", out_shape, rows, m)
+        threads = _rows_block(rows, m)
+        p.launches = [k[rows, threads]]
+        p.tune = ("rows", out_shape, rows, m, threads)
         return p
 
     def _exec(self, p, vals, gpu):
@@ -556,7 +575,13 @@ class Fused:
                 argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
             argv += p.extra
             if p.tune is not None and _autotune.active():
-                self._tuned_launch(p, argv, vals, outs, gpu)
+                dev = "cpu" if gpu is None else gpu._device
+                launch = p.tuned.get(dev) if p.tuned is not None else None
+                if launch is None:  # the search once per device, then its launcher
+                    if p.tuned is None:
+                        p.tuned = {}
+                    launch = p.tuned[dev] = self._tuned_launcher(p, argv, vals, dev, gpu)
+                launch(*argv)
             else:
                 p.launches[0](*argv)
                 if len(p.launches) > 1:  # a whole-array reduction's phase 1
@@ -577,15 +602,14 @@ class Fused:
             outs = [o.reshape(()) if hasattr(o, "reshape") else o for o in outs]
         return tuple(outs) if spec.tuple else outs[0]
 
-    def _tuned_launch(self, p, argv, vals, outs, gpu):
-        """max-autotune: the launch with the block size the search keeps for this size.
+    def _tuned_launcher(self, p, argv, vals, dev, gpu):
+        """max-autotune: the launcher with the block size the search keeps for this size.
         An elementwise kernel indexes with grid(), so any block size computes the same; a
         row reduction's block per row folds whatever its size (the fold reads blockDim):
         few long rows leave multiprocessors idle at 256 threads, which the search sees.
         Timed on these outputs (new arrays, the caller's only once this call returns)."""
         spec, k = p.spec, p.spec.kernel
         cpu = gpu is None
-        dev = "cpu" if cpu else outs[0]._device
         if p.tune[0] == "map":
             _, out_shape, dims, extra = p.tune
             size = 1
@@ -601,9 +625,8 @@ class Fused:
                     dev, size, _autotune.CPU_THREADS if cpu else _autotune.GPU_THREADS,
                     lambda: lambda t: k[_map_config(out_shape, dims, t, cpu, extra)](*argv),
                     None if cpu else _kiln.synchronize, _CPU_THREADS if cpu else _GPU_BLOCK)
-            k[_map_config(out_shape, dims, got, cpu, extra)](*argv)
-            return
-        _, out_shape, rows, m = p.tune
+            return k[_map_config(out_shape, dims, got, cpu, extra)]
+        _, out_shape, rows, m, default = p.tune
         tkey = (dev, "rows", rows.bit_length(), m.bit_length())
         got = spec.tuned.get(tkey)
         if got is None:
@@ -612,8 +635,8 @@ class Fused:
                 "fuse-rows-gpu",
                 lambda: f"{self._ident(spec, vals, out_shape)}:rows{rows.bit_length()}", dev,
                 rows * m, _autotune.GPU_THREADS,
-                lambda: lambda t: k[rows, t](*argv), _kiln.synchronize, _GPU_BLOCK)
-        k[rows, got](*argv)
+                lambda: lambda t: k[rows, t](*argv), _kiln.synchronize, default)
+        return k[rows, got]
 
     def _shapes(self, spec, vals):
         """The shape every output has and, for reductions, the shape each loop reduces."""

@@ -21,6 +21,7 @@ typedef struct Walk {
     Arena *a;
     int nodes;
     bool bad;
+    bool stores;         /* the body may write memory (an array, through a call) */
     UnrollPlan *p;
     int caploads;
 } Walk;
@@ -31,6 +32,24 @@ static void check_expr(Walk *w, const Node *n);
 
 static void check_list(Walk *w, const NodeList *l) {
     for (int i = 0; i < l->n && !w->bad; i++) check_expr(w, l->v[i]);
+}
+
+/* Whether call n is one that writes no memory: a value of math, a conversion or a
+ * bit operation.  A device function, an external one or any other intrinsic may write
+ * an array. */
+static bool writes_nothing(const Node *n) {
+    if (n->callee || n->ext) return false;
+    if (!n->intr) /* kiln.float32(x), np.int64(x): a conversion */
+        return n->call.fn && n->call.fn->ty && n->call.fn->ty->kind == TY_DTYPE;
+    switch ((IntrKind)n->intr->kind) {
+    case IK_GRID: case IK_GRIDSIZE: case IK_DTYPE: case IK_MATH1: case IK_MATH2: case IK_LOG:
+    case IK_ROUNDING: case IK_PRED: case IK_ABS: case IK_MINMAX: case IK_NPMINMAX: case IK_POWER:
+    case IK_SIGN: case IK_INT: case IK_FLOAT: case IK_BOOL: case IK_ROUND: case IK_LEN: case IK_FMA:
+    case IK_BITS: case IK_SELP: case IK_LDEXP: case IK_SPLIT: case IK_DIVMOD: case IK_BINOP:
+    case IK_COMPLEX: case IK_CMATH:
+        return true;
+    default: return false;
+    }
 }
 
 static void check_expr(Walk *w, const Node *n) {
@@ -61,6 +80,7 @@ static void check_expr(Walk *w, const Node *n) {
             default: break;
             }
         }
+        if (!writes_nothing(n)) w->stores = true;
         check_list(w, n->intr && n->intr->kind == IK_RANGE ? &n->call.args : &n->call.bound);
         return;
     case E_SUBSCRIPT:
@@ -87,6 +107,15 @@ static void note_target(Walk *w, const Node *t) {
     }
 }
 
+/* Whether an assignment's target binds names only (a local, or a tuple of them). */
+static bool names_only(const Node *t) {
+    if (t->kind == E_NAME) return true;
+    if (t->kind != E_TUPLE) return false;
+    for (int i = 0; i < t->tuple.n; i++)
+        if (!names_only(t->tuple.v[i])) return false;
+    return true;
+}
+
 /* depth: loops between the statement and the unrolled loop (a break inside an
  * inner loop... there is none: inner loops are refused) */
 static void check_block(Walk *w, const NodeList *l) {
@@ -111,6 +140,7 @@ static void check_block(Walk *w, const NodeList *l) {
             for (int j = 0; j < n->assign.targets.n; j++) {
                 note_target(w, n->assign.targets.v[j]);
                 check_expr(w, n->assign.targets.v[j]);
+                if (!names_only(n->assign.targets.v[j])) w->stores = true;
             }
             check_expr(w, n->assign.value);
             break;
@@ -118,6 +148,7 @@ static void check_block(Walk *w, const NodeList *l) {
             note_target(w, n->aug.target);
             check_expr(w, n->aug.target);
             check_expr(w, n->aug.value);
+            if (!names_only(n->aug.target)) w->stores = true;
             break;
         case S_IF:
             check_expr(w, n->ifs.cond);
@@ -129,7 +160,8 @@ static void check_block(Walk *w, const NodeList *l) {
             check_expr(w, n->assrt.test);
             check_expr(w, n->assrt.msg);
             break;
-        default: break;
+        case S_PASS: break;
+        default: w->stores = true; break;
         }
     }
 }
@@ -303,7 +335,10 @@ bool unroll_plan(const FuncSpec *k, const Node *n, Arena *a, UnrollPlan *out) {
         }
     }
     if (out->nloads == 0) return false;
-    for (int i = 0; i < k->nparams && i < 64; i++)
-        if (k->params[i]->kind == TY_ARRAY && spec_writes(k, i)) out->writes |= 1ull << i;
+    /* a body that writes no memory cannot change what a hoisted load reads, whatever
+     * the arrays' bytes overlap: no run-time check (a row's sum in registers) */
+    if (w.stores)
+        for (int i = 0; i < k->nparams && i < 64; i++)
+            if (k->params[i]->kind == TY_ARRAY && spec_writes(k, i)) out->writes |= 1ull << i;
     return true;
 }

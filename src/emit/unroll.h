@@ -15,9 +15,11 @@
  * read there, and reading it early must be harmless:
  * - the array is a kernel parameter that the kernel never assigns and never
  *   writes (sema's `written` bits, which follow views and device functions),
- *   and at run time its bytes overlap no array the kernel may write: the main
+ *   and, when the body may write memory (a store, an atomic, a device function),
+ *   at run time its bytes overlap no array the kernel may write: the main
  *   loop runs only when they are apart (kiln_apart_, rt_cuda.h), else the
- *   original loop runs every iteration;
+ *   original loop runs every iteration.  A body that writes none (a row's sum in
+ *   registers) needs no such check;
  * - its index is made only of the loop variable, constants, and names the
  *   body never assigns, through + - * and unary operators, attributes
  *   (a.shape[k]) and pure intrinsics, with no division that can fail;
@@ -57,8 +59,9 @@ typedef struct UnrollPlan {
     const Node **loads; /* the hoisted loads (E_SUBSCRIPT), in the order of the body */
     int nloads;
     uint64_t reads;     /* bit p: array parameter p is read by a hoisted load */
-    uint64_t writes;    /* bit p: array parameter p may be written by the kernel: the
-                         * main loop runs only when each is apart from each read one */
+    uint64_t writes;    /* bit p: array parameter p may be written by the kernel, when the
+                         * body may write memory: the main loop runs only when each is
+                         * apart from each read one */
     bool const_step;    /* the step is a constant (positive); else checked at run time */
 } UnrollPlan;
 

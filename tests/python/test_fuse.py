@@ -535,8 +535,13 @@ def test_gpu_host_side_against_the_fake_driver():
         x = kiln.to_device(np.ones((64, 300), np.float32))
         r = rows(x, x)
         assert isinstance(r, kiln.DeviceArray) and r.shape == (64,) and r.dtype == np.float32
-        name, grid, block, _ = last()
-        assert grid == (64, 1, 1) and block == (256, 1, 1), (grid, block)
+        name, grid, block, _ = last()   # rows of 300: 128 threads, 16 elements or fewer each
+        assert grid == (64, 1, 1) and block == (128, 1, 1), (grid, block)
+        for shape, threads in (((16, 4096), 256), ((300, 2048), 128), ((300, 4097), 512),
+                               ((8, 1 << 13), 1024), ((1000, 1 << 14), 512)):
+            xs = kiln.device_array(shape, np.float32)
+            rows(xs, xs)
+            assert last()[1:3] == ((shape[0], 1, 1), (threads, 1, 1)), (shape, last())
         m, mean = total(x, x)
         assert m.shape == () and m.dtype == np.float32 and mean.dtype == np.float32
         name, grid, block, _ = last()
@@ -576,7 +581,7 @@ def test_gpu_host_side_against_the_fake_driver():
         e = elementwise(xs, x)
         assert last()[1] == (2, 64, 1) and e.shape == (64, 300), last()[1]
         r = rows(x, x)
-        assert last()[1] == (64, 1, 1) and r.shape == (64,), last()[1]
+        assert last()[1:3] == ((64, 1, 1), (128, 1, 1)) and r.shape == (64,), last()
         print("ok")
     """)
     assert out.strip().endswith("ok")
@@ -631,7 +636,8 @@ def test_gpu_max_autotune_times_the_row_block():
     """max-autotune on a GPU row reduction: the search runs over 128..1024 threads per
     block (one block per row: the fold reads blockDim), the choice launches later calls and
     is kept under a name that carries the number of rows (64 rows of 2^14 and 2^14 rows of
-    64 have the same size and want different blocks); outside the step, 256."""
+    64 have the same size and want different blocks); outside the step, _rows_block's
+    choice (1024 threads for a few long rows), which is also the search's default."""
     from test_fake_driver import run
 
     out = run("""
@@ -642,18 +648,18 @@ def test_gpu_max_autotune_times_the_row_block():
 
         x = kiln.to_device(np.ones((64, 1 << 14), np.float32))
         searched = []
-        _autotune._search = lambda c, run, sync, d: searched.append((c, d)) or 1024
+        _autotune._search = lambda c, run, sync, d: searched.append((c, d)) or 512
         tuned = kiln.compile(lambda a: rows(a), mode="max-autotune")
         r = tuned(x)
         assert r.shape == (64,), r.shape
-        assert searched == [((128, 256, 512, 1024), 256)], searched
-        assert last()[1] == (64, 1, 1) and last()[2] == (1024, 1, 1), last()
+        assert searched == [((128, 256, 512, 1024), 1024)], searched
+        assert last()[1] == (64, 1, 1) and last()[2] == (512, 1, 1), last()
         tuned(x)
-        assert len(searched) == 1 and last()[2] == (1024, 1, 1)
+        assert len(searched) == 1 and last()[2] == (512, 1, 1)
         tuned(kiln.to_device(np.ones((1 << 14, 64), np.float32)))   # same size, other rows
         assert len(searched) == 2
         rows(x)
-        assert last()[2] == (256, 1, 1), last()
+        assert last()[2] == (1024, 1, 1), last()
         kept = sorted(n.rsplit("|", 3)[1].rsplit(":", 1)[1] for n, v in _autotune.kept()
                       if n.startswith("autotune|fuse-rows-gpu|"))
         assert kept == ["rows15", "rows7"], kept
