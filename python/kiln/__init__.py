@@ -217,9 +217,9 @@ def __getattr__(name):
     # too, as Numba files that map numba.cuda.types to kiln find them
     if not name.startswith("_") and name in types.__dict__:
         return types.__dict__[name]
-    # Numba's cuda.random, cuda.devicearray, cuda.driver, cuda.devices and cuda.runtime,
-    # imported at first use (they import NumPy)
-    if name in ("random", "devicearray", "driver", "devices", "runtime"):
+    # Numba's cuda.random, cuda.devicearray, cuda.driver, cuda.devices, cuda.runtime and
+    # cuda.config, imported at first use (they import NumPy)
+    if name in ("random", "devicearray", "driver", "devices", "runtime", "config"):
         import importlib
 
         return importlib.import_module("." + name, __name__)

@@ -25,6 +25,9 @@ _LINKED_KINDS = (".ptx", ".cubin", ".fatbin", ".o", ".obj", ".a", ".lib", ".ltoi
 
 _C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
+# headers nested in headers that link_texts puts in place (docs/limits.md)
+KILN_LINK_MAX_INCLUDE_DEPTH = 32
+
 
 class CUSource:
     """CUDA C/C++ source text to link with kernels (Numba's ``CUSource``): ``data`` is
@@ -83,19 +86,86 @@ def link_items(link):
     return tuple(out)
 
 
+def _line(name, line):
+    quoted = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    return f'#line {line} "{quoted}"\n'
+
+
+# #include "name" or #include <name>, as the preprocessor writes it
+_INCLUDE = re.compile(r'[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*')
+_PRAGMA_ONCE = re.compile(r'[ \t]*#[ \t]*pragma[ \t]+once[ \t]*(?://[^\n]*)?\Z')
+
+
+def _find(name, own_dir, quoted, paths):
+    """The header an #include names: a quoted one in the including file's directory
+    first, then (quoted or not) in the search paths; None to leave to the compiler."""
+    dirs = ([own_dir] if quoted and own_dir else []) + list(paths)
+    for d in dirs:
+        f = os.path.join(d, name)
+        if os.path.isfile(f):
+            return os.path.realpath(f)
+    return None
+
+
+def _expand(text, name, own_dir, paths, seen, depth):
+    """text with the headers its #include lines name, found in own_dir (quoted) or the
+    search paths, put in place (each file once per source: include guards and
+    `#pragma once` hold), with #line markers back to each file's own lines."""
+    out = []
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        m = _INCLUDE.match(ln)
+        if m:
+            inc = m.group(1) or m.group(2)
+            path = _find(inc, own_dir, m.group(1) is not None, paths)
+            if path is not None:
+                if path not in seen:
+                    if depth >= KILN_LINK_MAX_INCLUDE_DEPTH:
+                        raise ValueError(f"{name}:{i + 1}: #include nests more than "
+                                         f"{KILN_LINK_MAX_INCLUDE_DEPTH} headers deep "
+                                         f"({inc}): an include cycle?")
+                    seen.add(path)
+                    with open(path, encoding="utf-8") as f:
+                        body = f.read()
+                    out.append(_line(path, 1) + _expand(body, path, os.path.dirname(path),
+                                                        paths, seen, depth + 1))
+                out.append(_line(name, i + 2).rstrip("\n"))
+                continue
+        if _PRAGMA_ONCE.match(ln) and depth > 0:
+            out.append("")  # the header is put in once already
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
+def search_paths():
+    """kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS as a list of directories."""
+    from . import config
+    value = config.CUDA_NVRTC_EXTRA_SEARCH_PATHS
+    if not isinstance(value, str):
+        raise TypeError("kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string of "
+                        f"directories separated by ':', not {type(value).__name__}")
+    return [d for d in value.split(":") if d]
+
+
 def link_texts(items):
     """The texts of link_items' items, read now, each headed by a #line marker so that
     NVRTC's messages name the source (a file's absolute path, a CUSource's name) and its
-    own line numbers."""
+    own line numbers.  The headers they include from their own directory (a file's) or
+    from kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS are put in place, so the program
+    needs no include path and its cache key covers them; other includes (CUDA's own
+    headers) are left to the compiler."""
+    paths = search_paths()
     texts = []
     for x in items:
         if isinstance(x, CUSource):
-            name, text = x.name, x.data
+            name, text, own = x.name, x.data, None
         else:
             with open(x, encoding="utf-8") as f:
                 name, text = os.path.abspath(x), f.read()
-        quoted = name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-        texts.append(f'#line 1 "{quoted}"\n{text}')
+            own = os.path.dirname(name)
+        seen = set() if own is None else {os.path.realpath(name)}
+        texts.append(_line(name, 1) + _expand(text, name, own, paths, seen, 0))
     return tuple(texts)
 
 

@@ -443,3 +443,102 @@ def test_an_error_in_a_linked_source_blames_that_source(tmp_path):
     msg = str(e.value)
     assert "rejected a source linked into the kernel" in msg and "missing_header.cuh" in msg
     assert "kiln's code generation" not in msg
+
+
+# ---- headers a linked source includes ------------------------------------------------
+
+
+def _headers(tmp_path):
+    """a .cu that includes a header beside it ("quoted", which includes another with
+    #pragma once, twice) and one in a search path (<angled>)."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "twice.h").write_text(
+        '#pragma once\n#include "base.h"\n__device__ static int twice(int a) { return BASE * a; }\n')
+    (tmp_path / "src" / "base.h").write_text("#pragma once\n#define BASE 2\n")
+    (tmp_path / "inc" / "offset.h").write_text(
+        "#ifndef OFFSET_H\n#define OFFSET_H\n#define OFFSET 1000\n#endif\n")
+    cu = tmp_path / "src" / "f.cu"
+    cu.write_text('#include "twice.h"\n#include "base.h"\n#include <offset.h>\n'
+                  'extern "C" __device__ int twice_off(int *out, int a) '
+                  '{ *out = twice(a) + OFFSET; return 0; }\n')
+    return cu
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_headers_beside_the_source_and_in_the_search_paths(tmp_path, monkeypatch, target):
+    cu = _headers(tmp_path)
+    monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS",
+                        f"{tmp_path / 'nowhere'}:{tmp_path / 'inc'}")
+    f = kiln.declare_device("twice_off", "int32(int32)", link=str(cu))
+
+    @kiln.jit
+    def kern(r, x):
+        i = kiln.grid(1)
+        if i < r.size:
+            r[i] = f(x[i])
+
+    if target == "cuda":
+        ptx = ptx_of(kern, SIG)
+        assert "1000" in ptx
+        return
+    x = np.arange(10, dtype=np.int32)
+    r = np.zeros_like(x)
+    kiln.jit(target="cpu", cache=False)(kern.py_func)[1, 32](r, x)
+    np.testing.assert_array_equal(r, 2 * x + 1000)
+
+
+def test_a_header_not_found_is_the_compilers_error_at_the_include(tmp_path, monkeypatch):
+    cu = _headers(tmp_path)   # <offset.h> is in no search path now
+    monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
+    f = kiln.declare_device("twice_off", "int32(int32)", link=str(cu))
+
+    @kiln.jit
+    def kern(r, x):
+        r[0] = f(x[0])
+
+    with pytest.raises(kiln.CompileError) as e:
+        ptx_of(kern, SIG)
+    assert f"{cu}(3)" in str(e.value) and "offset.h" in str(e.value)
+
+
+def test_an_edited_header_is_a_new_cache_key(tmp_path):
+    cu = _headers(tmp_path)
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp_path / "cache"),
+               NUMBA_CUDA_NVRTC_EXTRA_SEARCH_PATHS=str(tmp_path / "inc"))
+    child = CHILD.replace('"fromfile"', '"twice_off"')
+
+    def run(offset):
+        (tmp_path / "inc" / "offset.h").write_text(f"#define OFFSET {offset}\n")
+        out = subprocess.run([sys.executable, "-c", child, str(cu)], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    assert "11111" in run(11111)
+    second = run(22222)  # a stale hit would print 11111
+    assert "22222" in second and "11111" not in second
+
+
+def test_include_cycles_and_bad_search_paths(tmp_path, monkeypatch):
+    (tmp_path / "a.h").write_text('#include "b.h"\n#define CYC_A 1\n')
+    (tmp_path / "b.h").write_text('#include "a.h"\n#define CYC_B 2\n')
+    cu = tmp_path / "c.cu"
+    cu.write_text('#include "a.h"\n'
+                  'extern "C" __device__ int ab(int *out, int x) { *out = CYC_A + CYC_B + x; return 0; }\n')
+    f = kiln.declare_device("ab", "int32(int32)", link=str(cu))
+
+    @kiln.jit
+    def kern(r, x):
+        r[0] = f(x[0])
+
+    assert ptx_of(kern, SIG)   # each header once: the cycle ends
+    monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", 42)
+    g = kiln.declare_device("ab", "int32(int32)", link=str(cu))
+
+    @kiln.jit
+    def kern2(r, x):
+        r[0] = g(x[0])
+
+    with pytest.raises(TypeError, match="CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string"):
+        ptx_of(kern2, SIG)
