@@ -31,6 +31,7 @@ _GPU_GRID_Y = 65535   # CUDA's limit on a grid's y dimension (an elementwise ker
 _GPU_ROWS = 8         # rows per thread of a 2-D elementwise kernel with _GPU_MANY_BLOCKS
 _GPU_MANY_BLOCKS = 8192  # blocks at one row per thread past which rows are shared out
 _CPU_THREADS = 256    # threads per block of a CPU launch (the plan runs the grid as loops)
+KILN_MAX_NDIM = 8  # dimensions of an array kernels take (include/kiln.h)
 # plans one fused function keeps (argument types and layouts); past it they are dropped
 # and made again as calls need them (docs/limits.md)
 KILN_FUSE_MAX_PLANS = 64
@@ -51,6 +52,9 @@ def _np():
 def _code_of(dt):
     c = _codes.get(dt)
     if c is None:
+        if not dt.isnative:
+            raise TypeError(f"kiln.fuse takes arrays in the machine's byte order, not {dt!r}: "
+                            "convert with a.astype(a.dtype.newbyteorder('='))")
         c = dtype_code(dt.name)
         if c is None or dt.name == "float16":
             raise TypeError(f"kiln.fuse does not support dtype {dt}"
@@ -69,12 +73,12 @@ def _device_code(a):
     return c
 
 
-def _full_key(key, vals):
+def _full_key(fused, key, vals):
     """A call's key with each array's (_ARRAY, code) completed by its number of
     dimensions and its extent-1 dimensions (a bit each), which the specialisation's
     broadcasting depends on."""
     full = []
-    for k, v in zip(key, vals):
+    for i, (k, v) in enumerate(zip(key, vals)):
         if k[0] == _ARRAY:
             ones = 0
             d = 0
@@ -82,6 +86,10 @@ def _full_key(key, vals):
                 if e == 1:
                     ones |= 1 << d
                 d += 1
+            if d > KILN_MAX_NDIM:
+                raise TypeError(f"argument '{fused._param(i)}' of kiln.fuse function "
+                                f"'{fused.__name__}' has {d} dimensions; kernels take at "
+                                f"most {KILN_MAX_NDIM}")
             k = (_ARRAY, k[1], d, ones)
         full.append(k)
     return tuple(full)
@@ -187,8 +195,8 @@ def _flatten(key, vals, gpu):
         if gpu is None:
             if not v.flags.c_contiguous:
                 return None
-        elif _kiln.key_of(v)[3] != 67:    # 'C'
-            return None
+        elif not isinstance(v, DeviceArray) or _kiln.key_of(v)[3] != 67:  # 'C'
+            return None     # (a NumPy array in a GPU call is copied in by the launch)
     if shape is None:
         return None
     n = 1
@@ -206,7 +214,11 @@ def _row_flat(key, vals, roles):
     vectors (vecplan.h).  A row length that is not a multiple of 4 keeps the 2-D
     kernel, as the vectors would then straddle rows.  None when the call does not fit."""
     shape = None
-    for r, v in zip(roles, vals):
+    for k, r, v in zip(key, roles, vals):
+        if k[0] == _ARRAY and r != 0 and not isinstance(v, DeviceArray):
+            return None     # a NumPy array in a GPU call is copied in by the launch
+        if r == 0 and k[0] == _ARRAY and k[2] > 1 and not isinstance(v, DeviceArray):
+            return None
         if r == 1:
             if shape is None:
                 shape = v.shape
@@ -398,19 +410,35 @@ class Fused:
 
     # ---- calls ---------------------------------------------------------------------------
 
-    def _too_large(self, i):
+    def _param(self, i):
+        """The name of parameter i (its number from 1 when it has none)."""
         import inspect
         try:
-            name = list(inspect.signature(self.py_func).parameters)[i]
+            return list(inspect.signature(self.py_func).parameters)[i]
         except (TypeError, ValueError, IndexError):
-            name = str(i + 1)
-        raise OverflowError(f"argument '{name}' of kiln.fuse function '{self.__name__}' is a "
-                            "Python int too large for 64 bits")
+            return str(i + 1)
 
-    def __call__(self, *args):
-        if len(args) != self._nparams:
-            raise TypeError(f"'{self.__name__}' takes {self._nparams} arguments but "
-                            f"{len(args)} were given")
+    def _too_large(self, i):
+        raise OverflowError(f"argument '{self._param(i)}' of kiln.fuse function "
+                            f"'{self.__name__}' is a Python int too large for 64 bits")
+
+    def _bind(self, args, kwargs):
+        """The call's arguments in the function's order, as Python binds them (keywords,
+        defaults); Python's TypeError when they do not fit."""
+        import inspect
+        try:
+            bound = inspect.signature(self.py_func).bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"'{self.__name__}': {e}") from None
+        bound.apply_defaults()
+        if bound.kwargs or len(bound.args) != self._nparams:
+            raise TypeError(f"'{self.__name__}' takes {self._nparams} positional arguments "
+                            "(kiln.fuse functions have no *args or **kwargs)")
+        return bound.args
+
+    def __call__(self, *args, **kwargs):
+        if kwargs or len(args) != self._nparams:
+            args = self._bind(args, kwargs)
         np = _np()
         ndarray = np.ndarray
         key = []    # arrays as (_ARRAY, dtype code): layout_sig says their shapes
@@ -449,7 +477,7 @@ class Fused:
         sig = _kiln.layout_sig(vals)
         plan = self._plans.get((key, target, sig)) if sig is not None else None
         if plan is None:
-            plan = self._prepare(_full_key(key, vals), target, vals, gpu)
+            plan = self._prepare(_full_key(self, key, vals), target, vals, gpu)
             if sig is not None:
                 if len(self._plans) >= KILN_FUSE_MAX_PLANS:
                     self._plans.clear()

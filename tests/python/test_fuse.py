@@ -476,8 +476,10 @@ def test_what_cannot_be_fused_points_at_the_line(fn, args, text, message):
 
 
 def test_wrong_argument_count():
-    with pytest.raises(TypeError, match="takes 2 arguments but 1 were given"):
+    with pytest.raises(TypeError, match="'arith': missing a required argument: 'b'"):
         arith(np.ones(3))
+    with pytest.raises(TypeError, match="'arith': too many positional arguments"):
+        arith(np.ones(3), 1, 2)
 
 
 # ---- the cache across processes ----------------------------------------------------------
@@ -582,6 +584,15 @@ def test_gpu_host_side_against_the_fake_driver():
         assert last()[1] == (2, 64, 1) and e.shape == (64, 300), last()[1]
         r = rows(x, x)
         assert last()[1:3] == ((64, 1, 1), (128, 1, 1)) and r.shape == (64,), last()
+        # NumPy arrays beside device arrays are copied in by the launch, whatever their
+        # layout (a flat view of one would need a device array)
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", kiln.PerformanceWarning)
+            for h in (np.ones((64, 300), np.float32), np.ones(300, np.float32),
+                      np.ones((64, 1), np.float32)):
+                e = elementwise(x, h)
+                assert isinstance(e, kiln.DeviceArray) and e.shape == (64, 300), e.shape
         print("ok")
     """)
     assert out.strip().endswith("ok")
@@ -1025,3 +1036,23 @@ def test_comparisons_with_python_numbers_follow_numpy():
     y = np.array([1, 0, 5], np.int64)
     for got, want in zip(f(x, y), (x > 0.1, x == 0.1, x < y, x >= 16777217)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_calls_bind_keywords_and_refuse_what_kernels_cannot_take():
+    @kiln.fuse
+    def f(x, y):
+        return x * 2 - y
+
+    a, b = np.arange(6.0), np.ones(6)
+    np.testing.assert_array_equal(f(y=b, x=a), a * 2 - b)
+    np.testing.assert_array_equal(f(a, y=b), a * 2 - b)
+    with pytest.raises(TypeError, match="'f': missing a required argument: 'y'"):
+        f(a)
+    with pytest.raises(TypeError, match="'f': got an unexpected keyword argument 'z'"):
+        f(a, b, z=1)
+    nine = np.ones((1,) * 8 + (2,))
+    with pytest.raises(TypeError, match="argument 'x' of kiln.fuse function 'f' has 9 "
+                                        "dimensions; kernels take at most 8"):
+        f(nine, 1.0)
+    with pytest.raises(TypeError, match="machine's byte order, not dtype\\('>f8'\\)"):
+        f(a.astype(">f8"), b)
