@@ -34,6 +34,14 @@ def ptx_of(kernel, sig):
     return kiln.compile_ptx(kernel, sig, cc=(8, 0))[0]
 
 
+def caller(f):
+    """A kernel whose one statement calls f: r[0] = f(x[0])."""
+    @kiln.jit
+    def kern(r, x):
+        r[0] = f(x[0])
+    return kern
+
+
 # ---- the declaration --------------------------------------------------------------
 
 
@@ -250,13 +258,8 @@ def test_an_error_in_the_external_source_names_its_file_and_line(tmp_path):
     cu.write_text('// line 1\n\nextern "C" __device__ int bad(int *out, int a) '
                   '{ *out = a +; return 0; }\n')
     bad = kiln.declare_device("bad", "int32(int32)", link=str(cu))
-
-    @kiln.jit
-    def kern(r, x):
-        r[0] = bad(x[0])
-
     with pytest.raises(kiln.CompileError) as e:
-        ptx_of(kern, SIG)
+        ptx_of(caller(bad), SIG)
     msg = str(e.value)
     assert "program with external CUDA C sources" in msg
     assert f"{cu}(3): error" in msg and "external CUDA C sources" in msg
@@ -492,13 +495,8 @@ def test_a_header_not_found_is_the_compilers_error_at_the_include(tmp_path, monk
     cu = _headers(tmp_path)   # <offset.h> is in no search path now
     monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
     f = kiln.declare_device("twice_off", "int32(int32)", link=str(cu))
-
-    @kiln.jit
-    def kern(r, x):
-        r[0] = f(x[0])
-
     with pytest.raises(kiln.CompileError) as e:
-        ptx_of(kern, SIG)
+        ptx_of(caller(f), SIG)
     assert f"{cu}(3)" in str(e.value) and "offset.h" in str(e.value)
 
 
@@ -527,18 +525,8 @@ def test_include_cycles_and_bad_search_paths(tmp_path, monkeypatch):
     cu.write_text('#include "a.h"\n'
                   'extern "C" __device__ int ab(int *out, int x) { *out = CYC_A + CYC_B + x; return 0; }\n')
     f = kiln.declare_device("ab", "int32(int32)", link=str(cu))
-
-    @kiln.jit
-    def kern(r, x):
-        r[0] = f(x[0])
-
-    assert ptx_of(kern, SIG)   # each header once: the cycle ends
+    assert ptx_of(caller(f), SIG)   # each header once: the cycle ends
     monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", 42)
     g = kiln.declare_device("ab", "int32(int32)", link=str(cu))
-
-    @kiln.jit
-    def kern2(r, x):
-        r[0] = g(x[0])
-
     with pytest.raises(TypeError, match="CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string"):
-        ptx_of(kern2, SIG)
+        ptx_of(caller(g), SIG)
