@@ -25,7 +25,7 @@ NOISE = 0.05                             # a candidate beats the default by more
                                          # in two separate contests
 
 class _Local(threading.local):
-    depth = 0  # max-autotune steps this thread is inside
+    depth = 0  # max-autotune steps this thread is inside (kiln.compile's step raises it)
 
 
 _local = _Local()
@@ -58,14 +58,6 @@ def on():
     """Whether KILN_AUTOTUNE leaves the search on."""
     return _ON
 
-
-def call_tuned(fn, args, kwargs):
-    """fn(*args, **kwargs) with this thread's launches tuned."""
-    _local.depth += 1
-    try:
-        return fn(*args, **kwargs)
-    finally:
-        _local.depth -= 1
 
 
 def _name(kind, ident, device, n):

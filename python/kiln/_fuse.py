@@ -602,13 +602,14 @@ class Fused:
             for i in p.zero_d:
                 argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
             argv += p.extra
-            if p.tune is not None and _autotune.active():
+            if p.tune is not None and _autotune._local.depth and _autotune.on():
                 dev = "cpu" if gpu is None else gpu._device
-                launch = p.tuned.get(dev) if p.tuned is not None else None
+                tuned = p.tuned
+                launch = tuned.get(dev) if tuned is not None else None
                 if launch is None:  # the search once per device, then its launcher
-                    if p.tuned is None:
-                        p.tuned = {}
-                    launch = p.tuned[dev] = self._tuned_launcher(p, argv, vals, dev, gpu)
+                    if tuned is None:
+                        tuned = p.tuned = {}
+                    launch = tuned[dev] = self._tuned_launcher(p, argv, vals, dev, gpu)
                 launch(*argv)
             else:
                 p.launches[0](*argv)

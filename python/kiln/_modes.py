@@ -138,8 +138,13 @@ class Compiled:
                       f"arguments: {why}", _kiln.PerformanceWarning, stacklevel=3)
 
     def __call__(self, *args, **kwargs):
-        if self.mode == "max-autotune":
-            return _autotune.call_tuned(self.fn, args, kwargs)
+        if self.mode == "max-autotune":  # this thread's launches are tuned while fn runs
+            local = _autotune._local
+            local.depth += 1
+            try:
+                return self.fn(*args, **kwargs)
+            finally:
+                local.depth -= 1
         if self.mode != "reduce-overhead":
             return self.fn(*args, **kwargs)
         if kwargs:
