@@ -132,7 +132,7 @@ def stopped(launch):
 '''
 
 
-def child(body, sigint_after=None, timeout=60):
+def child(body, sigint_after=None, timeout=60, preexec_fn=None):
     """Runs KERNELS + body in a child; with sigint_after, sends SIGINT that many
     seconds after the child prints 'ready'.  Returns (stdout, stderr, status);
     a child still running at the timeout is killed and the test fails."""
@@ -142,7 +142,7 @@ def child(body, sigint_after=None, timeout=60):
         with open(path, "w") as f:
             f.write(KERNELS + textwrap.dedent(body))
         p = subprocess.Popen([sys.executable, path], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
         try:
             if sigint_after is not None:
                 line = p.stdout.readline()
@@ -421,6 +421,20 @@ def test_a_thread_that_cannot_start_openmp_threads_runs_its_kernels_on_one():
             fill[(n + 127) // 128, 128](o, 2.0)
         print("right" if np.array_equal(o, 2.0 + np.arange(n)) else "wrong", flush=True)
         print([str(m.message)[:50] for m in w], flush=True)
-        """, timeout=60)
+        """, timeout=60, preexec_fn=_big_thread_stacks)
     assert rc == 0 and "right" in out and "atexit ran" in out, (out, err)
     assert "kiln: this thread cannot start OpenMP's threads" in out, out
+
+
+def _big_thread_stacks():
+    # a thread's default stack is RLIMIT_STACK's size, read when the child starts: at
+    # 64 MiB one never fits the 4 MiB left above the limit, and glibc keeps no freed stack
+    # that large for reuse (its cache holds 40 MiB), so no thread of the team can start
+    # however the child's memory came and went before the limit (at 8 MiB a stack freed
+    # earlier could be reused: the test failed now and then in full runs)
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    want = 64 << 20
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
