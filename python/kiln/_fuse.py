@@ -17,7 +17,7 @@ import threading
 from . import _autotune, _compile, _kiln, _source
 from ._cuda import HOST, DeviceArray, _is_gpu_array, launch_view
 from ._intrinsics import namespace as _KILN
-from ._types import DTYPE_NAMES, dtype_code
+from ._types import DTYPE_NAMES, _contiguous_strides, dtype_code
 from ._ufunc import _make_kernel
 
 _ARRAY, _SCALAR, _PYINT, _PYFLOAT, _PYBOOL, _ROW = 0, 1, 2, 3, 4, 5  # kiln_fuse_argkind
@@ -215,10 +215,8 @@ def _row_flat(key, vals, roles):
     kernel, as the vectors would then straddle rows.  None when the call does not fit."""
     shape = None
     for k, r, v in zip(key, roles, vals):
-        if k[0] == _ARRAY and r != 0 and not isinstance(v, DeviceArray):
+        if k[0] == _ARRAY and (r != 0 or k[2] > 1) and not isinstance(v, DeviceArray):
             return None     # a NumPy array in a GPU call is copied in by the launch
-        if r == 0 and k[0] == _ARRAY and k[2] > 1 and not isinstance(v, DeviceArray):
-            return None
         if r == 1:
             if shape is None:
                 shape = v.shape
@@ -260,14 +258,6 @@ def _views(lengths, vals, gpu):
         return [v if n is None else v.reshape(n) for n, v in zip(lengths, vals)]
     return [v if n is None else _kiln.device_view(v, 0, (n,), (v.itemsize,))
             for n, v in zip(lengths, vals)]
-
-
-def _c_strides(shape, itemsize):
-    strides, st = [], itemsize
-    for e in reversed(shape):
-        strides.append(st)
-        st *= e
-    return tuple(reversed(strides))
 
 
 def _map_config(out_shape, dims, t, cpu, extra):
@@ -516,7 +506,8 @@ class Fused:
                     n *= e
                 plan = self._plan(fspec, fvals, gpu, (n,), None, cols)
                 plan.views = lengths
-                plan.reshape = (shape, [_c_strides(shape, dt.itemsize) for dt in fspec.dtypes])
+                plan.reshape = (shape, [_contiguous_strides(shape, dt.itemsize, False)
+                                        for dt in fspec.dtypes])
                 return plan
         out_shape, inners = self._shapes(spec, vals)
         return self._plan(spec, vals, gpu, out_shape, inners, 0)
