@@ -602,6 +602,43 @@ int kiln_nvrtc_target_from(const char *facts, int check_file, const kiln_options
  * ($KILN_NVRTC, $LD_LIBRARY_PATH, /etc/ld.so.cache's size and time). */
 void kiln_nvrtc_facts_name(char *buf, size_t size);
 
+/* ---- the device linker: nvJitLink (dlopen), for compiled external device code ---- */
+
+typedef struct kiln_nvjitlink kiln_nvjitlink;
+
+/* What a linked input is; the numbers are nvJitLink's input types. */
+typedef enum kiln_link_kind {
+    KILN_LINK_CUBIN = 1,
+    KILN_LINK_PTX = 2,
+    KILN_LINK_LTOIR = 3,
+    KILN_LINK_FATBIN = 4,
+    KILN_LINK_OBJECT = 5,
+    KILN_LINK_LIBRARY = 6
+} kiln_link_kind;
+
+typedef struct kiln_link_input {
+    int kind;         /* kiln_link_kind */
+    const void *data;
+    size_t len;
+    const char *name; /* for messages: the file's path or the object's name */
+} kiln_link_input;
+
+/* Loads nvJitLink ($KILN_NVJITLINK, else the usual library names).  NULL after
+ * reporting why. */
+kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx);
+void kiln_nvjitlink_close(kiln_nvjitlink *j);
+/* nvJitLink's version as major * 1000 + minor * 10 (12000 where it cannot say). */
+int kiln_nvjitlink_version(kiln_nvjitlink *j);
+/* "PTX", "cubin", ... for a kiln_link_kind. */
+const char *kiln_link_kind_name(int kind);
+/* Links the inputs (the kernel's own code first) into a cubin for sm_arch, with
+ * link-time optimisation when lto (every LTO-IR input then inlines across files);
+ * opts gives fastmath, lineinfo and max_registers.  *cubin is malloc'd; the caller
+ * frees it.  0, or -1 after reporting nvJitLink's log. */
+int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int arch, int lto,
+                        const kiln_options *opts, const kiln_link_input *in, int nin,
+                        void **cubin, size_t *cubin_len);
+
 /* Loads the driver and initialises it.  NULL, with *why set to a static
  * explanation, when no CUDA GPU can be used. */
 kiln_cuda *kiln_cuda_open(const char **why);

@@ -16,6 +16,9 @@
  * target knows to give NVRTC the toolkit's include directories and to blame the user's
  * source rather than kiln when NVRTC rejects the program (cuda.c). */
 #define KILN_EXTERN_SRC_MARKER "/* ---- external source "
+/* An external source that is compiled device code linked by nvJitLink (_extern.py writes
+ * it): a comment naming the code, which the CPU target cannot run */
+#define KILN_LINKED_MARKER "/* kiln-linked "
 
 
 struct kiln_ctx {

@@ -54,6 +54,7 @@ from ._ipc import (  # noqa: F401  (GPU memory shared between processes, docs/ip
 )
 from .args import In, Out, InOut  # noqa: F401  (Numba's argument hints)
 from ._extern import declare_device, CUSource, ExternFunction  # noqa: F401  (external CUDA code)
+from ._extern import PTXSource, Cubin, Fatbin, LTOIR, Object, Archive  # noqa: F401
 from .misc.special import literal_unroll  # noqa: F401  (for x in literal_unroll(t))
 from .compiler import (  # noqa: F401  (Numba's compiler entries: PTX and LTO-IR text)
     compile_ptx, compile_ptx_for_current_device, compile_for_current_device,

@@ -302,16 +302,36 @@ class CUSource:
     name: str
     def __init__(self, data: str | bytes, name: str | None = ...) -> None: ...
 
-_Link: TypeAlias = CUSource | str | os.PathLike[str]
+class _Compiled:
+    kind: int
+    data: bytes
+    name: str
+    def __init__(self, data: bytes | bytearray | memoryview | str,
+                 name: str | None = ...) -> None: ...
+
+class PTXSource(_Compiled):
+    kind: int
+class Cubin(_Compiled):
+    kind: int
+class Fatbin(_Compiled):
+    kind: int
+class LTOIR(_Compiled):
+    kind: int
+class Object(_Compiled):
+    kind: int
+class Archive(_Compiled):
+    kind: int
+
+_Link: TypeAlias = CUSource | _Compiled | str | os.PathLike[str]
 _Links: TypeAlias = _Link | Sequence[_Link] | set[_Link] | frozenset[_Link]
 
 class ExternFunction:
     name: str
     sig: Signature
-    link: tuple[CUSource | str, ...]
+    link: tuple[CUSource | _Compiled | str, ...]
     abi: str
     use_cooperative: bool
-    def __init__(self, name: str, sig: Signature, link: tuple[CUSource | str, ...], abi: str,
+    def __init__(self, name: str, sig: Signature, link: tuple[CUSource | _Compiled | str, ...], abi: str,
                  use_cooperative: bool) -> None: ...
     def __call__(self, *args: Any) -> Any: ...
 

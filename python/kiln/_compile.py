@@ -16,7 +16,7 @@ import types
 from . import _cuda, _kiln, _obs, _source
 from ._source import source_of
 from ._types import DTYPE_NAMES, Record, Scalar, dtype_code
-from ._extern import ExternFunction, link_texts
+from ._extern import ExternFunction, link_texts, linked_inputs
 
 CompileError = _kiln.CompileError
 
@@ -406,6 +406,15 @@ def _nvrtc_options(disp):
     return (o["fastmath"], o["lineinfo"], o["max_registers"])
 
 
+def _links(disp, source):
+    """nvrtc_compile's links and lto for a translated GPU program's source: the compiled
+    device code it names (_extern.py), with link-time optimisation unless lto=False
+    (LTO-IR needs it)."""
+    links = linked_inputs(source)
+    lto = disp.options.get("lto", True) or any(k == 3 for k, _, _ in links)
+    return links, lto
+
+
 def _cache_name(disp, argkey):
     """What `kiln cache ls` shows for a specialisation."""
     return f"{disp.__module__}.{disp.__qualname__}({_kiln.argtype_str(argkey)})"
@@ -418,7 +427,8 @@ def check_cuda(disp, argkey, archs=_CHECK_ARCHS):
     for arch in archs:
         prog = _translate(disp, argkey, 1, arch)
         _, _, ckey, hit = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
-                                              _cache_name(disp, argkey), disp.options["cache"])
+                                              _cache_name(disp, argkey), disp.options["cache"],
+                                              0, *_links(disp, prog.source))
         done.append((arch, ckey, hit))
     return done
 
@@ -478,7 +488,8 @@ def build(disp, key):
             arch = _arch_of(device)
             prog = _translate(disp, argkey, 1, arch)
             image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
-                                                 _cache_name(disp, argkey), disp.options["cache"])
+                                                 _cache_name(disp, argkey), disp.options["cache"],
+                                                 0, *_links(disp, prog.source))
             entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
             carveout = disp.options.get("shared_memory_carveout")
             if carveout is not None:

@@ -176,6 +176,8 @@ class Dispatcher(_kiln.DispatcherBase):
             "link": link_items(link),
             # cuFuncSetAttribute on each GPU specialisation when it is loaded (_compile.build)
             "shared_memory_carveout": _carveout(shared_memory_carveout),
+            # link-time optimisation when compiled code is linked (nvJitLink's -lto)
+            "lto": lto is not False,
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")
@@ -885,17 +887,21 @@ def jit(func_or_sig=None, *args, **options):
       should prefer to give shared memory: a percentage 0 to 100, -1 or ``'default'`` for
       the driver's choice, ``'MaxL1'`` (0) or ``'MaxShared'`` (100); a hint to the driver
       (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), which the CPU target ignores.
-    - ``link``: CUDA C sources (``kiln.CUSource`` objects, ``.cu`` paths, or a list of them)
-      pasted into the kernel's GPU program, for external functions declared with
-      ``kiln.declare_device`` without ``link=`` (docs/language.md).
+    - ``link``: CUDA C sources (``kiln.CUSource`` objects, ``.cu`` paths) pasted into the
+      kernel's GPU program, and compiled device code (``.ptx``, ``.cubin``, ``.fatbin``,
+      ``.ltoir``, ``.o``, ``.a`` paths, ``kiln.PTXSource`` ...) linked with it by nvJitLink,
+      or a list of them, for external functions declared with ``kiln.declare_device``
+      without ``link=`` (docs/language.md).
+    - ``lto``: with compiled device code linked, whether nvJitLink optimises across it
+      (default True; LTO-IR inputs need it): the external functions inline into the kernel.
     - ``mode``: ``'default'``; ``'max-autotune'`` times the threads per block of its
       ``forall(n)`` launches and keeps the fastest (docs/modes.md); ``'reduce-overhead'`` is
       accepted and is the default for one kernel (its launch path is already C: recording
       pays off for steps of several launches, ``kiln.compile``).
 
-    ``inline``, ``forceinline``, ``opt`` and ``lto`` (Numba's) are accepted and change nothing: kiln compiles
-    each kernel with everything it calls as one program, so what link-time optimisation
-    would join is already joined (docs/language.md).  Unknown options are a TypeError."""
+    ``inline``, ``forceinline`` and ``opt`` (Numba's) are accepted and change nothing: kiln
+    compiles each kernel with everything it calls (CUDA C sources included) as one program,
+    so what link-time optimisation would join is already joined (docs/language.md).  Unknown options are a TypeError."""
     bad = [k for k in options if k not in _JIT_OPTIONS]
     if bad:
         raise TypeError(f"kiln.jit got unknown option(s) {', '.join(bad)}; "

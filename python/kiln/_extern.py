@@ -6,11 +6,18 @@ program, so the CUDA C sources given in ``link`` (``CUSource`` objects and ``.cu
 are pasted into the kernel's translation unit, each once, ahead of kiln's own code, with
 an ``extern "C"`` declaration of the function as its ABI spells it (src/emit/emit.c).
 The sources' text is part of the program, so of its cache key: an edited ``.cu`` file is
-a new key.  Files are read when a kernel that calls the function is compiled.  Linking
-compiled code (PTX, cubin, fatbin, LTO-IR, objects, archives) would need nvJitLink,
-which kiln does not drive yet: such a file is a NotImplementedError naming it.
+a new key.  Files are read when a kernel that calls the function is compiled.
+
+Compiled device code (PTX, cubin, fatbin, LTO-IR, objects and archives: files by their
+extension, or Numba's ``PTXSource``, ``Cubin``, ``Fatbin``, ``LTOIR``, ``Object`` and
+``Archive`` objects) is linked with the kernel by nvJitLink (src/target/nvjitlink.c): in
+the program such an item is a comment naming its kind and the SHA-256 of its bytes
+(``linked_marker``), so the cache key covers its content; the build finds the bytes by
+that digest (``linked_inputs``) and gives them to nvJitLink after the kernel's own
+LTO-IR.  The CPU target cannot run such code: there the comment is a C ``#error``.
 """
 
+import hashlib
 import os
 import re
 
@@ -20,13 +27,72 @@ from ._types import CPointer, Signature, Type
 # how a declared function is called: kiln_abi in include/kiln.h
 _ABIS = {"numba": 0, "c": 1}
 
-# files that would need a device linker (nvJitLink or the driver's cuLink)
-_LINKED_KINDS = (".ptx", ".cubin", ".fatbin", ".o", ".obj", ".a", ".lib", ".ltoir")
+# compiled device code by file extension: nvJitLink's input kinds (kiln_link_kind)
+_LINKED_KINDS = {".cubin": 1, ".ptx": 2, ".ltoir": 3, ".fatbin": 4, ".o": 5, ".obj": 5,
+                 ".a": 6, ".lib": 6}
+_KIND_NAMES = {1: "cubin", 2: "PTX", 3: "LTO-IR", 4: "fatbin", 5: "object", 6: "archive"}
+
+# the program's comment for a linked input (KILN_LINKED_MARKER in src/compiler.h)
+_MARKER = "/* kiln-linked "
+_MARKER_RE = re.compile(r"/\* kiln-linked (\d) ([0-9a-f]{64}) ")
+
+# the bytes of every compiled input read in this process, by SHA-256: what a build links
+_BLOBS = {}
 
 _C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # headers nested in headers that link_texts puts in place (docs/limits.md)
 KILN_LINK_MAX_INCLUDE_DEPTH = 32
+
+
+class _Compiled:
+    """Compiled device code held in memory, linked with kernels by nvJitLink (Numba's
+    LinkableCode classes): ``data`` the bytes, ``name`` names it in messages."""
+
+    kind = 0
+
+    def __init__(self, data, name=None):
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"{type(self).__name__} takes the code's bytes, not "
+                            f"{type(data).__name__}")
+        self.data = bytes(data)
+        self.name = name or f"<{type(self).__name__}>"
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name} ({len(self.data)} bytes)>"
+
+
+class PTXSource(_Compiled):
+    """PTX text (str or bytes) to link with kernels (Numba's ``PTXSource``)."""
+    kind = 2
+
+
+class Cubin(_Compiled):
+    """A relocatable cubin to link with kernels (Numba's ``Cubin``)."""
+    kind = 1
+
+
+class Fatbin(_Compiled):
+    """A fatbin (cubins and PTX for several architectures) to link with kernels."""
+    kind = 4
+
+
+class LTOIR(_Compiled):
+    """LTO-IR (nvcc -dlto or NVRTC -dlto) to link with kernels; linking it turns on
+    link-time optimisation."""
+    kind = 3
+
+
+class Object(_Compiled):
+    """A host object file holding device code (nvcc -dc) to link with kernels."""
+    kind = 5
+
+
+class Archive(_Compiled):
+    """A static library of such objects to link with kernels."""
+    kind = 6
 
 
 class CUSource:
@@ -48,38 +114,44 @@ class CUSource:
         return f"<CUSource {self.name} ({len(self.data)} characters)>"
 
 
+def _order(x):
+    if isinstance(x, CUSource):
+        return (0, x.data.encode("utf-8"))
+    if isinstance(x, _Compiled):
+        return (1, x.data)
+    return (2, os.fspath(x).encode("utf-8", "surrogateescape"))
+
+
 def link_items(link):
-    """The link argument as a tuple of CUSource objects and .cu paths, in a stable order
-    (a set's items sorted by their text or path, so every process pastes them alike)."""
+    """The link argument as a tuple of CUSource and compiled-code objects and paths, in a
+    stable order (a set's items sorted by their content or path, so every process puts
+    them in alike)."""
     if link is None:
         return ()
-    if isinstance(link, (str, os.PathLike, CUSource)):
+    if isinstance(link, (str, os.PathLike, CUSource, _Compiled)):
         items = [link]
     elif isinstance(link, (list, tuple)):
         items = list(link)
     elif isinstance(link, (set, frozenset)):
-        items = sorted(link, key=lambda x: (0, x.data) if isinstance(x, CUSource)
-                       else (1, os.fspath(x)))
+        items = sorted(link, key=_order)
     else:
         raise TypeError(f"link= takes a CUSource, a path or a list of them, not "
                         f"{type(link).__name__}")
     out = []
     for x in items:
-        if isinstance(x, CUSource):
+        if isinstance(x, (CUSource, _Compiled)):
             out.append(x)
             continue
         if not isinstance(x, (str, os.PathLike)):
-            raise TypeError(f"link= items are CUSource objects or paths, not {type(x).__name__}")
+            raise TypeError(f"link= items are CUSource objects, compiled code (PTXSource, "
+                            f"Cubin, Fatbin, LTOIR, Object, Archive) or paths, not "
+                            f"{type(x).__name__}")
         path = os.fspath(x)
         ext = os.path.splitext(path)[1].lower()
-        if ext in _LINKED_KINDS:
-            raise NotImplementedError(
-                f"cannot link {path}: kiln links CUDA C sources (.cu files and CUSource) into "
-                f"a kernel's NVRTC program; {ext} files need nvJitLink, which kiln does not "
-                "use yet")
-        if ext not in (".cu", ".cuh"):
+        if ext not in (".cu", ".cuh") and ext not in _LINKED_KINDS:
             raise ValueError(f"Don't know how to link file with extension {ext or '(none)'}: "
-                             f"{path} (kiln links CUDA C sources: .cu files and CUSource)")
+                             f"{path} (kiln links CUDA C sources (.cu), and .ptx, .cubin, "
+                             f".fatbin, .ltoir, .o and .a files of device code)")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"link= file not found: {path}")
         out.append(path)
@@ -158,8 +230,17 @@ def link_texts(items):
     paths = search_paths()
     texts = []
     for x in items:
+        if isinstance(x, _Compiled):
+            texts.append(linked_marker(x.kind, x.name, x.data))
+            continue
         if isinstance(x, CUSource):
             name, text, own = x.name, x.data, None
+        elif os.path.splitext(x)[1].lower() in _LINKED_KINDS:
+            with open(x, "rb") as f:
+                data = f.read()
+            texts.append(linked_marker(_LINKED_KINDS[os.path.splitext(x)[1].lower()],
+                                       os.path.abspath(x), data))
+            continue
         else:
             with open(x, encoding="utf-8") as f:
                 name, text = os.path.abspath(x), f.read()
@@ -167,6 +248,30 @@ def link_texts(items):
         seen = set() if own is None else {os.path.realpath(name)}
         texts.append(_line(name, 1) + _expand(text, name, own, paths, seen, 0))
     return tuple(texts)
+
+
+def linked_marker(kind, name, data):
+    """The program's text for compiled code: a comment with its kind, the SHA-256 of its
+    bytes (so the cache key covers them) and its name; the bytes are kept by digest."""
+    digest = hashlib.sha256(data).hexdigest()
+    _BLOBS.setdefault(digest, data)
+    shown = name.replace("*/", "* /").replace("\n", " ")
+    return f"{_MARKER}{kind} {digest} {shown} ({_KIND_NAMES[kind]}) */"
+
+
+def linked_inputs(source):
+    """The compiled code a translated program links, in its order, each once:
+    [(kind, name, bytes)] for kiln._kiln.nvrtc_compile's links."""
+    out, seen = [], set()
+    for m in _MARKER_RE.finditer(source):
+        kind, digest = int(m.group(1)), m.group(2)
+        if digest in seen:
+            continue
+        seen.add(digest)
+        end = source.find(" */", m.end())
+        label = source[m.end():end].rsplit(" (", 1)[0] if end >= 0 else digest
+        out.append((kind, label, _BLOBS[digest]))
+    return out
 
 
 def _type_of(text, where):
@@ -238,8 +343,10 @@ def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
     """Declares the CUDA C device function ``name`` of signature ``sig`` (Numba's): with
     ``abi="numba"`` it is ``extern "C" __device__ int name(ret *out, args...)``, returning
     a status (kiln ignores it) and its result through ``out``; with ``abi="c"``,
-    ``extern "C" __device__ ret name(args...)``.  ``link``: the CUDA C sources that define
-    it (a CUSource, a .cu path, or a list, tuple or set of them)."""
+    ``extern "C" __device__ ret name(args...)``.  ``link``: the code that defines it (a
+    CUSource or .cu path of CUDA C; compiled code: a .ptx, .cubin, .fatbin, .ltoir, .o or
+    .a path or a PTXSource, Cubin, Fatbin, LTOIR, Object or Archive; or a list, tuple or
+    set of them)."""
     if not isinstance(name, str) or not _C_NAME.match(name):
         raise ValueError(f"declare_device's name is the function's C symbol, not {name!r}")
     if abi not in _ABIS:

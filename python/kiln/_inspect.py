@@ -118,7 +118,8 @@ def sass_of(disp, entry):
                            "nvdisasm on PATH (or under CUDA_HOME); inspect_asm() gives the PTX")
     source, arch, name = _compile.cuda_source_of(disp, entry)
     image, is_ptx, _, _ = _kiln.nvrtc_compile(source, _compile._nvrtc_options(disp), arch,
-                                              False, name, disp.options["cache"])
+                                              False, name, disp.options["cache"], 0,
+                                              *_compile._links(disp, source))
     if is_ptx:
         raise RuntimeError(f"NVRTC gave PTX rather than a cubin for sm_{arch}, so there is no "
                            "SASS to disassemble; inspect_asm() gives the PTX")

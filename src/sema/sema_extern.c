@@ -121,6 +121,21 @@ static bool record_use(Sema *S, Node *call, ExternFn *x) {
             return false;
         }
     }
+    size_t ml = strlen(KILN_LINKED_MARKER);
+    for (int i = 0; S->C->opts.target == KILN_TARGET_CPU && i < x->nlinks; i++) {
+        if (x->link_lens[i] <= ml || memcmp(x->links[i], KILN_LINKED_MARKER, ml) != 0) continue;
+        /* the marker, then "<kind> <digest> <name> (<kind name>)" and the comment's end */
+        const char *t = x->links[i], *end = t + x->link_lens[i] - 3;
+        const char *p = memchr(t + ml, ' ', (size_t)(end - t) - ml);
+        p = p ? memchr(p + 1, ' ', (size_t)(end - p - 1)) : NULL;
+        const char *from = p ? p + 1 : t + ml;
+        error_at(S->C, call->sp,
+                 "to run it on the CPU, declare it with its CUDA C source (a .cu file in "
+                 "the C subset the CPU target compiles); or run the kernel on a GPU",
+                 "'%s' is defined in compiled GPU code (%.*s), which the CPU target cannot run",
+                 x->name, (int)(end - from), from);
+        return false;
+    }
     x->used = true;
     vec_push(&S->C->arena, &S->res->externs, x);
     if (x->cooperative) S->res->cooperative = true; /* a cooperative launch, as Numba's */

@@ -66,10 +66,6 @@ def test_bad_declarations(tmp_path):
         kiln.declare_device("f", "int32(int32)", abi="python")
     with pytest.raises(ValueError, match="C symbol"):
         kiln.declare_device("not a name", "int32(int32)")
-    ptx = tmp_path / "f.ptx"
-    ptx.write_text("// ptx")
-    with pytest.raises(NotImplementedError, match=r"f\.ptx.*nvJitLink"):
-        kiln.declare_device("f", "int32(int32)", link=str(ptx))
     with pytest.raises(ValueError, match=r"Don't know how to link file with extension \.txt"):
         kiln.declare_device("f", "int32(int32)", link=[TIMES2, str(tmp_path / "f.txt")])
     with pytest.raises(FileNotFoundError, match="missing.cu"):
@@ -363,8 +359,6 @@ def test_jit_link_pastes_the_kernels_own_sources(tmp_path):
 
     ptx = ptx_of(kern, "void(int32*, int32[::1])")
     assert "4242" in ptx
-    with pytest.raises(NotImplementedError, match="nvJitLink"):
-        kiln.jit(link=str(tmp_path / "x.cubin"))(lambda: None)
 
 
 def test_two_declarations_of_one_function():

@@ -1370,6 +1370,42 @@ def test_random_on_the_gpu_draws_what_the_cpu_draws():
 
 
 
+def test_compiled_device_code_linked_by_nvjitlink_on_the_gpu(tmp_path):
+    # PTX and LTO-IR files (NVRTC's relocatable output of a .cu) and Numba's code objects,
+    # linked by nvJitLink with and without LTO: the same results as the .cu source
+    from kiln import _kiln
+    src = ('extern "C" __device__ int affine(int *out, int a, int b) '
+           '{ *out = 3 * a + b; return 0; }\n')
+    arch = kiln.get_current_device().compute_capability
+    arch = arch[0] * 10 + arch[1]
+
+    def nvrtc(output):
+        code, _, _, _ = _kiln.nvrtc_compile(src, (0, 0, 0), arch, True, "affine", False, output)
+        return bytes(code)
+
+    (tmp_path / "affine.ptx").write_bytes(nvrtc(1))
+    (tmp_path / "affine.ltoir").write_bytes(nvrtc(2))
+    links = [str(tmp_path / "affine.ptx"), str(tmp_path / "affine.ltoir"),
+             kiln.LTOIR(nvrtc(2), "affine-object"), kiln.CUSource(src)]
+    x = np.arange(1000, dtype=np.int32)
+    for link in links:
+        for lto in (True, False):
+            f = kiln.declare_device("affine", "int32(int32, int32)", link=link)
+
+            def body(r, x):
+                i = kiln.grid(1)
+                if i < r.size:
+                    acc = 0
+                    for k in range(4):  # a call in a loop, as the LTO benchmark has
+                        acc += f(x[i], k)
+                    r[i] = acc
+
+            kern = kiln.jit(lto=lto)(body)
+            r = kiln.device_array(1000, np.int32)
+            kern[8, 128](r, kiln.to_device(x))
+            np.testing.assert_array_equal(r.copy_to_host(), 12 * x + 6, err_msg=f"{link} {lto}")
+
+
 def test_cooperative_external_code_on_the_gpu():
     # declare_device(use_cooperative=True): the CUDA C code syncs the whole grid
     src = kiln.CUSource('#include <cooperative_groups.h>\n'

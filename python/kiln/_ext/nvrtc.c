@@ -12,16 +12,44 @@
 #include <pthread.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL /* header-only: no library to link */
+#include <xxhash.h>
+
 typedef struct {
     ModState *st;
     const char *src;
     size_t len;
     kiln_options o;
     int arch, want_ptx;
+    /* compiled device code linked with the kernel by nvJitLink (nlinks of them) */
+    kiln_link_input *links;
+    int nlinks, lto;
 } NvrtcBuild;
+
+/* The kernel's own code as nvJitLink's first input, then the linked files, into a cubin. */
+static int link_cuda(NvrtcBuild *b, kiln_ctx *ctx, void **blob, size_t *len) {
+    kiln_nvjitlink *j = ext_nvjitlink_nogil(b->st, ctx);
+    if (!j) return -1;
+    void *own = NULL;
+    size_t own_len = 0;
+    int is_ptx = 1;
+    kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx);
+    if (!n || kiln_nvrtc_compile(ctx, n, b->src, b->len, &b->o, b->arch, &own, &own_len, &is_ptx) < 0)
+        return -1;
+    b->links[0] = (kiln_link_input){b->lto ? KILN_LINK_LTOIR : KILN_LINK_PTX, own, own_len,
+                                    "<the kernel>"};
+    int rc = kiln_nvjitlink_link(ctx, j, b->arch, b->lto, &b->o, b->links, b->nlinks + 1, blob, len);
+    b->links[0].data = NULL;
+    free(own);
+    return rc;
+}
 
 static int build_cuda(void *ud, kiln_ctx *ctx, void **blob, size_t *len, char kind[16]) {
     NvrtcBuild *b = ud;
+    if (b->nlinks) {
+        snprintf(kind, 16, "cubin");
+        return link_cuda(b, ctx, blob, len);
+    }
     int is_ptx = b->want_ptx;
     kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx); /* loaded here, on a miss, at the latest */
     if (!n) return -1;
@@ -39,6 +67,14 @@ kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx) {
     kiln_nvrtc *n = st->nvrtc;
     pthread_mutex_unlock(&nvrtc_mu);
     return n;
+}
+
+kiln_nvjitlink *ext_nvjitlink_nogil(ModState *st, kiln_ctx *ctx) {
+    pthread_mutex_lock(&nvrtc_mu);
+    if (!st->nvjitlink) st->nvjitlink = kiln_nvjitlink_open(ctx);
+    kiln_nvjitlink *j = st->nvjitlink;
+    pthread_mutex_unlock(&nvrtc_mu);
+    return j;
 }
 
 kiln_nvrtc *ext_nvrtc(ModState *st) {
@@ -152,39 +188,121 @@ static int cuda_target(ModState *st, const kiln_options *o, int arch, int want_p
     return rc;
 }
 
+/* Compiled files linked into one kernel at most (docs/limits.md): more is a ValueError. */
+enum { KILN_LINK_MAX_FILES = 64 };
+
+/* links, a sequence of (kind, name, bytes), into b->links[1..]; -1 with an exception. */
+static int parse_links(PyObject *links, NvrtcBuild *b) {
+    Py_ssize_t n = PySequence_Size(links);
+    if (n < 0) return -1;
+    if (n > KILN_LINK_MAX_FILES) {
+        PyErr_Format(PyExc_ValueError, "a kernel links at most %d compiled files (KILN_LINK_MAX_FILES), not %zd",
+                     KILN_LINK_MAX_FILES, n);
+        return -1;
+    }
+    b->links = PyMem_Calloc((size_t)n + 1, sizeof *b->links);
+    if (!b->links) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(links, i);
+        int kind;
+        const char *name, *data;
+        Py_ssize_t len;
+        if (!PyArg_ParseTuple(t, "isy#", &kind, &name, &data, &len)) return -1;
+        if (kind < KILN_LINK_CUBIN || kind > KILN_LINK_LIBRARY) {
+            PyErr_Format(PyExc_ValueError, "no linked input kind %d", kind);
+            return -1;
+        }
+        b->links[i + 1] = (kiln_link_input){kind, data, (size_t)len, name};
+    }
+    b->nlinks = (int)n;
+    return 0;
+}
+
+/* The target text of a linked kernel: NVRTC's, then nvJitLink's version and options and
+ * each linked input's kind, size and XXH3 (the source names the files by content too). */
+static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
+    kiln_nvjitlink *j = st->nvjitlink;
+    if (!j) {
+        TextSink txt = {NULL, 0, 0, 0};
+        kiln_ctx *ctx = kiln_ctx_new();
+        if (!ctx) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
+        j = ext_nvjitlink_nogil(st, ctx);
+        kiln_ctx_free(ctx);
+        if (!j) ext_raise_text(st, &txt, "nvJitLink (libnvJitLink.so) was not found");
+        PyMem_RawFree(txt.buf);
+        if (!j) return -1;
+    }
+    size_t w = strlen(target);
+    int k = snprintf(target + w, size - w, " nvjitlink=%d lto=%d", kiln_nvjitlink_version(j), b->lto);
+    for (int i = 1; i <= b->nlinks && k >= 0 && (size_t)k < size - w; i++) {
+        w += (size_t)k;
+        k = snprintf(target + w, size - w, " %d:%zu:%016llx", b->links[i].kind, b->links[i].len,
+                     (unsigned long long)XXH3_64bits(b->links[i].data, b->links[i].len));
+    }
+    if (k < 0 || (size_t)k >= size - w) {
+        PyErr_SetString(PyExc_ValueError, "too many linked files for the cache key");
+        return -1;
+    }
+    return 0;
+}
+
 /* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
- *               cache=True, output=KILN_NVRTC_WHOLE) -> (image, is_ptx, cache key, hit) */
+ *               cache=True, output=KILN_NVRTC_WHOLE, links=(), lto=True)
+ *   -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     const char *src, *name = "";
     Py_ssize_t len;
     int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1, output = KILN_NVRTC_WHOLE;
-    if (!PyArg_ParseTuple(args, "s#(iii)i|pspi", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
-                          &want_ptx, &name, &use_cache, &output))
+    int lto = 1;
+    PyObject *links = NULL;
+    if (!PyArg_ParseTuple(args, "s#(iii)i|pspiOp", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
+                          &want_ptx, &name, &use_cache, &output, &links, &lto))
         return NULL;
     if (output < KILN_NVRTC_WHOLE || output > KILN_NVRTC_LTOIR)
         return PyErr_Format(PyExc_ValueError, "no NVRTC output %d", output);
     if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
-    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx};
+    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx, NULL, 0, lto};
     b.o.target = KILN_TARGET_CUDA;
     b.o.fastmath = fastmath;
     b.o.lineinfo = lineinfo;
     b.o.max_registers = maxreg;
     b.o.nvrtc_output = output;
-    char target[512], short_target[32];
-    if (use_cache && cuda_target(st, &b.o, arch, want_ptx, target, sizeof target) < 0)
-        return NULL;
-    if (!use_cache && !ext_nvrtc(st)) return NULL;
+    PyObject *seq = NULL, *r = NULL;
+    if (links && links != Py_None) {
+        if (!(seq = PySequence_Fast(links, "links is a sequence of (kind, name, bytes)"))) return NULL;
+        if (parse_links(seq, &b) < 0) goto done;
+        if (b.nlinks && (output != KILN_NVRTC_WHOLE || want_ptx)) {
+            PyErr_SetString(PyExc_ValueError, "linked files make a cubin: not with PTX or relocatable output");
+            goto done;
+        }
+        if (b.nlinks) b.o.nvrtc_output = lto ? KILN_NVRTC_LTOIR : KILN_NVRTC_RELOCATABLE;
+    }
+    char target[4096], short_target[32];
+    if (use_cache && cuda_target(st, &b.o, arch, b.nlinks ? 1 : want_ptx, target, sizeof target) < 0)
+        goto done;
+    if (use_cache && b.nlinks && link_target(st, &b, target, sizeof target) < 0) goto done;
+    if (!use_cache && !ext_nvrtc(st)) goto done;
     snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
     ExtArtifact art;
     /* line info carries the file names into the cubin: then they are in the key */
     if (ext_cached_build(st, src, (size_t)len, use_cache ? target : NULL,
                          lineinfo ? KILN_KEY_FILE_NAMES : 0, short_target, name, build_cuda, &b,
                          &art) < 0)
-        return NULL;
-    PyObject *r = Py_BuildValue("(y#isi)", (const char *)art.blob, (Py_ssize_t)art.len,
-                                strcmp(art.kind, "ptx") == 0, art.key, art.hit);
+        goto done;
+    r = Py_BuildValue("(y#isi)", (const char *)art.blob, (Py_ssize_t)art.len,
+                      strcmp(art.kind, "ptx") == 0, art.key, art.hit);
     free(art.blob);
+done:
+    PyMem_Free(b.links);
+    Py_XDECREF(seq);
     return r;
 }
 
@@ -202,7 +320,8 @@ PyMethodDef ext_nvrtc_functions[] = {
     {"nvrtc_compile", f_nvrtc_compile, METH_VARARGS,
      "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
      "cache=True, output=0) -> (image, is_ptx, cache key, hit); output 1 relocatable PTX, "
-     "2 LTO-IR"},
+     "2 LTO-IR; links: (kind, name, bytes) of compiled device code linked by nvJitLink into "
+     "a cubin, with link-time optimisation when lto"},
     {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
     {"warm_up", f_warm_up, METH_NOARGS, "start NVRTC's first-use work on a thread (once)"},
     {NULL, NULL, 0, NULL}};

@@ -100,6 +100,7 @@ typedef struct {
     char cuda_why_buf[512];         /* ... when it names the KILN_CUDA_DRIVER set */
     bool cuda_tried;
     kiln_nvrtc *nvrtc;
+    kiln_nvjitlink *nvjitlink;      /* opened at the first link of compiled device code */
     int current_device;             /* kiln.select_device */
     uint64_t errbuf[EXT_MAX_DEVICES];    /* per device: the kernels' error record */
     bool err_pending[EXT_MAX_DEVICES];   /* a kernel that may fail ran since the last check */
