@@ -586,6 +586,9 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
 int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, int arch,
                       int want_ptx, char *buf, size_t size);
 
+/* The directory of the NVRTC library loaded (where the toolkit keeps nvJitLink too). */
+int kiln_nvrtc_dir(kiln_nvrtc *n, char *buf, size_t size);
+
 /* The facts kiln_nvrtc_target needs (version, architectures), with the
  * identity of the library file they came from, as text to keep in the cache
  * under kiln_nvrtc_facts_name's name.  kiln_nvrtc_target_from computes the
@@ -623,9 +626,10 @@ typedef struct kiln_link_input {
     const char *name; /* for messages: the file's path or the object's name */
 } kiln_link_input;
 
-/* Loads nvJitLink ($KILN_NVJITLINK, else the usual library names).  NULL after
+/* Loads nvJitLink ($KILN_NVJITLINK, else the usual library names, then beside
+ * near_dir: NVRTC's directory, as pip's nvidia packages keep both).  NULL after
  * reporting why. */
-kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx);
+kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx, const char *near_dir);
 void kiln_nvjitlink_close(kiln_nvjitlink *j);
 /* nvJitLink's version as major * 1000 + minor * 10 (12000 where it cannot say). */
 int kiln_nvjitlink_version(kiln_nvjitlink *j);

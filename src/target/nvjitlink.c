@@ -59,7 +59,7 @@ static void *find(void *lib, const char *name) {
         memcpy(&(obj)->field, &p_, sizeof p_);                                             \
     } while (0)
 
-kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx) {
+kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx, const char *near_dir) {
     static const char *const names[] = {"libnvJitLink.so", "libnvJitLink.so.13",
                                         "libnvJitLink.so.12",
                                         "/usr/local/cuda/lib64/libnvJitLink.so"};
@@ -74,6 +74,11 @@ kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx) {
         }
     }
     for (size_t i = 0; !lib && i < COUNTOF(names); i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    for (size_t i = 0; !lib && near_dir && *near_dir && i < 3; i++) {
+        char path[4096];
+        int w = snprintf(path, sizeof path, "%s/%s", near_dir, names[i]);
+        if (w > 0 && (size_t)w < sizeof path) lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    }
     if (!lib) {
         diag_plain(ctx, KILN_ERROR,
                    "install the CUDA toolkit's nvJitLink (or pip install nvidia-nvjitlink-cu12) "

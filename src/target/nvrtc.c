@@ -196,6 +196,17 @@ int kiln_nvrtc_target(kiln_ctx *ctx, kiln_nvrtc *n, const kiln_options *opts, in
     return target_text(ctx, &n->f, opts, arch, want_ptx, buf, size);
 }
 
+int kiln_nvrtc_dir(kiln_nvrtc *n, char *buf, size_t size) {
+    Dl_info info;
+    if (!dladdr(*(void **)&n->Version, &info) || !info.dli_fname) return -1;
+    const char *slash = strrchr(info.dli_fname, '/');
+    size_t len = slash ? (size_t)(slash - info.dli_fname) : 0;
+    if (!slash || len >= size) return -1;
+    memcpy(buf, info.dli_fname, len);
+    buf[len] = 0;
+    return 0;
+}
+
 /* The facts are valid while the library file is the same file: its path, size,
  * modification time and inode are stored with them. */
 int kiln_nvrtc_describe(kiln_nvrtc *n, char *buf, size_t size) {

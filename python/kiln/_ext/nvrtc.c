@@ -71,7 +71,12 @@ kiln_nvrtc *ext_nvrtc_nogil(ModState *st, kiln_ctx *ctx) {
 
 kiln_nvjitlink *ext_nvjitlink_nogil(ModState *st, kiln_ctx *ctx) {
     pthread_mutex_lock(&nvrtc_mu);
-    if (!st->nvjitlink) st->nvjitlink = kiln_nvjitlink_open(ctx);
+    if (!st->nvjitlink) {
+        char dir[4096] = "";
+        if (!st->nvrtc) st->nvrtc = kiln_nvrtc_open(ctx);
+        if (st->nvrtc && kiln_nvrtc_dir(st->nvrtc, dir, sizeof dir) < 0) dir[0] = 0;
+        st->nvjitlink = kiln_nvjitlink_open(ctx, dir);
+    }
     kiln_nvjitlink *j = st->nvjitlink;
     pthread_mutex_unlock(&nvrtc_mu);
     return j;
