@@ -24,11 +24,6 @@ ROUNDS = 7                               # timed launches per candidate (median)
 NOISE = 0.05                             # a candidate beats the default by more than this,
                                          # in two separate contests
 
-class _Local(threading.local):
-    depth = 0  # max-autotune steps this thread is inside (kiln.compile's step raises it)
-
-
-_local = _Local()
 _memo = {}
 _lock = threading.Lock()
 
@@ -49,9 +44,13 @@ def _read_on():
 _ON = _read_on()
 
 
-def active():
-    """Whether this thread runs a max-autotune step and the search is on."""
-    return _ON and _local.depth > 0
+def _never():
+    return False
+
+
+# active(): whether this thread runs a max-autotune step (a C thread-local that
+# kiln.compile's step raises through _kiln.tune_call: tunedepth.c) and the search is on
+active = _kiln.tuning if _ON else _never
 
 
 def on():

@@ -593,7 +593,7 @@ class Fused:
             for i in p.zero_d:
                 argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
             argv += p.extra
-            if p.tune is not None and _autotune._local.depth and _autotune.on():
+            if p.tune is not None and _autotune.active():
                 dev = "cpu" if gpu is None else gpu._device
                 tuned = p.tuned
                 launch = tuned.get(dev) if tuned is not None else None

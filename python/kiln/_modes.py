@@ -20,6 +20,8 @@ import warnings
 
 from . import _autotune, _kiln
 
+_tune_call = _kiln.tune_call  # fn(*args) with this thread in a max-autotune step (tunedepth.c)
+
 MODES = ("default", "reduce-overhead", "max-autotune")
 MAX_RECORDS = 8  # records kept per compiled step (one per guard); more guards run eagerly
 
@@ -139,12 +141,7 @@ class Compiled:
 
     def __call__(self, *args, **kwargs):
         if self.mode == "max-autotune":  # this thread's launches are tuned while fn runs
-            local = _autotune._local
-            local.depth += 1
-            try:
-                return self.fn(*args, **kwargs)
-            finally:
-                local.depth -= 1
+            return _tune_call(self.fn, *args, **kwargs)
         if self.mode != "reduce-overhead":
             return self.fn(*args, **kwargs)
         if kwargs:

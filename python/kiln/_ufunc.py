@@ -370,7 +370,7 @@ class Vectorized:
             n *= e
         t = _autotune.DEFAULT_THREADS
         if _autotune.active():   # max-autotune: the choice _call_gpu made for this size
-            t = self._tuned.get((key, _autotune.bucket(n)))
+            t = self._tuned.get((key, (n or 1).bit_length()))  # _autotune.bucket(n)
             if t is None:
                 return None
         if n == 0:
@@ -691,6 +691,7 @@ class Reduction:
         self._gpu_kernels = {}
         self._acc = {}
         self._tls = threading.local()  # per thread: the GPU pass's scratch buffers
+        self._grids = {}  # max-autotune's grid per (dtype, device, size bucket), once chosen
         self._init_default = None      # kiln.Reduce's is 0, as Numba's (see kiln.Reduce)
 
     def _get_kernel(self):
@@ -864,8 +865,10 @@ class Reduction:
             r = launch_view(res, stream)
             if r._dtype_code != acode:
                 raise TypeError(f"res has dtype {r.dtype}; the reduction's result is {acc}")
-        if _autotune.active() and n > _BLOCK:
-            grid = self._tuned_grid(a, n, grid, one, k, part, total, count, stream)
+        if _autotune.active() and n > _BLOCK:  # the kept choice, else the search
+            got = self._grids.get((a._dtype_code, a._device, n.bit_length()))
+            grid = got if got is not None else self._tuned_grid(a, n, grid, one, k, part,
+                                                                total, count, stream)
         blocks = min((n + _BLOCK - 1) // _BLOCK, grid)
         launch = launchers.get(blocks)
         if launch is None:
@@ -931,8 +934,10 @@ class Reduction:
                 if code is not None else "?"
             return f"{self.py_func.__module__}.{self.__name__}:{body}:{a.dtype}"
 
-        return _autotune.choose(key, "reduce-gpu", ident, a._device, n, cands, make_run,
-                                _kiln.synchronize, default=grid, label="blocks")
+        got = _autotune.choose(key, "reduce-gpu", ident, a._device, n, cands, make_run,
+                               _kiln.synchronize, default=grid, label="blocks")
+        self._grids[(a._dtype_code, a._device, n.bit_length())] = got
+        return got
 
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
         if init is None:

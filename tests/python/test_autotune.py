@@ -179,3 +179,32 @@ def test_a_malformed_kiln_autotune_is_warned_about_and_leaves_the_search_on():
                        env=env, capture_output=True, text=True, timeout=60)
     assert p.stdout.strip() == "True", p
     assert "KILN_AUTOTUNE must be 0 or 1, not 'junk'" in p.stderr, p.stderr
+
+
+def test_the_step_s_depth_is_this_thread_s_and_survives_exceptions():
+    import threading
+    seen = {}
+
+    def inner(tag, fail=False):
+        seen[tag] = _autotune.active()
+        if fail:
+            raise ValueError("in the step")
+        t = threading.Thread(target=lambda: seen.__setitem__("other thread", _autotune.active()))
+        t.start()
+        t.join()
+        return tag
+
+    tuned = kiln.compile(inner, mode="max-autotune")
+    assert not _autotune.active()
+    assert tuned("a") == "a"
+    assert tuned(tag="kw") == "kw"          # keywords pass through
+    try:
+        tuned("b", fail=True)
+    except ValueError:
+        pass
+    assert not _autotune.active()           # an exception leaves the step's depth behind
+    assert kiln.compile(lambda: kiln.compile(inner, mode="max-autotune")("c"),
+                        mode="max-autotune")() == "c"
+    assert not _autotune.active()           # nested steps unwind to zero
+    assert seen == {"a": True, "kw": True, "b": True, "c": True, "other thread": False}
+    assert kiln.compile(inner)("d") == "d" and seen["d"] is False  # default mode: off

@@ -25,6 +25,7 @@
 #include "state.h"
 #include "table.h"
 #include "tier.h"
+#include "tunedepth.h"
 
 static int mod_exec(PyObject *m) {
     ModState *st = ext_state(m);
@@ -54,6 +55,7 @@ static int mod_exec(PyObject *m) {
     if (PyModule_AddFunctions(m, ext_exectext_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_records_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_ipc_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_tunedepth_functions) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }
