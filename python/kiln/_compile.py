@@ -111,6 +111,8 @@ def describe(v):
     name = getattr(v, "_kiln_name", None)
     if isinstance(name, str):
         return ("ns", name)
+    if type(v).__name__ == "FFI" and type(v).__module__.startswith("cffi"):
+        return ("ns", "cffi")  # ffi.from_buffer(array) in a kernel (Numba's cffi support)
     if isinstance(v, types.FunctionType):
         # a plain Python function called from a kernel is compiled as a device function
         text, filename, line = source_of(v)

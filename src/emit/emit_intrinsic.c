@@ -645,6 +645,13 @@ static void intrinsic_text(Emit *E, Node *n) {
             emit_expr_as(E, a[0], ot);
         }
         return;
+    case IK_FROM_BUFFER: {
+        const char *b = emit_expr_str(E, a[0], NULL);
+        if (ty_is_ptr(a[0]->ty)) P("%s", b);
+        else if (E->cuda) P("%s{(%s).data}", emit_ctype(E, n->ty), b); /* C++: no compound literal */
+        else P("((%s){(%s).data})", emit_ctype(E, n->ty), b);
+        return;
+    }
     case IK_LEN: {
         const char *b = emit_expr_str(E, a[0], NULL);
         P("(%s).shape[0]", b);

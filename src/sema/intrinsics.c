@@ -68,7 +68,7 @@ static const Intrinsic table[] = {
     /* namespaces */
     NS("math"), NS("numpy"), NS("kiln"), NS("builtins"), NS("kiln.atomic"), NS("kiln.shared"),
     NS("kiln.local"), NS("kiln.const"), NS("kiln.fp16"), NS("kiln.bf16"), NS("cmath"), NS("kiln.cg"),
-    NS("kiln.libdevice"),
+    NS("kiln.libdevice"), NS("cffi"),
     /* builtins */
     {"builtins.abs", IK_ABS, 0, 0, NULL},
     {"builtins.min", IK_MINMAX, 0, 0, NULL},
@@ -306,6 +306,8 @@ static const Intrinsic table[] = {
     /* the method x.bit_count() of an integer (sema_expr.c); no path a user can write */
     {"int.bit_count", IK_BITS, IB_BITCOUNT, 0, NULL},
     {"kiln.selp", IK_SELP, 0, 0, NULL},
+    /* a cffi.FFI object in a kernel is the namespace "cffi" (_compile.describe) */
+    {"cffi.from_buffer", IK_FROM_BUFFER, 0, 0, NULL},
     /* the operator module's binary operators (Numba's kernels pass them as values) */
     OP("add", B_ADD), OP("sub", B_SUB), OP("mul", B_MUL), OP("truediv", B_DIV),
     OP("floordiv", B_FLOORDIV), OP("mod", B_MOD), OP("pow", B_POW), OP("lshift", B_LSHIFT),

@@ -66,6 +66,7 @@ typedef enum IntrKind {
     IK_FMA,         /* kiln.fma(a, b, c): a * b + c rounded once */
     IK_BITS,        /* kiln.popc/brev/clz/ffs: sub = IB_* */
     IK_SELP,        /* kiln.selp(cond, a, b) */
+    IK_FROM_BUFFER, /* cffi's ffi.from_buffer(array): a CPointer to its first element */
     IK_LDEXP,       /* math.ldexp(x, i) */
     IK_SPLIT,       /* math.frexp (sub 0) and math.modf (sub 1): a tuple of two parts */
     IK_DIVMOD,      /* builtins divmod(x, y): rewritten as (x // y, x % y) (sema_call.c) */

@@ -757,6 +757,26 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
         if (in->sub != IB_BREV) bound_set(n, (uint64_t)ty_bits(n->opty)); /* a count of bits */
         return n->opty;
     }
+    case IK_FROM_BUFFER: {
+        /* Numba's cffi support: the address of a contiguous array's first element, for
+         * external functions that take a pointer (declare_device with CPointer) */
+        if (!sema_bind(S, n, in, 1, 1, a)) return &ty_error;
+        const Type *x = sema_expr(S, a[0]);
+        if (IS_ERR(x) || IS_UNKNOWN(x)) return x;
+        if (ty_is_ptr(x)) return x;
+        if (x->kind != TY_ARRAY || x->elem->kind == TY_RECORD || !ty_is_scalar(x->elem)) {
+            error_at(C, a[0]->sp, "pass an array of numbers",
+                     "ffi.from_buffer() takes an array of numbers, not %s", ty_name(C, x));
+            return &ty_error;
+        }
+        if (x->ndim > 0 && x->layout != 'C' && x->layout != 'F') {
+            error_at(C, a[0]->sp, "pass a C- or F-contiguous array (a copy of this one)",
+                     "ffi.from_buffer() of a non-contiguous array (%s): the pointer would not "
+                     "reach its elements in order", ty_name(C, x));
+            return &ty_error;
+        }
+        return ty_ptr(C, x->elem);
+    }
     case IK_SELP: {
         if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;
         sema_cond(S, a[0]);

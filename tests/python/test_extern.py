@@ -524,3 +524,72 @@ def test_include_cycles_and_bad_search_paths(tmp_path, monkeypatch):
     g = kiln.declare_device("ab", "int32(int32)", link=str(cu))
     with pytest.raises(TypeError, match="CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string"):
         ptx_of(caller(g), SIG)
+
+
+# ---- cffi's ffi.from_buffer (Numba's cffi support) ----------------------------------
+
+SUM_REDUCE = kiln.CUSource(
+    'extern "C" __device__ int sum_reduce(float *r, float *a, int n) '
+    '{ float s = 0; for (int i = 0; i < n; i++) s += a[i]; *r = s; return 0; }')
+CONSUME42 = kiln.CUSource('extern "C" __device__ void consume42(int *p) { *p = 42; }')
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_ffi_from_buffer_passes_an_array_s_first_element(target, monkeypatch):
+    cffi = pytest.importorskip("cffi")  # tools/requirements-dev.txt installs it
+    ffi = cffi.FFI()
+    sum_reduce = kiln.declare_device("sum_reduce", "float32(CPointer(float32), int32)",
+                                     link=SUM_REDUCE)
+    consume = kiln.declare_device("consume42", types.void(types.CPointer(int32)),
+                                  link=CONSUME42, abi="c")
+
+    @kiln.jit
+    def each(x):  # a slice of a 1-d array keeps its layout: the pointer is x[i]'s address
+        i = kiln.grid(1)
+        if i < len(x):
+            consume(ffi.from_buffer(x[i:]))
+
+    @kiln.jit
+    def reduction(result, array, m):
+        loc = kiln.local.array(4, kiln.float32)
+        for i in range(4):
+            loc[i] = i + 1
+        ptr = ffi.from_buffer(array)
+        result[0] = sum_reduce(ptr, len(array))
+        result[1] = sum_reduce(ffi.from_buffer(loc), 4)
+        result[2] = sum_reduce(ffi.from_buffer(m), m.size)  # an F-ordered 2-d array
+
+    if target == "cuda":
+        ptx = ptx_of(each, "void(int32[::1])")
+        assert "st.u32" in ptx or "st.global.u32" in ptx
+        ptx_of(reduction, "void(float32[::1], float32[::1], float32[::1, :])")
+        return
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    x = np.zeros(10, np.int32)
+    each[1, 32](x)
+    assert x.tolist() == [42] * 10
+    r = np.zeros(3, np.float32)
+    m = np.asfortranarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    reduction[1, 1](r, np.arange(10, dtype=np.float32), m)
+    assert r.tolist() == [45.0, 10.0, 15.0]
+
+
+def test_ffi_from_buffer_refuses_what_has_no_contiguous_buffer():
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    sum_reduce = kiln.declare_device("sum_reduce", "float32(CPointer(float32), int32)",
+                                     link=SUM_REDUCE)
+
+    @kiln.jit
+    def strided(r, x):
+        r[0] = sum_reduce(ffi.from_buffer(x[::2]), 4)
+
+    @kiln.jit
+    def scalar(r, x):
+        r[0] = sum_reduce(ffi.from_buffer(x[0]), 1)
+
+    with pytest.raises(kiln.CompileError, match=r"from_buffer\(\) of a non-contiguous array"):
+        ptx_of(strided, "void(float32[::1], float32[::1])")
+    with pytest.raises(kiln.CompileError, match=r"from_buffer\(\) takes an array of numbers, "
+                                                r"not float32"):
+        ptx_of(scalar, "void(float32[::1], float32[::1])")
