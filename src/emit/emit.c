@@ -713,6 +713,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
             return -1;
         }
     }
+    if (!E->cuda && emit_extern_check_cpu(E) < 0) return -1;
     if (E->cuda && C->opts.export_name) cuda_export(E, r->kernel);
     else if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);

@@ -138,6 +138,22 @@ static bool declared_in_sources(const SemaResult *r, const char *name) {
     return false;
 }
 
+int emit_extern_check_cpu(Emit *E) {
+    const SemaResult *r = E->R;
+    for (int i = 0; i < r->externs.n; i++) {
+        const ExternFn *x = r->externs.v[i];
+        if (declared_in_sources(r, x->name)) continue;
+        diag_plain(E->C->ctx, KILN_ERROR,
+                   "declare it with its CUDA C source, declare_device(name, sig, link=\"f.cu\"), "
+                   "in the C subset the CPU target compiles; or run the kernel on a GPU",
+                   "external device function '%s' has no source on the CPU target: a kernel's "
+                   "own link= code (and compiled code: .ptx, .cubin, ...) is the GPU's",
+                   x->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* The parameter list ("T a0, T a1") and the argument list (", a0, a1") of x's wrapper, or
  * false when an earlier declaration of the same symbol already has one (sema_extern.c let
  * only agreeing ones through, so one wrapper serves them). */

@@ -179,6 +179,8 @@ void emit_global_view(Emit *E, const GVal *g);
 /* ---- emit_extern.c: external CUDA device functions (on the CPU: their sources as C) ---- */
 /* Their sources, each once, at the top of the program (CUDA) or after the prelude (CPU). */
 void emit_extern_sources(Emit *E, Buf *out);
+/* On the CPU: -1, reported, when a called external function has no source to compile. */
+int emit_extern_check_cpu(Emit *E);
 /* Declarations and the wrappers kiln's calls go through (into o). */
 void emit_extern_decls(Emit *E, Buf *o);
 

@@ -381,7 +381,8 @@ static bool linked_source_error(const Buf *out, const char *cpath) {
     size_t bn = strlen(base); /* the build's own file, by its path or its name */
     if (n >= bn && memcmp(colon - bn, base, bn) == 0 && (n == bn || colon[-(long)bn - 1] == '/'))
         return false;
-    if (line[0] == '<') return false;                    /* <kiln entry> */
+    if (n >= 5 && memcmp(line, "<kiln", 5) == 0) return false; /* <kiln entry>, <kiln program> */
+    if (line[0] == '<') return true;  /* a CUSource's name: <CUSource> unless it was given one */
     if (n > 3 && memcmp(colon - 3, ".py", 3) == 0) return false;
     static const char *const exts[] = {".cu", ".cuh", ".h", ".hpp", ".c", ".cc", ".cpp", ".inc"};
     for (size_t i = 0; i < COUNTOF(exts); i++) {

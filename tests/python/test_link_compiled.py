@@ -226,3 +226,18 @@ def test_a_launch_on_the_fake_driver_links_and_loads(cache):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "launched" in out.stdout
+
+
+def test_the_cpu_target_says_a_kernel_s_own_compiled_code_is_the_gpu_s(cache, monkeypatch):
+    tmp = cache
+    (tmp / "add7.ptx").write_bytes(nvrtc(ADD7, 1))
+    add7 = kiln.declare_device("add7", "int32(int32)")  # defined by the kernel's link=
+
+    @kiln.jit(link=[str(tmp / "add7.ptx")])
+    def kern(a):
+        a[0] = add7(a[0])
+
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    with pytest.raises(kiln.CompileError, match="external device function 'add7' has no source "
+                                                "on the CPU target"):
+        kern[1, 1](np.zeros(1, np.int32))
