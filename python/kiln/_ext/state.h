@@ -21,6 +21,7 @@
  *   recorder.c    the recording in progress: what refuses it, what it allocated
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
  *   ipc.c         GPU memory shared between processes (IPC handles' bytes)
+ *   tunedepth.c   whether this thread runs a max-autotune step
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
  *   exectext.c    the text given to exec and compile, kept by an audit hook
