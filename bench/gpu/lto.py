@@ -60,6 +60,8 @@ def kiln_variant(link, lto):
 
 
 def numba_variant(link, lto):
+    if not hasattr(np, "row_stack"):  # numba-cuda still names it; NumPy 2.x removed it
+        np.row_stack = np.vstack
     from numba import cuda, float32
     step = cuda.declare_device("step", float32(float32, float32), link=[link])
 

@@ -43,7 +43,7 @@ class Type:
         self.name = name
 
     def __call__(self, *args):
-        if args and all(isinstance(a, Type) for a in args) or not args and isinstance(self, Void):
+        if all(isinstance(a, Type) for a in args):  # no arguments too, as Numba's
             return Signature(self, args)
         if len(args) == 1 and isinstance(args[0], (tuple, list)) and all(isinstance(a, Type) for a in args[0]):
             return Signature(self, tuple(args[0]))
@@ -117,7 +117,7 @@ class Scalar(Type):
             raise TypeError("::1 must be on the first (F) or the last (C) dimension")
         return Array(self, len(idx), layout)
 
-    def _convert(self, value=0):
+    def _convert(self, value):
         return self.dtype.type(value)
 
     @property

@@ -775,6 +775,9 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                      "reach its elements in order", ty_name(C, x));
             return &ty_error;
         }
+        /* the external function may write through it: the array counts as written (a host
+         * array's copy comes back), unless it is a frozen global, which it only reads */
+        if (!(sema_origins(S, a[0]) & ORIGIN_FROZEN)) sema_mark_written(S, a[0]);
         return ty_ptr(C, x->elem);
     }
     case IK_SELP: {

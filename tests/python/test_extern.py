@@ -594,3 +594,25 @@ def test_ffi_from_buffer_refuses_what_has_no_contiguous_buffer():
     with pytest.raises(kiln.CompileError, match=r"from_buffer\(\) takes an array of numbers, "
                                                 r"not float32"):
         ptx_of(scalar, "void(float32[::1], float32[::1])")
+
+
+def test_ffi_from_buffer_counts_as_a_write_of_its_array(monkeypatch):
+    # the external function writes through the pointer: a host array's copy comes back
+    # (Numba's test_cffi and test_device_func pass NumPy arrays this way)
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    mutate = kiln.declare_device("mutate1", types.void(types.CPointer(int32)), link=kiln.CUSource(
+        'extern "C" __device__ int mutate1(void *out, int *a) { a[0] = a[1]; return 0; }'))
+
+    @kiln.jit
+    def kern(x):
+        mutate(ffi.from_buffer(x))
+
+    from kiln import _compile, _kiln
+    _, argkey = _kiln.parse_signature("void(int32[::1])")
+    assert list(_compile._translate(kern, argkey, 1, 80).written) == [True]
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    x = np.arange(2, dtype=np.int32)
+    kern[1, 1](x)
+    assert x.tolist() == [1, 1]
+

@@ -163,6 +163,7 @@ def test_the_cpu_target_refuses_compiled_code_at_the_call(cache, monkeypatch):
     (tmp / "add7.ptx").write_bytes(nvrtc(ADD7, 1))
     f = kiln.declare_device("add7", "int32(int32)", link=str(tmp / "add7.ptx"))
     kern = kernel_calling(f)
+    monkeypatch.setenv("KILN_TARGET", "cpu")
     with pytest.raises(kiln.CompileError,
                        match=r"'add7' is defined in compiled GPU code \(.*add7\.ptx \(PTX\)\), "
                              r"which the CPU target cannot run"):

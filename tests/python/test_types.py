@@ -47,6 +47,11 @@ def test_calling_a_type_makes_a_signature():
     assert isinstance(sig, kiln.Signature) and str(sig) == "void(float32[:], int32)"
     assert str(kiln.float64(kiln.float64, kiln.float64)) == "float64(float64, float64)"
     assert sig.return_type is kiln.void and sig.args == (kiln.float32[:], kiln.int32)
+    # no arguments too, whatever the return type (Numba's: signature(CPointer(int32)))
+    for t in (kiln.int32, kiln.types.CPointer(kiln.int32), kiln.void):
+        empty = t()
+        assert isinstance(empty, kiln.Signature) and empty.args == () and empty.return_type == t
+    assert kiln.float32(1.5) == 1.5 and type(kiln.float32(1.5)).__name__ == "float32"
 
 
 def test_from_dtype_and_typeof():
