@@ -635,11 +635,12 @@ void kiln_nvjitlink_close(kiln_nvjitlink *j);
 int kiln_nvjitlink_version(kiln_nvjitlink *j);
 /* "PTX", "cubin", ... for a kiln_link_kind. */
 const char *kiln_link_kind_name(int kind);
-/* Links the inputs (the kernel's own code first) into a cubin for sm_arch, with
- * link-time optimisation when lto (every LTO-IR input then inlines across files);
- * opts gives fastmath, lineinfo and max_registers.  *cubin is malloc'd; the caller
- * frees it.  0, or -1 after reporting nvJitLink's log. */
-int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int arch, int lto,
+/* Links the inputs (the kernel's own code first, made by NVRTC nvrtc_version) into a
+ * cubin for sm_arch, with link-time optimisation when lto (every LTO-IR input then
+ * inlines across files); opts gives fastmath, lineinfo and max_registers.  *cubin is
+ * malloc'd; the caller frees it.  0, or -1 after reporting nvJitLink's log (or that
+ * nvJitLink is of an older CUDA than NVRTC, whose LTO-IR it cannot read). */
+int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int nvrtc_version, int arch, int lto,
                         const kiln_options *opts, const kiln_link_input *in, int nin,
                         void **cubin, size_t *cubin_len);
 

@@ -177,7 +177,7 @@ class Dispatcher(_kiln.DispatcherBase):
             # cuFuncSetAttribute on each GPU specialisation when it is loaded (_compile.build)
             "shared_memory_carveout": _carveout(shared_memory_carveout),
             # link-time optimisation when compiled code is linked (nvJitLink's -lto)
-            "lto": lto is not False,
+            "lto": lto is None or bool(lto),
         }
         if lto not in (None, True, False):
             raise TypeError(f"kiln.jit: lto must be True or False, not {lto!r}")

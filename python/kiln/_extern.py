@@ -50,13 +50,19 @@ class _Compiled:
     LinkableCode classes): ``data`` the bytes, ``name`` names it in messages."""
 
     kind = 0
+    _text = False  # PTX is text: a str is taken as its characters
 
     def __init__(self, data, name=None):
-        if isinstance(data, str):
+        if isinstance(data, str) and self._text:
             data = data.encode("utf-8")
+        if isinstance(data, str):
+            raise TypeError(f"{type(self).__name__} takes the code's bytes, not a str (to link "
+                            f"a file, put its path in link= itself)")
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"{type(self).__name__} takes the code's bytes, not "
                             f"{type(data).__name__}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}'s name is a str, not {type(name).__name__}")
         self.data = bytes(data)
         self.name = name or f"<{type(self).__name__}>"
 
@@ -67,6 +73,7 @@ class _Compiled:
 class PTXSource(_Compiled):
     """PTX text (str or bytes) to link with kernels (Numba's ``PTXSource``)."""
     kind = 2
+    _text = True
 
 
 class Cubin(_Compiled):
@@ -255,7 +262,9 @@ def linked_marker(kind, name, data):
     bytes (so the cache key covers them) and its name; the bytes are kept by digest."""
     digest = hashlib.sha256(data).hexdigest()
     _BLOBS.setdefault(digest, data)
-    shown = name.replace("*/", "* /").replace("\n", " ")
+    # shown in messages and the program: printable UTF-8 (a file name need not be)
+    shown = name.encode("utf-8", "backslashreplace").decode("utf-8")
+    shown = "".join(c if c.isprintable() else "?" for c in shown).replace("*/", "* /")
     return f"{_MARKER}{kind} {digest} {shown} ({_KIND_NAMES[kind]}) */"
 
 
@@ -265,13 +274,62 @@ def linked_inputs(source):
     out, seen = [], set()
     for m in _MARKER_RE.finditer(source):
         kind, digest = int(m.group(1)), m.group(2)
-        if digest in seen:
-            continue
+        if digest in seen or digest not in _BLOBS or not 1 <= kind <= 6:
+            continue  # a source's own text that looks like a marker is not one
         seen.add(digest)
         end = source.find(" */", m.end())
         label = source[m.end():end].rsplit(" (", 1)[0] if end >= 0 else digest
         out.append((kind, label, _BLOBS[digest]))
+    _refuse_duplicates(out)
     return out
+
+
+_PTX_DEF = re.compile(rb"^\s*\.visible\s+\.(?:func|entry)\s*(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)",
+                      re.M)
+
+
+def _elf_functions(data):
+    """The global functions an ELF file (a cubin) defines, from its symbol tables; empty
+    for anything else."""
+    import struct
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return set()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    if shentsize < 64 or shoff + shnum * shentsize > len(data):
+        return set()
+    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = set()
+    for _, typ, _, _, off, size, link, _, _, entsize in secs:
+        if typ != 2 or entsize < 24 or link >= shnum or off + size > len(data):
+            continue  # SHT_SYMTAB only
+        stroff, strsize = secs[link][4], secs[link][5]
+        for k in range(size // entsize):
+            st_name, st_info, _, st_shndx = struct.unpack_from("<IBBH", data, off + k * entsize)
+            if st_info >> 4 != 1 or st_info & 15 != 2 or st_shndx == 0 or st_name >= strsize:
+                continue  # a defined GLOBAL FUNC
+            end = data.find(b"\0", stroff + st_name, stroff + strsize)
+            names.add(data[stroff + st_name:end if end >= 0 else stroff + strsize])
+    return names
+
+
+def _refuse_duplicates(inputs):
+    """A CompileError when two linked inputs define one function: nvJitLink 13 takes one
+    of them without failing the link and then crashes in a later link of the process
+    (PTX is read for its .visible functions, cubins for their symbol tables; fatbins,
+    LTO-IR, objects and archives are not looked into)."""
+    where = {}
+    for kind, label, data in inputs:
+        names = (set(_PTX_DEF.findall(data)) if kind == 2 else _elf_functions(data)
+                 if kind == 1 else set())
+        for n in names:
+            if n in where and where[n] != label:
+                from ._kiln import CompileError
+                raise CompileError(
+                    f"error: function '{n.decode(errors='replace')}' is defined by two linked "
+                    f"inputs, {where[n]} and {label}\nhint: link one definition of each "
+                    f"function (nvJitLink would keep one of them, whichever it reads first)")
+            where.setdefault(n, label)
 
 
 def _type_of(text, where):

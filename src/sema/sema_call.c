@@ -776,8 +776,16 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
             return &ty_error;
         }
         /* the external function may write through it: the array counts as written (a host
-         * array's copy comes back), unless it is a frozen global, which it only reads */
-        if (!(sema_origins(S, a[0]) & ORIGIN_FROZEN)) sema_mark_written(S, a[0]);
+         * array's copy comes back); a global array is a constant of the program (read-only
+         * memory on the CPU), which no pointer may reach */
+        if (sema_origins(S, a[0]) & ORIGIN_FROZEN) {
+            error_at(C, a[0]->sp, "pass the array as a kernel argument, or copy it into a local "
+                                  "array first",
+                     "ffi.from_buffer() of a global array: kernels capture global arrays as "
+                     "constants, which an external function must not write");
+            return &ty_error;
+        }
+        sema_mark_written(S, a[0]);
         return ty_ptr(C, x->elem);
     }
     case IK_SELP: {

@@ -73,16 +73,17 @@ kiln_nvjitlink *kiln_nvjitlink_open(kiln_ctx *ctx, const char *near_dir) {
             return NULL;
         }
     }
-    for (size_t i = 0; !lib && i < COUNTOF(names); i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    /* beside NVRTC first: the toolkit's own, whose version matches NVRTC's LTO-IR */
     for (size_t i = 0; !lib && near_dir && *near_dir && i < 3; i++) {
         char path[4096];
         int w = snprintf(path, sizeof path, "%s/%s", near_dir, names[i]);
         if (w > 0 && (size_t)w < sizeof path) lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     }
+    for (size_t i = 0; !lib && i < COUNTOF(names); i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         diag_plain(ctx, KILN_ERROR,
-                   "install the CUDA toolkit's nvJitLink (or pip install nvidia-nvjitlink-cu12) "
-                   "and set KILN_NVJITLINK to libnvJitLink.so if it is not on the library path; "
+                   "install the CUDA toolkit's nvJitLink, of NVRTC's CUDA version (pip: "
+                   "nvidia-nvjitlink-cu12 for CUDA 12, nvidia-nvjitlink for 13), and set KILN_NVJITLINK to libnvJitLink.so if it is not on the library path; "
                    "or link the CUDA C source (.cu) instead",
                    "linking compiled device code (PTX, cubin, fatbin, LTO-IR) needs nvJitLink "
                    "(libnvJitLink.so), which was not found");
@@ -147,19 +148,28 @@ static void report(kiln_ctx *ctx, kiln_nvjitlink *j, nvJitLinkHandle h, nvJitLin
     free(log);
 }
 
-int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int arch, int lto,
+int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int nvrtc_version, int arch, int lto,
                         const kiln_options *opts, const kiln_link_input *in, int nin,
                         void **cubin, size_t *cubin_len) {
     *cubin = NULL;
     *cubin_len = 0;
+    if (j->version / 1000 < nvrtc_version / 1000) {
+        diag_plain(ctx, KILN_ERROR,
+                   "use the nvJitLink of NVRTC's CUDA version (KILN_NVJITLINK names it; the "
+                   "toolkit's lib directory holds both)",
+                   "nvJitLink %d.%d is older than NVRTC %d.%d, whose code it cannot link",
+                   j->version / 1000, j->version % 1000 / 10, nvrtc_version / 1000,
+                   nvrtc_version % 1000 / 10);
+        return -1;
+    }
     char archopt[32], regopt[48];
     const char *argv[8];
     uint32_t argc = 0;
     snprintf(archopt, sizeof archopt, "-arch=sm_%d", arch);
     argv[argc++] = archopt;
     if (lto) argv[argc++] = "-lto";
-    if (opts->fastmath) argv[argc++] = "-ftz=true", argv[argc++] = "-prec-div=false",
-                        argv[argc++] = "-prec-sqrt=false";
+    if (opts->fastmath) argv[argc++] = "-ftz=1", argv[argc++] = "-prec-div=0",
+                        argv[argc++] = "-prec-sqrt=0";
     if (opts->lineinfo) argv[argc++] = "-lineinfo";
     if (opts->max_registers > 0) {
         snprintf(regopt, sizeof regopt, "-maxrregcount=%d", opts->max_registers);
@@ -179,8 +189,9 @@ int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int arch, int lto,
             snprintf(what, sizeof what, "read %s as %s for sm_%d", in[i].name,
                      kiln_link_kind_name(in[i].kind), arch);
             report(ctx, j, h, rc, what,
-                   "check that the file is what its extension says, compiled for this GPU "
-                   "(or an older one) by a CUDA no newer than nvJitLink's");
+                   "check that the file is what its extension says, compiled for this GPU's "
+                   "architecture (PTX and LTO-IR: this one or an older one; cubins: the same "
+                   "major one) by a CUDA no newer than nvJitLink's");
             j->Destroy(&h);
             return -1;
         }

@@ -330,7 +330,9 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
     const char **argv = p.argv;
     /* external sources (emit.c) may include the toolkit's headers; the include directory
      * is left out of the target text (the cache key): the sources' own text is in it */
-    bool external = strstr(src, KILN_EXTERN_SRC_MARKER) != NULL;
+    /* external sources, or external functions declared without any (kiln_ext_ wrappers):
+     * an error is then likely theirs */
+    bool external = strstr(src, KILN_EXTERN_SRC_MARKER) != NULL || strstr(src, "kiln_ext_");
     char incbuf[2][KILN_PATH_OPT];
     if (external && argc + 2 <= (int)COUNTOF(p.argv)) argc += toolkit_includes(n, incbuf, argv + argc);
     nvrtcProgram prog;
@@ -352,7 +354,8 @@ int kiln_nvrtc_compile(kiln_ctx *ctx, kiln_nvrtc *n, const char *src, size_t len
         }
         diag_plain(ctx, KILN_ERROR,
                    external ? "check the external CUDA C sources (kiln.declare_device's link=) "
-                              "against the declarations kiln wrote for them"
+                              "against the declarations kiln wrote for them, and that every "
+                              "declared function has a definition in one of them"
                             : "this is a bug in kiln's CUDA code generation; please report it "
                               "with the kernel",
                    "NVRTC rejected the %s for sm_%d:\n%s",

@@ -242,3 +242,105 @@ def test_the_cpu_target_says_a_kernel_s_own_compiled_code_is_the_gpu_s(cache, mo
     with pytest.raises(kiln.CompileError, match="external device function 'add7' has no source "
                                                 "on the CPU target"):
         kern[1, 1](np.zeros(1, np.int32))
+
+
+def test_fastmath_links(cache):
+    tmp = cache
+    (tmp / "add7.ltoir").write_bytes(nvrtc(ADD7, 2))
+    f = kiln.declare_device("add7", "int32(int32)", link=str(tmp / "add7.ltoir"))
+
+    @kiln.jit(fastmath=True)
+    def kern(a):
+        a[0] = f(a[0])
+
+    image, _, _ = linked(kern)  # nvJitLink's -ftz=1 -prec-div=0 -prec-sqrt=0
+    assert not called(image)
+
+
+def test_two_inputs_defining_one_function_are_refused(cache):
+    # nvJitLink 13 keeps one of them without failing, then crashes in a later link
+    tmp = cache
+    (tmp / "a.ptx").write_bytes(nvrtc(ADD7, 1))
+    (tmp / "b.ptx").write_bytes(nvrtc(ADD7.replace("a + 7", "a + 9"), 1))
+    made = [str(tmp / "a.ptx"), str(tmp / "b.ptx")]
+    if shutil.which("nvcc"):
+        made[1] = str(nvcc(tmp, ADD7, "-rdc=true", "-cubin", out="add7.cubin"))
+    f = kiln.declare_device("add7", "int32(int32)", link=made)
+    with pytest.raises(kiln.CompileError, match=r"function 'add7' is defined by two linked "
+                                                r"inputs, .*a\.ptx and .*"):
+        linked(kernel_calling(f))
+    g = kiln.declare_device("add7", "int32(int32)", link=[str(tmp / "a.ptx")] * 2)
+    linked(kernel_calling(g))  # one file named twice is linked once
+
+
+def test_lto_options_and_code_objects_are_checked():
+    assert kiln.jit(lto=0)(lambda a: None).options["lto"] is False
+    assert kiln.jit(lto=None)(lambda a: None).options["lto"] is True
+    with pytest.raises(TypeError, match="lto must be True or False"):
+        kiln.jit(lto="no")(lambda a: None)
+    with pytest.raises(TypeError, match=r"Cubin takes the code's bytes, not a str \(to link a "
+                                        r"file, put its path in link= itself\)"):
+        kiln.Cubin("add7.cubin")
+    with pytest.raises(TypeError, match="LTOIR's name is a str, not int"):
+        kiln.LTOIR(b"x", 3)
+    assert kiln.PTXSource(".version 8.0").data == b".version 8.0"
+
+
+def test_odd_file_names_and_marker_look_alikes(cache):
+    tmp = cache
+    odd = os.path.join(os.fsencode(tmp), b"add\xff7.ptx")
+    with open(odd, "wb") as fh:
+        fh.write(nvrtc(ADD7, 1))
+    f = kiln.declare_device("add7", "int32(int32)", link=os.fsdecode(odd))
+    image, _, _ = linked(kernel_calling(f))
+    assert called(image)
+    # a source whose text looks like kiln's marker is a source, not a linked input
+    fake = kiln.CUSource("/* kiln-linked 2 " + "0" * 64 + " x (PTX) */\n" + ADD7)
+    g = kiln.declare_device("add7", "int32(int32)", link=fake)
+    linked(kernel_calling(g))
+
+
+def test_from_buffer_of_a_global_array_is_refused():
+    cffi = pytest.importorskip("cffi")
+    ffi = cffi.FFI()
+    f = kiln.declare_device("touch", "void(CPointer(int32))", link=kiln.CUSource(
+        'extern "C" __device__ int touch(void *r, int *p) { p[0] = 1; return 0; }'))
+
+    @kiln.jit
+    def kern(a):
+        f(ffi.from_buffer(TABLE))
+        a[0] = TABLE[0]
+
+    with pytest.raises(kiln.CompileError, match=r"ffi.from_buffer\(\) of a global array"):
+        kiln.compile_ptx(kern, "void(int32[::1])", cc=(8, 0))
+
+
+TABLE = np.arange(4, dtype=np.int32)
+
+
+def test_a_warm_hit_loads_neither_nvrtc_nor_nvjitlink(cache):
+    tmp = cache
+    (tmp / "add7.ltoir").write_bytes(nvrtc(ADD7, 2))
+    code = textwrap.dedent(f"""
+        import kiln
+        from kiln import _compile, _kiln
+        f = kiln.declare_device("add7", "int32(int32)", link={str(tmp / 'add7.ltoir')!r})
+        @kiln.jit
+        def kern(a):
+            a[0] = f(a[0])
+        _, argkey = _kiln.parse_signature("void(int32[::1])")
+        prog = _compile._translate(kern, argkey, 1, 80)
+        _, _, key, hit = _kiln.nvrtc_compile(prog.source, (0, 0, 0), 80, False, "t", True, 0,
+                                             *_compile._links(kern, prog.source))
+        maps = open("/proc/self/maps").read()
+        print(hit, "libnvJitLink" in maps, "libnvrtc" in maps)
+    """)
+    env = dict(os.environ, KILN_CACHE_DIR=str(tmp / "shared-cache"))
+    outs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout.split())
+    assert outs[0] == ["0", "True", "True"]   # a miss: both compile
+    assert outs[1] == ["1", "False", "False"]  # a hit: the cubin alone

@@ -38,7 +38,8 @@ static int link_cuda(NvrtcBuild *b, kiln_ctx *ctx, void **blob, size_t *len) {
         return -1;
     b->links[0] = (kiln_link_input){b->lto ? KILN_LINK_LTOIR : KILN_LINK_PTX, own, own_len,
                                     "<the kernel>"};
-    int rc = kiln_nvjitlink_link(ctx, j, b->arch, b->lto, &b->o, b->links, b->nlinks + 1, blob, len);
+    int rc = kiln_nvjitlink_link(ctx, j, kiln_nvrtc_version(n), b->arch, b->lto, &b->o, b->links,
+                                 b->nlinks + 1, blob, len);
     b->links[0].data = NULL;
     free(own);
     return rc;
@@ -229,8 +230,20 @@ static int parse_links(PyObject *links, NvrtcBuild *b) {
 /* The target text of a linked kernel: NVRTC's, then nvJitLink's version and options and
  * each linked input's kind, size and XXH3 (the source names the files by content too). */
 static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
+    /* nvJitLink's version is kept in the cache like NVRTC's facts, so a warm hit loads
+     * neither library */
+    char fname[4400], fact[64];
+    const char *env = getenv("KILN_NVJITLINK");
+    int w0 = snprintf(fname, sizeof fname, "nvjitlink|%s|", env ? env : "");
+    kiln_nvrtc_facts_name(fname + w0, sizeof fname - (size_t)w0);
+    kiln_cache *c;
+    int version = 0;
+    Py_BEGIN_ALLOW_THREADS
+    c = ext_get_cache(st);
+    if (c && kiln_cache_fact(c, fname, fact, sizeof fact)) version = atoi(fact);
+    Py_END_ALLOW_THREADS
     kiln_nvjitlink *j = st->nvjitlink;
-    if (!j) {
+    if (version <= 0 && !j) {
         TextSink txt = {NULL, 0, 0, 0};
         kiln_ctx *ctx = kiln_ctx_new();
         if (!ctx) {
@@ -244,8 +257,15 @@ static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
         PyMem_RawFree(txt.buf);
         if (!j) return -1;
     }
+    if (version <= 0) {
+        version = kiln_nvjitlink_version(j);
+        snprintf(fact, sizeof fact, "%d", version);
+        Py_BEGIN_ALLOW_THREADS
+        if (c) kiln_cache_set_fact(c, fname, fact);
+        Py_END_ALLOW_THREADS
+    }
     size_t w = strlen(target);
-    int k = snprintf(target + w, size - w, " nvjitlink=%d lto=%d", kiln_nvjitlink_version(j), b->lto);
+    int k = snprintf(target + w, size - w, " nvjitlink=%d lto=%d", version, b->lto);
     for (int i = 1; i <= b->nlinks && k >= 0 && (size_t)k < size - w; i++) {
         w += (size_t)k;
         k = snprintf(target + w, size - w, " %d:%zu:%016llx", b->links[i].kind, b->links[i].len,
