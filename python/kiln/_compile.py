@@ -107,7 +107,9 @@ def describe(v):
         return _describe_cai(cai)
     if isinstance(v, _kiln.DispatcherBase):  # a kiln kernel or device function
         text, filename, line = dispatcher_source(v)
-        return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig)
+        links = link_texts(v.options.get("link", ())) if v._is_device else ()
+        return ("function", v.py_func, text, filename, line, bool(v._is_device), v._device_sig,
+                links)
     name = getattr(v, "_kiln_name", None)
     if isinstance(name, str):
         return ("ns", name)

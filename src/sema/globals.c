@@ -169,6 +169,11 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ty_dtype(C, kv->dtype);
         break;
     case KILN_VAL_FUNCTION: {
+        /* a device function's own link= code joins the GPU program that uses it (Numba's
+         * @cuda.jit(device=True, link=[...])); the CPU target compiles only the C sources
+         * of the external functions it calls (emit_extern.c) */
+        for (int i = 0; C->opts.target == KILN_TARGET_CUDA && i < kv->nlinks; i++)
+            sema_extern_source(S, kv->links[i], kv->link_lens[i], true);
         g->fn = funcinfo_for(S, kv);
         Type *t = arena_alloc(&C->arena, sizeof *t);
         t->kind = TY_FUNC;

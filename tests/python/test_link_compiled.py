@@ -344,3 +344,18 @@ def test_a_warm_hit_loads_neither_nvrtc_nor_nvjitlink(cache):
         outs.append(out.stdout.split())
     assert outs[0] == ["0", "True", "True"]   # a miss: both compile
     assert outs[1] == ["1", "False", "False"]  # a hit: the cubin alone
+
+
+def test_a_device_function_s_own_link_joins_the_kernel_that_calls_it(cache):
+    # Numba's @cuda.jit(device=True, link=[...]): the code links with every kernel that
+    # calls the device function, source or compiled
+    tmp = cache
+    (tmp / "add7.ltoir").write_bytes(nvrtc(ADD7, 2))
+    add7 = kiln.declare_device("add7", "int32(int32)")
+    for link in (kiln.CUSource(ADD7), str(tmp / "add7.ltoir")):
+        @kiln.jit(device=True, link=[link])
+        def dev(x):
+            return add7(x) * 2
+
+        image, _, _ = linked(kernel_calling(dev))
+        assert not called(image)  # inlined: the source, or LTO-IR optimised with the kernel

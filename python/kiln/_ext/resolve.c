@@ -74,6 +74,48 @@ static int array_head(Resolve *R, PyObject *dtype, PyObject *shape, kiln_value *
     return 0;
 }
 
+/* A description's tuple of CUDA C source texts (an external function's, or a device
+ * function's link=) into out->links, kept alive by R.  0, or -1 with an exception. */
+static int link_sources(Resolve *R, PyObject *srcs, kiln_value *out) {
+    if (!PyTuple_Check(srcs)) {
+        PyErr_SetString(PyExc_TypeError, "a description needs a tuple of sources");
+        return -1;
+    }
+    Py_ssize_t m = PyTuple_GET_SIZE(srcs);
+    /* one block: the text pointers, then their lengths */
+    void *mem = PyMem_Calloc((size_t)m + 1, sizeof(const char *) + sizeof(size_t));
+    if (!mem) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject *cap = PyCapsule_New(mem, "kiln.values", free_capsule);
+    if (!cap) {
+        PyMem_Free(mem);
+        return -1;
+    }
+    int rc = PyList_Append(R->mem, cap);
+    Py_DECREF(cap);
+    if (rc < 0) return -1;
+    const char **texts = mem;
+    size_t *lens = (size_t *)(texts + m + 1);
+    for (Py_ssize_t i = 0; i < m; i++) {
+        PyObject *t = PyTuple_GET_ITEM(srcs, i);
+        Py_ssize_t tl;
+        if (!PyUnicode_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, "sources must be str");
+            return -1;
+        }
+        if (PyList_Append(R->keep, t) < 0) return -1;
+        texts[i] = PyUnicode_AsUTF8AndSize(t, &tl);
+        if (!texts[i]) return -1;
+        lens[i] = (size_t)tl;
+    }
+    out->links = texts;
+    out->link_lens = lens;
+    out->nlinks = (int)m;
+    return 0;
+}
+
 static int describe(Resolve *R, PyObject *d, kiln_value *out) {
     memset(out, 0, sizeof *out);
     if (!PyTuple_Check(d) || PyTuple_GET_SIZE(d) < 1 || !PyUnicode_Check(PyTuple_GET_ITEM(d, 0))) {
@@ -153,7 +195,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         out->dtype = (kiln_dtype)PyLong_AsLong(ITEM(1));
         if (PyErr_Occurred() || set_record(out) < 0) return -1;
     } else if (strcmp(kind, "function") == 0) {
-        /* ("function", scope, text, filename, first_line, is_device, signature|None) */
+        /* ("function", scope, text, filename, first_line, is_device, signature|None,
+         *  link sources) */
         out->kind = KILN_VAL_FUNCTION;
         PyObject *scope = ITEM(1);
         if (PyList_Append(R->keep, scope) < 0) return -1;
@@ -174,6 +217,8 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         if (PyErr_Occurred()) return -1;
         out->is_device = PyObject_IsTrue(ITEM(5));
         out->signature = ITEM(6) == Py_None ? NULL : keep_str(R, ITEM(6));
+        /* a device function's own link= sources (CUDA C, or compiled code's markers) */
+        if (n > 7 && link_sources(R, ITEM(7), out) < 0) return -1;
     } else if (strcmp(kind, "extern") == 0) {
         /* ("extern", symbol, signature, abi, (source text, ...), cooperative) */
         out->kind = KILN_VAL_EXTERN;
@@ -186,43 +231,7 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         }
         out->abi = (int)PyLong_AsLong(ITEM(3));
         if (PyErr_Occurred()) return -1;
-        PyObject *srcs = ITEM(4);
-        if (!PyTuple_Check(srcs)) {
-            PyErr_SetString(PyExc_TypeError, "extern description needs a tuple of sources");
-            return -1;
-        }
-        Py_ssize_t m = PyTuple_GET_SIZE(srcs);
-        /* one block: the text pointers, then their lengths */
-        void *mem = PyMem_Calloc((size_t)m + 1, sizeof(const char *) + sizeof(size_t));
-        if (!mem) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyObject *cap = PyCapsule_New(mem, "kiln.values", free_capsule);
-        if (!cap) {
-            PyMem_Free(mem);
-            return -1;
-        }
-        int rc = PyList_Append(R->mem, cap);
-        Py_DECREF(cap);
-        if (rc < 0) return -1;
-        const char **texts = mem;
-        size_t *lens = (size_t *)(texts + m + 1);
-        for (Py_ssize_t i = 0; i < m; i++) {
-            PyObject *t = PyTuple_GET_ITEM(srcs, i);
-            Py_ssize_t tl;
-            if (!PyUnicode_Check(t)) {
-                PyErr_SetString(PyExc_TypeError, "extern sources must be str");
-                return -1;
-            }
-            if (PyList_Append(R->keep, t) < 0) return -1;
-            texts[i] = PyUnicode_AsUTF8AndSize(t, &tl);
-            if (!texts[i]) return -1;
-            lens[i] = (size_t)tl;
-        }
-        out->links = texts;
-        out->link_lens = lens;
-        out->nlinks = (int)m;
+        if (link_sources(R, ITEM(4), out) < 0) return -1;
         out->cooperative = PyObject_IsTrue(ITEM(5));
         if (out->cooperative < 0) return -1;
     } else if (strcmp(kind, "devarray") == 0) {
