@@ -122,7 +122,10 @@ static bool record_use(Sema *S, Node *call, ExternFn *x) {
         }
     }
     size_t ml = strlen(KILN_LINKED_MARKER);
-    for (int i = 0; S->C->opts.target == KILN_TARGET_CPU && i < x->nlinks; i++) {
+    int sources = 0; /* CUDA C among the links: the CPU target compiles those */
+    for (int i = 0; i < x->nlinks; i++)
+        sources += x->link_lens[i] <= ml || memcmp(x->links[i], KILN_LINKED_MARKER, ml) != 0;
+    for (int i = 0; S->C->opts.target == KILN_TARGET_CPU && !sources && i < x->nlinks; i++) {
         if (x->link_lens[i] <= ml || memcmp(x->links[i], KILN_LINKED_MARKER, ml) != 0) continue;
         /* the marker, then "<kind> <digest> <name> (<kind name>)" and the comment's end */
         const char *t = x->links[i], *end = t + x->link_lens[i] - 3;

@@ -359,3 +359,16 @@ def test_a_device_function_s_own_link_joins_the_kernel_that_calls_it(cache):
 
         image, _, _ = linked(kernel_calling(dev))
         assert not called(image)  # inlined: the source, or LTO-IR optimised with the kernel
+
+
+def test_the_cpu_target_compiles_the_source_beside_compiled_code(cache, monkeypatch):
+    # link=[.cu source, .ptx]: the GPU links the PTX's (the source defines another name),
+    # the CPU compiles the source
+    tmp = cache
+    (tmp / "helper.ptx").write_bytes(nvrtc(ADD7.replace("add7", "helper7"), 1))
+    f = kiln.declare_device("add7", "int32(int32)",
+                            link=[kiln.CUSource(ADD7), str(tmp / "helper.ptx")])
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    a = np.arange(4, dtype=np.int32)
+    kernel_calling(f)[1, 4](a)
+    assert a.tolist() == [7, 8, 9, 10]
