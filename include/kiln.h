@@ -70,7 +70,9 @@ typedef enum kiln_layout {
 typedef struct kiln_argtype {
     uint8_t is_array; /* 0: scalar of `dtype` (or a pointer: layout KILN_LAYOUT_PTR); 1: array */
     uint8_t dtype;    /* kiln_dtype */
-    uint8_t ndim;     /* arrays: 0..KILN_MAX_NDIM (0: a 0-d device array, layout C: its data) */
+    uint8_t ndim;     /* arrays: 0..KILN_MAX_NDIM (0: a 0-d device array, layout C: its data);
+                       * an integer scalar: its enum class's tag, 1..KILN_MAX_ENUM_TAGS (an
+                       * IntEnum member, whose class `is` compares), else 0 */
     uint8_t layout;   /* arrays: kiln_layout */
 } kiln_argtype;
 
@@ -79,6 +81,9 @@ typedef struct kiln_argtype {
  * reference (is_array 1 and ndim 0: packed as one slot, its address; a GPU launch stages
  * it like a host array, so its writes come back, as Numba passes a record).  The layout is NumPy's:
  * offsets and itemsize as the dtype says, never recomputed. */
+/* IntEnum classes one process tells apart in kernels (kiln_argtype.ndim of a scalar) */
+#define KILN_MAX_ENUM_TAGS 255
+
 #define KILN_RECORD0 32
 #define KILN_MAX_RECORDS 224 /* record layouts one process names (type key: one byte) */
 #define KILN_MAX_FIELDS 64   /* fields of one record */

@@ -113,6 +113,7 @@ typedef struct Compiler {
     kiln_resolve_fn resolve;
     void *resolve_ud;
     Sema *sema;           /* the semantic analyser's state, owned by sema.c */
+    uint8_t enum_tags[KILN_MAX_PARAMS]; /* per kernel parameter: its IntEnum class, or 0 */
 } Compiler;
 
 void compiler_init(Compiler *C, kiln_ctx *ctx);

@@ -69,7 +69,9 @@ static bool argtype_valid(const kiln_argtype *a, const kiln_options *o) {
     } else if (a->dtype >= KILN_NDTYPES) {
         return false;
     }
-    if (!a->is_array) return a->layout == 0 || a->layout == KILN_LAYOUT_PTR;
+    if (!a->is_array)
+        return (a->layout == 0 || a->layout == KILN_LAYOUT_PTR) &&
+               (a->ndim == 0 || (a->layout == 0 && a->dtype >= KILN_INT8 && a->dtype <= KILN_UINT64));
     if (a->ndim > KILN_MAX_NDIM) return false;
     if (a->ndim == 0) return a->layout == KILN_LAYOUT_C; /* a 0-d array */
     return a->layout == KILN_LAYOUT_C || a->layout == KILN_LAYOUT_F || a->layout == KILN_LAYOUT_A;
@@ -137,6 +139,8 @@ static int translate_body(Compiler *C, void *arg) {
     double t1 = mono_ms();
     const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)(nargs + 1));
     for (int i = 0; i < nargs; i++) tys[i] = ty_from_argtype(C, &T->args[i]);
+    for (int i = 0; i < nargs && i < KILN_MAX_PARAMS; i++) /* IntEnum classes (sema_expr.c) */
+        C->enum_tags[i] = T->args[i].is_array ? 0 : T->args[i].ndim;
     SemaResult R;
     if (!T->want_program) {
         fi->is_device = true;

@@ -605,8 +605,26 @@ def _enum_value(a):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
     if isinstance(a, enum.Enum) and number_or_tuple(a.value):
+        if isinstance(a, int):  # an IntEnum member is an int: the launch tags its class
+            return a
+        if isinstance(a.value, int):  # so is another Enum's int value, through a stand-in
+            return _enum_int(type(a))(a.value)
         return a.value
     return None
+
+
+_ENUM_INTS = {}
+
+
+def _enum_int(cls):
+    """An int subclass standing for the Enum class cls at a launch: an int whose class the
+    launch tags (args.c: an int subclass with _member_map_), so that `a is b` in a kernel
+    tells members of two classes apart, as Numba's EnumMember types do."""
+    got = _ENUM_INTS.get(cls)
+    if got is None:
+        got = _ENUM_INTS[cls] = type(cls.__name__, (int,), {"_member_map_": cls._member_map_,
+                                                            "__module__": cls.__module__})
+    return got
 
 
 def _hint_type(a):

@@ -904,6 +904,17 @@ bool sema_maybe_none(const Node *n) {
     return n->kind == E_CALL && n->callee && n->callee->ret_none;
 }
 
+
+/* The IntEnum class tag of a kernel parameter named as it was passed (never assigned in
+ * the body): 0 for a plain int; -1 when unknown (another expression, a device function's
+ * parameter), where `is` compares values. */
+static int enum_tag_of(Sema *S, const Node *o) {
+    if (!S->cur || !S->cur->is_kernel || o->kind != E_NAME || !o->sym || o->sym->param < 0 ||
+        o->sym->param >= KILN_MAX_PARAMS || o->sym->nassign > 0)
+        return -1;
+    return S->C->enum_tags[o->sym->param];
+}
+
 static const Type *identity(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
@@ -943,7 +954,15 @@ static const Type *identity(Sema *S, Node *n) {
     }
     if (ty_is_scalar(a) && ty_is_scalar(b) && !a->weak && !b->weak) {
         /* Numba's meaning for immutable values: of one type, `is` is ==; of two types,
-         * never identical (an IntEnum member passed as an argument is its int) */
+         * never identical.  An IntEnum member passed as an argument is its int, tagged with
+         * its class (kiln.c): members of two classes (or one and a plain int) are never
+         * identical, whatever their values, while both parameters hold what was passed */
+        int ta = enum_tag_of(S, ops->v[0]), tb = enum_tag_of(S, ops->v[1]);
+        if (ta >= 0 && tb >= 0 && ta != tb) {
+            n->flags |= NF_CONST;
+            n->cval.i = neg;
+            return ty_scalar(KILN_BOOL);
+        }
         if (ty_equal(ty_strong(a), ty_strong(b))) {
             n->cmp.ops[0] = neg ? C_NE : C_EQ;
             return compare(S, n);

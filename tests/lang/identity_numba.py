@@ -1,7 +1,8 @@
 # `is` and `is not` between two typed numbers, with Numba's meaning (Python's identity of
-# numbers is CPython's caching, not a value): of one type, `is` is ==, so members of an
-# IntEnum or an Enum with int values, passed as arguments (their ints), are identical when
-# equal; of two types (int32 and int64, float32 and float64) never.  A Python number (a
+# numbers is CPython's caching, not a value): of one type, `is` is ==, so members of one
+# IntEnum or Enum with int values, passed as arguments (their ints), are identical when
+# equal; members of two classes never, whatever their values (Size.small is not Color.red
+# nor Other.one, as in Python); of two types (int32 and int64, float32 and float64) never.  A Python number (a
 # literal) is still refused: it has no type to compare.
 import enum
 
@@ -22,6 +23,10 @@ class Size(enum.IntEnum):
     large = 1000
 
 
+class Other(enum.IntEnum):
+    one = 1
+
+
 def k(a, b, x32, out):
     out[0] = a is b
     out[1] = a is not b
@@ -37,7 +42,7 @@ def literal(out, a):
 def main():
     kernel = kiln.jit(k)
     for a, b in ((Color.red, Color.red), (Color.red, Color.green), (Size.large, Size.large),
-                 (Size.small, Size.large), (Size.small, Color.red)):
+                 (Size.small, Size.large), (Size.small, Color.red), (Size.small, Other.one)):
         out = np.zeros(6, np.int64)
         kernel[1, 1](a, b, np.int32(a.value), out)
         print(a.name, b.name, out[:5].tolist())

@@ -372,6 +372,28 @@ static inline void set_t(Arg *a, uint8_t is_array, uint8_t dtype, uint8_t ndim, 
 #endif
 }
 
+/* The tag of an int subclass that is an enum (IntEnum, IntFlag: it has _member_map_): 1 to
+ * KILN_MAX_ENUM_TAGS, the same for every member of one class in this process; 0 for other
+ * int subclasses (and classes past the limit, which then compare as plain ints); -1 with an
+ * exception.  Kernels tell members of two classes apart by it (`a is b`, sema_expr.c). */
+static int enum_tag(ModState *st, PyTypeObject *tp) {
+    if (!st->enum_tags && !(st->enum_tags = PyDict_New())) return -1;
+    PyObject *got = PyDict_GetItemWithError(st->enum_tags, (PyObject *)tp);
+    if (got) return (int)PyLong_AsLong(got);
+    if (PyErr_Occurred()) return -1;
+    int tag = 0;
+    if (PyObject_HasAttrString((PyObject *)tp, "_member_map_") &&
+        PyDict_GET_SIZE(st->enum_tags) < KILN_MAX_ENUM_TAGS)
+        tag = (int)PyDict_GET_SIZE(st->enum_tags) + 1;
+    PyObject *v = PyLong_FromLong(tag);
+    if (!v || PyDict_SetItem(st->enum_tags, (PyObject *)tp, v) < 0) {
+        Py_XDECREF(v);
+        return -1;
+    }
+    Py_DECREF(v);
+    return tag;
+}
+
 int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *kname, int i,
                  void *stream) {
     a->has_view = false;
@@ -433,16 +455,19 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
     if (PyLong_Check(o)) {
         int overflow;
         long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+        /* an IntEnum member: its value, tagged with its class (kiln_argtype's ndim) */
+        int tag = PyLong_CheckExact(o) ? 0 : enum_tag(st, Py_TYPE(o));
+        if (tag < 0) return -1;
         if (overflow == 0) {
             if (x == -1 && PyErr_Occurred()) return -1;
-            set_t(a, 0, KILN_INT64, 0, 0);
+            set_t(a, 0, KILN_INT64, (uint8_t)tag, 0);
             a->v.i = x;
             return 0;
         }
         if (overflow > 0) {
             unsigned long long u = PyLong_AsUnsignedLongLong(o);
             if (!PyErr_Occurred()) {
-                a->t.dtype = KILN_UINT64;
+                set_t(a, 0, KILN_UINT64, (uint8_t)tag, 0);
                 a->v.u = u;
                 return 0;
             }

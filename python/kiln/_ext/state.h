@@ -73,6 +73,7 @@ typedef struct {
     PyObject *CudaError;
     PyObject *CudaErrorCompat; /* CudaError and cuda.core's CUDAError (driver.c), made once */
     PyObject *PerformanceWarning;
+    PyObject *enum_tags;            /* IntEnum classes seen as arguments -> their tag (args.c) */
     PyObject *CacheWarning;
     PyObject *CacheError;
     PyTypeObject *ProgramType;
