@@ -68,6 +68,21 @@ def called(image, name="add7"):
     return f".text.{name}".encode() in image
 
 
+def child_script(path):
+    """A child process's code up to a kernel calling add7 from path, translated for sm_80
+    (prog), for tests that look at what a process loads."""
+    return textwrap.dedent(f"""
+        import kiln
+        from kiln import _compile, _kiln
+        f = kiln.declare_device("add7", "int32(int32)", link={str(path)!r})
+        @kiln.jit
+        def kern(a):
+            a[0] = f(a[0])
+        _, argkey = _kiln.parse_signature("void(int32[::1])")
+        prog = _compile._translate(kern, argkey, 1, 80)
+    """)
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "cache"))
@@ -173,15 +188,7 @@ def test_the_cpu_target_refuses_compiled_code_at_the_call(cache, monkeypatch):
 def test_without_nvjitlink_the_error_says_how_to_get_it(cache):
     tmp = cache
     (tmp / "add7.ptx").write_bytes(nvrtc(ADD7, 1))
-    code = textwrap.dedent(f"""
-        import kiln
-        from kiln import _compile, _kiln
-        f = kiln.declare_device("add7", "int32(int32)", link={str(tmp / 'add7.ptx')!r})
-        @kiln.jit
-        def kern(a):
-            a[0] = f(a[0])
-        _, argkey = _kiln.parse_signature("void(int32[::1])")
-        prog = _compile._translate(kern, argkey, 1, 80)
+    code = child_script(tmp / "add7.ptx") + textwrap.dedent("""
         try:
             _kiln.nvrtc_compile(prog.source, (0, 0, 0), 80, False, "t", True, 0,
                                 *_compile._links(kern, prog.source))
@@ -321,15 +328,7 @@ TABLE = np.arange(4, dtype=np.int32)
 def test_a_warm_hit_loads_neither_nvrtc_nor_nvjitlink(cache):
     tmp = cache
     (tmp / "add7.ltoir").write_bytes(nvrtc(ADD7, 2))
-    code = textwrap.dedent(f"""
-        import kiln
-        from kiln import _compile, _kiln
-        f = kiln.declare_device("add7", "int32(int32)", link={str(tmp / 'add7.ltoir')!r})
-        @kiln.jit
-        def kern(a):
-            a[0] = f(a[0])
-        _, argkey = _kiln.parse_signature("void(int32[::1])")
-        prog = _compile._translate(kern, argkey, 1, 80)
+    code = child_script(tmp / "add7.ltoir") + textwrap.dedent("""
         _, _, key, hit = _kiln.nvrtc_compile(prog.source, (0, 0, 0), 80, False, "t", True, 0,
                                              *_compile._links(kern, prog.source))
         maps = open("/proc/self/maps").read()
