@@ -493,7 +493,7 @@ def build(disp, key):
             prog = _translate(disp, argkey, 1, arch)
             image, _, _, _ = _kiln.nvrtc_compile(prog.source, _nvrtc_options(disp), arch, False,
                                                  _cache_name(disp, argkey), disp.options["cache"],
-                                                 0, *_links(disp, prog.source))
+                                                 0, *_links(disp, prog.source), device)
             entry = _kiln.cuda_entry(prog, image, key, sig, device, disp.options["debug"])
             carveout = disp.options.get("shared_memory_carveout")
             if carveout is not None:

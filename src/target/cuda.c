@@ -77,6 +77,11 @@ kiln_cuda *kiln_cuda_open(const char **why) {
     LOAD(c, lib, MemFreeHost, "cuMemFreeHost", &ok);
     bool managed = true;
     LOAD(c, lib, MemAllocManaged, "cuMemAllocManaged", &managed);
+    c->has_link = true;
+    LOAD(c, lib, LinkCreate, "cuLinkCreate_v2", &c->has_link);
+    LOAD(c, lib, LinkAddData, "cuLinkAddData_v2", &c->has_link);
+    LOAD(c, lib, LinkComplete, "cuLinkComplete", &c->has_link);
+    LOAD(c, lib, LinkDestroy, "cuLinkDestroy", &c->has_link);
     LOAD(c, lib, MemHostRegister, "cuMemHostRegister_v2", &ok);
     LOAD(c, lib, MemHostUnregister, "cuMemHostUnregister", &ok);
     LOAD(c, lib, GetErrorName, "cuGetErrorName", &ok);
@@ -548,3 +553,62 @@ int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr) {
     if (c->PointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) != 0) return -1;
     return dev;
 }
+
+/* ---- the driver's linker ------------------------------------------------------------- */
+
+int kiln_cuda_can_link(kiln_cuda *c) { return c->has_link; }
+
+int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_link_input *in, int n,
+                   void **cubin, size_t *cubin_len) {
+    /* kiln_link_kind -> CUjitInputType (cubin 0, PTX 1, fatbin 2, object 3, library 4) */
+    static const int jit_kind[] = {-1, 0, 1, -1, 2, 3, 4};
+    *cubin = NULL;
+    *cubin_len = 0;
+    if (!c->has_link) {
+        diag_plain(ctx, KILN_ERROR, "install nvJitLink (KILN_NVJITLINK names it)",
+                   "neither nvJitLink nor the driver's linker (cuLinkCreate) can be used");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (in[i].kind < 1 || in[i].kind > 6 || jit_kind[in[i].kind] < 0) {
+            diag_plain(ctx, KILN_ERROR,
+                       "install nvJitLink (pip: nvidia-nvjitlink), which links LTO-IR, or link "
+                       "PTX or a cubin of the function instead",
+                       "%s is LTO-IR, which the driver's linker (used without nvJitLink) "
+                       "cannot link", in[i].name);
+            return -1;
+        }
+    int rc = kiln_cuda_use(c, dev);
+    if (rc != 0) {
+        diag_plain(ctx, KILN_ERROR, NULL, "cannot use device %d to link the kernel (CUresult %d)",
+                   dev, rc);
+        return -1;
+    }
+    char log[8192] = "";
+    int opts[2] = {5, 6}; /* CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES */
+    void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+    void *state = NULL;
+    rc = c->LinkCreate(2, opts, vals, &state);
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = c->LinkAddData(state, jit_kind[in[i].kind], (void *)in[i].data, in[i].len,
+                            in[i].name, 0, NULL, NULL);
+    void *out = NULL;
+    size_t len = 0;
+    if (rc == 0) rc = c->LinkComplete(state, &out, &len);
+    if (rc == 0 && (*cubin = malloc(len ? len : 1)) != NULL) {
+        memcpy(*cubin, out, len); /* the link state owns out */
+        *cubin_len = len;
+    }
+    if (state) c->LinkDestroy(state);
+    if (rc != 0 || !*cubin) {
+        log[sizeof log - 1] = 0;
+        diag_plain(ctx, KILN_ERROR,
+                   "check that the linked files define the declared functions and were "
+                   "compiled as relocatable device code for this GPU",
+                   "the driver's linker could not link the kernel for device %d (CUresult %d)%s%s",
+                   dev, rc, *log ? ":\n" : "", log);
+        return -1;
+    }
+    return 0;
+}
+

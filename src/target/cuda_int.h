@@ -90,6 +90,12 @@ struct kiln_cuda {
     CUresult (*CtxGetCurrent)(CUcontext *);
     CUresult (*CtxSynchronize)(void);
     CUresult (*ModuleLoadData)(CUmodule *, const void *);
+    /* the driver's linker (optional: kiln_cuda_link), for when nvJitLink is missing */
+    bool has_link;
+    CUresult (*LinkCreate)(unsigned, int *, void **, void **);
+    CUresult (*LinkAddData)(void *, int, void *, size_t, const char *, unsigned, int *, void **);
+    CUresult (*LinkComplete)(void *, void **, size_t *);
+    CUresult (*LinkDestroy)(void *);
     CUresult (*ModuleUnload)(CUmodule);
     CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
     CUresult (*FuncSetAttribute)(CUfunction, int, int);

@@ -116,6 +116,73 @@ CUresult cuModuleLoadData(void **mod, const void *image) {
     return 0;
 }
 
+/* The driver's linker: the inputs are kept and "linked" into their concatenation as text
+ * (a module load takes any NUL-terminated image).  An input whose text holds
+ * "FAKE_LINK_ERROR" fails the link with that line in the error log, as a real PTX error
+ * would (kiln's tests of its driver-linker path). */
+typedef struct FakeLink {
+    char *out;
+    size_t len;
+    char *log;
+    size_t logsize;
+} FakeLink;
+
+CUresult cuLinkCreate_v2(unsigned n, int *opts, void **vals, void **state) {
+    FakeLink *l = calloc(1, sizeof *l);
+    if (!l) return OOM;
+    for (unsigned i = 0; i < n; i++) {
+        if (opts[i] == 5) l->log = vals[i];                      /* CU_JIT_ERROR_LOG_BUFFER */
+        if (opts[i] == 6) l->logsize = (size_t)(uintptr_t)vals[i]; /* ..._SIZE_BYTES */
+    }
+    *state = l;
+    return 0;
+}
+
+CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name,
+                          unsigned n, int *opts, void **vals) {
+    (void)type, (void)n, (void)opts, (void)vals;
+    FakeLink *l = state;
+    if (memmem(data, size, "FAKE_LINK_ERROR", 15)) {
+        if (l->log && l->logsize) snprintf(l->log, l->logsize, "error: FAKE_LINK_ERROR in %s", name);
+        return 218; /* CUDA_ERROR_INVALID_PTX */
+    }
+    char *out = realloc(l->out, l->len + size + 1);
+    if (!out) return OOM;
+    for (size_t i = 0; i < size; i++) out[l->len + i] = ((const char *)data)[i] ? ((const char *)data)[i] : ' ';
+    l->out = out;
+    l->len += size;
+    l->out[l->len] = 0;
+    return 0;
+}
+
+CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
+    FakeLink *l = state;
+    if (!l->out) return 1;
+    /* the image ends in " NAME" of its first .entry, so cuModuleGetFunction finds it there
+     * (a name is found where a NUL follows it) */
+    const char *e = strstr(l->out, ".entry ");
+    if (e) {
+        size_t at = (size_t)(e - l->out) + 7, n = strcspn(e + 7, "( \t\n");
+        char *out = realloc(l->out, l->len + n + 2);
+        if (!out) return OOM;
+        memmove(out + l->len + 1, out + at, n);
+        out[l->len] = ' ';
+        l->len += n + 1;
+        out[l->len] = 0;
+        l->out = out;
+    }
+    *cubin = l->out;
+    *size = l->len + 1;
+    return 0;
+}
+
+CUresult cuLinkDestroy(void *state) {
+    FakeLink *l = state;
+    free(l->out);
+    free(l);
+    return 0;
+}
+
 CUresult cuModuleUnload(void *mod) {
     Module *m = mod;
     free(m->image);

@@ -371,3 +371,40 @@ def test_the_cpu_target_compiles_the_source_beside_compiled_code(cache, monkeypa
     a = np.arange(4, dtype=np.int32)
     kernel_calling(f)[1, 4](a)
     assert a.tolist() == [7, 8, 9, 10]
+
+
+def test_without_nvjitlink_the_driver_links(cache):
+    # KILN_NVJITLINK=0 (or no nvJitLink found): the kernel's relocatable PTX and the files go
+    # through the driver's linker (cuLinkCreate...) on the kernel's device, uncached by
+    # nvJitLink's version; the fake driver records the inputs and fails on a marked one
+    tmp = cache
+    (tmp / "add7.ptx").write_bytes(nvrtc(ADD7, 1))
+    (tmp / "bad.ptx").write_bytes(nvrtc(ADD7, 1) + b"\n// FAKE_LINK_ERROR\n")
+    (tmp / "add7.ltoir").write_bytes(nvrtc(ADD7, 2))
+    fake = os.path.join(os.environ.get("KILN_BUILD_DIR", "build"), "libkiln-fake-cuda.so")
+    code = textwrap.dedent("""
+        import sys, numpy as np, kiln
+        for path in sys.argv[1:]:
+            f = kiln.declare_device("add7", "int32(int32)", link=path)
+            @kiln.jit
+            def kern(a):
+                a[0] = f(a[0])
+            try:
+                kern[1, 1](kiln.to_device(np.zeros(1, np.int32)))
+                kiln.synchronize()
+                print("linked", path.rsplit("/", 1)[1])
+            except kiln.CompileError as e:
+                print("error", path.rsplit("/", 1)[1], str(e).splitlines()[0])
+    """)
+    env = dict(os.environ, KILN_CUDA_DRIVER=os.path.abspath(fake), KILN_TARGET="cuda",
+               KILN_NVJITLINK="0")
+    out = subprocess.run([sys.executable, "-c", code] + [str(tmp / f) for f in
+                         ("add7.ptx", "bad.ptx", "add7.ltoir")],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "linked add7.ptx"
+    assert lines[1].startswith("error bad.ptx error: the driver's linker could not link the "
+                               "kernel for device 0 (CUresult 218)")
+    assert lines[2].startswith("error add7.ltoir error: ") and "is LTO-IR, which the driver's " \
+        "linker (used without nvJitLink) cannot link" in lines[2]

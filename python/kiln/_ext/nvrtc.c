@@ -8,6 +8,8 @@
  */
 #include "nvrtc.h"
 
+#include "driver.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
@@ -24,21 +26,24 @@ typedef struct {
     /* compiled device code linked with the kernel by nvJitLink (nlinks of them) */
     kiln_link_input *links;
     int nlinks, lto;
+    int device; /* the device the kernel is built for, or -1 (none known) */
+    bool culink; /* linked by the driver's linker: nvJitLink cannot be loaded */
 } NvrtcBuild;
 
 /* The kernel's own code as nvJitLink's first input, then the linked files, into a cubin. */
 static int link_cuda(NvrtcBuild *b, kiln_ctx *ctx, void **blob, size_t *len) {
-    kiln_nvjitlink *j = ext_nvjitlink_nogil(b->st, ctx);
-    if (!j) return -1;
+    kiln_nvjitlink *j = b->culink ? NULL : ext_nvjitlink_nogil(b->st, ctx);
+    if (!j && !b->culink) return -1;
     void *own = NULL;
     size_t own_len = 0;
     int is_ptx = 1;
     kiln_nvrtc *n = ext_nvrtc_nogil(b->st, ctx);
     if (!n || kiln_nvrtc_compile(ctx, n, b->src, b->len, &b->o, b->arch, &own, &own_len, &is_ptx) < 0)
         return -1;
-    b->links[0] = (kiln_link_input){b->lto ? KILN_LINK_LTOIR : KILN_LINK_PTX, own, own_len,
-                                    "<the kernel>"};
-    int rc = kiln_nvjitlink_link(ctx, j, kiln_nvrtc_version(n), b->arch, b->lto, &b->o, b->links,
+    b->links[0] = (kiln_link_input){b->lto && !b->culink ? KILN_LINK_LTOIR : KILN_LINK_PTX, own,
+                                    own_len, "<the kernel>"};
+    int rc = b->culink ? kiln_cuda_link(ctx, b->st->cuda, b->device, b->links, b->nlinks + 1, blob, len) :
+             kiln_nvjitlink_link(ctx, j, kiln_nvrtc_version(n), b->arch, b->lto, &b->o, b->links,
                                  b->nlinks + 1, blob, len);
     b->links[0].data = NULL;
     free(own);
@@ -227,24 +232,26 @@ static int parse_links(PyObject *links, NvrtcBuild *b) {
     return 0;
 }
 
-/* The target text of a linked kernel: NVRTC's, then nvJitLink's version and options and
- * each linked input's kind, size and XXH3 (the source names the files by content too). */
-static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
-    /* nvJitLink's version is kept in the cache like NVRTC's facts, so a warm hit loads
-     * neither library */
+/* Which linker links b: nvJitLink (1, its version in *version: kept in the cache like
+ * NVRTC's facts, so a warm hit loads neither library), else the driver's (2, the driver's
+ * version) where nvJitLink cannot be loaded (KILN_NVJITLINK=0 asks for it) and the kernel
+ * is built for a device; -1 with an exception. */
+static int choose_linker(ModState *st, NvrtcBuild *b, int *version) {
     char fname[4400], fact[64];
     const char *env = getenv("KILN_NVJITLINK");
+    bool off = env && strcmp(env, "0") == 0;
     int w0 = snprintf(fname, sizeof fname, "nvjitlink|%s|", env ? env : "");
     kiln_nvrtc_facts_name(fname + w0, sizeof fname - (size_t)w0);
     kiln_cache *c;
-    int version = 0;
+    *version = 0;
     Py_BEGIN_ALLOW_THREADS
     c = ext_get_cache(st);
-    if (c && kiln_cache_fact(c, fname, fact, sizeof fact)) version = atoi(fact);
+    if (!off && c && kiln_cache_fact(c, fname, fact, sizeof fact)) *version = atoi(fact);
     Py_END_ALLOW_THREADS
+    if (*version > 0) return 1;
+    TextSink txt = {NULL, 0, 0, 0};
     kiln_nvjitlink *j = st->nvjitlink;
-    if (version <= 0 && !j) {
-        TextSink txt = {NULL, 0, 0, 0};
+    if (!j && !off) {
         kiln_ctx *ctx = kiln_ctx_new();
         if (!ctx) {
             PyErr_NoMemory();
@@ -253,19 +260,38 @@ static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
         kiln_ctx_set_diag(ctx, ext_text_diag, &txt);
         j = ext_nvjitlink_nogil(st, ctx);
         kiln_ctx_free(ctx);
-        if (!j) ext_raise_text(st, &txt, "nvJitLink (libnvJitLink.so) was not found");
-        PyMem_RawFree(txt.buf);
-        if (!j) return -1;
     }
-    if (version <= 0) {
-        version = kiln_nvjitlink_version(j);
-        snprintf(fact, sizeof fact, "%d", version);
+    if (j && !off) {
+        PyMem_RawFree(txt.buf);
+        *version = kiln_nvjitlink_version(j);
+        snprintf(fact, sizeof fact, "%d", *version);
         Py_BEGIN_ALLOW_THREADS
         if (c) kiln_cache_set_fact(c, fname, fact);
         Py_END_ALLOW_THREADS
+        return 1;
     }
+    if (b->device >= 0 && (off || !env || !*env)) { /* the driver's linker, when it has one */
+        kiln_cuda *cu = ext_cuda(st);
+        if (cu && kiln_cuda_can_link(cu)) {
+            PyMem_RawFree(txt.buf);
+            *version = kiln_cuda_driver_version(cu);
+            return 2;
+        }
+        PyErr_Clear();
+    }
+    ext_raise_text(st, &txt, off ? "KILN_NVJITLINK=0 asks for the driver's linker, which needs "
+                                   "a GPU the kernel is built for"
+                                 : "nvJitLink (libnvJitLink.so) was not found");
+    PyMem_RawFree(txt.buf);
+    return -1;
+}
+
+/* The target text of a linked kernel: NVRTC's, then the linker's version and options and
+ * each linked input's kind, size and XXH3 (the source names the files by content too). */
+static int link_target(NvrtcBuild *b, int version, char *target, size_t size) {
     size_t w = strlen(target);
-    int k = snprintf(target + w, size - w, " nvjitlink=%d lto=%d", version, b->lto);
+    int k = b->culink ? snprintf(target + w, size - w, " culink=%d", version)
+                      : snprintf(target + w, size - w, " nvjitlink=%d lto=%d", version, b->lto);
     for (int i = 1; i <= b->nlinks && k >= 0 && (size_t)k < size - w; i++) {
         w += (size_t)k;
         k = snprintf(target + w, size - w, " %d:%zu:%016llx", b->links[i].kind, b->links[i].len,
@@ -279,22 +305,22 @@ static int link_target(ModState *st, NvrtcBuild *b, char *target, size_t size) {
 }
 
 /* nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='',
- *               cache=True, output=KILN_NVRTC_WHOLE, links=(), lto=True)
+ *               cache=True, output=KILN_NVRTC_WHOLE, links=(), lto=True, device=-1)
  *   -> (image, is_ptx, cache key, hit) */
 static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
     const char *src, *name = "";
     Py_ssize_t len;
     int fastmath, lineinfo, maxreg, arch, want_ptx = 0, use_cache = 1, output = KILN_NVRTC_WHOLE;
-    int lto = 1;
+    int lto = 1, device = -1;
     PyObject *links = NULL;
-    if (!PyArg_ParseTuple(args, "s#(iii)i|pspiOp", &src, &len, &fastmath, &lineinfo, &maxreg, &arch,
-                          &want_ptx, &name, &use_cache, &output, &links, &lto))
+    if (!PyArg_ParseTuple(args, "s#(iii)i|pspiOpi", &src, &len, &fastmath, &lineinfo, &maxreg,
+                          &arch, &want_ptx, &name, &use_cache, &output, &links, &lto, &device))
         return NULL;
     if (output < KILN_NVRTC_WHOLE || output > KILN_NVRTC_LTOIR)
         return PyErr_Format(PyExc_ValueError, "no NVRTC output %d", output);
     if (arch < 10 || arch > 10000) return PyErr_Format(PyExc_ValueError, "no GPU architecture sm_%d", arch);
-    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx, NULL, 0, lto};
+    NvrtcBuild b = {st, src, (size_t)len, {0}, arch, want_ptx, NULL, 0, lto, device, false};
     b.o.target = KILN_TARGET_CUDA;
     b.o.fastmath = fastmath;
     b.o.lineinfo = lineinfo;
@@ -308,12 +334,18 @@ static PyObject *f_nvrtc_compile(PyObject *m, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "linked files make a cubin: not with PTX or relocatable output");
             goto done;
         }
-        if (b.nlinks) b.o.nvrtc_output = lto ? KILN_NVRTC_LTOIR : KILN_NVRTC_RELOCATABLE;
+    }
+    int link_version = 0;
+    if (b.nlinks) {
+        int linker = choose_linker(st, &b, &link_version);
+        if (linker < 0) goto done;
+        b.culink = linker == 2;
+        b.o.nvrtc_output = lto && !b.culink ? KILN_NVRTC_LTOIR : KILN_NVRTC_RELOCATABLE;
     }
     char target[4096], short_target[32];
     if (use_cache && cuda_target(st, &b.o, arch, b.nlinks ? 1 : want_ptx, target, sizeof target) < 0)
         goto done;
-    if (use_cache && b.nlinks && link_target(st, &b, target, sizeof target) < 0) goto done;
+    if (use_cache && b.nlinks && link_target(&b, link_version, target, sizeof target) < 0) goto done;
     if (!use_cache && !ext_nvrtc(st)) goto done;
     snprintf(short_target, sizeof short_target, "cuda:sm_%d", arch);
     ExtArtifact art;
@@ -346,7 +378,8 @@ PyMethodDef ext_nvrtc_functions[] = {
      "nvrtc_compile(source, (fastmath, lineinfo, max_registers), arch, want_ptx=False, name='', "
      "cache=True, output=0) -> (image, is_ptx, cache key, hit); output 1 relocatable PTX, "
      "2 LTO-IR; links: (kind, name, bytes) of compiled device code linked by nvJitLink into "
-     "a cubin, with link-time optimisation when lto"},
+     "a cubin, with link-time optimisation when lto (the driver's linker for device where "
+     "nvJitLink is missing)"},
     {"nvrtc_version", f_nvrtc_version, METH_NOARGS, "NVRTC's version or None"},
     {"warm_up", f_warm_up, METH_NOARGS, "start NVRTC's first-use work on a thread (once)"},
     {NULL, NULL, 0, NULL}};
