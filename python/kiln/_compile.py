@@ -113,7 +113,7 @@ def describe(v):
     name = getattr(v, "_kiln_name", None)
     if isinstance(name, str):
         return ("ns", name)
-    if type(v).__name__ == "FFI" and type(v).__module__.startswith("cffi"):
+    if any(c.__name__ == "FFI" and c.__module__.startswith("cffi") for c in type(v).__mro__):
         return ("ns", "cffi")  # ffi.from_buffer(array) in a kernel (Numba's cffi support)
     if isinstance(v, types.FunctionType):
         # a plain Python function called from a kernel is compiled as a device function

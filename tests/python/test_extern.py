@@ -616,3 +616,20 @@ def test_ffi_from_buffer_counts_as_a_write_of_its_array(monkeypatch):
     kern[1, 1](x)
     assert x.tolist() == [1, 1]
 
+
+
+def test_ffi_from_buffer_through_a_subclass_of_cffi_ffi():
+    cffi = pytest.importorskip("cffi")
+
+    class MyFFI(cffi.FFI):
+        pass
+
+    ffi = MyFFI()
+    consume = kiln.declare_device("consume42", types.void(types.CPointer(int32)),
+                                  link=CONSUME42, abi="c")
+
+    @kiln.jit
+    def each(x):
+        consume(ffi.from_buffer(x))
+
+    assert "consume42" in ptx_of(each, "void(int32[::1])")
