@@ -632,4 +632,4 @@ def test_ffi_from_buffer_through_a_subclass_of_cffi_ffi():
     def each(x):
         consume(ffi.from_buffer(x))
 
-    assert "consume42" in ptx_of(each, "void(int32[::1])")
+    assert ", 42;" in ptx_of(each, "void(int32[::1])")  # consume42 inlined: it stores 42
