@@ -652,11 +652,11 @@ int kiln_nvjitlink_link(kiln_ctx *ctx, kiln_nvjitlink *j, int nvrtc_version, int
 /* Whether the driver has its linker (cuLinkCreate...), kiln_cuda_link's. */
 int kiln_cuda_can_link(kiln_cuda *c);
 /* Links the inputs (the kernel's own relocatable PTX first) into a cubin with the driver's
- * linker on device dev (made current on this thread): what kiln uses where nvJitLink
- * cannot be loaded.  No link-time optimisation and no LTO-IR.  *cubin is malloc'd.  0, or
+ * linker on device dev (made current on this thread), with o's max_registers and lineinfo:
+ * what kiln uses where nvJitLink cannot be loaded.  No link-time optimisation and no LTO-IR.  *cubin is malloc'd.  0, or
  * -1 after reporting the driver's log. */
-int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_link_input *in, int n,
-                   void **cubin, size_t *cubin_len);
+int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_options *o,
+                   const kiln_link_input *in, int n, void **cubin, size_t *cubin_len);
 
 /* Loads the driver and initialises it.  NULL, with *why set to a static
  * explanation, when no CUDA GPU can be used. */

@@ -724,10 +724,20 @@ def compile_signature(disp, text):
     return entry
 
 
+def _untagged(argkey):
+    """argkey without enum classes: an integer scalar's ndim byte is its IntEnum class's tag
+    (args.c), which a signature's text does not spell."""
+    b = bytearray(argkey)
+    for i in range(0, len(b) - 3, 4):
+        if b[i] == 0 and b[i + 3] == 0:
+            b[i + 2] = 0
+    return bytes(b)
+
+
 def entry_for_signature(disp, text):
     _, argkey = _kiln.parse_signature(text)
     for _, key in reversed(disp._compiled):
-        if key[:-2] == argkey:
+        if key[:-2] == argkey or _untagged(key[:-2]) == argkey:
             return disp._lookup(key)
     raise ValueError(f"'{disp.__name__}' has no specialisation for {text}; "
                      f"compiled: {', '.join(disp.signatures) or 'none'}")

@@ -211,7 +211,8 @@ def recompile_reason(names, key, others):
             if a == b:
                 continue
             what = ("array" if b[0] else "scalar") if a[0] != b[0] else \
-                "dtype" if a[1] != b[1] else "ndim" if a[2] != b[2] else "layout"
+                "dtype" if a[1] != b[1] else ("ndim" if b[0] else "enum class") \
+                if a[2] != b[2] else "layout"
             name = names[i] if i < len(names) else f"#{i + 1}"
             out.append(f"argument '{name}' {what} changed: {_describe_arg(a)} -> "
                        f"{_describe_arg(b)}")

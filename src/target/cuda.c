@@ -558,8 +558,8 @@ int kiln_cuda_pointer_device(kiln_cuda *c, uint64_t ptr) {
 
 int kiln_cuda_can_link(kiln_cuda *c) { return c->has_link; }
 
-int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_link_input *in, int n,
-                   void **cubin, size_t *cubin_len) {
+int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_options *o,
+                   const kiln_link_input *in, int n, void **cubin, size_t *cubin_len) {
     /* kiln_link_kind -> CUjitInputType (cubin 0, PTX 1, fatbin 2, object 3, library 4) */
     static const int jit_kind[] = {-1, 0, 1, -1, 2, 3, 4};
     *cubin = NULL;
@@ -585,10 +585,20 @@ int kiln_cuda_link(kiln_ctx *ctx, kiln_cuda *c, int dev, const kiln_link_input *
         return -1;
     }
     char log[8192] = "";
-    int opts[2] = {5, 6}; /* CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES */
-    void *vals[2] = {log, (void *)(uintptr_t)sizeof log};
+    /* CU_JIT_ERROR_LOG_BUFFER (5) and its size (6); CU_JIT_MAX_REGISTERS (0) and
+     * CU_JIT_GENERATE_LINE_INFO (13) as the kernel's options ask (fastmath has no driver
+     * option outside LTO: the kernel's own PTX was compiled with it) */
+    int opts[4] = {5, 6, 0, 13};
+    void *vals[4] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)o->max_registers,
+                     (void *)(uintptr_t)1};
+    unsigned nopts = 2;
+    if (o->max_registers > 0) nopts = 3;
+    if (o->lineinfo) {
+        opts[nopts] = 13;
+        vals[nopts++] = (void *)(uintptr_t)1;
+    }
     void *state = NULL;
-    rc = c->LinkCreate(2, opts, vals, &state);
+    rc = c->LinkCreate(nopts, opts, vals, &state);
     for (int i = 0; rc == 0 && i < n; i++)
         rc = c->LinkAddData(state, jit_kind[in[i].kind], (void *)in[i].data, in[i].len,
                             in[i].name, 0, NULL, NULL);

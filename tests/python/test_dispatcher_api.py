@@ -141,3 +141,40 @@ def test_type_annotation_typemap_as_numbas():
     assert ann.typemap["x"] == kiln.int32[::1]
     assert ann.typemap["t"] == kiln.types.Tuple([kiln.int64, kiln.float64])
     assert "l: array(int32, 1d, C)" in ann.text
+
+
+# ---- IntEnum members: their class tells `is` apart, their signature reads as their int's --
+
+import enum as _enum  # noqa: E402
+
+
+class _Shape(_enum.IntEnum):
+    circle = 1
+
+
+class _Neg(_enum.IntEnum):
+    two = 1
+
+
+def _enum_is(a, b, out):
+    out[0] = a is b
+
+
+def test_enum_members_signatures_parse_back_and_plain_int_subclasses_take_no_tag(monkeypatch):
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    k = kiln.jit(_enum_is)
+    o = np.zeros(1, np.bool_)
+    k[1, 1](_Shape.circle, _Neg.two, o)
+    assert not o[0]
+    assert k.signatures == ["(int64, int64, bool[::1])"]
+    sig = k.signatures[0]
+    assert k.inspect_source(sig)  # the text parses back to the specialisation
+    k.inspect_types(sig)
+    for i in range(300):  # int subclasses that are not enums use up no enum tag
+        t = type(f"Plain{i}", (int,), {})
+        k[1, 1](t(1), t(1), o)
+        assert o[0]
+    e1 = _enum.IntEnum("E1", {"x": 1})
+    e2 = _enum.IntEnum("E2", {"y": 1})
+    k[1, 1](e1.x, e2.y, o)
+    assert not o[0]

@@ -383,8 +383,8 @@ static int enum_tag(ModState *st, PyTypeObject *tp) {
     if (PyErr_Occurred()) return -1;
     int tag = 0;
     if (PyObject_HasAttrString((PyObject *)tp, "_member_map_") &&
-        PyDict_GET_SIZE(st->enum_tags) < KILN_MAX_ENUM_TAGS)
-        tag = (int)PyDict_GET_SIZE(st->enum_tags) + 1;
+        st->enum_ntags < KILN_MAX_ENUM_TAGS)
+        tag = ++st->enum_ntags;
     PyObject *v = PyLong_FromLong(tag);
     if (!v || PyDict_SetItem(st->enum_tags, (PyObject *)tp, v) < 0) {
         Py_XDECREF(v);

@@ -606,16 +606,6 @@ static PyObject *mod_parse_signature(PyObject *module, PyObject *arg) {
 }
 
 /* argtype_str(key) -> str: "float32[::1], int64" */
-/* Numba's text of an IntEnum member's type: IntEnum<int64>(Shape), the class by its tag. */
-static PyObject *enum_text(ModState *st, const char *dtype, int tag) {
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (st->enum_tags && PyDict_Next(st->enum_tags, &pos, &k, &v))
-        if (PyLong_AsLong(v) == tag)
-            return PyUnicode_FromFormat("IntEnum<%s>(%s)", dtype, ((PyTypeObject *)k)->tp_name);
-    return PyUnicode_FromFormat("IntEnum<%s>(%d)", dtype, tag);
-}
-
 static PyObject *mod_argtype_str(PyObject *module, PyObject *key) {
     kiln_argtype at[KILN_MAX_PARAMS];
     int n = key_to_argtypes(key, at, KILN_MAX_PARAMS);
@@ -631,11 +621,9 @@ static PyObject *mod_argtype_str(PyObject *module, PyObject *key) {
         } else {
             kiln_argtype_format(&at[i], buf, sizeof buf);
         }
-        PyObject *s;
-        if (!at[i].is_array && at[i].ndim && at[i].layout == 0) /* an IntEnum member (args.c) */
-            s = enum_text(ext_state(module), buf, at[i].ndim);
-        else
-            s = PyUnicode_FromString(buf);
+        /* an IntEnum member's type reads as its int's (int64): signatures are parsed back
+         * (inspect_*, specialize), and its class only tells `is` apart */
+        PyObject *s = PyUnicode_FromString(buf);
         if (!s || PyList_Append(parts, s) < 0) {
             Py_XDECREF(s);
             Py_DECREF(parts);

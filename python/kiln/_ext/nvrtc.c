@@ -42,7 +42,8 @@ static int link_cuda(NvrtcBuild *b, kiln_ctx *ctx, void **blob, size_t *len) {
         return -1;
     b->links[0] = (kiln_link_input){b->lto && !b->culink ? KILN_LINK_LTOIR : KILN_LINK_PTX, own,
                                     own_len, "<the kernel>"};
-    int rc = b->culink ? kiln_cuda_link(ctx, b->st->cuda, b->device, b->links, b->nlinks + 1, blob, len) :
+    int rc = b->culink ? kiln_cuda_link(ctx, b->st->cuda, b->device, &b->o, b->links,
+                                            b->nlinks + 1, blob, len) :
              kiln_nvjitlink_link(ctx, j, kiln_nvrtc_version(n), b->arch, b->lto, &b->o, b->links,
                                  b->nlinks + 1, blob, len);
     b->links[0].data = NULL;

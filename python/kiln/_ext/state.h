@@ -73,7 +73,8 @@ typedef struct {
     PyObject *CudaError;
     PyObject *CudaErrorCompat; /* CudaError and cuda.core's CUDAError (driver.c), made once */
     PyObject *PerformanceWarning;
-    PyObject *enum_tags;            /* IntEnum classes seen as arguments -> their tag (args.c) */
+    PyObject *enum_tags;            /* int subclasses seen as arguments -> their tag (args.c) */
+    int enum_ntags;                 /* tags given to enum classes so far */
     PyObject *CacheWarning;
     PyObject *CacheError;
     PyTypeObject *ProgramType;
