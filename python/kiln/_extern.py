@@ -394,7 +394,7 @@ class ExternFunction:
                         "kernels and device functions")
 
     def __repr__(self):
-        return f"<external device function {self.name}{self.sig}, abi={self.abi!r}>"
+        return f"<external device function '{self.name}' {self.sig}, abi={self.abi!r}>"
 
 
 def declare_device(name, sig, link=None, use_cooperative=False, abi="numba"):
