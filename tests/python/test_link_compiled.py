@@ -37,8 +37,10 @@ def nvcc(tmp_path, src, *flags, out):
         pytest.skip("nvcc is not on PATH: cubins, fatbins and objects are made with it")
     cu = tmp_path / "ext.cu"
     cu.write_text(src)
+    # nvcc itself without the sanitizers' runtimes that `make test-san-py` preloads
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     done = subprocess.run([tool, f"-arch=sm_{ARCH}", *flags, str(cu), "-o", str(tmp_path / out)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return tmp_path / out
 
