@@ -536,7 +536,12 @@ def cuda_source_of(disp, entry):
     """(CUDA C source, arch, cache name) of a specialisation.  A CUDA one's own source; a CPU
     one (same argument types) is translated for CUDA first, for the current GPU's arch, or
     sm_90 without a GPU, so a kernel's code can be read on a machine that runs it on the CPU."""
-    key = next(k for _, k in disp._compiled if disp._lookup(k) is entry)
+    key = next((k for _, k in disp._compiled if disp._lookup(k) is entry), None)
+    if key is None:  # a launch with tuple arguments: its kernel of the leaves has it
+        for flat in getattr(disp, "_tuple_kernels", {}).values():
+            if any(flat._lookup(k) is entry for _, k in flat._compiled):
+                return cuda_source_of(flat, entry)
+        raise ValueError(f"'{disp.__name__}' has no such specialisation")
     if key[-2] == 1:
         source, arch = entry.program.source, _arch_of(key[-1])
     else:

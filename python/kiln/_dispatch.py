@@ -301,24 +301,46 @@ class Dispatcher(_kiln.DispatcherBase):
 
     @property
     def signatures(self):
-        """The argument types of every compiled specialisation, as signature text."""
-        return [text for text, _ in self._compiled]
+        """The argument types of every compiled specialisation, as signature text; a launch
+        with tuple arguments shows them as Numba does (``UniTuple(float64 x 2)``)."""
+        return [text for text, _ in self._compiled] + list(self._tuple_signatures())
+
+    def _tuple_signatures(self):
+        """{signature text with tuples: (kernel of the leaves, its signature text)} of the
+        launches with tuple arguments (_launch_tuples)."""
+        from ._types import split_top
+
+        out = {}
+        for shape, flat in getattr(self, "_tuple_kernels", {}).items():
+            for text in flat.signatures:
+                leaves = iter(split_top(text.strip()[1:-1]))
+                out["(" + ", ".join(_shape_text(sh, leaves) for sh in shape) + ")"] = (flat, text)
+        return out
 
     def _entry_for(self, signature):
         if signature is None:
             if not self._compiled:
+                tuples = self._tuple_signatures()
+                if tuples:  # launched with tuple arguments only: the last of those
+                    flat, text = list(tuples.values())[-1]
+                    return flat._entry_for(text)
                 raise ValueError(f"'{self.__name__}' has not been compiled yet; call it or pass a signature")
             return self._lookup(self._compiled[-1][1])
         from . import _compile
 
-        return _compile.entry_for_signature(self, signature_text(signature))
+        text = signature_text(signature)
+        via = self._tuple_signatures().get(text)
+        if via is not None:
+            return via[0]._entry_for(via[1])
+        return _compile.entry_for_signature(self, text)
 
     def inspect_types(self, signature=None, file=None):
         """Prints each variable's type in every compiled specialisation (or the one of
         ``signature``) to ``file`` (default stdout), as Numba does: nothing when none is
         compiled yet; returns the text instead with ``file=False``."""
         entries = ([self._entry_for(signature)] if signature is not None
-                   else [self._lookup(key) for _, key in self._compiled])
+                   else [self._lookup(key) for _, key in self._compiled]
+                   + [f._entry_for(t) for f, t in self._tuple_signatures().values()])
         # Numba's annotation starts with the function's name and its argument types
         text = "".join(f"{self.__name__} {e.signature}\n{e.program.types}" for e in entries)
         if file is False:
@@ -427,6 +449,7 @@ class Dispatcher(_kiln.DispatcherBase):
         if self._is_device:  # compiled into each caller: its signatures are what it has
             return {t: None for t in (self._device_sig or "").split(";") if t}
         entries = [(text, self._lookup(key)) for text, key in self._compiled]
+        entries += [(text, f._entry_for(t)) for text, (f, t) in self._tuple_signatures().items()]
         if self._lc_sensitive:  # Numba's kernels say launch_config_sensitive (_Sensitive)
             # one wrapper per live Entry, kept while it lives (entries cleared go with theirs)
             old = self.__dict__.get("_lc_views", {})
@@ -756,6 +779,19 @@ def _flatten(value, leaves, depth):
                             "not identifiers) cannot be passed to a kernel; pass tuple(value)")
         return _Named(type(value), parts)
     return parts
+
+
+def _shape_text(shape, leaves):
+    """An argument's type text from its shape (_flatten) and its leaves' type texts, as Numba
+    spells tuple types: UniTuple(float64 x 2), Tuple(float64, int64), Point(float64, int64)."""
+    if shape is None:
+        return next(leaves)
+    parts = [_shape_text(s, leaves) for s in (shape.parts if isinstance(shape, _Named) else shape)]
+    if isinstance(shape, _Named):
+        return f"{shape.cls.__name__}({', '.join(parts)})"
+    if parts and all(p == parts[0] for p in parts):
+        return f"UniTuple({parts[0]} x {len(parts)})"
+    return f"Tuple({', '.join(parts)})"
 
 
 class _Named:

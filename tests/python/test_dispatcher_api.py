@@ -178,3 +178,27 @@ def test_enum_members_signatures_parse_back_and_plain_int_subclasses_take_no_tag
     e2 = _enum.IntEnum("E2", {"y": 1})
     k[1, 1](e1.x, e2.y, o)
     assert not o[0]
+
+
+def _tuple_sum(t, out):
+    out[0] = t[0] + t[1]
+
+
+def test_launches_with_tuple_arguments_have_signatures_and_overloads(monkeypatch):
+    import collections
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    point = collections.namedtuple("Point", "x y")
+    k = kiln.jit(_tuple_sum)
+    o = np.zeros(1)
+    k[1, 1]((1.0, 2.0), o)
+    k[1, 1]((1.0, 2), o)
+    k[1, 1](point(1.0, 2.0), o)
+    assert o[0] == 3.0
+    want = ["(UniTuple(float64 x 2), float64[::1])", "(Tuple(float64, int64), float64[::1])",
+            "(Point(float64, float64), float64[::1])"]
+    assert k.signatures == want
+    assert list(k.overloads) == want
+    for sig in want:  # each text finds its specialisation
+        assert "t__1" in k.inspect_types(sig, file=False)
+        assert k.inspect_source(sig)
+    assert k.inspect_types(file=False).count("kernel _tuple_sum") == 3
