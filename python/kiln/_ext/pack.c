@@ -216,7 +216,10 @@ int ext_pack(const EntryObject *e, Arg *a, int n, PyObject *names, PyObject *kna
             if (e->written[i] && a[i].readonly) {
                 char desc[256];
                 ext_arg_desc(desc, sizeof desc, names, kname, i);
-                PyErr_Format(PyExc_ValueError, "%s is read-only, but the kernel writes to it", desc);
+                PyErr_Format(PyExc_ValueError,
+                             "%s is read-only, but the kernel writes to it (a store, an atomic, "
+                             "or ffi.from_buffer, whose pointer may be written through)",
+                             desc);
                 return -1;
             }
             if (gpu) {
