@@ -60,6 +60,23 @@ def until_running():
             return
         time.sleep(0.01)
     raise AssertionError(_kiln.tier_stats())
+
+def until_compiling(word=b"slow-cc"):
+    """Waits (at most 10 s) until this process's optimising build runs the C compiler."""
+    me = str(os.getpid())
+    for _ in range(1000):
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    ppid = f.read().rsplit(")", 1)[1].split()[1]
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if ppid == me and word in f.read():
+                        time.sleep(0.05)  # the worker is past spawning, in its poll
+                        return
+            except (OSError, IndexError):
+                pass
+        time.sleep(0.01)
+    raise AssertionError(_kiln.tier_stats())
 '''
 
 
@@ -237,6 +254,10 @@ def test_fork_while_the_optimised_build_runs(tmp_path):
         out = np.zeros_like(x)
         mix[16, 128](out, x, y)
         assert entry(mix).tier == 0
+        # fork while the worker waits for the (slow) compiler: under GCC 12's libasan, whose
+        # allocator has no fork handlers, a fork while the worker is inside malloc leaves
+        # the child's malloc waiting for ever on the lock that thread held (seen in CI)
+        until_compiling()
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -250,8 +271,12 @@ def test_fork_while_the_optimised_build_runs(tmp_path):
                 mix[16, 128](out, x, y)
                 assert np.array_equal(out, want(x, y))
                 code = 0
+            except BaseException:
+                import traceback
+                traceback.print_exc()
             finally:
                 sys.stdout.flush()
+                sys.stderr.flush()
                 os._exit(code)
         deadline = time.time() + 90
         while time.time() < deadline:
