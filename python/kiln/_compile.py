@@ -598,6 +598,10 @@ def build_exported(disp, sig, name, arch, output="ptx"):
     else:
         resty = _return_type(_kiln.infer_return(source, filename, first, argkey, resolve,
                                                 pyfunc))
+        if resty is not None and text.lstrip().startswith(("void", "none")):
+            raise TypeError(f"'{pyfunc.__name__}' returns {resty}, but signature '{text}' "
+                            f"declares that it returns nothing (Numba: No conversion from "
+                            f"{resty} to none)")
     return prog.source, code, resty if resty is not None else void
 
 

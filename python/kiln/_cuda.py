@@ -377,6 +377,14 @@ class DeviceArray(_kiln.DeviceArrayBase):
         _check_order(order)
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        import operator
+
+        try:
+            shape = tuple(operator.index(s) for s in shape)
+        except TypeError:
+            raise TypeError(f"reshape takes ints (one of them may be -1), not {shape!r}") from None
+        if any(s < -1 for s in shape):
+            raise ValueError(f"negative dimensions are not allowed: {shape}")
         size = 1
         unknown = [i for i, s in enumerate(shape) if s == -1]
         for s in shape:
@@ -596,8 +604,17 @@ def _from_cai(cai, owner, device, sync):
         for i in range(len(shape) - 1, -1, -1):
             strides[i] = s
             s *= shape[i]
+    ptr = cai["data"][0]
+    if isinstance(ptr, int) and 0 not in shape:
+        if ptr == 0:
+            raise ValueError("__cuda_array_interface__['data'][0] is 0 (a null pointer), but the "
+                             f"array has shape {shape}")
+        align = _np().dtype(cai["typestr"]).alignment
+        if ptr % align:
+            raise ValueError(f"the GPU array's data pointer {ptr:#x} is not aligned to {align} "
+                             "bytes, which its elements need; pass an aligned copy")
     stream = _cai.consumer_stream(cai, device, sync)
-    d = _kiln.wrap(cai["data"][0], shape, tuple(strides), code, device, owner)
+    d = _kiln.wrap(ptr, shape, tuple(strides), code, device, owner)
     if stream:
         d._stream = stream
     return d
@@ -618,6 +635,9 @@ def to_device(obj, stream=0, copy=True, to=None):
     """Copies a host array to the GPU (to host memory with KILN_TARGET=cpu); returns a
     DeviceArray, or ``to`` with the contents copied into it."""
     if to is not None:
+        if not isinstance(to, DeviceArray):
+            raise TypeError(f"to_device's to= is a kiln device array to copy into, not "
+                            f"{type(to).__name__}")
         to.copy_to_device(obj, stream)
         return to
     if isinstance(obj, DeviceArray):
@@ -634,6 +654,42 @@ def to_device(obj, stream=0, copy=True, to=None):
     if stream:
         d._stream = stream
     return d
+
+
+def _shape_of(shape, who):
+    """An array shape from an int, a NumPy int or a sequence of them, as NumPy takes it; a
+    TypeError naming `who` for anything else, a ValueError for a negative extent or one
+    past 64 bits."""
+    import operator
+
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        try:  # 2.5, '3' or None is no extent (int() would take some of them)
+            shape = tuple(operator.index(s) for s in shape)
+        except TypeError:
+            raise TypeError(f"{who}'s shape is an int or a tuple of ints, not {shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if any(n >= 2 ** 63 for n in shape):
+        raise ValueError(f"{who}'s shape {shape} has an extent past 2**63 - 1")
+    return shape
+
+
+def _strides_of(strides, shape, itemsize, who):
+    """Byte strides as ints, one per dimension, each a multiple of the item size."""
+    import operator
+
+    try:
+        strides = tuple(operator.index(s) for s in strides)
+    except TypeError:
+        raise TypeError(f"{who}'s strides are a tuple of ints, not {strides!r}") from None
+    if len(strides) != len(shape):
+        raise ValueError(f"strides {strides} do not match shape {tuple(shape)}")
+    if itemsize and any(st % itemsize for st in strides):
+        raise ValueError(f"{who}'s strides {strides} are not multiples of the item size "
+                         f"({itemsize} bytes)")
+    return strides
 
 
 def _strides_span(shape, strides, itemsize):
@@ -662,17 +718,16 @@ def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     """An uninitialised DeviceArray (Numba's cuda.device_array); ``strides`` (bytes) for
     a layout other than C or F order."""
     np = _np()
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = tuple(shape)
+    shape = _shape_of(shape, "device_array")
     _check_order(order)
     code = _code(np.dtype(dtype if dtype is not None else np.float64))
     d = _kiln.device_empty(shape, code, order, _device(), stream)
-    if strides is not None and tuple(strides) != d.strides:
-        span = _strides_span(shape, tuple(int(s) for s in strides), d.itemsize)
+    if strides is not None:
+        strides = _strides_of(strides, shape, d.itemsize, "device_array")
+    if strides is not None and strides != d.strides:
+        span = _strides_span(shape, strides, d.itemsize)
         base = _kiln.device_empty((span,), _code(np.dtype(np.uint8)), "C", d._device, stream)
-        d = _kiln.wrap(base._ptr, shape, tuple(int(s) for s in strides), code, base._device,
-                       base)
+        d = _kiln.wrap(base._ptr, shape, strides, code, base._device, base)
     if stream:
         d._stream = stream
     return d
@@ -759,20 +814,15 @@ def event_elapsed_time(evtstart, evtend):
     return _kiln.event_elapsed_time(evtstart, evtend)
 
 
+# the _kind of a page-locked array (pinned, mapped, managed): what its errors call it
+_WHO = {0: "pinned_array", 1: "mapped_array", 2: "managed_array"}
+
+
 def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
     """A NumPy array in page-locked host memory, which copies to and from the GPU at full
     speed and asynchronously (Numba's cuda.pinned_array)."""
     np = _np()
-    if isinstance(shape, int):
-        shape = (shape,)
-    import operator
-
-    try:  # 2.5 or '3' is no extent (int() took them)
-        shape = tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"pinned_array's shape holds ints, not {shape!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    shape = _shape_of(shape, _WHO[_kind])
     if order not in ("C", "F"):
         raise ValueError("order must be 'C' or 'F'")
     dt = np.dtype(dtype if dtype is not None else np.float64)
@@ -780,7 +830,7 @@ def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
         raise TypeError(f"kiln page-locked arrays do not support dtype {dt}: it holds Python "
                         f"objects")
     if strides is not None:
-        strides = tuple(int(s) for s in strides)
+        strides = _strides_of(strides, shape, dt.itemsize, _WHO[_kind])
         nbytes = _strides_span(shape, strides, dt.itemsize)
     else:
         nbytes = math.prod(shape) * dt.itemsize

@@ -59,10 +59,19 @@ def _args_of(text):
     tuple of kiln type objects, equal to the ones a user builds (kiln's own text, read
     with kiln.types' names)."""
     from . import types
+    from ._types import _bracket_arrays
 
+    text = _bracket_arrays(text)
     inner = text[text.index("("):] if "(" in text else "(" + text + ")"
     names = {k: v for k, v in vars(types).items() if not k.startswith("_")}
     names["bool"] = types.bool_  # kiln's text spells a bool argument "bool"
+    if "record" in text:  # recordN: the record dtype this process registered as N
+        import re
+
+        from ._types import Record
+
+        for n in set(re.findall(r"\brecord(\d+)\b", text)):
+            names["record" + n] = Record(_kiln.record_dtype(int(n)))
     val = eval(inner[:-1] + ",)" if inner.strip() != "()" else "()", {"__builtins__": {}}, names)
     return tuple(val)
 
@@ -475,8 +484,11 @@ class Dispatcher(_kiln.DispatcherBase):
                                "for explicit signatures, so it cannot be specialized again")
         if self._is_device:
             raise RuntimeError("a device function cannot be specialized; its callers type it")
-        text = "(" + ", ".join(str(a) if isinstance(a, Type) else
-                               _kiln.argtype_str(_kiln.key_of(a)) for a in args) + ")"
+        try:
+            text = "(" + ", ".join(str(a) if isinstance(a, Type) else
+                                   _kiln.argtype_str(_kiln.key_of(a)) for a in args) + ")"
+        except (TypeError, ValueError) as e:  # key_of knows no kernel: name this one
+            raise type(e)(str(e).replace("kernel '?'", f"kernel '{self.__name__}'")) from None
         got = self.specializations.get(text)
         if got is None:
             options = dict(self.options, max_registers=self.options["max_registers"] or None,

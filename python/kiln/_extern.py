@@ -204,8 +204,7 @@ def _expand(text, name, own_dir, paths, seen, depth):
                                          f"{KILN_LINK_MAX_INCLUDE_DEPTH} headers deep "
                                          f"({inc}): an include cycle?")
                     seen.add(path)
-                    with open(path, encoding="utf-8") as f:
-                        body = f.read()
+                    body = _read_text(path, f"{name}:{i + 1}: the header")
                     out.append(_line(path, 1) + _expand(body, path, os.path.dirname(path),
                                                         paths, seen, depth + 1))
                 out.append(_line(name, i + 2).rstrip("\n"))
@@ -249,12 +248,26 @@ def link_texts(items):
                                        os.path.abspath(x), data))
             continue
         else:
-            with open(x, encoding="utf-8") as f:
-                name, text = os.path.abspath(x), f.read()
+            name = os.path.abspath(x)
+            text = _read_text(x, "the link= source")
             own = os.path.dirname(name)
         seen = set() if own is None else {os.path.realpath(name)}
         texts.append(_line(name, 1) + _expand(text, name, own, paths, seen, 0))
     return tuple(texts)
+
+
+def _read_text(path, what):
+    """A source file's text: UTF-8, as NVRTC and the C compiler read it; a CompileError
+    naming the file and the first byte that is not."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        from ._kiln import CompileError
+
+        raise CompileError(f"{what} {path} is not UTF-8 text (byte {data[e.start]:#04x} at "
+                           f"offset {e.start}); save it as UTF-8") from None
 
 
 def linked_marker(kind, name, data):

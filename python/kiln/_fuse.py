@@ -350,8 +350,12 @@ class Fused:
         self.__module__ = func.__module__
         self.__wrapped__ = func
         self._nparams = code.co_argcount
-        self._cache = bool(cache)
-        self._fastmath = bool(fastmath)  # the kernels' @kiln.jit(fastmath=...)
+        if not isinstance(cache, bool):
+            raise TypeError(f"kiln.fuse's cache= is True or False, not {cache!r}")
+        from ._dispatch import _fastmath as _fastmath_option
+
+        self._cache = cache
+        self._fastmath = _fastmath_option(fastmath)  # the kernels' @kiln.jit(fastmath=...)
         self._source = _source.snapshot(func)
         self._specs = {}
         self._row_roles = {}  # key -> _row_roles(key)
@@ -360,6 +364,9 @@ class Fused:
         self._lock = threading.Lock()
         if isinstance(signatures, str):
             signatures = [signatures]
+        if not isinstance(signatures, (list, tuple)):
+            raise TypeError(f"kiln.fuse's signatures= is a signature string or a list of them, "
+                            f"not {signatures!r}")
         from . import _dispatch
 
         for text in signatures:  # checked now; built now, or by kiln precompile

@@ -123,7 +123,12 @@ class GUVectorized:
             signatures = [signatures]
         self._sigs = [_parse_signature(s, self._ins, self._outs, layout) for s in signatures]
         self.is_dynamic = not self._sigs
-        self.max_blocksize = options.get("max_blocksize")
+        mb = options.get("max_blocksize")
+        if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or not 1 <= mb <= 1024):
+            raise ValueError(f"max_blocksize is the most threads a block may have, an int from 1 "
+                             f"to 1024, not {mb!r}")
+        self.max_blocksize = mb
+        self._writable = _writable_inputs(options.get("writable_args", ()), func, self.nin)
         self._options = {k: v for k, v in options.items() if k in ("fastmath", "debug", "lineinfo")}
         target = options.get("target", "auto")
         if target == "parallel" or (target == "cuda" and on_host()):
@@ -214,6 +219,10 @@ class GUVectorized:
     def __call__(self, *args, out=None, stream=0):
         np = _np()
         ins, outs = self._split(args, out)
+        for j, o in enumerate(outs):
+            if o is not None and not isinstance(o, np.ndarray) and not _is_device_array(o):
+                raise TypeError(f"'{self.__name__}': output {j + 1} must be a NumPy array or a "
+                                f"device array, not {type(o).__name__}")
         device = any(_is_device_array(a) for a in ins + outs if a is not None)
         first = next((a for a in ins + outs if a is not None and _is_device_array(a)), None)
         # the inputs as arrays: Python scalars typed next to the arrays as NumPy 2 does
@@ -357,10 +366,16 @@ class GUVectorized:
 
     def _launch(self, k, views, n, stream):
         t = min(_autotune.DEFAULT_THREADS, self.max_blocksize or _autotune.DEFAULT_THREADS)
-        if stream:
-            k[(n + t - 1) // t, t, stream](*views, n)
-        else:
-            k[(n + t - 1) // t, t](*views, n)
+        try:
+            if stream:
+                k[(n + t - 1) // t, t, stream](*views, n)
+            else:
+                k[(n + t - 1) // t, t](*views, n)
+        except (TypeError, ValueError) as e:
+            msg = _gufunc_words(str(e), self.__name__, self.nin)
+            if msg == str(e):
+                raise
+            raise type(e)(msg) from None
 
     def _call_host(self, conv, outs, types, loop, shapes):
         np = _np()
@@ -373,6 +388,10 @@ class GUVectorized:
                 raise TypeError(f"'{self.__name__}': output {j + 1} must be a NumPy array or a "
                                 f"device array, not {type(o).__name__}")
             elif o.dtype != dt:
+                if not np.can_cast(dt, o.dtype, "same_kind"):
+                    raise TypeError(f"'{self.__name__}': output {j + 1} is an array of {o.dtype}, "
+                                    f"but the signature writes {dt}, which NumPy does not cast "
+                                    f"to {o.dtype} (casting='same_kind')")
                 r = np.empty(shape, dt)
                 temps.append((o, r))
             else:
@@ -389,8 +408,8 @@ class GUVectorized:
         if n:
             views = []
             for i, (x, (shape, st)) in enumerate(zip(arrays, self._views(arrays, types, loop))):
-                views.append(np.lib.stride_tricks.as_strided(x, shape, st,
-                                                             writeable=i >= self.nin))
+                views.append(np.lib.stride_tricks.as_strided(
+                    x, shape, st, writeable=i >= self.nin or i in self._writable))
             self._launch(self._kernel(len(loop or (1,))), views, n, 0)
         for o, r in temps:
             np.copyto(o, r, casting="same_kind")
@@ -434,6 +453,49 @@ class GUVectorized:
 
     def __repr__(self):
         return f"<kiln gufunc {self.__name__} {self.signature}>"
+
+
+def _writable_inputs(spec, func, nin):
+    """writable_args (Numba's option): the inputs, by index or parameter name, the function
+    may write; their memory is passed writable (a copy made for a cast stays the copy's)."""
+    if isinstance(spec, (int, str)):
+        spec = (spec,)
+    if not isinstance(spec, (tuple, list, set, frozenset)):
+        raise TypeError(f"writable_args is a tuple of input indices or names, not {spec!r}")
+    code = getattr(func, "__code__", None)
+    names = code.co_varnames[:code.co_argcount] if code is not None else ()
+    out = set()
+    for a in spec:
+        if isinstance(a, str) and not names:  # the options' check before the function
+            continue
+        if isinstance(a, str) and a in names[:nin]:
+            out.add(names.index(a))
+        elif isinstance(a, int) and not isinstance(a, bool) and 0 <= a < nin:
+            out.add(a)
+        else:
+            raise ValueError(f"writable_args names the gufunc's inputs (0 to {nin - 1}, or their "
+                             f"parameter names); {a!r} is not one")
+    return frozenset(out)
+
+
+_KERNEL_ARG = None  # re: "argument 'a3' of kernel '__kiln_guvectorize_f'"
+
+
+def _gufunc_words(msg, name, nin):
+    """A launch error of the loop kernel in the gufunc's own words: 'input 2 of gufunc
+    'f'' for "argument 'a1' of kernel '__kiln_guvectorize_f''."""
+    global _KERNEL_ARG
+    if _KERNEL_ARG is None:
+        import re
+
+        _KERNEL_ARG = re.compile(r"argument 'a(\d+)' of kernel '__kiln_guvectorize_\w*'")
+
+    def words(m):
+        i = int(m.group(1))
+        what = f"input {i + 1}" if i < nin else f"output {i - nin + 1}"
+        return f"{what} of gufunc '{name}'"
+
+    return _KERNEL_ARG.sub(words, msg)
 
 
 def _apart(x, outs, stream):
@@ -481,6 +543,8 @@ def guvectorize(signatures, layout=None, **options):
     GUVectorized(lambda: None, (), layout, **options)
 
     def decorate(fn):
+        if not callable(fn):
+            raise TypeError(f"kiln.guvectorize decorates a Python function, not {fn!r}")
         return GUVectorized(fn, sigs, layout, **options)
 
     return decorate

@@ -9,6 +9,8 @@ layout is NumPy's own: each field's offset and the itemsize as the dtype says (a
 
 from ._types import dtype_code
 
+MAX_NDIM = 8  # dimensions of a record field (KILN_MAX_NDIM, include/kiln.h)
+
 
 def _field_align(code, size):
     """The alignment a field's scalar type needs: its size (a complex number's part's)."""
@@ -60,6 +62,8 @@ def describe(dtype):
         if not dt.isnative:
             raise TypeError(f"{dt} has a non-native byte order")
         return (8, 8, (), time_unit(dt))
+    if dt.itemsize == 0:  # np.dtype([]), 'S0', a field of shape (0,): nothing to index
+        raise TypeError(f"{dt} has elements of 0 bytes, which kernels cannot take")
     if dt.kind in "SU" and dt.fields is None:  # a string: a record of one unnamed field
         return (int(dt.itemsize), 1, (_chars_field("", dt, 0),), 0)
     if dt.fields is None:
@@ -71,6 +75,9 @@ def describe(dtype):
         shape = ()
         if ft.subdtype is not None:
             ft, shape = ft.subdtype
+        if len(shape) > MAX_NDIM:
+            raise TypeError(f"field '{name}' is an array of {len(shape)} dimensions; record "
+                            f"fields have at most {MAX_NDIM}")
         if ft.fields is not None:
             raise TypeError(f"field '{name}' is itself a record; kernels take records of "
                             "scalars and arrays of scalars")

@@ -97,6 +97,8 @@ class Scalar(Type):
         self._kiln_name = "kiln." + ("bool_" if name == "bool" else name)
 
     def __getitem__(self, idx):
+        if idx == ():  # float64[()]: a 0-d array (Numba prints it array(float64, 0d, C))
+            return Array(self, 0, "C")
         if not isinstance(idx, tuple):
             idx = (idx,)
         if not idx or len(idx) > 8 or not all(isinstance(s, slice) for s in idx):
@@ -214,17 +216,19 @@ class Array(Type):
         if not isinstance(dtype, (Scalar, Record)):
             raise TypeError(f"Array(dtype, ndim, layout): dtype is a scalar type such as "
                             f"kiln.float32, not {dtype!r}")
-        if not isinstance(ndim, int) or not 1 <= ndim <= 8:
-            raise ValueError(f"Array(dtype, ndim, layout): ndim is 1 to 8, not {ndim!r}")
+        if not isinstance(ndim, int) or not 0 <= ndim <= 8:
+            raise ValueError(f"Array(dtype, ndim, layout): ndim is 0 to 8, not {ndim!r}")
         if layout not in ("C", "F", "A"):
             raise ValueError(f"Array(dtype, ndim, layout): layout is 'C', 'F' or 'A', not {layout!r}")
         self.dtype = dtype
         self.ndim = ndim
-        self.layout = "C" if (ndim == 1 and layout == "F") else layout
+        self.layout = "C" if (ndim <= 1 and layout == "F") or ndim == 0 else layout
         self.readonly = bool(readonly)
         Type.__init__(self, self._text())
 
     def _text(self):
+        if self.ndim == 0:  # as Numba and kiln's signatures print it (brackets cannot)
+            return f"array({self.dtype}, 0d, C)"
         dims = []
         for i in range(self.ndim):
             c = (self.layout == "C" and i == self.ndim - 1) or (self.layout == "F" and i == 0)
@@ -424,9 +428,42 @@ def _numba_signature_text(sig):
     return f"{_numba_type_text(ret)}({args})"
 
 
+_ARRAY_TEXT = None  # re: Numba's "array(float64, 2d, C)" spelling of an array type
+
+
+def _bracket_arrays(text):
+    """Text with Numba's spelling of array types, "array(float64, 2d, C)" (how Numba and
+    kiln print a 0-d array's type, which brackets cannot), in bracket form: "float64[:, ::1]",
+    and "float64[()]" for 0 dimensions, which kiln's signature parser reads."""
+    global _ARRAY_TEXT
+    if "array(" not in text:
+        return text
+    if _ARRAY_TEXT is None:
+        import re
+
+        _ARRAY_TEXT = re.compile(r"\barray\(\s*(\w+)\s*,\s*(\d+)d\s*,\s*([CFA])\s*\)")
+
+    def brackets(m):
+        dt, nd, layout = m.group(1), int(m.group(2)), m.group(3)
+        if nd == 0:
+            return f"{dt}[()]"
+        dims = [":"] * nd
+        if layout == "C":
+            dims[-1] = "::1"
+        elif layout == "F":
+            dims[0] = "::1"
+        return f"{dt}[{', '.join(dims)}]"
+
+    return _ARRAY_TEXT.sub(brackets, text)
+
+
 def signature_text(sig):
     """Signature text from a string, a Signature, or a tuple of argument types (kiln's, or
-    Numba's type objects)."""
+    Numba's type objects), in the form kiln's parser reads."""
+    return _bracket_arrays(_signature_text(sig))
+
+
+def _signature_text(sig):
     if _is_numba(sig):
         if hasattr(sig, "return_type") and hasattr(sig, "args"):
             return _numba_signature_text(sig)

@@ -73,7 +73,11 @@ def compile(pyfunc, sig, debug=None, lineinfo=False, device=True, fastmath=False
     pyfunc = getattr(pyfunc, "py_func", pyfunc)
     if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
         raise TypeError(f"compile needs a Python function, not {type(pyfunc).__name__}")
+    if abi_info is not None and not isinstance(abi_info, dict):
+        raise TypeError(f"abi_info is a dict such as {{'abi_name': 'f'}}, not {abi_info!r}")
     name = (abi_info or {}).get("abi_name") or pyfunc.__name__
+    if not isinstance(name, str):
+        raise TypeError(f"abi_info['abi_name'] is the symbol's name, a str, not {name!r}")
     if device and not _C_NAME.match(name):
         raise ValueError(f"the device function's symbol {name!r} is not a C identifier; pass "
                          "abi_info={'abi_name': NAME}")

@@ -33,15 +33,17 @@ KILN_FN c128 kiln_c128_c64(c64 z) { return kiln_c128((f64)z.re, (f64)z.im); }
     KILN_FN T kiln_mul_##T(T a, T b) {                                                    \
         return kiln_##T(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);            \
     }                                                                                     \
+    /* CPython's division (Smith's), dividing by the denominator: its reciprocal    \
+     * overflows for a subnormal one, and 0 * inf is NaN where Python has 0 */            \
     KILN_FN T kiln_div_##T(T a, T b) {                                                    \
         R abr = fabs##S(b.re), abi = fabs##S(b.im);                                       \
         if (abr >= abi) {                                                                 \
             if (abr == 0 && abi == 0) return kiln_##T(a.re / abr, a.im / abr);           \
-            R rat = b.im / b.re, scl = (R)1.0 / (b.re + b.im * rat);                      \
-            return kiln_##T((a.re + a.im * rat) * scl, (a.im - a.re * rat) * scl);        \
+            R rat = b.im / b.re, den = b.re + b.im * rat;                                 \
+            return kiln_##T((a.re + a.im * rat) / den, (a.im - a.re * rat) / den);        \
         }                                                                                 \
-        R rat = b.re / b.im, scl = (R)1.0 / (b.im + b.re * rat);                          \
-        return kiln_##T((a.re * rat + a.im) * scl, (a.im * rat - a.re) * scl);            \
+        R rat = b.re / b.im, den = b.re * rat + b.im;                                     \
+        return kiln_##T((a.re * rat + a.im) / den, (a.im * rat - a.re) / den);            \
     }                                                                                     \
     KILN_FN T kiln_neg_##T(T a) { return kiln_##T(-a.re, -a.im); }                       \
     KILN_FN T kiln_conj_##T(T a) { return kiln_##T(a.re, -a.im); }                       \
@@ -61,6 +63,7 @@ KILN_CARITH(c128, f64, )
 #define KILN_C_LARGE 4.49423283715578976932e307 /* DBL_MAX / 4 */
 #define KILN_C_SQRT_LARGE 1.3407807929942596e154 /* sqrt(DBL_MAX / 4) */
 #define KILN_C_SQRT_MIN 1.4916681462400413e-154 /* sqrt(DBL_MIN) */
+#define KILN_C_DBL_MIN 2.2250738585072014e-308 /* DBL_MIN: below, a number is subnormal */
 #define KILN_C_LN4 1.3862943611198906
 #define KILN_C_LN10 2.302585092994045684
 #define KILN_C_PI_2 1.5707963267948966
@@ -80,13 +83,19 @@ KILN_FN c128 kiln_csqrt_c128(c128 z) {
         a *= 0.25;
         b *= 0.25;
     }
-    f64 re, im;
+    f64 re, im, t;
+    if (fabs(a) < KILN_C_DBL_MIN && fabs(b) < KILN_C_DBL_MIN) {
+        /* |z| would be subnormal: (|a| + |z|) / 2 computed at 2^53 times the size
+         * (exact), its root scaled back by 2^-27 (as CPython's cmath.sqrt) */
+        f64 sa = ldexp(fabs(a), 53);
+        t = ldexp(sqrt(sa + hypot(sa, ldexp(b, 53))), -27);
+    } else {
+        t = sqrt((fabs(a) + hypot(a, b)) * 0.5);
+    }
     if (a >= 0) {
-        f64 t = sqrt((a + hypot(a, b)) * 0.5);
         re = t;
         im = b / (2 * t);
     } else {
-        f64 t = sqrt((-a + hypot(a, b)) * 0.5);
         re = fabs(b) / (2 * t);
         im = copysign(t, b);
     }

@@ -710,7 +710,7 @@ static int lookup_dtype(const char *name) {
     return -1;
 }
 
-/* type: name ['*' | '[' dim (',' dim)* ']'] where dim is ':' or '::1' */
+/* type: name ['*' | '[' dim (',' dim)* ']' | '[()]'] where dim is ':' or '::1' */
 static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is_void) {
     if (p->tok.kind != TK_NAME) {
         parse_unexpected(p, "a type name");
@@ -753,6 +753,11 @@ static bool parse_sig_type(Parser *p, kiln_argtype *t, bool allow_void, bool *is
     }
     if (!accept_op(p, OP_LSQB)) return true;
     t->is_array = 1;
+    if (accept_op(p, OP_LPAR)) { /* "float64[()]": a 0-d array (Numba: array(float64, 0d, C)) */
+        if (!parse_expect_op(p, OP_RPAR) || !parse_expect_op(p, OP_RSQB)) return false;
+        t->layout = KILN_LAYOUT_C;
+        return true;
+    }
     int contig_at = -1;
     for (;;) {
         Span dsp = tok_span(&p->tok);

@@ -434,6 +434,12 @@ static bool weak_fits(const Node *a, const Type *t, const Type *p) {
  * it; a function whose every return goes through itself never gets one, Numba's
  * runaway recursion).  Array arguments are taken as written, since the callee's writes
  * are not all known yet. */
+/* Whether a parameter of type t is the caller's memory (an array, a record, passed by
+ * reference, or a tuple that may hold arrays): the callee's writes to it are the caller's. */
+static bool passes_memory(const Type *t) {
+    return t->kind == TY_ARRAY || t->kind == TY_TUPLE || t->kind == TY_RECORD;
+}
+
 static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **types, int np,
                                 const FuncSig *sig, const Type **ret) {
     Compiler *C = S->C;
@@ -460,7 +466,7 @@ static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **
     on->recursive = true;
     S->rec_calls++;
     for (int i = 0; i < np; i++)
-        if (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE) {
+        if (passes_memory(types[i])) {
             on->written |= origin_of_param(i);
             sema_mark_written(S, call->call.bound.v[i]);
         }
@@ -618,7 +624,7 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
                  (long long)(f->local_bytes + spec->local_bytes));
     f->local_bytes += spec->local_bytes;
     for (int i = 0; i < np; i++)
-        if (spec_writes(spec, i) && (types[i]->kind == TY_ARRAY || types[i]->kind == TY_TUPLE))
+        if (spec_writes(spec, i) && passes_memory(types[i]))
             sema_mark_written(S, bound[i]);
     call->callee = spec;
     if (sig && sig->ret.dtype != KILN_NDTYPES && spec->ret->kind == TY_COMPLEX &&

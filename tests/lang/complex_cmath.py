@@ -70,7 +70,7 @@ def close(got, want, eps, ulps):
 
 
 def main():
-    reals = [-0.0, 0.0, 1.0, -1.0, 1.5, -3.5, math.pi, -math.pi, 1e-3, float("inf"),
+    reals = [-0.0, 0.0, 1.0, -1.0, 1.5, -3.5, math.pi, -math.pi, 1e-3, 5e-324, -3e-320, float("inf"),
              float("-inf"), float("nan")]
     values = [complex(x, y) for x, y in itertools.product(reals, reals)]
     for dt, eps, ulps in ((np.complex128, 2.0 ** -52, 4), (np.complex64, 2.0 ** -23, 4)):

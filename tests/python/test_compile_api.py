@@ -140,6 +140,13 @@ def test_bad_options_and_signatures_raise_numbas_exceptions():
         kiln.compile_ptx(42, sig)
     with pytest.raises(TypeError, match="needs the signature"):
         kiln.compile(add, device=True)
+    with pytest.raises(TypeError, match="abi_info is a dict"):
+        kiln.compile_ptx(add, sig, device=True, abi_info=5)
+    with pytest.raises(TypeError, match="abi_name'] is the symbol's name, a str"):
+        kiln.compile_ptx(add, sig, device=True, abi_info={"abi_name": 7})
+    # a declared return of nothing, from a function that returns a value (hunt29 11)
+    with pytest.raises(TypeError, match="returns int32, but signature 'none.*No conversion"):
+        kiln.compile_ptx(add, "none(int32, int32)", device=True)
 
 
 def test_kernel_errors_are_compile_errors_at_their_line():

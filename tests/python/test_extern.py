@@ -74,6 +74,21 @@ def test_bad_declarations(tmp_path):
         kiln.CUSource(42)
 
 
+def test_a_source_that_is_not_utf8_is_named(tmp_path):
+    # hunt29 8: a bare UnicodeDecodeError at the first launch, naming nothing
+    src = tmp_path / "latin1.cu"
+    src.write_bytes(b"// caf\xe9\nextern \"C\" __device__ int f(int *r, int x) { *r = x; return 0; }\n")
+    f = kiln.declare_device("f", "int32(int32)", link=str(src))
+
+    @kiln.jit(link=[str(src)])
+    def k(out):
+        out[0] = f(3)
+
+    with pytest.raises(kiln.CompileError, match=r"latin1.cu is not UTF-8 text \(byte 0xe9 at "
+                                                r"offset 6\)"):
+        k[1, 1](np.zeros(1, np.int32))
+
+
 def test_host_call_is_a_type_error():
     f = kiln.declare_device("times2", "int32(int32)", link=TIMES2)
     with pytest.raises(TypeError, match="only be called from kernels"):

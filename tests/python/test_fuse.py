@@ -1038,6 +1038,21 @@ def test_comparisons_with_python_numbers_follow_numpy():
         np.testing.assert_array_equal(got, want)
 
 
+def test_bad_fuse_options_are_errors_when_given():
+    # hunt29 11: fastmath= and cache= were taken as any truthy value; signatures=5 failed
+    # with "'int' object is not iterable"
+    with pytest.raises(ValueError, match="Unrecognized fastmath value: 'x'"):
+        kiln.fuse(fastmath="x")(lambda x: x + 1)
+    with pytest.raises(ValueError, match="Unrecognized fastmath flags: bogus"):
+        kiln.fuse(fastmath={"bogus"})(lambda x: x + 1)
+    with pytest.raises(TypeError, match="cache= is True or False, not 'x'"):
+        kiln.fuse(cache="x")(lambda x: x + 1)
+    with pytest.raises(TypeError, match="signatures= is a signature string or a list"):
+        kiln.fuse(signatures=5)(lambda x: x + 1)
+    f = kiln.fuse(fastmath={"nnan", "ninf"})(lambda x: x + 1)
+    assert f(np.ones(2)).tolist() == [2.0, 2.0]
+
+
 def test_calls_bind_keywords_and_refuse_what_kernels_cannot_take():
     @kiln.fuse
     def f(x, y):

@@ -258,6 +258,51 @@ def test_bad_signatures_and_options():
         kiln.guvectorize(["void(int32[:], int32[:])"], "(m)->(m)", nopython=False)
     with pytest.raises(TypeError, match="The following target options are not supported: 'what1'"):
         kiln.guvectorize(["void(int32[:], int32[:])"], "(m)->(m)", what1=True)
+    # hunt29 10: options checked when given, not at the launch
+    for bad in (-1, 0, 2048, "x", True, 2.0):
+        with pytest.raises(ValueError, match="max_blocksize is the most threads a block"):
+            kiln.guvectorize(["void(int32[:], int32[:])"], "(m)->(m)", max_blocksize=bad)
+    for bad in ((2,), ("nope",), ("b",), (True,)):
+        with pytest.raises(ValueError, match="writable_args names the gufunc's inputs"):
+            kiln.guvectorize(["void(int32[:], int32[:])"], "(m)->(m)",
+                             writable_args=bad)(lambda a, b: None)
+    with pytest.raises(TypeError, match="decorates a Python function, not 5"):
+        kiln.guvectorize(["void(int32[:], int32[:])"], "(m)->(m)")(5)
+
+
+def test_launch_errors_name_the_gufuncs_inputs_and_outputs():
+    ro = np.zeros(2)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="output 1 of gufunc 'dot' is read-only") as e:
+        dot(np.ones((2, 3)), np.ones((2, 3)), out=ro)
+    assert "__kiln" not in str(e.value)
+    with pytest.raises(TypeError, match="input 1 of gufunc 'dot' has 9 dimensions") as e:
+        dot(np.ones((1,) * 8 + (3,)), np.ones(3))
+    with pytest.raises(TypeError, match="'dot': output 1 must be a NumPy array or a device "
+                                        "array, not list"):
+        dot(np.ones((2, 3)), np.ones((2, 3)), out=[0.0, 0.0])
+    with pytest.raises(TypeError, match="output 1 is an array of int32, but the signature "
+                                        "writes float64"):
+        dot(np.ones((2, 3)), np.ones((2, 3)), out=np.zeros(2, np.int32))
+
+
+@kiln.guvectorize(["void(float64[:], float64[:])"], "(n)->()", writable_args=("x",))
+def consume(x, r):
+    r[0] = x[0]
+    x[0] = -1.0
+
+
+def test_writable_args_lets_the_function_write_an_input():
+    x = np.arange(6.0).reshape(2, 3)
+    r = consume(x)
+    assert r.tolist() == [0.0, 3.0] and x[:, 0].tolist() == [-1.0, -1.0]
+
+    @kiln.guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+    def no(x, r):
+        x[0] = -1.0
+
+    with pytest.raises(ValueError, match="input 1 of gufunc 'no' is read-only"):
+        no(np.ones(3))
 
 
 def test_errors_in_the_function_point_at_its_lines():

@@ -179,6 +179,11 @@ def test_malformed_cai_fields_are_refused_by_name():
             (dict(mask=object()), TypeError, "masked"),
             (dict(stream=0), ValueError, "['stream'] is 0"),
             (dict(stream="s"), TypeError, "['stream'] must be an int"),
+            # a null pointer with elements, a pointer its elements cannot sit at (a GPU
+            # faults on either, and the fault ends the context)
+            (dict(data=(0, False)), ValueError, "null pointer", "64 elements"),
+            (dict(data=(ptr + 2, False)), ValueError, "not aligned to 4 bytes"),
+            (dict(typestr="<M8[s]"), TypeError, "'<M8[s]'", "kiln.as_cuda_array"),
         ]
         for change, exc, *words in cases:
             refused(lambda: launch(out, np.float32(2), cai(**change), x), exc, arg, *words)
@@ -186,6 +191,22 @@ def test_malformed_cai_fields_are_refused_by_name():
                 "__cuda_array_interface__ is a list, not a dict")
         # negative strides that run before the start are a view's business: accepted
         launch(out, np.float32(2), cai(strides=(-4,)), x)
+        launch(out, np.float32(2), cai(data=(0, False), shape=(0,)), x)  # empty: no pointer
+        # kiln.as_cuda_array checks the same
+        for change, words in ((dict(data=(0, False)), "null pointer"),
+                              (dict(data=(ptr + 2, False)), "not aligned to 4 bytes")):
+            try:
+                kiln.as_cuda_array(cai(**change))
+            except ValueError as e:
+                assert words in str(e), str(e)
+            else:
+                raise AssertionError(change)
+        try:
+            kiln.as_cuda_array(cai(typestr="|S0"))
+        except TypeError as e:
+            assert "0 bytes" in str(e), str(e)
+        else:
+            raise AssertionError("|S0")
         print("ok")
     """)
 

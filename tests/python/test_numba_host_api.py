@@ -416,6 +416,35 @@ def test_host_api_refuses_what_would_crash_or_change_values(monkeypatch):
     with pytest.raises(ValueError, match="one unknown dimension"):
         a.reshape(-1, -1)
     assert a.reshape(3, -1).shape == (3, 4)
+    assert a.reshape(np.int64(3), np.int64(4)).shape == (3, 4)
+    with pytest.raises(TypeError, match="reshape takes ints"):
+        a.reshape(None)
+
+
+def test_shapes_and_strides_as_numpy_takes_them(monkeypatch):
+    # hunt29 11: NumPy ints are shapes; None, floats and extents past 64 bits are clear
+    # errors naming the call; strides that are no multiple of the item size are refused
+    # when the array is made (copies and launches failed later, each its own way)
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    assert kiln.device_array(np.int64(3)).shape == (3,)
+    assert kiln.device_array((np.int32(2), 3)).shape == (2, 3)
+    assert kiln.pinned_array(np.int64(3)).shape == (3,)
+    for make, who in ((kiln.device_array, "device_array"), (kiln.pinned_array, "pinned_array"),
+                      (kiln.mapped_array, "mapped_array"), (kiln.managed_array, "managed_array")):
+        with pytest.raises(TypeError, match=f"{who}'s shape is an int or a tuple of ints"):
+            make((None,))
+        with pytest.raises(TypeError, match=f"{who}'s shape"):
+            make(3.0)
+        with pytest.raises(ValueError, match="past 2\\*\\*63"):
+            make(2 ** 63)
+        with pytest.raises(ValueError, match="negative dimensions"):
+            make((2, -1))
+        with pytest.raises(ValueError, match=f"{who}'s strides .* not multiples of the item size"):
+            make((2, 3), strides=(25, 8))
+    d = kiln.device_array((2, 3), strides=(8, 16))  # F order, given as strides
+    assert d.strides == (8, 16)
+    with pytest.raises(TypeError, match="to= is a kiln device array"):
+        kiln.to_device(np.ones(3), to=np.zeros(3))
 
 
 def test_a_gpu_array_under_kiln_target_cpu_does_not_advise_setting_it(monkeypatch):
@@ -459,7 +488,7 @@ def test_small_host_api_arguments_are_checked_where_given(monkeypatch):
     with pytest.raises(TypeError, match="add_callback takes a callable"):
         s.add_callback(5)
     for shape in ((2.5,), ("3",)):
-        with pytest.raises(TypeError, match="shape holds ints"):
+        with pytest.raises(TypeError, match="shape is an int or a tuple of ints"):
             kiln.pinned_array(shape)
     assert kiln.pinned_array((np.int64(3),)).shape == (3,)
     with pytest.raises(ValueError, match="1-d array of generator states"):

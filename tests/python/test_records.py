@@ -266,3 +266,69 @@ def test_string_stores_that_kernels_refuse():
     assert "escapes are not supported" in _store_error('a[0].u = "a\\\\n"')
     assert "strings are stored only into string fields" in _store_error('a[0].x = "ab"')
     assert "takes a string constant" in _store_error("a[0].u = a[1].x")
+
+
+def test_records_of_zero_bytes_are_type_errors():
+    # np.dtype([]), a 0-byte string field, a field of shape (0,): the stride arithmetic
+    # divided by the item size (SIGFPE) before this was refused
+    for dt in (np.dtype([]), np.dtype([("s", "S0")]), np.dtype([("a", "f8", (0,))])):
+        with pytest.raises(TypeError, match="0 bytes"):
+            read_a[1, 1](np.zeros(3, dt), np.zeros(1, np.int32))
+    deep = np.dtype([("a", "f8"), ("b", "f8", (1,) * 9)])
+    with pytest.raises(TypeError, match="field 'b' is an array of 9 dimensions"):
+        read_a[1, 1](np.zeros(2, deep), np.zeros(1, np.int32))
+
+
+XY = np.dtype([("x", np.float64), ("y", np.int32)])
+
+
+@kiln.jit
+def set_x(r):
+    r.x = 42.0
+
+
+@kiln.jit(device=True)
+def set_x_dev(r):
+    r.x = 9.0
+
+
+@kiln.jit
+def set_x_through(a):
+    set_x_dev(a[0])
+
+
+def test_a_record_from_read_only_memory_is_not_written():
+    ro = np.zeros(3, XY)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only, but the kernel writes"):
+        set_x[1, 1](ro[1])
+    assert ro["x"].tolist() == [0.0, 0.0, 0.0]
+    frozen = np.frombuffer(bytes(XY.itemsize), XY)[0]  # a record viewing a bytes object
+    with pytest.raises(ValueError, match="read-only"):
+        set_x[1, 1](frozen)
+    # a record of a writable array is written in place
+    w = np.zeros(3, XY)
+    set_x[1, 1](w[1])
+    assert w["x"].tolist() == [0.0, 42.0, 0.0]
+
+
+def test_a_device_function_writing_a_record_counts_as_a_write():
+    ro = np.zeros(2, XY)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="argument 'a' of kernel 'set_x_through' is read-only"):
+        set_x_through[1, 1](ro)
+    assert ro["x"].tolist() == [0.0, 0.0]
+    w = np.zeros(2, XY)
+    set_x_through[1, 1](w)
+    assert w["x"].tolist() == [9.0, 0.0]
+
+
+def test_record_signatures_read_back_by_the_get_methods():
+    a = np.zeros(2, XY)
+    set_x_through[1, 1](a)
+    sig = set_x_through.signatures[0]
+    assert sig.startswith("(record")
+    from kiln._dispatch import _args_of
+
+    (t,) = _args_of(sig)
+    assert t.dtype == kiln.from_dtype(XY) and t.ndim == 1

@@ -104,3 +104,33 @@ def test_zero_d_numpy_arrays_are_arrays_as_in_numba(tmp_path):
         "[6.0] ['(float64[::1], float32)']",
         "hint: a 0-d array's value is a[()]: use a[()] in the arithmetic",
     ]
+
+
+def test_zero_d_signatures_read_back():
+    """The text a 0-d array's launch lists, Numba's array(float64, 0d, C), is read back by
+    every API that takes signatures (hunt29 6): inspect_* of all specialisations, compile,
+    jit with it, specialize, and Array(dtype, 0, 'C') / float64[()] as type objects."""
+    import numpy as np
+
+    import kiln
+    from kiln._dispatch import _args_of
+
+    @kiln.jit
+    def k(a, o):
+        o[0] = a[()] + 1
+
+    o = np.zeros(1)
+    k[1, 1](np.array(2.0), o)
+    sig = k.signatures[0]
+    assert sig == "(array(float64, 0d, C), float64[::1])"
+    assert len(k.inspect_llvm()) == 1 and "kiln_entry" in k.inspect_asm(sig)
+    k.inspect_types(sig)
+    assert k.specialize(np.array(1.0), o).signatures == [sig]
+    k.compile(sig)
+    j = kiln.jit(sig)(k.py_func)
+    j[1, 1](np.array(5.0), o)
+    assert o[0] == 6.0
+    t = kiln.types.Array(kiln.float64, 0, "C")
+    assert t == kiln.float64[()] and str(t) == "array(float64, 0d, C)"
+    assert _args_of(sig) == (t, kiln.float64[::1])
+    assert kiln.jit(kiln.void(t, kiln.float64[::1]))(k.py_func).signatures == [sig]

@@ -302,9 +302,36 @@ int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
 
 static void contiguous_strides(Arg *a);
 
+/* Whether a record scalar's memory is read-only: its buffer says so even for an element
+ * of a writable array, so NumPy's flags decide (a view of a read-only array, of bytes or
+ * of a read-only mapping is not writeable); an object without them, its buffer.  1, 0,
+ * or -1 with an exception. */
+static int record_readonly(PyObject *o, const Py_buffer *v) {
+    PyObject *flags = PyObject_GetAttrString(o, "flags");
+    if (!flags) {
+        PyErr_Clear();
+        return v->readonly != 0;
+    }
+    PyObject *w = PyObject_GetAttrString(flags, "writeable");
+    Py_DECREF(flags);
+    if (!w) {
+        PyErr_Clear();
+        return v->readonly != 0;
+    }
+    int t = PyObject_IsTrue(w);
+    Py_DECREF(w);
+    return t < 0 ? -1 : !t;
+}
+
 /* A device array's byte strides as element strides, and its layout. */
 static int device_layout(Arg *a, const int64_t *bstrides, int isz, PyObject *names,
                          PyObject *kname, int i) {
+    if (isz <= 0) {
+        char d[256];
+        ext_arg_desc(d, sizeof d, names, kname, i);
+        PyErr_Format(PyExc_TypeError, "%s has elements of 0 bytes, which kernels cannot take", d);
+        return -1;
+    }
     for (int k = 0; k < a->t.ndim; k++) {
         if (bstrides[k] % isz != 0) {
             char d[256];
@@ -597,7 +624,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             a->has_view = true;
             a->t.is_array = 1;
             a->t.layout = 0; /* as a signature's record parses */
-            a->readonly = false;
+            int ro = record_readonly(o, v);
+            if (ro < 0) return -1;
+            a->readonly = ro != 0;
             if ((uintptr_t)v->buf % (uintptr_t)ext_record_align(recid) != 0) {
                 char d[256];
                 ext_arg_desc(d, sizeof d, names, kname, i);
@@ -622,6 +651,13 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
             return -1;
         }
         Py_ssize_t isz = v->itemsize;
+        if (isz <= 0) {
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_TypeError, "%s has elements of 0 bytes, which kernels cannot take", d);
+            PyBuffer_Release(v);
+            return -1;
+        }
         /* records need their fields' alignment, not their size's */
         Py_ssize_t align = recid >= 0 ? ext_record_align(recid) : isz;
         /* a GPU launch copies the bytes into aligned memory, and so does a CPU launch

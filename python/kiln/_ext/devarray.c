@@ -37,6 +37,12 @@ int ext_dtype_size(int dtype) {
     return dtype >= 0 && dtype < KILN_NDTYPES ? dtype_sizes[dtype] : 0;
 }
 
+int ext_dtype_align(int dtype) {
+    if (dtype >= KILN_RECORD0) return ext_record_align(dtype - KILN_RECORD0);
+    int isz = ext_dtype_size(dtype);
+    return dtype == KILN_COMPLEX64 || dtype == KILN_COMPLEX128 ? isz / 2 : isz;
+}
+
 void ext_byte_span(int64_t itemsize, int ndim, const int64_t *shape, const int64_t *strides,
                    int64_t stride_unit, int64_t *lo, int64_t *hi) {
     *lo = 0;

@@ -36,6 +36,9 @@ DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const 
                                     const int64_t *strides, int dtype, int device,
                                     PyObject *owner);
 int ext_dtype_size(int dtype);
+/* The alignment an element of dtype needs (its size; half of it for complex, the
+ * fields' for a record). */
+int ext_dtype_align(int dtype);
 /* The byte span [lo, hi) around element 0 that an array's elements cover (both 0
  * when it has none); strides are multiplied by stride_unit (1 for byte strides,
  * the item size for element strides). */

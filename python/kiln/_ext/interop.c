@@ -8,13 +8,20 @@
 #include "interop.h"
 #include "stream.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The kiln dtype of a __cuda_array_interface__ typestr: a byte order ('<', '>',
  * '|' or '='), a kind letter and the item size in decimal, and nothing else
  * ("<f4", "|b1").  0, or -1 for a well-formed type kernels do not take, -2 for
- * a big-endian one, -3 for text that is not a typestr. */
+ * a big-endian one, -3 for text that is not a typestr, -4 for two raw bytes (bfloat16?),
+ * -5 for a datetime64 or timedelta64 with its unit ("<M8[s]"). */
 static int typestr_dtype(const char *ts, Py_ssize_t len, int *dtype) {
+    if (len >= 6 && len <= 12 && strchr("<>|=", ts[0]) && (ts[1] == 'M' || ts[1] == 'm') &&
+        ts[2] == '8' && ts[3] == '[' && ts[len - 1] == ']') {
+        *dtype = -1; /* datetime64[unit]: through kiln.as_cuda_array (a registered dtype) */
+        return -5;
+    }
     if (len < 3 || len > 4 || !strchr("<>|=", ts[0])) return -3;
     int size = 0;
     for (Py_ssize_t k = 2; k < len; k++) {
@@ -170,8 +177,10 @@ static int cai_array(ModState *st, PyObject *cai, void *launch_stream, ForeignAr
         goto done;
     }
     if (trc < 0) {
-        PyErr_Format(PyExc_TypeError, "GPU arrays of type '%U'%s are not supported by kernels",
-                     typestr, trc == -2 ? " (big-endian)" : "");
+        PyErr_Format(PyExc_TypeError, "GPU arrays of type '%U'%s are not supported by kernels%s",
+                     typestr, trc == -2 ? " (big-endian)" : "",
+                     trc == -5 ? " as they come; pass kiln.as_cuda_array(a), which kernels take "
+                                 "as int64 counts of its unit" : "");
         goto done;
     }
     if (!PyTuple_Check(shape)) {
@@ -214,6 +223,25 @@ static int cai_array(ModState *st, PyObject *cai, void *launch_stream, ForeignAr
                      "__cuda_array_interface__['data'][0] must be a device address (an int from 0 "
                      "to 2**64-1), not %R",
                      p);
+        goto done;
+    }
+    int64_t count = 1;
+    for (int i = 0; i < fa->ndim; i++) count *= fa->shape[i]; /* check_geometry: no overflow */
+    if (count > 0 && fa->ptr == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "__cuda_array_interface__['data'][0] is 0 (a null pointer), but the array "
+                     "has %lld elements",
+                     (long long)count);
+        goto done;
+    }
+    int align = ext_dtype_align(fa->dtype);
+    if (count > 0 && align > 1 && fa->ptr % (uint64_t)align != 0) {
+        char hex[24]; /* PyErr_Format has no %llx */
+        snprintf(hex, sizeof hex, "%#llx", (unsigned long long)fa->ptr);
+        PyErr_Format(PyExc_ValueError,
+                     "the GPU array's data pointer %s is not aligned to %d bytes, which its "
+                     "elements need; pass an aligned copy",
+                     hex, align);
         goto done;
     }
     int ro = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
