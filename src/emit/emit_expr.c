@@ -660,6 +660,10 @@ void emit_expr(Emit *E, Node *n) {
                 PS("kiln_hneg(");
                 emit_expr_as(E, x, t);
                 PS(")");
+            } else if (t->kind == TY_FLOAT && !E->cuda) { /* a NaN's sign too, on tier 0 */
+                P("KILN_FNEG%s(", emit_is_f32(t) ? "32" : "64");
+                emit_expr_as(E, x, t);
+                PS(")");
             } else if (t->kind == TY_FLOAT) {
                 PS("(-");
                 emit_expr_as(E, x, t);

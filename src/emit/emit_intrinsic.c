@@ -82,6 +82,15 @@ void emit_math_call(Emit *E, const char *name, const Type *t, Node **args, int n
     /* the GPU's precise path: kiln's own where it is cheaper within libdevice's bound
      * (rt_mathf.h) */
     else if (!E->fastmath && E->cuda && f && strcmp(name, "erfc") == 0) fast = "kiln_erfcf";
+    /* pow(x, 0.5): gcc's vectoriser makes a constant 0.5 exponent a vector sqrt, whose
+     * -0.0 and -inf differ from pow's 0.0 and inf: kiln's own, the same on every path */
+    if (!fast && nargs == 2 && strcmp(name, "pow") == 0 && (args[1]->flags & NF_CONST) &&
+        args[1]->ty->kind == TY_FLOAT && args[1]->cval.f == 0.5) {
+        P("kiln_pow_half_%s(", f ? "f32" : "f64");
+        emit_expr_as(E, args[0], ty_strong(t));
+        PS(")");
+        return;
+    }
     if (fast) P("%s(", fast);
     else P("%s%s(", name, f ? "f" : "");
     for (int i = 0; i < nargs; i++) {
@@ -459,13 +468,16 @@ static void intrinsic_text(Emit *E, Node *n) {
         PS("))");
         return;
     }
-    case IK_LDEXP:
+    case IK_LDEXP: {
+        /* a uint64 exponent past 2**63 is clamped before it becomes an int64 (negative) */
+        bool u64 = a[1]->ty->kind == TY_INT && a[1]->ty->dtype == KILN_UINT64 && !a[1]->ty->weak;
         P("kiln_ldexp%s(", emit_is_f32(ot) ? "f" : "");
         emit_expr_as(E, a[0], ot);
-        PS(", (i64)(");
+        PS(u64 ? ", kiln_ldexp_u(" : ", (i64)(");
         emit_expr(E, a[1]);
         PS("))");
         return;
+    }
     case IK_VECTOR: { /* the lanes' sources: scalars as the lane type, vectors as they are */
         const char **args = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(na + 1));
         const Type **tys = arena_alloc(&E->C->arena, sizeof(Type *) * (size_t)(na + 1));
@@ -636,7 +648,8 @@ static void intrinsic_text(Emit *E, Node *n) {
                 PS(")");
             }
         } else if (a[1]) {
-            P("((%s)kiln_round_i64((i64)", emit_ctype(E, ot));
+            bool u64 = a[0]->ty->kind == TY_INT && a[0]->ty->dtype == KILN_UINT64 && !a[0]->ty->weak;
+            P(u64 ? "((%s)kiln_round_u64((u64)" : "((%s)kiln_round_i64((i64)", emit_ctype(E, ot));
             emit_expr(E, a[0]);
             PS(", ");
             emit_expr_as(E, a[1], ty_scalar(KILN_INT64));

@@ -76,8 +76,12 @@ bool emit_npufunc(Emit *E, Node *n) {
         const char *fn;
         if (ot->kind == TY_COMPLEX)
             fn = arena_printf(&E->C->arena, "kiln_f%s_%s", mx ? "max" : "min", emit_cname(E, ot));
-        else if (ot->kind == TY_FLOAT) /* C's fmax/fmin: a NaN operand loses */
+        else if (ot->kind == TY_FLOAT && E->cuda) /* C's fmax/fmin: a NaN operand loses */
             fn = arena_printf(&E->C->arena, "f%s%s", mx ? "max" : "min", emit_is_f32(ot) ? "f" : "");
+        else if (ot->kind == TY_FLOAT) /* the same, -0.0 below 0.0 on every tier (rt_common.h):
+                                        * glibc's and gcc's inlined fmin pick other zeros */
+            fn = arena_printf(&E->C->arena, "kiln_%s_%s", mx ? "max" : "min",
+                              emit_is_f32(ot) ? "f32" : "f64");
         else
             fn = arena_printf(&E->C->arena, "kiln_%s_%s", mx ? "max" : "min", emit_ctype(E, ot));
         /* float16 is float32 inside expressions: the larger of two float16 values is one */

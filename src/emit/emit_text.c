@@ -566,8 +566,7 @@ void emit_convert(Emit *E, const Type *from, const Type *to, const char *text) {
         P("((%s) != 0)", text);
         return;
     }
-    if (!E->cuda && from->kind == TY_FLOAT && to->kind == TY_INT && !ty_is_signed(to) &&
-        !emit_is_f16(from)) {
+    if (!E->cuda && from->kind == TY_FLOAT && to->kind == TY_INT && !ty_is_signed(to)) {
         /* C leaves a negative float's unsigned value undefined, and gcc's and tier 0's
          * code differ: through int64 it wraps, as NumPy's astype does on the CPU */
         if (to->dtype == KILN_UINT64)

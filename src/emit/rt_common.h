@@ -26,6 +26,7 @@ KILN_FN u64 kiln_abs_bits64(i64 x) { return x < 0 ? (u64)0 - (u64)x : (u64)x; }
 KILN_FN i64 kiln_ldexp_e(i64 e) {
     return e > KILN_LDEXP_CLAMP ? KILN_LDEXP_CLAMP : e < -KILN_LDEXP_CLAMP ? -KILN_LDEXP_CLAMP : e;
 }
+KILN_FN i64 kiln_ldexp_u(u64 e) { return e > KILN_LDEXP_CLAMP ? KILN_LDEXP_CLAMP : (i64)e; }
 KILN_FN f64 kiln_ldexp(f64 x, i64 e) { return ldexp(x, (int)kiln_ldexp_e(e)); }
 KILN_FN f32 kiln_ldexpf(f32 x, i64 e) { return ldexpf(x, (int)kiln_ldexp_e(e)); }
 
@@ -212,6 +213,18 @@ KILN_FN i64 kiln_round_i64(i64 x, i64 nd) {
     return q * p;
 }
 
+/* The same for a uint64, whose values past 2**63 the int64 one would take as negative;
+ * a result past 2**64 wraps, as uint64 arithmetic does. */
+KILN_FN u64 kiln_round_u64(u64 x, i64 nd) {
+    if (nd >= 0) return x;
+    if (nd < -19) return 0; /* 10**20 / 2 is past every uint64 */
+    u64 p = 1;
+    for (i64 i = 0; i < -nd; i++) p *= 10;
+    u64 q = x / p, r = x - q * p;
+    if (r > p - r || (r == p - r && (q & 1))) q++; /* 2 * r could wrap */
+    return q * p;
+}
+
 /* ---- floating point ---------------------------------------------------------------------- */
 
 /* NumPy's npy_divmod: Python's float // and % (with NumPy's inf/nan for zero) */
@@ -260,14 +273,31 @@ KILN_FN f32 kiln_fdiv_f32(f32 a, f32 b) {
     return copysignf(0.0f, a / b);
 }
 
+/* 10**n for 0 <= n <= 308 by products of exact powers (10**22 is the largest), the same
+ * on every tier: pow's vector form in gcc's loops (libmvec) is not correctly rounded */
+KILN_FN f64 kiln_pow10(i64 n) {
+    f64 p = 1.0, q = 1.0;
+    for (; n >= 22; n -= 22) p *= 1e22;
+    for (; n > 0; n--) q *= 10.0;
+    return p * q;
+}
+
 KILN_FN f64 kiln_round_f64(f64 x, i64 nd) {
-    if (nd > 300 || nd < -300) return nd > 0 ? x : 0.0 * x;
-    f64 p = 1.0;
-    for (i64 i = 0; i < (nd < 0 ? -nd : nd); i++) p *= 10.0;
-    /* x * p past float64's range: x has no digits that far down, so it is its own
-     * rounding (Python's float.__round__ and Numba return it too) */
-    if (nd >= 0 && !isfinite(x * p)) return x;
-    return nd >= 0 ? rint(x * p) / p : rint(x / p) * p;
+    /* no float64 has digits past 10**-323; 10**309 / 2 is past every float64 */
+    if (!isfinite(x) || nd > 323) return x;
+    if (nd < -308) return 0.0 * x;
+    if (nd < 0) {
+        f64 p = kiln_pow10(-nd);
+        return rint(x / p) * p;
+    }
+    /* x * 10**nd, in two steps past 10**300 (a subnormal's digits go down to 10**-323) */
+    i64 n1 = nd > 300 ? 300 : nd;
+    f64 p1 = kiln_pow10(n1), p2 = kiln_pow10(nd - n1);
+    f64 y = x * p1 * p2;
+    /* past float64's range: x has no digits that far down, so it is its own rounding
+     * (Python's float.__round__ and Numba return it too) */
+    if (!isfinite(y)) return x;
+    return rint(y) / p2 / p1;
 }
 KILN_FN f32 kiln_round_f32(f32 x, i64 nd) { return (f32)kiln_round_f64((f64)x, nd); }
 
@@ -289,6 +319,11 @@ KILN_FN f32 kiln_round_f32(f32 x, i64 nd) { return (f32)kiln_round_f64((f64)x, n
     }
 KILN_POWI(f64)
 KILN_POWI(f32)
+/* x ** 0.5 as pow gives it (sqrt's -0.0 is 0.0, and pow(-inf, 0.5) is inf) */
+KILN_FN f32 kiln_pow_half_f32(f32 x) {
+    return x == -(f32)KILN_INF ? (f32)KILN_INF : sqrtf(x) + 0.0f;
+}
+KILN_FN f64 kiln_pow_half_f64(f64 x) { return x == -KILN_INF ? KILN_INF : sqrt(x) + 0.0; }
 KILN_FN f32 kiln_sq_f32(f32 x) { return x * x; }
 KILN_FN f64 kiln_sq_f64(f64 x) { return x * x; }
 KILN_FN f32 kiln_cube_f32(f32 x) { return x * x * x; }

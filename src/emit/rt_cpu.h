@@ -264,6 +264,30 @@ extern int omp_get_thread_num(void);
 #define KILN_POOL_OK
 #endif
 
+/* a float's negation: its sign bit flipped, a NaN's too, as gcc's code does (tcc's
+ * subtracts, which leaves a NaN's sign as it was) */
+#ifdef __TINYC__
+KILN_FN f64 kiln_fneg64(f64 x) {
+    u64 b;
+    memcpy(&b, &x, 8);
+    b ^= 0x8000000000000000ull;
+    memcpy(&x, &b, 8);
+    return x;
+}
+KILN_FN f32 kiln_fneg32(f32 x) {
+    u32 b;
+    memcpy(&b, &x, 4);
+    b ^= 0x80000000u;
+    memcpy(&x, &b, 4);
+    return x;
+}
+#define KILN_FNEG64(x) kiln_fneg64(x)
+#define KILN_FNEG32(x) kiln_fneg32(x)
+#else
+#define KILN_FNEG64(x) (-(x))
+#define KILN_FNEG32(x) (-(x))
+#endif
+
 /* bit operations in 64 bits (kiln.popc/brev/clz/ffs narrow them to the type) */
 KILN_FN u64 kiln_popc64(u64 x) { return (u64)__builtin_popcountll(x); }
 KILN_FN u64 kiln_clz64(u64 x) { return x ? (u64)__builtin_clzll(x) : 64u; }
