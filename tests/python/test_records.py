@@ -279,7 +279,7 @@ def test_records_of_zero_bytes_are_type_errors():
         read_a[1, 1](np.zeros(2, deep), np.zeros(1, np.int32))
 
 
-XY = np.dtype([("x", np.float64), ("y", np.int32)])
+XY = np.dtype([("x", np.float64), ("y", np.int32)], align=True)
 
 
 @kiln.jit
