@@ -744,9 +744,12 @@ void emit_expr(Emit *E, Node *n) {
         compare(E, n);
         return;
     case E_IFEXP:
-        PS("(");
+        /* "!= 0" on the condition: libtcc 0.9.27 jumps past the rest of the statement
+         * for (c ? 0 : 0) ? a : b, a condition that is itself a conditional whose arms
+         * fold to 0 (hunt31) */
+        PS("((");
         emit_truthy(E, n->ifexp.cond);
-        PS(" ? ");
+        PS(") != 0 ? ");
         emit_expr_as(E, n->ifexp.then, n->opty);
         PS(" : ");
         emit_expr_as(E, n->ifexp.orelse, n->opty);

@@ -375,6 +375,16 @@ bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp
                  ty_name(S->C, vt), ty_name(S->C, dst));
         return false;
     }
+    if (v && (v->flags & NF_CONST) && (v->flags & NF_PYINT) && vt->kind == TY_INT &&
+        !vt->weak && vt->dtype == KILN_UINT64 && dst->kind == TY_INT && !dst->weak &&
+        dst->dtype != KILN_UINT64) {
+        /* a Python int in [2**63, 2**64) (a uint64 constant) fits no other integer type:
+         * NumPy 2's OverflowError, as for the weak ints below */
+        error_at(S->C, v->sp, "convert one side explicitly, e.g. kiln.int64(x)",
+                 "Python integer %llu out of bounds for %s", (unsigned long long)v->cval.u,
+                 ty_name(S->C, dst));
+        return false;
+    }
     if (v && !sema_check_weak_fits(S, v, vt, dst)) return false;
     return true;
 }
@@ -1117,9 +1127,95 @@ static const Type *tuple_equality(Sema *S, Node *n, const Type *ta, const Type *
     return sema_expr(S, n);
 }
 
+/* A scalar constant's value, for folding a comparison or a truth test: an exact integer
+ * (*isf false) or a double.  False for anything else; *prov set when the constant is only
+ * this pass's (NF_PROVISIONAL). */
+static bool const_num(const Node *n, const Type *t, bool *isf, i128_ *iv, double *fv,
+                      bool *prov) {
+    if (!(n->flags & NF_CONST) || !t || !ty_is_scalar(t)) return false;
+    if (n->flags & NF_PROVISIONAL) *prov = true;
+    *isf = false;
+    switch (t->kind) {
+    case TY_FLOAT: *isf = true; *fv = n->cval.f; return true;
+    case TY_BOOL: *iv = n->cval.i != 0; return true;
+    case TY_INT:
+        *iv = !t->weak && t->dtype == KILN_UINT64 ? (i128_)n->cval.u : (i128_)n->cval.i;
+        return true;
+    default: return false;
+    }
+}
+
+/* op of two constants as Python compares them: 0 or 1, or -1 when an integer past 2**53
+ * meets a float (a double would not hold it exactly). */
+static int const_compare(CmpOp op, bool af, i128_ ai, double ad, bool bf, i128_ bi, double bd) {
+    int lt, eq;
+    if (!af && !bf) {
+        lt = ai < bi;
+        eq = ai == bi;
+    } else {
+        const i128_ exact = (i128_)1 << 53;
+        if ((!af && (ai > exact || ai < -exact)) || (!bf && (bi > exact || bi < -exact))) return -1;
+        double x = af ? ad : (double)ai, y = bf ? bd : (double)bi;
+        if (x != x || y != y) return op == C_NE; /* NaN: unordered */
+        lt = x < y;
+        eq = x == y;
+    }
+    switch (op) {
+    case C_LT: return lt;
+    case C_LE: return lt || eq;
+    case C_GT: return !lt && !eq;
+    case C_GE: return !lt;
+    case C_EQ: return eq;
+    case C_NE: return !eq;
+    default: return -1;
+    }
+}
+
+/* A chained comparison of constants, folded (as Python evaluates it), so that a branch
+ * it decides is pruned (sema.c, const_truth): `if N > 0:` with a frozen N = 0. */
+static void fold_compare(Node *n) {
+    NodeList *ops = &n->cmp.operands;
+    bool prov = false;
+    int all = 1;
+    for (int i = 0; i + 1 < ops->n; i++) {
+        bool af, bf;
+        i128_ ai = 0, bi = 0;
+        double ad = 0, bd = 0;
+        if (!const_num(ops->v[i], ops->v[i]->ty, &af, &ai, &ad, &prov) ||
+            !const_num(ops->v[i + 1], ops->v[i + 1]->ty, &bf, &bi, &bd, &prov))
+            return;
+        int r = const_compare((CmpOp)n->cmp.ops[i], af, ai, ad, bf, bi, bd);
+        if (r < 0) return;
+        all = all && r;
+    }
+    n->flags |= NF_CONST;
+    if (prov) n->flags |= NF_PROVISIONAL;
+    n->cval.i = all;
+}
+
+/* The truth of a constant that is not provisional: 0 or 1, or -1 (not known now). */
+static int const_truth_of(const Node *n) {
+    bool isf, prov = false;
+    i128_ iv = 0;
+    double fv = 0;
+    if (!const_num(n, n->ty, &isf, &iv, &fv, &prov) || prov) return -1;
+    return isf ? fv != 0 : iv != 0;
+}
+
+/* n becomes `live`, an operand already typed (the other one never runs): a dead operand
+ * is not typed, as Numba prunes dead branches before typing, so what only it does (a
+ * division by a constant zero, a value of another type) is no error.  n keeps its span. */
+static const Type *become(Node *n, Node *live) {
+    Span sp = n->sp;
+    *n = *live;
+    n->sp = sp;
+    return live->ty;
+}
+
 static const Type *compare(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
+    n->flags &= (uint16_t)~NF_PROVISIONAL;
     for (int i = 0; i + 1 < ops->n; i++)
         if (n->cmp.ops[i] >= C_IS) return identity(S, n);
     if (ops->n == 2 && (n->cmp.ops[0] == C_EQ || n->cmp.ops[0] == C_NE)) {
@@ -1189,6 +1285,7 @@ static const Type *compare(Sema *S, Node *n) {
         }
         n->cmp.optys[i] = o;
     }
+    fold_compare(n);
     return ty_scalar(KILN_BOOL);
 }
 
@@ -1311,6 +1408,14 @@ static const Type *expr_inner(Sema *S, Node *n) {
         if (n->op == U_NOT) {
             if (!sema_check_scalar_operand(S, x, t, "the operand of not")) return &ty_error;
             n->opty = t;
+            n->flags &= (uint16_t)~NF_PROVISIONAL;
+            bool isf, prov = false;
+            i128_ iv = 0;
+            double fv = 0;
+            if (const_num(x, t, &isf, &iv, &fv, &prov)) { /* `not DEBUG`: a constant */
+                n->flags |= NF_CONST | (prov ? NF_PROVISIONAL : 0);
+                n->cval.i = isf ? fv == 0 : iv == 0;
+            }
             return ty_scalar(KILN_BOOL);
         }
         if (!ty_is_scalar(t)) {
@@ -1358,7 +1463,17 @@ static const Type *expr_inner(Sema *S, Node *n) {
         }
     }
     case E_BOOLOP: {
-        const Type *lt = sema_expr(S, n->bin.l), *rt = sema_expr(S, n->bin.r);
+        const Type *lt = sema_expr(S, n->bin.l);
+        if (IS_ERR(lt)) return &ty_error;
+        int lv = const_truth_of(n->bin.l);
+        if (lv >= 0) { /* a constant left operand decides which operand is the value */
+            bool left = n->op == BO_AND ? !lv : lv;
+            if (left) return become(n, n->bin.l);
+            const Type *rt = sema_expr(S, n->bin.r);
+            if (IS_ERR(rt) || IS_UNKNOWN(rt)) return rt;
+            return become(n, n->bin.r);
+        }
+        const Type *rt = sema_expr(S, n->bin.r);
         if (IS_ERR(lt) || IS_ERR(rt)) return &ty_error;
         if (IS_UNKNOWN(lt) || IS_UNKNOWN(rt)) return &ty_unknown;
         const char *w = n->op == BO_AND ? "an operand of and" : "an operand of or";
@@ -1375,6 +1490,13 @@ static const Type *expr_inner(Sema *S, Node *n) {
     case E_COMPARE: return compare(S, n);
     case E_IFEXP: {
         sema_cond(S, n->ifexp.cond);
+        int live = const_truth_of(n->ifexp.cond);
+        if (live >= 0) { /* `x if DEBUG else y`: the other arm never runs, nor is typed */
+            Node *arm = live ? n->ifexp.then : n->ifexp.orelse;
+            const Type *t = sema_expr(S, arm);
+            if (IS_ERR(t) || IS_UNKNOWN(t)) return t;
+            return become(n, arm);
+        }
         const Type *a = sema_expr(S, n->ifexp.then), *b = sema_expr(S, n->ifexp.orelse);
         if (IS_ERR(a) || IS_ERR(b)) return &ty_error;
         if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) return IS_UNKNOWN(a) ? b : a;

@@ -443,7 +443,14 @@ static bool passes_memory(const Type *t) {
 static FuncSpec *recursive_call(Sema *S, Node *call, FuncSpec *on, const Type **types, int np,
                                 const FuncSig *sig, const Type **ret) {
     Compiler *C = S->C;
-    bool same = on->nparams == np && !on->is_kernel;
+    if (on->is_kernel) {
+        error_at(C, call->sp, "move the recursive part into a device function "
+                 "(@kiln.jit(device=True)) and call that from the kernel",
+                 "kernel '%s' calls itself: a kernel cannot be called from kernels, itself "
+                 "included", on->fi->name);
+        return NULL;
+    }
+    bool same = on->nparams == np;
     for (int i = 0; i < np && same; i++)
         same = ty_equal(on->params[i], types[i]) ||
                weak_fits(call->call.bound.v[i], types[i], on->params[i]);
