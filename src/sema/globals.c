@@ -327,6 +327,17 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
                      "print() is not supported in kernels");
             return &ty_error;
         }
+        if (g->other && strstr(g->other, "builtin_function_or_method")) {
+            /* sum(), isinstance(), random.random(): not a value the user gave a name */
+            error_at(C, n->sp,
+                     "kernels call the math, cmath and NumPy functions docs/language.md "
+                     "lists, kiln's intrinsics and @kiln.jit device functions; write the "
+                     "loop (a sum of a tuple: for v in t: s += v)",
+                     "the built-in function '%s' is not supported in kernels (Untyped global "
+                     "name '%s')",
+                     what, what);
+            return &ty_error;
+        }
         error_at(C, n->sp,
                  "kernels can read ints, floats, bools, NumPy scalars and arrays, tuples of "
                  "numbers and arrays, and kiln functions; pass other values as arguments",

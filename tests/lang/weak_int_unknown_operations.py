@@ -17,7 +17,7 @@ def k(o, u32, u8, f):
         y = 1
         for _ in range(u8[i]):
             y *= 70000
-        w = (-1) or y
+        w = -1 if u8[i] < 100 else y  # -1 at run time, a value kiln cannot know
         o[i, 0] = w // u32[i]
         o[i, 1] = w % u32[i]
         o[i, 2] = (w >> u8[i]) & 0xFF
