@@ -229,7 +229,14 @@ static const Type *array_storage(Sema *S, Node *n, const Intrinsic *in) {
     } else if (dt->kind == TY_DTYPE) {
         d = dt->dtype;
     } else {
-        d = -1;
+        /* Python's float, int, bool and complex, as NumPy takes them (np.dtype(float) is
+         * float64), unless the name is a value the kernel made */
+        const char *nm = a[1]->kind == E_NAME && !ty_is_scalar(dt) ? a[1]->name.id : "";
+        d = strcmp(nm, "float") == 0     ? KILN_FLOAT64
+            : strcmp(nm, "int") == 0     ? KILN_INT64
+            : strcmp(nm, "bool") == 0    ? KILN_BOOL
+            : strcmp(nm, "complex") == 0 ? KILN_COMPLEX128
+                                         : -1;
     }
     if (d < 0) {
         error_at(C, a[1]->sp, "pass a type such as kiln.float32 or np.int32",
