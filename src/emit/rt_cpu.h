@@ -267,20 +267,16 @@ extern int omp_get_thread_num(void);
 /* a float's negation: its sign bit flipped, a NaN's too, as gcc's code does (tcc's
  * subtracts, which leaves a NaN's sign as it was) */
 #ifdef __TINYC__
-KILN_FN f64 kiln_fneg64(f64 x) {
-    u64 b;
-    memcpy(&b, &x, 8);
-    b ^= 0x8000000000000000ull;
-    memcpy(&x, &b, 8);
-    return x;
-}
-KILN_FN f32 kiln_fneg32(f32 x) {
-    u32 b;
-    memcpy(&b, &x, 4);
-    b ^= 0x80000000u;
-    memcpy(&x, &b, 4);
-    return x;
-}
+#define KILN_FNEG_FN(T, U, N)                                                            \
+    KILN_FN T kiln_fneg##N(T x) {                                                        \
+        U b;                                                                             \
+        memcpy(&b, &x, sizeof b);                                                        \
+        b ^= (U)1 << (N - 1);                                                            \
+        memcpy(&x, &b, sizeof b);                                                        \
+        return x;                                                                        \
+    }
+KILN_FNEG_FN(f64, u64, 64)
+KILN_FNEG_FN(f32, u32, 32)
 #define KILN_FNEG64(x) kiln_fneg64(x)
 #define KILN_FNEG32(x) kiln_fneg32(x)
 #else
