@@ -623,6 +623,8 @@ static void stmt(Sema *S, Node *n) {
         S->res->uses_loops = true;
         S->in_loop++;
         sema_cond(S, n->ifs.cond);
+        /* `while N > 0:` with a frozen N = 0: the body never runs (the else does) */
+        if (const_truth(n->ifs.cond) == 0) n->ifs.body = pass_list(C, n->ifs.body);
         S->loop_depth++;
         sema_block(S, &n->ifs.body);
         S->loop_depth--;

@@ -1212,6 +1212,22 @@ static const Type *become(Node *n, Node *live) {
     return live->ty;
 }
 
+/* Whether link i - 1 of chained comparison n, between two constants, is False: Python
+ * stops there, so the operands after i are dropped, never typed (`0 < N <= TOTAL // N`
+ * with a frozen N = 0), and the chain folds to False. */
+static bool chain_ends(Node *n, int i) {
+    NodeList *ops = &n->cmp.operands;
+    bool af, bf, prov = false;
+    i128_ ai = 0, bi = 0;
+    double ad = 0, bd = 0;
+    if (i + 1 >= ops->n || !const_num(ops->v[i - 1], ops->v[i - 1]->ty, &af, &ai, &ad, &prov) ||
+        !const_num(ops->v[i], ops->v[i]->ty, &bf, &bi, &bd, &prov) || prov ||
+        const_compare((CmpOp)n->cmp.ops[i - 1], af, ai, ad, bf, bi, bd) != 0)
+        return false;
+    ops->n = i + 1;
+    return true;
+}
+
 static const Type *compare(Sema *S, Node *n) {
     Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
@@ -1229,6 +1245,7 @@ static const Type *compare(Sema *S, Node *n) {
     for (int i = 0; i < ops->n; i++) {
         tys[i] = sema_expr(S, ops->v[i]);
         if (IS_ERR(tys[i])) return &ty_error;
+        if (i > 0 && chain_ends(n, i)) break; /* the operands after it never run */
         if (IS_UNKNOWN(tys[i])) unk = true;
         else if (!ty_is_scalar(tys[i])) {
             if (tys[i]->kind == TY_NONE)
@@ -1445,7 +1462,8 @@ static const Type *expr_inner(Sema *S, Node *n) {
             return n->opty;
         case U_POS:
             n->opty = t->kind == TY_BOOL ? ty_scalar(KILN_INT64) : t;
-            n->flags |= x->flags & (NF_CONST | NF_NONNEG | NF_BOUNDED);
+            n->flags &= (uint16_t)~NF_PROVISIONAL; /* (what a pass before knew) */
+            n->flags |= x->flags & (NF_CONST | NF_NONNEG | NF_BOUNDED | NF_PROVISIONAL);
             n->cval = x->cval;
             n->nnhi = x->nnhi;
             return n->opty;

@@ -38,6 +38,44 @@ def k(a, x, done):
         done[i] = 1
 
 
+@kiln.jit
+def k2(a, b):
+    i = kiln.grid(1)
+    if i < a.shape[0]:
+        # a chain stops at its first False link: what follows is never typed (hunt32)
+        if 0 < N <= TOTAL // N:
+            a[i, 0] = 1
+        a[i, 1] = SHIFT >= 0 <= (TOTAL << SHIFT)
+        # a while loop whose condition is a False constant: its body is never typed
+        while N > 0:
+            a[i, 2] = TOTAL // N
+        else:
+            a[i, 2] = 5
+        while FAST and not SAFE:
+            a[i, 3] = (1, 2)
+
+
+@kiln.jit(device=True)
+def maybe(x):
+    if x > 0:
+        return x
+
+
+@kiln.jit
+def provisional(a, b):
+    # `r is None` is known only in the last typing pass of the loop (r changes below):
+    # +(...), `and` and `x if c else y` of it must not be pruned in an earlier one
+    r = 1
+    for i in range(a.size):
+        b[i, 0] = 7 if +(r is None) else 8
+        b[i, 1] = +(r is None) and 5
+        if +(r is None):
+            b[i, 2] = 10
+        else:
+            b[i, 2] = 20
+        r = maybe(a[i])
+
+
 def main():
     x = np.array([-1.0, 0.0, 2.5])
     a = np.zeros((3, 9), np.int64)
@@ -45,3 +83,9 @@ def main():
     k[1, 3](a, x, done)
     print(a.tolist())
     print(done.tolist())
+    a2 = np.zeros((2, 4), np.int64)
+    k2[1, 2](a2, np.zeros(1))
+    print(a2.tolist())
+    b = np.zeros((4, 3), np.int64)
+    provisional[1, 1](np.array([-1.0, 2.0, -3.0, 4.0]), b)
+    print(b.tolist())
