@@ -705,6 +705,13 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
                 sema_set_const_int(n, a[0]->cval.i < 0 ? -a[0]->cval.i : a[0]->cval.i);
                 return x; /* a Python int, known: compared and range-checked as one */
             }
+            if (sema_is_weak_int_const(a[0], x)) { /* abs(-2**63) is 2**63: a uint64 constant,
+                                                    * as such a Python int is (sema_expr.c) */
+                n->flags |= NF_CONST | NF_NONNEG | NF_PYINT;
+                n->cval.u = (uint64_t)1 << 63;
+                n->opty = ty_scalar(KILN_UINT64);
+                return n->opty;
+            }
             /* abs() of a signed type's minimum wraps to itself, as in NumPy */
             if (nn && ty_is_int(n->opty)) bound_set(n, bound_of(a[0], x));
             return n->opty;

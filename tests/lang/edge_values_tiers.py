@@ -58,6 +58,12 @@ def zeros(o, a, b):
         o[i, 2] = -a[i]
 
 
+@kiln.jit
+def absmin(o, u):
+    o[0] = abs(-2**63)  # Python's 2**63, a uint64 constant (hunt32: it was -2**63)
+    u[0] = abs(-2**63) - 1
+
+
 def bits(xs, nan_sign=False):
     """The distinct values, zeros' signs shown; a NaN's sign only where asked (an invalid
     operation's NaN is negative on x86 and positive on the GPU)."""
@@ -103,3 +109,6 @@ def main():
     zeros[1, N](z, za, zb)
     for c, what in enumerate(("fmin", "fmax", "negation")):
         print(what, [bits(z[j::4, c], c == 2) for j in range(4)])
+    o, u = np.zeros(1), np.zeros(1, np.uint64)
+    absmin[1, 1](o, u)
+    print("abs(-2**63)", o.tolist(), u.tolist())
