@@ -235,6 +235,14 @@ static void assign_name(Sema *S, Node *t, const Node *v, const Type *vt, bool no
     t->ty = s->ty;
 }
 
+/* The names of target t (a name, or a tuple of them) after an error in what they were
+ * to be given: poisoned, so that their uses report nothing more. */
+static void poison_names(Sema *S, Node *t) {
+    if (t->kind == E_NAME) assign_name(S, t, NULL, &ty_error, false, 0, 0);
+    else if (t->kind == E_TUPLE)
+        for (int i = 0; i < t->tuple.n; i++) poison_names(S, t->tuple.v[i]);
+}
+
 /* r.f as an assignment's target: the field's type (the record's array is written), NULL
  * after an error (reported here unless already reported). */
 static const Type *record_target(Sema *S, Node *t) {
@@ -653,6 +661,10 @@ static void stmt(Sema *S, Node *n) {
         /* a rewritten body starts with `target = ELEM`, of the iterable that failed */
         NodeList body = n->fors.body;
         if (!iter_ok && body.n > 0) {
+            /* its names are poisoned, not unassigned: their uses say nothing more */
+            if (body.v[0]->kind == S_ASSIGN)
+                for (int i = 0; i < body.v[0]->assign.targets.n; i++)
+                    poison_names(S, body.v[0]->assign.targets.v[i]);
             body.v++;
             body.n--;
         }
