@@ -680,8 +680,16 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
         return n->ty = &ty_error;
     }
     if (bt->kind != TY_ARRAY) {
-        error_at(C, n->sub.base->sp, sema_scalar_param_hint(n->sub.base, bt), "%s is not subscriptable",
-                 ty_name(C, bt));
+        const Node *b = n->sub.base;
+        if (b->kind == E_NAME && b->sym && b->sym->param >= 0 && bt->kind != TY_ERROR)
+            /* the caller passed it: say so, as the type came from the launch's argument */
+            error_at(C, b->sp, sema_scalar_param_hint(b, bt),
+                     "parameter '%s' is %s (what the call passed), not an array: it is not "
+                     "subscriptable",
+                     b->name.id, ty_name(C, bt));
+        else
+            error_at(C, b->sp, sema_scalar_param_hint(b, bt), "%s is not subscriptable",
+                     ty_name(C, bt));
         return n->ty = &ty_error;
     }
     if (bt->ptr && (ix->n != 1 || ix->v[0]->kind == E_SLICE)) {

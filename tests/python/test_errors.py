@@ -641,10 +641,25 @@ def test_a_compile_error_for_new_argument_types_names_them():
     with pytest.raises(kiln.CompileError) as e:
         k[1, 4](a, 3.0)
     msg = str(e.value)
-    assert "float64 is not subscriptable" in msg
+    assert "parameter 'x' is float64 (what the call passed), not an array" in msg
     assert ("note: while compiling 'k' for (float32[::1], float64); it compiled before for "
             "(float32[::1], float32[::1])") in msg
     assert e.value.diagnostics and "not subscriptable" in e.value.diagnostics[0]
+
+
+def test_a_number_passed_for_an_array_names_the_parameter_on_a_first_compile():
+    # hunt31: k[1, 8](a, 3) blamed "int64 is not subscriptable" inside the kernel, with
+    # nothing saying that the call passed the number
+    @kiln.jit(target="cpu")
+    def k(a, b):
+        i = kiln.grid(1)
+        if i < a.size:
+            a[i] = b[i] * 2
+
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 4](np.zeros(4), 3)
+    assert "parameter 'b' is int64 (what the call passed), not an array" in str(e.value)
+    assert str(e.value).count("error:") == 1
 
 
 BIG_GLOBAL = 2**70
