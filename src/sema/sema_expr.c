@@ -901,7 +901,17 @@ static const Type *attribute(Sema *S, Node *n) {
     }
     if (ty_is_scalar(bt) && (strcmp(a, "real") == 0 || strcmp(a, "imag") == 0))
         return sema_complex_part(S, n, bt);
-    error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);
+    const Node *b = n->attr.base;
+    if (b->kind == E_NAME && b->sym && b->sym->param >= 0 && ty_is_scalar(bt) &&
+        (strcmp(a, "size") == 0 || strcmp(a, "shape") == 0 || strcmp(a, "ndim") == 0 ||
+         strcmp(a, "strides") == 0))
+        /* an array attribute of a number: the caller passed a number for an array */
+        error_at(C, n->attr.attr_sp, "pass an array for it",
+                 "parameter '%s' is %s (what the call passed), not an array: it has no "
+                 "attribute '%s'",
+                 b->name.id, ty_name(C, bt), a);
+    else
+        error_at(C, n->attr.attr_sp, NULL, "%s has no attribute '%s'", ty_name(C, bt), a);
     return &ty_error;
 }
 

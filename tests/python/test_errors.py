@@ -660,6 +660,10 @@ def test_a_number_passed_for_an_array_names_the_parameter_on_a_first_compile():
         k[1, 4](np.zeros(4), 3)
     assert "parameter 'b' is int64 (what the call passed), not an array" in str(e.value)
     assert str(e.value).count("error:") == 1
+    with pytest.raises(kiln.CompileError) as e:
+        k[1, 4](5, np.zeros(4))
+    assert ("parameter 'a' is int64 (what the call passed), not an array: it has no "
+            "attribute 'size'") in str(e.value)
 
 
 BIG_GLOBAL = 2**70
