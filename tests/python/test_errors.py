@@ -68,6 +68,18 @@ def test_wrong_argument_count():
         k[1, 1](np.zeros(3))
 
 
+def test_a_kernel_defined_as_a_method_says_self_is_not_bound():
+    # hunt31 8: c.k[1, 8](a) said only "takes 2 arguments but 1 were given"
+    class C:
+        @kiln.jit(target="cpu")
+        def k(self, a):
+            a[0] = 1
+
+    with pytest.raises(TypeError, match=r"takes 2 arguments but 1 were given \(its first "
+                                        r"parameter is 'self': a kernel is not bound"):
+        C().k[1, 1](np.zeros(3))
+
+
 def test_unsupported_argument_names_it():
     @kiln.jit
     def k(a, b):
