@@ -539,6 +539,20 @@ static bool scalar_leaves(const Type *t) {
     return true;
 }
 
+/* An intrinsic that is a function (kiln.syncthreads, math.sqrt), not a namespace, a
+ * value (threadIdx, warpsize, math.pi) or a type (kiln.float32, int, a namedtuple). */
+static bool names_function(const Type *t) {
+    if (t->kind != TY_NS || !t->ns || !t->ns->intr) return false;
+    switch ((IntrKind)t->ns->intr->kind) {
+    case IK_NS: case IK_SREG: case IK_DIM3: case IK_WARPSIZE: case IK_LANEID: case IK_CONST:
+    case IK_DTYPE: case IK_INT: case IK_FLOAT: case IK_BOOL: case IK_COMPLEX:
+    case IK_NAMEDTUPLE: case IK_VECTOR:
+        return false;
+    default:
+        return true;
+    }
+}
+
 static void stmt(Sema *S, Node *n) {
     Compiler *C = S->C;
     FuncSpec *f = S->cur;
@@ -550,9 +564,17 @@ static void stmt(Sema *S, Node *n) {
         S->discarded = n->expr;
         const Type *t = sema_expr(S, n->expr);
         S->discarded = was;
-        /* None, or a bare module, function or type (`math`, `dev`): Python evaluates
+        /* None, or a bare module or type (`math`, `np.float32`): Python evaluates
          * it and drops it; there is no value to compute, so no code */
         NodeKind k = (NodeKind)n->expr->kind;
+        if ((k == E_NAME || k == E_ATTR) && (t->kind == TY_FUNC || names_function(t))) {
+            /* `cuda.syncthreads` without the call: Python evaluates the name and drops
+             * it, so the barrier (or the device function's effect) silently never
+             * happens; no kernel means that */
+            error_at(C, n->expr->sp, "call it: add the parentheses (and its arguments), e.g. cuda.syncthreads()",
+                     "this names a function without calling it, which does nothing");
+            return;
+        }
         if (k == E_NONE || ((k == E_NAME || k == E_ATTR) && (t->kind == TY_FUNC ||
                                                            t->kind == TY_NS ||
                                                            t->kind == TY_DTYPE))) {

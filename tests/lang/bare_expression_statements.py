@@ -1,6 +1,8 @@
-# Expression statements that only name something (a module, a device function, a type,
-# None, a constant) are evaluated and dropped, as in Python; a tuple that holds a function
-# has no value in a kernel and is reported.  (The fuzzer found the first kind crashing.)
+# Expression statements that only name something (a module, a type, None, a constant) are
+# evaluated and dropped, as in Python; a tuple that holds a function has no value in a
+# kernel and is reported.  (The fuzzer found the first kind crashing.)  A function named
+# without its call (`cuda.syncthreads`, a device function) is an error: Python drops it
+# too, so the barrier silently never happens (hunt31 8).
 import math
 
 import numpy as np
@@ -14,7 +16,6 @@ def dev(x):
 
 @kiln.jit
 def k(out):
-    dev
     math
     np.float32
     kiln.threadIdx
@@ -30,11 +31,20 @@ def bad(out):
     out[0] = 1
 
 
+@kiln.jit
+def uncalled(out):
+    kiln.syncthreads
+    dev
+    math.sqrt
+    out[0] = 1
+
+
 def main():
     out = np.zeros(1)
     k[1, 1](out)
     print(out.tolist())
-    try:
-        bad[1, 1](out)
-    except kiln.CompileError as e:
-        print(str(e).replace(__file__, "FILE"))
+    for f in (bad, uncalled):
+        try:
+            f[1, 1](out)
+        except kiln.CompileError as e:
+            print(str(e).replace(__file__, "FILE"))
