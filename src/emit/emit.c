@@ -219,6 +219,35 @@ int emit_param_slots(const Type *t) {
     return t->kind == TY_COMPLEX && t->dtype == KILN_COMPLEX128 ? 2 : 1; /* 16 bytes */
 }
 
+/* An array's arguments to kiln_overlap_ (rt_cpu.h): its data, rank, shape, strides and
+ * element size. */
+static const char *overlap_args(Emit *E, const Type *t, int i) {
+    if (t->ndim == 0)
+        return arena_printf(&E->C->arena, "p%d.data, 0, (const i64 *)0, (const i64 *)0, "
+                                          "(i64)sizeof(*p%d.data)", i, i);
+    return arena_printf(&E->C->arena, "p%d.data, %d, p%d.shape, p%d.strides, (i64)sizeof(*p%d.data)",
+                        i, t->ndim, i, i, i);
+}
+
+/* al<p>_: array parameter p, which the plan privatises (plan.h), shares memory with
+ * another argument in this launch (the same buffer twice, or a view of it): its atomics
+ * then go to memory, each seen at once by reads through the other (hunt33).  A pointer
+ * or record argument, whose extent is unknown, counts as sharing. */
+static void alias_flags(Emit *E, const FuncSpec *k) {
+    for (int i = 0; i < k->nparams && i < 64; i++) {
+        if (!((E->plan.priv >> i) & 1)) continue;
+        P("    const int al%d_ = 0", i);
+        for (int j = 0; j < k->nparams; j++) {
+            const Type *t = k->params[j];
+            if (j == i || (t->kind != TY_ARRAY && t->kind != TY_RECORD)) continue;
+            if (ty_is_ptr(t) || t->kind == TY_RECORD) PS(" || 1");
+            else P(" || kiln_overlap_(%s, %s)", overlap_args(E, k->params[i], i),
+                   overlap_args(E, t, j));
+        }
+        PS(";\n");
+    }
+}
+
 /* The private copies of a thread's share (plan.h): made before its loops... */
 static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
     for (int i = 0; i < k->nparams && i < 64; i++) {
@@ -231,8 +260,8 @@ static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
         }
         P("%s%s q%d_ = p%d;\n%sint pv%d_ = 0;\n%s%s *pb%d_ = 0;\n", in, emit_ctype(E, t), i, i, in, i,
           in, el, i);
-        P("%sif (p%d.shape[0] > 0 && p%d.shape[0] <= %d / (i64)sizeof(%s)) {\n", in, i, i,
-          PLAN_PRIVATE_MAX_BYTES, el);
+        P("%sif (!al%d_ && p%d.shape[0] > 0 && p%d.shape[0] <= %d / (i64)sizeof(%s)) {\n", in, i,
+          i, i, PLAN_PRIVATE_MAX_BYTES, el);
         P("%s    pb%d_ = (%s *)calloc((size_t)p%d.shape[0], sizeof(%s));\n", in, i, el, i, el);
         P("%s    if (pb%d_) { q%d_.data = pb%d_; q%d_.strides[0] = 1; pv%d_ = 1; }\n%s}\n", in, i,
           i, i, i, i, in);
@@ -289,6 +318,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             slot += emit_param_slots(t);
         }
     }
+    if (!E->blocks) alias_flags(E, k);
     PS("    const i64 GX_ = L->grid[0], GY_ = L->grid[1], GZ_ = L->grid[2];\n"
        "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
        "    struct kiln_err *E_ = L->err;\n"
@@ -329,7 +359,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_init_arena(&red, &E->C->arena);
     for (int i = 0; i < k->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
-            buf_printf(&args, ", &ac%d_", i);
+            buf_printf(&args, ", al%d_ ? 0 : &ac%d_", i, i);
             buf_printf(&red, "%sac%d_", red.len ? ", " : " reduction(+:", i);
         } else if ((E->plan.priv >> i) & 1) {
             buf_printf(&args, ", pv%d_", i);

@@ -209,6 +209,32 @@ KILN_FN i64 kiln_f2i64(f64 x) {
                                                                   : -9223372036854775807LL - 1;
 }
 
+/* Whether two arrays' elements share a byte: each spans from its lowest element to
+ * its highest (strides in elements, negative ones included); an array without
+ * elements shares none.  An entry that privatises an array of atomic adds (plan.h)
+ * asks it of every other array argument: one buffer passed twice, or as a view of
+ * another dtype, must see each add at once, so such a launch keeps the atomics. */
+static inline int kiln_overlap_(const void *d1, int n1, const i64 *sh1, const i64 *st1, i64 es1,
+                                const void *d2, int n2, const i64 *sh2, const i64 *st2, i64 es2) {
+    const void *d[2] = {d1, d2};
+    const i64 *sh[2] = {sh1, sh2}, *st[2] = {st1, st2};
+    int n[2] = {n1, n2};
+    i64 es[2] = {es1, es2};
+    unsigned long long lo[2], hi[2];
+    for (int a = 0; a < 2; a++) {
+        i64 down = 0, up = 0;
+        for (int k = 0; k < n[a]; k++) {
+            if (sh[a][k] <= 0) return 0;
+            i64 e = (sh[a][k] - 1) * st[a][k];
+            if (e < 0) down += e;
+            else up += e;
+        }
+        lo[a] = (unsigned long long)(__SIZE_TYPE__)d[a] + (unsigned long long)(down * es[a]);
+        hi[a] = (unsigned long long)(__SIZE_TYPE__)d[a] + (unsigned long long)((up + 1) * es[a]);
+    }
+    return lo[0] < hi[1] && lo[1] < hi[0];
+}
+
 /* The stop word (kiln_cpu_launch.stop): S_ in every body and device function.
  * A relaxed atomic load, so a poll is one load from a line no one writes and a
  * branch predicted not taken; polls sit at the top of `while` loops and between

@@ -8,7 +8,10 @@
  * -fno-trapping-math (kernels never rely on FP traps, and without it GCC will
  * not if-convert a guarded float operation, so the thread loop would not
  * vectorise) and -funroll-loops (data-dependent while loops, as in
- * mandelbrot, run about 10% faster unrolled).
+ * mandelbrot, run about 10% faster unrolled) and -fno-strict-aliasing (two arguments
+ * may be one buffer seen as two dtypes, `a` and `a.view(np.float32)`: kernels are
+ * sequential code over memory, as on a GPU, and a store through one must be seen by
+ * a load through the other; hunt33).
  * It runs in a private temporary directory that is removed afterwards; the
  * caller releases the GIL around the whole call.  The wait for it polls:
  * Ctrl-C (kiln_ctx_interrupted) or KILN_CC_TIMEOUT_S ends it (run_capture).  When it fails, a one-line
@@ -87,7 +90,7 @@ const char *kiln_cpu_target_name(void) { return "cpu:" CPU_NAME; }
 static const char *const fixed[] = {"-O3",           "-march=native",      "-fopenmp",
                                     "-shared",       "-fPIC",              "-fwrapv",
                                     "-fno-math-errno", "-fno-trapping-math", "-funroll-loops",
-                                    "-w",            "-std=gnu11"};
+                                    "-fno-strict-aliasing", "-w", "-std=gnu11"};
 
 /* Appends what identifies the program `word` runs: its resolved path, size,
  * modification time and inode (an upgraded compiler is a new file). */

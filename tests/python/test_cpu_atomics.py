@@ -187,3 +187,73 @@ def test_debug_keeps_checked_atomics(rng):
     dbg[launch(a.size)](a, out)
     np.testing.assert_allclose(out[0], a.sum(), rtol=1e-12)
     assert "ac1_" not in dbg.inspect_source("void(float64[::1], float64[::1])")
+
+
+def _own_then_read(h, view, out):
+    i = kiln.grid(1)
+    if i < out.shape[0]:
+        kiln.atomic.add(h, i, 7)      # thread i's own element
+        out[i] = view[i]              # the same memory when view is h: it sees the add
+
+
+def _add_then_max(a, b):
+    kiln.atomic.add(a, 0, 5)          # one constant index: a reduction variable
+    kiln.atomic.max(b, 0, 3)          # b is a: max(5, 3)
+
+
+def _total_then_read(a, view, out):
+    i = kiln.grid(1)
+    if i < out.shape[0]:
+        kiln.atomic.add(a, 0, 1)
+        out[i] = view[0] >= 1         # every thread has added before its own read
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_an_array_passed_twice_keeps_its_atomics(monkeypatch, tiers):
+    # hunt33 2: the private copy ignored that another argument was the same buffer, so
+    # the read through it saw the value from before the launch (0, not 7), and
+    # add-then-max gave 8
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    own = kiln.jit(target="cpu", cache=False)(_own_then_read)
+    for n, block in ((4, 4), (100000, 256)):  # serial and parallel launches
+        h = np.zeros(n, np.int64)
+        out = np.full(n, -1, np.int64)
+        own[(n + block - 1) // block, block](h, h, out)
+        assert (h == 7).all() and (out == 7).all()
+        # a view of the same bytes as another dtype counts too, and a disjoint array keeps
+        # the private copy
+        h = np.zeros(n, np.int64)
+        out = np.full(n, -1, np.int64)
+        own[(n + block - 1) // block, block](h, h.view(np.uint64)[::-1][::-1], out)
+        assert (h == 7).all() and (out == 7).all()
+        other = np.arange(n, dtype=np.int64)
+        h = np.zeros(n, np.int64)
+        own[(n + block - 1) // block, block](h, other, out)
+        assert (h == 7).all() and (out == other).all()
+    am = kiln.jit(target="cpu", cache=False)(_add_then_max)
+    x = np.zeros(1, np.int64)
+    am[1, 1](x, x)
+    assert x[0] == 5
+    tr = kiln.jit(target="cpu", cache=False)(_total_then_read)
+    a = np.zeros(1, np.int64)
+    out = np.zeros(64, np.bool_)
+    tr[1, 64](a, a, out)
+    assert a[0] == 64 and out.all()
+
+
+def _punned(bits, vals, out):
+    bits[0] = 0x3F800000              # the bits of 1.0f
+    out[0] = vals[0]                  # the same bytes as float32
+    bits[0] = 0
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_a_view_of_another_dtype_sees_the_store_before_it(monkeypatch, tiers):
+    # hunt33 1: gcc -O3's strict aliasing moved the float load above the int store (the
+    # gcc build read 0.0; tier 0 read 1.0): the CPU build has -fno-strict-aliasing
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    k = kiln.jit(target="cpu", cache=False)(_punned)
+    buf = np.zeros(1, np.int32)
+    out = np.zeros(1, np.float32)
+    k[1, 1](buf, buf.view(np.float32), out)
+    assert out[0] == 1.0 and buf[0] == 0
