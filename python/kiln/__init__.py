@@ -88,7 +88,11 @@ def vectorize(func_or_sigs=None, **options):
     The result is called like a NumPy ufunc: ``f(a, b, out=None, stream=0)``, with
     NumPy's broadcasting over arrays and scalars (Python scalars typed as NumPy 2 types
     them next to the arrays); it returns an array of the kind of its first array
-    argument (NumPy, CuPy, PyTorch or kiln device array).
+    argument (NumPy, CuPy, PyTorch or kiln device array).  A NumPy ``out=`` with device
+    array inputs is filled from the device and returned, as Numba's.  An ``out=`` that
+    overlaps an input other than element for element (``f(a[1:], b, out=a[:-1])``) gives
+    NumPy's result for NumPy arrays (through a temporary); for device arrays the kernel
+    writes it in place, and the overlapping elements are unspecified, as on a GPU.
 
     Options: ``target`` (``'auto'``, ``'cpu'``, ``'cuda'``; ``'parallel'`` means the
     CPU), ``fastmath``, ``debug``, ``lineinfo``; Numba's ``cache`` and ``nopython`` are

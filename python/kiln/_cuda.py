@@ -158,7 +158,10 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return dummy.flags
 
     def is_c_contiguous(self):
-        """Whether the elements lie in C order with no gaps."""
+        """Whether the elements lie in C order with no gaps (an array of no elements is,
+        as NumPy says)."""
+        if 0 in self.shape:
+            return True
         s = self.itemsize
         for n, st in zip(reversed(self.shape), reversed(self.strides)):
             if n != 1 and st != s:
@@ -167,7 +170,10 @@ class DeviceArray(_kiln.DeviceArrayBase):
         return True
 
     def is_f_contiguous(self):
-        """Whether the elements lie in Fortran order with no gaps."""
+        """Whether the elements lie in Fortran order with no gaps (an array of no elements
+        is, as NumPy says)."""
+        if 0 in self.shape:
+            return True
         s = self.itemsize
         for n, st in zip(self.shape, self.strides):
             if n != 1 and st != s:
@@ -266,9 +272,9 @@ class DeviceArray(_kiln.DeviceArrayBase):
             out = np.ascontiguousarray(view)
         if ary is None:
             return out
-        if ary.shape != self.shape:
+        if not _same_squeezed(ary.shape, self.shape):
             raise ValueError(f"copy_to_host: ary has shape {ary.shape}, the array {self.shape}")
-        ary[...] = out
+        ary[...] = out.reshape(ary.shape)  # (4, 1) into (4,): Numba's squeezed comparison
         return ary
 
     def copy_to_device(self, ary, stream=0):
@@ -294,8 +300,9 @@ class DeviceArray(_kiln.DeviceArrayBase):
                 raise TypeError(f"copy_to_device: the list's values ({src.dtype}) do not fit "
                                 f"the array's dtype {self.dtype} unchanged")
             src = conv
-        if src.shape != self.shape:
+        if not _same_squeezed(src.shape, self.shape):
             raise ValueError(f"copy_to_device: ary has shape {src.shape}, the array {self.shape}")
+        src = src.reshape(self.shape)
         if self.is_c_contiguous():
             src = np.ascontiguousarray(src)
         elif self.is_f_contiguous():
@@ -305,7 +312,7 @@ class DeviceArray(_kiln.DeviceArrayBase):
         _kiln.copy("h2d", self._device, self._ptr, _bytes(src), self.nbytes, stream)
 
     def _copy_from_device(self, other, stream):
-        if other.shape != self.shape or other.dtype != self.dtype:
+        if not _same_squeezed(other.shape, self.shape) or other.dtype != self.dtype:
             raise ValueError(f"copy_to_device: the device array has shape {other.shape} and dtype "
                              f"{other.dtype}, this one {self.shape} and {self.dtype}")
         if other._device != self._device:
@@ -440,8 +447,14 @@ class DeviceArray(_kiln.DeviceArrayBase):
             raise ValueError("only 1-d arrays can be split")
         if self.strides[0] != self.itemsize:
             raise ValueError("only arrays of unit stride can be split")
-        if not isinstance(section, int) or isinstance(section, bool) or section < 1:
+        import operator
+        try:
+            n = operator.index(section)  # any integer: np.int64 too
+        except TypeError:
+            n = 0
+        if isinstance(section, bool) or n < 1:
             raise ValueError(f"section must be a positive int, not {section!r}")
+        section = n
         for i in range(0, self.size, section):
             yield self[i:i + section]
 
@@ -631,6 +644,13 @@ def _device_of(obj):
     return _kiln.current_device()
 
 
+def _same_squeezed(a, b):
+    """Whether two shapes are equal once their extent-1 axes are dropped: the copies
+    between arrays take such shapes, as Numba's check_array_compatibility compares
+    squeezed arrays ((4, 1) and (4,))."""
+    return tuple(a) == tuple(b) or [n for n in a if n != 1] == [n for n in b if n != 1]
+
+
 def to_device(obj, stream=0, copy=True, to=None):
     """Copies a host array to the GPU (to host memory with KILN_TARGET=cpu); returns a
     DeviceArray, or ``to`` with the contents copied into it."""
@@ -706,6 +726,9 @@ def _strides_span(shape, strides, itemsize):
             raise ValueError(f"strides {tuple(strides)} are negative or make elements of shape "
                              f"{tuple(shape)} overlap")
         reach = st * (n - 1) + reach
+    if reach >= 1 << 63:
+        raise ValueError(f"strides {tuple(strides)} of shape {tuple(shape)} span {reach} bytes, "
+                         f"past what a device array can address (2**63)")
     return reach
 
 

@@ -414,6 +414,16 @@ class Vectorized:
                 if fast is not None:
                     return fast
         np = _np()
+        if isinstance(out, np.ndarray) and not _is_device_array(out):
+            # a host out= with device inputs: computed on the device, then copied into it,
+            # as Numba's device ufuncs do ("if output is provided and it is a host array,
+            # return host array")
+            res = launch_view(self._call_gpu(args, None, stream), stream)
+            if res.shape != out.shape or res.dtype != out.dtype:
+                raise ValueError(f"out= must have shape {res.shape} and dtype {res.dtype}, "
+                                 f"not {out.shape} and {out.dtype}")
+            res.copy_to_host(out, stream=stream)
+            return out
         first = next((a for a in args if _is_device_array(a)), out)
         conv, dtypes = [], []
         for a in args:

@@ -415,3 +415,66 @@ def test_numbas_getitem_setitem_squeeze_bind_and_stream_callbacks():
         return await asyncio.wait_for(s.async_done(), 10)
 
     assert asyncio.run(wait()) is None
+
+
+@kiln.vectorize
+def _rel_diff(a, b):
+    return (a - b) / (abs(a) + abs(b) + 1)
+
+
+def test_vectorize_of_device_arrays_into_a_host_out():
+    rng = np.random.default_rng(7)
+    # hunt33 4: Numba computes on the device and copies into a host out= (and returns
+    # it); kiln said the NumPy array had no __cuda_array_interface__
+    a, b = rng.random(50), rng.random(50)
+    out = np.empty(50)
+    r = _rel_diff(kiln.to_device(a), kiln.to_device(b), out=out)
+    assert r is out
+    np.testing.assert_allclose(out, (a - b) / (np.abs(a) + np.abs(b) + 1))
+    with pytest.raises(ValueError, match="out= must have shape"):
+        _rel_diff(kiln.to_device(a), kiln.to_device(b), out=np.empty(50, np.float32))
+
+
+def test_copies_take_shapes_that_differ_by_extent_1_axes():
+    # hunt33 5: Numba compares squeezed shapes, so a (4, 1) column takes a (4,) vector
+    d = kiln.device_array((4, 1), np.float64)
+    d.copy_to_device(np.arange(4.0))
+    assert d.copy_to_host().tolist() == [[0.0], [1.0], [2.0], [3.0]]
+    host = np.zeros(4)
+    assert d.copy_to_host(ary=host) is host and host.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert kiln.to_device(np.arange(4.0) + 1, to=d) is d
+    assert d.copy_to_host().ravel().tolist() == [1.0, 2.0, 3.0, 4.0]
+    e = kiln.device_array((1, 4), np.float64)
+    e.copy_to_device(d)  # device to device: (4, 1) into (1, 4)
+    assert e.copy_to_host().tolist() == [[1.0, 2.0, 3.0, 4.0]]
+    with pytest.raises(ValueError, match=r"ary has shape \(8,\), the array \(4, 1\)"):
+        d.copy_to_device(np.zeros(8))
+    with pytest.raises(ValueError, match=r"copy_to_host: ary has shape \(2, 2\)"):
+        d.copy_to_host(ary=np.zeros((2, 2)))
+
+
+def test_an_array_of_no_elements_is_contiguous():
+    # hunt33 6: d[:, :0] and e[::-1] of 0 elements were "not contiguous", so reshape,
+    # ravel and copy_to_device refused them; NumPy and Numba call any such array both
+    d = kiln.to_device(np.zeros((4, 6)))
+    e = d[:, :0]
+    assert e.is_c_contiguous() and e.is_f_contiguous()
+    assert e.reshape(0).shape == (0,) and e.ravel().shape == (0,)
+    e.copy_to_device(np.zeros((4, 0)))
+    assert kiln.to_device(np.zeros(0))[::-1].reshape(0, 5).shape == (0, 5)
+
+
+def test_small_host_api_items_of_hunt33():
+    # a datetime64 array through DLPack is named as such, with the way out
+    with pytest.raises(TypeError, match=r"no datetime64 or timedelta64 dtypes: export "
+                                        r"a.view\(np.int64\)"):
+        np.from_dlpack(kiln.to_device(np.zeros(2, "M8[s]")))
+    # strides whose span passes 2**63 bytes: a ValueError that says so (was a bare
+    # OverflowError from the C layer)
+    with pytest.raises(ValueError, match=r"past what a device array can address"):
+        kiln.device_array((3, 2), np.float64, strides=(2**62, 8))
+    # split takes any integer, as Numba's does
+    parts = list(kiln.to_device(np.arange(10)).split(np.int64(3)))
+    assert [p.shape for p in parts] == [(3,), (3,), (3,), (1,)]
+    with pytest.raises(ValueError, match="section must be a positive int"):
+        list(kiln.to_device(np.arange(10)).split(2.0))

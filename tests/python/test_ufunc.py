@@ -53,6 +53,7 @@ def test_vectorize_out(rng):
         rel_diff(a, b, out=np.empty(3))
 
 
+
 @kiln.vectorize(["float32(float32, float32)", "int64(int64, int64)"])
 def addmul(a, b):
     return a * 2 + b

@@ -709,7 +709,11 @@ static PyObject *f_dlpack_capsule(PyObject *m, PyObject *arr) {
     }
     DeviceArrayObject *d = (DeviceArrayObject *)arr;
     if (d->dtype >= KILN_NDTYPES) {
-        PyErr_SetString(PyExc_TypeError, "DLPack has no structured (record) dtypes");
+        PyErr_SetString(PyExc_TypeError,
+                        d->dtype >= KILN_RECORD0 && ext_record_time(d->dtype - KILN_RECORD0)
+                            ? "DLPack has no datetime64 or timedelta64 dtypes: export "
+                              "a.view(np.int64)"
+                            : "DLPack has no structured (record) dtypes");
         return NULL;
     }
     Exported *e = PyMem_RawCalloc(1, sizeof *e);
