@@ -156,6 +156,18 @@ void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i) 
         snprintf(buf, n, "argument %d of %s '%s'", i + 1, "kernel", k ? k : "?");
 }
 
+void ext_arg_count_error(PyObject *names, PyObject *kname, int nparams, Py_ssize_t n) {
+    /* a kernel defined as a method: nothing binds its self (Numba's neither) */
+    char first[64];
+    ext_arg_desc(first, sizeof first, names, kname, 0);
+    PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given%s", kname,
+                 nparams, nparams == 1 ? "" : "s", n,
+                 n == nparams - 1 && strncmp(first, "argument 'self' ", 16) == 0
+                     ? " (its first parameter is 'self': a kernel is not bound to an instance, "
+                       "so pass every argument, or define it outside the class)"
+                     : "");
+}
+
 static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
     switch (d) {
     case KILN_BOOL: v->i = *(const uint8_t *)p != 0; return 0;

@@ -46,6 +46,9 @@ int ext_time_clash(const Arg *a, int i, PyObject *const *args, PyObject *names,
 const char *ext_dtype_name(int d);
 /* Formats "argument 'x' of kernel 'k'" into buf (names: the parameter names). */
 void ext_arg_desc(char *buf, size_t n, PyObject *names, PyObject *kname, int i);
+/* The TypeError of a launch given n arguments for nparams parameters (a hint when the
+ * first parameter is a method's unbound self). */
+void ext_arg_count_error(PyObject *names, PyObject *kname, int nparams, Py_ssize_t n);
 /* Classifies argument i (o) into a.  0, or -1 with an exception set; a's
  * resources are released by ext_release_arg either way.  stream: the launch's,
  * for foreign arrays' stream synchronisation. */

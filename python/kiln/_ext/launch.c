@@ -358,19 +358,7 @@ __attribute__((cold, noinline)) static PyObject *launch_with_defaults(PyObject *
     Py_ssize_t nd = defs && PyTuple_Check(defs) ? PyTuple_GET_SIZE(defs) : 0;
     if (n >= d->nparams || n + nd < d->nparams) {
         Py_XDECREF(defs);
-        /* a kernel defined as a method: nothing binds its self (Numba's neither) */
-        PyObject *first = d->names && PyTuple_Check(d->names) && PyTuple_GET_SIZE(d->names) > 0
-                              ? PyTuple_GET_ITEM(d->names, 0)
-                              : NULL;
-        bool self_param = first && PyUnicode_Check(first) &&
-                          PyUnicode_CompareWithASCIIString(first, "self") == 0 &&
-                          n == d->nparams - 1;
-        PyErr_Format(PyExc_TypeError, "kernel '%U' takes %d argument%s but %zd were given%s",
-                     d->kname, d->nparams, d->nparams == 1 ? "" : "s", n,
-                     self_param ? " (its first parameter is 'self': a kernel is not bound to an "
-                                  "instance, so pass every argument, or define it outside "
-                                  "the class)"
-                                : "");
+        ext_arg_count_error(d->names, d->kname, d->nparams, n);
         return NULL;
     }
     PyObject *full[KILN_MAX_PARAMS];
