@@ -217,13 +217,23 @@ def _expand(text, name, own_dir, paths, seen, depth):
 
 
 def search_paths():
-    """kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS as a list of directories."""
+    """kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS as a list of directories, then those of
+    Numba's own config module when the program loaded one and set it there (a program
+    that kept ``from numba.cuda import config`` beside ``import kiln as cuda``)."""
+    import sys
+
     from . import config
-    value = config.CUDA_NVRTC_EXTRA_SEARCH_PATHS
-    if not isinstance(value, str):
-        raise TypeError("kiln.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string of "
-                        f"directories separated by ':', not {type(value).__name__}")
-    return [d for d in value.split(":") if d]
+    dirs = []
+    for mod, name in ((config, "kiln.config"), (sys.modules.get("numba.cuda.config"),
+                                                "numba.cuda.config")):
+        if mod is None or mod is config and name != "kiln.config":
+            continue
+        value = getattr(mod, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
+        if not isinstance(value, str):
+            raise TypeError(f"{name}.CUDA_NVRTC_EXTRA_SEARCH_PATHS is a string of "
+                            f"directories separated by ':', not {type(value).__name__}")
+        dirs += [d for d in value.split(":") if d and d not in dirs]
+    return dirs
 
 
 def link_texts(items):

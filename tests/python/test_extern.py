@@ -501,6 +501,25 @@ def test_headers_beside_the_source_and_in_the_search_paths(tmp_path, monkeypatch
     np.testing.assert_array_equal(r, 2 * x + 1000)
 
 
+def test_numbas_own_config_module_adds_search_paths(tmp_path, monkeypatch):
+    # Numba's doc example sets numba.cuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS (a program
+    # that kept `from numba.cuda import config`): kiln reads that module's value too
+    import types
+
+    cu = _headers(tmp_path)
+    monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
+    numba_config = types.ModuleType("numba.cuda.config")
+    numba_config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = str(tmp_path / "inc")
+    monkeypatch.setitem(sys.modules, "numba.cuda.config", numba_config)
+    f = kiln.declare_device("twice_off", "int32(int32)", link=str(cu))
+    assert "1000" in ptx_of(caller(f), SIG)
+    numba_config.CUDA_NVRTC_EXTRA_SEARCH_PATHS = 7
+    g = kiln.declare_device("twice_off", "int32(int32)", link=str(cu))
+    with pytest.raises(TypeError, match=r"numba.cuda.config.CUDA_NVRTC_EXTRA_SEARCH_PATHS is "
+                                        r"a string"):
+        ptx_of(caller(g), SIG)
+
+
 def test_a_header_not_found_is_the_compilers_error_at_the_include(tmp_path, monkeypatch):
     cu = _headers(tmp_path)   # <offset.h> is in no search path now
     monkeypatch.setattr(kiln.config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", "")
