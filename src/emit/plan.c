@@ -40,28 +40,95 @@ static int dim_of_sym(const Sym *const dims[3], const Sym *s) {
 
 /* ---- the guard -------------------------------------------------------------------- */
 
+/* The value of a local the statements before the guard assigned once from launch
+ * invariants (GuardPlan.def_*), or NULL. */
+static Node *def_of(const GuardPlan *g, const Node *n) {
+    for (int i = 0; g && n->kind == E_NAME && i < g->ndefs; i++)
+        if (g->def_sym[i] == n->sym) return g->def_val[i];
+    return NULL;
+}
+
 /* Whether n has one value for the whole launch: parameters, their shapes and
- * sizes, integer constants, and sums and products of those. */
-static bool invariant(const Node *n) {
+ * sizes, integer constants, sums and products of those, and locals g knows to hold
+ * such a value (g may be NULL). */
+static bool invariant(const GuardPlan *g, const Node *n) {
     if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
     switch ((NodeKind)n->kind) {
-    case E_NAME: return n->sym && n->sym->param >= 0 && !n->sym->is_local;
+    case E_NAME: return (n->sym && n->sym->param >= 0 && !n->sym->is_local) || def_of(g, n);
     case E_ATTR:
         return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
-               (strcmp(n->attr.attr, "size") == 0) && invariant(n->attr.base);
+               (strcmp(n->attr.attr, "size") == 0) && invariant(NULL, n->attr.base);
     case E_SUBSCRIPT: {
         int64_t k;
         Node *b = n->sub.base;
         return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
-               b->attr.base->ty->kind == TY_ARRAY && invariant(b->attr.base) &&
+               b->attr.base->ty->kind == TY_ARRAY && invariant(NULL, b->attr.base) &&
                n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
     }
     case E_BINOP:
         return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
-               invariant(n->bin.l) && invariant(n->bin.r);
+               invariant(g, n->bin.l) && invariant(g, n->bin.r);
     case E_CALL:
-        return n->intr && n->intr->kind == IK_LEN && invariant(n->call.bound.v[0]);
+        return n->intr && n->intr->kind == IK_LEN && invariant(NULL, n->call.bound.v[0]);
     default: return false;
+    }
+}
+
+/* n with each local of g replaced by its value: what the entry can compute. */
+static Node *resolved(const GuardPlan *g, Arena *a, Node *n) {
+    Node *d = def_of(g, n);
+    if (d) return d;
+    if (n->kind != E_BINOP || (!def_of(g, n->bin.l) && !def_of(g, n->bin.r) &&
+                               n->bin.l->kind != E_BINOP && n->bin.r->kind != E_BINOP))
+        return n;
+    Node *c = arena_alloc(a, sizeof *c);
+    *c = *n;
+    c->bin.l = resolved(g, a, n->bin.l);
+    c->bin.r = resolved(g, a, n->bin.r);
+    return c;
+}
+
+/* `n = <invariant>` or `a, b = x.shape` (x an array parameter) before the guard: its
+ * locals, assigned nowhere else, join g's defs. */
+static void note_defs(GuardPlan *g, Arena *a, const Node *st) {
+    if (st->kind != S_ASSIGN || st->assign.targets.n != 1) return;
+    const Node *t = st->assign.targets.v[0];
+    Node *v = st->assign.value;
+    if (t->kind == E_NAME) {
+        if (t->sym && t->sym->param < 0 && t->sym->nassign == 1 && ty_is_int(t->sym->ty) &&
+            ty_is_int(v->ty) && invariant(g, v) && g->ndefs < PLAN_MAX_DEFS) {
+            g->def_sym[g->ndefs] = t->sym;
+            g->def_val[g->ndefs++] = resolved(g, a, v);
+        }
+        return;
+    }
+    if (t->kind != E_TUPLE || v->kind != E_ATTR || strcmp(v->attr.attr, "shape") != 0 ||
+        !v->attr.base->ty || v->attr.base->ty->kind != TY_ARRAY || !invariant(NULL, v->attr.base) ||
+        t->tuple.n != v->attr.base->ty->ndim)
+        return;
+    for (int k = 0; k < t->tuple.n && g->ndefs < PLAN_MAX_DEFS; k++) {
+        const Node *x = t->tuple.v[k];
+        if (x->kind != E_NAME || !x->sym || x->sym->param >= 0 || x->sym->nassign != 1 ||
+            !ty_is_int(x->sym->ty))
+            continue;
+        /* x.shape[k], as sema types the one the user could have written */
+        Node *ix = arena_alloc(a, sizeof *ix);
+        ix->kind = E_INT;
+        ix->sp = x->sp;
+        ix->flags = NF_CONST;
+        ix->ty = &ty_weak_int;
+        ix->ilit.v = (uint64_t)k;
+        ix->cval.i = k;
+        Node *s = arena_alloc(a, sizeof *s);
+        s->kind = E_SUBSCRIPT;
+        s->sp = x->sp;
+        s->ty = x->sym->ty;
+        s->sub.base = v;
+        s->sub.idx.v = arena_alloc(a, sizeof(Node *));
+        s->sub.idx.v[0] = ix;
+        s->sub.idx.n = 1;
+        g->def_sym[g->ndefs] = x->sym;
+        g->def_val[g->ndefs++] = s;
     }
 }
 
@@ -94,7 +161,7 @@ static bool pair_folds(const GuardPlan *g, const Sym *const dims[3], const Node 
     int dr = r->kind == E_NAME ? dim_of_sym(dims, r->sym) : -1;
     return o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && op != C_NE &&
            g->nb < (op == C_EQ ? PLAN_MAX_BOUNDS - 1 : PLAN_MAX_BOUNDS) &&
-           ((dl >= 0 && invariant(r)) || (dr >= 0 && invariant(l)));
+           ((dl >= 0 && invariant(g, r)) || (dr >= 0 && invariant(g, l)));
 }
 
 static void plan_pair(GuardPlan *g, const Sym *dims[3], Node *l, int op, Node *r,
@@ -189,31 +256,39 @@ static void plan_disjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
 
 /* `if <disjuncts>: return` (nothing else in the if) after simple statements, the
  * early return that many kernels start with: the guard of everything after it. */
-static bool plan_early_return(const NodeList *body, const Sym *dims[3], GuardPlan *out) {
+/* The bounds as the entry computes them: locals replaced by their values. */
+static void resolve_bounds(GuardPlan *g, Arena *a) {
+    for (int i = 0; i < g->nb; i++) g->b[i].e = resolved(g, a, g->b[i].e);
+}
+
+static bool plan_early_return(const NodeList *body, const Sym *dims[3], Arena *a,
+                              GuardPlan *out) {
+    GuardPlan g;
+    memset(&g, 0, sizeof g);
     for (int i = 0; i < body->n; i++) {
         Node *st = body->v[i];
         if (st->kind == S_IF && st->ifs.orelse.n == 0 && st->ifs.body.n == 1 &&
             st->ifs.body.v[0]->kind == S_RETURN &&
             (!st->ifs.body.v[0]->ret.value || st->ifs.body.v[0]->ret.value->kind == E_NONE) &&
             plan_pure(st->ifs.cond)) {
-            GuardPlan g;
-            memset(&g, 0, sizeof g);
             plan_disjuncts(&g, dims, st->ifs.cond);
             if (g.nb <= 0) return false;
+            resolve_bounds(&g, a);
             g.stmt = st;
             g.early = true;
             *out = g;
             return true;
         }
         if (!simple_prefix(st)) return false;
+        note_defs(&g, a, st);
     }
     return false;
 }
 
-static void plan_guard(const FuncSpec *k, const Sym *dims[3], GuardPlan *out) {
+static void plan_guard(const FuncSpec *k, const Sym *dims[3], Arena *a, GuardPlan *out) {
     memset(out, 0, sizeof *out);
     const NodeList *body = &k->def->def.body;
-    if (plan_early_return(body, dims, out)) return;
+    if (plan_early_return(body, dims, a, out)) return;
     int last = body->n - 1;
     while (last >= 0 && (body->v[last]->kind == S_PASS ||
                          (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))
@@ -221,12 +296,15 @@ static void plan_guard(const FuncSpec *k, const Sym *dims[3], GuardPlan *out) {
     if (last < 1) return;
     Node *st = body->v[last];
     if (st->kind != S_IF || st->ifs.orelse.n != 0) return;
-    for (int i = 0; i < last; i++)
-        if (!simple_prefix(body->v[i])) return;
     GuardPlan g;
     memset(&g, 0, sizeof g);
+    for (int i = 0; i < last; i++) {
+        if (!simple_prefix(body->v[i])) return;
+        note_defs(&g, a, body->v[i]);
+    }
     plan_conjuncts(&g, dims, st->ifs.cond);
     if (g.nb <= 0) return;
+    resolve_bounds(&g, a);
     g.stmt = st;
     *out = g;
 }
@@ -486,7 +564,7 @@ void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out) {
         out->simd_ok = !V.calls && acc_sites == V.natomic;
     }
     if (!V.dims[0] && !V.dims[1] && !V.dims[2]) return;
-    if (!debug) plan_guard(k, V.dims, &out->guard);
+    if (!debug) plan_guard(k, V.dims, a, &out->guard);
     plan_order(&V, out->order);
     int inner = out->order[2], mid = out->order[1];
     out->tile = V.seen[inner] && V.cost[inner] > 0 && V.seen[mid];

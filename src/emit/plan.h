@@ -102,6 +102,8 @@
 enum {
     PLAN_MAX_BOUNDS = 8, /* folded guard bounds per kernel; more stay in the body */
     PLAN_MAX_KEEP = 16,  /* guard conjuncts kept in the body; more: no plan */
+    PLAN_MAX_DEFS = 8,   /* locals of the statements before the guard that hold a launch
+                          * invariant (`n = x.shape[0]`, `H, W = img.shape`) */
     PLAN_TILE = 64,      /* tile edge of a tiled nest (64 x 64 f64: 32 KiB, in L2) */
     /* the most bytes of private copies an OpenMP thread allocates for the arrays of
      * a launch that it updates only with atomic add/sub (docs/limits.md); a larger
@@ -174,6 +176,11 @@ typedef struct GuardPlan {
     int nkeep;
     bool early;                    /* stmt is `if <disjuncts>: return`, the guard of the
                                     * statements after it; keep[] are whole disjuncts */
+    /* locals assigned once before the guard from launch invariants, and their values:
+     * a bound on such a local folds as one on its value, which the entry computes */
+    const Sym *def_sym[PLAN_MAX_DEFS];
+    Node *def_val[PLAN_MAX_DEFS];
+    int ndefs;
 } GuardPlan;
 
 typedef struct CpuPlan {

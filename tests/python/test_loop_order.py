@@ -256,3 +256,79 @@ print("child", os.waitstatus_to_exitcode(status))
     p = subprocess.run([sys.executable, "-W", "ignore", str(script)], capture_output=True,
                        text=True, timeout=60, env=env)
     assert p.returncode == 0 and "child 0" in p.stdout, p.stdout + p.stderr
+
+
+@kiln.jit
+def poly_local(out, x):
+    i = kiln.grid(1)
+    n = x.shape[0]
+    m = n - 1
+    if i < m:
+        v = x[i]
+        out[i] = (2.0 * v + 3.0) * v + 1.0
+
+
+@kiln.jit
+def blur_unpacked(out, img):
+    y, x = kiln.grid(2)
+    H, W = img.shape
+    if 0 < y < H - 1 and 0 < x < W - 1:
+        out[y, x] = (img[y - 1, x] + img[y + 1, x] + img[y, x - 1] + img[y, x + 1]) * 0.25
+
+
+@kiln.jit
+def early_local(out, x):
+    i = kiln.grid(1)
+    n = len(x)
+    if i >= n:
+        return
+    out[i] = x[i] * 2.0
+
+
+@kiln.jit
+def local_changed(out, x):
+    i = kiln.grid(1)
+    n = x.shape[0]
+    if i < n:
+        out[i] = x[i] + n
+    n = 0  # assigned twice: not an invariant, the guard stays in the body
+
+
+def test_guards_on_locals_holding_the_bound_fold(rng=np.random.default_rng(3)):
+    # perf33 4: `n = x.shape[0]; if i < n:` and `H, W = img.shape` kept the guard in the
+    # body (0.35x Numba), where `if i < x.shape[0]` folded it into the loop bounds
+    from kiln import _compile, _kiln
+
+    def src(k, sig):
+        return _compile._translate(k, _kiln.parse_signature(sig)[1], 0).source
+
+    s = src(poly_local, "void(float64[::1], float64[::1])")
+    assert "{ const i64 e_ = (i64)(((p1).shape[0] - 1LL)); if (e_ < xhi_) xhi_ = e_; }" in s
+    s = src(blur_unpacked, "void(float64[:, ::1], float64[:, ::1])")
+    assert s.count("if (e_ < xhi_) xhi_ = e_;") == 1 and s.count("if (e_ < yhi_) yhi_ = e_;") == 1
+    assert "(p1).shape[0] - 1LL" in s and "(p1).shape[1] - 1LL" in s
+    s = src(early_local, "void(float64[::1], float64[::1])")
+    assert s.count("if (e_ < xhi_) xhi_ = e_;") == 1
+    s = src(local_changed, "void(float64[::1], float64[::1])")
+    assert "if (e_ < xhi_) xhi_ = e_;" not in s
+    for n in (1, 5, 1000, 100003):
+        x = rng.random(n)
+        out = np.full(n, -1.0)
+        poly_local[(n + 127) // 128, 128](out, x)
+        want = np.full(n, -1.0)
+        want[: n - 1] = ((2.0 * x + 3.0) * x + 1.0)[: n - 1]
+        np.testing.assert_allclose(out, want)
+        out = np.full(n, -1.0)
+        early_local[(n + 127) // 128 + 1, 128](out, x)
+        np.testing.assert_allclose(out, 2.0 * x)
+        out = np.full(n, -1.0)
+        local_changed[(n + 127) // 128, 128](out, x)
+        np.testing.assert_allclose(out, x + n)
+    for h, w in ((1, 1), (3, 7), (64, 33), (300, 257)):
+        for img in (rng.random((h, w)), np.asfortranarray(rng.random((h, w))),
+                    rng.random((2 * h, w))[::-2]):
+            out = np.zeros((h, w))
+            blur_unpacked[((h + 15) // 16, (w + 15) // 16), (16, 16)](out, img)
+            want = np.zeros((h, w))
+            want[1:-1, 1:-1] = (img[:-2, 1:-1] + img[2:, 1:-1] + img[1:-1, :-2] + img[1:-1, 2:]) * 0.25
+            np.testing.assert_allclose(out, want)
