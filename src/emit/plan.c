@@ -40,114 +40,6 @@ static int dim_of_sym(const Sym *const dims[3], const Sym *s) {
 
 /* ---- the guard -------------------------------------------------------------------- */
 
-/* The value of a local the statements before the guard assigned once from launch
- * invariants (GuardPlan.def_*), or NULL. */
-static Node *def_of(const GuardPlan *g, const Node *n) {
-    for (int i = 0; g && n->kind == E_NAME && i < g->ndefs; i++)
-        if (g->def_sym[i] == n->sym) return g->def_val[i];
-    return NULL;
-}
-
-/* Whether n has one value for the whole launch: parameters, their shapes and
- * sizes, integer constants, sums and products of those, and locals g knows to hold
- * such a value (g may be NULL). */
-static bool invariant(const GuardPlan *g, const Node *n) {
-    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
-    switch ((NodeKind)n->kind) {
-    case E_NAME: return (n->sym && n->sym->param >= 0 && !n->sym->is_local) || def_of(g, n);
-    case E_ATTR:
-        return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
-               (strcmp(n->attr.attr, "size") == 0) && invariant(NULL, n->attr.base);
-    case E_SUBSCRIPT: {
-        int64_t k;
-        Node *b = n->sub.base;
-        return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
-               b->attr.base->ty->kind == TY_ARRAY && invariant(NULL, b->attr.base) &&
-               n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
-    }
-    case E_BINOP:
-        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
-               invariant(g, n->bin.l) && invariant(g, n->bin.r);
-    case E_CALL:
-        return n->intr && n->intr->kind == IK_LEN && invariant(NULL, n->call.bound.v[0]);
-    default: return false;
-    }
-}
-
-/* n with each local of g replaced by its value: what the entry can compute. */
-static Node *resolved(const GuardPlan *g, Arena *a, Node *n) {
-    Node *d = def_of(g, n);
-    if (d) return d;
-    if (n->kind != E_BINOP || (!def_of(g, n->bin.l) && !def_of(g, n->bin.r) &&
-                               n->bin.l->kind != E_BINOP && n->bin.r->kind != E_BINOP))
-        return n;
-    Node *c = arena_alloc(a, sizeof *c);
-    *c = *n;
-    c->bin.l = resolved(g, a, n->bin.l);
-    c->bin.r = resolved(g, a, n->bin.r);
-    return c;
-}
-
-/* `n = <invariant>` or `a, b = x.shape` (x an array parameter) before the guard: its
- * locals, assigned nowhere else, join g's defs. */
-static void note_defs(GuardPlan *g, Arena *a, const Node *st) {
-    if (st->kind != S_ASSIGN || st->assign.targets.n != 1) return;
-    const Node *t = st->assign.targets.v[0];
-    Node *v = st->assign.value;
-    if (t->kind == E_NAME) {
-        if (t->sym && t->sym->param < 0 && t->sym->nassign == 1 && ty_is_int(t->sym->ty) &&
-            ty_is_int(v->ty) && invariant(g, v) && g->ndefs < PLAN_MAX_DEFS) {
-            g->def_sym[g->ndefs] = t->sym;
-            g->def_val[g->ndefs++] = resolved(g, a, v);
-        }
-        return;
-    }
-    if (t->kind != E_TUPLE || v->kind != E_ATTR || strcmp(v->attr.attr, "shape") != 0 ||
-        !v->attr.base->ty || v->attr.base->ty->kind != TY_ARRAY || !invariant(NULL, v->attr.base) ||
-        t->tuple.n != v->attr.base->ty->ndim)
-        return;
-    for (int k = 0; k < t->tuple.n && g->ndefs < PLAN_MAX_DEFS; k++) {
-        const Node *x = t->tuple.v[k];
-        if (x->kind != E_NAME || !x->sym || x->sym->param >= 0 || x->sym->nassign != 1 ||
-            !ty_is_int(x->sym->ty))
-            continue;
-        /* x.shape[k], as sema types the one the user could have written */
-        Node *ix = arena_alloc(a, sizeof *ix);
-        ix->kind = E_INT;
-        ix->sp = x->sp;
-        ix->flags = NF_CONST;
-        ix->ty = &ty_weak_int;
-        ix->ilit.v = (uint64_t)k;
-        ix->cval.i = k;
-        Node *s = arena_alloc(a, sizeof *s);
-        s->kind = E_SUBSCRIPT;
-        s->sp = x->sp;
-        s->ty = x->sym->ty;
-        s->sub.base = v;
-        s->sub.idx.v = arena_alloc(a, sizeof(Node *));
-        s->sub.idx.v[0] = ix;
-        s->sub.idx.n = 1;
-        g->def_sym[g->ndefs] = x->sym;
-        g->def_val[g->ndefs++] = s;
-    }
-}
-
-static bool simple_prefix(const Node *st) {
-    if (st->kind == S_PASS) return true;
-    if (st->kind == S_EXPR) return st->expr->kind == E_STR;
-    if (st->kind != S_ASSIGN) return false;
-    for (int i = 0; i < st->assign.targets.n; i++) {
-        const Node *t = st->assign.targets.v[i];
-        if (t->kind == E_TUPLE) {
-            for (int j = 0; j < t->tuple.n; j++)
-                if (t->tuple.v[j]->kind != E_NAME) return false;
-        } else if (t->kind != E_NAME) {
-            return false;
-        }
-    }
-    return plan_pure(st->assign.value);
-}
-
 static void keep_whole(GuardPlan *g, Node *c) {
     if (g->nkeep < PLAN_MAX_KEEP) g->keep[g->nkeep++] = c;
     else g->nb = -100; /* too complex: no plan */
@@ -161,7 +53,7 @@ static bool pair_folds(const GuardPlan *g, const Sym *const dims[3], const Node 
     int dr = r->kind == E_NAME ? dim_of_sym(dims, r->sym) : -1;
     return o && ty_is_int(o) && (ty_is_signed(o) || o->weak) && op != C_NE &&
            g->nb < (op == C_EQ ? PLAN_MAX_BOUNDS - 1 : PLAN_MAX_BOUNDS) &&
-           ((dl >= 0 && invariant(g, r)) || (dr >= 0 && invariant(g, l)));
+           ((dl >= 0 && plan_invariant(g, r)) || (dr >= 0 && plan_invariant(g, l)));
 }
 
 static void plan_pair(GuardPlan *g, const Sym *dims[3], Node *l, int op, Node *r,
@@ -258,7 +150,7 @@ static void plan_disjuncts(GuardPlan *g, const Sym *dims[3], Node *c) {
  * early return that many kernels start with: the guard of everything after it. */
 /* The bounds as the entry computes them: locals replaced by their values. */
 static void resolve_bounds(GuardPlan *g, Arena *a) {
-    for (int i = 0; i < g->nb; i++) g->b[i].e = resolved(g, a, g->b[i].e);
+    for (int i = 0; i < g->nb; i++) g->b[i].e = plan_resolved(g, a, g->b[i].e);
 }
 
 static bool plan_early_return(const NodeList *body, const Sym *dims[3], Arena *a,
@@ -279,8 +171,8 @@ static bool plan_early_return(const NodeList *body, const Sym *dims[3], Arena *a
             *out = g;
             return true;
         }
-        if (!simple_prefix(st)) return false;
-        note_defs(&g, a, st);
+        if (!plan_simple_prefix(st)) return false;
+        plan_note_defs(&g, a, st);
     }
     return false;
 }
@@ -299,8 +191,8 @@ static void plan_guard(const FuncSpec *k, const Sym *dims[3], Arena *a, GuardPla
     GuardPlan g;
     memset(&g, 0, sizeof g);
     for (int i = 0; i < last; i++) {
-        if (!simple_prefix(body->v[i])) return;
-        note_defs(&g, a, body->v[i]);
+        if (!plan_simple_prefix(body->v[i])) return;
+        plan_note_defs(&g, a, body->v[i]);
     }
     plan_conjuncts(&g, dims, st->ifs.cond);
     if (g.nb <= 0) return;

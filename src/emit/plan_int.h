@@ -25,6 +25,20 @@ typedef struct PlanSymVisit {
 } PlanSymVisit;
 void plan_visit_sym(void *visit, const Node *n);
 
+/* Launch invariants.  plan_invariant: whether n has one value for the whole launch
+ * (parameters, their shapes and sizes, integer constants, sums and products of those,
+ * and the locals g holds values of; g may be NULL).  plan_def_of: such a local's value
+ * in g, or NULL.  plan_resolved: n with g's locals replaced by their values, what the
+ * entry computes.  plan_note_defs: adds the locals a statement before the guard
+ * assigns once from invariants (`n = x.shape[0]`, `H, W = img.shape`) to g.
+ * plan_simple_prefix: whether st may come before the guard (a pure assignment to
+ * names, pass, a docstring). */
+bool plan_invariant(const GuardPlan *g, const Node *n);
+Node *plan_def_of(const GuardPlan *g, const Node *n);
+Node *plan_resolved(const GuardPlan *g, Arena *a, Node *n);
+void plan_note_defs(GuardPlan *g, Arena *a, const Node *st);
+bool plan_simple_prefix(const Node *st);
+
 /* ---- plan_lanes.c ---- */
 
 /* Plans lane mode for r's kernel along coord, the innermost loop's coordinate

@@ -5,6 +5,8 @@
  * and nested blocks, whose depths the parser bounds (KILN_MAX_EXPR_DEPTH,
  * KILN_MAX_NESTING); elif chains are walked with a loop.
  */
+#include <string.h>
+
 #include "plan_int.h"
 
 bool plan_pure(const Node *n) {
@@ -148,3 +150,116 @@ void plan_lane_syms(const NodeList *l, int from, int to, void (*fn)(void *, cons
 
 /* Whether array expression b may be an array the kernel writes: its root
  * variable may hold a parameter it writes (or one that sema does not track). */
+
+/* ---- launch invariants (the guard's bounds, a grid-stride loop's stop) ---- */
+
+/* The value of a local the statements before the guard assigned once from launch
+ * invariants (GuardPlan.def_*), or NULL. */
+Node *plan_def_of(const GuardPlan *g, const Node *n) {
+    for (int i = 0; g && n->kind == E_NAME && i < g->ndefs; i++)
+        if (g->def_sym[i] == n->sym) return g->def_val[i];
+    return NULL;
+}
+
+/* Whether n has one value for the whole launch: parameters, their shapes and
+ * sizes, integer constants, sums and products of those, and locals g knows to hold
+ * such a value (g may be NULL). */
+bool plan_invariant(const GuardPlan *g, const Node *n) {
+    if ((n->flags & NF_CONST) && ty_is_scalar(n->ty)) return n->ty->kind != TY_FLOAT;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return (n->sym && n->sym->param >= 0 && !n->sym->is_local) || plan_def_of(g, n);
+    case E_ATTR:
+        return n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
+               (strcmp(n->attr.attr, "size") == 0) && plan_invariant(NULL, n->attr.base);
+    case E_SUBSCRIPT: {
+        int64_t k;
+        Node *b = n->sub.base;
+        return b->kind == E_ATTR && strcmp(b->attr.attr, "shape") == 0 &&
+               b->attr.base->ty->kind == TY_ARRAY && plan_invariant(NULL, b->attr.base) &&
+               n->sub.idx.n == 1 && sema_const_int(n->sub.idx.v[0], &k);
+    }
+    case E_BINOP:
+        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && ty_is_int(n->ty) &&
+               plan_invariant(g, n->bin.l) && plan_invariant(g, n->bin.r);
+    case E_CALL:
+        return n->intr && n->intr->kind == IK_LEN && plan_invariant(NULL, n->call.bound.v[0]);
+    default: return false;
+    }
+}
+
+/* n with each local of g replaced by its value: what the entry can compute. */
+Node *plan_resolved(const GuardPlan *g, Arena *a, Node *n) {
+    Node *d = plan_def_of(g, n);
+    if (d) return d;
+    if (n->kind != E_BINOP || (!plan_def_of(g, n->bin.l) && !plan_def_of(g, n->bin.r) &&
+                               n->bin.l->kind != E_BINOP && n->bin.r->kind != E_BINOP))
+        return n;
+    Node *c = arena_alloc(a, sizeof *c);
+    *c = *n;
+    c->bin.l = plan_resolved(g, a, n->bin.l);
+    c->bin.r = plan_resolved(g, a, n->bin.r);
+    return c;
+}
+
+/* `n = <invariant>` or `a, b = x.shape` (x an array parameter) before the guard: its
+ * locals, assigned nowhere else, join g's defs. */
+void plan_note_defs(GuardPlan *g, Arena *a, const Node *st) {
+    if (st->kind != S_ASSIGN || st->assign.targets.n != 1) return;
+    const Node *t = st->assign.targets.v[0];
+    Node *v = st->assign.value;
+    if (t->kind == E_NAME) {
+        if (t->sym && t->sym->param < 0 && t->sym->nassign == 1 && ty_is_int(t->sym->ty) &&
+            ty_is_int(v->ty) && plan_invariant(g, v) && g->ndefs < PLAN_MAX_DEFS) {
+            g->def_sym[g->ndefs] = t->sym;
+            g->def_val[g->ndefs++] = plan_resolved(g, a, v);
+        }
+        return;
+    }
+    if (t->kind != E_TUPLE || v->kind != E_ATTR || strcmp(v->attr.attr, "shape") != 0 ||
+        !v->attr.base->ty || v->attr.base->ty->kind != TY_ARRAY || !plan_invariant(NULL, v->attr.base) ||
+        t->tuple.n != v->attr.base->ty->ndim)
+        return;
+    for (int k = 0; k < t->tuple.n && g->ndefs < PLAN_MAX_DEFS; k++) {
+        const Node *x = t->tuple.v[k];
+        if (x->kind != E_NAME || !x->sym || x->sym->param >= 0 || x->sym->nassign != 1 ||
+            !ty_is_int(x->sym->ty))
+            continue;
+        /* x.shape[k], as sema types the one the user could have written */
+        Node *ix = arena_alloc(a, sizeof *ix);
+        ix->kind = E_INT;
+        ix->sp = x->sp;
+        ix->flags = NF_CONST;
+        ix->ty = &ty_weak_int;
+        ix->ilit.v = (uint64_t)k;
+        ix->cval.i = k;
+        Node *s = arena_alloc(a, sizeof *s);
+        s->kind = E_SUBSCRIPT;
+        s->sp = x->sp;
+        s->ty = x->sym->ty;
+        s->sub.base = v;
+        s->sub.idx.v = arena_alloc(a, sizeof(Node *));
+        s->sub.idx.v[0] = ix;
+        s->sub.idx.n = 1;
+        g->def_sym[g->ndefs] = x->sym;
+        g->def_val[g->ndefs++] = s;
+    }
+}
+
+/* A statement that may come before the guard: a pure assignment to names, pass, a
+ * docstring. */
+bool plan_simple_prefix(const Node *st) {
+    if (st->kind == S_PASS) return true;
+    if (st->kind == S_EXPR) return st->expr->kind == E_STR;
+    if (st->kind != S_ASSIGN) return false;
+    for (int i = 0; i < st->assign.targets.n; i++) {
+        const Node *t = st->assign.targets.v[i];
+        if (t->kind == E_TUPLE) {
+            for (int j = 0; j < t->tuple.n; j++)
+                if (t->tuple.v[j]->kind != E_NAME) return false;
+        } else if (t->kind != E_NAME) {
+            return false;
+        }
+    }
+    return plan_pure(st->assign.value);
+}
+
