@@ -348,6 +348,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         P("; if (e_ %s %c%s) %c%s = e_; }\n", b->lower ? ">" : "<", cn[b->dim],
           b->lower ? "lo_" : "hi_", cn[b->dim], b->lower ? "lo_" : "hi_");
     }
+    if (E->plan.stride_for) /* a grid-stride loop run flat: the positions [0, stop) */
+        P("    { const i64 e_ = (i64)(%s); if (e_ < xhi_) xhi_ = e_; }\n",
+          emit_expr_str(E, E->plan.stride_stop, ty_scalar(KILN_INT64)));
     E->in_entry = false;
     Buf args, fp;
     buf_init_arena(&args, &E->C->arena);
@@ -385,14 +388,17 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         /* The kernel sees its position only through kiln.grid()/gridsize(): run the
          * whole grid as one block, in the loop order planned from its accesses
          * (plan.h), the innermost loop vectorised, the outer two parallel. */
-        PS("    const i64 NX_ = GX_ * BX_, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n");
+        P("    const i64 NX_ = %s, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n",
+          E->plan.stride_for ? "xhi_" : "GX_ * BX_");
         for (int d = 0; d < 3; d++)
             P("    const i64 %c0_ = %clo_ > 0 ? %clo_ : 0, %c1_ = %chi_ < N%c_ ? %chi_ : N%c_;\n",
               cn[d], cn[d], cn[d], cn[d], cn[d], cn[d] - 32, cn[d], cn[d] - 32);
-        PS("    if (x1_ <= x0_ || y1_ <= y0_ || z1_ <= z0_) return;\n"
-           "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) * W_ >= L->par_threshold "
-           "&& NB > 1;\n"
-           "    if (NY_ * NZ_ == 1) {\n");
+        /* (a grid-stride loop's few blocks cover many positions) */
+        P("    if (x1_ <= x0_ || y1_ <= y0_ || z1_ <= z0_) return;\n"
+          "    const int par_ = (x1_ - x0_) * (y1_ - y0_) * (z1_ - z0_) * W_ >= L->par_threshold "
+          "&& %s;\n"
+          "    if (NY_ * NZ_ == 1) {\n",
+          E->plan.stride_for ? "1" : "NB > 1");
         /* threads whose bodies loop may each take long: Ctrl-C is looked for sooner */
         const char *span = E->R->uses_loops ? "KILN_POLL_SPAN_LOOPS" : "KILN_POLL_SPAN";
         /* lane mode (plan.h): along x here, so only when the plan's lanes are */
@@ -706,6 +712,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         memset(&E->plan.guard, 0, sizeof E->plan.guard);
         E->plan.lanes.n = 0;
         E->plan.priv = E->plan.acc = 0;
+        E->plan.stride_for = NULL;
     }
     for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
     /* the lane body, unless the source is large already (it holds the kernel twice) */

@@ -408,7 +408,33 @@ static void unrolled_for(Emit *E, Node *n, const UnrollPlan *u) {
     PS("}\n");
 }
 
+/* A grid-stride loop run flat (plan_stride.c): the entry runs each position once, and
+ * the loop's body runs once with the counter at the position, the range's start. */
+static void stride_body(Emit *E, Node *n) {
+    const Type *lt = n->fors.iter->opty;
+    int k = E->tmp++;
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    emit_indent(E);
+    P("%s st%d = ", emit_ctype(E, lt), k);
+    emit_expr_as(E, n->fors.iter->call.args.v[0], lt);
+    PS(";\n");
+    emit_indent(E);
+    P("%s = ", emit_sym_name(E, n->sym));
+    emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "st%d", k));
+    PS(";\n");
+    emit_block(E, &n->fors.body);
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+}
+
 static void for_stmt(Emit *E, Node *n) {
+    if (!E->cuda && E->f->is_kernel && n == E->plan.stride_for) {
+        stride_body(E, n);
+        return;
+    }
     UnrollPlan u;
     if (E->cuda && !E->debug && !E->hoist && unroll_plan(E->f, n, &E->C->arena, &u)) {
         unrolled_for(E, n, &u);

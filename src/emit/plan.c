@@ -455,6 +455,8 @@ void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out) {
         }
         out->simd_ok = !V.calls && acc_sites == V.natomic;
     }
+    if (!debug) plan_stride(r, a, out);
+    if (out->stride_for) return; /* one position per iteration: no guard, no lanes */
     if (!V.dims[0] && !V.dims[1] && !V.dims[2]) return;
     if (!debug) plan_guard(k, V.dims, a, &out->guard);
     plan_order(&V, out->order);

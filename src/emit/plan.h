@@ -199,6 +199,12 @@ typedef struct CpuPlan {
     bool simd_ok;  /* every atomic the kernel makes is on an acc array (and it calls no
                     * device function): the thread loop vectorises with reduction() */
     LanePlan lanes;
+    /* a grid-stride loop run flat (plan_stride.c): the kernel's last statement, `for i
+     * in range(grid(1), stop, gridsize(1))`, whose iterations share nothing; the entry
+     * runs the positions [0, stop) (stride_stop, a launch invariant) and the statement
+     * runs its body once, with i the position */
+    const Node *stride_for;
+    Node *stride_stop;
 } CpuPlan;
 
 /* Whether evaluating n has no effect (no call of a device function, no atomic). */

@@ -39,6 +39,12 @@ Node *plan_resolved(const GuardPlan *g, Arena *a, Node *n);
 void plan_note_defs(GuardPlan *g, Arena *a, const Node *st);
 bool plan_simple_prefix(const Node *st);
 
+/* ---- plan_stride.c ---- */
+
+/* Plans a grid-stride loop run flat (CpuPlan.stride_for, stride_stop; out->loops then
+ * says whether its body has loops), when r's kernel is one. */
+void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out);
+
 /* ---- plan_lanes.c ---- */
 
 /* Plans lane mode for r's kernel along coord, the innermost loop's coordinate

@@ -1,0 +1,136 @@
+"""Grid-stride loops on the CPU target (src/emit/plan_stride.c): a kernel whose last
+statement is `for i in range(cuda.grid(1), n, cuda.gridsize(1))` (or start/stride locals)
+and whose iterations share nothing runs the positions [0, n) as one flat loop, each once.
+Results must equal NumPy's for any grid (one block, fewer threads than elements, more,
+2-D launches), on both CPU tiers; kernels whose iterations do share something (a local
+carried from one to the next, the thread's position read in the body, a break, a return)
+keep the loop as written."""
+import numpy as np
+import pytest
+
+import kiln
+from kiln import _compile, _kiln
+
+
+def source(k, sig):
+    return _compile._translate(k, _kiln.parse_signature(sig)[1], 0).source
+
+
+def flat(src):
+    return "const i64 NX_ = xhi_," in src
+
+
+@kiln.jit
+def saxpy_inline(out, x, y, a):
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        out[i] = a * x[i] + y[i]
+
+
+@kiln.jit
+def saxpy_locals(out, x, y, a):
+    start = kiln.grid(1)
+    stride = kiln.gridsize(1)
+    n = x.shape[0]
+    scale = a * 2.0
+    for i in range(start, n - 1, stride):
+        v = x[i]
+        if v > 0.5:
+            w = v * scale
+        else:
+            w = -v
+        acc = 0.0
+        for k in range(3):
+            acc += w * k
+        out[i] = acc + y[i]
+
+
+@kiln.jit
+def hist(h, x, nb):
+    for i in range(kiln.grid(1), x.size, kiln.gridsize(1)):
+        b = int(x[i] * nb)
+        kiln.atomic.add(h, min(b, nb - 1), 1)
+
+
+@kiln.jit
+def carried(out, x):
+    acc = 0.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        acc += x[i]
+        out[i] = acc
+
+
+@kiln.jit
+def reads_position(out, x):
+    t = kiln.grid(1)
+    for i in range(t, x.shape[0], kiln.gridsize(1)):
+        out[i] = x[i] + t
+
+
+@kiln.jit
+def position_before(out, x):
+    t = kiln.grid(1)
+    u = t * 2
+    for i in range(t, x.shape[0], kiln.gridsize(1)):
+        out[i] = x[i] + u
+
+
+@kiln.jit
+def breaks(out, x):
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        if x[i] < 0:
+            break
+        out[i] = x[i]
+
+
+@kiln.jit
+def set_on_one_path(out, x):
+    w = 0.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        if x[i] > 0.5:
+            w = x[i]
+        out[i] = w
+
+
+F64 = "float64[::1]"
+
+
+def test_which_kernels_run_flat():
+    assert flat(source(saxpy_inline, f"void({F64}, {F64}, {F64}, float64)"))
+    assert flat(source(saxpy_locals, f"void({F64}, {F64}, {F64}, float64)"))
+    assert flat(source(hist, f"void(int64[::1], {F64}, int64)"))
+    for k in (carried, reads_position, position_before, breaks, set_on_one_path):
+        assert not flat(source(k, f"void({F64}, {F64})")), k.__name__
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+@pytest.mark.parametrize("grid, block", [(1, 1), (1, 64), (3, 32), (64, 256), (4096, 128),
+                                         ((2, 3), (32, 2))])
+def test_grid_stride_results(monkeypatch, tiers, grid, block):
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 1000, 100003):
+        x, y = rng.random(n), rng.random(n)
+        for k in (saxpy_inline, saxpy_locals):
+            out = np.full(n, -7.0)
+            kiln.jit(target="cpu", cache=False)(k.py_func)[grid, block](out, x, y, 1.5)
+            if k is saxpy_inline:
+                want = 1.5 * x + y
+            else:
+                w = np.where(x > 0.5, x * 3.0, -x)
+                want = w * 3.0 + y
+                want[n - 1:] = -7.0
+            np.testing.assert_allclose(out, want)
+        h = np.zeros(16, np.int64)
+        kiln.jit(target="cpu", cache=False)(hist.py_func)[grid, block](h, x, 16)
+        per_copy = np.bincount(np.minimum((x * 16).astype(np.int64), 15), minlength=16)
+        rows = np.prod(grid[1:] if isinstance(grid, tuple) else ()) * \
+            np.prod(block[1:] if isinstance(block, tuple) else ())
+        assert (h == per_copy * rows).all()  # a 2-D launch runs grid(1)'s loop per row
+    # the loops kept as written still compute what the GPU would
+    x = np.ones(1000)
+    out = np.zeros(1000)
+    kiln.jit(target="cpu", cache=False)(carried.py_func)[1, 4](out, x)
+    assert (out == np.arange(1000) // 4 + 1).all()
+    out = np.zeros(1000)
+    kiln.jit(target="cpu", cache=False)(reads_position.py_func)[2, 8](out, x)
+    assert (out == 1 + np.arange(1000) % 16).all()
