@@ -102,6 +102,8 @@
 enum {
     PLAN_MAX_BOUNDS = 8, /* folded guard bounds per kernel; more stay in the body */
     PLAN_MAX_KEEP = 16,  /* guard conjuncts kept in the body; more: no plan */
+    PLAN_SHORT_LOOP = 16, /* a range of at most this many constant steps is short: its
+                           * accesses do not decide lane mode (plan.c, rows) */
     PLAN_MAX_DEFS = 8,   /* locals of the statements before the guard that hold a launch
                           * invariant (`n = x.shape[0]`, `H, W = img.shape`) */
     PLAN_TILE = 64,      /* tile edge of a tiled nest (64 x 64 f64: 32 KiB, in L2) */
