@@ -1296,3 +1296,47 @@ def test_random_kernels_match_wrapped_int64(tmp_path, monkeypatch):
             assert np.array_equal(x, y), path.read_text()
         wrapped += any(np.abs(x).max() > 2**40 for x in got[1])
     assert wrapped >= 1  # the values do wrap (v3 starts past 2**63)
+
+
+@kiln.jit
+def row_prefix(out, a):
+    i = kiln.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j]
+            out[i, j] = s
+
+
+@kiln.jit
+def row_dot(out, a, x):
+    i = kiln.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j] * x[j]
+        out[i] = s
+
+
+def test_rows_of_a_c_array_that_scatter_or_gather_narrow_elements_take_no_lanes(rng):
+    # perf33 1: lanes made every a[i, j] of a row per thread a gather across rows, and
+    # every out[i, j] a scatter: a prefix sum ran at 0.11x Numba, a float32 matvec 0.5x
+    f64_2, f32_2 = "float64[:, ::1]", "float32[:, ::1]"
+    assert not lanes_of(source(row_prefix, f"void({f64_2}, {f64_2})"))
+    assert not lanes_of(source(row_dot, f"void(float32[::1], {f32_2}, float32[::1])"))
+    # float64 rows read (a gather of 8-byte elements keeps up), and F-order columns, keep them
+    assert lanes_of(source(row_dot, f"void(float64[::1], {f64_2}, float64[::1])"))
+    assert lanes_of(source(row_prefix, "void(float64[::1, :], float64[::1, :])"))
+    # a short constant loop does not decide it
+    assert lanes_of(source(gs_nested, "void(float64[::1], float64[:, ::1], int64)")) or \
+        "const i64 NX_ = xhi_," in source(gs_nested, "void(float64[::1], float64[:, ::1], int64)")
+    for order in ("C", "F"):
+        a = np.asarray(rng.random((300, 77)), order=order)
+        out = np.zeros_like(a)
+        row_prefix[3, 128](out, a)
+        close(out, np.cumsum(a, axis=1), np.float64)
+        a32 = a.astype(np.float32)
+        x = rng.random(77).astype(np.float32)
+        o = np.zeros(300, np.float32)
+        row_dot[3, 128](o, a32, x)
+        np.testing.assert_allclose(o, a32 @ x, rtol=1e-5)
