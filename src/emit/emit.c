@@ -64,7 +64,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         buf_printf(&ps, ", %s p%d", emit_ctype(E, f->params[i]), i);
         buf_printf(&pa, ", p%d", i);
     }
-    for (int i = 0; f->is_kernel && i < f->nparams && i < 64; i++) {
+    for (int i = 0; f->is_kernel && !E->acc_mem && i < f->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
             buf_printf(&ps, ", %s *ra%d_", emit_scalar_ctype(f->params[i]->elem), i);
             buf_printf(&pa, ", ra%d_", i);
@@ -80,7 +80,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         emit_vec_params(E, f, &ps);
         P("KILN_BODY void kiln_body_v(KILN_TP");
     } else if (f->is_kernel) {
-        P("KILN_BODY void kiln_body(KILN_TP");
+        P(E->acc_mem ? "KILN_BODY void kiln_body_am(KILN_TP" : "KILN_BODY void kiln_body(KILN_TP");
     } else if (f->recursive) {
         /* called from itself: a real call with a stack frame, declared among the helpers
          * for the callers emitted before it (mutual recursion) */
@@ -248,6 +248,30 @@ static void alias_flags(Emit *E, const FuncSpec *k) {
     }
 }
 
+/* A launch where an accumulated array (plan.acc: its atomics a reduction variable of the
+ * vectorised loop) shares memory with another argument runs kiln_body_am, the kernel as
+ * written, thread after thread: each add reaches memory before the next read, through
+ * either name, as on a GPU (hunt33). */
+static void acc_fallback(Emit *E, const FuncSpec *k) {
+    PS("    if (0");
+    for (int i = 0; i < k->nparams && i < 64; i++)
+        if ((E->plan.acc >> i) & 1) P(" || al%d_", i);
+    PS(") {\n"
+       "        KILN_SERIAL /* (tier 0's other shares of the launch: nothing) */\n"
+       "        for (i64 bz_ = 0; bz_ < GZ_; bz_++)\n"
+       "        for (i64 by_ = 0; by_ < GY_; by_++)\n"
+       "        for (i64 bx_ = 0; bx_ < GX_; bx_++) {\n"
+       "            KILN_POLL(return;)\n"
+       "            for (i64 tz_ = 0; tz_ < BZ_; tz_++)\n"
+       "            for (i64 ty_ = 0; ty_ < BY_; ty_++)\n"
+       "            for (i64 tx_ = 0; tx_ < BX_; tx_++)\n"
+       "                kiln_body_am(tx_, ty_, tz_, bx_, by_, bz_, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, "
+       "S_, B_");
+    for (int i = 0; i < k->nparams; i++)
+        if (emittable(k->params[i])) P(", p%d", i);
+    PS(");\n        }\n        return;\n    }\n");
+}
+
 /* The private copies of a thread's share (plan.h): made before its loops... */
 static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
     for (int i = 0; i < k->nparams && i < 64; i++) {
@@ -258,13 +282,24 @@ static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
             P("%s%s ac%d_ = 0;\n", in, el, i);
             continue;
         }
-        P("%s%s q%d_ = p%d;\n%sint pv%d_ = 0;\n%s%s *pb%d_ = 0;\n", in, emit_ctype(E, t), i, i, in, i,
-          in, el, i);
-        P("%sif (!al%d_ && p%d.shape[0] > 0 && p%d.shape[0] <= %d / (i64)sizeof(%s)) {\n", in, i,
-          i, i, PLAN_PRIVATE_MAX_BYTES, el);
-        P("%s    pb%d_ = (%s *)calloc((size_t)p%d.shape[0], sizeof(%s));\n", in, i, el, i, el);
-        P("%s    if (pb%d_) { q%d_.data = pb%d_; q%d_.strides[0] = 1; pv%d_ = 1; }\n%s}\n", in, i,
-          i, i, i, i, in);
+        /* an N-D array's copy is C-contiguous: nq<p>_ elements */
+        P("%s%s q%d_ = p%d;\n%sint pv%d_ = 0;\n%s%s *pb%d_ = 0;\n%si64 nq%d_ = 1;\n", in,
+          emit_ctype(E, t), i, i, in, i, in, el, i, in, i);
+        for (int d = 0; d < t->ndim; d++)
+            P("%sif (p%d.shape[%d] > 0 && nq%d_ <= %d / (i64)sizeof(%s)) nq%d_ *= p%d.shape[%d]; "
+              "else nq%d_ = 0;\n",
+              in, i, d, i, PLAN_PRIVATE_MAX_BYTES, el, i, i, d, i);
+        P("%sif (!al%d_ && nq%d_ > 0 && nq%d_ <= %d / (i64)sizeof(%s)) {\n", in, i, i, i,
+          PLAN_PRIVATE_MAX_BYTES, el);
+        P("%s    pb%d_ = (%s *)calloc((size_t)nq%d_, sizeof(%s));\n", in, i, el, i, el);
+        P("%s    if (pb%d_) {\n%s        q%d_.data = pb%d_;\n%s        pv%d_ = 1;\n", in, i, in, i,
+          i, in, i);
+        for (int d = t->ndim - 1; d >= 0; d--)
+            P("%s        q%d_.strides[%d] = %s;\n", in, i, d,
+              d == t->ndim - 1 ? "1"
+                               : arena_printf(&E->C->arena, "q%d_.strides[%d] * p%d.shape[%d]", i,
+                                              d + 1, i, d + 1));
+        P("%s    }\n%s}\n", in, in);
     }
 }
 
@@ -280,10 +315,14 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
               in, i, emit_ctype(E, t->elem), i, c, c, i, c, i, i);
             continue;
         }
-        P("%sif (pb%d_) {\n%s    for (i64 k_ = 0; k_ < p%d.shape[0]; k_++)\n", in, i, in, i);
-        P("%s        if (pb%d_[k_] != 0) kiln_atomic_add_%s(&p%d.data[k_ * p%d.strides[0]], "
-          "pb%d_[k_]);\n",
-          in, i, emit_ctype(E, t->elem), i, i, i);
+        /* element k_ of the C-ordered copy: its index in each dimension, the last fastest */
+        P("%sif (pb%d_) {\n%s    for (i64 k_ = 0; k_ < nq%d_; k_++) {\n", in, i, in, i);
+        P("%s        if (pb%d_[k_] == 0) continue;\n%s        i64 r_ = k_, o_ = 0;\n", in, i, in);
+        for (int d = t->ndim - 1; d >= 0; d--)
+            P("%s        o_ += (r_ %% p%d.shape[%d]) * p%d.strides[%d]; r_ /= p%d.shape[%d];\n", in,
+              i, d, i, d, i, d);
+        P("%s        kiln_atomic_add_%s(&p%d.data[o_], pb%d_[k_]);\n%s    }\n", in,
+          emit_ctype(E, t->elem), i, i, in);
         P("%s    free(pb%d_);\n%s}\n", in, i, in);
     }
 }
@@ -326,6 +365,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    kiln_blk *const B_ = 0;\n"
        "    (void)B_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
+    if (!E->blocks && E->plan.acc) acc_fallback(E, k);
     if (E->blocks) {
         if (E->R->cooperative) emit_grid_entry(E, k);
         else emit_block_entry(E, k);
@@ -358,17 +398,32 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     uint64_t arrays = E->plan.priv & ~E->plan.acc;
     for (int i = 0; i < k->nparams; i++)
         buf_printf(&args, (i < 64 && ((arrays >> i) & 1)) ? ", q%d_" : ", p%d", i);
-    Buf red;
+    /* the vectorised loops' calls (sargs) add each position's contribution through a
+     * local of the iteration (t<p>_), then into the reduction variable, written where
+     * OpenMP's simd lowering sees it: the address of the variable itself, passed into
+     * the body, kept the loop scalar (one dependent add after another, perf33) */
+    Buf red, sargs, pre, post;
     buf_init_arena(&red, &E->C->arena);
+    buf_init_arena(&sargs, &E->C->arena);
+    buf_init_arena(&pre, &E->C->arena);
+    buf_init_arena(&post, &E->C->arena);
+    buf_puts(&sargs, args.p ? args.p : "");
     for (int i = 0; i < k->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
-            buf_printf(&args, ", al%d_ ? 0 : &ac%d_", i, i);
+            buf_printf(&args, ", &ac%d_", i);
+            buf_printf(&sargs, ", &t%d_", i);
+            buf_printf(&pre, "%s t%d_ = 0; ", emit_scalar_ctype(k->params[i]->elem), i);
+            buf_printf(&post, " ac%d_ += t%d_;", i, i);
             buf_printf(&red, "%sac%d_", red.len ? ", " : " reduction(+:", i);
         } else if ((E->plan.priv >> i) & 1) {
             buf_printf(&args, ", pv%d_", i);
+            buf_printf(&sargs, ", pv%d_", i);
         }
     }
     if (red.len) buf_puts(&red, ")");
+    const char *sa = sargs.p ? sargs.p : "";
+    const char *pr = pre.p ? arena_printf(&E->C->arena, "{ %s", pre.p) : "";
+    const char *po = post.p ? arena_printf(&E->C->arena, "%s }", post.p) : "";
     /* firstprivate: each thread's own copies, which the kernel's stores cannot alias */
     buf_puts(&fp, "firstprivate(GX_, GY_, GZ_, BX_, BY_, BZ_, E_, S_, xlo_, xhi_, ylo_, yhi_, "
                   "zlo_, zhi_");
@@ -435,9 +490,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
             else
                 P("                    _Pragma(\"%s\")\n"
                   "                    for (i64 x = c_; x < e_; x++)\n"
-                  "                        kiln_body(x, 0, 0, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n"
+                  "                        %skiln_body(x, 0, 0, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);%s\n"
                   "                }\n",
-                  simd, a);
+                  simd, pr, sa, po);
             priv_close(E, k, "                ");
             PS("            }\n");
         }
@@ -483,8 +538,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                 else
                     P("                    _Pragma(\"%s\")\n"
                       "                    for (i64 %c = tc_; %c < ec_; %c++)\n"
-                      "                        kiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n",
-                      simd, Cd, Cd, Cd, a);
+                      "                        %skiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);%s\n",
+                      simd, Cd, Cd, Cd, pr, sa, po);
                 PS("                }\n"
                    "            }\n");
             } else {
@@ -506,9 +561,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
                 else
                     P("                _Pragma(\"%s\")\n"
                       "                for (i64 %c = %c0_; %c < %c1_; %c++)\n"
-                      "                    kiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);\n"
+                      "                    %skiln_body(x, y, z, 0, 0, 0, BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, B_%s);%s\n"
                       "            }\n",
-                      simd, Cd, Cd, Cd, Cd, Cd, a);
+                      simd, Cd, Cd, Cd, Cd, Cd, pr, sa, po);
             }
             priv_close(E, k, "            ");
             PS("            }\n");
@@ -715,6 +770,11 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         E->plan.stride_for = NULL;
     }
     for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
+    if (!E->cuda && !E->blocks && E->plan.acc && !E->too_big) { /* acc_fallback's body */
+        E->acc_mem = true;
+        function(E, r->kernel, false);
+        E->acc_mem = false;
+    }
     /* the lane body, unless the source is large already (it holds the kernel twice) */
     if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
     if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);

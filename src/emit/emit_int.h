@@ -70,6 +70,9 @@ typedef struct Emit {
     Buf *body;          /* the function body being written (function()) */
     bool too_big;       /* KILN_MAX_SOURCE_BYTES was reported: write no more */
     bool lanes;         /* writing kiln_body_lanes (plan.h, lane mode) */
+    bool acc_mem;       /* writing kiln_body_am: the kernel as written, every atomic to
+                         * memory, no folded guard (the launch where an accumulated array
+                         * shares memory with another argument, emit.c) */
     bool in_lane;       /* ...inside one of its lane loops: varying names take [l_] */
     int *declared;      /* per symbol id: the run whose lane loop declared it */
     int run;            /* lane loops written so far */

@@ -42,14 +42,12 @@ static void emit_atomic(Emit *E, Node *n) {
         buf_free(&off);
         first_val = 2;
     }
-    if (E->f->is_kernel && arr->kind == E_NAME && arr->sym && arr->sym->param >= 0 &&
+    if (E->f->is_kernel && !E->acc_mem && arr->kind == E_NAME && arr->sym && arr->sym->param >= 0 &&
         arr->sym->param < 64 && ((E->plan.priv >> arr->sym->param) & 1)) {
         /* a private copy when the entry made one (plan.h) */
         const char *v = emit_expr_str(E, a->v[2], el);
         if ((E->plan.acc >> arr->sym->param) & 1) { /* a reduction variable, or none */
-            P("(ra%d_ ? (void)(*ra%d_ %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))",
-              arr->sym->param, arr->sym->param, sub == IA_SUB ? "-" : "+", v, ops[sub], ct, addr,
-              v);
+            P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
             return;
         }
         P("(pv%d_ ? (void)(*(%s) %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))", arr->sym->param,

@@ -431,7 +431,7 @@ static void stride_body(Emit *E, Node *n) {
 }
 
 static void for_stmt(Emit *E, Node *n) {
-    if (!E->cuda && E->f->is_kernel && n == E->plan.stride_for) {
+    if (!E->cuda && E->f->is_kernel && !E->acc_mem && n == E->plan.stride_for) {
         stride_body(E, n);
         return;
     }
@@ -533,7 +533,7 @@ static void stmt(Emit *E, Node *n) {
         debug_stop(E);
         return;
     case S_IF:
-        if (n == E->plan.guard.stmt && E->f->is_kernel) {
+        if (n == E->plan.guard.stmt && E->f->is_kernel && !E->acc_mem) {
             guard_stmt(E, n);
             return;
         }

@@ -378,9 +378,11 @@ static bool private_atomic(Votes *V, const Node *e) {
     if (a->n != 3) return false;
     const Node *arr = a->v[0];
     if (arr->kind != E_NAME || !arr->sym || arr->sym->param < 0 || arr->sym->param >= 64 ||
-        arr->sym->nassign != 0 || !arr->ty || arr->ty->kind != TY_ARRAY || arr->ty->ndim != 1 ||
+        arr->sym->nassign != 0 || !arr->ty || arr->ty->kind != TY_ARRAY || arr->ty->ndim < 1 ||
         arr->ty->ptr) /* (a private copy needs the extent) */
         return false;
+    if (arr->ty->ndim > 1 && sema_const_int(a->v[1], &(int64_t){0}))
+        return false; /* (one constant index is a scalar copy, for 1-D arrays only) */
     const Type *el = arr->ty->elem;
     if (!(ty_is_int(el) || el->dtype == KILN_FLOAT32 || el->dtype == KILN_FLOAT64)) return false;
     int p = arr->sym->param;

@@ -14,6 +14,17 @@
  * with a stride of S elements (a few bytes of every 64 KiB), which is 3 to 50 times
  * slower than the flat loop (perf33).
  *
+ * A thread's partial sum added once after its loop is the same sum over the positions:
+ *
+ *     acc = 0.0                                   # before the loop, a zero
+ *     for i in range(start, n, stride):
+ *         acc += f(i)                             # only += and -=, read nowhere else
+ *     cuda.atomic.add(res, 0, acc)                # after it: atomic add/sub of acc
+ *
+ * runs flat too, each position adding its own f(i) (the plan then makes the atomic a
+ * reduction variable of the vectorised loop, plan.h); the order of the additions is
+ * free, as on a GPU.
+ *
  * Everything here reads the typed tree; the walks recurse along nested blocks, whose
  * depth the parser bounds (KILN_MAX_NESTING).
  */
@@ -34,6 +45,7 @@ typedef struct Flat {
     uint8_t *in_body;        /* per symbol id: assigned somewhere in the loop's body */
     uint8_t *set;            /* per symbol id: assigned on every path so far */
     Arena *arena;
+    uint8_t *acc;            /* per symbol id: an accumulator (below) */
     int ngrid;               /* grid()/gridsize() calls in the kernel and its callees */
     bool ok;
 } Flat;
@@ -127,6 +139,12 @@ static void scan_stmt(Flat *F, const Node *n, int loops) {
             target_names(F, n->assign.targets.v[i], note_set);
         return;
     case S_AUGASSIGN:
+        if (n->aug.target->kind == E_NAME && n->aug.target->sym &&
+            F->acc[n->aug.target->sym->id]) { /* acc += e: e may not read acc */
+            if (n->op != B_ADD && n->op != B_SUB) F->ok = false;
+            read_expr(F, n->aug.value);
+            return;
+        }
         read_expr(F, n->aug.target);
         read_expr(F, n->aug.value);
         return;
@@ -183,6 +201,17 @@ static bool has_loop(const NodeList *l) {
     return false;
 }
 
+/* `kiln.atomic.add(res, c, acc)` or `sub`: res an array parameter, acc a local. */
+static bool acc_tail(const Node *st) {
+    const Node *e = st->kind == S_EXPR ? st->expr : NULL;
+    if (!e || e->kind != E_CALL || !e->intr || e->intr->kind != IK_ATOMIC ||
+        (e->intr->sub != IA_ADD && e->intr->sub != IA_SUB) || e->call.bound.n != 3)
+        return false;
+    const Node *res = e->call.bound.v[0], *acc = e->call.bound.v[2];
+    return res->kind == E_NAME && res->sym && res->sym->param >= 0 && !res->sym->is_local &&
+           acc->kind == E_NAME && acc->sym && acc->sym->param < 0;
+}
+
 void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     const FuncSpec *k = r->kernel;
     if (r->uses_sregs || r->block_mode || r->cooperative || k->storage.n) return;
@@ -191,6 +220,9 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     while (last >= 0 && (body->v[last]->kind == S_PASS ||
                          (body->v[last]->kind == S_EXPR && body->v[last]->expr->kind == E_STR)))
         last--;
+    /* the atomic tails: `atomic.add(res, c, acc)` of accumulators, after the loop */
+    int tails = last + 1;
+    while (last >= 0 && acc_tail(body->v[last])) last--;
     if (last < 0) return;
     Node *loop = body->v[last];
     const Node *it = loop->kind == S_FOR ? loop->fors.iter : NULL;
@@ -206,6 +238,8 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     int ns = k->nsyms > 0 ? k->nsyms : 1;
     F.in_body = arena_alloc(a, (size_t)ns);
     F.set = arena_alloc(a, (size_t)ns);
+    F.acc = arena_alloc(a, (size_t)ns);
+    for (int i = last + 1; i < tails; i++) F.acc[body->v[i]->expr->call.bound.v[2]->sym->id] = 1;
     /* the statements before the loop: pure, uniform but for the two positions */
     GuardPlan defs;
     memset(&defs, 0, sizeof defs);
@@ -216,7 +250,14 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
         const Node *v = st->kind == S_ASSIGN ? st->assign.value : NULL;
         const Node *t = v && st->assign.targets.n == 1 ? st->assign.targets.v[0] : NULL;
         bool one = t && t->kind == E_NAME && t->sym && t->sym->nassign == 1 && t->sym->param < 0;
-        if (one && call_of_1(v, IK_GRID) && !F.coord) {
+        if (t && t->kind == E_NAME && t->sym && F.acc[t->sym->id]) {
+            int64_t z;
+            bool zero = (v->flags & NF_CONST) && v->ty &&
+                        (ty_is_int(v->ty) ? sema_const_int(v, &z) && z == 0
+                                          : v->ty->kind == TY_FLOAT && v->cval.f == 0.0);
+            if (!zero) return; /* an accumulator starts at zero */
+            F.acc[t->sym->id] = 2; /* (its start seen) */
+        } else if (one && call_of_1(v, IK_GRID) && !F.coord) {
             F.coord = t->sym;
             expected++;
         } else if (one && call_of_1(v, IK_GRIDSIZE) && !F.step) {
@@ -236,6 +277,10 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
         probe.ok = true;
         read_expr(&probe, st->assign.value);
         if (!probe.ok) return;
+    }
+    for (int i = last + 1; i < tails; i++) {
+        const NodeList *b = &body->v[i]->expr->call.bound;
+        if (F.acc[b->v[2]->sym->id] != 2 || !plan_invariant(&defs, b->v[1])) return;
     }
     Node *const *arg = it->call.args.v;
     bool start = call_of_1(arg[0], IK_GRID) ||

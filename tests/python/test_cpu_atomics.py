@@ -241,6 +241,43 @@ def test_an_array_passed_twice_keeps_its_atomics(monkeypatch, tiers):
     assert a[0] == 64 and out.all()
 
 
+def _guarded_total(a, view, out, n):
+    i = kiln.grid(1)
+    if i < n:                         # folded into the loops' bounds, but for a shared array
+        kiln.atomic.add(a, 0, 1)
+        out[i] = view[0] >= 1
+
+
+def _sregs_total(a, view, out):
+    i = kiln.threadIdx.x + kiln.blockIdx.x * kiln.blockDim.x
+    if i < out.size:
+        kiln.atomic.add(a, 0, 2)
+        out[i] = view[0] >= 2
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_an_accumulated_array_passed_twice_runs_the_kernel_as_written(monkeypatch, tiers):
+    # the scalar reduction of atomics into one element (plan.acc) has a body of its own for
+    # a launch where that array is another argument too: every add reaches memory at once,
+    # the guard stays in it (the grid is larger than n), with or without threadIdx
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    g = kiln.jit(target="cpu", cache=False)(_guarded_total)
+    for n, grid in ((5, (1, 8)), (70000, (300, 256))):
+        a = np.zeros(1, np.int64)
+        out = np.zeros(grid[0] * grid[1], np.bool_)
+        g[grid](a, a, out, n)
+        assert a[0] == n and out[:n].all() and not out[n:].any()
+        b = np.zeros(1, np.int64)
+        out[:] = False
+        g[grid](b, np.ones(1, np.int64), out, n)   # disjoint: the reduction, the same count
+        assert b[0] == n and out[:n].all()
+    t = kiln.jit(target="cpu", cache=False)(_sregs_total)
+    a = np.zeros(1, np.int64)
+    out = np.zeros(1000, np.bool_)
+    t[4, 256](a, a, out)
+    assert a[0] == 2000 and out.all()
+
+
 def _punned(bits, vals, out):
     bits[0] = 0x3F800000              # the bits of 1.0f
     out[0] = vals[0]                  # the same bytes as float32
