@@ -294,11 +294,16 @@ static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
         P("%s    pb%d_ = (%s *)calloc((size_t)nq%d_, sizeof(%s));\n", in, i, el, i, el);
         P("%s    if (pb%d_) {\n%s        q%d_.data = pb%d_;\n%s        pv%d_ = 1;\n", in, i, in, i,
           i, in, i);
-        for (int d = t->ndim - 1; d >= 0; d--)
+        /* in the order the kernel's code for this layout indexes (an F array's first
+         * dimension fastest; C and strided ones the last) */
+        bool f = t->layout == 'F';
+        for (int j = 0; j < t->ndim; j++) {
+            int d = f ? j : t->ndim - 1 - j, prev = f ? d - 1 : d + 1;
             P("%s        q%d_.strides[%d] = %s;\n", in, i, d,
-              d == t->ndim - 1 ? "1"
-                               : arena_printf(&E->C->arena, "q%d_.strides[%d] * p%d.shape[%d]", i,
-                                              d + 1, i, d + 1));
+              j == 0 ? "1"
+                     : arena_printf(&E->C->arena, "q%d_.strides[%d] * p%d.shape[%d]", i, prev, i,
+                                    prev));
+        }
         P("%s    }\n%s}\n", in, in);
     }
 }
@@ -315,12 +320,14 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
               in, i, emit_ctype(E, t->elem), i, c, c, i, c, i, i);
             continue;
         }
-        /* element k_ of the C-ordered copy: its index in each dimension, the last fastest */
+        /* element k_ of the copy: its index in each dimension, in the copy's order */
         P("%sif (pb%d_) {\n%s    for (i64 k_ = 0; k_ < nq%d_; k_++) {\n", in, i, in, i);
         P("%s        if (pb%d_[k_] == 0) continue;\n%s        i64 r_ = k_, o_ = 0;\n", in, i, in);
-        for (int d = t->ndim - 1; d >= 0; d--)
+        for (int j = 0; j < t->ndim; j++) {
+            int d = t->layout == 'F' ? j : t->ndim - 1 - j;
             P("%s        o_ += (r_ %% p%d.shape[%d]) * p%d.strides[%d]; r_ /= p%d.shape[%d];\n", in,
               i, d, i, d, i, d);
+        }
         P("%s        kiln_atomic_add_%s(&p%d.data[o_], pb%d_[k_]);\n%s    }\n", in,
           emit_ctype(E, t->elem), i, i, in);
         P("%s    free(pb%d_);\n%s}\n", in, i, in);
