@@ -190,7 +190,7 @@ typedef struct CpuPlan {
     int order[3]; /* grid dimensions (0 x, 1 y, 2 z), outermost first */
     bool tile;    /* some access strides along the innermost dimension (a transpose):
                    * the inner two loops run in PLAN_TILE x PLAN_TILE tiles */
-    uint64_t priv; /* bit p: array parameter p (1-D) is used only as the array of
+    uint64_t priv; /* bit p: array parameter p is used only as the array of
                     * statement-level atomic add/sub: each OpenMP thread adds into a
                     * private copy, merged into the array with atomics at its end */
     uint64_t acc;  /* bit p (of priv): every such atomic uses one constant index,
