@@ -66,7 +66,10 @@ static void target_names(Flat *F, const Node *t, void (*fn)(Flat *, const Sym *)
 }
 
 static void note_in_body(Flat *F, const Sym *s) { F->in_body[s->id] = 1; }
-static void note_set(Flat *F, const Sym *s) { F->set[s->id] = 1; }
+static void note_set(Flat *F, const Sym *s) {
+    if (F->acc[s->id]) F->ok = false; /* an accumulator is only added to (`acc += e`) */
+    F->set[s->id] = 1;
+}
 
 /* Marks in F->in_body the names block l (and the blocks in it) assigns. */
 static void mark_assigned(Flat *F, const NodeList *l) {
@@ -170,7 +173,7 @@ static void scan_stmt(Flat *F, const Node *n, int loops) {
             scan_block(F, &n->ifs.body, loops + 1);
         } else {
             read_expr(F, n->fors.iter);
-            if (n->sym) F->set[n->sym->id] = 1;
+            if (n->sym) note_set(F, n->sym);
             scan_block(F, &n->fors.body, loops + 1);
         }
         memcpy(F->set, saved, (size_t)ns);

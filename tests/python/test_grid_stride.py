@@ -91,7 +91,57 @@ def set_on_one_path(out, x):
         out[i] = w
 
 
+@kiln.jit
+def partial_sums(res, x):
+    acc = 0.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        if x[i] > 0.5:
+            acc += x[i]
+        else:
+            acc -= 1.0
+    kiln.atomic.add(res, 0, acc)
+
+
+@kiln.jit
+def last_value(res, x):
+    acc = 0.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        acc = x[i]             # not an accumulator: each thread adds its last element
+    kiln.atomic.add(res, 0, acc)
+
+
+@kiln.jit
+def not_from_zero(res, x):
+    acc = 1.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        acc += x[i]
+    kiln.atomic.add(res, 0, acc)
+
+
 F64 = "float64[::1]"
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_partial_sums_added_after_the_loop(monkeypatch, tiers):
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    assert flat(source(partial_sums, f"void({F64}, {F64})"))
+    assert not flat(source(last_value, f"void({F64}, {F64})"))
+    assert not flat(source(not_from_zero, f"void({F64}, {F64})"))
+    rng = np.random.default_rng(9)
+    x = rng.random(10007)
+    want = np.where(x > 0.5, x, -1.0).sum()
+    for grid, block in ((1, 1), (3, 32), (64, 256)):
+        res = np.zeros(1)
+        kiln.jit(target="cpu", cache=False)(partial_sums.py_func)[grid, block](res, x)
+        assert np.isclose(res[0], want)
+        res = np.zeros(1)
+        kiln.jit(target="cpu", cache=False)(last_value.py_func)[grid, block](res, x)
+        s = grid * block
+        last = [x[t + (len(x) - 1 - t) // s * s] for t in range(min(s, len(x)))]
+        assert np.isclose(res[0], sum(last))
+        res = np.zeros(1)
+        kiln.jit(target="cpu", cache=False)(not_from_zero.py_func)[grid, block](res, x)
+        assert np.isclose(res[0], x.sum() + s)
 
 
 def test_which_kernels_run_flat():
