@@ -249,11 +249,12 @@ static void alias_flags(Emit *E, const FuncSpec *k) {
 }
 
 /* A launch where an accumulated array (plan.acc: its atomics a reduction variable of the
- * vectorised loop) shares memory with another argument runs kiln_body_am, the kernel as
- * written, thread after thread: each add reaches memory before the next read, through
- * either name, as on a GPU (hunt33). */
+ * vectorised loop) shares memory with another argument, or where a grid-stride loop run
+ * flat could not be (fl_, stride_flag), runs kiln_body_am, the kernel as written, thread
+ * after thread: each add reaches memory before the next read, through either name, and
+ * one thread's iterations run in order, as on a GPU (hunt33, hunt34). */
 static void acc_fallback(Emit *E, const FuncSpec *k) {
-    PS("    if (0");
+    PS(E->plan.stride_for ? "    if (!fl_" : "    if (0");
     for (int i = 0; i < k->nparams && i < 64; i++)
         if ((E->plan.acc >> i) & 1) P(" || al%d_", i);
     PS(") {\n"
@@ -270,6 +271,25 @@ static void acc_fallback(Emit *E, const FuncSpec *k) {
     for (int i = 0; i < k->nparams; i++)
         if (emittable(k->params[i])) P(", p%d", i);
     PS(");\n        }\n        return;\n    }\n");
+}
+
+/* fl_: a grid-stride loop runs flat (plan_stride.c) unless an array the kernel writes
+ * shares memory with another argument: one thread's iterations then run in order, as
+ * on a GPU (`out[i] = x[i - 1]` with x the same buffer as out, launched 1 x 1), by
+ * acc_fallback. */
+static void stride_flag(Emit *E, const FuncSpec *k) {
+    PS("    const int fl_ = !(0");
+    for (int i = 0; i < k->nparams; i++) {
+        if (!spec_writes(k, i) || k->params[i]->kind != TY_ARRAY) continue;
+        for (int j = 0; j < k->nparams; j++) {
+            const Type *t = k->params[j];
+            if (j == i || (t->kind != TY_ARRAY && t->kind != TY_RECORD)) continue;
+            if (ty_is_ptr(k->params[i]) || ty_is_ptr(t) || t->kind == TY_RECORD) PS(" || 1");
+            else P(" || kiln_overlap_(%s, %s)", overlap_args(E, k->params[i], i),
+                   overlap_args(E, t, j));
+        }
+    }
+    PS(");\n");
 }
 
 /* The private copies of a thread's share (plan.h): made before its loops... */
@@ -365,6 +385,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
         }
     }
     if (!E->blocks) alias_flags(E, k);
+    if (!E->blocks && E->plan.stride_for) stride_flag(E, k);
     PS("    const i64 GX_ = L->grid[0], GY_ = L->grid[1], GZ_ = L->grid[2];\n"
        "    const i64 BX_ = L->block[0], BY_ = L->block[1], BZ_ = L->block[2];\n"
        "    struct kiln_err *E_ = L->err;\n"
@@ -372,7 +393,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
        "    kiln_blk *const B_ = 0;\n"
        "    (void)B_;\n"
        "    const i64 NB = GX_ * GY_ * GZ_;\n");
-    if (!E->blocks && E->plan.acc) acc_fallback(E, k);
+    if (!E->blocks && (E->plan.acc || E->plan.stride_for)) acc_fallback(E, k);
     if (E->blocks) {
         if (E->R->cooperative) emit_grid_entry(E, k);
         else emit_block_entry(E, k);
@@ -777,7 +798,8 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
         E->plan.stride_for = NULL;
     }
     for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
-    if (!E->cuda && !E->blocks && E->plan.acc && !E->too_big) { /* acc_fallback's body */
+    if (!E->cuda && !E->blocks && (E->plan.acc || E->plan.stride_for) && !E->too_big) {
+        /* acc_fallback's body */
         E->acc_mem = true;
         function(E, r->kernel, false);
         E->acc_mem = false;

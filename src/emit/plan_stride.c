@@ -46,6 +46,9 @@ typedef struct Flat {
     uint8_t *set;            /* per symbol id: assigned on every path so far */
     Arena *arena;
     uint8_t *acc;            /* per symbol id: an accumulator (below) */
+    const Sym *counter;      /* the loop's i */
+    uint64_t written;        /* origins of the arrays the kernel may write */
+    uint64_t atomics;        /* ...of those the body updates with atomics */
     int ngrid;               /* grid()/gridsize() calls in the kernel and its callees */
     bool ok;
 } Flat;
@@ -104,11 +107,48 @@ static void mark_assigned(Flat *F, const NodeList *l) {
 /* A read of name n in the body: the counter, a parameter, a value the statements before
  * the loop set (nothing in the body assigns it), or a local this iteration has set on
  * every path. */
+/* The origins of array expression n: a parameter's bit, a local's origins (a view of
+ * parameters), or all of them for anything else. */
+static uint64_t origins_of(const Node *n) {
+    if (n->kind != E_NAME || !n->sym) return ~UINT64_C(0);
+    if (n->sym->param >= 0 && !n->sym->is_local) return origin_of_param(n->sym->param);
+    return n->sym->origins;
+}
+
+/* Memory the iterations could share: an array the kernel writes is read and written in
+ * the body only at [i, ...] (its own row, so another i never sees it: `a[i] += a[i - 1]`
+ * in one thread is a chain), through the parameter itself; one it updates with atomics
+ * is not read at all; a device function gets none of them; an atomic is a statement
+ * (the value it returns depends on the order). */
+static void check_memory(Flat *F, const Node *n) {
+    if (n->kind == E_SUBSCRIPT && n->sub.base->ty && n->sub.base->ty->kind == TY_ARRAY) {
+        uint64_t o = origins_of(n->sub.base);
+        if (o & F->atomics) F->ok = false;
+        if (!(o & F->written)) return;
+        const Node *ix = n->sub.idx.n ? n->sub.idx.v[0] : NULL;
+        if (ix && ix->kind == E_TUPLE) ix = ix->tuple.n ? ix->tuple.v[0] : NULL;
+        if (!(n->sub.base->kind == E_NAME && n->sub.base->sym->param >= 0 &&
+              !n->sub.base->sym->is_local) ||
+            !ix || ix->kind != E_NAME || ix->sym != F->counter)
+            F->ok = false;
+    } else if (n->kind == E_CALL && n->callee) {
+        for (int i = 0; i < n->call.bound.n; i++) {
+            const Node *a = n->call.bound.v[i];
+            if (a && a->ty && a->ty->kind == TY_ARRAY && (origins_of(a) & F->written))
+                F->ok = false;
+        }
+    } else if (n->kind == E_ATTR && n->attr.base->ty && n->attr.base->ty->kind == TY_ARRAY &&
+               n->attr.base->kind != E_NAME) {
+        F->ok = false; /* (a record field of an element, and the like: not followed) */
+    }
+}
+
 static void read_name(void *arg, const Node *n) {
     Flat *F = arg;
+    check_memory(F, n);
     if (n->kind == E_CALL && n->intr &&
-        (n->intr->kind == IK_GRID || n->intr->kind == IK_GRIDSIZE))
-        F->ok = false; /* the thread's own position, not i */
+        (n->intr->kind == IK_GRID || n->intr->kind == IK_GRIDSIZE || n->intr->kind == IK_ATOMIC))
+        F->ok = false; /* the thread's own position, not i; an atomic's old value */
     if (n->kind != E_NAME || !n->sym) return;
     const Sym *s = n->sym;
     if (s == F->coord || s == F->step) F->ok = false;
@@ -134,7 +174,14 @@ static void scan_stmt(Flat *F, const Node *n, int loops) {
     int ns = F->k->nsyms > 0 ? F->k->nsyms : 1;
     switch ((NodeKind)n->kind) {
     case S_PASS: return;
-    case S_EXPR: read_expr(F, n->expr); return;
+    case S_EXPR:
+        if (n->expr->kind == E_CALL && n->expr->intr && n->expr->intr->kind == IK_ATOMIC) {
+            /* its array is updated, not read: its index and value are */
+            for (int i = 1; i < n->expr->call.bound.n; i++) read_expr(F, n->expr->call.bound.v[i]);
+            return;
+        }
+        read_expr(F, n->expr);
+        return;
     case S_ASSIGN:
         read_expr(F, n->assign.value);
         for (int i = 0; i < n->assign.targets.n; i++) read_target(F, n->assign.targets.v[i]);
@@ -190,6 +237,19 @@ static void scan_stmt(Flat *F, const Node *n, int loops) {
 
 static void scan_block(Flat *F, const NodeList *l, int loops) {
     for (int i = 0; i < l->n && F->ok; i++) scan_stmt(F, l->v[i], loops);
+}
+
+/* The origins of the arrays block l updates with atomics (statements or not). */
+static void atomic_targets(void *arg, const Node *n) {
+    if (n->kind == E_CALL && n->intr && n->intr->kind == IK_ATOMIC && n->call.bound.n)
+        ((Flat *)arg)->atomics |= origins_of(n->call.bound.v[0]);
+}
+
+/* Whether expression n reads an array element (a statement before the loop that did
+ * would run again at every position, and see the loop's writes). */
+static void loads(void *arg, const Node *n) {
+    if (n->kind == E_SUBSCRIPT && n->sub.base->ty && n->sub.base->ty->kind == TY_ARRAY)
+        *(bool *)arg = true;
 }
 
 static bool has_loop(const NodeList *l) {
@@ -250,6 +310,9 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     for (int i = 0; i < last; i++) {
         const Node *st = body->v[i];
         if (!plan_simple_prefix(st)) return;
+        bool load = false;
+        if (st->kind == S_ASSIGN) plan_each_expr(st->assign.value, loads, &load);
+        if (load) return;
         const Node *v = st->kind == S_ASSIGN ? st->assign.value : NULL;
         const Node *t = v && st->assign.targets.n == 1 ? st->assign.targets.v[0] : NULL;
         bool one = t && t->kind == E_NAME && t->sym && t->sym->nassign == 1 && t->sym->param < 0;
@@ -282,8 +345,12 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
         if (!probe.ok) return;
     }
     for (int i = last + 1; i < tails; i++) {
+        /* each term goes to the array as the thread's sum would: in the array's dtype */
         const NodeList *b = &body->v[i]->expr->call.bound;
-        if (F.acc[b->v[2]->sym->id] != 2 || !plan_invariant(&defs, b->v[1])) return;
+        const Type *at = b->v[2]->sym->ty, *el = b->v[0]->ty ? b->v[0]->ty->elem : NULL;
+        if (F.acc[b->v[2]->sym->id] != 2 || !plan_invariant(&defs, b->v[1]) || !el || !at ||
+            at->kind != el->kind || at->dtype != el->dtype)
+            return;
     }
     Node *const *arg = it->call.args.v;
     bool start = call_of_1(arg[0], IK_GRID) ||
@@ -300,6 +367,9 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
      * sets, each set before it is read in every iteration */
     mark_assigned(&F, &loop->fors.body);
     F.set[loop->sym->id] = 1;
+    F.counter = loop->sym;
+    F.written = k->written;
+    plan_each_block(&loop->fors.body, atomic_targets, &F);
     scan_block(&F, &loop->fors.body, 0);
     if (!F.ok) return;
     out->stride_for = loop;

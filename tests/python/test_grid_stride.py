@@ -184,3 +184,81 @@ def test_grid_stride_results(monkeypatch, tiers, grid, block):
     out = np.zeros(1000)
     kiln.jit(target="cpu", cache=False)(reads_position.py_func)[2, 8](out, x)
     assert (out == 1 + np.arange(1000) % 16).all()
+
+
+@kiln.jit
+def sum_into(res, x):
+    acc = 0.0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        acc += x[i]
+    kiln.atomic.add(res, 0, acc)
+
+
+@kiln.jit
+def prefix_load(out, x):
+    b = x[0]
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        out[i] = b
+        x[i] = -1.0
+
+
+@kiln.jit
+def chain(a):
+    for i in range(kiln.grid(1), a.shape[0], kiln.gridsize(1)):
+        if i > 0:
+            a[i] += a[i - 1]
+
+
+@kiln.jit
+def reads_its_sum(h, seen, x):
+    acc = 0
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        seen[i] = h[0]
+        acc += 1
+    kiln.atomic.add(h, 0, acc)
+
+
+@kiln.jit
+def shift(out, x):
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        if i > 0:
+            out[i] = x[i - 1]
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_what_a_gpu_thread_would_see_in_order(monkeypatch, tiers):
+    # hunt34: each gave a result no GPU can, run flat
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    j = lambda k: kiln.jit(target="cpu", cache=False)(k.py_func)  # noqa: E731
+    # 1. a float64 sum into an int32 (or float32) array: the thread's sum is converted once
+    assert not flat(source(sum_into, "void(int32[::1], float64[::1])"))
+    assert flat(source(sum_into, "void(float64[::1], float64[::1])"))
+    r = np.zeros(1, np.int32)
+    j(sum_into)[1, 1](r, np.full(1000, 0.5))
+    assert r[0] == 500
+    r = np.zeros(1, np.float32)
+    j(sum_into)[1, 1](r, np.array([1e8, 1.0, -1e8]))
+    assert r[0] == 1.0
+    # 2. a load before the loop happens once, before the loop's writes
+    assert not flat(source(prefix_load, f"void({F64}, {F64})"))
+    x, out = np.ones(40), np.zeros(40)
+    j(prefix_load)[1, 1](out, x)
+    assert (out == 1.0).all() and (x == -1.0).all()
+    # 3. one thread's iterations run in order: a chain through memory
+    assert not flat(source(chain, f"void({F64})"))
+    a = np.ones(40)
+    j(chain)[1, 1](a)
+    assert (a == np.arange(1, 41)).all()
+    # 4. partial sums whose array the loop reads
+    assert not flat(source(reads_its_sum, f"void(int64[::1], int64[::1], {F64})"))
+    h, seen = np.zeros(1, np.int64), np.full(40, -1, np.int64)
+    j(reads_its_sum)[1, 1](h, seen, np.ones(40))
+    assert h[0] == 40 and (seen == 0).all()
+    # an array written through one name and read through another: the loop as written
+    assert flat(source(shift, f"void({F64}, {F64})"))
+    a = np.arange(40.0)
+    j(shift)[1, 1](a, a)
+    assert (a == 0.0).all()
+    b, o = np.arange(40.0), np.zeros(40)
+    j(shift)[1, 1](o, b)
+    assert (o[1:] == b[:-1]).all() and o[0] == 0.0
