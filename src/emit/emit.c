@@ -292,6 +292,21 @@ static void stride_flag(Emit *E, const FuncSpec *k) {
     PS(");\n");
 }
 
+/* The start of an acc array's reduction variable (plan.h, acc_op): 0 for sums, the
+ * dtype's lowest value for max (-inf for floats), its highest for min. */
+static const char *acc_identity(const Type *el, int op) {
+    if (op == PLAN_ACC_SUM) return "0";
+    bool max = op == PLAN_ACC_MAX;
+    switch (el->dtype) {
+    case KILN_FLOAT32: return max ? "(-HUGE_VALF)" : "HUGE_VALF";
+    case KILN_FLOAT64: return max ? "(-HUGE_VAL)" : "HUGE_VAL";
+    case KILN_INT32: return max ? "(-2147483647 - 1)" : "2147483647";
+    case KILN_UINT32: return max ? "0u" : "4294967295u";
+    case KILN_UINT64: return max ? "0ull" : "18446744073709551615ull";
+    default: return max ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+    }
+}
+
 /* The private copies of a thread's share (plan.h): made before its loops... */
 static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
     for (int i = 0; i < k->nparams && i < 64; i++) {
@@ -299,7 +314,7 @@ static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
         const Type *t = k->params[i];
         const char *el = emit_scalar_ctype(t->elem);
         if ((E->plan.acc >> i) & 1) {
-            P("%s%s ac%d_ = 0;\n", in, el, i);
+            P("%s%s ac%d_ = %s;\n", in, el, i, acc_identity(t->elem, E->plan.acc_op[i]));
             continue;
         }
         /* an N-D array's copy is C-contiguous: nq<p>_ elements */
@@ -335,9 +350,12 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
         const Type *t = k->params[i];
         if ((E->plan.acc >> i) & 1) {
             long long c = (long long)E->plan.acc_index[i];
-            P("%sif (ac%d_ != 0) kiln_atomic_add_%s(&p%d.data[(%lldLL < 0 ? %lldLL + p%d.shape[0] "
+            int op = E->plan.acc_op[i];
+            P("%sif (ac%d_ != %s) kiln_atomic_%s_%s(&p%d.data[(%lldLL < 0 ? %lldLL + p%d.shape[0] "
               ": %lldLL) * p%d.strides[0]], ac%d_);\n",
-              in, i, emit_ctype(E, t->elem), i, c, c, i, c, i, i);
+              in, i, acc_identity(t->elem, op),
+              op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "add",
+              emit_ctype(E, t->elem), i, c, c, i, c, i, i);
             continue;
         }
         /* element k_ of the copy: its index in each dimension, in the copy's order */
@@ -438,17 +456,22 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_puts(&sargs, args.p ? args.p : "");
     for (int i = 0; i < k->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
+            int op = E->plan.acc_op[i];
             buf_printf(&args, ", &ac%d_", i);
             buf_printf(&sargs, ", &t%d_", i);
-            buf_printf(&pre, "%s t%d_ = 0; ", emit_scalar_ctype(k->params[i]->elem), i);
-            buf_printf(&post, " ac%d_ += t%d_;", i, i);
-            buf_printf(&red, "%sac%d_", red.len ? ", " : " reduction(+:", i);
+            buf_printf(&pre, "%s t%d_ = %s; ", emit_scalar_ctype(k->params[i]->elem), i,
+                       acc_identity(k->params[i]->elem, op));
+            if (op == PLAN_ACC_SUM) buf_printf(&post, " ac%d_ += t%d_;", i, i);
+            else
+                buf_printf(&post, " ac%d_ = t%d_ %s ac%d_ ? t%d_ : ac%d_;", i, i,
+                           op == PLAN_ACC_MAX ? ">" : "<", i, i, i);
+            buf_printf(&red, " reduction(%s:ac%d_)",
+                       op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "+", i);
         } else if ((E->plan.priv >> i) & 1) {
             buf_printf(&args, ", pv%d_", i);
             buf_printf(&sargs, ", pv%d_", i);
         }
     }
-    if (red.len) buf_puts(&red, ")");
     const char *sa = sargs.p ? sargs.p : "";
     const char *pr = pre.p ? arena_printf(&E->C->arena, "{ %s", pre.p) : "";
     const char *po = post.p ? arena_printf(&E->C->arena, "%s }", post.p) : "";

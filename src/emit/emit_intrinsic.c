@@ -47,7 +47,11 @@ static void emit_atomic(Emit *E, Node *n) {
         /* a private copy when the entry made one (plan.h) */
         const char *v = emit_expr_str(E, a->v[2], el);
         if ((E->plan.acc >> arr->sym->param) & 1) { /* a reduction variable, or none */
-            P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
+            if (sub == IA_MAX || sub == IA_MIN)
+                P("kiln_acc%s_%s(ra%d_, %s)", sub == IA_MAX ? "max" : "min", ct, arr->sym->param,
+                  v);
+            else
+                P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
             return;
         }
         P("(pv%d_ ? (void)(*(%s) %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))", arr->sym->param,

@@ -208,6 +208,9 @@ typedef struct Votes {
     uint64_t other_use;   /* bit p: parameter p used any other way */
     uint64_t varied;      /* bit p: its atomics use more than one index, or not a constant */
     uint64_t indexed;     /* bit p: index_of[p] holds the constant index seen first */
+    uint64_t minmax;      /* bit p: max/min atomics on it (a private copy only as a scalar) */
+    uint64_t mixed;       /* bit p: atomics of two kinds on it (sum and max...): none */
+    uint8_t op[64];       /* PLAN_ACC_* of its atomics */
     int64_t index_of[64];
     int natomic, nsites[64]; /* atomics seen in the kernel; of them, on parameter p */
     bool calls;           /* the kernel calls a device function */
@@ -373,7 +376,8 @@ static bool short_range(const Node *it) {
  * any expression, the array counted apart. */
 static bool private_atomic(Votes *V, const Node *e) {
     if (e->kind != E_CALL || !e->intr || e->intr->kind != IK_ATOMIC) return false;
-    if (e->intr->sub != IA_ADD && e->intr->sub != IA_SUB) return false;
+    int sub = e->intr->sub;
+    if (sub != IA_ADD && sub != IA_SUB && sub != IA_MAX && sub != IA_MIN) return false;
     const NodeList *a = &e->call.bound;
     if (a->n != 3) return false;
     const Node *arr = a->v[0];
@@ -387,6 +391,10 @@ static bool private_atomic(Votes *V, const Node *e) {
     if (!(ty_is_int(el) || el->dtype == KILN_FLOAT32 || el->dtype == KILN_FLOAT64)) return false;
     int p = arr->sym->param;
     int64_t c;
+    uint8_t op = sub == IA_MAX ? PLAN_ACC_MAX : sub == IA_MIN ? PLAN_ACC_MIN : PLAN_ACC_SUM;
+    if (V->op[p] && V->op[p] != op) V->mixed |= 1ull << p;
+    V->op[p] = op;
+    if (op != PLAN_ACC_SUM) V->minmax |= 1ull << p;
     V->atomic_only |= 1ull << p;
     V->natomic++;
     V->nsites[p]++;
@@ -477,11 +485,13 @@ void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out) {
     walk_block(&V, body);
     out->loops = V.loops;
     if (!debug) {
-        out->priv = V.atomic_only & ~V.other_use;
+        out->priv = V.atomic_only & ~V.other_use & ~V.mixed;
         out->acc = out->priv & V.indexed & ~V.varied;
+        out->priv &= ~(V.minmax & ~out->acc); /* max/min: a scalar copy, or none */
         int acc_sites = 0;
         for (int p = 0; p < 64; p++) {
             out->acc_index[p] = V.index_of[p];
+            out->acc_op[p] = V.op[p];
             if ((out->acc >> p) & 1) acc_sites += V.nsites[p];
         }
         out->simd_ok = !V.calls && acc_sites == V.natomic;

@@ -102,6 +102,7 @@
 enum {
     PLAN_MAX_BOUNDS = 8, /* folded guard bounds per kernel; more stay in the body */
     PLAN_MAX_KEEP = 16,  /* guard conjuncts kept in the body; more: no plan */
+    PLAN_ACC_SUM = 1, PLAN_ACC_MAX = 2, PLAN_ACC_MIN = 3, /* CpuPlan.acc_op */
     PLAN_SHORT_LOOP = 16, /* a range of at most this many constant steps is short: its
                            * accesses do not decide lane mode (plan.c, rows) */
     PLAN_MAX_DEFS = 8,   /* locals of the statements before the guard that hold a launch
@@ -197,6 +198,7 @@ typedef struct CpuPlan {
                     * acc_index[p]: the copy is a scalar, a reduction variable of the
                     * vectorised loop */
     int64_t acc_index[64];
+    uint8_t acc_op[64]; /* of an acc array: PLAN_ACC_SUM (add/sub), _MAX or _MIN */
     bool loops;    /* the kernel has a for or while loop (PLAN_LOOP_WEIGHT) */
     bool simd_ok;  /* every atomic the kernel makes is on an acc array (and it calls no
                     * device function): the thread loop vectorises with reduction() */

@@ -434,6 +434,19 @@ KILN_ATOMIC_INT(u64)
     }
 KILN_ATOMIC_FLOAT(f32, u32)
 KILN_ATOMIC_FLOAT(f64, u64)
+
+/* A private reduction variable of atomic.max/min into one element (plan.h, acc_op): the
+ * atomics' own order-free rule, a NaN value never taken (the element's NaN stays, in the
+ * merge). */
+#define KILN_ACC_MINMAX(T)                                                               \
+    KILN_FN void kiln_accmax_##T(T *r, T v) { if (v > *r) *r = v; }                        \
+    KILN_FN void kiln_accmin_##T(T *r, T v) { if (v < *r) *r = v; }
+KILN_ACC_MINMAX(i32)
+KILN_ACC_MINMAX(i64)
+KILN_ACC_MINMAX(u32)
+KILN_ACC_MINMAX(u64)
+KILN_ACC_MINMAX(f32)
+KILN_ACC_MINMAX(f64)
 #define kiln_atomic_add_f32(p, v) kiln_atomic_upd_f32(p, v, 0)
 #define kiln_atomic_sub_f32(p, v) kiln_atomic_upd_f32(p, v, 1)
 #define kiln_atomic_max_f32(p, v) kiln_atomic_upd_f32(p, v, 2)
