@@ -229,6 +229,19 @@ static const char *overlap_args(Emit *E, const Type *t, int i) {
                         i, t->ndim, i, i, i);
 }
 
+/* " || <array i shares memory with argument j>" for every other array or record
+ * argument j: kiln_overlap_ of their extents, 1 where an extent is unknown (a pointer,
+ * a record). */
+static void overlaps_any(Emit *E, const FuncSpec *k, int i) {
+    for (int j = 0; j < k->nparams; j++) {
+        const Type *t = k->params[j];
+        if (j == i || (t->kind != TY_ARRAY && t->kind != TY_RECORD)) continue;
+        if (ty_is_ptr(k->params[i]) || ty_is_ptr(t) || t->kind == TY_RECORD) PS(" || 1");
+        else P(" || kiln_overlap_(%s, %s)", overlap_args(E, k->params[i], i),
+               overlap_args(E, t, j));
+    }
+}
+
 /* al<p>_: array parameter p, which the plan privatises (plan.h), shares memory with
  * another argument in this launch (the same buffer twice, or a view of it): its atomics
  * then go to memory, each seen at once by reads through the other (hunt33).  A pointer
@@ -237,13 +250,7 @@ static void alias_flags(Emit *E, const FuncSpec *k) {
     for (int i = 0; i < k->nparams && i < 64; i++) {
         if (!((E->plan.priv >> i) & 1)) continue;
         P("    const int al%d_ = 0", i);
-        for (int j = 0; j < k->nparams; j++) {
-            const Type *t = k->params[j];
-            if (j == i || (t->kind != TY_ARRAY && t->kind != TY_RECORD)) continue;
-            if (ty_is_ptr(t) || t->kind == TY_RECORD) PS(" || 1");
-            else P(" || kiln_overlap_(%s, %s)", overlap_args(E, k->params[i], i),
-                   overlap_args(E, t, j));
-        }
+        overlaps_any(E, k, i);
         PS(";\n");
     }
 }
@@ -279,16 +286,8 @@ static void acc_fallback(Emit *E, const FuncSpec *k) {
  * acc_fallback. */
 static void stride_flag(Emit *E, const FuncSpec *k) {
     PS("    const int fl_ = !(0");
-    for (int i = 0; i < k->nparams; i++) {
-        if (!spec_writes(k, i) || k->params[i]->kind != TY_ARRAY) continue;
-        for (int j = 0; j < k->nparams; j++) {
-            const Type *t = k->params[j];
-            if (j == i || (t->kind != TY_ARRAY && t->kind != TY_RECORD)) continue;
-            if (ty_is_ptr(k->params[i]) || ty_is_ptr(t) || t->kind == TY_RECORD) PS(" || 1");
-            else P(" || kiln_overlap_(%s, %s)", overlap_args(E, k->params[i], i),
-                   overlap_args(E, t, j));
-        }
-    }
+    for (int i = 0; i < k->nparams; i++)
+        if (spec_writes(k, i) && k->params[i]->kind == TY_ARRAY) overlaps_any(E, k, i);
     PS(");\n");
 }
 
