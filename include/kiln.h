@@ -314,6 +314,10 @@ void kiln_program_free(kiln_program *p);
 
 const char *kiln_program_source(const kiln_program *p, size_t *len); /* generated code */
 const char *kiln_program_entry(const kiln_program *p);               /* entry symbol */
+/* CPU: the source with tier 0's vector entry after it (entry "kiln_ventry": blocks of
+ * threads through kiln's vector operations, src/emit/emit_tier0.c), for
+ * kiln_cpu_quick_load; NULL (*len 0) for a kernel it does not cover. */
+const char *kiln_program_tier0_source(const kiln_program *p, size_t *len);
 const char *kiln_program_name(const kiln_program *p);                /* Python name */
 const char *kiln_program_types(const kiln_program *p);   /* inspect_types text */
 int kiln_program_nparams(const kiln_program *p);
@@ -453,6 +457,8 @@ void kiln_cpu_unload(kiln_cpu_module *m);
  * happen during one; the caller holds one lock for the process around them. */
 kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
                                      const char *entry);
+/* 1 when m is tier 0's vector entry (src/emit/emit_tier0.c), else 0. */
+int kiln_cpu_quick_vector(const kiln_cpu_module *m);
 /* 1 when kiln was built with libtcc (tier 0 may work), else 0. */
 int kiln_cpu_quick_available(void);
 /* How many threads a launch of m may run on when m is tier 0's (its entry can

@@ -20,6 +20,8 @@
 struct kiln_program {
     char *source;      /* generated code */
     size_t source_len;
+    char *tier0;       /* CPU: the source and tier 0's vector entry after it, or NULL */
+    size_t tier0_len;
     char *types;       /* inspect_types text */
     char *name;        /* the kernel's Python name */
     int nparams;
@@ -99,6 +101,7 @@ static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 void kiln_program_free(kiln_program *p) {
     if (!p) return;
     free(p->source);
+    free(p->tier0);
     free(p->types);
     free(p->name);
     for (int i = 0; i < p->nparams; i++) free(p->pnames[i]);
@@ -118,6 +121,7 @@ typedef struct Translation {
     int nargs;
     bool want_program;   /* kiln_translate; else kiln_infer_return */
     Buf out, types;      /* malloc'd: generated source, inspect_types text */
+    Buf vec;             /* malloc'd: tier 0's vector entry (emit_tier0.c) */
     kiln_program *p;     /* the result, or NULL */
     kiln_argtype *ret;   /* kiln_infer_return's answer */
 } Translation;
@@ -175,13 +179,22 @@ static int translate_body(Compiler *C, void *arg) {
         return -1;
     }
     double t2 = mono_ms();
-    if (emit_program(C, &R, &T->out, &files) < 0) return -1;
+    bool cpu = C->opts.target != KILN_TARGET_CUDA && !exported;
+    if (emit_program(C, &R, &T->out, &files, cpu ? &T->vec : NULL) < 0) return -1;
     sema_dump_types(C, &R, &T->types);
     double t3 = mono_ms();
 
     kiln_program *p = calloc(1, sizeof *p);
     if (!p) goto oom;
     T->p = p;
+    if (T->vec.len) {
+        p->tier0_len = T->out.len + T->vec.len;
+        p->tier0 = malloc(p->tier0_len + 1);
+        if (!p->tier0) goto oom;
+        memcpy(p->tier0, T->out.p, T->out.len);
+        memcpy(p->tier0 + T->out.len, T->vec.p, T->vec.len);
+        p->tier0[p->tier0_len] = 0;
+    }
     p->source = buf_take(&T->out, &p->source_len);
     p->types = buf_take(&T->types, NULL);
     p->name = strdup(fi->name);
@@ -219,6 +232,7 @@ static int translate(kiln_ctx *ctx, Translation *T, const kiln_options *opts,
     C.resolve_ud = resolve_userdata;
     buf_init(&T->out);
     buf_init(&T->types);
+    buf_init(&T->vec);
     int rc = compiler_run(&C, translate_body, T, T->src->filename, T->src->first_line);
     if (rc != 0 && T->p) {
         kiln_program_free(T->p);
@@ -226,6 +240,7 @@ static int translate(kiln_ctx *ctx, Translation *T, const kiln_options *opts,
     }
     buf_free(&T->out);
     buf_free(&T->types);
+    buf_free(&T->vec);
     compiler_free(&C);
     return rc;
 }
@@ -274,6 +289,10 @@ int kiln_infer_return(kiln_ctx *ctx, const kiln_source *src, const kiln_argtype 
 const char *kiln_program_source(const kiln_program *p, size_t *len) {
     if (len) *len = p->source_len;
     return p->source;
+}
+const char *kiln_program_tier0_source(const kiln_program *p, size_t *len) {
+    if (len) *len = p->tier0 ? p->tier0_len : 0;
+    return p->tier0;
 }
 const char *kiln_program_entry(const kiln_program *p) {
     (void)p;

@@ -518,7 +518,8 @@ def build(disp, key):
     _kiln.obs_register(entry, qualname, sig, loc)
     if _obs._dump_dir is not None:
         _obs.dump(qualname, key, f"cuda-sm{_arch_of(device)}" if target == 1 else "cpu",
-                  entry.program.source, image)
+                  entry.program.source, image,
+                  entry.program.tier0_source if target != 1 else None)
     if (target != 1 and os.environ.get("KILN_CHECK_CUDA") == "1"
             and not getattr(disp, "_cpu_only", False)):
         check_cuda(disp, argkey)

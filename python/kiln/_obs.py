@@ -231,10 +231,11 @@ def _safe(name):
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:120]
 
 
-def dump(qualname, key, target_name, source, image=None):
+def dump(qualname, key, target_name, source, image=None, tier0=None):
     """Writes a compiled specialisation's generated source (and its PTX, when the
     image is PTX text) under KILN_DUMP as QUALNAME.KEY.TARGET.c|.cu|.ptx, KEY naming
-    the argument types, so two runs' directories can be diffed file by file."""
+    the argument types, so two runs' directories can be diffed file by file; tier 0's
+    vector entry, when the kernel has one, as QUALNAME.KEY.cpu-tier0.c."""
     global _dump_warned
     if _dump_dir is None:
         return
@@ -243,6 +244,8 @@ def dump(qualname, key, target_name, source, image=None):
     short = hashlib.blake2s(bytes(key), digest_size=4).hexdigest()
     stem = os.path.join(_dump_dir, f"{_safe(qualname)}.{short}.{target_name}")
     files = [(stem + (".cu" if target_name.startswith("cuda") else ".c"), source)]
+    if tier0 is not None:
+        files.append((os.path.join(_dump_dir, f"{_safe(qualname)}.{short}.cpu-tier0.c"), tier0))
     if image is not None and bytes(image[:2]) == b"//":
         files.append((stem + ".ptx", bytes(image).rstrip(b"\0").decode("utf-8", "replace")))
     tmp = None

@@ -795,7 +795,7 @@ static void cuda_export(Emit *E, FuncSpec *f) {
     buf_free(&call);
 }
 
-int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
+int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files, Buf *vec) {
     Emit EM;
     memset(&EM, 0, sizeof EM);
     Emit *E = &EM;
@@ -865,6 +865,7 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files) {
     if (E->cuda && C->opts.export_name) cuda_export(E, r->kernel);
     else if (E->cuda) cuda_entry(E, r->kernel);
     else cpu_entry(E, r->kernel);
+    if (vec && !E->cuda && !emit_tier0_entry(E, r->kernel, vec)) vec->len = 0;
 
     Buf ext; /* before the types are written: a declaration may add one */
     buf_init_arena(&ext, &E->C->arena);

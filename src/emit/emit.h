@@ -23,7 +23,9 @@ int emit_param_slots(const Type *t);
 
 /* Emits the program for r.  Returns 0 with the source in *out and the names
  * of the source files that runtime errors refer to in *files (arena
- * strings), or -1 after reporting an error. */
-int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files);
+ * strings), or -1 after reporting an error.  On the CPU, *vec (when not NULL)
+ * gets tier 0's vector entry (kiln_ventry, emit_tier0.c), to be compiled
+ * after the source, or stays empty for a kernel it does not cover. */
+int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files, Buf *vec);
 
 #endif

@@ -511,6 +511,13 @@ static void global_item(Emit *E, const GVal *g, Node *n) {
 }
 
 void emit_expr(Emit *E, Node *n) {
+    if (E->t0_text) { /* tier 0's vector entry: a value held in an array (emit_tier0.c) */
+        const char *s = E->t0_text(E, n);
+        if (s) {
+            PS(s);
+            return;
+        }
+    }
     if (n == E->subst) {
         PS(E->subst_text);
         return;

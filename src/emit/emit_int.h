@@ -86,6 +86,10 @@ typedef struct Emit {
     bool uses_complex;  /* a complex type was written: the program takes rt_complex.h */
     bool opt_raw;       /* the next call of a function that may return None is written
                          * as its optional struct, not its value (emit_opt.c) */
+    /* tier 0's vector entry being written (emit_tier0.c): the text of a node that
+     * it holds in an array, read by the lane loop being written, or NULL */
+    const char *(*t0_text)(struct Emit *E, const Node *n);
+    struct T0 *t0;
 } Emit;
 
 /* Tuples of one scalar type with more items than this are read at a run-time
@@ -96,6 +100,11 @@ enum { TUPLE_AS_ARRAY = 16 };
 
 #define P(...) buf_printf(E->o, __VA_ARGS__)
 #define PS(s) buf_puts(E->o, s)
+
+/* ---- emit_tier0.c: tier 0's vector entry (CPU) ---- */
+/* Appends kiln_ventry, the kernel over blocks of threads through src/target/vecops.c,
+ * to out; false (out untouched) when the kernel is one it does not cover. */
+bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out);
 
 /* ---- emit_blocks.c: block mode's CPU entries (rt_blocks.h) ---- */
 /* The entry's split of the grid's blocks over OpenMP threads (par) or all on one. */

@@ -15,6 +15,7 @@ struct kiln_cpu_module {
     size_t code_len;  /* ... and its length */
     void (*entry)(const kiln_cpu_launch *, const int64_t *);
     int pool;         /* tier 0: the entry may run as several shares at once (rt_cpu.h) */
+    int vector;       /* tier 0: the entry runs blocks of threads through vecops.c */
 };
 
 /* Tier 0's launch (tcc.c): m's entry on launch->pool_nt threads when m->pool. */

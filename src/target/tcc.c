@@ -43,6 +43,7 @@
 
 #include "compiler.h"
 #include "target/cpu_module.h"
+#include "target/vecops.h"
 
 #ifdef KILN_HAVE_TCC
 #include <libtcc.h>
@@ -166,6 +167,7 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
     add_symbol(s, "kiln_tcc_atomic", (void (*)(void))tcc_atomic);
     add_symbol(s, "kiln_tcc_cas", (void (*)(void))tcc_cas);
     add_symbol(s, "kiln_tcc_fence", tcc_fence);
+    for (int i = 0; i < kv_nsymbols; i++) add_symbol(s, kv_symbols[i].name, kv_symbols[i].fn);
     what = "cannot link it";
     int need = tcc_relocate(s, NULL);
     if (need > 0) {
@@ -196,6 +198,7 @@ kiln_cpu_module *kiln_cpu_quick_load(kiln_ctx *ctx, const char *src, size_t len,
     mprotect(mem, size, PROT_READ | PROT_EXEC);
     memcpy(&m->entry, &sym, sizeof sym);
     m->pool = tcc_get_symbol(s, "kiln_pool_ok_") != NULL;
+    m->vector = tcc_get_symbol(s, "kiln_vector_entry_") != NULL;
     m->fd = -1;
     m->code = mem;
     m->code_len = size;
@@ -219,6 +222,8 @@ int kiln_cpu_quick_available(void) { return 1; }
 
 const char *kiln_cpu_quick_dir(void) { return runtime_dir(); }
 
+int kiln_cpu_quick_vector(const kiln_cpu_module *m) { return m && m->code && m->vector; }
+
 int kiln_cpu_quick_threads(const kiln_cpu_module *m) {
     if (!m || !m->code || !m->pool) return 1;
     int n = 1;
@@ -233,6 +238,11 @@ int kiln_cpu_quick_threads(const kiln_cpu_module *m) {
 }
 
 #else /* built without libtcc */
+
+int kiln_cpu_quick_vector(const kiln_cpu_module *m) {
+    (void)m;
+    return 0;
+}
 
 int kiln_cpu_quick_threads(const kiln_cpu_module *m) {
     (void)m;

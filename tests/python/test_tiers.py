@@ -219,7 +219,7 @@ def test_a_large_launch_waits_for_the_optimised_build(tmp_path):
         assert entry(mix).tier == 1 and s["waits"] == 1 and s["tier0_loads"] == 1, s
         assert np.array_equal(out, want(x, y))
         print("ok")
-    ''')
+    ''', KILN_TIER0_SCALAR=1)  # the scalar entry's guess: 100 ns a thread
     assert out.startswith("ok")
 
 
@@ -322,8 +322,10 @@ def test_ctrl_c_stops_a_tier0_kernel_in_an_endless_loop(tmp_path, blocks):
                   flush=True)
     '''))
     # the optimised build takes long: the launch runs tier 0's code
+    # (the scalar entry: its guess shares 8192 threads; the vector entry's runs them on one)
     p = subprocess.Popen([sys.executable, str(script)],
-                         env=env_for(tmp_path, KILN_CC=slow_cc(tmp_path, 30)),
+                         env=env_for(tmp_path, KILN_CC=slow_cc(tmp_path, 30),
+                                     KILN_TIER0_SCALAR=1 if blocks > 1 else 0),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "started"
@@ -456,6 +458,7 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
 
     monkeypatch.setenv("KILN_TIERS", "tcc")  # tier 0 alone; a refusal raises CompileError
     before = _kiln.tier_stats()["tier0_loads"]
+    vbefore = _kiln.tier_stats()["tier0_vector"]
     bad = []
     for name in test_lang.CASES:
         with open(os.path.join(test_lang.LANG, name + ".expect")) as f:
@@ -465,6 +468,8 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
             bad.append(f"{name}:\n--- expected\n{expected}--- tier 0\n{got}")
     assert not bad, "\n".join(bad)
     assert _kiln.tier_stats()["tier0_loads"] - before > 50
+    # most take tier 0's vector entry (src/emit/emit_tier0.c), the rest its scalar one
+    assert _kiln.tier_stats()["tier0_vector"] - vbefore > 150
 
 
 # ---- tier 0 on several threads (src/target/tcc.c, kiln_cpu_quick_run) ----------------
@@ -632,3 +637,145 @@ def test_a_shared_tier0_launch_of_one_block_runs_its_serial_path_once(tmp_path):
     assert out.startswith("ok")
     if len(os.sched_getaffinity(0)) > 1 and os.environ.get("OMP_NUM_THREADS", "2") != "1":
         assert out.split()[1:3] == ["0", "1"], out
+
+
+# ---- tier 0's vector entry (src/emit/emit_tier0.c) ------------------------------------
+# Blocks of threads through kiln's vector operations, with masks for what varies: each
+# kernel below runs in one process through the vector entry and in another through the
+# scalar entry (KILN_TIER0_SCALAR=1), on the same inputs, and the results must agree
+# (exactly, but for float32 math through libmvec: 2 ulp) and match NumPy where it says.
+
+VECTOR_KERNELS = '''
+import math
+
+@kiln.jit(device=True)
+def cnd(d):
+    k = 1.0 / (1.0 + 0.2316419 * abs(d))
+    r = 0.3989422804014327 * math.exp(-0.5 * d * d) * (k * (0.31938153 + k * (-0.356563782 +
+        k * (1.781477937 + k * (-1.821255978 + k * 1.330274429)))))
+    if d > 0:
+        return 1.0 - r
+    return r
+
+@kiln.jit
+def bs(call, put, s, x, t, r, v):
+    i = kiln.grid(1)
+    if i >= s.size:
+        return
+    st = math.sqrt(t[i])
+    d1 = (math.log(s[i] / x[i]) + (r + 0.5 * v * v) * t[i]) / (v * st)
+    d2 = d1 - v * st
+    e = math.exp(-r * t[i])
+    call[i] = s[i] * cnd(d1) - x[i] * e * cnd(d2)
+    put[i] = x[i] * e * (1.0 - cnd(d2)) - s[i] * (1.0 - cnd(d1))
+
+@kiln.jit(device=True)
+def steps(n, cap):
+    k = 0
+    while n != 1:
+        if k >= cap:
+            return -1
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        k += 1
+    return k
+
+@kiln.jit
+def collatz(out, x):
+    i = kiln.grid(1)
+    if i < x.size:
+        out[i] = steps(x[i], 60)
+
+@kiln.jit
+def loops(out, x, m):
+    i = kiln.grid(1)
+    if i >= out.size:
+        return
+    acc = 0.0
+    for k in range(m):
+        v = x[(i + k) % x.size]
+        if v < -0.5:
+            continue
+        if v > 0.9:
+            break
+        acc += v if k % 2 == 0 else -v
+        if acc > 3.0:
+            out[i] = acc
+            return
+    out[i] = acc * 2
+
+@kiln.jit
+def guarded(out, x, lo):
+    i, j = kiln.grid(2)
+    if i < out.shape[0] and j < out.shape[1] and x[i, j] > lo or j == 0 and i < out.shape[0]:
+        out[i, j] = x[i, j - 1] + x[i, 0] * j - (x[i, j] if j % 3 else 0.5)
+
+@kiln.jit
+def strided(out, x, y):
+    i = kiln.grid(1)
+    if i < out.size:
+        q = int(x[i] * 10)
+        out[i] = q // 3 + q % 5 + (y[-i - 1] if i % 2 else y[i])
+'''
+
+
+def _vector_run(tmp_path, scalar):
+    body = VECTOR_KERNELS + '''
+rng = np.random.default_rng(7)
+res = {}
+n = 3000
+s = rng.uniform(5, 30, n).astype(np.float32); x = rng.uniform(1, 100, n).astype(np.float32)
+t = rng.uniform(0.25, 10, n).astype(np.float32)
+c = np.zeros(n, np.float32); p = np.zeros(n, np.float32)
+bs[(n + 127) // 128, 128](c, p, s, x, t, np.float32(0.02), np.float32(0.3))
+res["bs"] = (c, p)
+xs = rng.integers(1, 5000, 1000)
+o = np.zeros(1000, np.int64)
+collatz[8, 128](o, xs)
+res["collatz"] = o
+xf = rng.uniform(-1, 1, 777)
+o = np.zeros(700, np.float64)
+loops[3, 256](o, xf, 40)
+res["loops"] = o
+xg = rng.uniform(-1, 1, (37, 53))
+o = np.full((37, 53), -7.0)
+guarded[(3, 4), (16, 16)](o, xg, 0.1)
+res["guarded"] = o
+a = rng.uniform(-3, 3, 901)[::-2]
+yv = rng.integers(-9, 9, 2000)[::3]
+o = np.zeros(400, np.int64)
+strided[2, 256](o, a, yv)
+res["strided"] = o
+np.savez(os.environ["OUT"], **{k: (np.stack(v) if isinstance(v, tuple) else v) for k, v in res.items()})
+print(_kiln.tier_stats()["tier0_vector"], _kiln.tier_stats()["tier0_loads"])
+'''
+    out = tmp_path / ("scalar.npz" if scalar else "vector.npz")
+    extra = dict(KILN_TIERS="tcc", OUT=str(out))
+    if scalar:
+        extra["KILN_TIER0_SCALAR"] = "1"
+    printed = run(tmp_path, body, **extra).split()
+    return np.load(out), [int(v) for v in printed]
+
+
+def test_vector_entry_agrees_with_the_scalar_entry(tmp_path):
+    vec, (nv, nl) = _vector_run(tmp_path, scalar=False)
+    sca, (sv, sl) = _vector_run(tmp_path, scalar=True)
+    assert nv == nl == 5, (nv, nl)  # every kernel took the vector entry
+    assert sv == 0 and sl == 5
+    for k in ("collatz", "loops", "guarded", "strided"):
+        assert np.array_equal(vec[k], sca[k]), k
+    np.testing.assert_allclose(vec["bs"], sca["bs"], rtol=3e-7, atol=1e-5)
+    # and what NumPy says for two of them
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        rng.uniform(0, 1, 3000)
+    xs = rng.integers(1, 5000, 1000)
+
+    def steps(v):
+        k = 0
+        while v != 1:
+            if k >= 60:
+                return -1
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            k += 1
+        return k
+    assert list(vec["collatz"]) == [steps(int(v)) for v in xs]

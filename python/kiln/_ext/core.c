@@ -40,6 +40,12 @@ static PyObject *program_source(ProgramObject *self, void *c) {
     const char *s = kiln_program_source(self->p, &n);
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
 }
+static PyObject *program_tier0_source(ProgramObject *self, void *c) {
+    size_t n;
+    const char *s = kiln_program_tier0_source(self->p, &n);
+    if (!s) Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
+}
 static PyObject *program_types(ProgramObject *self, void *c) {
     return PyUnicode_FromString(kiln_program_types(self->p));
 }
@@ -80,6 +86,8 @@ static PyObject *program_files(ProgramObject *self, void *c) {
 
 static PyGetSetDef program_getset[] = {
     {"source", (getter)program_source, NULL, "generated C or CUDA C", NULL},
+    {"tier0_source", (getter)program_tier0_source, NULL,
+     "CPU: the source with tier 0's vector entry after it, or None", NULL},
     {"types", (getter)program_types, NULL, "each variable's type (inspect_types)", NULL},
     {"name", (getter)program_name, NULL, "the kernel's name", NULL},
     {"written", (getter)program_written, NULL, "per parameter: may the kernel write it", NULL},
@@ -527,13 +535,23 @@ static PyObject *mod_cpu_tiered_entry(PyObject *module, PyObject *args) {
             return (PyObject *)e;
         }
     }
-    e->cpu = e->cpu0 = ext_tier0_load(st, src, len, kiln_program_entry(p), only0);
+    /* the vector entry (emit_tier0.c) when the kernel has one; refused, the scalar one */
+    size_t vlen;
+    const char *vsrc = kiln_program_tier0_source(p, &vlen);
+    const char *scalar = getenv("KILN_TIER0_SCALAR"); /* docs/environment.md */
+    e->cpu = vsrc && !(scalar && strcmp(scalar, "1") == 0)
+                 ? ext_tier0_load(st, vsrc, vlen, "kiln_ventry", TIER0_VECTOR)
+                 : NULL;
+    if (!e->cpu)
+        e->cpu = ext_tier0_load(st, src, len, kiln_program_entry(p), only0 ? TIER0_RAISE : TIER0_QUIET);
+    e->cpu0 = e->cpu;
     if (!e->cpu) goto fail; /* refused: None, or CompileError for tier0_only */
     if (!only0) {
         e->job = ext_tier_start(st, ctx, src, len, use_cache ? target : NULL, name,
                                 kiln_program_entry(p), &e->cpu);
         ctx = NULL; /* the job's, or freed */
         if (!e->job) goto fail; /* no worker can run it: build it now instead */
+        ext_tier_vector(e->job, kiln_cpu_quick_vector(e->cpu0));
     }
     kiln_ctx_free(ctx);
     free(target);

@@ -63,6 +63,8 @@ enum { KILN_TIER_STOP_MS = 2000 };
  * tier-0 launch has been timed, in nanoseconds (tcc's code for Black-Scholes
  * takes about 300, for saxpy about 3). */
 enum { KILN_TIER0_GUESS_NS = 100 };
+/* ... and with tier 0's vector entry (src/emit/emit_tier0.c: Black-Scholes about 10). */
+enum { KILN_TIER0_VECTOR_GUESS_NS = 16 };
 /* The longest a launch is expected to run on tier 0, in milliseconds: one
  * expected to take longer waits for the optimised build instead. */
 enum { KILN_TIER0_BUDGET_MS = 100 };
@@ -88,10 +90,13 @@ struct ExtTierJob {
     size_t len;
     char *error;             /* a failed build's message */
     double ns_per_thread;    /* the last tier-0 launch's time per thread (GIL) */
+    bool vector;             /* tier 0 runs the vector entry: the smaller guess */
 };
 
 typedef struct {
     long long loads, refusals, swaps, failures, restarts, cancelled, waits;
+    long long vector; /* loads of tier 0's vector entry */
+    long long vector_refusals; /* ... and sources of it libtcc refused */
     double load_ms;
     char last_refusal[KILN_TIER_REFUSAL_MAX];
 } TierStats;
@@ -311,7 +316,8 @@ int ext_tier_init(ModState *st) {
 }
 
 kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const char *entry,
-                                bool raise) {
+                                int mode) {
+    bool raise = mode == TIER0_RAISE;
     ExtTiers *T = st->tiers;
     kiln_ctx *ctx = kiln_ctx_new();
     if (!ctx) {
@@ -333,7 +339,10 @@ kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const
     pthread_mutex_lock(&T->mu);
     if (m) {
         T->n.loads++;
+        if (kiln_cpu_quick_vector(m)) T->n.vector++;
         T->n.load_ms += ms;
+    } else if (mode == TIER0_VECTOR) {
+        T->n.vector_refusals++; /* the caller tries the scalar entry next */
     } else {
         T->n.refusals++;
         snprintf(T->n.last_refusal, sizeof T->n.last_refusal, "%s", t.n ? t.buf : "?");
@@ -420,8 +429,14 @@ static double positions(const int64_t grid[3], const int64_t block[3]) {
 }
 
 static double expected_ns(const ExtTierJob *j, const int64_t grid[3], const int64_t block[3]) {
-    double ns = j && j->ns_per_thread > 0 ? j->ns_per_thread : KILN_TIER0_GUESS_NS;
+    double ns = j && j->ns_per_thread > 0 ? j->ns_per_thread
+                : j && j->vector               ? KILN_TIER0_VECTOR_GUESS_NS
+                                               : KILN_TIER0_GUESS_NS;
     return positions(grid, block) * ns;
+}
+
+void ext_tier_vector(ExtTierJob *j, bool vector) {
+    if (j) j->vector = vector;
 }
 
 int ext_tier_threads(const ExtTierJob *j, const kiln_cpu_module *m, const int64_t grid[3],
@@ -593,8 +608,9 @@ static PyObject *f_tier_stats(PyObject *m, PyObject *unused) {
     }
     pthread_mutex_unlock(&T->mu);
     return Py_BuildValue(
-        "{s:O,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
-        kiln_cpu_quick_available() ? Py_True : Py_False, "tier0_loads", c.loads, "tier0_ms",
+        "{s:O,s:L,s:L,s:L,s:d,s:L,s:s,s:L,s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:i}", "available",
+        kiln_cpu_quick_available() ? Py_True : Py_False, "tier0_loads", c.loads,
+        "tier0_vector", c.vector, "tier0_vector_refusals", c.vector_refusals, "tier0_ms",
         c.load_ms, "tier0_refusals", c.refusals, "last_refusal", c.last_refusal, "swaps",
         c.swaps, "failures", c.failures, "restarts", c.restarts, "cancelled", c.cancelled,
         "waits", c.waits, "pooled", pooled, "queued", queued, "running", running, "workers", workers);
@@ -606,7 +622,7 @@ static PyObject *f_tier0_try(PyObject *m, PyObject *args) {
     const char *src, *entry;
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "s#s", &src, &len, &entry)) return NULL;
-    kiln_cpu_module *mod = ext_tier0_load(ext_state(m), src, (size_t)len, entry, true);
+    kiln_cpu_module *mod = ext_tier0_load(ext_state(m), src, (size_t)len, entry, TIER0_RAISE);
     if (!mod) return NULL;
     kiln_cpu_unload(mod);
     Py_RETURN_NONE;

@@ -18,10 +18,13 @@ int ext_tier_init(ModState *st);
 
 /* Tier 0: kiln_cpu_quick_load under the module's libtcc lock, with the GIL
  * released.  NULL when tier 0 refuses the source (counted, and the reason
- * kept, in tier_stats); with raise set the refusal is a kiln.CompileError,
- * else no exception is set and the caller builds with the C compiler. */
+ * kept, in tier_stats); with TIER0_RAISE the refusal is a kiln.CompileError,
+ * else no exception is set and the caller builds with the C compiler.  TIER0_VECTOR:
+ * the vector entry's source, whose refusal is counted apart (the caller tries the
+ * scalar entry next). */
+enum { TIER0_QUIET, TIER0_RAISE, TIER0_VECTOR };
 kiln_cpu_module *ext_tier0_load(ModState *st, const char *src, size_t len, const char *entry,
-                                bool raise);
+                                int mode);
 
 /* Queues the optimising build of src: through the cache (target NULL skips
  * it), by the C compiler of ctx (the job takes ctx over), on a worker thread.
@@ -42,6 +45,9 @@ ExtTierJob *ext_tier_start(ModState *st, kiln_ctx *ctx, const char *src, size_t 
  * an exception set (Ctrl-C in the wait, or the warning made an error). */
 int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
                   const int64_t block[3]);
+/* Tier 0 runs the vector entry (emit_tier0.c): the guess before the first launch is
+ * its own (with the GIL, before the first launch). */
+void ext_tier_vector(ExtTierJob *j, bool vector);
 /* The threads a tier-0 launch of m runs on (kiln_cpu_quick_threads), when it is
  * expected to take KILN_TIER0_POOL_MIN_US or longer on one; else 1.  ext_tier_poll
  * divides its expectation by them. */
