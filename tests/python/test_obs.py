@@ -371,10 +371,15 @@ def test_kiln_dump_writes_sources_under_readable_names(tmp_path):
         open("src.txt", "w").write(add.inspect_source())
     ''', KILN_DUMP="dump")
     files = sorted(os.listdir(tmp_path / "dump"))
-    assert len(files) == 2 and all(f.startswith("kernels.add.") and f.endswith(".cpu.c")
-                                   for f in files), files
-    texts = [(tmp_path / "dump" / f).read_text() for f in files]
+    # each specialisation's source, and the text tier 0 compiles with its vector entry
+    main = [f for f in files if f.endswith(".cpu.c")]
+    assert len(main) == 2 and all(f.startswith("kernels.add.") for f in main), files
+    assert sorted(f.replace(".cpu-tier0.c", ".cpu.c") for f in files if f not in main) == main
+    texts = [(tmp_path / "dump" / f).read_text() for f in main]
     assert (tmp_path / "src.txt").read_text() in texts
+    for f in main:
+        t0 = (tmp_path / "dump" / f.replace(".cpu.c", ".cpu-tier0.c")).read_text()
+        assert t0.startswith((tmp_path / "dump" / f).read_text()) and "kiln_ventry" in t0
     # the same specialisations in another run: the same names, so `diff -r` pairs them
     run(tmp_path, '''
         add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
