@@ -658,33 +658,25 @@ static Val fallback(T0 *t, Node *n, const char *m, bool children) {
     return (Val){true, d, dt};
 }
 
-static const char *mask_and(T0 *t, const char *m, Val c) {
+/* A new mask: the lanes of m (NULL: all) where c holds (neg: where it does not). */
+static const char *mask_with(T0 *t, const char *m, Val c, bool neg) {
     Emit *E = t->E;
     const char *r = mask_new(t);
-    if (!c.vec) {
-        /* a uniform condition under a varying mask */
-        if (m) P("for (long kk_ = 0; kk_ < n_; kk_++) %s[kk_] = %s[kk_] & (%s);\n", r, m, c.s);
-        else P("memset(%s, (%s) != 0, (size_t)n_);\n", r, c.s);
-    } else if (m) {
-        P("kv_mand(%s, %s, (unsigned char *)%s, n_);\n", r, m, c.s);
-    } else {
-        P("memcpy(%s, %s, (size_t)n_);\n", r, c.s);
-    }
-    return r;
-}
-static const char *mask_andnot(T0 *t, const char *m, Val c) {
-    Emit *E = t->E;
-    const char *r = mask_new(t);
-    if (!c.vec) {
-        if (m) P("for (long kk_ = 0; kk_ < n_; kk_++) %s[kk_] = %s[kk_] & !(%s);\n", r, m, c.s);
-        else P("memset(%s, !(%s), (size_t)n_);\n", r, c.s);
-    } else if (m) {
-        P("kv_mandn(%s, %s, (unsigned char *)%s, n_);\n", r, m, c.s);
-    } else {
+    const char *bang = neg ? "!" : "";
+    if (!c.vec) /* a uniform condition under a varying mask */
+        P(m ? "for (long kk_ = 0; kk_ < n_; kk_++) %s[kk_] = %s[kk_] & %s(%s);\n"
+            : "memset(%s, %s%s(%s) != 0, (size_t)n_);\n",
+          r, m ? m : "", bang, c.s);
+    else if (m)
+        P("kv_%s(%s, %s, (unsigned char *)%s, n_);\n", neg ? "mandn" : "mand", r, m, c.s);
+    else if (neg)
         P("kv_mnot(%s, (unsigned char *)%s, n_);\n", r, c.s);
-    }
+    else
+        P("memcpy(%s, %s, (size_t)n_);\n", r, c.s);
     return r;
 }
+static const char *mask_and(T0 *t, const char *m, Val c) { return mask_with(t, m, c, false); }
+static const char *mask_andnot(T0 *t, const char *m, Val c) { return mask_with(t, m, c, true); }
 
 /* The element offset of a subscript, as an int64 array or scalar. */
 static bool offset(T0 *t, Node *n, const char *m, Val *off, const char **base) {
