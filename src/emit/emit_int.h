@@ -255,5 +255,8 @@ void emit_math_call(Emit *E, const char *name, const Type *t, Node **args, int n
 size_t emit_size(const Emit *E);
 bool emit_too_big(Emit *E, Span sp);
 void emit_block(Emit *E, NodeList *l);
+/* A range loop's head (for_stmt's): bounds st<k>/sp<k>/sd<k>, a zero step reported and left
+ * by E->leave, then `for (T it<k> = ...; ...; ...) {` with it<k> of the iterable's opty. */
+void emit_range_head(Emit *E, Node *n, int k);
 
 #endif

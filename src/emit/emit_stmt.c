@@ -430,25 +430,14 @@ static void stride_body(Emit *E, Node *n) {
     PS("}\n");
 }
 
-static void for_stmt(Emit *E, Node *n) {
-    if (!E->cuda && E->f->is_kernel && !E->acc_mem && n == E->plan.stride_for) {
-        stride_body(E, n);
-        return;
-    }
-    UnrollPlan u;
-    if (E->cuda && !E->debug && !E->hoist && unroll_plan(E->f, n, &E->C->arena, &u)) {
-        unrolled_for(E, n, &u);
-        return;
-    }
+/* A range loop's head, as for_stmt writes it: its bounds (st<k>, sp<k>, sd<k>, a zero
+ * step reported and left by E->leave) and `for (T it<k> = ...; ...; ...) {`; the loop
+ * variable is it<k>, of the range's type (the iterable's opty). */
+void emit_range_head(Emit *E, Node *n, int k) {
     Node *iter = n->fors.iter;
     NodeList *a = &iter->call.args;
     const Type *lt = iter->opty;
     const char *ct = emit_ctype(E, lt);
-    int k = E->tmp++;
-    bool has_else = n->fors.orelse.n > 0;
-    emit_indent(E);
-    PS("{\n");
-    E->ind++;
     emit_indent(E);
     P("%s st%d = ", ct, k);
     if (a->n == 1) PS("0");
@@ -469,12 +458,7 @@ static void for_stmt(Emit *E, Node *n) {
             P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
         }
     }
-    if (has_else) {
-        emit_indent(E);
-        P("kbool brk%d = 0;\n", k);
-    }
     emit_indent(E);
-    const char *sym = emit_sym_name(E, n->sym);
     /* a step of 1 or -1 cannot pass the type's limit; others step with KILN_RANGE_* */
     const char *inc = arena_printf(&E->C->arena, "it%d++", k);
     if (a->n == 3 && const_step && (step == 1 || step == -1))
@@ -487,6 +471,30 @@ static void for_stmt(Emit *E, Node *n) {
     else
         P("for (%s it%d = st%d; sd%d > 0 ? it%d < sp%d : it%d > sp%d; %s) {\n", ct, k, k, k, k, k,
           k, k, inc);
+}
+
+static void for_stmt(Emit *E, Node *n) {
+    if (!E->cuda && E->f->is_kernel && !E->acc_mem && n == E->plan.stride_for) {
+        stride_body(E, n);
+        return;
+    }
+    UnrollPlan u;
+    if (E->cuda && !E->debug && !E->hoist && unroll_plan(E->f, n, &E->C->arena, &u)) {
+        unrolled_for(E, n, &u);
+        return;
+    }
+    bool has_else = n->fors.orelse.n > 0;
+    int k = E->tmp++;
+    emit_indent(E);
+    PS("{\n");
+    E->ind++;
+    if (has_else) {
+        emit_indent(E);
+        P("kbool brk%d = 0;\n", k);
+    }
+    emit_range_head(E, n, k);
+    const Type *lt = n->fors.iter->opty;
+    const char *sym = emit_sym_name(E, n->sym);
     E->ind++;
     emit_indent(E);
     P("%s = ", sym);

@@ -194,6 +194,31 @@ static bool any_child_varies(T0 *t, Node *n) {
     return v;
 }
 
+/* What an intrinsic is to the vector entry: an ordinary function of its arguments, one
+ * that reads or acts for its own thread, or one it does not cover (the block's threads
+ * meet or talk). */
+enum { IN_PLAIN, IN_THREAD, IN_REFUSED };
+static int intrinsic_class(const Node *n) {
+    if (!n->intr) return IN_PLAIN;
+    switch ((IntrKind)n->intr->kind) {
+    case IK_SREG:
+    case IK_GRID:
+    case IK_ATOMIC:
+    case IK_PRINT: return IN_THREAD;
+    case IK_LANEID:
+    case IK_SYNCTHREADS:
+    case IK_THREADFENCE:
+    case IK_SHARED_ARRAY:
+    case IK_LOCAL_ARRAY:
+    case IK_SHFL:
+    case IK_VOTE:
+    case IK_ACTIVEMASK:
+    case IK_MATCH:
+    case IK_CG: return IN_REFUSED;
+    default: return IN_PLAIN;
+    }
+}
+
 /* Whether n's value may differ between the threads of a row, marking what it calls. */
 static bool vary(T0 *t, Node *n) {
     if (!n || t->bad) return false;
@@ -202,26 +227,14 @@ static bool vary(T0 *t, Node *n) {
         if (n->sym->maybe_none) BAD(t);
         return sym_varies(t, n->sym);
     }
-    if (n->intr) {
-        switch ((IntrKind)n->intr->kind) {
-        case IK_SREG: return n->intr->sub % 3 == 0 && n->intr->sub < 6; /* tid.x, bid.x */
-        case IK_GRID: return true;
-        case IK_ATOMIC:
-        case IK_PRINT:
-            any_child_varies(t, n);
-            return true; /* each thread's own call */
-        case IK_LANEID:
-        case IK_SYNCTHREADS:
-        case IK_THREADFENCE:
-        case IK_SHARED_ARRAY:
-        case IK_LOCAL_ARRAY:
-        case IK_SHFL:
-        case IK_VOTE:
-        case IK_ACTIVEMASK:
-        case IK_MATCH:
-        case IK_CG: BAD(t); return false;
-        default: break;
-        }
+    switch (intrinsic_class(n)) {
+    case IN_REFUSED: BAD(t); return false;
+    case IN_THREAD:
+        if (n->intr->kind == IK_SREG) /* tid.x and bid.x: y, z and the sizes are the row's */
+            return n->intr->sub == 0 || n->intr->sub == 3;
+        any_child_varies(t, n); /* marks what its arguments call */
+        return true;            /* each thread's own call */
+    default: break;
     }
     bool v = any_child_varies(t, n);
     if (n->kind == E_CALL && n->callee) {
@@ -248,13 +261,10 @@ static void scan_block(T0 *t, FuncSpec *f, NodeList *l, Scope sc);
 
 static void assigned(T0 *t, Node *target, bool v, Scope sc) {
     if (target->kind == E_NAME && target->sym) {
-        if (vdt(target->sym->ty) < 0 && (v || sc.div || sc.loop_vexit)) {
-            if (ty_is_scalar(target->sym->ty) || v) BAD(t);
-            else if (target->sym->ty->kind != TY_ARRAY) BAD(t);
-            /* an array variable assigned under a varying condition: no */
-            else BAD(t);
-        }
-        if (target->sym->maybe_none) BAD(t);
+        /* a variable that varies is an array of its lanes: of a number type only */
+        if ((vdt(target->sym->ty) < 0 && (v || sc.div || sc.loop_vexit)) ||
+            target->sym->maybe_none)
+            BAD(t);
         if (v || sc.div || sc.loop_vexit) pm_or(t, &t->sym, target->sym, 1);
     } else if (target->kind == E_TUPLE) {
         for (int i = 0; i < target->tuple.n; i++) assigned(t, target->tuple.v[i], v, sc);
@@ -406,26 +416,7 @@ static bool pure_list(T0 *t, NodeList *l, int depth) {
 static bool pure_stmts(T0 *t, NodeList *l, int depth);
 static bool pure_expr(T0 *t, Node *n, int depth) {
     if (!n) return true;
-    if (depth > 16) return false;
-    if (n->intr) {
-        switch ((IntrKind)n->intr->kind) {
-        case IK_SREG:
-        case IK_GRID:
-        case IK_ATOMIC:
-        case IK_PRINT:
-        case IK_LANEID:
-        case IK_SYNCTHREADS:
-        case IK_THREADFENCE:
-        case IK_SHARED_ARRAY:
-        case IK_LOCAL_ARRAY:
-        case IK_SHFL:
-        case IK_VOTE:
-        case IK_ACTIVEMASK:
-        case IK_MATCH:
-        case IK_CG: return false;
-        default: break;
-        }
-    }
+    if (depth > 16 || intrinsic_class(n) != IN_PLAIN) return false;
     switch ((NodeKind)n->kind) {
     case E_BINOP:
     case E_BOOLOP: return pure_expr(t, n->bin.l, depth) && pure_expr(t, n->bin.r, depth);
@@ -606,7 +597,7 @@ static Val truthy(T0 *t, Val v, const Type *ty) {
 }
 
 static Val ev(T0 *t, Node *n, const char *m);
-static void block(T0 *t, NodeList *l, const char *m, int fdiv);
+static void block(T0 *t, NodeList *l, const char *m);
 
 /* Lane by lane: the emitter's text of n, its varying children computed first where
  * that keeps their order (not under a condition of n's own). */
@@ -713,41 +704,28 @@ static bool offset(T0 *t, Node *n, const char *m, Val *off, const char **base) {
         }
         w[k] = v;
     }
-    /* scale and sum: r = w[k0] * s0 + (...), in the emitter's order of operations */
+    /* each index scaled by its stride in elements and summed: the same value, modulo
+     * 2^64, as emit_index_of's ((w0 * s1 + w1) * s2 + w2) (C) or w0 + s0 * (w1 + ...) (F) */
     int nd = ni;
     const char *sc[KILN_MAX_NDIM];
-    int ord[KILN_MAX_NDIM];
-    if (nd == 1 || at->layout == 'A') {
-        for (int k = 0; k < nd; k++) {
-            ord[k] = k;
-            sc[k] = at->layout == 'A' ? aprintf(t, "(%s).strides[%d]", bs, k) : "1";
+    for (int k = 0; k < nd; k++) {
+        if (at->layout == 'A') {
+            sc[k] = aprintf(t, "(%s).strides[%d]", bs, k);
+            continue;
         }
-    } else if (at->layout == 'C') {
-        /* ((w0 * s1 + w1) * s2 + w2): w_k scaled by the product of later extents */
-        for (int k = 0; k < nd; k++) {
-            ord[k] = k;
-            Buf p;
-            buf_init_arena(&p, t->A);
-            buf_puts(&p, "1");
-            for (int j = k + 1; j < nd; j++) buf_printf(&p, " * (%s).shape[%d]", bs, j);
-            sc[k] = p.p;
-        }
-    } else {
-        for (int k = 0; k < nd; k++) {
-            ord[k] = k;
-            Buf p;
-            buf_init_arena(&p, t->A);
-            buf_puts(&p, "1");
-            for (int j = 0; j < k; j++) buf_printf(&p, " * (%s).shape[%d]", bs, j);
-            sc[k] = p.p;
-        }
+        Buf p;
+        buf_init_arena(&p, t->A);
+        buf_puts(&p, "1");
+        int j0 = at->layout == 'C' ? k + 1 : 0, j1 = at->layout == 'C' ? nd : k;
+        for (int j = j0; j < j1; j++) buf_printf(&p, " * (%s).shape[%d]", bs, j);
+        sc[k] = p.p;
     }
     bool anyv = false;
     for (int k = 0; k < nd; k++) anyv |= w[k].vec;
     if (!anyv) {
         Buf s;
         buf_init_arena(&s, t->A);
-        for (int k = 0; k < nd; k++) buf_printf(&s, "%s(i64)(%s) * (%s)", k ? " + " : "", w[k].s, sc[ord[k]]);
+        for (int k = 0; k < nd; k++) buf_printf(&s, "%s(i64)(%s) * (%s)", k ? " + " : "", w[k].s, sc[k]);
         *off = (Val){false, s.p, KILN_INT64};
         return true;
     }
@@ -914,15 +892,9 @@ static Val ev(T0 *t, Node *n, const char *m) {
             return (Val){true, d, od};
         }
         break;
-    case E_ATTR:
-        if (n->intr && n->intr->kind == IK_SREG) {
-            t->txbx = true;
-            return (Val){true, n->intr->sub == 0 ? "txv_" : "bxv_", KILN_INT64};
-        }
-        break;
     default: break;
     }
-    if (n->kind == E_NAME && n->intr && n->intr->kind == IK_SREG) {
+    if (n->intr && n->intr->kind == IK_SREG) { /* threadIdx.x, blockIdx.x (a name or an attribute) */
         t->txbx = true;
         return (Val){true, n->intr->sub == 0 ? "txv_" : "bxv_", KILN_INT64};
     }
@@ -949,9 +921,8 @@ static void store_sym(T0 *t, const Sym *s, Val v, const Type *vt, const char *m)
 static void exit_lanes(T0 *t, int kind, const char *m) {
     Emit *E = t->E;
     int to = t->nchain - 1;
-    while (to >= 0 && t->kind[to] != kind && !(kind == 2 && t->kind[to] == 3 && 0)) to--;
-    if (kind == 3 && to < 0) to = 0;
-    if (to < 0 || !m) {
+    while (to >= 0 && t->kind[to] != kind) to--;
+    if (to < 0 || !m || !t->chain[to]) { /* the scan gave what it leaves a mask */
         BAD(t);
         return;
     }
@@ -994,21 +965,21 @@ static bool stmt_varies(T0 *t, Node *n) {
     }
 }
 
-static void loop_body(T0 *t, NodeList *body, Node *loop, const char *lm, int fdiv) {
+static void loop_body(T0 *t, NodeList *body, Node *loop, const char *lm) {
     Emit *E = t->E;
     int lf = pm_get(t, &t->loops, loop);
     if (lf & 2) { /* a varying continue: the iteration's own mask */
         const char *it = mask_new(t);
         P("memcpy(%s, %s, (size_t)n_);\n", it, lm);
         push(t, it, 3);
-        block(t, body, it, fdiv);
+        block(t, body, it);
         t->nchain--;
     } else {
-        block(t, body, lm, fdiv);
+        block(t, body, lm);
     }
 }
 
-static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
+static void stmt(T0 *t, Node *n, const char *m) {
     Emit *E = t->E;
     if (t->bad) return;
     int save[KILN_NDTYPES];
@@ -1152,10 +1123,10 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
             P("if (");
             emit_truthy(E, c);
             PS(") {\n");
-            block(t, &n->ifs.body, m, fdiv);
+            block(t, &n->ifs.body, m);
             if (n->ifs.orelse.n) {
                 PS("} else {\n");
-                block(t, &n->ifs.orelse, m, fdiv);
+                block(t, &n->ifs.orelse, m);
             }
             PS("}\n");
             break;
@@ -1165,13 +1136,13 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
         const char *me = n->ifs.orelse.n ? mask_andnot(t, m, cv) : NULL;
         P("if (kv_any(%s, n_)) {\n", mt);
         push(t, mt, 0);
-        block(t, &n->ifs.body, mt, fdiv + 1);
+        block(t, &n->ifs.body, mt);
         t->nchain--;
         PS("}\n");
         if (me) {
             P("if (kv_any(%s, n_)) {\n", me);
             push(t, me, 0);
-            block(t, &n->ifs.orelse, me, fdiv + 1);
+            block(t, &n->ifs.orelse, me);
             t->nchain--;
             PS("}\n");
         }
@@ -1192,7 +1163,7 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
             PS(")) break;\n");
             if (lf & 1) P("if (!kv_any(%s, n_)) break;\n", lm);
             push(t, (lf & 1) ? lm : NULL, 2);
-            loop_body(t, &n->ifs.body, n, lm, fdiv);
+            loop_body(t, &n->ifs.body, n, lm);
             t->nchain--;
             PS("}\n");
             break;
@@ -1209,57 +1180,27 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
         memcpy(t->ntmp, s2, sizeof s2);
         P("if (!kv_any(%s, n_)) break;\n", lm);
         push(t, lm, 2);
-        loop_body(t, &n->ifs.body, n, lm, fdiv + 1);
+        loop_body(t, &n->ifs.body, n, lm);
         t->nchain--;
         PS("}\n");
         break;
     }
-    case S_FOR: { /* the emitter's for_stmt, its counter uniform */
+    case S_FOR: { /* the emitter's range loop, its counter uniform */
         int lf = pm_get(t, &t->loops, n);
-        Node *it = n->fors.iter;
-        NodeList *a = &it->call.args;
-        const Type *lt = it->opty;
-        const char *ct = emit_ctype(E, lt);
-        int id = t->nlabel++;
-        P("{ %s kst%d = ", ct, id);
-        if (a->n == 1) PS("0");
-        else emit_expr_as(E, a->v[0], lt);
-        P(", ksp%d = ", id);
-        emit_expr_as(E, a->n == 1 ? a->v[0] : a->v[1], lt);
-        PS(";\n");
-        int64_t step = 1;
-        bool const_step = true;
-        if (a->n == 3) {
-            const_step = sema_const_int(a->v[2], &step);
-            P("%s ksd%d = ", ty_is_signed(lt) ? "i64" : "u64", id);
-            emit_expr_as(E, a->v[2], ty_is_signed(lt) ? ty_scalar(KILN_INT64) : lt);
-            PS(";\n");
-            if (!const_step)
-                P("if (ksd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); return; }\n", id,
-                  emit_loc(E, n->sp));
-        }
+        const Type *lt = n->fors.iter->opty;
         const char *lm = m;
         if (lf & 1) {
             lm = mask_new(t);
             if (m) P("memcpy(%s, %s, (size_t)n_);\n", lm, m);
             else P("memset(%s, 1, (size_t)n_);\n", lm);
         }
-        const char *inc = aprintf(t, "kit%d++", id);
-        if (a->n == 3 && const_step && (step == 1 || step == -1))
-            inc = aprintf(t, "kit%d %s= 1", id, step > 0 ? "+" : "-");
-        else if (a->n == 3)
-            inc = aprintf(t, "kit%d = KILN_RANGE_%s(%s, kit%d, ksp%d, ksd%d)", id,
-                          !const_step ? "NEXT" : step > 0 ? "UP" : "DOWN", ct, id, id, id);
-        if (const_step)
-            P("for (%s kit%d = kst%d; kit%d %s ksp%d; %s) {\n", ct, id, id, id,
-              step > 0 ? "<" : ">", id, inc);
-        else
-            P("for (%s kit%d = kst%d; ksd%d > 0 ? kit%d < ksp%d : kit%d > ksp%d; %s) {\n", ct, id,
-              id, id, id, id, id, id, inc);
+        int id = E->tmp++;
+        PS("{\n");
+        emit_range_head(E, n, id);
         if (lf & 1) P("if (!kv_any(%s, n_)) break;\n", lm);
-        store_sym(t, n->sym, (Val){false, aprintf(t, "kit%d", id), vdt(lt)}, lt, lm);
+        store_sym(t, n->sym, (Val){false, aprintf(t, "it%d", id), vdt(lt)}, lt, lm);
         push(t, (lf & 1) ? lm : NULL, 2);
-        loop_body(t, &n->fors.body, n, lm, fdiv);
+        loop_body(t, &n->fors.body, n, lm);
         t->nchain--;
         PS("}\n}\n");
         break;
@@ -1290,7 +1231,6 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
     }
     default: BAD(t); break;
     }
-    (void)fdiv;
     memcpy(t->ntmp, save, sizeof save);
     t->nmask = msave;
 }
@@ -1298,12 +1238,12 @@ static void stmt(T0 *t, Node *n, const char *m, int fdiv) {
 /* After a statement that took lanes out (a return, break or continue under a varying
  * condition), the rest of the block runs only while some lane of it is left: a uniform
  * statement there (a store, a uniform call) must not run for none. */
-static void block(T0 *t, NodeList *l, const char *m, int fdiv) {
+static void block(T0 *t, NodeList *l, const char *m) {
     Emit *E = t->E;
     int open = 0;
     for (int i = 0; i < l->n && !t->bad; i++) {
         int before = t->nexits;
-        stmt(t, l->v[i], m, fdiv);
+        stmt(t, l->v[i], m);
         if (t->nexits != before && m && i + 1 < l->n) {
             P("if (kv_any(%s, n_)) {\n", m);
             open++;
@@ -1396,7 +1336,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
     t->ret_dt = value ? vdt(f->ret) : 0;
     if (value && t->ret_dt != rdt) BAD(t);
     push(t, rm != m ? rm : NULL, 1);
-    block(t, &f->def->def.body, rm, 0);
+    block(t, &f->def->def.body, rm);
     t->nchain = saved_chain;
     t->fn_label = saved_label;
     t->ret_arr = saved_ret;
@@ -1505,7 +1445,7 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
         PS("memset(live_, 1, (size_t)n_);\n");
     }
     push(t, m, 1);
-    block(t, &k->def->def.body, m, 0);
+    block(t, &k->def->def.body, m);
     PS("kr_end_:;\n");
     E->t0 = NULL;
     E->t0_text = NULL;
