@@ -418,21 +418,9 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     }
     /* each grid position's weight against the parallel threshold (plan.h) */
     P("    const i64 W_ = %d;\n", E->plan.loops ? PLAN_LOOP_WEIGHT : 1);
-    /* the guard's bounds on the grid coordinates (x = bx * BX + tx, and y, z
-     * alike), the same for the whole launch */
+    emit_guard_bounds(E);
     static const char cn[3] = {'x', 'y', 'z'};
-    GuardPlan *g = &E->plan.guard;
-    for (int d = 0; d < 3; d++)
-        P("    i64 %clo_ = -9223372036854775807LL - 1, %chi_ = 9223372036854775807LL;\n", cn[d],
-          cn[d]);
     E->in_entry = true;
-    for (int i = 0; i < (g->stmt ? g->nb : 0); i++) {
-        const Bound *b = &g->b[i];
-        P("    { const i64 e_ = (i64)(%s)", emit_expr_str(E, b->e, ty_scalar(KILN_INT64)));
-        if (b->adj) P(" + %d", b->adj);
-        P("; if (e_ %s %c%s) %c%s = e_; }\n", b->lower ? ">" : "<", cn[b->dim],
-          b->lower ? "lo_" : "hi_", cn[b->dim], b->lower ? "lo_" : "hi_");
-    }
     if (E->plan.stride_for) /* a grid-stride loop run flat: the positions [0, stop) */
         P("    { const i64 e_ = (i64)(%s); if (e_ < xhi_) xhi_ = e_; }\n",
           emit_expr_str(E, E->plan.stride_stop, ty_scalar(KILN_INT64)));

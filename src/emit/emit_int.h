@@ -258,5 +258,8 @@ void emit_block(Emit *E, NodeList *l);
 /* A range loop's head (for_stmt's): bounds st<k>/sp<k>/sd<k>, a zero step reported and left
  * by E->leave, then `for (T it<k> = ...; ...; ...) {` with it<k> of the iterable's opty. */
 void emit_range_head(Emit *E, Node *n, int k);
+/* The entry's xlo_/xhi_, ylo_/yhi_, zlo_/zhi_: the bounds E->plan.guard folds into the grid
+ * (all of it when there is no guard), from the entry's parameters p<i>. */
+void emit_guard_bounds(Emit *E);
 
 #endif

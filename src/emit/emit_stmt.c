@@ -856,6 +856,26 @@ static void lane_block(Emit *E, NodeList *l) {
 /* ---- the guard plan (CPU) ----------------------------------------------------------- */
 
 /* The guard statement with the planned conjuncts left out. */
+void emit_guard_bounds(Emit *E) {
+    /* the guard's bounds on the grid coordinates (x = bx * BX + tx, and y, z
+     * alike), the same for the whole launch */
+    static const char cn[3] = {'x', 'y', 'z'};
+    GuardPlan *g = &E->plan.guard;
+    for (int d = 0; d < 3; d++)
+        P("    i64 %clo_ = -9223372036854775807LL - 1, %chi_ = 9223372036854775807LL;\n", cn[d],
+          cn[d]);
+    bool was = E->in_entry;
+    E->in_entry = true;
+    for (int i = 0; i < (g->stmt ? g->nb : 0); i++) {
+        const Bound *b = &g->b[i];
+        P("    { const i64 e_ = (i64)(%s)", emit_expr_str(E, b->e, ty_scalar(KILN_INT64)));
+        if (b->adj) P(" + %d", b->adj);
+        P("; if (e_ %s %c%s) %c%s = e_; }\n", b->lower ? ">" : "<", cn[b->dim],
+          b->lower ? "lo_" : "hi_", cn[b->dim], b->lower ? "lo_" : "hi_");
+    }
+    E->in_entry = was;
+}
+
 static void guard_stmt(Emit *E, Node *n) {
     GuardPlan *g = &E->plan.guard;
     if (g->early) { /* an early return: what stays of its condition */

@@ -59,6 +59,31 @@ typedef struct T0 {
     int nlabel;
     int nexits;     /* exit_lanes calls written */
     int depth;      /* statements the scan is inside */
+    bool pure_loads; /* fn_pure's walk met an array read */
+    /* results of inlined calls of functions of their arguments alone (fn_of_args), kept
+     * in arrays of their own (kc<i>) for later calls with the same arguments in the same
+     * block or one inside it, while no argument variable has been assigned since */
+    struct Memo {
+        const FuncSpec *f;
+        int nargs;
+        const Node *arg[8];
+        int epoch[8];
+        const char *res;
+        int depth;
+    } memo[32];
+    int nmemo, nkc, bdepth;
+    int kc_dt[64];
+    PMap epochs;    /* Sym -> stores written to it (store_sym) */
+    /* parameters of the inlined calls being written that read their argument's array */
+    const Sym *alias_sym[64];
+    const char *alias_arr[64];
+    int nalias;
+    /* x = v, on every lane: v's last operation writes x's array itself */
+    const Node *dst_node;
+    const char *dst;
+    int dst_dt;
+    const Node *guard; /* the kernel's guard whose bounds clamp the blocks (plan.h), or NULL */
+    bool guard_early;  /* ... an `if <out of range>: return`, which then writes nothing */
     int round;      /* the scan's pass */
     PMap scanned;   /* FuncSpec -> the last pass that scanned it */
     bool txbx;      /* a lane-by-lane loop reads the thread's x coordinates */
@@ -326,6 +351,10 @@ static void scan_stmt1(T0 *t, FuncSpec *f, Node *n, Scope sc) {
         return;
     }
     case S_IF: {
+        if (n == t->guard) { /* folded: its threads are the blocks' range */
+            if (!t->guard_early) scan_block(t, f, &n->ifs.body, sc);
+            return;
+        }
         bool v = vary(t, n->ifs.cond);
         Scope in = sc;
         if (v) {
@@ -431,7 +460,9 @@ static bool pure_expr(T0 *t, Node *n, int depth) {
                           !pure_stmts(t, &n->callee->def->def.body, depth + 1)))
             return false;
         return pure_list(t, &n->call.bound, depth);
-    case E_SUBSCRIPT: return pure_expr(t, n->sub.base, depth) && pure_list(t, &n->sub.idx, depth);
+    case E_SUBSCRIPT:
+        if (n->sub.base->ty->kind == TY_ARRAY) t->pure_loads = true;
+        return pure_expr(t, n->sub.base, depth) && pure_list(t, &n->sub.idx, depth);
     case E_ATTR: return pure_expr(t, n->attr.base, depth);
     case E_TUPLE: return pure_list(t, &n->tuple, depth);
     default: return true;
@@ -445,8 +476,15 @@ static bool pure_stmts(T0 *t, NodeList *l, int depth) {
             if (n->uf || !pure_expr(t, n->expr, depth)) return false;
             break;
         case S_ASSIGN:
-            for (int k = 0; k < n->assign.targets.n; k++)
-                if (n->assign.targets.v[k]->kind != E_NAME) return false;
+            for (int k = 0; k < n->assign.targets.n; k++) {
+                const Node *tg = n->assign.targets.v[k];
+                if (tg->kind == E_TUPLE) {
+                    for (int j = 0; j < tg->tuple.n; j++)
+                        if (tg->tuple.v[j]->kind != E_NAME) return false;
+                } else if (tg->kind != E_NAME) {
+                    return false;
+                }
+            }
             if (!pure_expr(t, n->assign.value, depth)) return false;
             break;
         case S_AUGASSIGN:
@@ -477,14 +515,45 @@ static bool fn_pure(T0 *t, FuncSpec *f) {
     int st = pm_get(t, &t->fns, f);
     if (st & 32) return true;
     if (st & 64) return false;
+    t->pure_loads = false;
     bool p = !f->recursive && f->ret->kind != TY_NONE && !f->ret_none &&
              pure_stmts(t, &f->def->def.body, 0);
     int *s = pm_slot(t, &t->fns, f, true);
-    *s |= p ? 32 : 64;
+    *s |= (p ? 32 : 64) | (p && !t->pure_loads ? 256 : 0);
     return p;
 }
 
+/* Whether f is pure and reads no array: its result depends on its arguments alone. */
+static bool fn_of_args(T0 *t, FuncSpec *f) { return fn_pure(t, f) && (pm_get(t, &t->fns, f) & 256); }
+
 /* ---- writing ------------------------------------------------------------------- */
+
+/* A varying variable's array: its own (kv<i>), or its argument's for a parameter of an
+ * inlined call that never assigns it. */
+static const char *aprintf(T0 *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *var_name(T0 *t, const Sym *s) {
+    for (int i = t->nalias - 1; i >= 0; i--)
+        if (t->alias_sym[i] == s) return t->alias_arr[i];
+    return aprintf(t, "kv%d", pm_get(t, &t->sym, s) >> 1);
+}
+
+/* The array an operation of node n writes: x's own for the hinted node, else a temporary. */
+static const char *tmp(T0 *t, int dt);
+static const char *result(T0 *t, const Node *n, int dt) {
+    if (t->dst_node == n && t->dst_dt == dt) return t->dst;
+    return tmp(t, dt);
+}
+
+static bool reads_sym(const Node *n, const Sym *s);
+
+/* A scope of masks: the memos made inside it serve only inside it. */
+static void scope_open(T0 *t) { t->bdepth++; }
+static void scope_close(T0 *t) {
+    while (t->nmemo && t->memo[t->nmemo - 1].depth >= t->bdepth) t->nmemo--;
+    t->bdepth--;
+}
+
+
 
 typedef struct Val {
     bool vec;      /* s names an array of KV_LANES; else s is a scalar expression */
@@ -492,7 +561,6 @@ typedef struct Val {
     int dt;        /* the C type it is held in */
 } Val;
 
-static const char *aprintf(T0 *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static const char *aprintf(T0 *t, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -639,7 +707,7 @@ static Val fallback(T0 *t, Node *n, const char *m, bool children) {
             t->ltext[t->nl++] = aprintf(t, "%s[kk_]", cv.s);
         }
     }
-    const char *d = tmp(t, dt);
+    const char *d = result(t, n, dt);
     lane_open(t, m);
     P("%s[kk_] = ", d);
     emit_expr_as(E, n, n->ty);
@@ -765,7 +833,8 @@ static Val ev(T0 *t, Node *n, const char *m) {
         if (n->sym) {
             int s = pm_get(t, &t->sym, n->sym);
             if (vdt(n->sym->ty) != dt) break;
-            return (Val){true, aprintf(t, "kv%d", s >> 1), dt};
+            (void)s;
+            return (Val){true, var_name(t, n->sym), dt};
         }
         break;
     case E_BINOP: {
@@ -783,7 +852,7 @@ static Val ev(T0 *t, Node *n, const char *m) {
         Val b = conv(t, ev(t, n->bin.r, m), n->bin.r->ty, o);
         int as, bs;
         const char *ap = operand(t, a, &as), *bp = operand(t, b, &bs);
-        const char *d = tmp(t, od);
+        const char *d = result(t, n, od);
         P("kv_bin(%d, %d, %s, %s, %d, %s, %d, n_);\n", op, od, d, ap, as, bp, bs);
         return (Val){true, d, od};
     }
@@ -794,14 +863,14 @@ static Val ev(T0 *t, Node *n, const char *m) {
         if (n->op == U_NEG && (dt_float(od) || od == KILN_INT32 || od == KILN_INT64) && od == dt) {
             Val a = conv(t, ev(t, n->un.x, m), n->un.x->ty, o);
             if (!a.vec) break;
-            const char *d = tmp(t, od);
+            const char *d = result(t, n, od);
             P("kv_un(%d, %d, %s, %s, n_);\n", KV_NEG, od, d, a.s);
             return (Val){true, d, od};
         }
         if (n->op == U_NOT && dt == KILN_BOOL) {
             Val a = truthy(t, ev(t, n->un.x, m), n->un.x->ty);
             if (!a.vec) break;
-            const char *d = tmp(t, KILN_BOOL);
+            const char *d = result(t, n, KILN_BOOL);
             P("kv_mnot((unsigned char *)%s, (unsigned char *)%s, n_);\n", d, a.s);
             return (Val){true, d, KILN_BOOL};
         }
@@ -818,7 +887,7 @@ static Val ev(T0 *t, Node *n, const char *m) {
         Val b = conv(t, ev(t, r, m), r->ty, o);
         int as, bs;
         const char *ap = operand(t, a, &as), *bp = operand(t, b, &bs);
-        const char *d = tmp(t, KILN_BOOL);
+        const char *d = result(t, n, KILN_BOOL);
         P("kv_cmp(%d, %d, (unsigned char *)%s, %s, %d, %s, %d, n_);\n", ops[n->cmp.ops[0]], od, d,
           ap, as, bp, bs);
         return (Val){true, d, KILN_BOOL};
@@ -829,10 +898,12 @@ static Val ev(T0 *t, Node *n, const char *m) {
         a = vec_of(t, a);
         int save = t->nmask;
         const char *mr = n->op == BO_AND ? mask_and(t, m, a) : mask_andnot(t, m, a);
-        const char *d = tmp(t, KILN_BOOL);
+        const char *d = result(t, n, KILN_BOOL);
         P("memcpy(%s, %s, (size_t)n_);\n", d, a.s);
         P("if (kv_any(%s, n_)) {\n", mr);
+        scope_open(t);
         Val b = truthy(t, ev(t, n->bin.r, mr), n->bin.r->ty);
+        scope_close(t);
         int bs;
         const char *bp = operand(t, b, &bs);
         P("kv_mov(%d, %s, %s, %s, %d, n_);\n}\n", KILN_BOOL, d, mr, bp, bs);
@@ -846,12 +917,14 @@ static Val ev(T0 *t, Node *n, const char *m) {
         Val c = truthy(t, ev(t, n->ifexp.cond, m), n->ifexp.cond->ty);
         int save = t->nmask;
         const char *mt = mask_and(t, m, c), *me = mask_andnot(t, m, c);
-        const char *d = tmp(t, od);
+        const char *d = result(t, n, od);
         for (int side = 0; side < 2; side++) {
             const char *ms = side ? me : mt;
             Node *x = side ? n->ifexp.orelse : n->ifexp.then;
             P("if (kv_any(%s, n_)) {\n", ms);
+            scope_open(t);
             Val v = conv(t, ev(t, x, ms), x->ty, o);
+            scope_close(t);
             int vs;
             const char *vp = operand(t, v, &vs);
             P("kv_mov(%d, %s, %s, %s, %d, n_);\n}\n", od, d, ms, vp, vs);
@@ -867,7 +940,7 @@ static Val ev(T0 *t, Node *n, const char *m) {
             break;
         int os;
         const char *op = operand(t, off, &os);
-        const char *d = tmp(t, dt);
+        const char *d = result(t, n, dt);
         P("kv_load(%d, %s, %s, %s, %d, %s, n_);\n", dt, d, base, op, os, m ? m : "0");
         return (Val){true, d, dt};
     }
@@ -887,7 +960,7 @@ static Val ev(T0 *t, Node *n, const char *m) {
             Node *x = n->call.bound.v[0];
             Val a = conv(t, ev(t, x, m), x->ty, ty_strong(o));
             if (!a.vec) break;
-            const char *d = tmp(t, od);
+            const char *d = result(t, n, od);
             P("kv_un(%d, %d, %s, %s, n_);\n", fn, od, d, a.s);
             return (Val){true, d, od};
         }
@@ -904,8 +977,44 @@ static Val ev(T0 *t, Node *n, const char *m) {
 
 /* ---- statements ---------------------------------------------------------------- */
 
+/* Whether expression n reads variable s (the arguments of its calls included). */
+static bool reads_sym(const Node *n, const Sym *s) {
+    if (!n) return false;
+    switch ((NodeKind)n->kind) {
+    case E_NAME: return n->sym == s;
+    case E_BINOP:
+    case E_BOOLOP: return reads_sym(n->bin.l, s) || reads_sym(n->bin.r, s);
+    case E_UNARY: return reads_sym(n->un.x, s);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (reads_sym(n->cmp.operands.v[i], s)) return true;
+        return false;
+    case E_IFEXP:
+        return reads_sym(n->ifexp.cond, s) || reads_sym(n->ifexp.then, s) ||
+               reads_sym(n->ifexp.orelse, s);
+    case E_CALL:
+        for (int i = 0; i < n->call.bound.n; i++)
+            if (reads_sym(n->call.bound.v[i], s)) return true;
+        return false;
+    case E_SUBSCRIPT:
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (reads_sym(n->sub.idx.v[i], s)) return true;
+        return reads_sym(n->sub.base, s);
+    case E_ATTR: return reads_sym(n->attr.base, s);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (reads_sym(n->tuple.v[i], s)) return true;
+        return false;
+    case E_SLICE:
+        return reads_sym(n->slice.lo, s) || reads_sym(n->slice.hi, s) ||
+               reads_sym(n->slice.step, s);
+    default: return false;
+    }
+}
+
 static void store_sym(T0 *t, const Sym *s, Val v, const Type *vt, const char *m) {
     Emit *E = t->E;
+    (*pm_slot(t, &t->epochs, s, true))++; /* the memos of calls that read it are stale */
     if (!sym_varies(t, s)) {
         /* a uniform variable takes a uniform value at a uniform place (the scan) */
         P("%s = %s;\n", emit_sym_name(E, s), captured_convert(t, vt, s->ty, aprintf(t, "(%s)", v.s)));
@@ -914,7 +1023,8 @@ static void store_sym(T0 *t, const Sym *s, Val v, const Type *vt, const char *m)
     Val c = conv(t, v, vt, s->ty);
     int cs;
     const char *cp = operand(t, c, &cs);
-    P("kv_mov(%d, kv%d, %s, %s, %d, n_);\n", c.dt, pm_get(t, &t->sym, s) >> 1, m ? m : "0", cp, cs);
+    if (c.vec && strcmp(c.s, var_name(t, s)) == 0) return; /* written in place */
+    P("kv_mov(%d, %s, %s, %s, %d, n_);\n", c.dt, var_name(t, s), m ? m : "0", cp, cs);
 }
 
 /* Clears the lanes of m from every mask from the chain's entry `to` inward. */
@@ -1020,7 +1130,7 @@ static void stmt(T0 *t, Node *n, const char *m) {
             int od = vdt(o);
             int op = n->op == B_ADD ? KV_ADD : n->op == B_SUB ? KV_SUB : n->op == B_MUL ? KV_MUL
                      : n->op == B_DIV && dt_float(od) && !E->debug ? KV_DIV : -1;
-            Val cur = {true, aprintf(t, "kv%d", pm_get(t, &t->sym, tg->sym) >> 1), vdt(tg->sym->ty)};
+            Val cur = {true, var_name(t, tg->sym), vdt(tg->sym->ty)};
             Val r;
             if (op >= 0 && od >= 0 && (dt_float(od) || od == KILN_INT32 || od == KILN_INT64 ||
                                        od == KILN_UINT32 || od == KILN_UINT64)) {
@@ -1093,7 +1203,17 @@ static void stmt(T0 *t, Node *n, const char *m) {
                     continue;
                 }
                 if (tg->kind == E_NAME) {
-                    store_sym(t, tg->sym, ev(t, v, m), v->ty, m);
+                    /* on every lane, a value that does not read x: computed into x's array */
+                    bool into = !m && n->assign.targets.n == 1 && sym_varies(t, tg->sym) &&
+                                vdt(v->ty) == vdt(tg->sym->ty) && !reads_sym(v, tg->sym);
+                    if (into) {
+                        t->dst_node = v;
+                        t->dst = var_name(t, tg->sym);
+                        t->dst_dt = vdt(v->ty);
+                    }
+                    Val val = ev(t, v, m);
+                    t->dst_node = NULL;
+                    store_sym(t, tg->sym, val, v->ty, m);
                     continue;
                 }
                 /* a store: a[i, j] = v */
@@ -1119,6 +1239,10 @@ static void stmt(T0 *t, Node *n, const char *m) {
         break;
     case S_IF: {
         Node *c = n->ifs.cond;
+        if (n == t->guard) { /* folded into the blocks' range (the entry clamps it) */
+            if (!t->guard_early) block(t, &n->ifs.body, m);
+            break;
+        }
         if (!vary(t, c)) {
             P("if (");
             emit_truthy(E, c);
@@ -1174,7 +1298,9 @@ static void stmt(T0 *t, Node *n, const char *m) {
         PS("for (;;) {\nKILN_POLL(return;)\n");
         int s2[KILN_NDTYPES];
         memcpy(s2, t->ntmp, sizeof s2);
+        scope_open(t);
         Val cv = truthy(t, ev(t, c, lm), c->ty);
+        scope_close(t);
         if (cv.vec) P("kv_mand(%s, %s, (unsigned char *)%s, n_);\n", lm, lm, cv.s);
         else P("if (!(%s)) break;\n", cv.s);
         memcpy(t->ntmp, s2, sizeof s2);
@@ -1241,6 +1367,7 @@ static void stmt(T0 *t, Node *n, const char *m) {
 static void block(T0 *t, NodeList *l, const char *m) {
     Emit *E = t->E;
     int open = 0;
+    scope_open(t);
     for (int i = 0; i < l->n && !t->bad; i++) {
         int before = t->nexits;
         stmt(t, l->v[i], m);
@@ -1250,6 +1377,7 @@ static void block(T0 *t, NodeList *l, const char *m) {
         }
     }
     while (open--) PS("}\n");
+    scope_close(t);
 }
 
 /* The uniform locals of f, declared at the top of its C block. */
@@ -1273,6 +1401,26 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
     if (rdt < 0 || pm_get(t, &t->fns, f) & 2) {
         BAD(t);
         return (Val){false, "0", 0};
+    }
+    /* a call made before with the same arguments (fn_of_args): its result */
+    bool memo = value && n->call.bound.n <= 8 && t->nmemo < 32 && t->nkc < 64 &&
+                fn_of_args(t, f);
+    for (int i = 0; memo && i < n->call.bound.n; i++) {
+        const Node *a = n->call.bound.v[i];
+        memo = a && ((a->kind == E_NAME && a->sym && sym_varies(t, a->sym)) ||
+                     ((a->flags & NF_CONST) && ty_is_scalar(a->ty)));
+    }
+    for (int j = t->nmemo - 1; memo && j >= 0; j--) {
+        struct Memo *me = &t->memo[j];
+        bool same = me->f == f && me->nargs == n->call.bound.n;
+        for (int i = 0; same && i < me->nargs; i++) {
+            const Node *a = n->call.bound.v[i], *b = me->arg[i];
+            same = a->kind == E_NAME
+                       ? b->kind == E_NAME && a->sym == b->sym &&
+                             me->epoch[i] == pm_get(t, &t->epochs, a->sym)
+                       : b->kind != E_NAME && a->ty == b->ty && a->cval.u == b->cval.u;
+        }
+        if (same) return (Val){true, me->res, rdt};
     }
     /* the arguments, in order, before the call's block */
     Val args[64];
@@ -1302,7 +1450,13 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
         }
         args[i] = v;
     }
-    const char *r = value ? tmp(t, rdt) : NULL;
+    const char *r = NULL;
+    if (memo) {
+        t->kc_dt[t->nkc] = rdt;
+        r = aprintf(t, "kc%d", t->nkc++);
+    } else if (value) {
+        r = tmp(t, rdt);
+    }
     /* the callee's own names, in a block of the call's (they may repeat the caller's) */
     PS("{\n");
     declare_locals(t, f);
@@ -1312,6 +1466,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
         if (m) P("memcpy(%s, %s, (size_t)n_);\n", rm, m);
         else P("memset(%s, 1, (size_t)n_);\n", rm);
     }
+    int saved_alias = t->nalias;
     for (int i = 0; i < n->call.bound.n && i < f->nparams; i++) {
         Sym *s = f->psyms[i];
         if (!args[i].s) continue;
@@ -1323,6 +1478,15 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
         if (!sym_varies(t, s)) {
             P("%s %s = %s; (void)%s;\n", emit_ctype(E, s->ty), emit_sym_name(E, s),
               captured_convert(t, f->params[i], s->ty, args[i].s), emit_sym_name(E, s));
+            continue;
+        }
+        /* never assigned in the callee: it reads its argument's array (which nothing
+         * writes while the call runs: the caller's variables are out of its reach, its
+         * temporaries held) */
+        if (args[i].vec && args[i].dt == vdt(s->ty) && !s->is_local && s->nassign == 0 &&
+            t->nalias < 64) {
+            t->alias_sym[t->nalias] = s;
+            t->alias_arr[t->nalias++] = args[i].s;
             continue;
         }
         store_sym(t, s, args[i], f->params[i], rm);
@@ -1338,12 +1502,24 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
     push(t, rm != m ? rm : NULL, 1);
     block(t, &f->def->def.body, rm);
     t->nchain = saved_chain;
+    t->nalias = saved_alias;
     t->fn_label = saved_label;
     t->ret_arr = saved_ret;
     t->ret_ty = saved_rty;
     t->ret_dt = saved_rdt;
     P("kce%d_:;\n}\n", id);
     if (rm != m) t->nmask--;
+    if (memo && !t->bad) {
+        struct Memo *me = &t->memo[t->nmemo++];
+        me->f = f;
+        me->nargs = n->call.bound.n;
+        for (int i = 0; i < me->nargs; i++) {
+            me->arg[i] = n->call.bound.v[i];
+            me->epoch[i] = me->arg[i]->kind == E_NAME ? pm_get(t, &t->epochs, me->arg[i]->sym) : 0;
+        }
+        me->res = r;
+        me->depth = t->bdepth;
+    }
     return value ? (Val){true, r, rdt} : (Val){false, "0", KILN_INT64};
 }
 
@@ -1354,7 +1530,7 @@ static const char *hook(Emit *E, const Node *n) {
     for (int i = t->nl - 1; i >= 0; i--)
         if (t->lnode[i] == n) return t->ltext[i];
     if (n->kind == E_NAME && n->sym && sym_varies(t, n->sym))
-        return aprintf(t, "kv%d[kk_]", pm_get(t, &t->sym, n->sym) >> 1);
+        return aprintf(t, "%s[kk_]", var_name(t, n->sym));
     return NULL;
 }
 
@@ -1388,6 +1564,12 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
     T0 *t = &T;
     t->E = E;
     t->A = &E->C->arena;
+    /* the guard the optimised entry folds into its loops, folded here into the blocks'
+     * range the same way when nothing of it stays in the body (plan.h, GuardPlan) */
+    if (E->plan.guard.stmt && E->plan.guard.nkeep == 0) {
+        t->guard = E->plan.guard.stmt;
+        t->guard_early = E->plan.guard.early;
+    }
     /* the scan, to its fixed point */
     for (int round = 0; round < 64 && !t->bad; round++) {
         t->changed = false;
@@ -1504,7 +1686,18 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
         for (int i = 0; i < t->maxtmp[d]; i++)
             buf_printf(o, "    _Alignas(32) %s kt%d_%d[%d];\n", dtc[d], d, i, KV_LANES);
     for (int i = 0; i < t->maxmask; i++) buf_printf(o, "    unsigned char km%d[%d];\n", i, KV_LANES);
+    for (int i = 0; i < t->nkc; i++)
+        buf_printf(o, "    _Alignas(32) %s kc%d[%d];\n", dtc[t->kc_dt[i]], i, KV_LANES);
     buf_put(o, decl.p ? decl.p : "", decl.len);
+    {
+        GuardPlan g = E->plan.guard;
+        if (!t->guard) E->plan.guard.stmt = NULL;
+        Buf *so = E->o;
+        E->o = o;
+        emit_guard_bounds(E);
+        E->o = so;
+        E->plan.guard = g;
+    }
     buf_printf(o,
                "    const i64 NX_ = GX_ * BX_, NY_ = GY_ * BY_, NZ_ = GZ_ * BZ_;\n"
                "    if (NX_ <= 0 || NY_ <= 0 || NZ_ <= 0) return;\n"
@@ -1518,8 +1711,12 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
                "        const i64 y_ = yz_ %% NY_, z_ = yz_ / NY_;\n"
                "        const i64 ty_ = y_ %% BY_, by_ = y_ / BY_, tz_ = z_ %% BZ_, bz_ = z_ / BZ_;\n"
                "        (void)ty_; (void)by_; (void)tz_; (void)bz_;\n"
-               "        const i64 x0_ = xb_ * %d;\n"
-               "        const long n_ = (long)(NX_ - x0_ < %d ? NX_ - x0_ : %d);\n"
+               "        if (y_ < ylo_ || y_ >= yhi_ || z_ < zlo_ || z_ >= zhi_) continue;\n"
+               "        i64 x0_ = xb_ * %d, xe_ = NX_ - x0_ < %d ? NX_ : x0_ + %d;\n"
+               "        if (x0_ < xlo_) x0_ = xlo_;\n"
+               "        if (xe_ > xhi_) xe_ = xhi_;\n"
+               "        if (xe_ <= x0_) continue;\n"
+               "        const long n_ = (long)(xe_ - x0_);\n"
                "        kv_iota(gx_, x0_, n_);\n",
                KV_LANES - 1, KV_LANES, KV_LANES, KV_LANES, KV_LANES);
     if (t->txbx) buf_puts(o, "        kv_divmod(bxv_, txv_, gx_, BX_, n_);\n");

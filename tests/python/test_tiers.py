@@ -709,6 +709,27 @@ def guarded(out, x, lo):
     if i < out.shape[0] and j < out.shape[1] and x[i, j] > lo or j == 0 and i < out.shape[0]:
         out[i, j] = x[i, j - 1] + x[i, 0] * j - (x[i, j] if j % 3 else 0.5)
 
+@kiln.jit(device=True)
+def sq1(v):
+    return v * v + 1.0
+
+@kiln.jit
+def memo(out, x):
+    # calls with the same arguments share one result only while the arguments stand
+    i = kiln.grid(1)
+    if i < x.size:
+        d = x[i]
+        a = sq1(d)
+        d = d + 1.0
+        c = sq1(d) if d > 1.5 else -1.0   # made under a mask: not for e below
+        e = sq1(d)
+        b = sq1(d)
+        acc = 0.0
+        for k in range(3):
+            d = x[i] + k
+            acc += sq1(d)
+        out[i] = a + 10 * b + 100 * c + 1000 * e + acc + sq1(d)
+
 @kiln.jit
 def strided(out, x, y):
     i = kiln.grid(1)
@@ -745,6 +766,10 @@ yv = rng.integers(-9, 9, 2000)[::3]
 o = np.zeros(400, np.int64)
 strided[2, 256](o, a, yv)
 res["strided"] = o
+xm = rng.uniform(0, 1, 600)
+o = np.zeros(600)
+memo[3, 256](o, xm)
+res["memo"] = o
 np.savez(os.environ["OUT"], **{k: (np.stack(v) if isinstance(v, tuple) else v) for k, v in res.items()})
 print(_kiln.tier_stats()["tier0_vector"], _kiln.tier_stats()["tier0_loads"])
 '''
@@ -759,9 +784,9 @@ print(_kiln.tier_stats()["tier0_vector"], _kiln.tier_stats()["tier0_loads"])
 def test_vector_entry_agrees_with_the_scalar_entry(tmp_path):
     vec, (nv, nl) = _vector_run(tmp_path, scalar=False)
     sca, (sv, sl) = _vector_run(tmp_path, scalar=True)
-    assert nv == nl == 5, (nv, nl)  # every kernel took the vector entry
-    assert sv == 0 and sl == 5
-    for k in ("collatz", "loops", "guarded", "strided"):
+    assert nv == nl == 6, (nv, nl)  # every kernel took the vector entry
+    assert sv == 0 and sl == 6
+    for k in ("collatz", "loops", "guarded", "strided", "memo"):
         assert np.array_equal(vec[k], sca[k]), k
     np.testing.assert_allclose(vec["bs"], sca["bs"], rtol=3e-7, atol=1e-5)
     # and what NumPy says for two of them
@@ -779,3 +804,22 @@ def test_vector_entry_agrees_with_the_scalar_entry(tmp_path):
             k += 1
         return k
     assert list(vec["collatz"]) == [steps(int(v)) for v in xs]
+    sq = lambda v: v * v + 1.0  # noqa: E731
+    xs_m = _memo_input()
+    d1 = xs_m + 1.0
+    acc = sum(sq(xs_m + k) for k in range(3))
+    want = (sq(xs_m) + 10 * sq(d1) + 100 * np.where(d1 > 1.5, sq(d1), -1.0) + 1000 * sq(d1)
+            + acc + sq(xs_m + 2))
+    np.testing.assert_allclose(vec["memo"], want, rtol=1e-12)
+
+
+def _memo_input():
+    """The memo kernel's input, drawn as _vector_run draws it."""
+    rng = np.random.default_rng(7)
+    rng.uniform(5, 30, 3000); rng.uniform(1, 100, 3000); rng.uniform(0.25, 10, 3000)
+    rng.integers(1, 5000, 1000)
+    rng.uniform(-1, 1, 777)
+    rng.uniform(-1, 1, (37, 53))
+    rng.uniform(-3, 3, 901)
+    rng.integers(-9, 9, 2000)
+    return rng.uniform(0, 1, 600)
