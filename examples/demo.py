@@ -64,12 +64,14 @@ def main():
     t0 = time.perf_counter()
     black_scholes[blocks, threads](call, put, price, strike, t, r, v)
     first = time.perf_counter() - t0
+    # on the CPU the first calls run tier 0 while the optimised build runs beside them
+    # (docs/architecture.md, "Tiers"): the steady state is the last 10 of 30 calls
     times = []
-    for _ in range(10):
+    for _ in range(30):
         t0 = time.perf_counter()
         black_scholes[blocks, threads](call, put, price, strike, t, r, v)
         times.append(time.perf_counter() - t0)
-    steady = sorted(times)[len(times) // 2]
+    steady = sorted(times[-10:])[5]
 
     m = 1 << 14  # the float64 reference on a sample
     rc, rp = reference(price[:m], strike[:m], t[:m], float(r), float(v))
@@ -78,7 +80,7 @@ def main():
     target = black_scholes.signatures[0]
     print(f"kiln {kiln.__version__}: Black-Scholes on {n} float32 options ({target})")
     print(f"  first call (compile + run): {first * 1e3:8.1f} ms")
-    print(f"  steady state (median of 10): {steady * 1e3:7.2f} ms  "
+    print(f"  steady state (median of the last 10 of 30 calls): {steady * 1e3:7.2f} ms  "
           f"({5 * 4 * n / steady / 1e9:.1f} GB/s effective)")
     print(f"  max relative error vs NumPy float64: {err:.2e}  ->  {'OK' if err < 1e-4 else 'WRONG'}")
     if err >= 1e-4:

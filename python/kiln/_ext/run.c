@@ -12,7 +12,7 @@ int ext_cpu_run(ModState *st, EntryObject *e, const int64_t grid[3], const int64
     int pool = 0; /* tier 0's threads (tcc.c) */
     if (__builtin_expect(code == e->cpu0, 0)) {
         /* a large launch may wait for the optimised build; a fork, a failure */
-        int nt = ext_tier_threads(e->job, e->cpu0, grid, block);
+        int nt = ext_tier_threads(st, e->job, e->cpu0, grid, block);
         if (ext_tier_poll(st, e->job, nt, grid, block) < 0) return -1;
         code = __atomic_load_n(&e->cpu, __ATOMIC_ACQUIRE);
         if (code == e->cpu0) {

@@ -65,6 +65,11 @@ enum { KILN_TIER_STOP_MS = 2000 };
 enum { KILN_TIER0_GUESS_NS = 100 };
 /* ... and with tier 0's vector entry (src/emit/emit_tier0.c: Black-Scholes about 10). */
 enum { KILN_TIER0_VECTOR_GUESS_NS = 16 };
+/* How long an optimising build waits for its entry's first tier-0 launch, in
+ * milliseconds: that launch has the processors to itself (the C compiler would take
+ * one of them, on two cores doubling the first call's time); the build starts when it
+ * ends, when a launch waits for the build, or after this long. */
+enum { KILN_TIER_HOLD_MS = 100 };
 /* The longest a launch is expected to run on tier 0, in milliseconds: one
  * expected to take longer waits for the optimised build instead. */
 enum { KILN_TIER0_BUDGET_MS = 100 };
@@ -91,6 +96,9 @@ struct ExtTierJob {
     char *error;             /* a failed build's message */
     double ns_per_thread;    /* the last tier-0 launch's time per thread (GIL) */
     bool vector;             /* tier 0 runs the vector entry: the smaller guess */
+    bool held;               /* a worker waits to build it until its entry's first tier-0
+                              * launch has run (ext_tier_ran) or until held_until */
+    double held_until;
 };
 
 typedef struct {
@@ -215,6 +223,19 @@ static void *worker_main(void *arg) {
         if (!T->qhead) T->qtail = NULL;
         j->qnext = NULL;
         j->state = JOB_RUNNING; /* the queue's reference is the worker's now */
+        /* the first tier-0 launch first (KILN_TIER_HOLD_MS) */
+        while (j->held && !__atomic_load_n(&T->stopping, __ATOMIC_RELAXED)) {
+            double left = j->held_until - now_ms();
+            if (left <= 0) break;
+            if (left > KILN_POLL_MS) left = KILN_POLL_MS;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long long ns = ts.tv_nsec + (long long)(left * 1e6);
+            ts.tv_sec += (time_t)(ns / 1000000000);
+            ts.tv_nsec = (long)(ns % 1000000000);
+            pthread_cond_timedwait(&T->cv, &T->mu, &ts);
+        }
+        j->held = false;
         pthread_mutex_unlock(&T->mu);
         run_job(T, j);
         pthread_mutex_lock(&T->mu);
@@ -382,6 +403,8 @@ ExtTierJob *ext_tier_start(ModState *st, kiln_ctx *ctx, const char *src, size_t 
     j->ctx = ctx;
     j->slot = slot;
     j->refs = 1; /* the entry's */
+    j->held = true;
+    j->held_until = now_ms() + KILN_TIER_HOLD_MS;
     pthread_mutex_lock(&T->mu);
     j->next = T->all;
     if (T->all) T->all->prev = j;
@@ -392,6 +415,16 @@ ExtTierJob *ext_tier_start(ModState *st, kiln_ctx *ctx, const char *src, size_t 
     }
     pthread_mutex_unlock(&T->mu);
     return j;
+}
+
+/* Lets j's worker build it now (KILN_TIER_HOLD_MS). */
+static void release(ExtTiers *T, ExtTierJob *j) {
+    pthread_mutex_lock(&T->mu);
+    if (j->held) {
+        j->held = false;
+        pthread_cond_broadcast(&T->cv);
+    }
+    pthread_mutex_unlock(&T->mu);
 }
 
 /* Whether j is queued or running; under mu. */
@@ -439,10 +472,19 @@ void ext_tier_vector(ExtTierJob *j, bool vector) {
     if (j) j->vector = vector;
 }
 
-int ext_tier_threads(const ExtTierJob *j, const kiln_cpu_module *m, const int64_t grid[3],
-                     const int64_t block[3]) {
+int ext_tier_threads(ModState *st, const ExtTierJob *j, const kiln_cpu_module *m,
+                     const int64_t grid[3], const int64_t block[3]) {
     if (expected_ns(j, grid, block) < KILN_TIER0_POOL_MIN_US * 1e3) return 1;
-    return kiln_cpu_quick_threads(m);
+    int n = kiln_cpu_quick_threads(m);
+    /* after the entry's first launch, while its optimising build runs, the build keeps
+     * one processor: it then ends sooner, and every launch after it runs the faster code */
+    if (j && n > 1 && j->ns_per_thread > 0) {
+        ExtTiers *T = st->tiers;
+        pthread_mutex_lock(&T->mu);
+        if (busy(j)) n--;
+        pthread_mutex_unlock(&T->mu);
+    }
+    return n;
 }
 
 int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
@@ -471,6 +513,8 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
         pthread_mutex_lock(&T->mu);
         bool b = busy(j);
         if (b) T->n.waits++;
+        j->held = false; /* built now: this launch waits for it */
+        pthread_cond_broadcast(&T->cv);
         pthread_mutex_unlock(&T->mu);
         if (b && wait_for(T, j) < 0) return -1;
     }
@@ -497,6 +541,7 @@ void ext_tier_ran(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
                   const int64_t block[3], double t0) {
     if (nt > 1) __atomic_fetch_add(&st->tiers->pooled, 1, __ATOMIC_RELAXED);
     if (!j) return;
+    release(st->tiers, j);
     double threads = positions(grid, block);
     if (threads >= 1) j->ns_per_thread = (now_ms() - t0) * 1e6 * (nt > 1 ? nt : 1) / threads;
 }
@@ -506,6 +551,8 @@ void ext_tier_detach(ModState *st, ExtTierJob *j) {
     ExtTiers *T = st->tiers;
     pthread_mutex_lock(&T->mu);
     j->slot = NULL;
+    j->held = false;
+    pthread_cond_broadcast(&T->cv);
     if (j->state == JOB_QUEUED) { /* nobody needs it built now */
         ExtTierJob **p = &T->qhead;
         while (*p && *p != j) p = &(*p)->qnext;

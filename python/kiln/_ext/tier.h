@@ -49,10 +49,11 @@ int ext_tier_poll(ModState *st, ExtTierJob *j, int nt, const int64_t grid[3],
  * its own (with the GIL, before the first launch). */
 void ext_tier_vector(ExtTierJob *j, bool vector);
 /* The threads a tier-0 launch of m runs on (kiln_cpu_quick_threads), when it is
- * expected to take KILN_TIER0_POOL_MIN_US or longer on one; else 1.  ext_tier_poll
- * divides its expectation by them. */
-int ext_tier_threads(const ExtTierJob *j, const kiln_cpu_module *m, const int64_t grid[3],
-                     const int64_t block[3]);
+ * expected to take KILN_TIER0_POOL_MIN_US or longer on one; else 1; one fewer after
+ * the entry's first launch while its optimising build runs.  ext_tier_poll divides
+ * its expectation by them. */
+int ext_tier_threads(ModState *st, const ExtTierJob *j, const kiln_cpu_module *m,
+                     const int64_t grid[3], const int64_t block[3]);
 /* Times a tier-0 launch on nt threads: t0 = ext_tier_clock() before, ext_tier_ran
  * after (the entry's time per grid position on one thread, for the next). */
 double ext_tier_clock(void);
