@@ -1,7 +1,8 @@
 /* emit_int.h: the emitter's private header (src/emit/).
  *
  * The emitter is files that call one way: emit.c (the program, each
- * function, the CPU and CUDA entries) -> emit_vec.c (the wide CUDA entry's
+ * function, the CPU and CUDA entries) -> emit_tier0.c, emit_tier0_expr.c,
+ * emit_tier0_scan.c (tier 0's vector entry, emit_tier0_int.h) -> emit_vec.c (the wide CUDA entry's
  * vector path, vecplan.h) -> emit_blocks.c (block mode's CPU
  * entries, rt_blocks.h) -> emit_extern.c (external CUDA device functions'
  * sources, declarations and wrappers) -> emit_libdevice.c (libdevice's) -> emit_stmt.c (statements, lane mode,
