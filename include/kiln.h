@@ -273,6 +273,9 @@ typedef struct kiln_options {
     const char *const *links;
     const size_t *link_lens;
     int nlinks;
+    /* CPU: also write tier 0's vector entry (kiln_program_tier0_source); the caller
+     * asks for it only when tier 0 may run the kernel */
+    int tier0_vector;
 } kiln_options;
 
 /* kiln_options.nvrtc_output.  Whole-program compilation drops device functions no kernel

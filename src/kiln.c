@@ -179,7 +179,7 @@ static int translate_body(Compiler *C, void *arg) {
         return -1;
     }
     double t2 = mono_ms();
-    bool cpu = C->opts.target != KILN_TARGET_CUDA && !exported;
+    bool cpu = C->opts.target != KILN_TARGET_CUDA && !exported && C->opts.tier0_vector;
     if (emit_program(C, &R, &T->out, &files, cpu ? &T->vec : NULL) < 0) return -1;
     sema_dump_types(C, &R, &T->types);
     double t3 = mono_ms();

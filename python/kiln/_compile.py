@@ -383,16 +383,17 @@ _CARVEOUT_ATTR = 9
 
 # ---- compilation ---------------------------------------------------------------------
 
-def _translate(disp, argkey, target, arch=0, export=()):
+def _translate(disp, argkey, target, arch=0, export=(), tier0=False):
     """The Program of a specialisation.  The options tuple is (target, fastmath, debug,
-    lineinfo, max_registers, arch, 3 launch bounds, export, @jit(link=...)'s source texts)
-    and export: (C symbol, return dtype + 1 or 0) to translate the function as an exported
-    device function (kiln.compiler)."""
+    lineinfo, max_registers, arch, 3 launch bounds, export, @jit(link=...)'s source texts,
+    tier0) and export: (C symbol, return dtype + 1 or 0) to translate the function as an
+    exported device function (kiln.compiler); tier0: the CPU program also gets tier 0's
+    vector entry (Program.tier0_source), written only when tier 0 may run it."""
     text, filename, first = dispatcher_source(disp)
     o = disp.options
     opts = (target, o["fastmath"], o["debug"], o["lineinfo"], o["max_registers"], arch,
             *o["launch_bounds"], *(export or (None, 0)),
-            link_texts(o.get("link", ())) if target == 1 else ())
+            link_texts(o.get("link", ())) if target == 1 else (), tier0)
     return _kiln.translate(text, filename, first, argkey, opts, resolve, disp.py_func)
 
 
@@ -456,12 +457,22 @@ def tiers():
     return 2 if v == "tcc" else int(v)
 
 
+_TIER0 = []
+
+
+def _tier0_built():
+    """Whether kiln was built with libtcc (tier 0 may run a kernel); asked once."""
+    if not _TIER0:
+        _TIER0.append(_kiln.tier_stats()["available"])
+    return _TIER0[0]
+
+
 def cpu_entry(disp, argkey, key, sig):
     """The Entry of a CPU specialisation: the optimised build when a cache tier has it,
     else tier 0's code with the optimising build on a worker thread (tier.c), else (tiers
     off, or tier 0 cannot build the kernel) the optimising build now."""
-    prog = _translate(disp, argkey, 0)
     mode = tiers()
+    prog = _translate(disp, argkey, 0, tier0=bool(mode) and _tier0_built())
     if mode:
         entry = _kiln.cpu_tiered_entry(prog, key, sig, _cache_name(disp, argkey),
                                        disp.options["cache"], mode == 2)

@@ -438,6 +438,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.fastmath = (flags >> 2) & 1;
     o.lineinfo = (flags >> 3) & 1;
     o.cuda_arch = 90;
+    o.tier0_vector = 1; /* the CPU programs with tier 0's vector entry (emit_tier0.c) too */
     translate(ctx, &D, &in, &src, args, nargs, &o);
     if (flags & 0x20) {
         o.target = o.target == KILN_TARGET_CPU ? KILN_TARGET_CUDA : KILN_TARGET_CPU;

@@ -896,3 +896,23 @@ def test_later_tier0_launches_leave_a_processor_to_the_running_build(tmp_path):
     if os.environ.get("OMP_NUM_THREADS"):
         n = min(n, int(os.environ["OMP_NUM_THREADS"]))
     assert int(s1) - int(s0) == (1 if n - 1 > 1 else 0), out
+
+
+def test_the_vector_entry_is_written_only_for_tier0():
+    # translating without tiers (KILN_TIERS=0, a precompile, the optimising build) writes
+    # no vector entry; tier 0's translation does, after the unchanged source
+    from kiln import _compile
+
+    @kiln.jit
+    def axpy(out, x):
+        i = kiln.grid(1)
+        if i < out.size:
+            out[i] = 2.0 * x[i] + 1.0
+
+    x = np.ones(8)
+    key = _kiln.key_of(x, x)
+    plain = _compile._translate(axpy, key, 0)
+    vec = _compile._translate(axpy, key, 0, tier0=True)
+    assert plain.tier0_source is None
+    assert vec.tier0_source.startswith(vec.source) and "kiln_ventry" in vec.tier0_source
+    assert vec.source == plain.source

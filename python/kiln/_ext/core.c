@@ -204,10 +204,10 @@ static PyObject *mod_translate(PyObject *module, PyObject *args) {
     o.records = ext_records(&o.nrecords);
     int target = 0;
     PyObject *links = NULL; /* (str, ...): @jit(link=...)'s CUDA C sources */
-    if (!PyArg_ParseTuple(opts, "iiiiii|iiiziO!", &target, &o.fastmath, &o.debug, &o.lineinfo,
+    if (!PyArg_ParseTuple(opts, "iiiiii|iiiziO!p", &target, &o.fastmath, &o.debug, &o.lineinfo,
                           &o.max_registers, &o.cuda_arch, &o.launch_bounds[0],
                           &o.launch_bounds[1], &o.launch_bounds[2], &o.export_name, &o.export_ret,
-                          &PyTuple_Type, &links))
+                          &PyTuple_Type, &links, &o.tier0_vector))
         return NULL;
     Py_ssize_t nl = links ? PyTuple_GET_SIZE(links) : 0;
     if (nl > KILN_MAX_PARAMS) {
