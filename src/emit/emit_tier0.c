@@ -140,6 +140,10 @@ static bool stmt_varies(T0 *t, Node *n) {
 static void loop_body(T0 *t, NodeList *body, Node *loop, const char *lm) {
     Emit *E = t->E;
     int lf = t0_pm_get(t, &t->loops, loop);
+    /* a loop's body runs again after the statements written below it: a call's result
+     * from before the loop, or from an iteration, is not the next iteration's (memos) */
+    int serial = t->loop_serial;
+    t->loop_serial = ++t->nserial;
     if (lf & 2) { /* a varying continue: the iteration's own mask */
         const char *it = t0_mask_new(t);
         P("memcpy(%s, %s, (size_t)n_);\n", it, lm);
@@ -149,6 +153,7 @@ static void loop_body(T0 *t, NodeList *body, Node *loop, const char *lm) {
     } else {
         block(t, body, lm);
     }
+    t->loop_serial = serial;
 }
 
 static void stmt(T0 *t, Node *n, const char *m) {
@@ -474,7 +479,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
     }
     for (int j = t->nmemo - 1; memo && j >= 0; j--) {
         struct Memo *me = &t->memo[j];
-        bool same = me->f == f && me->nargs == n->call.bound.n;
+        bool same = me->f == f && me->nargs == n->call.bound.n && me->serial == t->loop_serial;
         for (int i = 0; same && i < me->nargs; i++) {
             const Node *a = n->call.bound.v[i], *b = me->arg[i];
             same = a->kind == E_NAME
@@ -581,6 +586,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
         }
         me->res = r;
         me->depth = t->bdepth;
+        me->serial = t->loop_serial;
     }
     return value ? (Val){true, r, rdt} : (Val){false, "0", KILN_INT64};
 }

@@ -55,8 +55,10 @@ struct T0 {
         int epoch[8];
         const char *res;
         int depth;
+        int serial; /* the loop body it was made in (loop_serial) */
     } memo[32];
     int nmemo, nkc, bdepth;
+    int loop_serial, nserial; /* the loop body being written, 0 outside loops; bodies so far */
     int kc_dt[64];
     PMap epochs;    /* Sym -> stores written to it (store_sym) */
     /* parameters of the inlined calls being written that read their argument's array */

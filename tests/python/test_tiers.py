@@ -742,7 +742,11 @@ def memo(out, x):
         for k in range(3):
             d = x[i] + k
             acc += sq1(d)
-        out[i] = a + 10 * b + 100 * c + 1000 * e + acc + sq1(d)
+        f = sq1(d)
+        for k in range(3):   # made before the loop, stale from its second iteration on
+            acc += 10000 * sq1(d)
+            d = d + 1.0
+        out[i] = a + 10 * b + 100 * c + 1000 * e + acc + f
 
 @kiln.jit
 def strided(out, x, y):
@@ -821,7 +825,7 @@ def test_vector_entry_agrees_with_the_scalar_entry(tmp_path):
     sq = lambda v: v * v + 1.0  # noqa: E731
     xs_m = _memo_input()
     d1 = xs_m + 1.0
-    acc = sum(sq(xs_m + k) for k in range(3))
+    acc = sum(sq(xs_m + k) for k in range(3)) + sum(10000 * sq(xs_m + 2 + k) for k in range(3))
     want = (sq(xs_m) + 10 * sq(d1) + 100 * np.where(d1 > 1.5, sq(d1), -1.0) + 1000 * sq(d1)
             + acc + sq(xs_m + 2))
     np.testing.assert_allclose(vec["memo"], want, rtol=1e-12)
