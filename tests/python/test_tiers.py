@@ -80,6 +80,18 @@ def until_compiling(word=b"slow-cc"):
 '''
 
 
+# a kernel whose threads each run a loop of n (the scripts below dedent what follows it)
+HEAVY = '''
+@kiln.jit
+def heavy(out, n):
+    i = kiln.grid(1)
+    s = 0.0
+    for k in range(n):
+        s += (i + k) % 7
+    out[i] += s
+'''
+
+
 def env_for(tmp_path, **extra):
     env = dict(os.environ)
     env.update(PYTHONPATH=PYDIR, KILN_CACHE_DIR=str(tmp_path / "cache"), KILN_TARGET="cpu",
@@ -90,10 +102,10 @@ def env_for(tmp_path, **extra):
     return env
 
 
-def run(tmp_path, body, timeout=60, **extra):
-    """Runs HEAD + body in a new process; returns its stdout (asserting status 0)."""
+def run(tmp_path, body, timeout=60, pre="", **extra):
+    """Runs HEAD + pre + body in a new process; returns its stdout (asserting status 0)."""
     script = tmp_path / f"script{len(list(tmp_path.glob('script*.py')))}.py"
-    script.write_text(HEAD + textwrap.dedent(body))
+    script.write_text(HEAD + pre + textwrap.dedent(body))
     p = subprocess.run([sys.executable, str(script)], env=env_for(tmp_path, **extra),
                        capture_output=True, text=True, timeout=timeout * SLOW, cwd=str(tmp_path))
     assert p.returncode == 0, p.stdout + p.stderr
@@ -626,13 +638,6 @@ def test_a_shared_tier0_launch_of_one_block_runs_its_serial_path_once(tmp_path):
     # expected to take milliseconds, is shared, and with a single block every share
     # but the first leaves the entry's serial path to it (each result added once)
     out = run(tmp_path, '''
-        @kiln.jit
-        def heavy(out, n):
-            i = kiln.grid(1)
-            s = 0.0
-            for k in range(n):
-                s += (i + k) % 7
-            out[i] += s
         out = np.zeros(1024)
         heavy[1, 1024](out, 3000)
         s0 = _kiln.tier_stats()
@@ -647,7 +652,7 @@ def test_a_shared_tier0_launch_of_one_block_runs_its_serial_path_once(tmp_path):
         ref = np.array([sum((i + k) % 7 for k in range(3000)) for i in range(1024)], float)
         assert np.array_equal(out, 2 * ref)
         print("ok", s0["pooled"], s1["pooled"])
-    ''', KILN_CC=failing_cc(tmp_path))
+    ''', pre=HEAVY, KILN_CC=failing_cc(tmp_path))
     assert out.startswith("ok")
     if len(os.sched_getaffinity(0)) > 1 and os.environ.get("OMP_NUM_THREADS", "2") != "1":
         assert out.split()[1:3] == ["0", "1"], out
@@ -848,13 +853,6 @@ def test_the_optimising_build_lets_the_first_tier0_launch_run_first(tmp_path):
     # after the build was queued, whichever comes first; a launch longer than that sees
     # it start near 100 ms, not at once
     out = run(tmp_path, '''
-        @kiln.jit
-        def heavy(out, n):
-            i = kiln.grid(1)
-            s = 0.0
-            for k in range(n):
-                s += (i + k) % 7
-            out[i] += s
         seen = []
         def watch():
             t0 = time.monotonic()
@@ -872,7 +870,7 @@ def test_the_optimising_build_lets_the_first_tier0_launch_run_first(tmp_path):
         t1 = time.monotonic()
         w.join()
         print("ok", round((seen[0] - t0) * 1e3), round((t1 - t0) * 1e3))
-    ''', KILN_CC=slow_cc(tmp_path, 5))
+    ''', pre=HEAVY, KILN_CC=slow_cc(tmp_path, 5))
     _, started, ran = out.split()
     # the compiler did not start with the launch (without the hold: a few ms)
     assert int(started) >= 60 or int(started) >= int(ran) - 5, out
@@ -880,13 +878,6 @@ def test_the_optimising_build_lets_the_first_tier0_launch_run_first(tmp_path):
 
 def test_later_tier0_launches_leave_a_processor_to_the_running_build(tmp_path):
     out = run(tmp_path, '''
-        @kiln.jit
-        def heavy(out, n):
-            i = kiln.grid(1)
-            s = 0.0
-            for k in range(n):
-                s += (i + k) % 7
-            out[i] += s
         out = np.zeros(1 << 16)
         heavy[64, 1024](out, 200)   # times the entry (its own threads, all of them)
         s0 = _kiln.tier_stats()["pooled"]
@@ -894,7 +885,7 @@ def test_later_tier0_launches_leave_a_processor_to_the_running_build(tmp_path):
         heavy[64, 1024](out, 200)   # the build runs: one thread fewer
         s1 = _kiln.tier_stats()["pooled"]
         print("ok", s0, s1)
-    ''', KILN_CC=slow_cc(tmp_path, 5))
+    ''', pre=HEAVY, KILN_CC=slow_cc(tmp_path, 5))
     _, s0, s1 = out.split()
     n = len(os.sched_getaffinity(0))
     if os.environ.get("OMP_NUM_THREADS"):

@@ -214,6 +214,17 @@ static void run_job(ExtTiers *T, ExtTierJob *j) {
     PyMem_RawFree(t.buf);
 }
 
+/* Waits on cv for at most ms (and KILN_POLL_MS); under mu. */
+static void cv_wait(ExtTiers *T, double ms) {
+    if (ms > KILN_POLL_MS) ms = KILN_POLL_MS;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long ns = ts.tv_nsec + (long long)(ms * 1e6);
+    ts.tv_sec += (time_t)(ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&T->cv, &T->mu, &ts);
+}
+
 static void *worker_main(void *arg) {
     ExtTiers *T = arg;
     pthread_mutex_lock(&T->mu);
@@ -227,13 +238,7 @@ static void *worker_main(void *arg) {
         while (j->held && !__atomic_load_n(&T->stopping, __ATOMIC_RELAXED)) {
             double left = j->held_until - now_ms();
             if (left <= 0) break;
-            if (left > KILN_POLL_MS) left = KILN_POLL_MS;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long long ns = ts.tv_nsec + (long long)(left * 1e6);
-            ts.tv_sec += (time_t)(ns / 1000000000);
-            ts.tv_nsec = (long)(ns % 1000000000);
-            pthread_cond_timedwait(&T->cv, &T->mu, &ts);
+            cv_wait(T, left);
         }
         j->held = false;
         pthread_mutex_unlock(&T->mu);
@@ -438,14 +443,7 @@ static int wait_for(ExtTiers *T, ExtTierJob *j) {
         Py_BEGIN_ALLOW_THREADS
         pthread_mutex_lock(&T->mu);
         double until = now_ms() + KILN_POLL_MS;
-        while (busy(j) && now_ms() < until) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            long long ns = ts.tv_nsec + (long long)KILN_POLL_MS * 1000000;
-            ts.tv_sec += (time_t)(ns / 1000000000);
-            ts.tv_nsec = (long)(ns % 1000000000);
-            pthread_cond_timedwait(&T->cv, &T->mu, &ts);
-        }
+        while (busy(j) && now_ms() < until) cv_wait(T, until - now_ms());
         b = busy(j);
         pthread_mutex_unlock(&T->mu);
         Py_END_ALLOW_THREADS
@@ -581,13 +579,7 @@ static void wait_while(ExtTiers *T, int (*pred)(ExtTiers *), double ms) {
     while (pred(T)) {
         double left = until - now_ms();
         if (left <= 0) break;
-        if (left > KILN_POLL_MS) left = KILN_POLL_MS;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long long ns = ts.tv_nsec + (long long)(left * 1e6);
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
-        pthread_cond_timedwait(&T->cv, &T->mu, &ts);
+        cv_wait(T, left);
     }
 }
 
