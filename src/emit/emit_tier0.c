@@ -614,6 +614,7 @@ static void number_vars(T0 *t, Buf *decl) {
         }
         t->sym.v[i] = 1 | (t->nvars << 1);
         buf_printf(decl, "_Alignas(32) %s kv%d[%d];\n", t0_dtc[dt], t->nvars, KV_LANES);
+        t->frame += (int64_t)kiln_dtype_size((kiln_dtype)dt) * KV_LANES;
         t->nvars++;
     }
 }
@@ -703,6 +704,14 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
     E->o = saved_o;
     E->leave = saved_leave;
     E->plan = saved_plan;
+    /* the entry's arrays live on the stack of the launching thread (any Python thread):
+     * a kernel that needs more than T0_MAX_FRAME_BYTES of them gets no vector entry */
+    t->frame += (int64_t)(3 * 8 + 1 + t->maxmask) * KV_LANES;
+    for (int d = 0; d < KILN_NDTYPES; d++)
+        t->frame += (int64_t)t->maxtmp[d] * kiln_dtype_size((kiln_dtype)d) * KV_LANES;
+    for (int i = 0; i < t->nkc; i++)
+        t->frame += (int64_t)kiln_dtype_size((kiln_dtype)t->kc_dt[i]) * KV_LANES;
+    if (t->frame > T0_MAX_FRAME_BYTES) BAD(t);
     if (t->bad || body.oom || decl.oom) return t0_refused(t);
 
     Buf *o = out;

@@ -58,7 +58,8 @@ struct T0 {
         int serial; /* the loop body it was made in (loop_serial) */
     } memo[32];
     int nmemo, nkc, bdepth;
-    int loop_serial, nserial; /* the loop body being written, 0 outside loops; bodies so far */
+    int loop_serial, nserial;
+    int64_t frame;  /* bytes of the entry's arrays (T0_MAX_FRAME_BYTES) */ /* the loop body being written, 0 outside loops; bodies so far */
     int kc_dt[64];
     PMap epochs;    /* Sym -> stores written to it (store_sym) */
     /* parameters of the inlined calls being written that read their argument's array */
@@ -96,6 +97,10 @@ struct T0 {
 #define BAD(t)                                                                         \
     ((t)->bad = true, (t)->bad_file = (t)->bad_file ? (t)->bad_file : __FILE__,        \
      (t)->bad_line = (t)->bad_line ? (t)->bad_line : __LINE__)
+
+/* The most bytes of arrays the vector entry keeps on the launching thread's stack (a
+ * Python thread's may be small: threading.stack_size); past it, the scalar entry. */
+enum { T0_MAX_FRAME_BYTES = 128 * 1024 };
 
 /* Each dtype's C name in the generated code ("" for those tier 0's vector entry does
  * not hold). */

@@ -911,3 +911,21 @@ def test_the_vector_entry_is_written_only_for_tier0():
     assert plain.tier0_source is None
     assert vec.tier0_source.startswith(vec.source) and "kiln_ventry" in vec.tier0_source
     assert vec.source == plain.source
+
+
+def test_a_kernel_whose_arrays_would_fill_the_stack_gets_the_scalar_entry(tmp_path):
+    # T0_MAX_FRAME_BYTES: 70 varying float64 variables are 140 KiB of arrays of 256 lanes
+    names = [f"v{k}" for k in range(70)]
+    lines = "".join(f"        {v} = x[i] * {k}.0 + 1.0\n" for k, v in enumerate(names))
+    kernel = ("@kiln.jit\ndef wide(out, x):\n    i = kiln.grid(1)\n    if i < x.size:\n"
+              + lines.replace("        ", "        ", 1) + f"        out[i] = {' + '.join(names)}\n")
+    out = run(tmp_path, '''
+        x = np.arange(1000, dtype=np.float64)
+        out = np.zeros_like(x)
+        wide[4, 256](out, x)
+        want = sum(x * k + 1.0 for k in range(70))
+        assert np.allclose(out, want), (out[:4], want[:4])
+        s = _kiln.tier_stats()
+        print("ok", s["tier0_loads"], s["tier0_vector"])
+    ''', pre=kernel, KILN_TIERS="tcc")
+    assert out.split() == ["ok", "1", "0"], out
