@@ -177,22 +177,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         emit_indent(E);
         P("KILN_REC_ENTER(%d, %s)\n", emit_loc(E, f->def->sp), E->leave);
     }
-    for (int i = 0; i < E->gvalues.n; i++) {
-        const GVal *g = E->gvalues.v[i];
-        emit_indent(E);
-        if (g->ntuple > TUPLE_AS_ARRAY && emit_tuple_homogeneous(E, g->ty)) {
-            /* the same bits as its static array (on the GPU, floats as bits too) */
-            emit_tuple_is_array(E, g->ty);
-            const char *arr = emit_global_array(E, g);
-            P("%s kgv%d;\n", emit_ctype(E, g->ty), i);
-            emit_indent(E);
-            P("memcpy(&kgv%d, %s, sizeof kgv%d);\n", i, arr, i);
-            continue;
-        }
-        P("const %s kgv%d = ", emit_ctype(E, g->ty), i);
-        emit_global_make(E, g);
-        PS(";\n");
-    }
+    emit_gvalue_decls(E);
     buf_put(E->o, body.p ? body.p : "", body.len);
     E->body = NULL;
     if (value) PS("    return r0_;\n");

@@ -181,6 +181,9 @@ void emit_sx_close(Emit *E, const char *value);
 void emit_compare_pair(Emit *E, const char *a, const Type *at, const char *b, const Type *bt,
                        const Type *o, CmpOp op);
 void emit_global_make(Emit *E, const GVal *g);
+/* The locals kgv<i> of the frozen tuples the function just written used as values
+ * (E->gvalues, emit_global_value), at its top. */
+void emit_gvalue_decls(Emit *E);
 const char *emit_global_value(Emit *E, const GVal *g);
 const char *emit_global_array(Emit *E, const GVal *g);
 /* The static array of a frozen global NumPy array (kgc<i>). */

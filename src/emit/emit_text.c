@@ -703,16 +703,35 @@ void emit_global_make(Emit *E, const GVal *g) {
 }
 
 /* The name of the local holding tuple g in this function (declared by
- * function() once the body is written). */
+ * emit_gvalue_decls once the body is written; tier 0's vector entry has its own). */
 const char *emit_global_value(Emit *E, const GVal *g) {
-    const char *key = arena_printf(&E->C->arena, "kgv:%d:%d:%p", E->f->id, E->lanes,
-                                   (const void *)g);
+    const char *key = arena_printf(&E->C->arena, "kgv:%d:%d:%p", E->f->id,
+                                   E->lanes | (E->t0 ? 2 : 0), (const void *)g);
     const char *name = NULL;
     if (register_as(E, key, NULL, &name)) return name;
     name = arena_printf(&E->C->arena, "kgv%d", E->gvalues.n);
     E->named[name_slot(E, key)] = name;
     vec_push(&E->C->arena, &E->gvalues, (void *)g);
     return name;
+}
+
+void emit_gvalue_decls(Emit *E) {
+    for (int i = 0; i < E->gvalues.n; i++) {
+        const GVal *g = E->gvalues.v[i];
+        emit_indent(E);
+        if (g->ntuple > TUPLE_AS_ARRAY && emit_tuple_homogeneous(E, g->ty)) {
+            /* the same bits as its static array (on the GPU, floats as bits too) */
+            emit_tuple_is_array(E, g->ty);
+            const char *arr = emit_global_array(E, g);
+            P("%s kgv%d;\n", emit_ctype(E, g->ty), i);
+            emit_indent(E);
+            P("memcpy(&kgv%d, %s, sizeof kgv%d);\n", i, arr, i);
+            continue;
+        }
+        P("const %s kgv%d = ", emit_ctype(E, g->ty), i);
+        emit_global_make(E, g);
+        PS(";\n");
+    }
 }
 
 /* The name of the static array (written once per program) of the frozen

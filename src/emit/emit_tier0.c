@@ -673,6 +673,7 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
     E->line = -1;
     E->leave = "return;";
     E->o = &body;
+    E->gvalues.n = 0; /* the entry's own locals of frozen tuples (emit_global_value) */
     declare_locals(t, k);
     for (int i = 0; i < k->nparams; i++) {
         Sym *s = k->psyms[i];
@@ -699,6 +700,10 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
     push(t, m, 1);
     block(t, &k->def->def.body, m);
     PS("kr_end_:;\n");
+    Buf gdecl;
+    buf_init_arena(&gdecl, t->A);
+    E->o = &gdecl;
+    emit_gvalue_decls(E);
     E->t0 = NULL;
     E->t0_text = NULL;
     E->o = saved_o;
@@ -799,6 +804,7 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
                KV_LANES - 1, KV_LANES, KV_LANES, KV_LANES, KV_LANES);
     if (t->txbx) buf_puts(o, "        kv_divmod(bxv_, txv_, gx_, BX_, n_);\n");
     buf_puts(o, "        { const i64 tx_ = 0, bx_ = 0; (void)tx_; (void)bx_;\n");
+    buf_put(o, gdecl.p ? gdecl.p : "", gdecl.len);
     buf_put(o, body.p ? body.p : "", body.len);
     buf_puts(o, "        }\n    }\n}\n");
     return !o->oom;

@@ -480,6 +480,7 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
     monkeypatch.setenv("KILN_TIERS", "tcc")  # tier 0 alone; a refusal raises CompileError
     before = _kiln.tier_stats()["tier0_loads"]
     vbefore = _kiln.tier_stats()["tier0_vector"]
+    rbefore = _kiln.tier_stats()["tier0_vector_refusals"]
     bad = []
     for name in test_lang.CASES:
         with open(os.path.join(test_lang.LANG, name + ".expect")) as f:
@@ -491,6 +492,8 @@ def test_every_lang_kernel_through_tier0(monkeypatch):
     assert _kiln.tier_stats()["tier0_loads"] - before > 50
     # most take tier 0's vector entry (src/emit/emit_tier0.c), the rest its scalar one
     assert _kiln.tier_stats()["tier0_vector"] - vbefore > 150
+    # and libtcc compiles every vector text the emitter writes
+    assert _kiln.tier_stats()["tier0_vector_refusals"] == rbefore
 
 
 # ---- tier 0 on several threads (src/target/tcc.c, kiln_cpu_quick_run) ----------------
