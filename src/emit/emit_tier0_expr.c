@@ -293,6 +293,20 @@ bool t0_offset(T0 *t, Node *n, const char *m, Val *off, const char **base) {
 }
 
 
+/* x, evaluated on the lanes of ms alone (none: not at all), into those lanes of d: one
+ * side of a conditional expression (as type o) or of and/or (o NULL: its truth). */
+static void side_into(T0 *t, const char *d, const char *ms, Node *x, const Type *o) {
+    Emit *E = t->E;
+    P("if (kv_any(%s, n_)) {\n", ms);
+    t0_scope_open(t);
+    Val v = t0_ev(t, x, ms);
+    v = o ? t0_conv(t, v, x->ty, o) : t0_truthy(t, v, x->ty);
+    t0_scope_close(t);
+    int vs;
+    const char *vp = t0_operand(t, v, &vs);
+    P("kv_mov(%d, %s, %s, %s, %d, n_);\n}\n", v.dt, d, ms, vp, vs);
+}
+
 Val t0_ev(T0 *t, Node *n, const char *m) {
     Emit *E = t->E;
     if (t->bad) return (Val){false, "0", KILN_INT64};
@@ -377,13 +391,7 @@ Val t0_ev(T0 *t, Node *n, const char *m) {
         const char *mr = n->op == BO_AND ? t0_mask_and(t, m, a) : t0_mask_andnot(t, m, a);
         const char *d = result(t, n, KILN_BOOL);
         P("memcpy(%s, %s, (size_t)n_);\n", d, a.s);
-        P("if (kv_any(%s, n_)) {\n", mr);
-        t0_scope_open(t);
-        Val b = t0_truthy(t, t0_ev(t, n->bin.r, mr), n->bin.r->ty);
-        t0_scope_close(t);
-        int bs;
-        const char *bp = t0_operand(t, b, &bs);
-        P("kv_mov(%d, %s, %s, %s, %d, n_);\n}\n", KILN_BOOL, d, mr, bp, bs);
+        side_into(t, d, mr, n->bin.r, NULL);
         t->nmask = save;
         return (Val){true, d, KILN_BOOL};
     }
@@ -395,17 +403,8 @@ Val t0_ev(T0 *t, Node *n, const char *m) {
         int save = t->nmask;
         const char *mt = t0_mask_and(t, m, c), *me = t0_mask_andnot(t, m, c);
         const char *d = result(t, n, od);
-        for (int side = 0; side < 2; side++) {
-            const char *ms = side ? me : mt;
-            Node *x = side ? n->ifexp.orelse : n->ifexp.then;
-            P("if (kv_any(%s, n_)) {\n", ms);
-            t0_scope_open(t);
-            Val v = t0_conv(t, t0_ev(t, x, ms), x->ty, o);
-            t0_scope_close(t);
-            int vs;
-            const char *vp = t0_operand(t, v, &vs);
-            P("kv_mov(%d, %s, %s, %s, %d, n_);\n}\n", od, d, ms, vp, vs);
-        }
+        side_into(t, d, mt, n->ifexp.then, o);
+        side_into(t, d, me, n->ifexp.orelse, o);
         t->nmask = save;
         return (Val){true, d, od};
     }
