@@ -130,9 +130,12 @@ static bool stmt_varies(T0 *t, Node *n) {
         }
         return v;
     }
-    case S_AUGASSIGN:
-        return t0_vary(t, n->aug.value) | t0_vary(t, n->aug.target) ||
-               (n->aug.target->kind == E_NAME && t0_varies(t, n->aug.target->sym));
+    case S_AUGASSIGN: {
+        /* both sides scanned: t0_vary marks what they call */
+        bool v = t0_vary(t, n->aug.value);
+        v |= t0_vary(t, n->aug.target);
+        return v || (n->aug.target->kind == E_NAME && t0_varies(t, n->aug.target->sym));
+    }
     default: return true;
     }
 }

@@ -87,13 +87,18 @@ static bool any_child_varies(T0 *t, Node *n) {
     bool v = false;
     switch ((NodeKind)n->kind) {
     case E_BINOP:
-    case E_BOOLOP: v = t0_vary(t, n->bin.l) | t0_vary(t, n->bin.r); break;
+    case E_BOOLOP: /* each side scanned: t0_vary marks what it calls */
+        v = t0_vary(t, n->bin.l);
+        v |= t0_vary(t, n->bin.r);
+        break;
     case E_UNARY: v = t0_vary(t, n->un.x); break;
     case E_COMPARE:
         for (int i = 0; i < n->cmp.operands.n; i++) v |= t0_vary(t, n->cmp.operands.v[i]);
         break;
     case E_IFEXP:
-        v = t0_vary(t, n->ifexp.cond) | t0_vary(t, n->ifexp.then) | t0_vary(t, n->ifexp.orelse);
+        v = t0_vary(t, n->ifexp.cond);
+        v |= t0_vary(t, n->ifexp.then);
+        v |= t0_vary(t, n->ifexp.orelse);
         break;
     case E_CALL:
         for (int i = 0; i < n->call.bound.n; i++)
@@ -244,7 +249,8 @@ static void scan_stmt1(T0 *t, FuncSpec *f, Node *n, Scope sc) {
         return;
     }
     case S_AUGASSIGN: {
-        bool v = t0_vary(t, n->aug.value) | t0_vary(t, n->aug.target);
+        bool v = t0_vary(t, n->aug.value);
+        v |= t0_vary(t, n->aug.target);
         assigned(t, n->aug.target, v, sc);
         return;
     }
