@@ -11,8 +11,7 @@ beat the default by more than NOISE to be kept over it.  KILN_AUTOTUNE=0 turns t
 off (read when kiln is imported): the default then, and kept choices are not read.  docs/modes.md is the user's account.
 """
 import os
-import statistics
-import threading
+import _thread
 import time
 
 from . import _kiln
@@ -25,7 +24,7 @@ NOISE = 0.05                             # a candidate beats the default by more
                                          # in two separate contests
 
 _memo = {}
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # not threading's: 3 ms of `import kiln`
 
 
 def _read_on():
@@ -95,6 +94,13 @@ def choose(key, kind, ident, device, n, candidates, make_run, sync, default=DEFA
     return c
 
 
+def _median(v):
+    """statistics.median, without importing statistics (10 ms of `import kiln`)."""
+    v = sorted(v)
+    h = len(v) // 2
+    return v[h] if len(v) % 2 else (v[h - 1] + v[h]) / 2
+
+
 def _timed(cands, run, sync, rounds):
     """Median seconds of each candidate over rounds that interleave them (drift hits all)."""
     times = {c: [] for c in cands}
@@ -105,7 +111,7 @@ def _timed(cands, run, sync, rounds):
             if sync:
                 sync()
             times[c].append(time.perf_counter() - t0)
-    return {c: statistics.median(v) for c, v in times.items()}
+    return {c: _median(v) for c, v in times.items()}
 
 
 def _search(candidates, run, sync, default=DEFAULT_THREADS):

@@ -7,7 +7,6 @@ which hands the work to kiln._compile (imported then, not at ``import kiln``).
 """
 
 import copyreg
-import hashlib
 import operator
 import os
 
@@ -889,6 +888,7 @@ class _TunedForall:
                                        self.sharedmem](*copies)
 
         def ident():
+            import hashlib  # here: 3 ms of `import kiln` otherwise
             code = self.disp.py_func.__code__
             body = hashlib.sha1(code.co_code + repr(code.co_consts).encode()).hexdigest()[:12]
             return f"{self.disp.py_func.__module__}.{self.disp.__qualname__}:{body}:" \

@@ -17,12 +17,25 @@ that digest (``linked_inputs``) and gives them to nvJitLink after the kernel's o
 LTO-IR.  The CPU target cannot run such code: there the comment is a C ``#error``.
 """
 
-import hashlib
 import os
-import re
 
 from . import _types
 from ._types import CPointer, Signature, Type
+
+
+class _Regex:
+    """A pattern compiled at its first use: re and hashlib stay out of `import kiln`
+    (5 ms of its 16 here)."""
+
+    def __init__(self, pattern, flags=0):
+        self._args = (pattern, flags)
+        self._rx = None
+
+    def __getattr__(self, name):
+        if self._rx is None:
+            import re
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
 
 # how a declared function is called: kiln_abi in include/kiln.h
 _ABIS = {"numba": 0, "c": 1}
@@ -34,12 +47,12 @@ _KIND_NAMES = {1: "cubin", 2: "PTX", 3: "LTO-IR", 4: "fatbin", 5: "object", 6: "
 
 # the program's comment for a linked input (KILN_LINKED_MARKER in src/compiler.h)
 _MARKER = "/* kiln-linked "
-_MARKER_RE = re.compile(r"/\* kiln-linked (\d) ([0-9a-f]{64}) ")
+_MARKER_RE = _Regex(r"/\* kiln-linked (\d) ([0-9a-f]{64}) ")
 
 # the bytes of every compiled input read in this process, by SHA-256: what a build links
 _BLOBS = {}
 
-_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_C_NAME = _Regex(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # headers nested in headers that link_texts puts in place (docs/limits.md)
 KILN_LINK_MAX_INCLUDE_DEPTH = 32
@@ -171,8 +184,8 @@ def _line(name, line):
 
 
 # #include "name" or #include <name>, as the preprocessor writes it
-_INCLUDE = re.compile(r'[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*')
-_PRAGMA_ONCE = re.compile(r'[ \t]*#[ \t]*pragma[ \t]+once[ \t]*(?://[^\n]*)?\Z')
+_INCLUDE = _Regex(r'[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)[^\n]*')
+_PRAGMA_ONCE = _Regex(r'[ \t]*#[ \t]*pragma[ \t]+once[ \t]*(?://[^\n]*)?\Z')
 
 
 def _find(name, own_dir, quoted, paths):
@@ -283,6 +296,7 @@ def _read_text(path, what):
 def linked_marker(kind, name, data):
     """The program's text for compiled code: a comment with its kind, the SHA-256 of its
     bytes (so the cache key covers them) and its name; the bytes are kept by digest."""
+    import hashlib
     digest = hashlib.sha256(data).hexdigest()
     _BLOBS.setdefault(digest, data)
     # shown in messages and the program: printable UTF-8 (a file name need not be)
@@ -307,8 +321,8 @@ def linked_inputs(source):
     return out
 
 
-_PTX_DEF = re.compile(rb"^\s*\.visible\s+\.(?:func|entry)\s*(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)",
-                      re.M)
+_PTX_DEF = _Regex(rb"^\s*\.visible\s+\.(?:func|entry)\s*(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)",
+                  8)  # re.M
 
 
 def _elf_functions(data):
@@ -379,6 +393,7 @@ def _signature(sig):
     if isinstance(sig, Signature):
         return sig
     if isinstance(sig, str):
+        import re
         m = re.match(r"\s*(.*?)\s*\((.*)\)\s*\Z", sig, re.S)
         if not m:
             raise TypeError(f"a signature is 'ret(args)', not {sig!r}")

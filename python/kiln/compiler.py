@@ -12,10 +12,9 @@ GPU: without one, the arch is the current GPU's only when there is one, else
 DEFAULT_CC.  The work is _compile's; this file checks the options and names the results.
 """
 
-import re
-
 from . import _kiln
 from ._dispatch import Dispatcher
+from ._extern import _C_NAME
 
 # The compute capability compile_ptx targets without cc= when no GPU can be used: the
 # newest of the archs CI compiles every kernel for, as inspect_ptx uses.
@@ -23,7 +22,6 @@ DEFAULT_CC = (9, 0)
 
 _ABIS = ("numba", "c")
 _OUTPUTS = ("ptx", "ltoir")
-_C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _arch(cc):

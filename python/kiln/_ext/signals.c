@@ -160,9 +160,14 @@ int ext_signals_init(void) {
         PyErr_SetString(PyExc_RuntimeError, "kiln: cannot register its fork handler");
         return -1;
     }
-    /* Python's main thread, which may not be the importing one */
+    /* Python's main thread, which may not be the importing one.  Another thread exists
+     * only through threading (or _thread, which nobody starts by hand), so with threading
+     * not yet imported the importing thread is the main one; importing threading here
+     * would cost `import kiln` 3 ms. */
     ext_sig.main = pthread_self();
-    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *name = PyUnicode_FromString("threading");
+    PyObject *threading = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
     PyObject *mt = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
     PyObject *ident = mt ? PyObject_GetAttrString(mt, "ident") : NULL;
     if (ident && PyLong_Check(ident)) {
