@@ -438,3 +438,50 @@ def _big_thread_stacks():
     if hard != resource.RLIM_INFINITY:
         want = min(want, hard)
     resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+
+
+SPIN = """
+    import resource, subprocess
+    big = 1 << 18
+    a = np.zeros(big)
+    print("env", os.environ.get("GOMP_SPINCOUNT"),
+          subprocess.run(["sh", "-c", "echo child:$GOMP_SPINCOUNT"], capture_output=True,
+                         text=True).stdout.strip(), flush=True)
+    burnt = []
+    for _ in range(5):
+        fill[(big + 255) // 256, 256](a, 1.0)  # an OpenMP team, idle after it
+        t = resource.getrusage(resource.RUSAGE_SELF)
+        time.sleep(0.05)  # what its threads burn while the program does something else
+        u = resource.getrusage(resource.RUSAGE_SELF)
+        burnt.append(u.ru_utime + u.ru_stime - t.ru_utime - t.ru_stime)
+    print("burnt", sorted(burnt)[2], flush=True)
+    """
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one processor: no OpenMP team")
+def test_idle_openmp_threads_stop_spinning_soon_unless_the_user_says_otherwise():
+    # libgomp's threads spin 300000 iterations (about 10 ms) for the next region unless
+    # told otherwise; kiln tells them 10000 (KILN_OMP_SPINCOUNT) while libgomp loads, so
+    # a process's first launches keep their processors, and leaves no variable behind
+    def burnt(**env):
+        saved = {k: os.environ.pop(k, None) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+        os.environ.update(env)
+        try:
+            out, err, rc = child(SPIN, timeout=60)
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None)
+                if v is not None:
+                    os.environ[k] = v
+        assert rc == 0, (out, err)
+        return out, float(out.split("burnt ")[1].split()[0])
+
+    out, ours = burnt()
+    assert "env None child:\n" in out, out
+    out, theirs = burnt(GOMP_SPINCOUNT="3000000")
+    assert "env 3000000 child:3000000" in out, out  # the user's, kept
+    # the user's 3000000 spins keep a thread busy through most of the 50 ms sleep
+    assert theirs > 0.02, theirs
+    # and libgomp's own default (300000; 3.5 ms here) burns several times kiln's
+    out, default = burnt(GOMP_SPINCOUNT="300000")
+    assert ours < default / 4, (ours, default)

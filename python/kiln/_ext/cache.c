@@ -24,6 +24,7 @@
 #include "cache.h"
 
 #include "obs.h"
+#include "signals.h"
 
 /* claim-and-wait rounds of one build (a round ends when the holder dies, releases or
  * lets its lease lapse); then it builds without a claim */
@@ -246,16 +247,14 @@ int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *tar
 }
 
 /* ---- opening ahead ------------------------------------------------------------------
- * Opening the database (about 1 ms: SQLite's first statement maps the WAL)
- * and loading OpenMP's runtime for the first CPU kernel (about 0.5 ms) are
- * done on a thread started at the first kernel definition, so they overlap
- * with what the program does before its first call. */
-
-#include <dlfcn.h>
+ * Opening the database (about 1 ms: SQLite's first statement maps the WAL) is
+ * done on a thread started at the first kernel definition, so it overlaps with
+ * what the program does before its first call.  OpenMP's runtime (0.15 ms) is
+ * loaded there too, but on the calling thread (ext_omp_load: it sets its
+ * spin count through the environment, which only the GIL's holder may touch). */
 
 static void *ahead_main(void *arg) {
     ext_get_cache(arg);
-    dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
     return NULL;
 }
 
@@ -267,6 +266,7 @@ static void ahead_join(void) {
 static PyObject *f_open_ahead(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     pthread_once(&fork_once, register_fork);
+    ext_omp_load(); /* here, with the GIL: it sets an environment variable for a moment */
     if (!ahead_started && pthread_create(&ahead_thread, NULL, ahead_main, st) == 0) {
         ahead_started = true;
         static bool registered;

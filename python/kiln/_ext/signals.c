@@ -34,6 +34,7 @@
  */
 #include "signals.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -138,6 +139,17 @@ static bool team_can_start(void) {
     pthread_mutex_unlock(&t.mu);
     for (long i = 0; i < made; i++) pthread_join(th[i], NULL);
     return made == n;
+}
+
+void ext_omp_load(void) {
+    static bool loaded;
+    if (loaded) return;
+    loaded = true;
+    if (dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) return; /* someone's: theirs */
+    const bool ours = !getenv("GOMP_SPINCOUNT") && !getenv("OMP_WAIT_POLICY");
+    if (ours) setenv("GOMP_SPINCOUNT", KILN_OMP_SPINCOUNT, 0);
+    dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    if (ours) unsetenv("GOMP_SPINCOUNT");
 }
 
 static void after_fork_child(void) {

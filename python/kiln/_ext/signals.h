@@ -21,6 +21,22 @@ enum { KILN_SIGINT_RECHECK = 256 };
 /* The most threads the OpenMP team probe (ext_omp_team) makes. */
 enum { KILN_OMP_PROBE_MAX = 256 };
 
+/* How long an idle OpenMP thread spins for the next parallel region before it
+ * sleeps, in libgomp's spin iterations (GOMP_SPINCOUNT), unless the user set
+ * GOMP_SPINCOUNT or OMP_WAIT_POLICY: libgomp's own default, 300000, is about 10 ms
+ * here, and a thread spinning that long after a process's first launch, placed on
+ * the launching thread's processor, took its time slice (a warm first call of
+ * 8.5 ms instead of 1.9).  10000 is about 0.3 ms: a launch that follows another
+ * within that finds the team awake (5 us; 30 us when it sleeps). */
+#define KILN_OMP_SPINCOUNT "10000"
+
+/* Loads GCC's OpenMP runtime, once, if the process has not: with GOMP_SPINCOUNT
+ * set to KILN_OMP_SPINCOUNT while libgomp reads its environment (and removed after,
+ * so no child process sees it), unless the user set GOMP_SPINCOUNT or
+ * OMP_WAIT_POLICY.  A runtime already loaded (by another library) keeps its
+ * settings.  With the GIL, from Python's first kernel definition. */
+void ext_omp_load(void);
+
 /* ExtSignals and ext_sig, the process-wide state signals.c owns: state.h (errors.c
  * reads which thread is the main one). */
 
