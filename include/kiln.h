@@ -470,6 +470,9 @@ int kiln_cpu_quick_available(void);
  * 1 for any other module. */
 int kiln_cpu_quick_threads(const kiln_cpu_module *m);
 enum { KILN_TIER0_MAX_THREADS = 64 };
+/* The shares a pooled tier-0 launch is cut into, per thread: the threads claim them
+ * in turn, so one that starts late or runs slow holds the launch up by one share. */
+enum { KILN_TIER0_SHARES_PER_THREAD = 8 };
 /* tcc's runtime directory tier 0 uses ($KILN_TCC_DIR or the built-in one), or NULL
  * when kiln was built without libtcc. */
 const char *kiln_cpu_quick_dir(void);
@@ -547,9 +550,10 @@ typedef struct kiln_cpu_launch {
     /* Dynamic shared memory per block in bytes (the launch's 4th value), for
      * kernels with shared memory or barriers (src/emit/rt_blocks.h). */
     int64_t dyn_shared;
-    /* Tier 0 only (src/target/tcc.c): pool_nt is how many threads of kiln's own
-     * may run the launch at once (0 or 1: the calling thread alone); each call of
-     * the entry gets its own copy with pool_me, its share, from 0. */
+    /* Tier 0 only (src/target/tcc.c): given to kiln_cpu_launch_kernel, pool_nt is
+     * how many threads of kiln's own may run the launch at once (0 or 1: the calling
+     * thread alone); each call of the entry gets its own copy with pool_nt the
+     * number of shares and pool_me its share, from 0. */
     int64_t pool_me, pool_nt;
 } kiln_cpu_launch;
 /* par_threshold for a launch that must stay on the calling thread (after fork,

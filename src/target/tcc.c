@@ -266,23 +266,58 @@ const char *kiln_cpu_quick_dir(void) { return NULL; }
 #endif
 
 /* ---- tier 0's threads ------------------------------------------------------------
- * tcc has no OpenMP, so a large launch's shares run on threads started for it and
- * joined before it returns: nothing outlives a launch, so fork and exit find no
- * thread of tier 0's.  Each share is one call of the entry with its own copy of the
- * launch record (pool_me of pool_nt, rt_cpu.h); a share whose thread cannot start
- * runs on the calling thread after its own, so the launch never depends on how
- * many started.  The threads block every signal: a SIGINT reaches the launching
- * thread, whose handler sets the stop word every share polls. */
+ * tcc has no OpenMP, so a large launch runs on threads started for it.  The launch
+ * is cut into KILN_TIER0_SHARES_PER_THREAD shares a thread; each share is one call
+ * of the entry with its own copy of the launch record (pool_me of pool_nt,
+ * rt_cpu.h), and the calling thread and the started ones claim shares in turn
+ * until none is left.  So a thread that starts late (its processor busy, or its
+ * shares' first touches of new memory slower) costs only its last share: the
+ * others take what it has not, and the launch returns once every claimed share
+ * has run, whether or not every started thread has even begun.  The record the
+ * threads share is counted and freed by its last user; a thread that starts after
+ * the launch returned finds no share, so it never calls the entry, whose module
+ * the launch holds only while it runs.  A thread that cannot start changes
+ * nothing but the pace.  The threads block every signal: a SIGINT reaches the
+ * launching thread, whose handler sets the stop word every share polls. */
 
 typedef struct {
     kiln_cpu_module *m;
     kiln_cpu_launch L;
     const int64_t *params;
-} Share;
+    int64_t nshares;
+    int64_t next; /* the next share to claim (atomic) */
+    int64_t done; /* shares run (atomic; under mu when it reaches nshares) */
+    int refs;     /* the launching thread and each started one (atomic) */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} Shares;
+
+static void run_shares(Shares *r) {
+    for (;;) {
+        const int64_t k = __atomic_fetch_add(&r->next, 1, __ATOMIC_ACQ_REL);
+        if (k >= r->nshares) return;
+        kiln_cpu_launch L = r->L;
+        L.pool_me = k;
+        L.pool_nt = r->nshares;
+        r->m->entry(&L, r->params);
+        if (__atomic_add_fetch(&r->done, 1, __ATOMIC_ACQ_REL) == r->nshares) {
+            pthread_mutex_lock(&r->mu);
+            pthread_cond_broadcast(&r->cv);
+            pthread_mutex_unlock(&r->mu);
+        }
+    }
+}
+
+static void shares_release(Shares *r) {
+    if (__atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
 
 static void *share_main(void *arg) {
-    Share *sh = arg;
-    sh->m->entry(&sh->L, sh->params);
+    run_shares(arg);
+    shares_release(arg);
     return NULL;
 }
 
@@ -290,28 +325,42 @@ void kiln_cpu_quick_run(kiln_cpu_module *m, const kiln_cpu_launch *launch,
                         const int64_t *params) {
     int64_t nt = m->pool ? launch->pool_nt : 1;
     if (nt > KILN_TIER0_MAX_THREADS) nt = KILN_TIER0_MAX_THREADS;
-    if (nt < 1) nt = 1;
-    Share sh[KILN_TIER0_MAX_THREADS];
-    pthread_t th[KILN_TIER0_MAX_THREADS];
-    int started[KILN_TIER0_MAX_THREADS] = {0};
-    for (int64_t k = 0; k < nt; k++) {
-        sh[k].m = m;
-        sh[k].L = *launch;
-        sh[k].L.pool_me = k;
-        sh[k].L.pool_nt = nt;
-        sh[k].params = params;
+    Shares *r = nt > 1 ? calloc(1, sizeof *r) : NULL;
+    if (!r) { /* alone */
+        kiln_cpu_launch L = *launch;
+        L.pool_me = 0;
+        L.pool_nt = 1;
+        m->entry(&L, params);
+        return;
     }
-    if (nt > 1) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        for (int64_t k = 1; k < nt; k++)
-            started[k] = pthread_create(&th[k], NULL, share_main, &sh[k]) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    r->m = m;
+    r->L = *launch;
+    r->params = params;
+    r->nshares = nt * KILN_TIER0_SHARES_PER_THREAD;
+    r->refs = 1;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    pthread_attr_t at;
+    const bool attr = pthread_attr_init(&at) == 0;
+    if (attr) pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    for (int64_t k = 1; k < nt && attr; k++) {
+        __atomic_add_fetch(&r->refs, 1, __ATOMIC_ACQ_REL);
+        pthread_t th;
+        if (pthread_create(&th, &at, share_main, r) != 0) {
+            __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL);
+            break;
+        }
     }
-    share_main(&sh[0]);
-    for (int64_t k = 1; k < nt; k++)
-        if (!started[k]) share_main(&sh[k]);
-    for (int64_t k = 1; k < nt; k++)
-        if (started[k]) pthread_join(th[k], NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (attr) pthread_attr_destroy(&at);
+    run_shares(r);
+    /* every share is claimed: wait for those still running elsewhere */
+    pthread_mutex_lock(&r->mu);
+    while (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE) < r->nshares)
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    shares_release(r);
 }

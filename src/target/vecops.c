@@ -26,7 +26,7 @@ KV_DECL1(sinh) KV_DECL1(cbrt) KV_DECL1(log10) KV_DECL1(log2) KV_DECL1(log1p)
 KV_DECL1(atanh) KV_DECL1(acosh) KV_DECL1(erf) KV_DECL1(tanh) KV_DECL1(asinh) KV_DECL1(erfc)
 KV_DECL1(tan)
 #endif
-#define KV_CLONES __attribute__((target_clones("avx2", "default")))
+#define KV_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define KV_CLONES
 #endif
@@ -276,6 +276,9 @@ KV_CLONES void kv_load(int ty, void *d, const void *base, const int64_t *off, in
         if (dense) {
             const W *s_ = b_ + off[0];
             for (long k = 0; k < n; k++) d_[k] = s_[k];
+            /* the next block's lanes, which a thread's next block reads: fetched while
+             * this block computes, as the optimised code's streams are */
+            for (long k = 0; k < n; k += 64 / (long)sizeof(W)) __builtin_prefetch(s_ + n + k);
         } else if (os) {
             const int64_t o = *off;
             for (long k = 0; k < n; k++)
@@ -298,6 +301,7 @@ KV_CLONES void kv_store(int ty, void *base, const int64_t *off, int os,
         if (dense) {
             W *restrict t_ = b_ + off[0];
             for (long k = 0; k < n; k++) t_[k] = v_[k];
+            for (long k = 0; k < n; k += 64 / (long)sizeof(W)) __builtin_prefetch(t_ + n + k, 1);
             return;
         }
         for (long k = 0; k < n; k++)
