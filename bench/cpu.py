@@ -520,7 +520,8 @@ def ptr(a):
 # ======================================================================================
 class Group:
     """Implementations of one computation on shared inputs.  impls maps a key to
-    (run, result): run() computes into the implementation's own output, result() returns
+    (run, result): run() computes into the group's output (one for all of them, made with
+    dict.fromkeys: see poison), result() returns
     what is compared against ref by check(got, ref).  rows: (title, {column: key}); keys
     shared by several rows are run and timed once."""
 
@@ -563,7 +564,7 @@ def g_black_scholes(Q, rng, lib):
     ref_call, ref_put = np.empty(n), np.empty(n)
     np_bs(ref_call, ref_put, s.astype(np.float64), x.astype(np.float64), t.astype(np.float64),
           float(r), float(v))
-    o = {k: (np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)) for k in COLUMNS}
+    o = dict.fromkeys(COLUMNS, (np.full(n, np.nan, np.float32), np.full(n, np.nan, np.float32)))
     b = blocks1(n)
     pc, pp = ptr(o["c"][0]), ptr(o["c"][1])
     ps, px, pt = ptr(s), ptr(x), ptr(t)
@@ -584,7 +585,7 @@ def g_saxpy(Q, rng, lib):
     y = rng.random(n, np.float32)
     a = np.float32(2.5)
     ref = float(a) * x.astype(np.float64) + y
-    o = {k: np.full(n, np.nan, np.float32) for k in COLUMNS}
+    o = dict.fromkeys(COLUMNS, np.full(n, np.nan, np.float32))
     b = blocks1(n)
     po, px, py = ptr(o["c"]), ptr(x), ptr(y)
     impls = {
@@ -601,7 +602,7 @@ def g_chain6(Q, rng, lib):
     n = 1 << (16 if Q else 24)
     a, b_, c = (rng.random(n) for _ in range(3))
     ref = ((a * b_ + c) * a - b_) / (c + 1.0)
-    o = {k: np.full(n, np.nan) for k in COLUMNS}
+    o = dict.fromkeys(COLUMNS, np.full(n, np.nan))
     b = blocks1(n)
     po, pa, pb, pc = ptr(o["c"]), ptr(a), ptr(b_), ptr(c)
     impls = {
@@ -621,7 +622,7 @@ def g_stencil2d(Q, rng, lib):
     np_stencil2d(ref, a)
     ref = ref[1:-1, 1:-1]
     keys = ("kiln_ij", "kiln_ji", "numba", "numpy", "c")
-    o = {k: np.full((n, n), np.nan) for k in keys}
+    o = dict.fromkeys(keys, np.full((n, n), np.nan))
     g = ((n + 15) // 16, (n + 15) // 16)
     po, pa = ptr(o["c"]), ptr(a)
     impls = {
@@ -645,7 +646,7 @@ def g_stencil3d(Q, rng, lib):
     np_stencil3d(ref, a)
     ref = ref[1:-1, 1:-1, 1:-1]
     keys = ("kiln_ijk", "kiln_kji", "numba", "numpy", "c")
-    o = {k: np.full((n, n, n), np.nan) for k in keys}
+    o = dict.fromkeys(keys, np.full((n, n, n), np.nan))
     g = ((n + 7) // 8,) * 3
     po, pa = ptr(o["c"]), ptr(a)
     inner = (slice(1, -1),) * 3
@@ -668,7 +669,7 @@ def g_transpose(Q, rng, lib):
     a = rng.random((n0, n1))
     ref = a.T.copy()
     keys = ("kiln_ij", "kiln_ji", "numba", "numpy", "c")
-    o = {k: np.full((n1, n0), np.nan) for k in keys}
+    o = dict.fromkeys(keys, np.full((n1, n0), np.nan))
     po, pa = ptr(o["c"]), ptr(a)
     gij = ((n0 + 15) // 16, (n1 + 15) // 16)
     gji = ((n1 + 15) // 16, (n0 + 15) // 16)
@@ -745,7 +746,7 @@ def g_matmul(Q, rng, lib):
     A = rng.random((n, n))
     B = rng.random((n, n))
     ref = A @ B
-    o = {k: np.full((n, n), np.nan) for k in COLUMNS}
+    o = dict.fromkeys(COLUMNS, np.full((n, n), np.nan))
     g = ((n + 15) // 16, (n + 15) // 16)
     pC, pA, pB = ptr(o["c"]), ptr(A), ptr(B)
     impls = {
@@ -770,7 +771,7 @@ def g_permute(Q, rng, lib, kind):
         ref = np.empty(n)
         ref[idx] = a
     keys = ("kiln", "numba", "numpy", "c")
-    out = {k: np.full(n, np.nan) for k in keys}
+    out = dict.fromkeys(keys, np.full(n, np.nan))
     b = blocks1(n)
     pa, pi, po = ptr(a), ptr(idx), ptr(out["c"])
 
@@ -804,7 +805,7 @@ def g_mandelbrot(Q, rng, lib):
     ref = np.zeros((h, w), np.int32)
     np_mandel(ref, x0, y0, dx, dy)
     keys = ("kiln_xy", "kiln_yx", "numba", "numpy", "c")
-    o = {k: np.full((h, w), -1, np.int32) for k in keys}
+    o = dict.fromkeys(keys, np.full((h, w), -1, np.int32))
     gxy = ((w + 15) // 16, (h + 15) // 16)
     gyx = ((h + 15) // 16, (w + 15) // 16)
     po = ptr(o["c"])
@@ -828,7 +829,7 @@ def g_nbody(Q, rng, lib):
     m = rng.uniform(0.5, 1.5, n)
     ref = tuple(np.empty(n) for _ in range(3))
     np_nbody(*ref, x, y, z, m)
-    o = {k: tuple(np.full(n, np.nan) for _ in range(3)) for k in COLUMNS}
+    o = dict.fromkeys(COLUMNS, tuple(np.full(n, np.nan) for _ in range(3)))
     b = blocks1(n)
     pc = [ptr(v) for v in o["c"]]
     pin = [ptr(v) for v in (x, y, z, m)]
@@ -867,11 +868,27 @@ def loud(msg):
     print(f"\n{bar}\n{msg}\n{bar}", file=sys.stderr, flush=True)
 
 
+def poison(result):
+    """Fills an implementation's output with NaN (-1 for integers) before its checked run.
+    The implementations of a group write into one output (dict.fromkeys in the g_
+    functions): two fresh 128 MB arrays may differ 2x in how fast this VM writes them
+    (their pages' backing), which per-implementation outputs turned into ratios; so
+    each one's check must not pass on the previous one's results."""
+    try:
+        got = result()
+    except Exception:  # nothing made yet (a result the run returns)
+        return
+    for g in got if isinstance(got, tuple) else (got,):
+        if isinstance(g, np.ndarray) and g.flags.writeable:
+            g.fill(np.nan if g.dtype.kind in "fc" else -1)
+
+
 def run_group(name, group, repeats):
     """Checks every implementation once, then times the good ones round-robin.
     Returns {key: median ms} and {key: failure text}."""
     failed = {}
     for key, (run, result) in group.impls.items():
+        poison(result)
         try:
             run()
         except Exception as e:  # a compile error or a crash of the call: a failed row

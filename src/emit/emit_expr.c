@@ -60,13 +60,22 @@ void emit_truthy(Emit *E, Node *n) {
     PS(" != 0)");
 }
 
+/* One index as an i64 string. */
+static const char *index_str(Emit *E, Node *x) {
+    const Node *outer = E->index_root;
+    E->index_root = x;
+    const char *s = emit_expr_str(E, x, ty_scalar(KILN_INT64));
+    E->index_root = outer;
+    return s;
+}
+
 /* The indices of a full subscript as i64 strings, from index nodes or a tuple. */
 int emit_index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
     if (idx->n == 1 && idx->v[0]->ty->kind == TY_TUPLE) {
         Node *t = idx->v[0];
         if (t->kind == E_TUPLE) {
             for (int k = 0; k < t->tuple.n; k++) {
-                ix[k] = emit_expr_str(E, t->tuple.v[k], ty_scalar(KILN_INT64));
+                ix[k] = index_str(E, t->tuple.v[k]);
                 nn[k] = (t->tuple.v[k]->flags & NF_NONNEG) != 0;
             }
             return t->tuple.n;
@@ -79,7 +88,7 @@ int emit_index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
         return t->ty->n;
     }
     for (int k = 0; k < idx->n; k++) {
-        ix[k] = emit_expr_str(E, idx->v[k], ty_scalar(KILN_INT64));
+        ix[k] = index_str(E, idx->v[k]);
         nn[k] = (idx->v[k]->flags & NF_NONNEG) != 0;
     }
     return idx->n;

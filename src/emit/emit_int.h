@@ -71,6 +71,9 @@ typedef struct Emit {
     Buf *body;          /* the function body being written (function()) */
     bool too_big;       /* KILN_MAX_SOURCE_BYTES was reported: write no more */
     bool lanes;         /* writing kiln_body_lanes (plan.h, lane mode) */
+    const Node *index_root; /* the index expression being written as a subscript's or an
+                             * atomic's: an int() of a float there converts without
+                             * kiln_f2i64's trunc (no float ever sees that integer) */
     bool acc_mem;       /* writing kiln_body_am: the kernel as written, every atomic to
                          * memory, no folded guard (the launch where an accumulated array
                          * shares memory with another argument, emit.c) */

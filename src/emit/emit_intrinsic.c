@@ -234,9 +234,12 @@ void emit_call_intrinsic(Emit *E, Node *n) {
  * folds (double)(long)x into trunc(x), keeping NaN or -0.0 in what is typed an integer,
  * where tier 0 gives INT64_MIN and 0.  On the GPU kiln_f2i64 (rt_cuda.h) too, for the
  * same values where PTX's conversion saturates (inf: INT64_MAX). */
-static void float_to_int(Emit *E, const char *fn, const Type *ft, Node *x, const char *ct) {
+static void float_to_int(Emit *E, const char *fn, const Type *ft, Node *x, const char *ct,
+                         bool index) {
     if (E->cuda) /* (the float32 test in float32: no double work on the GPU) */
         P("((%s)kiln_f2i64%s(", ct, emit_is_f32(ft) ? "f" : "");
+    else if (index && !fn) /* an index's int(): no trunc, float32 kept (rt_cpu.h) */
+        P("((%s)kiln_f2i64ix%s(", ct, emit_is_f32(ft) ? "f" : "");
     else
         P("((%s)kiln_f2i64((f64)", ct);
     if (fn) emit_math_call(E, fn, ft, &x, 1);
@@ -560,7 +563,7 @@ static void intrinsic_text(Emit *E, Node *n) {
             PS(")");
             return;
         }
-        float_to_int(E, f[in->sub], ot, a[0], emit_ctype(E, n->ty));
+        float_to_int(E, f[in->sub], ot, a[0], emit_ctype(E, n->ty), false);
         return;
     }
     case IK_PRED: {
@@ -625,7 +628,7 @@ static void intrinsic_text(Emit *E, Node *n) {
         }
         if (in->kind == IK_INT && a[0]->ty->kind == TY_FLOAT && !emit_is_f16(a[0]->ty) &&
             ty_is_int(n->ty)) { /* int(-0.25) is 0: as math.trunc above */
-            float_to_int(E, NULL, a[0]->ty, a[0], emit_ctype(E, n->ty));
+            float_to_int(E, NULL, a[0]->ty, a[0], emit_ctype(E, n->ty), E->index_root == n);
             return;
         }
         P("((%s)", emit_ctype(E, n->ty));
@@ -639,7 +642,7 @@ static void intrinsic_text(Emit *E, Node *n) {
     case IK_ROUND:
         if (ot->kind == TY_FLOAT) {
             if (!a[1] && !emit_is_f16(ot) && ty_is_int(n->ty)) {
-                float_to_int(E, "rint", ot, a[0], emit_ctype(E, n->ty));
+                float_to_int(E, "rint", ot, a[0], emit_ctype(E, n->ty), false);
             } else if (!a[1]) {
                 P("((%s)rint%s(", emit_ctype(E, n->ty), emit_fsuffix(ot));
                 emit_expr_as(E, a[0], ot);

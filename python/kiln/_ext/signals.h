@@ -23,12 +23,14 @@ enum { KILN_OMP_PROBE_MAX = 256 };
 
 /* How long an idle OpenMP thread spins for the next parallel region before it
  * sleeps, in libgomp's spin iterations (GOMP_SPINCOUNT), unless the user set
- * GOMP_SPINCOUNT or OMP_WAIT_POLICY: libgomp's own default, 300000, is about 10 ms
- * here, and a thread spinning that long after a process's first launch, placed on
- * the launching thread's processor, took its time slice (a warm first call of
- * 8.5 ms instead of 1.9).  10000 is about 0.3 ms: a launch that follows another
- * within that finds the team awake (5 us; 30 us when it sleeps). */
-#define KILN_OMP_SPINCOUNT "10000"
+ * GOMP_SPINCOUNT or OMP_WAIT_POLICY.  libgomp's own default, 300000, is about 3.5 ms
+ * here: after every launch each team thread burns that long, and in a process's first
+ * tens of milliseconds, while NumPy's OpenBLAS threads spin on every processor, a
+ * spinning team thread waits for its time slice where a sleeping one woken by the
+ * next launch preempts (a warm first call of 8.5 ms).  30000 is about 1 ms, the
+ * block time PyTorch recommends for Intel's OpenMP: a launch within 1 ms of the last
+ * finds the team awake (5 us), a later one wakes it (about 30 us). */
+#define KILN_OMP_SPINCOUNT "30000"
 
 /* Loads GCC's OpenMP runtime, once, if the process has not: with GOMP_SPINCOUNT
  * set to KILN_OMP_SPINCOUNT while libgomp reads its environment (and removed after,
