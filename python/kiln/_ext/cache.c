@@ -24,7 +24,6 @@
 #include "cache.h"
 
 #include "obs.h"
-#include "signals.h"
 
 /* claim-and-wait rounds of one build (a round ends when the holder dies, releases or
  * lets its lease lapse); then it builds without a claim */
@@ -249,9 +248,9 @@ int ext_cached_lookup(ModState *st, const char *src, size_t len, const char *tar
 /* ---- opening ahead ------------------------------------------------------------------
  * Opening the database (about 1 ms: SQLite's first statement maps the WAL) is
  * done on a thread started at the first kernel definition, so it overlaps with
- * what the program does before its first call.  OpenMP's runtime (0.15 ms) is
- * loaded there too, but on the calling thread (ext_omp_load: it sets its
- * spin count through the environment, which only the GIL's holder may touch). */
+ * what the program does before its first call.  (OpenMP's runtime, 0.15 ms, is
+ * loaded by the first Dispatcher's init, on the calling thread: ext_omp_load sets
+ * its spin count through the environment, which only the GIL's holder may touch.) */
 
 static void *ahead_main(void *arg) {
     ext_get_cache(arg);
@@ -266,7 +265,6 @@ static void ahead_join(void) {
 static PyObject *f_open_ahead(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     pthread_once(&fork_once, register_fork);
-    ext_omp_load(); /* here, with the GIL: it sets an environment variable for a moment */
     if (!ahead_started && pthread_create(&ahead_thread, NULL, ahead_main, st) == 0) {
         ahead_started = true;
         static bool registered;

@@ -15,6 +15,7 @@
 
 #include "devarray.h"
 #include "launch.h"
+#include "signals.h"
 
 /* The launch configuration's limits, checked once per configuration.  CUDA's
  * own, so a configuration the CPU runs would also run on any GPU; dynamic
@@ -61,6 +62,7 @@ static int disp_init(DispatcherObject *self, PyObject *args, PyObject *kw) {
     self->k.par_threshold = 16384;
     self->k.target = -1;
     self->k.st = ext_state_of_type(Py_TYPE(self));
+    ext_omp_load(); /* once: OpenMP's runtime, with kiln's spin count (signals.h) */
     return self->k.st ? 0 : -1;
 }
 

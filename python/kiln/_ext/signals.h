@@ -36,7 +36,7 @@ enum { KILN_OMP_PROBE_MAX = 256 };
  * set to KILN_OMP_SPINCOUNT while libgomp reads its environment (and removed after,
  * so no child process sees it), unless the user set GOMP_SPINCOUNT or
  * OMP_WAIT_POLICY.  A runtime already loaded (by another library) keeps its
- * settings.  With the GIL, from Python's first kernel definition. */
+ * settings.  With the GIL, from the first Dispatcher's init (dispatcher.c). */
 void ext_omp_load(void);
 
 /* ExtSignals and ext_sig, the process-wide state signals.c owns: state.h (errors.c
