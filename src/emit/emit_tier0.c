@@ -725,6 +725,7 @@ bool emit_tier0_entry(Emit *E, FuncSpec *k, Buf *out) {
     Buf *o = out;
     buf_puts(o, "\n/* ---- tier 0's vector entry (src/emit/emit_tier0.c) ---- */\n#line 1 \"<kiln entry>\"\n");
     buf_printf(o, "void kv_bin(int, int, void *, const void *, int, const void *, int, long);\n"
+                  "void kv_bin2(int, int, int, void *, const void *, int, const void *, int, const void *, int, long);\n"
                   "void kv_cmp(int, int, unsigned char *, const void *, int, const void *, int, long);\n"
                   "void kv_un(int, int, void *, const void *, long);\n"
                   "void kv_cvt(int, int, void *, const void *, long);\n"

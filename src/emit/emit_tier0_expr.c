@@ -293,6 +293,30 @@ bool t0_offset(T0 *t, Node *n, const char *m, Val *off, const char **base) {
 }
 
 
+/* n's operator as kv_bin's when a vector operation computes it on its operator type,
+ * else -1. */
+static int vec_binop(T0 *t, Node *n) {
+    const int od = t0_vdt(n->opty);
+    int op = n->op == B_ADD ? KV_ADD : n->op == B_SUB ? KV_SUB : n->op == B_MUL ? KV_MUL
+             : n->op == B_DIV ? KV_DIV : n->op == B_AND ? KV_AND : n->op == B_OR ? KV_OR
+             : n->op == B_XOR ? KV_XOR : -1;
+    bool ok = od >= 0 && op >= 0 && !(t->E->debug && op == KV_DIV) &&
+              (od == KILN_FLOAT32 || od == KILN_FLOAT64 || od == KILN_INT32 ||
+               od == KILN_INT64 || od == KILN_UINT32 || od == KILN_UINT64) &&
+              (op == KV_DIV ? t0_dt_float(od) : op >= KV_AND ? !t0_dt_float(od) : true);
+    return ok ? op : -1;
+}
+
+/* Whether x, an operand of a float operation of type od, is a varying + - * / whose own
+ * operator and result types are od: kv_bin2 then computes both in one pass. */
+static bool fusable(T0 *t, Node *x, int od) {
+    if (x->kind != E_BINOP || !t0_dt_float(od) || t0_vdt(x->opty) != od ||
+        t0_vdt(x->ty) != od || !t0_vary(t, x))
+        return false;
+    const int op = vec_binop(t, x);
+    return op >= 0 && op <= KV_DIV;
+}
+
 /* x, evaluated on the lanes of ms alone (none: not at all), into those lanes of d: one
  * side of a conditional expression (as type o) or of and/or (o NULL: its truth). */
 static void side_into(T0 *t, const char *d, const char *ms, Node *x, const Type *o) {
@@ -331,14 +355,28 @@ Val t0_ev(T0 *t, Node *n, const char *m) {
     case E_BINOP: {
         const Type *o = n->opty;
         int od = t0_vdt(o);
-        int op = n->op == B_ADD ? KV_ADD : n->op == B_SUB ? KV_SUB : n->op == B_MUL ? KV_MUL
-                 : n->op == B_DIV ? KV_DIV : n->op == B_AND ? KV_AND : n->op == B_OR ? KV_OR
-                 : n->op == B_XOR ? KV_XOR : -1;
-        bool ok = od >= 0 && od == dt && op >= 0 && !(E->debug && op == KV_DIV) &&
-                  (od == KILN_FLOAT32 || od == KILN_FLOAT64 || od == KILN_INT32 ||
-                   od == KILN_INT64 || od == KILN_UINT32 || od == KILN_UINT64) &&
-                  (op == KV_DIV ? t0_dt_float(od) : op >= KV_AND ? !t0_dt_float(od) : true);
-        if (!ok) break;
+        int op = vec_binop(t, n);
+        if (op < 0 || od != dt) break;
+        /* a + - * / of a float taking another's varying result: one kv_bin2 pass */
+        Node *in = fusable(t, n->bin.l, od) ? n->bin.l : fusable(t, n->bin.r, od) ? n->bin.r
+                                                                                    : NULL;
+        if (in && op <= KV_DIV) {
+            const Type *io = in->opty;
+            Val c = {false, "0", od}, a, b;
+            if (in == n->bin.r) c = t0_conv(t, t0_ev(t, n->bin.l, m), n->bin.l->ty, o);
+            a = t0_conv(t, t0_ev(t, in->bin.l, m), in->bin.l->ty, io);
+            b = t0_conv(t, t0_ev(t, in->bin.r, m), in->bin.r->ty, io);
+            if (in == n->bin.l) c = t0_conv(t, t0_ev(t, n->bin.r, m), n->bin.r->ty, o);
+            int as, bs, cs;
+            const char *ap = t0_operand(t, a, &as), *bp = t0_operand(t, b, &bs);
+            const char *cp = t0_operand(t, c, &cs);
+            const int op2 = in == n->bin.l ? op : op == KV_SUB ? KV_RSUB : op == KV_DIV ? KV_RDIV
+                                                                                       : op;
+            const char *d = result(t, n, od);
+            P("kv_bin2(%d, %d, %d, %s, %s, %d, %s, %d, %s, %d, n_);\n", vec_binop(t, in), op2, od,
+              d, ap, as, bp, bs, cp, cs);
+            return (Val){true, d, od};
+        }
         Val a = t0_conv(t, t0_ev(t, n->bin.l, m), n->bin.l->ty, o);
         Val b = t0_conv(t, t0_ev(t, n->bin.r, m), n->bin.r->ty, o);
         int as, bs;

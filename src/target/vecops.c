@@ -88,6 +88,66 @@ KV_CLONES void kv_bin(int op, int ty, void *d, const void *a, int as, const void
     }
 }
 
+/* kv_bin2: d = (a op1 b) op2 c, one pass where kv_bin would make two: each lane rounds
+ * a op1 b to T first, as two kv_bin calls would (the flags forbid contraction).  At most
+ * one of a and b is a scalar (both would make the inner value uniform, never a vector
+ * operation); c may be one. */
+#define KV_LOOP3(T, EXPR)                                                                \
+    {                                                                                    \
+        T *restrict d_ = d;                                                              \
+        const T *restrict a_ = a, *restrict b_ = b, *restrict c_ = c;                    \
+        if (!as && !bs && !cs)                                                           \
+            for (long k = 0; k < n; k++) {                                               \
+                T x = a_[k], y = b_[k], z = c_[k];                                       \
+                d_[k] = (T)(EXPR);                                                       \
+            }                                                                            \
+        else if (!as && !bs) {                                                           \
+            const T z = *c_;                                                             \
+            for (long k = 0; k < n; k++) { T x = a_[k], y = b_[k]; d_[k] = (T)(EXPR); }  \
+        } else if (!as && !cs) {                                                         \
+            const T y = *b_;                                                             \
+            for (long k = 0; k < n; k++) { T x = a_[k], z = c_[k]; d_[k] = (T)(EXPR); }  \
+        } else if (!as) {                                                                \
+            const T y = *b_, z = *c_;                                                    \
+            for (long k = 0; k < n; k++) { T x = a_[k]; d_[k] = (T)(EXPR); }             \
+        } else if (!bs && !cs) {                                                         \
+            const T x = *a_;                                                             \
+            for (long k = 0; k < n; k++) { T y = b_[k], z = c_[k]; d_[k] = (T)(EXPR); }  \
+        } else if (!bs) {                                                                \
+            const T x = *a_, z = *c_;                                                    \
+            for (long k = 0; k < n; k++) { T y = b_[k]; d_[k] = (T)(EXPR); }             \
+        } else                                                                           \
+            for (long k = 0; k < n; k++) {                                               \
+                T x = *a_, y = *b_, z = c_[cs ? 0 : k];                                  \
+                d_[k] = (T)(EXPR);                                                       \
+            }                                                                            \
+        return;                                                                          \
+    }
+#define KV_OUTER(T, INNER)                                                               \
+    switch (op2) {                                                                       \
+    case KV_ADD: KV_LOOP3(T, (T)(INNER) + z)                                             \
+    case KV_SUB: KV_LOOP3(T, (T)(INNER) - z)                                             \
+    case KV_MUL: KV_LOOP3(T, (T)(INNER) * z)                                             \
+    case KV_DIV: KV_LOOP3(T, (T)(INNER) / z)                                             \
+    case KV_RSUB: KV_LOOP3(T, z - (T)(INNER))                                            \
+    case KV_RDIV: KV_LOOP3(T, z / (T)(INNER))                                            \
+    default: break;                                                                      \
+    }
+#define KV_INNER(T)                                                                      \
+    switch (op1) {                                                                       \
+    case KV_ADD: KV_OUTER(T, x + y) break;                                               \
+    case KV_SUB: KV_OUTER(T, x - y) break;                                               \
+    case KV_MUL: KV_OUTER(T, x * y) break;                                               \
+    case KV_DIV: KV_OUTER(T, x / y) break;                                               \
+    default: break;                                                                      \
+    }
+
+KV_CLONES void kv_bin2(int op1, int op2, int ty, void *d, const void *a, int as, const void *b,
+                       int bs, const void *c, int cs, long n) {
+    if (ty == KILN_FLOAT32) KV_INNER(float)
+    else if (ty == KILN_FLOAT64) KV_INNER(double)
+}
+
 #define KV_CMPS(T)                                                                       \
     switch (op) {                                                                        \
     case KV_LT: KV_LOOP2(T, u8, x < y)                                                   \
@@ -362,8 +422,9 @@ int kv_any(const unsigned char *a, long n) {
 
 #define KV_SYM(f) {#f, (void (*)(void))f}
 const kv_symbol kv_symbols[] = {
-    KV_SYM(kv_bin),  KV_SYM(kv_cmp),   KV_SYM(kv_un),     KV_SYM(kv_cvt),  KV_SYM(kv_sel),
-    KV_SYM(kv_mov),  KV_SYM(kv_load),  KV_SYM(kv_store),  KV_SYM(kv_axpy), KV_SYM(kv_iota),
-    KV_SYM(kv_divmod), KV_SYM(kv_mand), KV_SYM(kv_mandn), KV_SYM(kv_mnot), KV_SYM(kv_any),
+    KV_SYM(kv_bin),    KV_SYM(kv_bin2), KV_SYM(kv_cmp),   KV_SYM(kv_un),   KV_SYM(kv_cvt),
+    KV_SYM(kv_sel),    KV_SYM(kv_mov),  KV_SYM(kv_load),  KV_SYM(kv_store), KV_SYM(kv_axpy),
+    KV_SYM(kv_iota),   KV_SYM(kv_divmod), KV_SYM(kv_mand), KV_SYM(kv_mandn), KV_SYM(kv_mnot),
+    KV_SYM(kv_any),
 };
 const int kv_nsymbols = (int)(sizeof kv_symbols / sizeof kv_symbols[0]);

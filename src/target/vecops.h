@@ -38,6 +38,13 @@ enum { KV_NEG, KV_FABS, KV_MATH0 };
 
 /* d = a op b, of type ty (an integer or float dtype of 32 or 64 bits). */
 void kv_bin(int op, int ty, void *d, const void *a, int as, const void *b, int bs, long n);
+/* d = (a op1 b) op2 c on float32 and float64 (op1 and op2 of KV_ADD..KV_DIV; op2 also
+ * KV_RSUB, c - (a op1 b), and KV_RDIV, c / (a op1 b)), the inner value rounded to the
+ * type as kv_bin would: one pass for two operations (tier 0 fuses a binary operation
+ * into the one that takes it). */
+enum { KV_RSUB = 16, KV_RDIV };
+void kv_bin2(int op1, int op2, int ty, void *d, const void *a, int as, const void *b, int bs,
+             const void *c, int cs, long n);
 /* d (bytes) = a op b, both of type ty. */
 void kv_cmp(int op, int ty, unsigned char *d, const void *a, int as, const void *b, int bs,
             long n);

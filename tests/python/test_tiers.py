@@ -932,3 +932,57 @@ def test_a_kernel_whose_arrays_would_fill_the_stack_gets_the_scalar_entry(tmp_pa
         print("ok", s["tier0_loads"], s["tier0_vector"])
     ''', pre=kernel, KILN_TIERS="tcc")
     assert out.split() == ["ok", "1", "0"], out
+
+
+def _fused_kernel():
+    """A kernel whose every line is a pair of + - * / that tier 0 fuses into one kv_bin2:
+    each operator pair, the inner pair on either side, a scalar in each place."""
+    ops = "+-*/"
+    lines, k = [], 0
+    for o1 in ops:
+        for o2 in ops:
+            for e in (f"(x[i] {o1} y[i]) {o2} s", f"s {o2} (x[i] {o1} y[i])",
+                      f"(x[i] {o1} s) {o2} y[i]", f"y[i] {o2} (s {o1} x[i])",
+                      f"(x[i] {o1} y[i]) {o2} x[i]", f"y[i] {o2} (x[i] {o1} y[i])"):
+                lines.append(f"        o[{k}, i] = {e}")
+                k += 1
+    src = ("@kiln.jit\ndef fused(o, x, y, s):\n    i = kiln.grid(1)\n    if i < x.size:\n"
+           + "\n".join(lines) + "\n")
+    return src, k
+
+
+def test_tier0_fuses_pairs_of_operations_exactly(tmp_path):
+    src, rows = _fused_kernel()
+    body = src + f'''
+out = {{}}
+for dt in (np.float32, np.float64):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-4, 4, 700).astype(dt)
+    y = rng.uniform(0.5, 3, 700).astype(dt)
+    o = np.zeros(({rows}, 700), dt)
+    fused[3, 256](o, x, y, dt(1.75))
+    out[np.dtype(dt).name] = o
+np.savez(os.environ["OUT"], **out)
+print(_kiln.tier_stats()["tier0_vector"])
+'''
+    res = {}
+    for scalar in (False, True):
+        out = tmp_path / f"fused{int(scalar)}.npz"
+        extra = dict(KILN_TIERS="tcc", OUT=str(out), KILN_DUMP=str(tmp_path / "dump"))
+        if scalar:
+            extra["KILN_TIER0_SCALAR"] = "1"
+        assert run(tmp_path, body, **extra).split() == ["0" if scalar else "2"]
+        res[scalar] = np.load(out)
+    text = "".join(p.read_text() for p in (tmp_path / "dump").glob("*fused*tier0.c"))
+    assert text.count("kv_bin2(") >= 2 * rows, text.count("kv_bin2(")  # every line fused
+    for name in ("float32", "float64"):
+        dt = np.dtype(name).type
+        assert np.array_equal(res[False][name], res[True][name]), name
+        rng = np.random.default_rng(3)
+        x = rng.uniform(-4, 4, 700).astype(dt)
+        y = rng.uniform(0.5, 3, 700).astype(dt)
+        s = dt(1.75)
+        env = {"x": x, "y": y, "s": s, "i": slice(None)}
+        want = [eval(line.split(" = ", 1)[1], env) for line in src.splitlines()
+                if line.startswith("        o[")]
+        assert np.array_equal(res[False][name], np.array(want, dt)), name
