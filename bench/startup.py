@@ -1,6 +1,7 @@
 """Start-up on the CPU target, against Numba, in fresh processes.
 
-    make bench-startup      (or: PYTHONPATH=python .venv/bin/python bench/startup.py)
+    make bench-startup      (or: PYTHONPATH=python .venv/bin/python bench/startup.py;
+                             BENCH_LIBS=kiln for kiln's rows alone, BENCH_RUNS=n samples)
 
 Every sample is a new Python process with a cache directory of its own:
 
@@ -202,15 +203,17 @@ def fmt(v):
 def main():
     compile_bytecode()
     env = {"KILN_TARGET": "cpu"}
+    # BENCH_LIBS=kiln: kiln's rows alone (Numba's cells n/a), for reruns of its figures
+    peer = (lambda *a, **k: None) if os.environ.get("BENCH_LIBS") == "kiln" else measure
     rows = [
         ("import", measure(IMPORT.format(lib="kiln"), False),
-         measure(IMPORT.format(lib="numba"), False), "< 30"),
+         peer(IMPORT.format(lib="numba"), False), "< 30"),
         ("cold first call (empty cache)", measure(KILN_CALL, False, extra_env=env),
-         measure(NUMBA_CALL, False), ""),
+         peer(NUMBA_CALL, False), ""),
         ("warm first call (new process, disk cache)", measure(KILN_CALL, True, extra_env=env),
-         measure(NUMBA_CALL, True), "< 5"),
+         peer(NUMBA_CALL, True), "< 5"),
         ("cold first call, the demo's Black-Scholes on 2^22 (compile + run)",
-         measure(KILN_BS, False, extra_env=env), measure(NUMBA_BS, False), "< 30"),
+         measure(KILN_BS, False, extra_env=env), peer(NUMBA_BS, False), "< 30"),
     ]
     print(f"Start-up, CPU target: {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}; medians of {RUNS} fresh "
