@@ -556,6 +556,13 @@ def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
             r3, (_, _, _, p3) = launches(a, b, out=o)
             r4, (_, _, _, p4) = launches(a2, b, out=o)
             assert r3 is o and r4 is o and ptr(o) in p4 and ptr(a2) in p4
+        # a memoised call is the flat launch before any of __call__'s other tests
+        def slow_path(*a, **k):
+            raise AssertionError("took _call_gpu")
+        mul._call_gpu = slow_path
+        r5, (_, _, _, p5) = launches(a2, b)
+        assert ptr(r5) in p5 and ptr(a2) in p5
+        del mul._call_gpu
         # another dtype is another kernel and result dtype, not the memoised one
         i = kiln.device_array(1000, np.int32)
         for _ in range(2):
