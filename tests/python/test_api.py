@@ -28,6 +28,13 @@ def test_import_kiln_does_not_import_numpy_or_the_compiler():
     r = run_py("import sys, kiln; print('numpy' in sys.modules, 'kiln._compile' in sys.modules)")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "False"]
+    # nor the standard library's slow imports (10 of `import kiln`'s 17 ms once): each is
+    # imported where it is used
+    heavy = ("statistics", "hashlib", "re", "threading", "contextlib", "enum")
+    r = run_py(f"import sys; before = set(sys.modules); import kiln; "
+               f"print([m for m in {heavy!r} if m in sys.modules and m not in before])")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout
 
 
 def test_memoryview_and_buffer_arguments():
