@@ -292,13 +292,14 @@ class Vectorized:
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")
 
     def __call__(self, *args, out=None, stream=0):
-        if args and type(args[0]) is DeviceArray:  # the memoised launch, before any test
+        tried = bool(args) and type(args[0]) is DeviceArray
+        if tried:  # the memoised launch, before any test
             fast = self._call_gpu_fast(args, out, stream)
             if fast is not None:
                 return fast
         # device arrays (host-backed ones too, KILN_TARGET=cpu) in: a device array out
         if any(_is_device_array(a) for a in args) or (out is not None and _is_device_array(out)):
-            return self._call_gpu(args, out, stream)
+            return self._call_gpu(args, out, stream, tried)
         np = _np()
         ins, weak = self._input_dtypes(args)
         if len(ins) != self._dev._nparams:
@@ -402,11 +403,12 @@ class Vectorized:
             if _autotune.active():
                 self._tuned[(key, _autotune.bucket(n))] = threads
 
-    def _call_gpu(self, args, out, stream):
+    def _call_gpu(self, args, out, stream, tried=False):
         """Device arrays in: the kernel runs on the GPU (on the CPU for host-backed arrays,
         KILN_TARGET=cpu); the result is an array of the kind of the first array argument
-        (CuPy, PyTorch or kiln.DeviceArray)."""
-        fast = self._call_gpu_fast(args, out, stream)
+        (CuPy, PyTorch or kiln.DeviceArray).  tried: __call__ already looked for the
+        memoised launch of these arguments."""
+        fast = None if tried else self._call_gpu_fast(args, out, stream)
         if fast is not None:
             return fast
         if out is None and args and type(args[0]) is not DeviceArray:
