@@ -16,7 +16,7 @@ import time
 
 from . import _kiln
 
-DEFAULT_THREADS = 256
+DEFAULT_THREADS = _kiln.ufunc_threads  # 256, the flat launch of ufunc.c too
 GPU_THREADS = (128, 256, 512, 1024)      # threads per block on the GPU
 CPU_THREADS = (64, 256, 1024)           # on the CPU: the block one OpenMP iteration runs
 ROUNDS = 7                               # timed launches per candidate (median)

@@ -25,6 +25,8 @@ from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
 
+_TUNE = _autotune.on()  # KILN_AUTOTUNE=0: max-autotune's steps launch with the default
+_BUCKETS = 65         # _autotune.bucket of a size below 2**64
 _counter = [0]
 _BLOCK = 256          # threads per block of the GPU reduction
 _BLOCKS_PER_SM = 8    # its blocks per multiprocessor: 2048 threads, a full H100/H200 SM;
@@ -120,8 +122,11 @@ class UnrecognizedOptionError(TypeError, KeyError):
 _VECTORIZE_OPTIONS = ("fastmath", "debug", "target", "cache", "identity", "nopython", "lineinfo")
 
 
-class Vectorized:
-    """The object ``@kiln.vectorize`` returns: call it like a NumPy ufunc."""
+class Vectorized(_kiln.UfuncBase):
+    """The object ``@kiln.vectorize`` returns: call it like a NumPy ufunc.  Calling it
+    runs UfuncBase's C (ufunc.c): a call it has memoised (kiln arrays of one shape in C
+    order, on the default stream) launches from there; every other call comes to
+    ``_call``."""
 
     def __reduce__(self):
         """pickle: the function (as a kernel's, _pickle.py), signatures and options."""
@@ -160,8 +165,10 @@ class Vectorized:
         self._dev = _device(func, self._options)
         self._kernels = {}
         self._infer_memo = {}
-        self._fast = {}   # type key of (args, out) -> (flat kernel, result dtype): _call_gpu_fast
-        self._tuned = {}  # (that key, size bucket) -> threads chosen by max-autotune
+        # self._fast (UfuncBase's): type key of (args, out) -> (flat kernel, result dtype,
+        # its code, max-autotune's threads by size bucket: a list, None where not searched),
+        # the memoised launch of ufunc.c and of _call_gpu_fast
+        self._tune = _TUNE
         ident = options.get("identity")  # Numba's: 0, 1, None or "reorderable"
         self._identity = ident if isinstance(ident, (int, float)) else None
         self._reduction = None  # reduce()'s, made at its first use
@@ -291,9 +298,10 @@ class Vectorized:
         listed = "\n  ".join(t for t, _, _ in self._sigs)
         raise TypeError(f"'{self.__name__}' was compiled for\n  {listed}\nand cannot take ({have})")
 
-    def __call__(self, *args, out=None, stream=0):
+    def _call(self, *args, out=None, stream=0):
+        """self(*args, out=, stream=) where UfuncBase's memoised launch did not take it."""
         tried = bool(args) and type(args[0]) is DeviceArray
-        if tried:  # the memoised launch, before any test
+        if tried:  # the memoised launch with a stream, or a size max-autotune has not seen
             fast = self._call_gpu_fast(args, out, stream)
             if fast is not None:
                 return fast
@@ -368,13 +376,13 @@ class Vectorized:
         hit = self._fast.get(key)
         if hit is None:
             return None
-        k, out_dtype = hit
+        k, out_dtype, _, tuned = hit
         n = 1
         for e in shape:
             n *= e
         t = _autotune.DEFAULT_THREADS
         if _autotune.active():   # max-autotune: the choice _call_gpu made for this size
-            t = self._tuned.get((key, (n or 1).bit_length()))  # _autotune.bucket(n)
+            t = tuned[(n or 1).bit_length()]  # _autotune.bucket(n)
             if t is None:
                 return None
         if n == 0:
@@ -399,14 +407,16 @@ class Vectorized:
             return
         key = _kiln.key_of(*args) if out is None else _kiln.key_of(*args, out)
         if all(key[j] == ord("C") for j in range(3, len(key), 4)):
-            self._fast[key] = (k, out_dtype)
+            hit = self._fast.get(key)
+            if hit is None or hit[0] is not k:
+                hit = self._fast[key] = (k, out_dtype, _code(out_dtype), [None] * _BUCKETS)
             if _autotune.active():
-                self._tuned[(key, _autotune.bucket(n))] = threads
+                hit[3][_autotune.bucket(n)] = threads
 
     def _call_gpu(self, args, out, stream, tried=False):
         """Device arrays in: the kernel runs on the GPU (on the CPU for host-backed arrays,
         KILN_TARGET=cpu); the result is an array of the kind of the first array argument
-        (CuPy, PyTorch or kiln.DeviceArray).  tried: __call__ already looked for the
+        (CuPy, PyTorch or kiln.DeviceArray).  tried: _call already looked for the
         memoised launch of these arguments."""
         fast = None if tried else self._call_gpu_fast(args, out, stream)
         if fast is not None:

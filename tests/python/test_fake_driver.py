@@ -556,13 +556,16 @@ def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
             r3, (_, _, _, p3) = launches(a, b, out=o)
             r4, (_, _, _, p4) = launches(a2, b, out=o)
             assert r3 is o and r4 is o and ptr(o) in p4 and ptr(a2) in p4
-        # a memoised call is the flat launch before any of __call__'s other tests
+        # a memoised call is the flat launch of UfuncBase's C __call__ (ufunc.c): no
+        # Python of _ufunc.py runs
         def slow_path(*a, **k):
-            raise AssertionError("took _call_gpu")
-        mul._call_gpu = slow_path
+            raise AssertionError("took the Python path")
+        mul._call_gpu = mul._call = mul._call_gpu_fast = slow_path
         r5, (_, _, _, p5) = launches(a2, b)
         assert ptr(r5) in p5 and ptr(a2) in p5
-        del mul._call_gpu
+        r6, (_, _, _, p6) = launches(a2, b, out=o)
+        assert r6 is o and ptr(o) in p6
+        del mul._call_gpu, mul._call, mul._call_gpu_fast
         # another dtype is another kernel and result dtype, not the memoised one
         i = kiln.device_array(1000, np.int32)
         for _ in range(2):
@@ -577,12 +580,14 @@ def test_vectorize_repeat_call_takes_the_memoised_flat_launch():
         tuned = kiln.compile(lambda x, y: mul(x, y), mode="max-autotune")
         big = kiln.device_array(5000, np.float32)
         tuned(big, big)
-        assert len(chosen) == 1 and len(mul._tuned) == 1
+        assert len(chosen) == 1
+        tuned_threads = [t for h in mul._fast.values() for t in h[3] if t is not None]
+        assert len(tuned_threads) == 1, tuned_threads
         r, (_, g, blk, p6) = launches(big, big)        # outside the step: the default
         assert blk == (256, 1, 1)
         r = tuned(big, big)
         assert len(chosen) == 1 and r.shape == (5000,)
-        t = next(iter(mul._tuned.values()))
+        t = tuned_threads[0]
         assert last()[2] == (t, 1, 1) and last()[1] == (-(-5000 // t), 1, 1)
         # a broadcast call is never taken by the fast path
         r = mul(kiln.device_array((20, 50), np.float32), kiln.device_array(50, np.float32))

@@ -288,3 +288,45 @@ def test_arrays_of_exact_types_take_their_loop_with_python_scalars_converted():
     assert one(a, 15.0).dtype == np.int16
     with pytest.raises(TypeError, match="cannot take"):
         one(a, 15.5)
+
+
+def test_repeated_calls_on_device_arrays_launch_from_c_and_match_numpy(monkeypatch, rng):
+    # KILN_TARGET=cpu: kiln arrays are host-backed, so the memoised launch of UfuncBase's
+    # __call__ (ufunc.c) runs for real; what it does not take goes to _call (Python)
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+
+    @kiln.vectorize
+    def f(x, y):
+        return x * y - 1.5 * x
+
+    took = []
+    python_path = f._call
+    f._call = lambda *a, **k: took.append(1) or python_path(*a, **k)
+
+    def check(want_python, *args, **kw):
+        n = len(took)
+        r = f(*args, **kw)
+        assert len(took) - n == want_python, (want_python, len(took) - n)
+        h = [x.copy_to_host() if isinstance(x, kiln.DeviceArray) else x for x in args]
+        want = h[0] * h[1] - 1.5 * h[0]
+        got = r.copy_to_host()
+        assert isinstance(r, kiln.DeviceArray) and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        return r
+
+    for shape, dtype in (((1000,), np.float32), ((20, 50), np.float64), ((3, 4, 5), np.int32)):
+        a, b, c = (kiln.to_device((rng.random(shape) * 100).astype(dtype)) for _ in range(3))
+        check(1, a, b)                       # first: typed and memoised in Python
+        r = check(0, c, b)                   # then C, with new buffers and a new result
+        assert r.shape == shape and r.is_c_contiguous()
+        o = kiln.device_array(shape, r.dtype)
+        check(1, a, b, out=o)                # out= is another key: Python once
+        r = check(0, b, c, out=o)            # then C, into out
+        assert r is o
+        if len(shape) > 1:
+            check(1, kiln.to_device(np.asfortranarray(a.copy_to_host())), b)  # F: Python
+        check(1, a, b, stream=kiln.stream())  # a stream: Python
+    # broadcasting and scalars are never the memoised launch
+    a = kiln.to_device(rng.random((4, 5)))
+    check(1, a, kiln.to_device(rng.random(5)))
+    check(1, a, 2.0)

@@ -324,6 +324,32 @@ static int parse_shape(PyObject *shape, int64_t *out, int *ndim) {
     return 0;
 }
 
+DeviceArrayObject *ext_devarray_empty(ModState *st, int nd, const int64_t *sh, int code,
+                                      bool fortran, int device, void *stream) {
+    int isz = ext_dtype_size(code);
+    if (!isz) {
+        PyErr_SetString(PyExc_TypeError, "unsupported dtype for a device array");
+        return NULL;
+    }
+    int64_t total = isz, str[KILN_MAX_NDIM];
+    for (int i = 0; i < nd; i++)
+        if (__builtin_mul_overflow(total, sh[i], &total)) {
+            PyErr_SetString(PyExc_ValueError, "array is too big");
+            return NULL;
+        }
+    int64_t s = isz;
+    for (int j = 0; j < nd; j++) {
+        int i = fortran ? j : nd - 1 - j;
+        str[i] = s;
+        s *= sh[i];
+    }
+    AllocObject *a = alloc_new(st, (size_t)total, device, stream);
+    if (!a) return NULL;
+    DeviceArrayObject *d = ext_devarray_new(st, a->ptr, nd, sh, str, code, device, (PyObject *)a);
+    Py_DECREF(a);
+    return d;
+}
+
 /* device_empty(shape, dtype_code, order, device, stream) */
 static PyObject *f_device_empty(PyObject *m, PyObject *args) {
     ModState *st = ext_state(m);
@@ -331,40 +357,12 @@ static PyObject *f_device_empty(PyObject *m, PyObject *args) {
     int code, device;
     const char *order;
     if (!PyArg_ParseTuple(args, "OisiO", &shape, &code, &order, &device, &stream)) return NULL;
-    int64_t sh[KILN_MAX_NDIM], str[KILN_MAX_NDIM];
+    int64_t sh[KILN_MAX_NDIM];
     int nd;
     if (parse_shape(shape, sh, &nd) < 0) return NULL;
-    int isz = ext_dtype_size(code);
-    if (!isz) {
-        PyErr_SetString(PyExc_TypeError, "unsupported dtype for a device array");
-        return NULL;
-    }
-    int64_t total = isz;
-    for (int i = 0; i < nd; i++)
-        if (__builtin_mul_overflow(total, sh[i], &total)) {
-            PyErr_SetString(PyExc_ValueError, "array is too big");
-            return NULL;
-        }
-    if (order[0] == 'F') {
-        int64_t s = isz;
-        for (int i = 0; i < nd; i++) {
-            str[i] = s;
-            s *= sh[i];
-        }
-    } else {
-        int64_t s = isz;
-        for (int i = nd - 1; i >= 0; i--) {
-            str[i] = s;
-            s *= sh[i];
-        }
-    }
     void *h;
     if (ext_stream_handle(st, stream, &h) < 0) return NULL;
-    AllocObject *a = alloc_new(st, (size_t)total, device, h);
-    if (!a) return NULL;
-    DeviceArrayObject *d = ext_devarray_new(st, a->ptr, nd, sh, str, code, device, (PyObject *)a);
-    Py_DECREF(a);
-    return (PyObject *)d;
+    return (PyObject *)ext_devarray_empty(st, nd, sh, code, order[0] == 'F', device, h);
 }
 
 /* device_view(base, byte_offset, shape, strides) */

@@ -35,6 +35,11 @@ extern PyMethodDef ext_devarray_functions[];
 DeviceArrayObject *ext_devarray_new(ModState *st, uint64_t ptr, int ndim, const int64_t *shape,
                                     const int64_t *strides, int dtype, int device,
                                     PyObject *owner);
+/* A new uninitialised DeviceArray of nd dimensions sh, C order (F order with fortran),
+ * allocated on device (its stream: the allocation's ordering on a stream-ordered
+ * pool).  NULL with an exception set. */
+DeviceArrayObject *ext_devarray_empty(ModState *st, int nd, const int64_t *sh, int code,
+                                      bool fortran, int device, void *stream);
 int ext_dtype_size(int dtype);
 /* The alignment an element of dtype needs (its size; half of it for complex, the
  * fields' for a record). */

@@ -276,6 +276,23 @@ static PyObject *disp_getitem(DispatcherObject *self, PyObject *cfg) {
     return ext_launcher_get((PyObject *)self, &self->k, g, b, stream, handle, shmem);
 }
 
+PyObject *ext_disp_launcher(ModState *st, PyObject *disp, int64_t blocks, int64_t threads) {
+    if (!PyObject_TypeCheck(disp, st->DispatcherType) || ((DispatcherObject *)disp)->is_device) {
+        PyErr_SetString(PyExc_TypeError, "a kernel's dispatcher was expected");
+        return NULL;
+    }
+    DispatcherObject *self = (DispatcherObject *)disp;
+    const int64_t g[3] = {blocks, 1, 1}, b[3] = {threads, 1, 1};
+    if (blocks < 1 || blocks > KILN_MAX_GRID_X || threads < 1 || threads > EXT_MAX_BLOCK_THREADS) {
+        PyErr_Format(PyExc_ValueError, "launch of %lld blocks of %lld threads is out of range",
+                     (long long)blocks, (long long)threads);
+        return NULL;
+    }
+    if (!self->k.grid_warned && blocks < EXT_LOW_OCCUPANCY_BLOCKS && warn_low_occupancy(self, g) < 0)
+        return NULL;
+    return ext_launcher_get(disp, &self->k, g, b, Py_None, NULL, 0);
+}
+
 static PyObject *disp_call(DispatcherObject *self, PyObject *args, PyObject *kw) {
     if (self->is_device)
         PyErr_Format(PyExc_TypeError,

@@ -26,6 +26,7 @@
 #include "table.h"
 #include "tier.h"
 #include "tunedepth.h"
+#include "ufunc.h"
 
 static int mod_exec(PyObject *m) {
     ModState *st = ext_state(m);
@@ -56,6 +57,8 @@ static int mod_exec(PyObject *m) {
     if (PyModule_AddFunctions(m, ext_records_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_ipc_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_tunedepth_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_ufunc_functions) < 0) return -1;
+    if (ext_ufunc_init(m, st) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;
 }

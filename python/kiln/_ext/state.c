@@ -45,6 +45,7 @@ int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
     Py_VISIT(st->EntryType);
     Py_VISIT(st->DispatcherType);
     Py_VISIT(st->LauncherType);
+    Py_VISIT(st->UfuncType);
     Py_VISIT(st->RecordType);
     Py_VISIT(st->enum_tags);
     return 0;
@@ -79,7 +80,9 @@ void ext_state_clear(ModState *st) {
     Py_CLEAR(st->EntryType);
     Py_CLEAR(st->DispatcherType);
     Py_CLEAR(st->LauncherType);
+    Py_CLEAR(st->UfuncType);
     Py_CLEAR(st->RecordType);
     Py_CLEAR(st->enum_tags);
     Py_CLEAR(st->str_compile_key);
+    Py_CLEAR(st->str_ufunc_call);
 }

@@ -4,6 +4,7 @@
  * whose headers it includes (docs/architecture.md has the map):
  *
  *   module.c      init: registers the types and functions of the files below
+ *   ufunc.c       kiln.vectorize's repeated call on device arrays, launched from C
  *   dispatcher.c  the Dispatcher: k[config] finds or makes a Launcher
  *   launch.c      the Launcher: classify, look up (or build) the entry, pack, run
  *   record_add.c  a launch added to the recording in progress
@@ -81,6 +82,7 @@ typedef struct {
     PyTypeObject *EntryType;
     PyTypeObject *DispatcherType;
     PyTypeObject *LauncherType;
+    PyTypeObject *UfuncType;        /* kiln.vectorize's C base (ufunc.c) */
     PyTypeObject *RecordType;
     PyTypeObject *DeviceArrayType;  /* the C base */
     PyTypeObject *AllocType;
@@ -92,6 +94,7 @@ typedef struct {
                                      * GPU launches take it by __cuda_array_interface__ */
     PyObject *str_compile_key;
     PyObject *str_resolve_target;
+    PyObject *str_ufunc_call;       /* "_call": a ufunc call that ufunc.c does not take */
     PyObject *str_cai;              /* "__cuda_array_interface__" */
     PyObject *str_dlpack;
     PyObject *str_dlpack_device;

@@ -24,6 +24,8 @@ static PyObject *f_tune_call(PyObject *m, PyObject *const *args, Py_ssize_t narg
     return r;
 }
 
+bool ext_tuning(void) { return depth > 0; }
+
 static PyObject *f_tuning(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;

@@ -4,6 +4,9 @@
 
 #include "state.h"
 
+/* Whether this thread is inside a max-autotune step (tuning()). */
+bool ext_tuning(void);
+
 /* tune_call, tuning */
 extern PyMethodDef ext_tunedepth_functions[];
 

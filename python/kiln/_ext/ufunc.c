@@ -1,0 +1,263 @@
+/* ufunc.c: kiln.vectorize's repeated call on kiln device arrays, in C.
+ *
+ * The first call of a ufunc on device arrays goes through Python (_ufunc.py's
+ * _call_gpu): it chooses the signature, builds the flat kernel, and when every
+ * array is a kiln.DeviceArray of one shape in C order it memoises the launch
+ * under the arguments' type key: key -> (flat kernel, result dtype, its code,
+ * a list of the threads max-autotune chose by size bucket, None where it has
+ * not searched).  Later calls with the same key come here from the ufunc's
+ * __call__: check the arguments, form the key, find the memo, allocate the
+ * result and launch through the kernel's Launcher (launch.c), with no Python
+ * frame on the way.  Anything else (a foreign or strided array, a stream, a
+ * shape that differs, a key not memoised, a size bucket max-autotune has not
+ * searched) returns None and the Python path takes the call, which is the
+ * reference for what this one does.
+ *
+ * The result goes to the arrays' device, which must be the current one (or
+ * host memory under KILN_TARGET=cpu, where every device array is host-backed).
+ */
+#include "ufunc.h"
+
+#include <stddef.h>
+#include <structmember.h>
+
+#include "args.h"
+#include "devarray.h"
+#include "dispatcher.h"
+#include "driver.h"
+#include "tunedepth.h"
+
+enum { UFUNC_MAX_ARRAYS = KILN_MAX_PARAMS }; /* the key's arrays: inputs and out= */
+
+/* The ndim, shape and element count the arguments share: false when one is not
+ * an exact kiln.DeviceArray or its shape differs from the first's. */
+static bool same_shape(ModState *st, PyObject *const *a, Py_ssize_t n) {
+    PyTypeObject *cls = (PyTypeObject *)st->device_array_class;
+    if (!cls || n < 1) return false;
+    const DeviceArrayObject *first = (const DeviceArrayObject *)a[0];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (Py_TYPE(a[i]) != cls) return false;
+        const DeviceArrayObject *d = (const DeviceArrayObject *)a[i];
+        if (d->ndim != first->ndim || d->device != first->device) return false;
+        for (int j = 0; j < d->ndim; j++)
+            if (d->shape[j] != first->shape[j]) return false;
+    }
+    return true;
+}
+
+/* a's 1-D view of n elements (a itself when it is 1-D): new reference */
+static PyObject *flat_view(ModState *st, PyObject *a, int64_t n) {
+    DeviceArrayObject *d = (DeviceArrayObject *)a;
+    if (d->ndim == 1) return Py_NewRef(a);
+    int64_t isz = ext_dtype_size(d->dtype);
+    return (PyObject *)ext_devarray_new(st, d->ptr, 1, &n, &isz, d->dtype, d->device, d->owner);
+}
+
+/* The memoised launch of a call with inputs in[0..nin), out (Py_None: none) and
+ * stream: the result (new reference), Py_None (new reference) where the Python
+ * path must take the call, or NULL with an exception set. */
+static PyObject *launch_memo(ModState *st, PyObject *memo, PyObject *const *in, Py_ssize_t nin,
+                             PyObject *out, PyObject *stream, bool tune) {
+    if (stream != Py_None && !(PyLong_CheckExact(stream) && PyObject_Not(stream) == 1))
+        Py_RETURN_NONE; /* a stream: the Python path passes it on */
+    PyObject *arrays[UFUNC_MAX_ARRAYS];
+    Py_ssize_t n = nin;
+    if (nin < 1 || nin + 1 > UFUNC_MAX_ARRAYS) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < nin; i++) arrays[i] = in[i];
+    if (out != Py_None) arrays[n++] = out;
+    if (!same_shape(st, arrays, n)) Py_RETURN_NONE;
+    const DeviceArrayObject *a0 = (const DeviceArrayObject *)arrays[0];
+    if (a0->device != st->current_device && a0->device != EXT_HOST_DEVICE) Py_RETURN_NONE;
+    int64_t count = 1;
+    for (int j = 0; j < a0->ndim; j++) count *= a0->shape[j];
+    if (count == 0 || a0->ndim == 0) Py_RETURN_NONE;
+
+    /* the type key, as key_of(*args[, out]) forms it */
+    uint8_t key[4 * UFUNC_MAX_ARRAYS];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Arg a;
+        int rc = ext_classify(st, arrays[i], &a, NULL, NULL, (int)i, NULL);
+        ext_release_arg(&a);
+        if (rc < 0) return NULL;
+        memcpy(key + 4 * i, &a.t, 4);
+    }
+    PyObject *kb = PyBytes_FromStringAndSize((const char *)key, 4 * n);
+    if (!kb) return NULL;
+    PyObject *hit = PyDict_GetItemWithError(memo, kb); /* borrowed */
+    Py_DECREF(kb);
+    if (!hit) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 4 ||
+        !PyLong_Check(PyTuple_GET_ITEM(hit, 2)) || !PyList_Check(PyTuple_GET_ITEM(hit, 3))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a ufunc's launch memo holds (kernel, dtype, code, tuned threads)");
+        return NULL;
+    }
+    int64_t threads = UFUNC_DEFAULT_THREADS;
+    if (tune && ext_tuning()) { /* max-autotune: this size's choice */
+        Py_ssize_t bucket = 0;
+        for (uint64_t c = (uint64_t)count; c; c >>= 1) bucket++; /* _autotune.bucket */
+        PyObject *tl = PyTuple_GET_ITEM(hit, 3);
+        PyObject *t = bucket < PyList_GET_SIZE(tl) ? PyList_GET_ITEM(tl, bucket) : Py_None;
+        if (t == Py_None) Py_RETURN_NONE; /* not searched at this size: the Python path does */
+        threads = PyLong_AsLongLong(t);
+        if (threads == -1 && PyErr_Occurred()) return NULL;
+    }
+    int code = (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 2));
+    if (code == -1 && PyErr_Occurred()) return NULL;
+
+    /* hit is borrowed from a dict that Python code run below (a collection) may change */
+    PyObject *disp = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
+    PyObject *full = out != Py_None
+                         ? Py_NewRef(out)
+                         : (PyObject *)ext_devarray_empty(st, a0->ndim, a0->shape, code, false,
+                                                          a0->device, NULL);
+    if (!full) {
+        Py_DECREF(disp);
+        return NULL;
+    }
+    PyObject *call[UFUNC_MAX_ARRAYS + 1] = {NULL};
+    Py_ssize_t nc = 0;
+    PyObject *launcher = NULL, *res = NULL;
+    call[nc++] = flat_view(st, full, count);
+    if (!call[0]) goto done;
+    for (Py_ssize_t i = 0; i < nin; i++)
+        if (!(call[nc++] = flat_view(st, arrays[i], count))) goto done;
+    if (!(call[nc++] = PyLong_FromLongLong(count))) goto done;
+    launcher = ext_disp_launcher(st, disp, (count + threads - 1) / threads, threads);
+    if (!launcher) goto done;
+    res = PyObject_Vectorcall(launcher, call, (size_t)nc, NULL);
+done:
+    for (Py_ssize_t i = 0; i < nc; i++) Py_XDECREF(call[i]);
+    Py_XDECREF(launcher);
+    Py_DECREF(disp);
+    if (!res) {
+        Py_DECREF(full);
+        return NULL;
+    }
+    Py_DECREF(res);
+    return full;
+}
+
+/* ufunc_launch(memo, args, out, stream, tune) -> the result, or None */
+static PyObject *f_ufunc_launch(PyObject *m, PyObject *const *argv, Py_ssize_t nargv) {
+    if (nargv != 5 || !PyDict_Check(argv[0]) || !PyTuple_Check(argv[1])) {
+        PyErr_SetString(PyExc_TypeError, "ufunc_launch(memo, args, out, stream, tune)");
+        return NULL;
+    }
+    int tune = PyObject_IsTrue(argv[4]);
+    if (tune < 0) return NULL;
+    return launch_memo(ext_state(m), argv[0], &PyTuple_GET_ITEM(argv[1], 0),
+                       PyTuple_GET_SIZE(argv[1]), argv[2], argv[3], tune);
+}
+
+/* ---- kiln._kiln.UfuncBase: kiln.Vectorized's C half ---------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    ModState *st;
+    PyObject *fast; /* the memo: type key -> (kernel, dtype, code, tuned threads) */
+    bool tune;      /* max-autotune's search is on (KILN_AUTOTUNE) */
+} UfuncObject;
+
+static PyObject *ufunc_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    (void)args;
+    (void)kw;
+    ModState *st = ext_state_of_type(tp);
+    if (!st) return NULL;
+    UfuncObject *self = (UfuncObject *)tp->tp_alloc(tp, 0);
+    if (!self) return NULL;
+    self->st = st;
+    self->fast = PyDict_New();
+    self->tune = false;
+    if (!self->fast) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static int ufunc_traverse(UfuncObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->fast);
+    return 0;
+}
+
+static int ufunc_clear(UfuncObject *self) {
+    Py_CLEAR(self->fast);
+    return 0;
+}
+
+static void ufunc_dealloc(UfuncObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (tp->tp_clear) tp->tp_clear((PyObject *)self); /* a subclass's __dict__ too */
+    ufunc_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* self(*args, out=None, stream=0): the memoised launch when it takes the call, else
+ * self._call(*args, **kwargs), the Python path (_ufunc.py) */
+static PyObject *ufunc_call(UfuncObject *self, PyObject *args, PyObject *kw) {
+    ModState *st = self->st;
+    Py_ssize_t nin = PyTuple_GET_SIZE(args);
+    if (self->fast && PyDict_Check(self->fast) && nin > 0 &&
+        Py_TYPE(PyTuple_GET_ITEM(args, 0)) == (PyTypeObject *)st->device_array_class) {
+        PyObject *out = Py_None, *stream = Py_None;
+        Py_ssize_t known = 0;
+        if (kw) {
+            PyObject *o = PyDict_GetItemString(kw, "out"), *s = PyDict_GetItemString(kw, "stream");
+            if (o) out = o, known++;
+            if (s) stream = s, known++;
+        }
+        if (!kw || known == PyDict_GET_SIZE(kw)) {
+            PyObject *r = launch_memo(st, self->fast, &PyTuple_GET_ITEM(args, 0), nin, out,
+                                      stream, self->tune);
+            if (r != Py_None) return r;
+            Py_DECREF(r);
+        }
+    }
+    PyObject *call = PyObject_GetAttr((PyObject *)self, st->str_ufunc_call);
+    if (!call) return NULL;
+    PyObject *r = PyObject_Call(call, args, kw);
+    Py_DECREF(call);
+    return r;
+}
+
+static PyMemberDef ufunc_members[] = {
+    {"_fast", T_OBJECT_EX, offsetof(UfuncObject, fast), 0,
+     "the memoised launches: type key -> (kernel, dtype, code, tuned threads by bucket)"},
+    {"_tune", T_BOOL, offsetof(UfuncObject, tune), 0, "max-autotune's search is on"},
+    {NULL, 0, 0, 0, NULL}};
+
+static PyType_Slot ufunc_slots[] = {
+    {Py_tp_new, ufunc_new},
+    {Py_tp_dealloc, ufunc_dealloc},
+    {Py_tp_traverse, ufunc_traverse},
+    {Py_tp_clear, ufunc_clear},
+    {Py_tp_call, ufunc_call},
+    {Py_tp_members, ufunc_members},
+    {Py_tp_doc, (void *)"Base of kiln.vectorize's objects: a repeated call on kiln device "
+                        "arrays launches from C."},
+    {0, NULL}};
+
+static PyType_Spec ufunc_spec = {"kiln._kiln.UfuncBase", sizeof(UfuncObject), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                                 ufunc_slots};
+
+int ext_ufunc_init(PyObject *module, ModState *st) {
+    st->UfuncType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &ufunc_spec, NULL);
+    if (!st->UfuncType || PyModule_AddType(module, st->UfuncType) < 0) return -1;
+    st->str_ufunc_call = PyUnicode_InternFromString("_call");
+    if (!st->str_ufunc_call) return -1;
+    return PyModule_AddIntConstant(module, "ufunc_threads", UFUNC_DEFAULT_THREADS);
+}
+
+PyMethodDef ext_ufunc_functions[] = {
+    {"ufunc_launch", (PyCFunction)(void (*)(void))f_ufunc_launch, METH_FASTCALL,
+     "ufunc_launch(memo, args, out, stream, tune): a kiln.vectorize call repeated on kiln "
+     "device arrays (ufunc.c), or None where the Python path must take it"},
+    {NULL, NULL, 0, NULL}};
