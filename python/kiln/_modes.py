@@ -95,8 +95,10 @@ def _fresh_maker(x):
     return functools.partial(np.empty, x.shape, x.dtype, order="C" if flags.c_contiguous else "F")
 
 
-class Compiled:
-    """The object kiln.compile returns: call it as the step itself."""
+class Compiled(_kiln.StepBase):
+    """The object kiln.compile returns: call it as the step itself.  StepBase's C call
+    (tunedepth.c) runs a default step as fn and a max-autotune step as fn inside
+    tune_call; a reduce-overhead step comes to _call."""
 
     def __init__(self, fn, mode, max_records):
         if mode not in MODES:
@@ -108,7 +110,7 @@ class Compiled:
             raise ValueError("kiln.compile: max_records is a number of records, 0 or more")
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.mode = mode
+        self._how = MODES.index(mode)
         self.max_records = max_records
         self._records = []
         self._lock = threading.Lock()
@@ -139,7 +141,13 @@ class Compiled:
         warnings.warn(f"kiln.compile(mode='reduce-overhead'): '{name}' runs eagerly for these "
                       f"arguments: {why}", _kiln.PerformanceWarning, stacklevel=3)
 
-    def __call__(self, *args, **kwargs):
+    @property
+    def mode(self):
+        """"default", "reduce-overhead" or "max-autotune"."""
+        return MODES[self._how]
+
+    def _call(self, *args, **kwargs):
+        """A reduce-overhead step's call (StepBase calls the others' fn itself)."""
         if self.mode == "max-autotune":  # this thread's launches are tuned while fn runs
             return _tune_call(self.fn, *args, **kwargs)
         if self.mode != "reduce-overhead":

@@ -244,6 +244,34 @@ def test_keywords_default_mode_and_bad_modes():
     np.testing.assert_allclose(deco(x, y), step(x, y, 1.0))
 
 
+def test_default_and_max_autotune_steps_call_fn_from_c():
+    # StepBase (tunedepth.c) calls a default step's fn, and a max-autotune step's inside
+    # the thread's tuning depth, without _call; the depth falls back when fn raises
+    seen = []
+
+    def fn(x, y=1):
+        seen.append((x, y, _kiln.tuning()))
+        if x == "raise":
+            raise KeyError("from the step")
+        return x
+
+    def no_python(*a, **k):
+        raise AssertionError("took _call")
+
+    d = kiln.compile(fn)
+    t = kiln.compile(fn, mode="max-autotune")
+    d._call = t._call = no_python
+    assert d(1, y=2) == 1 and t(3) == 3 and d.mode == "default" and t.mode == "max-autotune"
+    assert seen == [(1, 2, False), (3, 1, True)]
+    with pytest.raises(KeyError, match="from the step"):
+        t("raise")
+    assert not _kiln.tuning()
+    assert d.__name__ == "fn" and d.__wrapped__ is fn
+    r = kiln.compile(fn, mode="reduce-overhead")
+    r._call = lambda *a, **k: "python"
+    assert r(1) == "python"
+
+
 def test_a_step_inside_a_recorded_step_is_recorded_with_it():
     inner = kiln.compile(lambda x, y: step(x, y, 2.0), mode="reduce-overhead")
 

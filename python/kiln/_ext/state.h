@@ -22,7 +22,7 @@
  *   recorder.c    the recording in progress: what refuses it, what it allocated
  *   nvrtc.c       NVRTC builds through the cache, and its warm-up thread
  *   ipc.c         GPU memory shared between processes (IPC handles' bytes)
- *   tunedepth.c   whether this thread runs a max-autotune step
+ *   tunedepth.c   whether this thread runs a max-autotune step; kiln.compile's call
  *   driver.c      the CUDA driver: opening it, devices, kernel error records
  *   signals.c     Ctrl-C during CPU kernels, launches in a forked child
  *   exectext.c    the text given to exec and compile, kept by an audit hook
