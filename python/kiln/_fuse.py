@@ -20,6 +20,8 @@ from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, _contiguous_strides, dtype_code
 from ._ufunc import _make_kernel
 
+_call_sig = _kiln.call_sig
+
 _ARRAY, _SCALAR, _PYINT, _PYFLOAT, _PYBOOL, _ROW = 0, 1, 2, 3, 4, 5  # kiln_fuse_argkind
 _MAP, _ROWS, _ALL = 0, 1, 2
 _RED_NAMES = ("sum", "prod", "maximum", "minimum", "mean")
@@ -360,6 +362,9 @@ class Fused:
         self._specs = {}
         self._row_roles = {}  # key -> _row_roles(key)
         self._plans = {}  # (key, target, layout_sig) -> _Plan
+        # call_sig(args) -> (_Plan, index of the GPU array that places the call or -1): the
+        # plans of calls whose values are their arguments, found without forming the key
+        self._fast = {}
         self._checked = set()  # KILN_CHECK_CUDA: kernel shapes compiled by NVRTC
         self._lock = threading.Lock()
         if isinstance(signatures, str):
@@ -434,6 +439,12 @@ class Fused:
         return bound.args
 
     def __call__(self, *args, **kwargs):
+        fsig = None
+        if not kwargs and len(args) == self._nparams:
+            fsig = _call_sig(args)   # C: the types and layouts of kiln, NumPy and Python values
+            hit = self._fast.get(fsig) if fsig is not None else None
+            if hit is not None:
+                return self._exec(hit[0], list(args), args[hit[1]] if hit[1] >= 0 else None)
         if kwargs or len(args) != self._nparams:
             args = self._bind(args, kwargs)
         np = _np()
@@ -478,7 +489,13 @@ class Fused:
             if sig is not None:
                 if len(self._plans) >= KILN_FUSE_MAX_PLANS:
                     self._plans.clear()
+                    self._fast.clear()
                 self._plans[(key, target, sig)] = plan
+        if fsig is not None and sig is not None and all(v is a for v, a in zip(vals, args)):
+            if len(self._fast) >= KILN_FUSE_MAX_PLANS:
+                self._fast.clear()
+            where = next((i for i, v in enumerate(vals) if v is gpu), -1) if gpu is not None else -1
+            self._fast[fsig] = (plan, where)
         return self._exec(plan, vals, gpu)
 
     def _spec_for(self, key, target, vals):

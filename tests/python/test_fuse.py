@@ -1071,3 +1071,38 @@ def test_calls_bind_keywords_and_refuse_what_kernels_cannot_take():
         f(nine, 1.0)
     with pytest.raises(TypeError, match="machine's byte order, not dtype\\('>f8'\\)"):
         f(a.astype(">f8"), b)
+
+
+def test_a_call_like_an_earlier_one_takes_its_plan_by_call_sig_and_others_do_not(rng):
+    # _kiln.call_sig (layoutsig.c) keys a plan by the arguments' types and layouts: a call
+    # like an earlier one takes that plan even with the key-formed plans gone, and calls
+    # that differ in any of dtype, byte order, shape, strides or scalar kind take their own
+    @kiln.fuse
+    def f(x, y, a):
+        return x * a + y
+
+    def check(x, y, a):
+        got = f(x, y, a)
+        want = x * a + y
+        assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+    x, y = rng.random(64), rng.random(64)
+    check(x, y, 2.0)
+    f._plans.clear()
+    f._prepare = lambda *a, **k: (_ for _ in ()).throw(AssertionError("planned anew"))
+    check(rng.random(64), rng.random(64), 3.0)      # the plan of call_sig
+    del f._prepare
+    x32 = x.astype(np.float32)
+    cases = [(x32, y.astype(np.float32), 2.0), (x32, y.astype(np.float32), 2),
+             (x32, y.astype(np.float32), np.float64(2.0)), (x32, y.astype(np.float32), True),
+             (x[::2], y[::2], 2.0), (x[:32], y[:32], 2.0),
+             (x.reshape(8, 8), y.reshape(8, 8).T, 2.0), (x.astype(np.int32), y, 2),
+             (x.astype(np.int64), x.astype(np.int64), 2 ** 62)]
+    for case in cases + cases[::-1]:
+        check(*case)
+    with pytest.raises(OverflowError, match="too large for 64 bits"):
+        f(x.astype(np.int64), x.astype(np.int64), 2 ** 64)
+    for _ in range(2):   # another byte order: never the native arrays' plan
+        with pytest.raises(TypeError, match="byte order"):
+            f(x.astype(">f8"), y, 2.0)

@@ -391,66 +391,6 @@ static PyObject *f_device_view(PyObject *m, PyObject *args) {
                                         b->device, b->owner);
 }
 
-/* Whether o is a NumPy array (numpy.ndarray or a subclass), known by its type's name:
- * the extension does not link NumPy. */
-static bool is_numpy_array(PyObject *o) {
-    for (PyTypeObject *t = Py_TYPE(o); t; t = t->tp_base)
-        if (strcmp(t->tp_name, "numpy.ndarray") == 0) return true;
-    return false;
-}
-
-/* layout_sig(values) -> bytes or None: each value's kind ('D' a DeviceArray, 'N' a NumPy
- * array, 'S' anything else) with an array's shape and byte strides: what decides a
- * kiln.fuse call's launch beyond its argument types (_fuse.py keeps a plan per
- * signature).  None when a NumPy array exports no buffer (the call then plans anew). */
-static PyObject *f_layout_sig(PyObject *m, PyObject *values) {
-    ModState *st = ext_state(m);
-    PyObject *seq = PySequence_Fast(values, "layout_sig takes a sequence");
-    if (!seq) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    int64_t *w = PyMem_Malloc(((size_t)n * (1 + 2 * KILN_MAX_NDIM) + 1) * sizeof *w);
-    if (!w) {
-        Py_DECREF(seq);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t k = 0;
-    PyObject *res = NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = PySequence_Fast_GET_ITEM(seq, i);
-        if (PyObject_TypeCheck(o, st->DeviceArrayType)) {
-            DeviceArrayObject *a = (DeviceArrayObject *)o;
-            w[k++] = 'D' | (int64_t)a->ndim << 8;
-            for (int d = 0; d < a->ndim; d++) w[k++] = a->shape[d];
-            for (int d = 0; d < a->ndim; d++) w[k++] = a->strides[d];
-        } else if (is_numpy_array(o)) {
-            Py_buffer v;
-            if (PyObject_GetBuffer(o, &v, PyBUF_STRIDES) < 0) {
-                PyErr_Clear();
-                res = Py_NewRef(Py_None);
-                goto done;
-            }
-            bool fits = v.ndim <= KILN_MAX_NDIM;
-            if (fits) {
-                w[k++] = 'N' | (int64_t)v.ndim << 8;
-                for (int d = 0; d < v.ndim; d++) w[k++] = v.shape[d];
-                for (int d = 0; d < v.ndim; d++) w[k++] = v.strides[d];
-            }
-            PyBuffer_Release(&v);
-            if (!fits) {
-                res = Py_NewRef(Py_None);
-                goto done;
-            }
-        } else {
-            w[k++] = 'S';
-        }
-    }
-    res = PyBytes_FromStringAndSize((const char *)w, k * (Py_ssize_t)sizeof *w);
-done:
-    PyMem_Free(w);
-    Py_DECREF(seq);
-    return res;
-}
-
 /* PyArg "O&" converter: an address or handle, an integer in 0..2**64-1 ("K" takes any
  * int modulo 2**64: 2**64 was the default stream) */
 static int u64_arg(PyObject *o, void *out) {
@@ -756,7 +696,6 @@ PyMethodDef ext_devarray_functions[] = {
     {"stream_handle", f_stream_handle, METH_O, "stream_handle(stream) -> CUstream as an int"},
     {"set_device_array_class", f_set_device_array_class, METH_O, "register kiln.DeviceArray"},
     {"dlpack_capsule", f_dlpack_capsule, METH_O, "a DLPack capsule viewing a DeviceArray"},
-    {"layout_sig", f_layout_sig, METH_O, "layout_sig(values) -> bytes of kinds, shapes, strides"},
     {NULL, NULL, 0, NULL}};
 
 int ext_devarray_types(PyObject *module, ModState *st) {

@@ -17,6 +17,7 @@
 #include "host.h"
 #include "interop.h"
 #include "ipc.h"
+#include "layoutsig.h"
 #include "launch.h"
 #include "nvrtc.h"
 #include "record.h"
@@ -36,6 +37,7 @@ static int mod_exec(PyObject *m) {
     if (ext_signals_init() < 0) return -1;
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
+    if (PyModule_AddFunctions(m, ext_layoutsig_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_interop_functions) < 0) return -1;
     if (ext_host_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_host_functions) < 0) return -1;

@@ -17,6 +17,7 @@
  *   args.c        call arguments: their 4-byte types and values
  *   interop.c     foreign arrays: __cuda_array_interface__ and DLPack
  *   host.c        events, page-locked memory, device attributes
+ *   layoutsig.c   the argument signatures that pick a kiln.fuse call's plan
  *   devarray.c    device memory: Alloc, DeviceArray, DLPack export
  *   stream.c      Stream, and a launch's stream argument from any library
  *   recorder.c    the recording in progress: what refuses it, what it allocated
