@@ -1,7 +1,10 @@
 """Host cost of a kiln.vectorize call on kiln arrays, without a GPU: the fake driver
 (tests/fake_cuda, built by `make build`) takes the launches, so what is timed is kiln's
 own path (typing, the memoised flat launch, packing), plain, in kiln.compile's default
-mode and in max-autotune after its search.
+mode and in max-autotune after its search; beside it, the same expression as a kernel
+launched with a reused launcher (the floor of kiln's own path) and as a kiln.fuse call
+into a new array (the fake driver's allocation is a real malloc: that row is an upper
+bound).
 
     KILN_CUDA_DRIVER=build/libkiln-fake-cuda.so PYTHONPATH=python .venv/bin/python bench/ufunc_host.py
 
@@ -28,7 +31,21 @@ def main():
     default = kiln.compile(lambda a, b, out: poly(a, b, out=out))
     tuned = kiln.compile(lambda a, b, out: poly(a, b, out=out), mode="max-autotune")
     plain = lambda a, b, out: poly(a, b, out=out)  # noqa: E731
-    for f in (tuned, default, plain):  # the search, the memo
+
+    @kiln.jit
+    def kpoly(o, x, y):
+        i = kiln.grid(1)
+        if i < o.size:
+            o[i] = (x[i] * x[i] * 0.5 + y[i] * 3.0 - 1.0) * (x[i] - y[i])
+
+    @kiln.fuse
+    def fpoly(x, y):
+        return (x * x * 0.5 + y * 3.0 - 1.0) * (x - y)
+
+    launcher = kpoly[(n + 255) // 256, 256]
+    kernel = lambda a, b, out: launcher(out, a, b)  # noqa: E731
+    fused = lambda a, b, out: fpoly(a, b)  # noqa: E731
+    for f in (tuned, default, plain, kernel, fused):  # the search, the memo
         f(a, b, out)
 
     def per_call(f, reps=20000):

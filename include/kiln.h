@@ -749,12 +749,19 @@ int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **g);
 int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
                         const int64_t grid[3], const int64_t block[3], unsigned shmem,
                         void **params, void **wide_params);
+/* A graph has up to KILN_CUDA_GRAPH_EXECS executable copies, each instantiated from the
+ * nodes as added (their first parameters) and then set on its own: a step replayed with
+ * buffers that take turns keeps one copy per set, whose nodes need no update.
+ * kiln_cuda_graph_instantiate makes copy kiln_cuda_graph_execs(g) (before the call);
+ * none is added after KILN_CUDA_GRAPH_EXECS. */
+enum { KILN_CUDA_GRAPH_EXECS = 4 };
 int kiln_cuda_graph_instantiate(kiln_cuda *c, kiln_cuda_graph *g);
-/* Node i (in the order added) of the instantiated graph. */
-int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int i, kiln_cuda_module *m,
+int kiln_cuda_graph_execs(const kiln_cuda_graph *g);
+/* Node i (in the order added) of executable copy x. */
+int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int x, int i, kiln_cuda_module *m,
                         const int64_t grid[3], const int64_t block[3], unsigned shmem,
                         void **params, void **wide_params);
-int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, void *stream);
+int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, int x, void *stream);
 void kiln_cuda_graph_free(kiln_cuda *c, kiln_cuda_graph *g);
 
 /* Memory and streams; every function returns a CUresult. */

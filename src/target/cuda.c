@@ -328,7 +328,8 @@ int kiln_cuda_launch(kiln_cuda *c, kiln_cuda_module *m, const int64_t grid[3],
 
 struct kiln_cuda_graph {
     CUgraph graph;
-    CUgraphExec exec;
+    CUgraphExec exec[KILN_CUDA_GRAPH_EXECS]; /* executable copies, nexec of them */
+    int nexec;
     CUgraphNode *nodes;
     int n, cap;
 };
@@ -372,7 +373,7 @@ int kiln_cuda_graph_new(kiln_cuda *c, kiln_cuda_graph **out) {
 int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
                         const int64_t grid[3], const int64_t block[3], unsigned shmem,
                         void **params, void **wide_params) {
-    if (g->exec) return 1; /* CUDA_ERROR_INVALID_VALUE: instantiated already */
+    if (g->nexec) return 1; /* CUDA_ERROR_INVALID_VALUE: instantiated already */
     if (g->n == g->cap) {
         int cap = g->cap ? 2 * g->cap : 8;
         CUgraphNode *nodes = realloc(g->nodes, sizeof *nodes * (size_t)cap);
@@ -401,27 +402,31 @@ int kiln_cuda_graph_add(kiln_cuda *c, kiln_cuda_graph *g, kiln_cuda_module *m,
 }
 
 int kiln_cuda_graph_instantiate(kiln_cuda *c, kiln_cuda_graph *g) {
-    if (g->exec) return 0;
-    return c->GraphInstantiateWithFlags(&g->exec, g->graph, 0);
+    if (g->nexec == KILN_CUDA_GRAPH_EXECS) return 1; /* CUDA_ERROR_INVALID_VALUE */
+    int rc = c->GraphInstantiateWithFlags(&g->exec[g->nexec], g->graph, 0);
+    if (rc == 0) g->nexec++;
+    return rc;
 }
 
-int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int i, kiln_cuda_module *m,
+int kiln_cuda_graph_execs(const kiln_cuda_graph *g) { return g->nexec; }
+
+int kiln_cuda_graph_set(kiln_cuda *c, kiln_cuda_graph *g, int x, int i, kiln_cuda_module *m,
                         const int64_t grid[3], const int64_t block[3], unsigned shmem,
                         void **params, void **wide_params) {
-    if (!g->exec || i < 0 || i >= g->n) return 1;
+    if (x < 0 || x >= g->nexec || i < 0 || i >= g->n) return 1;
     KernelNodeParams p;
     node_params(m, grid, block, shmem, params, wide_params, &p);
-    return c->GraphExecKernelNodeSetParams(g->exec, g->nodes[i], &p);
+    return c->GraphExecKernelNodeSetParams(g->exec[x], g->nodes[i], &p);
 }
 
-int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, void *stream) {
-    if (!g->exec) return 1;
-    return c->GraphLaunch(g->exec, stream);
+int kiln_cuda_graph_launch(kiln_cuda *c, kiln_cuda_graph *g, int x, void *stream) {
+    if (x < 0 || x >= g->nexec) return 1;
+    return c->GraphLaunch(g->exec[x], stream);
 }
 
 void kiln_cuda_graph_free(kiln_cuda *c, kiln_cuda_graph *g) {
     if (!g) return;
-    if (g->exec) c->GraphExecDestroy(g->exec);
+    for (int x = 0; x < g->nexec; x++) c->GraphExecDestroy(g->exec[x]);
     if (g->graph) c->GraphDestroy(g->graph);
     free(g->nodes);
     free(g);

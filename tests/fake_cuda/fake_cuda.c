@@ -703,17 +703,33 @@ CUresult cuGraphAddKernelNode(void **node, void *g, void *const *deps, size_t nd
     return 0;
 }
 
-/* the "executable graph" is the graph itself: kiln never changes a graph once instantiated */
+/* an executable graph: a copy of the graph's nodes as they are when it is made, whose
+ * parameters are then set on their own (the graph and its other copies keep theirs) */
+typedef struct {
+    Graph *graph;
+    Node nodes[64];
+    int n;
+} Exec;
+
 CUresult cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long flags) {
     if (flags) return INVALID_VALUE;
-    *exec = g;
+    Graph *gr = g;
+    Exec *x = calloc(1, sizeof *x);
+    if (!x) return OOM;
+    x->graph = gr;
+    x->n = gr->n;
+    for (int i = 0; i < gr->n; i++) x->nodes[i] = *gr->nodes[i];
+    *exec = x;
     graphs.instantiated++;
     return 0;
 }
 
 CUresult cuGraphExecKernelNodeSetParams(void *exec, void *node, const NodeParams *p) {
-    (void)exec;
-    Node *nd = node;
+    Exec *x = exec;
+    int i = 0;
+    while (i < x->n && x->graph->nodes[i] != node) i++;
+    if (i == x->n) return INVALID_VALUE; /* not a node of the exec's graph */
+    Node *nd = &x->nodes[i];
     if (p->func != nd->p.func) return INVALID_VALUE; /* the driver refuses another function */
     node_take(nd, p);
     graphs.set++;
@@ -722,9 +738,9 @@ CUresult cuGraphExecKernelNodeSetParams(void *exec, void *node, const NodeParams
 
 CUresult cuGraphLaunch(void *exec, void *stream) {
     (void)stream;
-    Graph *gr = exec;
+    Exec *gr = exec;
     for (int i = 0; i < gr->n; i++) {
-        Node *nd = gr->nodes[i];
+        Node *nd = &gr->nodes[i];
         memcpy(last.name, ((Function *)nd->p.func)->name, sizeof last.name);
         memcpy(last.grid, nd->p.grid, sizeof last.grid);
         memcpy(last.block, nd->p.block, sizeof last.block);
@@ -745,7 +761,7 @@ CUresult cuGraphKernelNodeSetAttribute(void *node, int attr, const void *value) 
 }
 
 CUresult cuGraphExecDestroy(void *exec) {
-    (void)exec;
+    free(exec);
     return 0;
 }
 

@@ -55,6 +55,51 @@ def test_replay_with_new_buffers_updates_nodes_without_a_new_graph():
     assert out.startswith("ok")
 
 
+def test_buffers_that_take_turns_get_their_own_graph_copies():
+    # a step replayed with buffer sets that recur (ping-pong) keeps an executable copy of
+    # its graph per set (up to KILN_CUDA_GRAPH_EXECS = 4), so its nodes stop being set;
+    # sets seen once update the least recently run copy; every replay launches the
+    # pointers of its own call
+    out = go("""
+        def inplace(x, y):
+            saxpy[4, 128](y, 2.0, x, y)
+            scale[4, 128](x, 3.0)
+            return y
+
+        f = kiln.compile(inplace, mode="reduce-overhead")
+        sets = [(kiln.device_array(512, np.float32), kiln.device_array(512, np.float32))
+                for _ in range(6)]
+        A, B = sets[0], sets[1]
+        f(*A)                                   # recorded: the graph holds A's pointers
+        def replay(s):
+            r = f(*s)
+            assert r is s[1]
+            name, grid, block, params = last()  # the last node: scale on this call's x
+            assert params[1] == ptr(s[0]), (params, ptr(s[0]))
+        g0 = graphs()
+        replay(B)                               # new: copy 0 is set to B
+        g1 = graphs()
+        assert g1["instantiated"] == g0["instantiated"] and g1["set"] == g0["set"] + 2, g1
+        replay(A)                               # A again: a copy of its own (as recorded)
+        g2 = graphs()
+        assert g2["instantiated"] == g1["instantiated"] + 1 and g2["set"] == g1["set"], g2
+        for _ in range(5):
+            replay(B)
+            replay(A)
+        g3 = graphs()
+        assert g3["set"] == g2["set"] and g3["instantiated"] == g2["instantiated"], g3
+        assert g3["launched"] == g2["launched"] + 10
+        for _ in range(3):                      # more sets than copies: all stay right
+            for s in sets:
+                replay(s)
+        g4 = graphs()
+        assert g4["instantiated"] - g0["instantiated"] == 3, g4   # 4 copies, no more
+        assert g4["created"] == g0["created"]
+        print("ok")
+    """)
+    assert out.startswith("ok")
+
+
 def test_host_copies_in_a_step_run_it_eagerly_with_one_warning():
     out = go("""
         def copying(x):

@@ -60,6 +60,7 @@ static void record_dealloc(RecordObject *r) {
                         ? r->st->cuda
                         : NULL;
     if (cu) kiln_cuda_graph_free(cu, r->graph);
+    PyMem_Free(r->xv);
     for (int i = 0; i < r->nt; i++) {
         PyMem_Free(r->t[i].copy);
         if (cu && r->t[i].dcopy) kiln_cuda_free(cu, r->t[i].dcopy, NULL);
@@ -178,6 +179,13 @@ fail:
 }
 
 /* Builds the CUDA graph of a GPU record: one kernel node per launch, in order. */
+/* A hash of n pointer values (0 is never one: it marks an empty place of xseen). */
+static uint64_t ptr_hash(const uint64_t *v, int n) {
+    uint64_t h = 0x9e3779b97f4a7c15u;
+    for (int i = 0; i < n; i++) h = (h ^ v[i]) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+    return h ? h : 1;
+}
+
 static int build_graph(RecordObject *r) {
     kiln_cuda *cu = ext_cuda_on(r->st, r->device);
     if (!cu) return -1;
@@ -198,7 +206,88 @@ static int build_graph(RecordObject *r) {
         return -1;
     }
     r->st->rec_counts[2]++;
+    /* the pointers the graph's nodes hold: the recorded ones, in copy 0 as in the graph */
+    r->xv = PyMem_Calloc((size_t)(KILN_CUDA_GRAPH_EXECS + 1) * (size_t)(r->np ? r->np : 1),
+                         sizeof *r->xv);
+    if (!r->xv) {
+        kiln_cuda_graph_free(cu, r->graph);
+        r->graph = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int i = 0; i < r->np; i++) {
+        uint64_t v = (uint64_t)r->l[r->p[i].launch].slots[r->p[i].slot];
+        r->xv[i] = r->xv[(size_t)KILN_CUDA_GRAPH_EXECS * (size_t)r->np + (size_t)i] = v;
+    }
+    r->xuse[0] = r->xclock = 1;
+    r->xseen[0] = ptr_hash(r->xv, r->np);
+    r->xnext = 1;
     return 0;
+}
+
+/* The executable copy of r's graph to run with the pointers now in the launches' slots:
+ * one whose nodes hold them all; else, for a set of pointers seen in one of the last
+ * REC_SEEN calls (buffers that take turns), a new copy while there is room (instantiated
+ * from the graph as recorded); else the copy least recently run.  The nodes of the copy
+ * whose pointers differ are set (each an update counted in rec_counts[3]).  -1 with an
+ * exception set. */
+static int exec_for(RecordObject *r, kiln_cuda *cu) {
+    int n = kiln_cuda_graph_execs(r->graph), x = -1;
+    for (int k = 0; k < n && x < 0; k++) {
+        const uint64_t *row = r->xv + (size_t)k * (size_t)r->np;
+        bool same = true;
+        for (int i = 0; i < r->np && same; i++)
+            same = row[i] == (uint64_t)r->l[r->p[i].launch].slots[r->p[i].slot];
+        if (same) x = k;
+    }
+    bool again = false;
+    if (x < 0) {
+        uint64_t stack[64], *v = r->np <= 64 ? stack : PyMem_Malloc(sizeof *v * (size_t)r->np);
+        if (!v) return PyErr_NoMemory(), -1;
+        for (int i = 0; i < r->np; i++) v[i] = (uint64_t)r->l[r->p[i].launch].slots[r->p[i].slot];
+        uint64_t h = ptr_hash(v, r->np);
+        if (v != stack) PyMem_Free(v);
+        for (int k = 0; k < REC_SEEN && !again; k++) again = r->xseen[k] == h;
+        if (!again) {
+            r->xseen[r->xnext] = h;
+            r->xnext = (r->xnext + 1) % REC_SEEN;
+        }
+    }
+    if (x < 0 && again && n < KILN_CUDA_GRAPH_EXECS) {
+        int rc = kiln_cuda_graph_instantiate(cu, r->graph);
+        if (rc != 0) return ext_cuda_error(r->st, rc, "making a copy of a step's CUDA graph"), -1;
+        r->st->rec_counts[2]++;
+        x = n;
+        memcpy(r->xv + (size_t)x * (size_t)r->np,
+               r->xv + (size_t)KILN_CUDA_GRAPH_EXECS * (size_t)r->np,
+               sizeof *r->xv * (size_t)r->np);
+    }
+    if (x < 0) {
+        x = 0;
+        for (int k = 1; k < n; k++)
+            if (r->xuse[k] < r->xuse[x]) x = k;
+    }
+    uint64_t *row = r->xv + (size_t)x * (size_t)r->np;
+    for (int i = 0; i < r->np; i++) {
+        const RecPtr *p = &r->p[i];
+        uint64_t v = (uint64_t)r->l[p->launch].slots[p->slot];
+        if (row[i] != v) {
+            row[i] = v;
+            r->l[p->launch].dirty = true;
+        }
+    }
+    for (int i = 0; i < r->nl; i++) {
+        RecLaunch *L = &r->l[i];
+        if (!L->dirty) continue;
+        L->dirty = false;
+        int rc = kiln_cuda_graph_set(cu, r->graph, x, i, L->e->cu, L->grid, L->block,
+                                     (unsigned)L->shmem, L->wide ? NULL : L->pp,
+                                     L->wide ? L->pp : NULL);
+        if (rc != 0) return ext_cuda_error(r->st, rc, "replaying a recorded step"), -1;
+        r->st->rec_counts[3]++;
+    }
+    r->xuse[x] = ++r->xclock;
+    return x;
 }
 
 /* record_end(result, res, fresh): ends this thread's recording.  res: how the
@@ -333,20 +422,16 @@ static int restore_temps(RecordObject *r, kiln_cuda *cu, const uint64_t *fnew) {
 static int run_gpu(RecordObject *r, kiln_cuda *cu) {
     ModState *st = r->st;
     int rc = 0;
-    for (int i = 0; i < r->nl && rc == 0; i++) {
-        RecLaunch *L = &r->l[i];
-        void **pp = L->wide ? NULL : L->pp, **wpp = L->wide ? L->pp : NULL;
-        if (!r->graph) {
-            rc = kiln_cuda_launch(cu, L->e->cu, L->grid, L->block, (unsigned)L->shmem, L->stream,
-                                  pp, wpp);
-        } else if (L->dirty) {
-            rc = kiln_cuda_graph_set(cu, r->graph, i, L->e->cu, L->grid, L->block,
-                                     (unsigned)L->shmem, pp, wpp);
-            st->rec_counts[3]++;
-        }
-        L->dirty = false;
+    if (r->graph) {
+        int x = exec_for(r, cu);
+        if (x < 0) return -1;
+        rc = kiln_cuda_graph_launch(cu, r->graph, x, r->stream);
     }
-    if (rc == 0 && r->graph) rc = kiln_cuda_graph_launch(cu, r->graph, r->stream);
+    for (int i = 0; !r->graph && i < r->nl && rc == 0; i++) {
+        RecLaunch *L = &r->l[i];
+        rc = kiln_cuda_launch(cu, L->e->cu, L->grid, L->block, (unsigned)L->shmem, L->stream,
+                              L->wide ? NULL : L->pp, L->wide ? L->pp : NULL);
+    }
     if (rc != 0) return ext_cuda_error(st, rc, "replaying a recorded step"), -1;
     bool debug = false;
     for (int i = 0; i < r->nl; i++) {
@@ -472,11 +557,7 @@ static PyObject *record_replay(RecordObject *r, PyObject *args) {
         const RecPtr *p = &r->p[i];
         if (p->src == FROM_TEMP) continue;
         uint64_t v = (p->src >= 0 ? base_of(&a[p->src]) : fb[-2 - p->src]) + (uint64_t)p->off;
-        RecLaunch *L = &r->l[p->launch];
-        if ((uint64_t)L->slots[p->slot] != v) {
-            L->slots[p->slot] = (int64_t)v;
-            L->dirty = true;
-        }
+        r->l[p->launch].slots[p->slot] = (int64_t)v;
     }
     r->busy = true;
     int rc = restore_temps(r, cu, fb);

@@ -11,7 +11,8 @@
 enum {
     REC_MAX_LAUNCHES = 4096, /* launches in one record */
     REC_MAX_INPUTS = 64,     /* arguments of a recorded function */
-    REC_MAX_TEMPS = 256      /* temporaries whose first contents a record restores */
+    REC_MAX_TEMPS = 256,     /* temporaries whose first contents a record restores */
+    REC_SEEN = 16            /* pointer sets remembered: one seen again gets its own graph copy */
 };
 
 /* Where an array pointer of a recorded launch comes from at replay. */
@@ -34,7 +35,7 @@ typedef struct {
     bool wide;
     int64_t nthreads;
     uint64_t errp;
-    bool dirty;     /* a pointer changed since the graph's node was last set */
+    bool dirty;     /* replay: a pointer differs from the executable copy's node */
 } RecLaunch;
 
 typedef struct {
@@ -83,6 +84,13 @@ typedef struct RecordObject {
     int nres;
     int *res;         /* >= 0: argument; -1: None; <= -2: returned temporary -2 - k */
     kiln_cuda_graph *graph;
+    /* GPU graph: row x < KILN_CUDA_GRAPH_EXECS holds the np pointer values the nodes of
+     * executable copy x hold; row KILN_CUDA_GRAPH_EXECS the graph's own, as recorded */
+    uint64_t *xv;
+    uint64_t xuse[KILN_CUDA_GRAPH_EXECS]; /* the replay that last ran each copy (LRU) */
+    uint64_t xclock;
+    uint64_t xseen[REC_SEEN]; /* hashes of the pointer sets of recent replays (a ring) */
+    int xnext;
     PyObject *why;    /* str: why it cannot be replayed, or None */
     bool busy;
 } RecordObject;
