@@ -326,6 +326,10 @@ def test_repeated_calls_on_device_arrays_launch_from_c_and_match_numpy(monkeypat
         if len(shape) > 1:
             check(1, kiln.to_device(np.asfortranarray(a.copy_to_host())), b)  # F: Python
         check(1, a, b, stream=kiln.stream())  # a stream: Python
+    with pytest.raises(TypeError, match="'f' got an unexpected keyword argument 'outt'"):
+        f(a, b, outt=o)
+    with pytest.raises(TypeError, match="'f' got an unexpected keyword argument 'where'"):
+        f(np.ones(3), np.ones(3), where=True)
     # broadcasting and scalars are never the memoised launch
     a = kiln.to_device(rng.random((4, 5)))
     check(1, a, kiln.to_device(rng.random(5)))

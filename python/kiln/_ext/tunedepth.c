@@ -87,7 +87,7 @@ static PyObject *step_call(StepObject *self, PyObject *args, PyObject *kw) {
 }
 
 static PyMemberDef step_members[] = {
-    {"fn", T_OBJECT, offsetof(StepObject, fn), 0, "the step's function"},
+    {"fn", T_OBJECT_EX, offsetof(StepObject, fn), 0, "the step's function"},
     {"_how", T_INT, offsetof(StepObject, how), 0, "the mode's index in _modes.MODES"},
     {NULL, 0, 0, 0, NULL}};
 

@@ -203,22 +203,34 @@ static void ufunc_dealloc(UfuncObject *self) {
  * self._call(*args, **kwargs), the Python path (_ufunc.py) */
 static PyObject *ufunc_call(UfuncObject *self, PyObject *args, PyObject *kw) {
     ModState *st = self->st;
+    PyObject *out = Py_None, *stream = Py_None;
+    if (kw && PyDict_GET_SIZE(kw)) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kw, &pos, &key, &value)) {
+            if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "out") == 0)
+                out = value;
+            else if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "stream") == 0)
+                stream = value;
+            else { /* named as NumPy's ufuncs name themselves */
+                PyObject *name = PyObject_GetAttrString((PyObject *)self, "__name__");
+                if (!name) return NULL;
+                PyErr_Format(PyExc_TypeError,
+                             "'%S' got an unexpected keyword argument %R (it takes out= and "
+                             "stream=)",
+                             name, key);
+                Py_DECREF(name);
+                return NULL;
+            }
+        }
+    }
     Py_ssize_t nin = PyTuple_GET_SIZE(args);
     if (self->fast && PyDict_Check(self->fast) && nin > 0 &&
         Py_TYPE(PyTuple_GET_ITEM(args, 0)) == (PyTypeObject *)st->device_array_class) {
-        PyObject *out = Py_None, *stream = Py_None;
-        Py_ssize_t known = 0;
-        if (kw) {
-            PyObject *o = PyDict_GetItemString(kw, "out"), *s = PyDict_GetItemString(kw, "stream");
-            if (o) out = o, known++;
-            if (s) stream = s, known++;
-        }
-        if (!kw || known == PyDict_GET_SIZE(kw)) {
-            PyObject *r = launch_memo(st, self->fast, &PyTuple_GET_ITEM(args, 0), nin, out,
-                                      stream, self->tune);
-            if (r != Py_None) return r;
-            Py_DECREF(r);
-        }
+        PyObject *r = launch_memo(st, self->fast, &PyTuple_GET_ITEM(args, 0), nin, out, stream,
+                                  self->tune);
+        if (r != Py_None) return r;
+        Py_DECREF(r);
     }
     PyObject *call = PyObject_GetAttr((PyObject *)self, st->str_ufunc_call);
     if (!call) return NULL;
