@@ -77,13 +77,15 @@ HOST = -1  # the device ordinal of host memory (EXT_HOST_DEVICE in _ext/driver.h
 
 def on_host():
     """Whether kiln's device API works on host memory: the target is explicitly the
-    CPU (KILN_TARGET=cpu).  Read at each call, as the launch path reads it."""
-    return os.environ.get("KILN_TARGET") == "cpu"
+    CPU (KILN_TARGET=cpu).  Read at each call, as the launch path reads it (getenv in C:
+    os.environ writes go to the C environment too)."""
+    return _kiln.default_device() == HOST
 
 
 def _device():
-    """The device new arrays, streams and events go to."""
-    return HOST if on_host() else _kiln.current_device()
+    """The device new arrays, streams and events go to: HOST under KILN_TARGET=cpu, else
+    the current device (_kiln.default_device, one C call)."""
+    return _kiln.default_device()
 
 
 class MemoryRegion:
@@ -680,6 +682,11 @@ def _shape_of(shape, who):
     """An array shape from an int, a NumPy int or a sequence of them, as NumPy takes it; a
     TypeError naming `who` for anything else, a ValueError for a negative extent or one
     past 64 bits."""
+    if type(shape) is int:   # the common call, device_array(n, ...)
+        if 0 <= shape < 2 ** 63:
+            return (shape,)
+    elif type(shape) is tuple and all(type(n) is int and 0 <= n < 2 ** 63 for n in shape):
+        return shape
     import operator
 
     try:

@@ -354,6 +354,27 @@ def test_without_kiln_target_cpu_no_gpu_is_an_error_that_names_it():
     assert out.split() == ["error"] * 5 + ["0", "no", "mapped_array:", "True"], out
 
 
+def test_kiln_target_is_read_at_each_call_of_the_device_api():
+    # _kiln.default_device reads KILN_TARGET through getenv at each call: os.environ's
+    # writes reach it, and a process may switch the device API to host memory and back
+    out = run("""
+        import os
+        import numpy as np
+        import kiln
+        from kiln import _kiln
+        os.environ["KILN_TARGET"] = "cpu"
+        d = kiln.device_array(4, np.float32)
+        print(d.on_host, _kiln.default_device(), kiln._cuda.on_host())
+        del os.environ["KILN_TARGET"]
+        print(_kiln.default_device(), kiln._cuda.on_host())
+        try:
+            kiln.device_array(4)
+        except kiln.CudaError as e:
+            print("error", "no CUDA GPU can be used" in str(e))
+    """, KILN_TARGET=None, KILN_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    assert out.split() == ["True", "-1", "True", "0", "False", "error", "True"], out
+
+
 @pytest.mark.skipif(not os.path.exists(FAKE), reason="needs the fake CUDA driver (make builds it)")
 def test_kiln_target_cpu_uses_host_memory_even_with_a_gpu():
     out = run("""

@@ -225,6 +225,15 @@ static PyObject *f_current_device(PyObject *m, PyObject *unused) {
     return PyLong_FromLong(ext_state(m)->current_device);
 }
 
+/* default_device() -> EXT_HOST_DEVICE under KILN_TARGET=cpu (read now: os.environ's
+ * writes reach getenv), else the current device */
+static PyObject *f_default_device(PyObject *m, PyObject *unused) {
+    (void)unused;
+    const char *t = getenv("KILN_TARGET");
+    return PyLong_FromLong(t && strcmp(t, "cpu") == 0 ? EXT_HOST_DEVICE
+                                                        : ext_state(m)->current_device);
+}
+
 static PyObject *f_synchronize(PyObject *m, PyObject *unused) {
     ModState *st = ext_state(m);
     if (!st->cuda) Py_RETURN_NONE; /* nothing was ever launched on a GPU */
@@ -270,5 +279,7 @@ PyMethodDef ext_driver_functions[] = {
     {"cuda_info", f_cuda_info, METH_NOARGS, "driver version and devices"},
     {"select_device", f_select_device, METH_O, "select_device(n)"},
     {"current_device", f_current_device, METH_NOARGS, "the selected device"},
+    {"default_device", f_default_device, METH_NOARGS,
+     "where new arrays go: -1 (host memory) under KILN_TARGET=cpu, else the selected device"},
     {"synchronize", f_synchronize, METH_NOARGS, "wait for all GPU work; report kernel errors"},
     {NULL, NULL, 0, NULL}};
