@@ -65,7 +65,8 @@ def _dtype_of(code):
 def _bytes(a):
     """A host array the extension's copies can read: an ml_dtypes.bfloat16 array as its
     uint16 view (NumPy exports no buffer of a user dtype), any other as it is."""
-    return a.view(_np().uint16) if a.dtype.name == "bfloat16" else a
+    # dtype.type's name, not dtype.name: NumPy computes the latter in Python (2 us a call)
+    return a.view(_np().uint16) if a.dtype.type.__name__ == "bfloat16" else a
 
 
 def _typestr(code):
@@ -262,9 +263,14 @@ class DeviceArray(_kiln.DeviceArrayBase):
             if ary.dtype != self.dtype:
                 raise TypeError(f"copy_to_host: incompatible dtype: ary is {ary.dtype}, the array "
                                 f"{self.dtype}")
-        if self.is_c_contiguous() or self.is_f_contiguous():
-            order = "C" if self.is_c_contiguous() else "F"
-            out = np.empty(self.shape, self.dtype, order=order)
+        c = self.is_c_contiguous()
+        if c or self.is_f_contiguous():
+            if ary is not None and ary.shape == self.shape and ary.flags.writeable and (
+                    ary.flags.c_contiguous if c else ary.flags.f_contiguous):
+                # straight into ary: its bytes are the array's, in the same order
+                _kiln.copy("d2h", self._device, _bytes(ary), self._ptr, self.nbytes, stream)
+                return ary
+            out = np.empty(self.shape, self.dtype, order="C" if c else "F")
             _kiln.copy("d2h", self._device, _bytes(out), self._ptr, self.nbytes, stream)
         else:
             lo, hi = self._span
@@ -763,11 +769,18 @@ def device_array(shape, dtype=None, strides=None, order="C", stream=0):
     return d
 
 
-def _like_strides(ary):
+def _contiguity(ary):
+    """(C contiguous, F contiguous) of a NumPy, device or interface array (a DeviceArray's
+    flags build a NumPy view: its own tests are cheaper)."""
+    if isinstance(ary, DeviceArray):
+        return ary.is_c_contiguous(), ary.is_f_contiguous()
+    flags = ary.flags
+    return flags["C_CONTIGUOUS"], flags["F_CONTIGUOUS"]
+
+
+def _like_strides(ary, c, f):
     """Numba's strides for a new array like `ary`: None (C or F order) when `ary` is
     contiguous, else contiguous strides in the order of `ary`'s (as NumPy's empty_like)."""
-    c = ary.flags["C_CONTIGUOUS"]
-    f = ary.flags["F_CONTIGUOUS"]
     if c or f or ary.ndim <= 1:
         return None
     perm = sorted(enumerate(ary.strides), key=lambda x: x[1])
@@ -778,18 +791,15 @@ def _like_strides(ary):
     return tuple(strides)
 
 
-def _like_order(ary):
-    return "F" if ary.flags["F_CONTIGUOUS"] and not ary.flags["C_CONTIGUOUS"] else "C"
-
-
 def device_array_like(ary, stream=0):
     """A DeviceArray of the shape, dtype and layout of another array (a contiguous one
     whose strides keep the order of a strided array's, as Numba's)."""
     if not (hasattr(ary, "shape") and hasattr(ary, "dtype")):
         raise TypeError(f"device_array_like takes an array (NumPy, device or one with the "
                         f"__cuda_array_interface__), not {type(ary).__name__}")
-    return device_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary),
-                        stream=stream)
+    c, f = _contiguity(ary)
+    return device_array(ary.shape, ary.dtype, strides=_like_strides(ary, c, f),
+                        order="F" if f and not c else "C", stream=stream)
 
 
 def stream():
@@ -874,7 +884,9 @@ def pinned_array(shape, dtype=None, strides=None, order="C", _kind=0):
 def pinned_array_like(ary):
     """A page-locked array of the shape, dtype and layout of another array (NumPy or
     device), as device_array_like lays it out."""
-    return pinned_array(ary.shape, ary.dtype, strides=_like_strides(ary), order=_like_order(ary))
+    c, f = _contiguity(ary)
+    return pinned_array(ary.shape, ary.dtype, strides=_like_strides(ary, c, f),
+                        order="F" if f and not c else "C")
 
 
 _MAPPED = []  # the ndarray subclass below, made at first use (numpy is imported late)
@@ -934,7 +946,8 @@ def mapped_array(shape, dtype=None, strides=None, order="C", stream=0, portable=
 def mapped_array_like(ary, stream=0, portable=False, wc=False):
     """A mapped array of the shape, dtype and layout of another array, as device_array_like
     lays it out."""
-    return mapped_array(ary.shape, ary.dtype, _like_strides(ary), _like_order(ary))
+    c, f = _contiguity(ary)
+    return mapped_array(ary.shape, ary.dtype, _like_strides(ary, c, f), "F" if f and not c else "C")
 
 
 def managed_array(shape, dtype=None, strides=None, order="C", stream=0, attach_global=True):

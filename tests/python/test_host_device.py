@@ -499,3 +499,25 @@ def test_small_host_api_items_of_hunt33():
     assert [p.shape for p in parts] == [(3,), (3,), (3,), (1,)]
     with pytest.raises(ValueError, match="section must be a positive int"):
         list(kiln.to_device(np.arange(10)).split(2.0))
+
+
+def test_copy_to_host_into_an_array_of_every_layout(monkeypatch, rng):
+    # a C or F array copies straight into an out of the same shape and order; any other
+    # out (another order, strided, squeezed shape) takes the values through a temporary
+    monkeypatch.setenv("KILN_TARGET", "cpu")
+    h = rng.random((4, 6))
+    for src in (h, np.asfortranarray(h)):
+        d = kiln.to_device(src)
+        for out in (np.zeros((4, 6)), np.zeros((4, 6), order="F"), np.zeros((4, 12))[:, ::2]):
+            r = d.copy_to_host(out)
+            assert r is out
+            np.testing.assert_array_equal(out, h)
+    d = kiln.to_device(h[:, :1])
+    out = np.zeros(4)
+    assert d.copy_to_host(out) is out                      # (4, 1) into (4,), as Numba
+    np.testing.assert_array_equal(out, h[:, 0])
+    ro = np.zeros((4, 6))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        kiln.to_device(h).copy_to_host(ro)
+    np.testing.assert_array_equal(ro, 0)
