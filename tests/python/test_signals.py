@@ -461,7 +461,7 @@ SPIN = """
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one processor: no OpenMP team")
 def test_idle_openmp_threads_stop_spinning_soon_unless_the_user_says_otherwise():
     # libgomp's threads spin 300000 iterations (about 3.5 ms here) for the next region unless
-    # told otherwise; kiln tells them 30000 (KILN_OMP_SPINCOUNT) while libgomp loads, so
+    # told otherwise; kiln tells them 10000 (KILN_OMP_SPINCOUNT) while libgomp loads, so
     # a process's first launches keep their processors, and leaves no variable behind
     def burnt(**env):
         saved = {k: os.environ.pop(k, None) for k in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}

@@ -25,12 +25,15 @@ enum { KILN_OMP_PROBE_MAX = 256 };
  * sleeps, in libgomp's spin iterations (GOMP_SPINCOUNT), unless the user set
  * GOMP_SPINCOUNT or OMP_WAIT_POLICY.  libgomp's own default, 300000, is about 3.5 ms
  * here: after every launch each team thread burns that long, and in a process's first
- * tens of milliseconds, while NumPy's OpenBLAS threads spin on every processor, a
- * spinning team thread waits for its time slice where a sleeping one woken by the
- * next launch preempts (a warm first call of 8.5 ms).  30000 is about 1 ms, the
- * block time PyTorch recommends for Intel's OpenMP: a launch within 1 ms of the last
- * finds the team awake (5 us), a later one wakes it (about 30 us). */
-#define KILN_OMP_SPINCOUNT "30000"
+ * tens of milliseconds (about 25 ms here), while NumPy's OpenBLAS threads spin on
+ * the other processors, the team thread waits for a time slice that the launching
+ * thread gives up only when its own spin at the region's end runs out (a warm first
+ * call of 8.5 ms).  10000 is about 0.5 ms here: in that window a launch waits at most
+ * that long (30000, about 1.5 ms, made the second launch of a process take 1.5 ms
+ * where 10000 takes 0.5 and a process without the OpenBLAS threads 0.02); after it, a
+ * launch within 0.5 ms of the last finds the team awake (5 us), a later one wakes it
+ * (about 30 us; with 30000 the same from 1.5 ms on). */
+#define KILN_OMP_SPINCOUNT "10000"
 
 /* Loads GCC's OpenMP runtime, once, if the process has not: with GOMP_SPINCOUNT
  * set to KILN_OMP_SPINCOUNT while libgomp reads its environment (and removed after,
