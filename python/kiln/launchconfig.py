@@ -14,10 +14,10 @@ kiln's own code never depends on the configuration, so such a compile may find t
 already built; what changes is that the hooks see each configuration.
 """
 import contextlib
-import threading
+from _thread import _local  # threading.local, without importing threading (0.65 ms)
 from types import MethodType
 
-_local = threading.local()
+_local = _local()
 
 
 class LaunchConfig:

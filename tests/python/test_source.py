@@ -204,3 +204,31 @@ def test_a_kernel_typed_at_the_prompt_says_so():
     assert p.returncode != 0
     assert "<stdin>:2: error: cannot read the source of 'k'" in p.stderr
     assert "typed at Python's interactive prompt keeps no source text" in p.stderr
+
+
+def test_def_lines_are_read_as_the_pattern_reads_them():
+    # _match_def replaces a regular expression (compiling it cost a cached kernel's first
+    # call up to 1 ms): the same name and end as that pattern on written and random lines
+    import random
+    import re
+
+    from kiln._source import _match_def
+
+    pat = re.compile(r"\s*(?:async\s+)?def\s+([^\W\d]\w*)\s*\(")
+    lines = ["def f(x):", "    def  g (", "async def h(a)", "asyncdef f(", "async  def\tk(",
+             "def 1f(", "def _(", "def ｘ(", "def f²(", "def  (", "define(", "def f", "def\u3000f(",
+             "\tdef f\t(x)", "def é(", "def f: pass", "    async\n def f(", "", "def", "defs(",
+             "def f x(", "#def f(", "def ९(", "def a९(", "lambda: def f("]
+    rng = random.Random(0)
+    spaces = ["", " ", "\t", "  ", "\u00a0", "\u3000", "\n"]
+    names = ["f", "_", "x1", "1x", "é", "ｘ", "f²", "९", "a९", "", "f x", "de"]
+    for _ in range(20000):   # a def line's parts, each sometimes wrong or missing
+        parts = [rng.choice(spaces), rng.choice(["", "", "async" + rng.choice(spaces)]),
+                 rng.choice(["def", "def", "de", "Def", ""]), rng.choice(spaces),
+                 rng.choice(names), rng.choice(spaces), rng.choice(["(", "(", ":", ""])]
+        lines.append("".join(parts))
+    assert sum(pat.match(line) is not None for line in lines) > 1000  # they do hold defs
+    for line in lines:
+        m = pat.match(line)
+        got = _match_def(line)
+        assert got == ((m.group(1), m.end()) if m else None), (line, got, m)
