@@ -340,7 +340,12 @@ class Vectorized(_kiln.UfuncBase):
             result = out if same else np.empty(shape, out_dtype)
         n = result.size
         if n:
-            self._launch(result, ins, shape, n)
+            k, flat, threads = self._launch(result, ins, shape, n)
+            if flat and shape and (out is None or result is out) and all(
+                    type(a) is np.ndarray and a is x for a, x in zip(args, ins)) and (
+                    out is None or type(out) is np.ndarray):
+                self._memo(args if out is None else (*args, out), b"N", k, out_dtype, n,
+                           threads, np.empty)
         if out is not None and result is not out:
             np.copyto(out, result, casting="same_kind")
             result = out
@@ -368,15 +373,15 @@ class Vectorized(_kiln.UfuncBase):
             if type(a) is not DeviceArray or a.shape != shape:
                 return None
         if out is None:
-            key = _kiln.key_of(*args)
+            key = _kiln.key_of(*args) + b"D"
         elif type(out) is DeviceArray and out.shape == shape:
-            key = _kiln.key_of(*args, out)
+            key = _kiln.key_of(*args, out) + b"D"
         else:
             return None
         hit = self._fast.get(key)
         if hit is None:
             return None
-        k, out_dtype, _, tuned = hit
+        k, out_dtype, _, tuned, _ = hit
         n = 1
         for e in shape:
             n *= e
@@ -405,13 +410,25 @@ class Vectorized(_kiln.UfuncBase):
             return
         if out is not None and (type(out) is not DeviceArray or out.dtype != out_dtype):
             return
-        key = _kiln.key_of(*args) if out is None else _kiln.key_of(*args, out)
-        if all(key[j] == ord("C") for j in range(3, len(key), 4)):
-            hit = self._fast.get(key)
-            if hit is None or hit[0] is not k:
-                hit = self._fast[key] = (k, out_dtype, _code(out_dtype), [None] * _BUCKETS)
-            if _autotune.active():
-                hit[3][_autotune.bucket(n)] = threads
+        self._memo(args if out is None else (*args, out), b"D", k, out_dtype, n, threads, None)
+
+    def _memo(self, arrays, kind, k, out_dtype, n, threads, maker):
+        """Keeps a flat launch for UfuncBase's C call (ufunc.c) and _call_gpu_fast: under
+        the arrays' type key and kind (b"D" kiln arrays, b"N" NumPy arrays, whose results
+        `maker` makes), when every array is in C order."""
+        key = _kiln.key_of(*arrays)
+        if not all(key[j] == ord("C") for j in range(3, len(key), 4)):
+            return
+        key += kind
+        hit = self._fast.get(key)
+        if hit is None or hit[0] is not k:
+            try:
+                code = _code(out_dtype)
+            except TypeError:  # no device array of that dtype: only a NumPy result
+                code = -1
+            hit = self._fast[key] = (k, out_dtype, code, [None] * _BUCKETS, maker)
+        if _autotune.active():
+            hit[3][_autotune.bucket(n)] = threads
 
     def _call_gpu(self, args, out, stream, tried=False):
         """Device arrays in: the kernel runs on the GPU (on the CPU for host-backed arrays,
@@ -560,6 +577,7 @@ class Vectorized(_kiln.UfuncBase):
                 lambda: functools.partial(launch, into=np.empty(shape, result.dtype, order=order)),
                 None)
         launch(threads, result)
+        return k, flat, threads
 
     def reduce(self, arr, stream=0):
         """Numba's ``ufunc.reduce`` of a GPU ufunc: folds a 1-d array (NumPy, device or any

@@ -334,3 +334,67 @@ def test_repeated_calls_on_device_arrays_launch_from_c_and_match_numpy(monkeypat
     a = kiln.to_device(rng.random((4, 5)))
     check(1, a, kiln.to_device(rng.random(5)))
     check(1, a, 2.0)
+
+
+def test_repeated_calls_on_numpy_arrays_launch_from_c_and_match_numpy(rng):
+    # NumPy arrays of one shape in C order: the second call of a key launches from
+    # UfuncBase's C (ufunc.c, kind b"N"); anything that needs the Python path's care
+    # (casts, broadcasting, an out= overlapping an input, subclasses, F order) goes there
+    @kiln.vectorize
+    def f(x, y):
+        return x * y - 1.5 * x
+
+    @kiln.vectorize(["float32(float32, float32)"])
+    def g(x, y):
+        return x * y - 1.5 * x
+
+    took = []
+    for u in (f, g):
+        python_path = u._call
+        u._call = (lambda p: lambda *a, **k: took.append(1) or p(*a, **k))(python_path)
+
+    def check(u, want_python, x, y, **kw):
+        want = (x * y - 1.5 * x) if u is f else (   # before the call: out= may be x
+            x.astype(np.float32) * y.astype(np.float32) - np.float32(1.5) * x.astype(np.float32))
+        n = len(took)
+        r = u(x, y, **kw)
+        assert len(took) - n == want_python, (want_python, len(took) - n)
+        assert type(r) is np.ndarray and r.shape == np.broadcast_shapes(x.shape, y.shape)
+        np.testing.assert_allclose(r, want, rtol=1e-6)
+        return r
+
+    for shape in ((1000,), (20, 50), (3, 4, 5)):
+        a, b, c = (rng.random(shape) * 10 for _ in range(3))
+        check(f, 1, a, b)
+        r = check(f, 0, c, b)
+        assert r.flags.c_contiguous and r.dtype == np.float64
+        o = np.empty(shape)
+        check(f, 1, a, b, out=o)
+        assert check(f, 0, b, c, out=o) is o
+        assert check(f, 0, a, b, out=a) is a          # element for element: C's
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        check(g, 1, a32, b32)
+        check(g, 0, b32, a32)
+        check(g, 1, a, b)                             # cast to the signature: Python's
+        check(g, 1, a, b)
+        if len(shape) > 1:
+            check(f, 1, np.asfortranarray(a), np.asfortranarray(b))
+    big = rng.random(21)
+    x, o = big[:20], big[1:]                          # out one element on from x
+    for _ in range(2):                                # overlapping: Python's, each time
+        big[:] = np.linspace(1, 2, 21)
+        want = big[:20] * 1.0 - 1.5 * big[:20]        # as NumPy: the inputs read first
+        n = len(took)
+        f(x, np.ones(20), out=o)
+        assert len(took) == n + 1
+        np.testing.assert_allclose(o, want, rtol=1e-12)
+    check(f, 1, rng.random((4, 5)), rng.random(5))   # broadcasting
+
+    class Sub(np.ndarray):
+        pass
+
+    s = rng.random(8).view(Sub)
+    n = len(took)
+    f(s, s)
+    f(s, s)
+    assert len(took) == n + 2

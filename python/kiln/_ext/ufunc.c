@@ -1,24 +1,26 @@
-/* ufunc.c: kiln.vectorize's repeated call on kiln device arrays, in C.
+/* ufunc.c: kiln.vectorize's repeated call, in C.
  *
- * The first call of a ufunc on device arrays goes through Python (_ufunc.py's
- * _call_gpu): it chooses the signature, builds the flat kernel, and when every
- * array is a kiln.DeviceArray of one shape in C order it memoises the launch
- * under the arguments' type key: key -> (flat kernel, result dtype, its code,
- * a list of the threads max-autotune chose by size bucket, None where it has
- * not searched).  Later calls with the same key come here from the ufunc's
- * __call__: check the arguments, form the key, find the memo, allocate the
- * result and launch through the kernel's Launcher (launch.c), with no Python
- * frame on the way.  Anything else (a foreign or strided array, a stream, a
- * shape that differs, a key not memoised, a size bucket max-autotune has not
- * searched) returns None and the Python path takes the call, which is the
- * reference for what this one does.
+ * The first call of a ufunc goes through Python (_ufunc.py's _call): it chooses the
+ * signature, builds the flat kernel, and when every argument is an array of one shape in
+ * C order, all kiln.DeviceArrays or all numpy.ndarrays, it memoises the launch under
+ * the arguments' type key and one byte of the kind ('D' or 'N'): key -> (flat kernel,
+ * result dtype, its code, a list of the threads max-autotune chose by size bucket, None
+ * where it has not searched, and what makes a NumPy result: numpy.empty).  Later calls
+ * with the same key come here from the ufunc's __call__: classify the arguments, form
+ * the key, find the memo, allocate the result and launch through the kernel's Launcher
+ * (launch.c), with no Python frame on the way.  Anything else (a scalar, a foreign,
+ * strided or subclassed array, a stream, shapes that differ, an out= that shares bytes
+ * with an input other than element for element, a key not memoised, a size bucket
+ * max-autotune has not searched) returns None and the Python path takes the call; it
+ * is the reference for what this one does.
  *
- * The result goes to the arrays' device, which must be the current one (or
+ * A DeviceArray result goes to the arrays' device, which must be the current one (or
  * host memory under KILN_TARGET=cpu, where every device array is host-backed).
  */
 #include "ufunc.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <structmember.h>
 
 #include "args.h"
@@ -29,91 +31,68 @@
 
 enum { UFUNC_MAX_ARRAYS = KILN_MAX_PARAMS }; /* the key's arrays: inputs and out= */
 
-/* The ndim, shape and element count the arguments share: false when one is not
- * an exact kiln.DeviceArray or its shape differs from the first's. */
-static bool same_shape(ModState *st, PyObject *const *a, Py_ssize_t n) {
-    PyTypeObject *cls = (PyTypeObject *)st->device_array_class;
-    if (!cls || n < 1) return false;
-    const DeviceArrayObject *first = (const DeviceArrayObject *)a[0];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (Py_TYPE(a[i]) != cls) return false;
-        const DeviceArrayObject *d = (const DeviceArrayObject *)a[i];
-        if (d->ndim != first->ndim || d->device != first->device) return false;
-        for (int j = 0; j < d->ndim; j++)
-            if (d->shape[j] != first->shape[j]) return false;
-    }
-    return true;
-}
+/* Whether o is exactly a numpy.ndarray (a subclass keeps the Python path), known by its
+ * type's name: the extension does not link NumPy. */
+static bool is_ndarray(PyObject *o) { return strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") == 0; }
 
-/* a's 1-D view of n elements (a itself when it is 1-D): new reference */
+/* a's 1-D view of n elements (a itself when it is 1-D): new reference.  A DeviceArray
+ * is viewed in C, a NumPy array (C-contiguous here) reshaped. */
 static PyObject *flat_view(ModState *st, PyObject *a, int64_t n) {
-    DeviceArrayObject *d = (DeviceArrayObject *)a;
-    if (d->ndim == 1) return Py_NewRef(a);
-    int64_t isz = ext_dtype_size(d->dtype);
-    return (PyObject *)ext_devarray_new(st, d->ptr, 1, &n, &isz, d->dtype, d->device, d->owner);
+    if (Py_TYPE(a) == (PyTypeObject *)st->device_array_class) {
+        DeviceArrayObject *d = (DeviceArrayObject *)a;
+        if (d->ndim == 1) return Py_NewRef(a);
+        int64_t isz = ext_dtype_size(d->dtype);
+        return (PyObject *)ext_devarray_new(st, d->ptr, 1, &n, &isz, d->dtype, d->device,
+                                            d->owner);
+    }
+    return PyObject_CallMethod(a, "reshape", "L", (long long)n);
 }
 
-/* The memoised launch of a call with inputs in[0..nin), out (Py_None: none) and
- * stream: the result (new reference), Py_None (new reference) where the Python
- * path must take the call, or NULL with an exception set. */
-static PyObject *launch_memo(ModState *st, PyObject *memo, PyObject *const *in, Py_ssize_t nin,
-                             PyObject *out, PyObject *stream, bool tune) {
-    if (stream != Py_None && !(PyLong_CheckExact(stream) && PyObject_Not(stream) == 1))
-        Py_RETURN_NONE; /* a stream: the Python path passes it on */
-    PyObject *arrays[UFUNC_MAX_ARRAYS];
-    Py_ssize_t n = nin;
-    if (nin < 1 || nin + 1 > UFUNC_MAX_ARRAYS) Py_RETURN_NONE;
-    for (Py_ssize_t i = 0; i < nin; i++) arrays[i] = in[i];
-    if (out != Py_None) arrays[n++] = out;
-    if (!same_shape(st, arrays, n)) Py_RETURN_NONE;
-    const DeviceArrayObject *a0 = (const DeviceArrayObject *)arrays[0];
-    if (a0->device != st->current_device && a0->device != EXT_HOST_DEVICE) Py_RETURN_NONE;
-    int64_t count = 1;
-    for (int j = 0; j < a0->ndim; j++) count *= a0->shape[j];
-    if (count == 0 || a0->ndim == 0) Py_RETURN_NONE;
+/* Whether writing out (a C-contiguous host array) element by element could change an
+ * input element not yet read: it shares bytes with an input that is not the same
+ * elements (same start and item size).  _ufunc.py's _overlaps, for the Python path. */
+static bool overlaps_input(const Arg *in, Py_ssize_t nin, const Arg *o, int64_t count) {
+    uint64_t ob = (uint64_t)(uintptr_t)o->view.buf;
+    int64_t oisz = ext_dtype_size(o->t.dtype);
+    for (Py_ssize_t i = 0; i < nin; i++) {
+        uint64_t ib = (uint64_t)(uintptr_t)in[i].view.buf;
+        int64_t iisz = ext_dtype_size(in[i].t.dtype);
+        bool share = ib < ob + (uint64_t)(oisz * count) && ob < ib + (uint64_t)(iisz * count);
+        if (share && (ib != ob || iisz != oisz)) return true;
+    }
+    return false;
+}
 
-    /* the type key, as key_of(*args[, out]) forms it */
-    uint8_t key[4 * UFUNC_MAX_ARRAYS];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Arg a;
-        int rc = ext_classify(st, arrays[i], &a, NULL, NULL, (int)i, NULL);
-        ext_release_arg(&a);
-        if (rc < 0) return NULL;
-        memcpy(key + 4 * i, &a.t, 4);
-    }
-    PyObject *kb = PyBytes_FromStringAndSize((const char *)key, 4 * n);
-    if (!kb) return NULL;
-    PyObject *hit = PyDict_GetItemWithError(memo, kb); /* borrowed */
-    Py_DECREF(kb);
-    if (!hit) {
-        if (PyErr_Occurred()) return NULL;
-        Py_RETURN_NONE;
-    }
-    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 4 ||
-        !PyLong_Check(PyTuple_GET_ITEM(hit, 2)) || !PyList_Check(PyTuple_GET_ITEM(hit, 3))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "a ufunc's launch memo holds (kernel, dtype, code, tuned threads)");
-        return NULL;
-    }
-    int64_t threads = UFUNC_DEFAULT_THREADS;
-    if (tune && ext_tuning()) { /* max-autotune: this size's choice */
-        Py_ssize_t bucket = 0;
-        for (uint64_t c = (uint64_t)count; c; c >>= 1) bucket++; /* _autotune.bucket */
-        PyObject *tl = PyTuple_GET_ITEM(hit, 3);
-        PyObject *t = bucket < PyList_GET_SIZE(tl) ? PyList_GET_ITEM(tl, bucket) : Py_None;
-        if (t == Py_None) Py_RETURN_NONE; /* not searched at this size: the Python path does */
-        threads = PyLong_AsLongLong(t);
-        if (threads == -1 && PyErr_Occurred()) return NULL;
-    }
+/* The result of a call that the memo hit holds: allocated (or out), the flat kernel
+ * launched on it and the inputs.  New reference, or NULL with an exception set. */
+static PyObject *launch_hit(ModState *st, PyObject *hit, bool dev, PyObject *const *in,
+                            Py_ssize_t nin, PyObject *out, const Arg *a0, int64_t count,
+                            int64_t threads) {
+    /* a DeviceArray result on the inputs' device (host memory for host-backed ones,
+     * which classify as host arrays) */
+    const int device = dev ? ((const DeviceArrayObject *)in[0])->device : 0;
     int code = (int)PyLong_AsLong(PyTuple_GET_ITEM(hit, 2));
     if (code == -1 && PyErr_Occurred()) return NULL;
-
     /* hit is borrowed from a dict that Python code run below (a collection) may change */
     PyObject *disp = Py_NewRef(PyTuple_GET_ITEM(hit, 0));
-    PyObject *full = out != Py_None
-                         ? Py_NewRef(out)
-                         : (PyObject *)ext_devarray_empty(st, a0->ndim, a0->shape, code, false,
-                                                          a0->device, NULL);
+    PyObject *full = NULL;
+    if (out != Py_None) {
+        full = Py_NewRef(out);
+    } else if (dev) {
+        full = (PyObject *)ext_devarray_empty(st, a0->t.ndim, a0->shape, code, false, device,
+                                              NULL);
+    } else {
+        PyObject *shape = PyTuple_New(a0->t.ndim);
+        for (int j = 0; shape && j < a0->t.ndim; j++) {
+            PyObject *e = PyLong_FromLongLong(a0->shape[j]);
+            if (!e) Py_CLEAR(shape);
+            else PyTuple_SET_ITEM(shape, j, e);
+        }
+        if (shape)
+            full = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(hit, 4), shape,
+                                                PyTuple_GET_ITEM(hit, 1), NULL);
+        Py_XDECREF(shape);
+    }
     if (!full) {
         Py_DECREF(disp);
         return NULL;
@@ -124,7 +103,7 @@ static PyObject *launch_memo(ModState *st, PyObject *memo, PyObject *const *in, 
     call[nc++] = flat_view(st, full, count);
     if (!call[0]) goto done;
     for (Py_ssize_t i = 0; i < nin; i++)
-        if (!(call[nc++] = flat_view(st, arrays[i], count))) goto done;
+        if (!(call[nc++] = flat_view(st, in[i], count))) goto done;
     if (!(call[nc++] = PyLong_FromLongLong(count))) goto done;
     launcher = ext_disp_launcher(st, disp, (count + threads - 1) / threads, threads);
     if (!launcher) goto done;
@@ -139,6 +118,91 @@ done:
     }
     Py_DECREF(res);
     return full;
+}
+
+/* The memoised launch of a call with inputs in[0..nin), out (Py_None: none) and
+ * stream: the result (new reference), Py_None (new reference) where the Python path
+ * must take the call, or NULL with an exception set. */
+static PyObject *launch_memo(ModState *st, PyObject *memo, PyObject *const *in, Py_ssize_t nin,
+                             PyObject *out, PyObject *stream, bool tune) {
+    if (stream != Py_None && !(PyLong_CheckExact(stream) && PyObject_Not(stream) == 1))
+        Py_RETURN_NONE; /* a stream: the Python path passes it on */
+    PyObject *arrays[UFUNC_MAX_ARRAYS];
+    Py_ssize_t n = nin;
+    if (nin < 1 || nin + 1 > UFUNC_MAX_ARRAYS) Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < nin; i++) arrays[i] = in[i];
+    if (out != Py_None) arrays[n++] = out;
+    PyTypeObject *dcls = (PyTypeObject *)st->device_array_class;
+    const bool dev = dcls && Py_TYPE(arrays[0]) == dcls;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (dev ? Py_TYPE(arrays[i]) != dcls : !is_ndarray(arrays[i])) Py_RETURN_NONE;
+    if (dev) {
+        const int d0 = ((const DeviceArrayObject *)arrays[0])->device;
+        if (d0 != st->current_device && d0 != EXT_HOST_DEVICE) Py_RETURN_NONE;
+        for (Py_ssize_t i = 1; i < n; i++)
+            if (((const DeviceArrayObject *)arrays[i])->device != d0) Py_RETURN_NONE;
+    }
+
+    /* the type key, as key_of(*args[, out]) forms it, then the kind of call; the
+     * arrays' shapes, which must be one */
+    Arg a[UFUNC_MAX_ARRAYS];
+    uint8_t key[4 * UFUNC_MAX_ARRAYS + 1];
+    Py_ssize_t nc = 0;
+    PyObject *ret = NULL;
+    for (; nc < n; nc++) {
+        int rc = ext_classify(st, arrays[nc], &a[nc], NULL, NULL, (int)nc, NULL);
+        if (rc < 0) {
+            ext_release_arg(&a[nc]);
+            goto done;
+        }
+        const Arg *x = &a[nc];
+        memcpy(key + 4 * nc, &x->t, 4);
+        if (!x->t.is_array || x->t.ndim == 0 || x->t.layout != KILN_LAYOUT_C ||
+            x->t.ndim != a[0].t.ndim ||
+            memcmp(x->shape, a[0].shape, sizeof(int64_t) * x->t.ndim) != 0) {
+            nc++;
+            ret = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    int64_t count = 1;
+    for (int j = 0; j < a[0].t.ndim; j++) count *= a[0].shape[j];
+    if (count == 0 || (!dev && out != Py_None && overlaps_input(a, nin, &a[nin], count))) {
+        ret = Py_NewRef(Py_None);
+        goto done;
+    }
+    key[4 * n] = dev ? 'D' : 'N';
+    PyObject *kb = PyBytes_FromStringAndSize((const char *)key, 4 * n + 1);
+    if (!kb) goto done;
+    PyObject *hit = PyDict_GetItemWithError(memo, kb); /* borrowed */
+    Py_DECREF(kb);
+    if (!hit) {
+        if (!PyErr_Occurred()) ret = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 5 ||
+        !PyLong_Check(PyTuple_GET_ITEM(hit, 2)) || !PyList_Check(PyTuple_GET_ITEM(hit, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a ufunc's launch memo holds (kernel, dtype, code, "
+                                         "tuned threads, maker)");
+        goto done;
+    }
+    int64_t threads = UFUNC_DEFAULT_THREADS;
+    if (tune && ext_tuning()) { /* max-autotune: the choice for this size */
+        Py_ssize_t bucket = 0;
+        for (uint64_t c = (uint64_t)count; c; c >>= 1) bucket++; /* _autotune.bucket */
+        PyObject *tl = PyTuple_GET_ITEM(hit, 3);
+        PyObject *t = bucket < PyList_GET_SIZE(tl) ? PyList_GET_ITEM(tl, bucket) : Py_None;
+        if (t == Py_None) { /* not searched at this size: the Python path does */
+            ret = Py_NewRef(Py_None);
+            goto done;
+        }
+        threads = PyLong_AsLongLong(t);
+        if (threads == -1 && PyErr_Occurred()) goto done;
+    }
+    ret = launch_hit(st, hit, dev, arrays, nin, out, &a[0], count, threads);
+done:
+    for (Py_ssize_t i = 0; i < nc; i++) ext_release_arg(&a[i]);
+    return ret;
 }
 
 /* ufunc_launch(memo, args, out, stream, tune) -> the result, or None */
@@ -158,7 +222,7 @@ static PyObject *f_ufunc_launch(PyObject *m, PyObject *const *argv, Py_ssize_t n
 typedef struct {
     PyObject_HEAD
     ModState *st;
-    PyObject *fast; /* the memo: type key -> (kernel, dtype, code, tuned threads) */
+    PyObject *fast; /* the memo: type key -> (kernel, dtype, code, tuned threads, maker) */
     bool tune;      /* max-autotune's search is on (KILN_AUTOTUNE) */
 } UfuncObject;
 
@@ -226,7 +290,8 @@ static PyObject *ufunc_call(UfuncObject *self, PyObject *args, PyObject *kw) {
     }
     Py_ssize_t nin = PyTuple_GET_SIZE(args);
     if (self->fast && PyDict_Check(self->fast) && nin > 0 &&
-        Py_TYPE(PyTuple_GET_ITEM(args, 0)) == (PyTypeObject *)st->device_array_class) {
+        (Py_TYPE(PyTuple_GET_ITEM(args, 0)) == (PyTypeObject *)st->device_array_class ||
+         is_ndarray(PyTuple_GET_ITEM(args, 0)))) {
         PyObject *r = launch_memo(st, self->fast, &PyTuple_GET_ITEM(args, 0), nin, out, stream,
                                   self->tune);
         if (r != Py_None) return r;
@@ -241,7 +306,8 @@ static PyObject *ufunc_call(UfuncObject *self, PyObject *args, PyObject *kw) {
 
 static PyMemberDef ufunc_members[] = {
     {"_fast", T_OBJECT_EX, offsetof(UfuncObject, fast), 0,
-     "the memoised launches: type key -> (kernel, dtype, code, tuned threads by bucket)"},
+     "the memoised launches: type key + kind -> (kernel, dtype, code, tuned threads by "
+     "bucket, maker)"},
     {"_tune", T_BOOL, offsetof(UfuncObject, tune), 0, "max-autotune's search is on"},
     {NULL, 0, 0, 0, NULL}};
 
