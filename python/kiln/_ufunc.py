@@ -25,6 +25,16 @@ from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
 
+_REDUCE_SERIAL_BELOW = 1 << 15  # kiln.reduce on the CPU: smaller arrays fold in one pass
+_CPUS = []  # os.cpu_count(), read once: glibc lists /sys/devices/system/cpu (~5 us a call)
+
+
+def _cpus():
+    if not _CPUS:
+        _CPUS.append(os.cpu_count() or 1)
+    return _CPUS[0]
+
+
 _TUNE = _autotune.on()  # KILN_AUTOTUNE=0: max-autotune's steps launch with the default
 _BUCKETS = 65         # _autotune.bucket of a size below 2**64
 _counter = [0]
@@ -740,15 +750,36 @@ class Reduction:
     def _get_kernel(self):
         if self._kernel is None:
             name = f"__kiln_reduce_{_ident(self.__name__)}"
+            # a block's part folded as four quarters side by side (four chains of the
+            # function in flight, not one), then the quarters in order: the array's
+            # order is kept, only associativity is assumed
             text = (f"def {name}(a, part, n, chunk):\n"
                     f"    b = kiln.blockIdx.x\n"
                     f"    lo = b * chunk\n"
                     f"    hi = min(lo + chunk, n)\n"
                     f"    if lo < hi:\n"
-                    f"        acc = a[lo]\n"
-                    f"        for j in range(lo + 1, hi):\n"
-                    f"            acc = __kiln_f(acc, a[j])\n"
-                    f"        part[b] = acc\n")
+                    f"        q = (hi - lo) // 4\n"
+                    f"        if q >= 4:\n"
+                    f"            m1 = lo + q\n"
+                    f"            m2 = m1 + q\n"
+                    f"            m3 = m2 + q\n"
+                    f"            a0 = a[lo]\n"
+                    f"            a1 = a[m1]\n"
+                    f"            a2 = a[m2]\n"
+                    f"            a3 = a[m3]\n"
+                    f"            for j in range(1, q):\n"
+                    f"                a0 = __kiln_f(a0, a[lo + j])\n"
+                    f"                a1 = __kiln_f(a1, a[m1 + j])\n"
+                    f"                a2 = __kiln_f(a2, a[m2 + j])\n"
+                    f"                a3 = __kiln_f(a3, a[m3 + j])\n"
+                    f"            for j in range(m3 + q, hi):\n"
+                    f"                a3 = __kiln_f(a3, a[j])\n"
+                    f"            part[b] = __kiln_f(__kiln_f(__kiln_f(a0, a1), a2), a3)\n"
+                    f"        else:\n"
+                    f"            acc = a[lo]\n"
+                    f"            for j in range(lo + 1, hi):\n"
+                    f"                acc = __kiln_f(acc, a[j])\n"
+                    f"            part[b] = acc\n")
             self._kernel = _make_kernel(name, text, {"kiln": _KILN, "__kiln_f": self._dev},
                                         **self._options)
             self._kernel._par_threshold = 1
@@ -1004,7 +1035,9 @@ class Reduction:
             return self._empty(init)
         acc = self._accumulator(a.dtype)
         k = self._get_kernel()
-        chunks = min(n, max(1, (os.cpu_count() or 1) * 8))
+        # one pass on the calling thread below _REDUCE_SERIAL_BELOW elements (an OpenMP
+        # team's start and join cost more than the pass), else 8 chunks a processor
+        chunks = 1 if n < _REDUCE_SERIAL_BELOW else min(n, max(1, _cpus() * 8))
         chunk = (n + chunks - 1) // chunks
         chunks = (n + chunk - 1) // chunk
         part = np.empty(chunks, acc)

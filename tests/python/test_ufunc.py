@@ -398,3 +398,29 @@ def test_repeated_calls_on_numpy_arrays_launch_from_c_and_match_numpy(rng):
     f(s, s)
     f(s, s)
     assert len(took) == n + 2
+
+
+def test_cpu_reduce_keeps_the_array_order_at_every_size(rng):
+    # one pass below _REDUCE_SERIAL_BELOW, chunks above; each part folded as four quarters
+    # side by side, then in order: a function that is associative but not commutative
+    # (the first or the last of two) still gives the array's first or last element
+    from kiln import _ufunc
+
+    @kiln.reduce
+    def last(p, q):
+        return q
+
+    @kiln.reduce
+    def first(p, q):
+        return p
+
+    @kiln.reduce
+    def total(p, q):
+        return p + q
+
+    big = _ufunc._REDUCE_SERIAL_BELOW
+    for n in (1, 2, 3, 4, 15, 16, 17, 31, 100, big - 1, big, big + 13, 3 * big + 7):
+        a = rng.random(n)
+        assert last(a) == a[-1] and first(a) == a[0], n
+        np.testing.assert_allclose(total(a), a.sum(), rtol=1e-12)
+        assert total(a, init=2.0) == pytest.approx(a.sum() + 2.0, rel=1e-12)
