@@ -303,6 +303,10 @@ def test_writable_args_lets_the_function_write_an_input():
 
     with pytest.raises(ValueError, match="input 1 of gufunc 'no' is read-only"):
         no(np.ones(3))
+    x = np.ones((2, 3))          # its own layout is the kernel's view: read-only all the same
+    with pytest.raises(ValueError, match="input 1 of gufunc 'no' is read-only"):
+        no(x)
+    assert x.flags.writeable and (x == 1).all()
 
 
 def test_errors_in_the_function_point_at_its_lines():
