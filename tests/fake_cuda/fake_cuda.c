@@ -724,8 +724,11 @@ CUresult cuGraphInstantiateWithFlags(void **exec, void *g, unsigned long long fl
     return 0;
 }
 
+static long fail_set_in; /* the node update that fails, counted from the next (1) */
+
 CUresult cuGraphExecKernelNodeSetParams(void *exec, void *node, const NodeParams *p) {
     Exec *x = exec;
+    if (fail_set_in > 0 && --fail_set_in == 0) return INVALID_VALUE;
     int i = 0;
     while (i < x->n && x->graph->nodes[i] != node) i++;
     if (i == x->n) return INVALID_VALUE; /* not a node of the exec's graph */
@@ -764,6 +767,10 @@ CUresult cuGraphExecDestroy(void *exec) {
     free(exec);
     return 0;
 }
+
+/* the k-th node update of an executable graph from now fails (CUDA_ERROR_INVALID_VALUE) */
+void fake_fail_graph_set(long k);
+void fake_fail_graph_set(long k) { fail_set_in = k; }
 
 /* graphs created, instantiated, node updates, graph launches */
 void fake_graph_counts(long out[4]) {

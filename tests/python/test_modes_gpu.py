@@ -95,6 +95,20 @@ def test_buffers_that_take_turns_get_their_own_graph_copies():
         g4 = graphs()
         assert g4["instantiated"] - g0["instantiated"] == 3, g4   # 4 copies, no more
         assert g4["created"] == g0["created"]
+        # a node update that fails is the call's error, and the copy it left half set (its
+        # first node new, its second not) is never taken as holding the call's pointers:
+        # the same call and the others then launch their own
+        fake.fake_fail_graph_set(2)
+        sets.append((kiln.device_array(512, np.float32), kiln.device_array(512, np.float32)))
+        try:
+            replay(sets[-1])                    # new pointers: the LRU copy is set
+        except kiln.CudaError as e:
+            assert "replaying a recorded step" in str(e), e
+        else:
+            raise AssertionError("no error")
+        replay(sets[-1])                        # the same call again, then the others
+        for s in sets + sets:
+            replay(s)
         print("ok")
     """)
     assert out.startswith("ok")

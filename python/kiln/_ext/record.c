@@ -270,22 +270,25 @@ static int exec_for(RecordObject *r, kiln_cuda *cu) {
     uint64_t *row = r->xv + (size_t)x * (size_t)r->np;
     for (int i = 0; i < r->np; i++) {
         const RecPtr *p = &r->p[i];
-        uint64_t v = (uint64_t)r->l[p->launch].slots[p->slot];
-        if (row[i] != v) {
-            row[i] = v;
-            r->l[p->launch].dirty = true;
-        }
+        if (row[i] != (uint64_t)r->l[p->launch].slots[p->slot]) r->l[p->launch].dirty = true;
     }
+    int rc = 0;
     for (int i = 0; i < r->nl; i++) {
         RecLaunch *L = &r->l[i];
         if (!L->dirty) continue;
         L->dirty = false;
-        int rc = kiln_cuda_graph_set(cu, r->graph, x, i, L->e->cu, L->grid, L->block,
+        if (rc == 0) {
+            rc = kiln_cuda_graph_set(cu, r->graph, x, i, L->e->cu, L->grid, L->block,
                                      (unsigned)L->shmem, L->wide ? NULL : L->pp,
                                      L->wide ? L->pp : NULL);
-        if (rc != 0) return ext_cuda_error(r->st, rc, "replaying a recorded step"), -1;
-        r->st->rec_counts[3]++;
+            if (rc == 0) r->st->rec_counts[3]++;
+        }
     }
+    /* the pointers the copy's nodes now hold; after a failed update, none it could match
+     * (its nodes are set again, all of them, when it is next chosen) */
+    for (int i = 0; i < r->np; i++)
+        row[i] = rc == 0 ? (uint64_t)r->l[r->p[i].launch].slots[r->p[i].slot] : UINT64_MAX;
+    if (rc != 0) return ext_cuda_error(r->st, rc, "replaying a recorded step"), -1;
     r->xuse[x] = ++r->xclock;
     return x;
 }
