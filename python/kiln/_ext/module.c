@@ -60,7 +60,6 @@ static int mod_exec(PyObject *m) {
     if (PyModule_AddFunctions(m, ext_ipc_functions) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_tunedepth_functions) < 0) return -1;
     if (ext_tunedepth_init(m) < 0) return -1;
-    if (PyModule_AddFunctions(m, ext_ufunc_functions) < 0) return -1;
     if (ext_ufunc_init(m, st) < 0) return -1;
     if (PyModule_AddStringConstant(m, "version", kiln_version()) < 0) return -1;
     return 0;

@@ -205,18 +205,6 @@ done:
     return ret;
 }
 
-/* ufunc_launch(memo, args, out, stream, tune) -> the result, or None */
-static PyObject *f_ufunc_launch(PyObject *m, PyObject *const *argv, Py_ssize_t nargv) {
-    if (nargv != 5 || !PyDict_Check(argv[0]) || !PyTuple_Check(argv[1])) {
-        PyErr_SetString(PyExc_TypeError, "ufunc_launch(memo, args, out, stream, tune)");
-        return NULL;
-    }
-    int tune = PyObject_IsTrue(argv[4]);
-    if (tune < 0) return NULL;
-    return launch_memo(ext_state(m), argv[0], &PyTuple_GET_ITEM(argv[1], 0),
-                       PyTuple_GET_SIZE(argv[1]), argv[2], argv[3], tune);
-}
-
 /* ---- kiln._kiln.UfuncBase: kiln.Vectorized's C half ---------------------------------- */
 
 typedef struct {
@@ -334,8 +322,3 @@ int ext_ufunc_init(PyObject *module, ModState *st) {
     return PyModule_AddIntConstant(module, "ufunc_threads", UFUNC_DEFAULT_THREADS);
 }
 
-PyMethodDef ext_ufunc_functions[] = {
-    {"ufunc_launch", (PyCFunction)(void (*)(void))f_ufunc_launch, METH_FASTCALL,
-     "ufunc_launch(memo, args, out, stream, tune): a kiln.vectorize call repeated on kiln "
-     "device arrays (ufunc.c), or None where the Python path must take it"},
-    {NULL, NULL, 0, NULL}};

@@ -8,8 +8,6 @@
  * _kiln.ufunc_threads: _autotune.DEFAULT_THREADS). */
 enum { UFUNC_DEFAULT_THREADS = 256 };
 
-/* ufunc_launch */
-extern PyMethodDef ext_ufunc_functions[];
 /* Creates kiln._kiln.UfuncBase and the names it uses. */
 int ext_ufunc_init(PyObject *module, ModState *st);
 
