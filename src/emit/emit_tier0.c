@@ -74,6 +74,13 @@ static bool reads_sym(const Node *n, const Sym *s) {
     }
 }
 
+/* Whether any value of the tuple v reads s. */
+static bool tuple_reads(const Node *v, const Sym *s) {
+    for (int k = 0; k < v->tuple.n; k++)
+        if (reads_sym(v->tuple.v[k], s)) return true;
+    return false;
+}
+
 static void store_sym(T0 *t, const Sym *s, Val v, const Type *vt, const char *m) {
     Emit *E = t->E;
     (*t0_pm_slot(t, &t->epochs, s, true))++; /* the memos of calls that read it are stale */
@@ -259,7 +266,18 @@ static void stmt(T0 *t, Node *n, const char *m) {
                         break;
                     }
                     for (int k = 0; k < v->tuple.n; k++) {
+                        /* on every lane, into the target's array when no value reads it */
+                        Node *e = k < tg->tuple.n ? tg->tuple.v[k] : NULL;
+                        if (!m && n->assign.targets.n == 1 && e && e->kind == E_NAME &&
+                            t0_varies(t, e->sym) &&
+                            t0_vdt(v->tuple.v[k]->ty) == t0_vdt(e->sym->ty) &&
+                            !tuple_reads(v, e->sym)) {
+                            t->dst_node = v->tuple.v[k];
+                            t->dst = t0_var(t, e->sym);
+                            t->dst_dt = t0_vdt(e->sym->ty);
+                        }
                         vs[k] = t0_ev(t, v->tuple.v[k], m);
+                        t->dst_node = NULL;
                         if (!vs[k].vec) vs[k] = (Val){false, t0_addr(t, vs[k]) + 1, vs[k].dt};
                     }
                     for (int k = 0; k < v->tuple.n; k++) {

@@ -133,6 +133,17 @@ Val t0_conv(T0 *t, Val v, const Type *from, const Type *to) {
     return (Val){true, d, dt};
 }
 
+/* Whether n is a number literal (negated or not) that float32 holds exactly. */
+static bool f32_literal(const Node *n) {
+    bool neg = n->kind == E_UNARY && n->op == U_NEG;
+    if (neg) n = n->un.x;
+    double v;
+    if (n->kind == E_INT && !n->ilit.big && n->ilit.v <= (1u << 24)) v = (double)n->ilit.v;
+    else if (n->kind == E_FLOAT) v = n->flit;
+    else return false;
+    return (double)(float)v == v;
+}
+
 /* Truthiness as a byte array. */
 Val t0_truthy(T0 *t, Val v, const Type *ty) {
     Emit *E = t->E;
@@ -412,6 +423,13 @@ Val t0_ev(T0 *t, Node *n, const char *m) {
         if (od < 0) break;
         static const int ops[] = {KV_LT, KV_LE, KV_GT, KV_GE, KV_EQ, KV_NE};
         Node *l = n->cmp.operands.v[0], *r = n->cmp.operands.v[1];
+        /* a float32 against a literal float32 holds exactly: the same answer in float32
+         * (both conversions to float64 are exact), without widening the lanes */
+        if (od == KILN_FLOAT64 && ((t0_vdt(l->ty) == KILN_FLOAT32 && f32_literal(r)) ||
+                                   (t0_vdt(r->ty) == KILN_FLOAT32 && f32_literal(l)))) {
+            o = ty_scalar(KILN_FLOAT32);
+            od = KILN_FLOAT32;
+        }
         Val a = t0_conv(t, t0_ev(t, l, m), l->ty, o);
         Val b = t0_conv(t, t0_ev(t, r, m), r->ty, o);
         int as, bs;

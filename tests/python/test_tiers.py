@@ -986,3 +986,54 @@ print(_kiln.tier_stats()["tier0_vector"])
         want = [eval(line.split(" = ", 1)[1], env) for line in src.splitlines()
                 if line.startswith("        o[")]
         assert np.array_equal(res[False][name], np.array(want, dt)), name
+
+
+def test_tier0_tuple_targets_and_float32_compares_with_literals(tmp_path):
+    # a tuple of loads goes straight into its targets' arrays; a float32 compared with a
+    # literal float32 holds exactly (0, -2.5) is compared in float32, with one it does not
+    # (0.1, 2^24 + 1) in float64, as the language says: x = float32(0.1) and x = 2^24
+    # tell the two apart
+    src = '''
+@kiln.jit
+def tup(o, x, y):
+    i = kiln.grid(1)
+    if i < x.size:
+        a, b = x[i], y[i]
+        a, b = b, a
+        c, c = a, b
+        o[0, i] = a - 2 * b + c
+        o[1, i] = 1.0 if x[i] > 0 else 0.0
+        o[2, i] = 1.0 if x[i] > 0.1 else 0.0
+        o[3, i] = 1.0 if -2.5 <= x[i] else 0.0
+        o[4, i] = 1.0 if 16777217 > x[i] else 0.0
+'''
+    body = src + '''
+x = np.array([0.0, np.float32(0.1), -2.5, -2.5000002, 16777216.0, 16777218.0, 0.2, -1e-30]
+             * 40, np.float32)
+y = np.linspace(-3, 3, x.size).astype(np.float32)
+o = np.zeros((5, x.size), np.float32)
+tup[2, 256](o, x, y)
+np.save(os.environ["OUT"], o)
+print(_kiln.tier_stats()["tier0_vector"])
+'''
+    res = {}
+    for scalar in (False, True):
+        out = tmp_path / f"tup{int(scalar)}.npy"
+        extra = dict(KILN_TIERS="tcc", OUT=str(out), KILN_DUMP=str(tmp_path / f"dump{int(scalar)}"))
+        if scalar:
+            extra["KILN_TIER0_SCALAR"] = "1"
+        assert run(tmp_path, body, **extra).split() == ["0" if scalar else "1"]
+        res[scalar] = np.load(out)
+    x = np.array([0.0, np.float32(0.1), -2.5, -2.5000002, 16777216.0, 16777218.0, 0.2, -1e-30]
+                 * 40, np.float32)
+    y = np.linspace(-3, 3, x.size).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = np.array([(y - np.float32(2) * x) + x, x64 > 0, x64 > 0.1, -2.5 <= x64,
+                     16777217 > x64], np.float32)
+    assert np.array_equal(res[True], want)
+    assert np.array_equal(res[False], want)
+    text = "".join(p.read_text() for p in (tmp_path / "dump0").glob("*tup*tier0.c"))
+    vec = text[text.index("kiln_ventry"):]
+    assert vec.count("kv_cvt(11, 10,") == 2, vec  # only x > 0.1 and 16777217 > x widen
+    first = re.findall(r"kv_load\(10, (\w+),", vec)[:2]  # a, b = x[i], y[i]
+    assert len(first) == 2 and all(d.startswith("kv") for d in first), first  # into a, b
