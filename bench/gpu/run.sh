@@ -2,7 +2,9 @@
 # One call on the GPU machine: build (system meson and ninja), then the parts asked
 # for, comma-separated: tests, bench, aot, startup (default: all of them), modes and fuse
 # (bench/gpu/modes.py and fuse.py, also part of bench), reducehost (bench/gpu/reduce_host.py,
-# where a small kiln.reduce call's time goes; only when asked), vec (bench/gpu/vec.py, the
+# where a small kiln.reduce call's time goes; only when asked), tuneprobe
+# (bench/gpu/tune_probe.py, max-autotune's vectorize step against default's in both
+# orders, with the calls left to Python; only when asked), vec (bench/gpu/vec.py, the
 # wide entry's vector path; only when asked), suite (Numba-CUDA's tests from
 # $NUMBA_SUITE, only when asked), and
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
@@ -52,6 +54,9 @@ if [[ $what == *,bench,* || $what == *,fuse,* ]]; then
 fi
 if [[ $what == *,reducehost,* ]]; then
     PYTHONPATH=python $PY bench/gpu/reduce_host.py 2>&1 | tee "$OUT/reduce_host.md" | tail -24
+fi
+if [[ $what == *,tuneprobe,* ]]; then
+    PYTHONPATH=python $PY bench/gpu/tune_probe.py 2>&1 | tee "$OUT/tune_probe.md" | tail -8
 fi
 if [[ $what == *,vec,* ]]; then
     (cd bench/gpu && PYTHONPATH=../../python $PY vec.py) 2>&1 | tee "$OUT/vec.md" | tail -16
