@@ -4,7 +4,9 @@
 # (bench/gpu/modes.py and fuse.py, also part of bench), reducehost (bench/gpu/reduce_host.py,
 # where a small kiln.reduce call's time goes; only when asked), tuneprobe
 # (bench/gpu/tune_probe.py, max-autotune's vectorize step against default's in both
-# orders, with the calls left to Python; only when asked), vec (bench/gpu/vec.py, the
+# orders, with the calls left to Python; only when asked), launchargs
+# (bench/gpu/launch_args.py: the launch path from a C loop against the floor, by argument
+# count; only when asked), vec (bench/gpu/vec.py, the
 # wide entry's vector path; only when asked), suite (Numba-CUDA's tests from
 # $NUMBA_SUITE, only when asked), and
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
@@ -54,6 +56,9 @@ if [[ $what == *,bench,* || $what == *,fuse,* ]]; then
 fi
 if [[ $what == *,reducehost,* ]]; then
     PYTHONPATH=python $PY bench/gpu/reduce_host.py 2>&1 | tee "$OUT/reduce_host.md" | tail -24
+fi
+if [[ $what == *,launchargs,* ]]; then
+    PYTHONPATH=python $PY bench/gpu/launch_args.py 2>&1 | tee "$OUT/launch_args.md" | tail -12
 fi
 if [[ $what == *,tuneprobe,* ]]; then
     PYTHONPATH=python $PY bench/gpu/tune_probe.py 2>&1 | tee "$OUT/tune_probe.md" | tail -8
