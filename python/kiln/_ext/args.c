@@ -187,6 +187,26 @@ static int scalar_from_memory(const void *p, kiln_dtype d, Scalar *v) {
     }
 }
 
+/* Remembers the type of o, a NumPy scalar whose buffer v lies inside it (NumPy's scalar
+ * objects hold their value after the object header: PyArrayScalar_VAL), so that the next
+ * argument of that exact type is read in place.  Only NumPy's own types ("numpy.*"; a
+ * subclass of one is named after its module) and only numbers: a record or a time is
+ * read through its buffer each time. */
+static void remember_np_scalar(ModState *st, PyObject *o, const Py_buffer *v, kiln_dtype dt) {
+    PyTypeObject *tp = Py_TYPE(o);
+    const ptrdiff_t off = (const char *)v->buf - (const char *)o;
+    if (st->n_np_scalar >= EXT_NP_SCALAR_TYPES || dt > KILN_COMPLEX128 ||
+        strncmp(tp->tp_name, "numpy.", 6) != 0 || off < (ptrdiff_t)sizeof(PyObject) ||
+        off > 255 || off + v->itemsize > tp->tp_basicsize || v->itemsize != ext_dtype_size(dt))
+        return;
+    for (int k = 0; k < st->n_np_scalar; k++)
+        if (st->np_scalar[k].tp == tp) return;
+    st->np_scalar[st->n_np_scalar].tp = (PyTypeObject *)Py_NewRef((PyObject *)tp);
+    st->np_scalar[st->n_np_scalar].dtype = (uint8_t)dt;
+    st->np_scalar[st->n_np_scalar].off = (uint8_t)off;
+    st->n_np_scalar++;
+}
+
 /* A complex scalar's parts from NumPy's layout (real, imaginary). */
 static void complex_from_memory(const void *p, kiln_dtype d, Arg *a) {
     if (d == KILN_COMPLEX64) {
@@ -528,6 +548,16 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->im = PyComplex_ImagAsDouble(o);
         return 0;
     }
+    if (st) /* a NumPy scalar of a type met before: its value where it sits */
+        for (int k = 0; k < st->n_np_scalar; k++)
+            if (Py_TYPE(o) == st->np_scalar[k].tp) {
+                const kiln_dtype dt = (kiln_dtype)st->np_scalar[k].dtype;
+                const char *p = (const char *)o + st->np_scalar[k].off;
+                set_t(a, 0, dt, 0, 0);
+                if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(p, dt, a);
+                else scalar_from_memory(p, dt, &a->v);
+                return 0;
+            }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
         bool bf16 = false;
@@ -651,6 +681,7 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         if (v->ndim == 0 && !is_ndarray(o)) { /* a NumPy scalar (np.float32(2)): its value */
             if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(v->buf, dt, a);
             else scalar_from_memory(v->buf, dt, &a->v);
+            if (st && !bf16 && !a->time) remember_np_scalar(st, o, v, dt);
             PyBuffer_Release(v);
             return 0;
         }

@@ -155,8 +155,25 @@ static PyObject *mod_key_of(PyObject *module, PyObject *const *args, Py_ssize_t 
     return PyBytes_FromStringAndSize((const char *)key, 4 * n);
 }
 
+/* scalar_types() -> [(type, dtype code, offset)]: the NumPy scalar types whose arguments
+ * are read in place (args.c), for tests */
+static PyObject *mod_scalar_types(PyObject *m, PyObject *unused) {
+    (void)unused;
+    ModState *st = ext_state(m);
+    PyObject *l = PyList_New(0);
+    for (int k = 0; l && k < st->n_np_scalar; k++) {
+        PyObject *t = Py_BuildValue("(Oii)", (PyObject *)st->np_scalar[k].tp,
+                                    st->np_scalar[k].dtype, st->np_scalar[k].off);
+        if (!t || PyList_Append(l, t) < 0) Py_CLEAR(l);
+        Py_XDECREF(t);
+    }
+    return l;
+}
+
 PyMethodDef ext_args_functions[] = {
     {"key_of", (PyCFunction)(void (*)(void))mod_key_of, METH_FASTCALL, "key_of(*args) -> bytes"},
+    {"scalar_types", mod_scalar_types, METH_NOARGS,
+     "scalar_types() -> [(type, dtype code, offset)]: NumPy scalar types read in place"},
     {NULL, NULL, 0, NULL}};
 
 /* A misaligned host array of a CPU launch: its bytes copied into memory whose element 0

@@ -48,6 +48,7 @@ int ext_state_traverse(ModState *st, visitproc visit, void *arg) {
     Py_VISIT(st->UfuncType);
     Py_VISIT(st->RecordType);
     Py_VISIT(st->enum_tags);
+    for (int i = 0; i < st->n_np_scalar; i++) Py_VISIT(st->np_scalar[i].tp);
     return 0;
 }
 
@@ -83,6 +84,8 @@ void ext_state_clear(ModState *st) {
     Py_CLEAR(st->UfuncType);
     Py_CLEAR(st->RecordType);
     Py_CLEAR(st->enum_tags);
+    for (int i = 0; i < st->n_np_scalar; i++) Py_CLEAR(st->np_scalar[i].tp);
+    st->n_np_scalar = 0;
     Py_CLEAR(st->str_compile_key);
     Py_CLEAR(st->str_ufunc_call);
 }

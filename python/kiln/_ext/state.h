@@ -48,6 +48,9 @@
 #include "kiln.h"
 
 enum { EXT_MAX_DEVICES = 64 };
+/* NumPy scalar types (np.float32, np.int64, ...) args.c remembers, with where their
+ * value sits, so that a launch reads one without the buffer protocol */
+enum { EXT_NP_SCALAR_TYPES = 24 };
 
 /* Process-wide by nature (signal dispositions and fork are the process's): the one
  * piece of global state of the extension, owned and written by signals.c (signals.h);
@@ -77,6 +80,11 @@ typedef struct {
     PyObject *PerformanceWarning;
     PyObject *enum_tags;            /* int subclasses seen as arguments -> their tag (args.c) */
     int enum_ntags;                 /* tags given to enum classes so far */
+    struct {                        /* NumPy scalar types met as arguments (args.c) */
+        PyTypeObject *tp;           /* a strong reference */
+        uint8_t dtype, off;         /* its kiln dtype; its value's offset in it */
+    } np_scalar[EXT_NP_SCALAR_TYPES];
+    int n_np_scalar;
     PyObject *CacheWarning;
     PyObject *CacheError;
     PyTypeObject *ProgramType;
