@@ -474,6 +474,20 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->v.f = PyFloat_AS_DOUBLE(o);
         return 0;
     }
+    if (st && (PyObject *)Py_TYPE(o) != st->device_array_class &&
+        !Py_IS_TYPE(o, st->DeviceArrayType) && !PyLong_CheckExact(o)) {
+        /* a NumPy scalar of a type met before: its value where it sits (before the walk
+         * of its bases that the check for a DeviceArray subclass below makes) */
+        for (int k = 0; k < st->n_np_scalar; k++)
+            if (Py_TYPE(o) == st->np_scalar[k].tp) {
+                const kiln_dtype dt = (kiln_dtype)st->np_scalar[k].dtype;
+                const char *p = (const char *)o + st->np_scalar[k].off;
+                set_t(a, 0, dt, 0, 0);
+                if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(p, dt, a);
+                else scalar_from_memory(p, dt, &a->v);
+                return 0;
+            }
+    }
     if (st && ((PyObject *)Py_TYPE(o) == st->device_array_class ||
                Py_IS_TYPE(o, st->DeviceArrayType) ||
                (!PyLong_CheckExact(o) && PyObject_TypeCheck(o, st->DeviceArrayType)))) {
@@ -548,16 +562,6 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->im = PyComplex_ImagAsDouble(o);
         return 0;
     }
-    if (st) /* a NumPy scalar of a type met before: its value where it sits */
-        for (int k = 0; k < st->n_np_scalar; k++)
-            if (Py_TYPE(o) == st->np_scalar[k].tp) {
-                const kiln_dtype dt = (kiln_dtype)st->np_scalar[k].dtype;
-                const char *p = (const char *)o + st->np_scalar[k].off;
-                set_t(a, 0, dt, 0, 0);
-                if (dt == KILN_COMPLEX64 || dt == KILN_COMPLEX128) complex_from_memory(p, dt, a);
-                else scalar_from_memory(p, dt, &a->v);
-                return 0;
-            }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
         bool bf16 = false;
