@@ -21,26 +21,35 @@ N = 1024
 rows = []
 
 
+floor_round = None  # one round of the floor (driver_floor), us per launch
+floors = []         # every round of it, beside each row's
+
+
 def per_launch(launch, sync):
+    """Median us per launch over ROUNDS rounds, each next to a round of the floor (drift
+    in the machine's speed hits both); returns it and the median of those floor rounds."""
     for _ in range(200):
         launch()
     sync()
-    meds = []
+    meds, beside = [], []
     for _ in range(ROUNDS):
+        if floor_round:
+            beside.append(floor_round())
         t = time.perf_counter()
         for _ in range(LAUNCHES):
             launch()
         meds.append((time.perf_counter() - t) / LAUNCHES * 1e6)
         sync()
-    return statistics.median(meds)
+    floors.extend(beside)
+    return statistics.median(meds), statistics.median(beside) if beside else None
 
 
 def bench(name, make):
     try:
         launch, sync = make()
-        rows.append((name, per_launch(launch, sync)))
+        rows.append((name, *per_launch(launch, sync)))
     except Exception as e:  # a peer that is not installed is reported, not fatal
-        rows.append((name, f"n/a ({type(e).__name__}: {str(e)[:60]})"))
+        rows.append((name, f"n/a ({type(e).__name__}: {str(e)[:60]})", None))
 
 
 @kiln.jit
@@ -135,15 +144,19 @@ def torch_eager():
 
 
 def driver_floor():
-    """cuLaunchKernel called from a C loop with the arguments packed once."""
+    """cuLaunchKernel called from a C loop with the arguments packed once: one round of
+    it, measured beside every round of every row."""
+    global floor_round
     a, b, c = (kiln.device_array(N, np.float32) for _ in range(3))
     launcher = k5[N // 256, 256]
     launcher(a, b, c, 1.5, N)
-    meds = []
-    for _ in range(ROUNDS):
-        meds.append(launcher._raw_launches(LAUNCHES, a, b, c, 1.5, N) * 1e6)
+
+    def one():
+        v = launcher._raw_launches(LAUNCHES, a, b, c, 1.5, N) * 1e6
         kiln.synchronize()
-    rows.append((FLOOR, statistics.median(meds)))
+        return v
+    one()
+    floor_round = one
 
 
 def empty_call():
@@ -159,7 +172,7 @@ def main():
     try:
         driver_floor()
     except Exception as e:
-        rows.append((FLOOR, f"n/a ({e})"))
+        rows.append((FLOOR, f"n/a ({e})", None))
     bench(EMPTY, empty_call)
     bench("raw cuLaunchKernel (ctypes)", raw_driver)
     bench("kiln k[g, b](...) (launcher reused)", kiln_reused)
@@ -170,20 +183,24 @@ def main():
     bench("Numba-CUDA", numba_cuda)
     # every row but the floor calls its launch through the same Python loop and lambda;
     # net of that loop is the launch's own host cost, which the floor is compared with
-    got = dict(rows)
-    loop, floor = got.get(EMPTY), got.get(FLOOR)
-    print(f"\n# GPU launch overhead: host us per launch, 5 arguments, median of {ROUNDS} x {LAUNCHES}\n")
-    print("| launch | us | net of the timing loop | over the floor |")
-    print("| --- | ---: | ---: | ---: |")
-    for name, v in rows:
+    # and each row against the floor's rounds measured beside its own
+    if floors:
+        rows.insert(0, (FLOOR, statistics.median(floors), None))
+    loop = {r[0]: r[1] for r in rows}.get(EMPTY)
+    print(f"\n# GPU launch overhead: host us per launch, 5 arguments, median of {ROUNDS} x {LAUNCHES}"
+          " (each round of a row beside a round of the floor)\n")
+    print("| launch | us | net of the timing loop | the floor beside it | over the floor |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, v, floor in rows:
         if not isinstance(v, float):
-            print(f"| {name} | {v} | | |")
+            print(f"| {name} | {v} | | | |")
         elif name in (FLOOR, EMPTY) or not isinstance(loop, float):
-            print(f"| {name} | {v:.2f} | | |")
+            print(f"| {name} | {v:.2f} | | | |")
         else:
             net = v - loop
             ratio = f"{net / floor:.2f}x" if isinstance(floor, float) else ""
-            print(f"| {name} | {v:.2f} | {net:.2f} | {ratio} |")
+            fl = f"{floor:.2f}" if isinstance(floor, float) else ""
+            print(f"| {name} | {v:.2f} | {net:.2f} | {fl} | {ratio} |")
     sys.stdout.flush()
 
 

@@ -6,7 +6,7 @@
 # (bench/gpu/tune_probe.py, max-autotune's vectorize step against default's in both
 # orders, with the calls left to Python; only when asked), launchargs
 # (bench/gpu/launch_args.py: the launch path from a C loop against the floor, by argument
-# count; only when asked), vec (bench/gpu/vec.py, the
+# count, and launch_scalars.py, by kind of scalar argument; only when asked), vec (bench/gpu/vec.py, the
 # wide entry's vector path; only when asked), suite (Numba-CUDA's tests from
 # $NUMBA_SUITE, only when asked), and
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
@@ -59,6 +59,7 @@ if [[ $what == *,reducehost,* ]]; then
 fi
 if [[ $what == *,launchargs,* ]]; then
     PYTHONPATH=python $PY bench/gpu/launch_args.py 2>&1 | tee "$OUT/launch_args.md" | tail -12
+    PYTHONPATH=python $PY bench/gpu/launch_scalars.py 2>&1 | tee "$OUT/launch_scalars.md" | tail -8
 fi
 if [[ $what == *,tuneprobe,* ]]; then
     PYTHONPATH=python $PY bench/gpu/tune_probe.py 2>&1 | tee "$OUT/tune_probe.md" | tail -8

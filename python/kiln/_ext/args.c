@@ -474,10 +474,12 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         a->v.f = PyFloat_AS_DOUBLE(o);
         return 0;
     }
-    if (st && (PyObject *)Py_TYPE(o) != st->device_array_class &&
-        !Py_IS_TYPE(o, st->DeviceArrayType) && !PyLong_CheckExact(o)) {
-        /* a NumPy scalar of a type met before: its value where it sits (before the walk
-         * of its bases that the check for a DeviceArray subclass below makes) */
+    /* a DeviceArray (exactly), else the scalars, before the walk of the type's bases that
+     * the check for a DeviceArray subclass makes */
+    const bool dev = st && ((PyObject *)Py_TYPE(o) == st->device_array_class ||
+                            Py_IS_TYPE(o, st->DeviceArrayType));
+    if (st && !dev && !PyLong_CheckExact(o)) {
+        /* a NumPy scalar of a type met before: its value where it sits */
         for (int k = 0; k < st->n_np_scalar; k++)
             if (Py_TYPE(o) == st->np_scalar[k].tp) {
                 const kiln_dtype dt = (kiln_dtype)st->np_scalar[k].dtype;
@@ -488,9 +490,51 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
                 return 0;
             }
     }
-    if (st && ((PyObject *)Py_TYPE(o) == st->device_array_class ||
-               Py_IS_TYPE(o, st->DeviceArrayType) ||
-               (!PyLong_CheckExact(o) && PyObject_TypeCheck(o, st->DeviceArrayType)))) {
+    if (!dev) {
+        if (PyBool_Check(o)) {
+            set_t(a, 0, KILN_BOOL, 0, 0);
+            a->v.i = o == Py_True;
+            return 0;
+        }
+        if (PyLong_Check(o)) {
+            int overflow;
+            long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+            /* an IntEnum member: its value, tagged with its class (kiln_argtype's ndim) */
+            int tag = PyLong_CheckExact(o) ? 0 : enum_tag(st, Py_TYPE(o));
+            if (tag < 0) return -1;
+            if (overflow == 0) {
+                if (x == -1 && PyErr_Occurred()) return -1;
+                set_t(a, 0, KILN_INT64, (uint8_t)tag, 0);
+                a->v.i = x;
+                return 0;
+            }
+            if (overflow > 0) {
+                unsigned long long u = PyLong_AsUnsignedLongLong(o);
+                if (!PyErr_Occurred()) {
+                    set_t(a, 0, KILN_UINT64, (uint8_t)tag, 0);
+                    a->v.u = u;
+                    return 0;
+                }
+                PyErr_Clear();
+            }
+            char d[256];
+            ext_arg_desc(d, sizeof d, names, kname, i);
+            PyErr_Format(PyExc_OverflowError, "%s is an int too large for 64 bits", d);
+            return -1;
+        }
+        if (PyFloat_Check(o)) {
+            a->t.dtype = KILN_FLOAT64;
+            a->v.f = PyFloat_AsDouble(o);
+            return 0;
+        }
+        if (PyComplex_Check(o)) {
+            a->t.dtype = KILN_COMPLEX128;
+            a->v.f = PyComplex_RealAsDouble(o);
+            a->im = PyComplex_ImagAsDouble(o);
+            return 0;
+        }
+    }
+    if (dev || (st && PyObject_TypeCheck(o, st->DeviceArrayType))) {
         DeviceArrayObject *d = (DeviceArrayObject *)o;
         if (d->device == EXT_HOST_DEVICE) {
             /* host memory (KILN_TARGET=cpu): a host array, as a NumPy array's buffer
@@ -519,48 +563,6 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
         }
         set_t(a, 1, dt, (uint8_t)d->ndim, 0);
         return device_layout(a, d->strides, ext_dtype_size(d->dtype), names, kname, i);
-    }
-    if (PyBool_Check(o)) {
-        set_t(a, 0, KILN_BOOL, 0, 0);
-        a->v.i = o == Py_True;
-        return 0;
-    }
-    if (PyLong_Check(o)) {
-        int overflow;
-        long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
-        /* an IntEnum member: its value, tagged with its class (kiln_argtype's ndim) */
-        int tag = PyLong_CheckExact(o) ? 0 : enum_tag(st, Py_TYPE(o));
-        if (tag < 0) return -1;
-        if (overflow == 0) {
-            if (x == -1 && PyErr_Occurred()) return -1;
-            set_t(a, 0, KILN_INT64, (uint8_t)tag, 0);
-            a->v.i = x;
-            return 0;
-        }
-        if (overflow > 0) {
-            unsigned long long u = PyLong_AsUnsignedLongLong(o);
-            if (!PyErr_Occurred()) {
-                set_t(a, 0, KILN_UINT64, (uint8_t)tag, 0);
-                a->v.u = u;
-                return 0;
-            }
-            PyErr_Clear();
-        }
-        char d[256];
-        ext_arg_desc(d, sizeof d, names, kname, i);
-        PyErr_Format(PyExc_OverflowError, "%s is an int too large for 64 bits", d);
-        return -1;
-    }
-    if (PyFloat_Check(o)) {
-        a->t.dtype = KILN_FLOAT64;
-        a->v.f = PyFloat_AsDouble(o);
-        return 0;
-    }
-    if (PyComplex_Check(o)) {
-        a->t.dtype = KILN_COMPLEX128;
-        a->v.f = PyComplex_RealAsDouble(o);
-        a->im = PyComplex_ImagAsDouble(o);
-        return 0;
     }
     if (PyObject_CheckBuffer(o)) {
         Py_buffer *v = &a->view;
