@@ -478,9 +478,9 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
      * the check for a DeviceArray subclass makes */
     const bool dev = st && ((PyObject *)Py_TYPE(o) == st->device_array_class ||
                             Py_IS_TYPE(o, st->DeviceArrayType));
-    if (st && !dev && !PyLong_CheckExact(o)) {
+    if (!dev) {
         /* a NumPy scalar of a type met before: its value where it sits */
-        for (int k = 0; k < st->n_np_scalar; k++)
+        for (int k = 0; st && k < st->n_np_scalar; k++)
             if (Py_TYPE(o) == st->np_scalar[k].tp) {
                 const kiln_dtype dt = (kiln_dtype)st->np_scalar[k].dtype;
                 const char *p = (const char *)o + st->np_scalar[k].off;
@@ -489,8 +489,6 @@ int ext_classify(ModState *st, PyObject *o, Arg *a, PyObject *names, PyObject *k
                 else scalar_from_memory(p, dt, &a->v);
                 return 0;
             }
-    }
-    if (!dev) {
         if (PyBool_Check(o)) {
             set_t(a, 0, KILN_BOOL, 0, 0);
             a->v.i = o == Py_True;
