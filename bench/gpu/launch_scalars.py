@@ -1,6 +1,6 @@
 """Launch cost by kind of scalar argument (issue 13): the same 5-argument kernel launched
 with a Python float, a NumPy float32 and a NumPy float64 scalar, from a Python loop;
-median of 7 rounds, us per launch.
+median of 7 rounds taken in turn, us per launch.
 
     PYTHONPATH=python python3 bench/gpu/launch_scalars.py
 """
@@ -33,8 +33,15 @@ def loop(x, n):
     return (time.perf_counter() - t) / n * 1e6
 
 
+kinds = (2.0, np.float32(2.0), np.float64(2.0), np.int32(3))
+for x in kinds:
+    loop(x, 2000)
+# the kinds' rounds take turns, so that drift in the machine's speed hits them all
+times = {i: [] for i in range(len(kinds))}
+for _ in range(7):
+    for i, x in enumerate(kinds):
+        times[i].append(loop(x, 20000))
 print("| scalar argument | us per launch |")
 print("| --- | ---: |")
-for x in (2.0, np.float32(2.0), np.float64(2.0), np.int32(3)):
-    loop(x, 2000)
-    print(f"| {type(x).__module__}.{type(x).__name__} | {statistics.median(loop(x, 20000) for _ in range(7)):.3f} |")
+for i, x in enumerate(kinds):
+    print(f"| {type(x).__module__}.{type(x).__name__} | {statistics.median(times[i]):.3f} |")

@@ -127,6 +127,18 @@ static inline unsigned long long kiln_tcc_bswap(unsigned long long x) {
 #define __builtin_ffsll(x) kiln_tcc_ffs(x)
 #define __builtin_bswap64(x) kiln_tcc_bswap(x)
 #else
+/* GCC before 13 does not know AMD's Zen 4: -march=native there gives the AVX-512
+ * instructions with znver3's tuning, whose cost tables were never set for 512-bit
+ * registers.  Tuned so, GCC folds an element's repeated loads into the arithmetic
+ * (((a*b+c)*a-b)/(c+1) reads a, b and c twice each, and runs 15-25% slower than LLVM's
+ * code that reads them once); an AVX-512 core's tuning, at the same 512-bit width, keeps
+ * them in registers (docs/cpu-target.md, "The compiler's tuning").  Any other compiler,
+ * processor or KILN_CC's own -mtune is left as it is.  First, so that every function of
+ * the source, the headers' inline ones too, is tuned alike. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER) && \
+    defined(__x86_64__) && defined(__tune_znver3__) && defined(__AVX512F__)
+#pragma GCC target("tune=icelake-server,prefer-vector-width=512")
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
