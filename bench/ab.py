@@ -46,7 +46,7 @@ def main():
     for n in names:
         o = statistics.median(r[n] for r in res["old"])
         w = statistics.median(r[n] for r in res["new"])
-        print(f"| {n} | {o:.2f} | {w:.2f} | {w / o:.3f} |")
+        print(f"| {n} | {o:.4g} | {w:.4g} | {w / o:.3f} |")
 
 
 if __name__ == "__main__":

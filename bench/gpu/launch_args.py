@@ -4,6 +4,9 @@ arguments (the floor) and the whole launch path called from a C loop (kiln's own
 the interpreter's).
 
     PYTHONPATH=python python3 bench/gpu/launch_args.py
+
+Besides its lines it prints each case's ratios as table rows, which bench/ab.py compares
+between two builds (`AB_SCRIPT=launch_args.py bash bench/gpu/run.sh ab`).
 """
 import statistics, time, numpy as np, kiln
 N = 1024
@@ -65,6 +68,10 @@ def main():
         f, p, k_ = statistics.median(fl), statistics.median(pl), statistics.median(kl)
         print(f"{name:8s} floor {f:.3f}  path {p:.3f} ({p / f:.3f}x)  kiln {k_:.3f} "
               f"({k_ / f:.3f}x, {k_ - f:.3f} over)")
+        # rows bench/ab.py reads (run.sh ab with AB_SCRIPT=launch_args.py): ratios to the
+        # floor of the same rounds, so that two processes' drift cancels
+        print(f"| {name} path / floor | {p / f:.4f} |")
+        print(f"| {name} kiln / floor | {k_ / f:.4f} |")
     ctx = statistics.median(_kiln._ctx_check_seconds(200000) for _ in range(5))
     print(f"the context check each launch makes (cuCtxGetCurrent): {ctx * 1e9:.1f} ns")
 

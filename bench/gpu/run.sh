@@ -12,7 +12,8 @@
 # variants (bench/gpu/variants.py, a code-generation study; only when asked), and ab
 # (only when asked): the commit in .deps/base.tar (`git archive -o .deps/base.tar REV`)
 # built beside this tree, and bench/gpu/shapes.py alternating between the two builds
-# (bench/ab.py; SHAPES picks its parts, AB_ROUNDS the rounds).
+# (bench/ab.py; SHAPES picks its parts, AB_ROUNDS the rounds, AB_SCRIPT another script
+# of bench/gpu than shapes.py, such as launch_args.py).
 # Logs and tables go to $OUT (or ./gpu-out).  Usage: bench/gpu/run.sh [aot,startup,...]
 set -o pipefail
 OUT=${OUT:-gpu-out}
@@ -78,6 +79,6 @@ if [[ $what == *,ab,* ]]; then
     base=$(mktemp -d)
     tar -xf .deps/base.tar -C "$base" && mkdir -p "$base/.deps" && cp .deps/*.deb "$base/.deps/" &&
         (cd "$base" && sh tools/gpu-build.sh "$PY") > "$OUT/base-build.log" 2>&1 || { tail -20 "$OUT/base-build.log"; exit 1; }
-    (cd bench/gpu && SHAPES=${SHAPES:-bs,rows,sum} $PY ../ab.py "$base/python" ../../python shapes.py "${AB_ROUNDS:-3}") 2>&1 | tee "$OUT/ab.md" | tail -30
+    (cd bench/gpu && SHAPES=${SHAPES:-bs,rows,sum} $PY ../ab.py "$base/python" ../../python "${AB_SCRIPT:-shapes.py}" "${AB_ROUNDS:-3}") 2>&1 | tee "$OUT/ab.md" | tail -30
 fi
 exit $rc
