@@ -11,35 +11,31 @@ typedef union {
     double f;
 } Scalar;
 
-/* One classified argument.  The fields every launch writes or reads come first and
- * together (about 60 bytes, then the shape and strides): a launch touches three or four
- * cache lines of each argument, not the six it touched when the flags lay between the
- * larger, rarer members (the buffer view, the foreign array).  A launch follows the
- * driver's call, which evicts much of the cache; lines not touched are lines not missed. */
+/* One classified argument. */
 typedef struct {
     kiln_argtype t;
-    int device;        /* GPU: the array's device */
     Scalar v;          /* scalars: the value (i for bool and signed, u, f; a complex's real part) */
-    uint64_t dptr;     /* GPU: the address of element 0 of a device array */
-    void *stage;       /* CPU launch with a misaligned host array: the copy's allocation */
-    char *stage0;      /* ... and its element 0, aligned */
-    uint64_t tmp;      /* GPU launch with a host array: the device copy */
-    int time;          /* datetime64/timedelta64 taken as int64: the unit code, else 0 */
+    double im;         /* complex scalars: the imaginary part */
+    Py_buffer view;    /* host arrays: the buffer, released after the launch */
     bool has_view;
+    int64_t shape[KILN_MAX_NDIM];
+    int64_t strides[KILN_MAX_NDIM]; /* in elements */
+    /* GPU */
     bool on_gpu;       /* a device array: dptr is the address of element 0 */
+    uint64_t dptr;
+    int device;
     bool readonly;
     bool misaligned;   /* a host array whose address its elements' alignment does not divide:
                         * a GPU launch stages it (an aligned copy), and so does the CPU target
                         * (ext_pack, into stage; ext_unstage_cpu copies the elements back) */
-    bool has_foreign;
-    int64_t shape[KILN_MAX_NDIM];
-    int64_t strides[KILN_MAX_NDIM]; /* in elements */
-    /* rarer */
-    double im;         /* complex scalars: the imaginary part */
-    Py_buffer view;    /* host arrays: the buffer, released after the launch */
+    void *stage;       /* CPU launch with a misaligned host array: the copy's allocation */
+    char *stage0;      /* ... and its element 0, aligned */
     ForeignArray fa;   /* a foreign array's borrowed reference (DLPack) */
+    bool has_foreign;
+    uint64_t tmp;      /* GPU launch with a host array: the device copy */
     int64_t tmp_lo;    /* byte offset of the copy's start from element 0 (<= 0) */
     size_t tmp_size;
+    int time;          /* datetime64/timedelta64 taken as int64: the unit code, else 0 */
 } Arg;
 
 /* Argument i is a datetime64 or timedelta64 (a[i].time): -1 with a TypeError when an

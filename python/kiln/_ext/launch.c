@@ -386,7 +386,7 @@ static PyObject *launcher_call(PyObject *selfobj, PyObject *const *args, size_t 
     bool slow = __builtin_expect(--st->obs_countdown <= 0, 0);
     ObsLaunch ol;
     if (slow) obs_start(st, &ol);
-    _Alignas(64) Arg stack_args[STACK_ARGS]; /* starts on a cache line (args.h) */
+    Arg stack_args[STACK_ARGS];
     Arg *a = n <= STACK_ARGS ? stack_args : PyMem_Malloc(sizeof(Arg) * (size_t)n);
     uint8_t keybuf[4 * STACK_ARGS + 2 + LC_KEY_BYTES];
     uint8_t *key = n <= STACK_ARGS ? keybuf : PyMem_Malloc(4 * (size_t)n + 2 + LC_KEY_BYTES);
