@@ -510,6 +510,10 @@ typedef struct kiln_kernel_error {
     int32_t code; /* kiln_errcode; written last, with an atomic compare-and-swap */
     int32_t line; /* (file index << 20) | line; the index is kiln_program_file's */
     int64_t a, b, c;
+    /* CPU: set by kiln_cpu_launch_kernel, read by the generated code (the one pointer
+     * every function of a kernel has): the lowest address a recursion may reach on the
+     * calling thread's stack (kiln_cpu_stack_floor).  Never set or read on the GPU. */
+    char *(*stack_floor)(void);
 } kiln_kernel_error;
 
 /* The largest launch: CUDA's own limits, which the dispatcher checks on every
@@ -569,6 +573,13 @@ enum { KILN_CPU_POLL_SPAN = 1 << 16, KILN_CPU_POLL_SPAN_LOOPS = 256 };
 
 /* Runs the kernel over the grid.  params: the packed 8-byte slots of the
  * arguments (see docs/abi.md).  Blocks until all blocks have run. */
+/* The lowest stack address a recursive device function may reach on the calling
+ * thread: KILN_REC_MARGIN bytes above the low end of the thread's stack (its size from
+ * pthread_getattr_np: a Python thread made with threading.stack_size(), the main
+ * thread's RLIMIT_STACK), or NULL when the stack cannot be known.  Cached per thread:
+ * the stack of a thread does not move.  The generated code bounds a recursion by the
+ * higher of this and its first frame less KILN_REC_STACK (rt_cpu.h). */
+char *kiln_cpu_stack_floor(void);
 void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
                             const int64_t *params);
 

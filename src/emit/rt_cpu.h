@@ -192,6 +192,7 @@ typedef double f64;
 struct kiln_err {
     int code, line;
     long long a, b, c;
+    char *(*stack_floor)(void); /* kiln_cpu_stack_floor (kiln.h), or NULL */
 };
 
 /* Must match kiln_cpu_launch in kiln.h. */
@@ -275,9 +276,11 @@ static const int kiln_never_ = 0;
         leave                                                                          \
     }
 /* Recursive device functions take the lowest stack address they may use (kfl_): a
- * call from other code passes its own frame's address less KILN_REC_STACK (less
- * KILN_REC_STACK_FIBER in block mode, whose fibers have stacks of the kernel's local
- * arrays and 64 KiB), a recursive call passes its own.  Each entry checks its frame
+ * call from other code passes its own frame's address less KILN_REC_STACK, or the
+ * thread's own stack's floor when that is higher (a thread with less stack than
+ * KILN_REC_STACK below the kernel: E_->stack_floor, src/target/stack.c), or in block
+ * mode its frame less KILN_REC_STACK_FIBER (whose fibers have stacks of the kernel's
+ * local arrays and 64 KiB); a recursive call passes its own.  Each entry checks its frame
  * against it, so deep recursion ends the launch with RecursionError (code 15,
  * KILN_ERR_RECURSION) instead of running off the thread's stack, and polls the stop
  * word, so Ctrl-C ends a long recursion. */
@@ -285,8 +288,12 @@ static const int kiln_never_ = 0;
 #define KILN_REC_STACK_FIBER (32L << 10)
 #define KILN_RFP , char *kfl_
 #define KILN_RFA , kfl_
-#define KILN_RFA0 \
-    , ((char *)__builtin_frame_address(0) - (B_ ? KILN_REC_STACK_FIBER : KILN_REC_STACK))
+#define KILN_RFA0 , kiln_rec_floor_(E_, (char *)__builtin_frame_address(0), B_ != 0)
+KILN_FN char *kiln_rec_floor_(struct kiln_err *e, char *frame, int fiber) {
+    char *lo = frame - (fiber ? KILN_REC_STACK_FIBER : KILN_REC_STACK);
+    char *t = !fiber && e->stack_floor ? e->stack_floor() : 0;
+    return t && (unsigned long long)t > (unsigned long long)lo ? t : lo;
+}
 #define KILN_REC_ENTER(loc, leave)                                                      \
     if ((char *)__builtin_frame_address(0) < kfl_) {                                   \
         if (__atomic_load_n(&E_->code, __ATOMIC_RELAXED) == 0) kiln_fail(E_, 15, loc, B_ != 0, 0, 0); \

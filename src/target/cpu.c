@@ -720,6 +720,8 @@ void kiln_cpu_unload(kiln_cpu_module *m) {
 
 void kiln_cpu_launch_kernel(kiln_cpu_module *m, const kiln_cpu_launch *launch,
                             const int64_t *params) {
+    /* a recursion's bound on each thread that runs the kernel (stack.c, rt_cpu.h) */
+    if (launch->err) launch->err->stack_floor = kiln_cpu_stack_floor;
     if (m->code) kiln_cpu_quick_run(m, launch, params); /* tier 0's (tcc.c) */
     else m->entry(launch, params);
 }

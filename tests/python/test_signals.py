@@ -221,6 +221,48 @@ def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error()
     assert interrupted(out) < 5 and "after" in out, err
 
 
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_deep_recursion_on_a_small_stack_is_a_recursion_error(tiers):
+    # a thread with less stack than KILN_REC_STACK below the kernel (threading.stack_size,
+    # and the main thread under `ulimit -s 512`): the recursion stops above the thread's
+    # own stack's end (src/target/stack.c), where it ran into the guard page (SIGSEGV)
+    import resource
+
+    def small_stack():
+        resource.setrlimit(resource.RLIMIT_STACK, (512 << 10, 512 << 10))
+
+    body = """
+        threading.stack_size(256 << 10)
+        got = []
+        def go():
+            o = np.zeros(1, np.int64)
+            down_k[1, 1](o, 100)
+            got.append(int(o[0]))
+            try:
+                down_k[1, 1](o, 10_000_000)
+                got.append("no error")
+            except RecursionError as e:
+                got.append("thread's own" in str(e))
+        t = threading.Thread(target=go)
+        t.start()
+        t.join()
+        print("thread", got, flush=True)
+        o = np.zeros(1, np.int64)
+        try:
+            down_k[1, 1](o, 10_000_000)
+        except RecursionError:
+            print("main RecursionError", flush=True)
+        """
+    os.environ["KILN_TIERS"] = tiers
+    try:
+        out, err, rc = child(body, timeout=90, preexec_fn=small_stack)
+    finally:
+        del os.environ["KILN_TIERS"]
+    assert rc == 0, (rc, out, err)
+    assert "thread [100, True]" in out, (out, err)
+    assert "main RecursionError" in out, (out, err)
+
+
 def test_ctrl_c_stops_every_openmp_thread():
     # 2^16 threads spinning: the launch goes parallel, and every thread must leave
     out, err, rc = child("""

@@ -234,8 +234,10 @@ PyObject *ext_raise_kernel_error(const kiln_kernel_error *err, PyObject *files) 
         PyErr_Format(PyExc_RecursionError,
                      "%s:%d: maximum recursion depth exceeded: this recursive device function's "
                      "calls took more than the %s of stack kiln gives recursion on a CPU thread "
-                     "(KILN_REC_STACK)",
-                     file, line, err->a ? "32 KiB" : "1 MiB");
+                     "(KILN_REC_STACK)%s",
+                     file, line, err->a ? "32 KiB" : "1 MiB",
+                     err->a ? "" : ", or all but 64 KiB of the thread's own stack where it has "
+                                   "less (threading.stack_size, ulimit -s)");
         break;
     default: PyErr_Format(PyExc_RuntimeError, "%s:%d: kernel error %d", file, line, err->code); break;
     }
