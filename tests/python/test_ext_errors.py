@@ -157,11 +157,14 @@ def test_shared_memory_over_the_devices_limit_is_refused_at_the_gpu_launch():
     assert p.stdout.strip() == "ok"
 
 
-@pytest.mark.parametrize("driver, loader_says", [
-    ("/nonexistent/dir/libcuda.so.1", "No such file or directory"),
-    (__file__, "invalid ELF header"),
+@pytest.mark.parametrize("driver, shown, loader_says", [
+    ("/nonexistent/dir/libcuda.so.1", None, "No such file or directory"),
+    (__file__, None, "invalid ELF header"),
+    # a path that is not UTF-8 (bytes 0xff 0xfe): shown escaped, never a UnicodeDecodeError
+    ("/nonexistent/\udcff\udcfelibcuda.so.1", "/nonexistent/\\xff\\xfelibcuda.so.1",
+     "No such file or directory"),
 ])
-def test_a_cuda_driver_that_cannot_be_loaded_is_named_once(driver, loader_says):
+def test_a_cuda_driver_that_cannot_be_loaded_is_named_once(driver, shown, loader_says):
     p = run("""
         import warnings
         import numpy as np
@@ -187,10 +190,11 @@ def test_a_cuda_driver_that_cannot_be_loaded_is_named_once(driver, loader_says):
     """, KILN_CUDA_DRIVER=driver)
     lines = p.stdout.splitlines()
     why, warned = lines[0], lines[1:]
-    assert why.startswith(f"KILN_CUDA_DRIVER={driver} cannot be loaded: "), why
+    shown = shown or driver
+    assert why.startswith(f"KILN_CUDA_DRIVER={shown} cannot be loaded: "), why
     assert loader_says in why and "libcuda.so.1 was not found" not in why, why
     assert len(warned) == 1, warned
-    assert warned[0].startswith("RuntimeWarning KILN_CUDA_DRIVER=" + driver), warned
+    assert warned[0].startswith("RuntimeWarning KILN_CUDA_DRIVER=" + shown), warned
     assert loader_says in warned[0] and "runs kernels on the CPU" in warned[0], warned
 
 

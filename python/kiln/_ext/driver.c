@@ -20,14 +20,28 @@
  * names that path and what the loader said, and a RuntimeWarning says so once
  * (a driver asked for by name is a setting to fix, not a machine without a
  * GPU).  -1 when a warnings filter turned the warning into an exception. */
+/* Copies s into dst (n bytes, n > 0), each byte outside printable ASCII written as \xNN:
+ * a path need not be UTF-8, and the reason becomes a Python str. */
+static void printable(char *dst, size_t n, const char *s) {
+    size_t k = 0;
+    for (; *s && k + 5 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f) dst[k++] = (char)c;
+        else k += (size_t)snprintf(dst + k, n - k, "\\x%02x", c);
+    }
+    dst[k] = 0;
+}
+
 static int explain_driver(ModState *st) {
     const char *env = getenv("KILN_CUDA_DRIVER");
     if (!env || !*env) return 0;
     void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL); /* again, for the loader's words */
     const char *err = h ? NULL : dlerror();
-    snprintf(st->cuda_why_buf, sizeof st->cuda_why_buf, "KILN_CUDA_DRIVER=%s %s: %s", env,
+    char raw[sizeof st->cuda_why_buf];
+    snprintf(raw, sizeof raw, "KILN_CUDA_DRIVER=%s %s: %s", env,
              err ? "cannot be loaded" : "is not a usable CUDA driver",
              err ? err : st->cuda_why ? st->cuda_why : "unknown reason");
+    printable(st->cuda_why_buf, sizeof st->cuda_why_buf, raw);
     if (h) dlclose(h);
     st->cuda_why = st->cuda_why_buf;
     return PyErr_WarnFormat(PyExc_RuntimeWarning, 2,
