@@ -20,6 +20,7 @@ import html
 import json
 import math
 import os
+import stat
 
 # The largest trace file read (bytes): json.loads holds the whole text and its objects,
 # several times the file's size, in memory.  docs/limits.md.
@@ -64,11 +65,17 @@ def load(path):
     complete ("X") events as dicts with ts, dur, pid, tid, cat, name, args; names maps
     (pid, None) to a process's name and (pid, tid) to a thread's."""
     try:
-        size = os.stat(path).st_size
+        st = os.stat(path)
     except OSError as e:
         raise ReportError(f"cannot read {path}: {e.strerror}") from None
-    if os.path.isdir(path):
+    size = st.st_size
+    if stat.S_ISDIR(st.st_mode):
         raise ReportError(f"{path} is a directory, not a trace file")
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO with no writer would block the open for ever (as kiln cache import and
+        # kiln compile refuse them)
+        raise ReportError(f"{path} is not a regular file (a FIFO, a socket or a device), "
+                          "not a trace file")
     if size > REPORT_MAX_TRACE_BYTES:
         raise ReportError(f"{path} is {size / 2**20:.0f} MiB; kiln report reads traces of at "
                           f"most {REPORT_MAX_TRACE_BYTES >> 20} MiB (REPORT_MAX_TRACE_BYTES): "

@@ -231,6 +231,12 @@ def test_the_command_reports_bad_input_without_a_traceback(tmp_path):
                                            "No such file or directory\n")
     r = run_report(tmp_path)
     assert r.returncode == 1 and "is a directory" in r.stderr and "Traceback" not in r.stderr
+    # a FIFO that nobody writes: refused at once (its open would block for ever)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = run_report(fifo)
+    assert (r.returncode, r.stderr) == (1, f"kiln report: {fifo} is not a regular file (a FIFO, "
+                                           "a socket or a device), not a trace file\n")
 
 
 def test_the_command_writes_the_page_where_asked(tmp_path):
