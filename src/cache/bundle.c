@@ -63,7 +63,16 @@ static int bundle_key(kiln_cache *c, char **key, size_t *len) {
         return *key ? 1 : -1;
     }
     const char *file = getenv("KILN_BUNDLE_KEY_FILE");
-    if (c->cfg.bundle_key || !file || !*file) return 0;
+    /* set but empty (a deployment's `KILN_BUNDLE_KEY=$UNSET_VARIABLE`) is an error, never
+     * "no key": a key that went missing must not mean unchecked bundles */
+    const char *empty = k && !c->cfg.bundle_key ? "KILN_BUNDLE_KEY"
+                        : !c->cfg.bundle_key && file && !*file ? "KILN_BUNDLE_KEY_FILE" : NULL;
+    if (empty) {
+        diag_plain(c->ctx, KILN_ERROR, "unset it to use no key, or give it the key",
+                   "%s is set but empty", empty);
+        return -1;
+    }
+    if (c->cfg.bundle_key || !file) return 0;
     const char *why = NULL;
     int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;

@@ -745,6 +745,13 @@ def test_an_unsigned_bundle_is_refused_when_a_key_is_set(tmp_path, built):
     p = _cli(_bundle_env(prod, "s3cret"), "cache", "import", "--trust-unsigned", str(bundle))
     assert p.returncode == 0 and "imported 2 entries" in p.stdout
     assert "warning" in p.stderr and "unsigned" in p.stderr
+    # a key variable set but empty (`KILN_BUNDLE_KEY=$UNSET`) is an error, never "no key"
+    for var in ("KILN_BUNDLE_KEY", "KILN_BUNDLE_KEY_FILE"):
+        env = _bundle_env(tmp_path / "prod3")
+        env[var] = ""
+        p = _cli(env, "cache", "import", str(bundle))
+        assert p.returncode == 1 and f"{var} is set but empty" in p.stderr, (var, p.stderr)
+        assert rows(tmp_path / "prod3") == []
     # without a key, as before: imported (bundles are checked against their checksums only)
     p = _cli(_bundle_env(tmp_path / "prod2"), "cache", "import", str(bundle))
     assert p.returncode == 0 and "imported 2 entries" in p.stdout
