@@ -137,6 +137,16 @@ def _check_target(target):
     return target
 
 
+def _sig_arg(signature, sig):
+    """The signature an inspect_* method was given, by Numba's keyword (signature) or
+    LANGUAGE.md's (sig); both at once is a TypeError."""
+    if sig is None:
+        return signature
+    if signature is not None:
+        raise TypeError("give the signature once: as signature= or as sig=, not both")
+    return sig
+
+
 class Dispatcher(_kiln.DispatcherBase):
     """A kiln kernel or device function (what ``kiln.jit`` returns).
 
@@ -342,10 +352,12 @@ class Dispatcher(_kiln.DispatcherBase):
             return via[0]._entry_for(via[1])
         return _compile.entry_for_signature(self, text)
 
-    def inspect_types(self, signature=None, file=None):
+    def inspect_types(self, signature=None, file=None, *, sig=None):
         """Prints each variable's type in every compiled specialisation (or the one of
         ``signature``) to ``file`` (default stdout), as Numba does: nothing when none is
-        compiled yet; returns the text instead with ``file=False``."""
+        compiled yet; returns the text instead with ``file=False``.  ``sig`` is the same
+        as ``signature`` (LANGUAGE.md's name; ``signature`` is Numba's)."""
+        signature = _sig_arg(signature, sig)
         entries = ([self._entry_for(signature)] if signature is not None
                    else [self._lookup(key) for _, key in self._compiled]
                    + [f._entry_for(t) for f, t in self._tuple_signatures().values()])
@@ -356,13 +368,17 @@ class Dispatcher(_kiln.DispatcherBase):
         print(text, end="", file=file)
         return None
 
-    def inspect_source(self, signature=None):
-        """The generated C (CPU) or CUDA C (GPU) source of a specialisation."""
+    def inspect_source(self, signature=None, *, sig=None):
+        """The generated C (CPU) or CUDA C (GPU) source of a specialisation (``sig``: the
+        same as ``signature``)."""
+        signature = _sig_arg(signature, sig)
         return self._entry_for(signature).program.source
 
-    def inspect_ptx(self, signature=None):
+    def inspect_ptx(self, signature=None, *, sig=None):
         """The PTX of a specialisation (NVRTC compiles it again, to PTX; a CPU specialisation
-        is translated for CUDA first, so its PTX is readable without a GPU)."""
+        is translated for CUDA first, so its PTX is readable without a GPU; ``sig``: the
+        same as ``signature``)."""
+        signature = _sig_arg(signature, sig)
         from . import _compile
 
         return _compile.ptx_of(self, self._entry_for(signature))

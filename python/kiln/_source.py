@@ -192,7 +192,24 @@ def _check(fn, lines, first, filename):
 def source_of(fn, snap=None):
     """(text from the function's first line on, file name, first line), from the
     snapshot taken when fn was wrapped, else the latest snapshot of its file (a
-    plain function beside kernels), else the file now; checked."""
+    plain function beside kernels), else the file now; checked.  The file name is the
+    one diagnostics show (shown_path)."""
+    text, filename, first = _source_of(fn, snap)
+    return text, shown_path(filename), first
+
+
+def shown_path(filename):
+    """A file name as kiln's core takes it: a path that is not UTF-8 (bytes Python holds
+    as surrogate escapes) has those bytes written \\xNN, so it reaches the core's
+    diagnostics, traces and keys as text; any other name is unchanged."""
+    try:
+        filename.encode("utf-8")
+        return filename
+    except UnicodeEncodeError:
+        return filename.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _source_of(fn, snap):
     code = fn.__code__
     filename = code.co_filename
     if snap is None:  # a plain function: the snapshot of its file, if a kernel there took one

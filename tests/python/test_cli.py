@@ -432,3 +432,26 @@ def test_ctrl_c_ends_kiln_info_and_its_probe(tmp_path, env):
             os.kill(int(pidfile.read_text()), signal.SIGKILL)
         except (OSError, ValueError):
             pass
+
+
+def test_paths_and_signatures_that_are_not_utf8(tmp_path, env):
+    # Linux paths are bytes: a kernel in a directory named b"d\xffir" runs, and kiln
+    # compile reads it; its diagnostics show the byte as \xff.  A signature with such a
+    # byte is an invalid signature, not a traceback.
+    d = tmp_path / os.fsdecode(b"d\xffir")
+    d.mkdir()
+    (d / "m.py").write_text("import numpy as np\nimport kiln\n\n@kiln.jit\ndef k(a):\n"
+                            "    a[0] = 1\n\n@kiln.jit\ndef bad(a):\n    a[0] = nope\n\n"
+                            "if __name__ == '__main__':\n    a = np.zeros(1)\n    k[1, 1](a)\n"
+                            "    print('ran', a[0])\n")
+    p = subprocess.run([sys.executable, os.fsencode(d / "m.py")], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert (p.returncode, p.stdout) == (0, "ran 1.0\n"), p.stderr
+    r = cli("compile", os.fsencode(d / "m.py"), "k", "void(float64[::1])", "--types", env=env)
+    assert r.returncode == 0 and "kernel k(a: array(float64, 1d, C))" in r.stdout, r.stderr
+    r = cli("compile", os.fsencode(d / "m.py"), "bad", "void(float64[::1])", env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "d\\xffir/m.py:10:" in r.stderr and "nope" in r.stderr, r.stderr
+    r = cli("compile", os.fsencode(d / "m.py"), "k", b"void(float64\xff[::1])", env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "invalid signature 'void(float64\\xff[::1])': it is not UTF-8 text" in r.stderr

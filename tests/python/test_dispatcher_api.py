@@ -87,6 +87,18 @@ def test_inspect_asm_gives_ptx_without_a_gpu():
     assert inc.inspect_asm("(float32[::1])") == ptx
 
 
+def test_inspect_methods_take_the_signature_as_sig_or_signature():
+    # LANGUAGE.md spells it k.inspect_types(sig=None); Numba's keyword is signature=
+    inc = make_inc()
+    inc[1, 4](np.zeros(4, np.float32))
+    sig = inc.signatures[0]
+    assert inc.inspect_source(sig=sig) == inc.inspect_source(signature=sig) == inc.inspect_source(sig)
+    assert inc.inspect_types(sig=sig, file=False) == inc.inspect_types(sig, file=False)
+    assert "add.f32" in inc.inspect_ptx(sig=sig)
+    with pytest.raises(TypeError, match="not both"):
+        inc.inspect_source(sig, sig=sig)
+
+
 def test_launch_bounds_reach_the_cuda_entries():
     # @jit(launch_bounds=...) as Numba takes it: CUDA's __launch_bounds__ on both entries,
     # seen in the PTX NVRTC makes (no GPU needed); the CPU target runs the kernel as before

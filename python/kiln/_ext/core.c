@@ -604,8 +604,28 @@ static PyObject *mod_obs_register(PyObject *module, PyObject *args) {
 /* parse_signature(text) -> (ret: bytes (empty for void), args: bytes) */
 static PyObject *mod_parse_signature(PyObject *module, PyObject *arg) {
     ModState *st = ext_state(module);
-    const char *text = PyUnicode_AsUTF8(arg);
-    if (!text) return NULL;
+    const char *text = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+    if (!text) {
+        /* a str that is not UTF-8 text (bytes held as surrogate escapes, from a command
+         * line): an invalid signature like any other, never a UnicodeEncodeError */
+        if (PyUnicode_Check(arg) && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            PyErr_Clear();
+            PyObject *shown = PyUnicode_AsEncodedString(arg, "utf-8", "surrogateescape");
+            PyObject *esc = shown ? PyUnicode_DecodeUTF8(PyBytes_AS_STRING(shown),
+                                                          PyBytes_GET_SIZE(shown),
+                                                          "backslashreplace")
+                                  : NULL;
+            Py_XDECREF(shown);
+            if (esc)
+                PyErr_Format(st->CompileError,
+                             "error: invalid signature '%U': it is not UTF-8 text", esc);
+            Py_XDECREF(esc);
+        } else if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "a signature is a str, not %.100s",
+                         Py_TYPE(arg)->tp_name);
+        }
+        return NULL;
+    }
     kiln_ctx *ctx = kiln_ctx_new();
     Sink sink = {PyList_New(0), 0};
     kiln_ctx_set_diag(ctx, ext_sink_diag, &sink);
