@@ -222,7 +222,7 @@ def test_ctrl_c_stops_a_long_recursion_and_deep_recursion_is_a_recursion_error()
 
 
 @pytest.mark.parametrize("tiers", ["0", "tcc"])
-def test_deep_recursion_on_a_small_stack_is_a_recursion_error(tiers):
+def test_deep_recursion_on_a_small_stack_is_a_recursion_error(tiers, monkeypatch):
     # a thread with less stack than KILN_REC_STACK below the kernel (threading.stack_size,
     # and the main thread under `ulimit -s 512`): the recursion stops above the thread's
     # own stack's end (src/target/stack.c), where it ran into the guard page (SIGSEGV)
@@ -253,11 +253,8 @@ def test_deep_recursion_on_a_small_stack_is_a_recursion_error(tiers):
         except RecursionError:
             print("main RecursionError", flush=True)
         """
-    os.environ["KILN_TIERS"] = tiers
-    try:
-        out, err, rc = child(body, timeout=90, preexec_fn=small_stack)
-    finally:
-        del os.environ["KILN_TIERS"]
+    monkeypatch.setenv("KILN_TIERS", tiers)  # the child's (conftest.py sets one for all)
+    out, err, rc = child(body, timeout=90, preexec_fn=small_stack)
     assert rc == 0, (rc, out, err)
     assert "thread [100, True]" in out, (out, err)
     assert "main RecursionError" in out, (out, err)
