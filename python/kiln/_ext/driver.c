@@ -16,10 +16,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* After the driver failed to open: when KILN_CUDA_DRIVER names it, the reason
- * names that path and what the loader said, and a RuntimeWarning says so once
- * (a driver asked for by name is a setting to fix, not a machine without a
- * GPU).  -1 when a warnings filter turned the warning into an exception. */
 /* Copies s into dst (n bytes, n > 0), each byte outside printable ASCII written as \xNN:
  * a path need not be UTF-8, and the reason becomes a Python str. */
 static void printable(char *dst, size_t n, const char *s) {
@@ -32,6 +28,10 @@ static void printable(char *dst, size_t n, const char *s) {
     dst[k] = 0;
 }
 
+/* After the driver failed to open: when KILN_CUDA_DRIVER names it, the reason
+ * names that path and what the loader said, and a RuntimeWarning says so once
+ * (a driver asked for by name is a setting to fix, not a machine without a
+ * GPU).  -1 when a warnings filter turned the warning into an exception. */
 static int explain_driver(ModState *st) {
     const char *env = getenv("KILN_CUDA_DRIVER");
     if (!env || !*env) return 0;
