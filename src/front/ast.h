@@ -130,8 +130,10 @@ enum NodeFlags {
                           * them folded exactly): uint64-typed when in [2**63, 2**64) */
     NF_NESTED_CALL = 256, /* sema: the callee name of a call to a function defined inside the
                            * calling function (nested.c), its captured variables appended */
-    NF_BUILTIN = 512      /* a name for_iter.c wrote (len, min, range, int): Python's builtin
+    NF_BUILTIN = 512,     /* a name for_iter.c wrote (len, min, range, int): Python's builtin
                            * whatever the function's scope binds to it */
+    NF_UNBOUND = 1024     /* sema (syms.c): a local's use that a path from the entry without
+                           * an assignment may reach; unbound.c checks it at run time */
 };
 
 struct Node {

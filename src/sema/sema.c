@@ -785,7 +785,7 @@ static void stmt(Sema *S, Node *n) {
     }
     case S_ASSERT:
         if (n->assrt.exc) {
-            sema_raise(S, n);
+            if (!(n->assrt.exc->flags & NF_UNBOUND)) sema_raise(S, n); /* else unbound.c's */
             return;
         }
         sema_cond(S, n->assrt.test);

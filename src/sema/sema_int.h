@@ -80,6 +80,9 @@ int ufunc_nin(const Intrinsic *in);
  * each name whose definitions never meet split into one Sym per web */
 Sym *sema_sym_new(Sema *S, FuncSpec *f, const char *name);
 void sema_split_webs(Sema *S, FuncSpec *f);
+/* unbound.c: before f's last pass, a check before each read that syms.c marked may find
+ * its local unassigned (NF_UNBOUND): UnboundLocalError at run time */
+void sema_unbound_checks(Sema *S, FuncSpec *f);
 /* libdevice.c: a call of kiln.libdevice.NAME */
 const Type *sema_libdevice_call(Sema *S, Node *n, const Intrinsic *in);
 /* A ufunc call as a value (n): on arrays it would allocate, with an output array it is

@@ -233,6 +233,7 @@ static void analyse(Sema *S, FuncSpec *f) {
 static void finalise(Sema *S, FuncSpec *f) {
     if (f->finalised || S->C->muted) return;
     f->finalised = true;
+    sema_unbound_checks(S, f);
     bool saved_final = S->final, saved_changed = S->changed;
     int before = S->C->nerrors;
     vec_push(&S->C->arena, &S->stack, f);

@@ -39,12 +39,15 @@ enum { WEBS_MAX_STEPS = 1 << 18 };
 typedef struct Def {
     Node *node; /* the E_NAME target; NULL for a parameter's value at entry */
     int var;
+    bool unset; /* a local's no-value at entry: in no web; a use it reaches may find the
+                 * variable unassigned (NF_UNBOUND, unbound.c) */
 } Def;
 
 typedef struct Use {
     Node *node;
     int var;
     int rep; /* a definition that reaches it, or -1 */
+    bool unset; /* the local may be unassigned here */
 } Use;
 
 typedef struct Webs {
@@ -120,6 +123,7 @@ static int def_add(Webs *w, Node *node, int var) {
     w->defs = arena_grow(&w->C->arena, w->defs, &w->capd, w->nd + 1, sizeof(Def));
     w->defs[w->nd].node = node;
     w->defs[w->nd].var = var;
+    w->defs[w->nd].unset = false;
     return w->nd++;
 }
 
@@ -172,15 +176,17 @@ static void use_expr(Webs *w, Node *n, uint64_t *s) {
         int v = var_of(w, n->name.id);
         if (v < 0) return;
         int rep = -1;
+        bool unset = false;
         const uint64_t *bits = s + (size_t)v * (size_t)w->W;
         for (int k = 0; k < w->W; k++)
             for (uint64_t b = bits[k]; b; b &= b - 1) {
                 int d = k * 64 + __builtin_ctzll(b);
-                if (rep < 0) rep = d;
+                if (w->defs[d].unset) unset = true;
+                else if (rep < 0) rep = d;
                 else join(w, rep, d);
             }
         w->uses = arena_grow(&w->C->arena, w->uses, &w->capu, w->nu + 1, sizeof(Use));
-        w->uses[w->nu++] = (Use){n, v, rep};
+        w->uses[w->nu++] = (Use){n, v, rep, unset};
         return;
     }
     case E_BINOP:
@@ -431,6 +437,11 @@ void sema_split_webs(Sema *S, FuncSpec *f) {
     Webs w = {.C = S->C, .f = f, .nv = f->nsyms};
     if (w.nv == 0) return;
     for (int i = 0; i < f->nparams; i++) def_add(&w, NULL, i); /* params are syms 0.. */
+    for (int i = f->nparams; i < w.nv; i++) /* then each local's no-value at entry */
+        if (f->syms[i]->is_local) {
+            int d = def_add(&w, NULL, i);
+            w.defs[d].unset = true;
+        }
     number(&w, &f->def->def.body); /* a definition's number in its node's id, for now */
     w.W = (w.nd + 63) / 64;
     if (!w.give_up && (int64_t)w.nv * w.W <= WEBS_MAX_STATE_WORDS) split(S, &w);
@@ -448,11 +459,13 @@ static void split(Sema *S, Webs *wp) {
     uint64_t *s = st_new(&w);
     if (!s) return;
     LIVE(&w, s) = 1;
-    for (int i = 0; i < f->nparams; i++)
-        s[(size_t)i * (size_t)w.W + (size_t)i / 64] |= (uint64_t)1 << (i % 64);
+    for (int d = 0; d < w.nd && !w.defs[d].node; d++) /* the parameters, the locals' no-value */
+        s[(size_t)w.defs[d].var * (size_t)w.W + (size_t)d / 64] |= (uint64_t)1 << (d % 64);
     walk(&w, &f->def->def.body, s);
     free(s);
     if (w.give_up) return;
+    for (int u = 0; u < w.nu; u++)
+        if (w.uses[u].unset) w.uses[u].node->flags |= NF_UNBOUND;
     /* the webs of each variable: web 0 holds the parameter, else the first definition */
     int *web = arena_alloc(&C->arena, sizeof(int) * (size_t)w.nd);
     Sym **websym = arena_alloc(&C->arena, sizeof(Sym *) * (size_t)w.nd);
@@ -460,14 +473,14 @@ static void split(Sema *S, Webs *wp) {
         if (w.nosplit[v]) continue;
         int nweb = 0;
         for (int d = 0; d < w.nd; d++) {
-            if (w.defs[d].var != v) continue;
+            if (w.defs[d].var != v || w.defs[d].unset) continue;
             int r = find(&w, d);
             if (r == d) web[d] = nweb++;
         }
         if (nweb < 2) continue;
         Sym *orig = f->syms[v];
         for (int d = 0; d < w.nd; d++) {
-            if (w.defs[d].var != v || find(&w, d) != d) continue;
+            if (w.defs[d].var != v || w.defs[d].unset || find(&w, d) != d) continue;
             if (web[d] == 0) {
                 websym[d] = orig;
                 orig->nassign = 0;
