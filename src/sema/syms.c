@@ -310,10 +310,17 @@ static void walk(Webs *w, NodeList *body, uint64_t *s) {
         case S_AUGASSIGN:
             use_expr(w, n->aug.value, s);
             use_expr(w, n->aug.target, s);
-            /* `v += x` updates v where it is: the new value is in the old one's web */
-            if (n->aug.target->kind == E_NAME && w->nu && w->uses[w->nu - 1].node == n->aug.target &&
-                w->uses[w->nu - 1].rep >= 0)
-                join(w, w->uses[w->nu - 1].rep, n->aug.target->id);
+            /* `v += x` updates v where it is: the new value is in the old one's web.  Where
+             * no assignment reaches it (v unassigned on every path here: unbound.c raises
+             * before it), it joins the variable's first web, whose type it reads, as
+             * Numba's SSA types an undefined value as the variable's other definitions */
+            if (n->aug.target->kind == E_NAME && w->nu && w->uses[w->nu - 1].node == n->aug.target) {
+                Use *us = &w->uses[w->nu - 1];
+                for (int d = 0; us->rep < 0 && d < w->nd; d++)
+                    if (w->defs[d].var == us->var && !w->defs[d].unset && d != n->aug.target->id)
+                        us->rep = d;
+                if (us->rep >= 0) join(w, us->rep, n->aug.target->id);
+            }
             def_target(w, n->aug.target, s);
             break;
         case S_IF: { /* the branches' ends joined in `ends`; elif chains with a loop */

@@ -211,3 +211,23 @@ def test_definitely_assigned_code_has_no_check():
     # the flag is a local named "<name>?set" (`?`: _x3F in C)
     assert "_x3Fset" not in clean.inspect_source(signature=clean.signatures[0])
     assert "t_x3Fset" in maybe.inspect_source(signature=maybe.signatures[0])
+
+
+def test_update_of_a_variable_no_assignment_reaches(tier):
+    # Numba-CUDA's test_ssa.test_undefined_var: `c += 1` where c has no value on any path
+    # compiles (the update joins c's other assignments' type) and raises when it runs
+    @kiln.jit
+    def foo(result, n):
+        if n:
+            if n > 0:
+                c = 0
+            result[0] = c
+        else:
+            c += 1
+            result[0] = c
+
+    r = np.array([7])
+    foo[1, 1](r, 1)
+    assert r[0] == 0
+    unbound(foo, r, 0, name="c", line=7)
+    unbound(foo, r, -1, name="c", line=5)
