@@ -59,6 +59,9 @@ typedef struct Webs {
     int *parent;   /* union-find over definitions */
     bool *nosplit; /* per variable */
     bool give_up;
+    bool whole; /* a nested def reads names of this function: none splits (the
+                 * reads that may find no value are still marked; its calls pass
+                 * the captured variables, nested.c, where this walk sees them) */
     long steps;
     /* the loops being walked: their break and continue states */
     uint64_t *brk[64], *cont[64];
@@ -163,7 +166,7 @@ static void number(Webs *w, NodeList *body) {
             number(w, &n->ifs.body);
             number(w, &n->ifs.orelse);
             break;
-        case S_DEF: w->give_up = true; break;
+        case S_DEF: w->whole = true; break; /* its captured names: nested.c */
         default: break;
         }
     }
@@ -371,6 +374,7 @@ static void walk(Webs *w, NodeList *body, uint64_t *s) {
             use_expr(w, n->assrt.exc, s);
             break;
         case S_PASS: break;
+        case S_DEF: break; /* a device function of its own; its calls read what it captures */
         default: w->give_up = true; return;
         }
     }
@@ -473,6 +477,7 @@ static void split(Sema *S, Webs *wp) {
     if (w.give_up) return;
     for (int u = 0; u < w.nu; u++)
         if (w.uses[u].unset) w.uses[u].node->flags |= NF_UNBOUND;
+    if (w.whole) return;
     /* the webs of each variable: web 0 holds the parameter, else the first definition */
     int *web = arena_alloc(&C->arena, sizeof(int) * (size_t)w.nd);
     Sym **websym = arena_alloc(&C->arena, sizeof(Sym *) * (size_t)w.nd);

@@ -18,7 +18,8 @@
  * constants, arithmetic, attributes, subscripts, plain comparisons).  Under a guard that
  * calls something, an array is checked unguarded (an error where Python would not reach
  * the read, but never a null pointer) and a number or tuple is not checked (it reads
- * zero, as in Numba): docs/language-notes.md.
+ * zero, as in Numba): docs/language-notes.md.  A variable a nested function captures is
+ * passed at each call (nested.c) but read where that function reads it: not checked there.
  */
 #include <string.h>
 
@@ -43,6 +44,15 @@ typedef struct Ub {
 
 static Sym *flag_of(Ub *u, const Sym *s) {
     return s && s->id < u->nflag ? u->flag[s->id] : NULL;
+}
+
+/* Whether keyword argument i of call n passes a variable a nested function captures
+ * (nested.c appends `name=name`): Python reads it only where the function does, so it is
+ * not checked at the call (an unassigned one passes zero, as before). */
+static bool captured(const Node *n, int i) {
+    const Node *v = n->call.kwvals.v[i];
+    return n->call.fn && (n->call.fn->flags & NF_NESTED_CALL) && v->kind == E_NAME &&
+           n->call.kwnames && strcmp(n->call.kwnames[i], v->name.id) == 0;
 }
 
 /* ---- pass 1: the variables read where they may hold no value ---- */
@@ -73,7 +83,8 @@ static void find_expr(Ub *u, Node *n, int depth) {
     case E_CALL:
         find_expr(u, n->call.fn, depth + 1);
         find_list(u, &n->call.args, depth);
-        find_list(u, &n->call.kwvals, depth);
+        for (int i = 0; i < n->call.kwvals.n; i++)
+            if (!captured(n, i)) find_expr(u, n->call.kwvals.v[i], depth + 1);
         return;
     case E_SUBSCRIPT: find_expr(u, n->sub.base, depth + 1); find_list(u, &n->sub.idx, depth); return;
     case E_ATTR: find_expr(u, n->attr.base, depth + 1); return;
@@ -281,7 +292,8 @@ static void checks_expr(Ub *u, Node *n, Node *g, int depth) {
     case E_CALL:
         checks_expr(u, n->call.fn, g, depth + 1);
         checks_list(u, &n->call.args, g, depth);
-        checks_list(u, &n->call.kwvals, g, depth);
+        for (int i = 0; i < n->call.kwvals.n; i++)
+            if (!captured(n, i)) checks_expr(u, n->call.kwvals.v[i], g, depth + 1);
         return;
     case E_SUBSCRIPT:
         checks_expr(u, n->sub.base, g, depth + 1);

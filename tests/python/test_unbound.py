@@ -231,3 +231,26 @@ def test_update_of_a_variable_no_assignment_reaches(tier):
     assert r[0] == 0
     unbound(foo, r, 0, name="c", line=7)
     unbound(foo, r, -1, name="c", line=5)
+
+
+def test_a_function_with_a_nested_def(tier):
+    # a nested def kept every name whole (syms.c), and the analysis gave up: the array read
+    # after the if was a null pointer.  A captured variable is read where the nested
+    # function reads it, so the call that passes it is not checked.
+    @kiln.jit
+    def k(a, out, c):
+        def inner(v):
+            return v * s if c > 0 else v
+
+        if c > 0:
+            s = 2.0
+            t = a
+        out[1] = inner(3.0)
+        out[0] = t[0]
+
+    a = np.array([4.0])
+    out = np.zeros(2)
+    k[1, 1](a, out, 1)
+    assert list(out) == [4.0, 6.0]
+    unbound(k, a, out, 0, name="t", line=9)
+    assert out[1] == 3.0
