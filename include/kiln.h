@@ -180,8 +180,9 @@ typedef enum kiln_value_kind {
     KILN_VAL_ARRAY,     /* a constant array (frozen NumPy array): dtype, ndim, shape, data */
     KILN_VAL_OTHER,     /* anything else; name is its Python type, for the error */
     KILN_VAL_COMPLEX,   /* Python complex: a weak complex128 constant (v.f, im) */
-    KILN_VAL_EXTERN     /* an external CUDA device function (kiln.declare_device): name is
+    KILN_VAL_EXTERN,    /* an external CUDA device function (kiln.declare_device): name is
                          * its C symbol, signature its signature text, abi, links */
+    KILN_VAL_STR        /* Python str: a string constant, name its UTF-8 text of v.i bytes */
 } kiln_value_kind;
 
 /* kiln_value.abi of KILN_VAL_EXTERN: how the external function is called. */
@@ -202,7 +203,7 @@ typedef struct kiln_value {
     const struct kiln_value *tuple; /* TUPLE: ntuple elements */
     int ntuple;
     const char *name; /* NAMESPACE: canonical dotted name; OTHER: type name, or a phrase
-                       * starting "a " or "an " that says what the value is */
+                       * starting "a " or "an " that says what the value is; STR: text */
     /* FUNCTION */
     void *scope;          /* resolver scope for the function's own globals */
     const char *text;     /* source text starting at the function's first line */

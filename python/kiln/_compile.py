@@ -70,6 +70,8 @@ def describe(v):
         return ("other", "an int too large for 64 bits")
     if isinstance(v, float):
         return ("float", v)
+    if isinstance(v, str):  # a string constant (src/sema/strings.c)
+        return ("str", v)
     if isinstance(v, complex):
         return ("complex", v.real, v.imag)
     if isinstance(v, tuple):

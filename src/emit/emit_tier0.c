@@ -520,7 +520,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
         Node *a = n->call.bound.v[i];
         const Type *pt = f->params[i];
         if (!a || pt->kind == TY_DTYPE || pt->kind == TY_FUNC || pt->kind == TY_NS ||
-            pt->kind == TY_NONE) {
+            pt->kind == TY_NONE || pt->kind == TY_STR) {
             args[i] = (Val){false, NULL, 0};
             continue;
         }

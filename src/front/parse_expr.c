@@ -497,7 +497,7 @@ static int comp_op(Parser *p) {
 bool ast_is_pure(const Node *n, int depth) {
     if (!n || depth > KILN_MAX_EXPR_DEPTH) return false;
     switch ((NodeKind)n->kind) {
-    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: return true;
+    case E_NAME: case E_INT: case E_FLOAT: case E_BOOL: case E_STR: return true;
     case E_UNARY: return ast_is_pure(n->un.x, depth + 1);
     case E_BINOP: return ast_is_pure(n->bin.l, depth + 1) && ast_is_pure(n->bin.r, depth + 1);
     case E_ATTR: return ast_is_pure(n->attr.base, depth + 1);
@@ -524,6 +524,7 @@ Node *ast_copy_pure(Compiler *C, const Node *n) {
     case E_INT: c->ilit = n->ilit; break;
     case E_FLOAT: c->flit = n->flit; break;
     case E_BOOL: c->blit = n->blit; break;
+    case E_STR: break; /* its text is its span's */
     case E_UNARY: c->un.x = ast_copy_pure(C, n->un.x); break;
     case E_BINOP:
         c->bin.l = ast_copy_pure(C, n->bin.l);

@@ -244,6 +244,9 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         g->ty = ty_array(C, global_elem(C, kv), kv->ndim, 'C');
         break;
     }
+    case KILN_VAL_STR: /* a string constant (strings.c) */
+        g->ty = ty_str_lit(C, kv->name ? kv->name : "", kv->name ? (size_t)kv->v.i : 0);
+        break;
     case KILN_VAL_OTHER:
         /* a type name ('dict'), or a phrase that already says what it is ("a NumPy
          * array of dtype <U1 (...)") */
@@ -316,7 +319,8 @@ const Type *sema_global(Sema *S, Node *n, const GVal *g, const char *what) {
     case KILN_VAL_MODULE:
     case KILN_VAL_DTYPE:
     case KILN_VAL_FUNCTION:
-    case KILN_VAL_EXTERN: return g->ty;
+    case KILN_VAL_EXTERN:
+    case KILN_VAL_STR: return g->ty;
     case KILN_VAL_OTHER:
         if (g->ty->kind == TY_NONE) { /* read as the literal None */
             n->kind = E_NONE;

@@ -121,7 +121,8 @@ static const char *not_storable_hint(const Type *t) {
     switch (t->kind) {
     case TY_NONE: return "give the variable a value of its type, such as 0 or 0.0";
     case TY_RANGE: return "use range() directly in a for loop";
-    case TY_STR: return "kernels have no strings";
+    case TY_STR: return "kernels have no string variables: compare the constant where it is, "
+                        "or pass it to a device function";
     default: return "use the module, function or type directly where it is needed";
     }
 }

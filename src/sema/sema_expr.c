@@ -1258,6 +1258,11 @@ static const Type *compare(Sema *S, Node *n) {
         if (ta->kind == TY_TUPLE && tb->kind == TY_TUPLE && !ta->vec && !tb->vec)
             return tuple_equality(S, n, ta, tb);
     }
+    if (ops->n >= 2) { /* string constants (strings.c) */
+        const Type *ta = sema_expr(S, ops->v[0]), *tb = sema_expr(S, ops->v[1]), *st;
+        if (IS_ERR(ta) || IS_ERR(tb)) return &ty_error;
+        if (sema_str_compare(S, n, ta, tb, &st)) return st;
+    }
     const Type **tys = arena_alloc(&C->arena, sizeof(Type *) * (size_t)ops->n);
     bool unk = false;
     for (int i = 0; i < ops->n; i++) {
@@ -1367,10 +1372,7 @@ static const Type *expr_inner(Sema *S, Node *n) {
         return ty_scalar(KILN_BOOL);
     case E_IMAG: return &ty_weak_complex; /* emitted from n->flit: never NF_CONST */
     case E_NONE: return &ty_none;
-    case E_STR:
-        error_at(C, n->sp, "kernels have no strings; use numbers as codes",
-                 "strings are not supported in kernels");
-        return &ty_error;
+    case E_STR: return sema_str_literal(S, n); /* a constant (strings.c) */
     case E_NAME: {
         if (n->flags & NF_BUILTIN) { /* a rewritten loop's len/min/range/int (for_iter.c) */
             const Intrinsic *in =

@@ -83,6 +83,11 @@ void sema_split_webs(Sema *S, FuncSpec *f);
 /* unbound.c: before f's last pass, a check before each read that syms.c marked may find
  * its local unassigned (NF_UNBOUND): UnboundLocalError at run time */
 void sema_unbound_checks(Sema *S, FuncSpec *f);
+/* strings.c: a string literal's type (a constant: TY_STR with its text), or an error */
+const Type *sema_str_literal(Sema *S, Node *n);
+/* strings.c: when a or b (compare n's operands' types) is a string: n typed into *out
+ * (== and != folded to a constant, anything else an error) and true */
+bool sema_str_compare(Sema *S, Node *n, const Type *a, const Type *b, const Type **out);
 /* libdevice.c: a call of kiln.libdevice.NAME */
 const Type *sema_libdevice_call(Sema *S, Node *n, const Intrinsic *in);
 /* A ufunc call as a value (n): on arrays it would allocate, with an output array it is

@@ -19,7 +19,8 @@
  * Omitted or none: `out is None` is then a constant, and its dead branch is not typed).  Each is part of
  * the specialisation's types and has no run-time value (emit.c passes nothing). */
 static bool compile_time_arg(const Type *t) {
-    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS || t->kind == TY_NONE;
+    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS || t->kind == TY_NONE ||
+           (t->kind == TY_STR && t->lit); /* a string constant (strings.c) */
 }
 
 /* Marks in *mask the parameters (of proto) that `shape`, a shared or local array's shape,

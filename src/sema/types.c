@@ -88,6 +88,15 @@ const Type *ty_ptr(Compiler *C, const Type *elem) {
     return t;
 }
 
+const Type *ty_str_lit(Compiler *C, const char *s, size_t n) {
+    Type *t = arena_alloc(&C->arena, sizeof *t);
+    t->kind = TY_STR;
+    t->lit = true;
+    t->litv = (int64_t)n;
+    t->str = arena_strndup(&C->arena, s, n);
+    return t;
+}
+
 const Type *ty_tuple(Compiler *C, int n, const Type **elems) {
     Type *t = arena_alloc(&C->arena, sizeof *t);
     t->kind = TY_TUPLE;
@@ -236,6 +245,9 @@ bool ty_equal(const Type *a, const Type *b) {
     case TY_NS: return a->ns == b->ns;
     case TY_FUNC: return a->fn == b->fn;
     case TY_RECORD: return ty_same_record(a->rec, b->rec);
+    case TY_STR: /* a constant's text is part of its type */
+        return a->lit == b->lit &&
+               (!a->lit || (a->litv == b->litv && memcmp(a->str, b->str, (size_t)a->litv) == 0));
     default: return true;
     }
 }
@@ -295,7 +307,10 @@ const char *ty_name(Compiler *C, const Type *t) {
         return arena_printf(&C->arena, "dtype %s", dtype_names[t->dtype]);
     case TY_FUNC: return "function";
     case TY_RANGE: return "range";
-    case TY_STR: return "str";
+    case TY_STR:
+        if (t->lit && t->litv <= 40 && !memchr(t->str, '\'', (size_t)t->litv))
+            return arena_printf(&C->arena, "str '%.*s'", (int)t->litv, t->str);
+        return "str";
     case TY_GROUP: return "grid group";
     }
     return "?";

@@ -60,8 +60,10 @@ struct Type {
     bool weak;         /* a Python scalar (see above) */
     bool lit;          /* TY_INT: a device function's argument known when compiling (litv),
                         * so the callee may use it as an array's shape; TY_BOOL: one the
-                        * callee tests, whose dead branch is then not typed (sema.c) */
+                        * callee tests, whose dead branch is then not typed (sema.c);
+                        * TY_STR: a string constant, str (litv bytes; strings.c) */
     int64_t litv;
+    const char *str;
     /* TY_ARRAY */
     const Type *elem;  /* scalar element type */
     int ndim;
@@ -96,6 +98,8 @@ const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
 const Type *ty_ptr(Compiler *C, const Type *elem);
 static inline bool ty_is_ptr(const Type *t) { return t->kind == TY_ARRAY && t->ptr; }
 const Type *ty_tuple(Compiler *C, int n, const Type **elems);
+/* A string constant's type: its text (n bytes of UTF-8) is part of it (strings.c). */
+const Type *ty_str_lit(Compiler *C, const char *s, size_t n);
 /* The CUDA vector type of n (1-4) lanes of scalar dtype d (kiln.float32x4...). */
 const Type *ty_vector(Compiler *C, kiln_dtype d, int n);
 static inline bool ty_is_vector(const Type *t) { return t->kind == TY_TUPLE && t->vec; }

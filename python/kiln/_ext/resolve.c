@@ -257,6 +257,13 @@ static int describe(Resolve *R, PyObject *d, kiln_value *out) {
         }
         if (PyList_Append(R->keep, data) < 0) return -1;
         out->data = PyBytes_AS_STRING(data);
+    } else if (strcmp(kind, "str") == 0) {
+        Py_ssize_t len;
+        out->kind = KILN_VAL_STR;
+        if (!PyUnicode_Check(ITEM(1)) || PyList_Append(R->keep, ITEM(1)) < 0 ||
+            !(out->name = PyUnicode_AsUTF8AndSize(ITEM(1), &len)))
+            return PyErr_Occurred() ? -1 : (PyErr_SetString(PyExc_TypeError, "str expected"), -1);
+        out->v.i = len;
     } else if (strcmp(kind, "other") == 0) {
         out->kind = KILN_VAL_OTHER;
         out->name = keep_str(R, ITEM(1));

@@ -1,0 +1,67 @@
+# string constants: literals, str globals and device-function arguments, compared with
+# == and != (folded when compiling: the branch not taken is not typed); anything else
+# done with a string is an error (src/sema/strings.c)
+import numpy as np
+import kiln
+
+MODE = "relu"
+OTHER = "gelu"
+
+
+@kiln.jit(device=True)
+def act(x, kind):
+    if kind == "relu":
+        return max(x, 0.0)
+    elif kind in ("gelu", "silu"):
+        return x * 0.5
+    elif kind != "id":
+        return -x
+    return x
+
+
+@kiln.jit(device=True)
+def only_sq(x, kind):
+    if kind == "sq":
+        return x * x
+    return x.no_such_attribute  # typed only where kind is not "sq"
+
+
+@kiln.jit
+def k(out, x):
+    out[0] = act(x, "relu")
+    out[1] = act(x, OTHER)
+    out[2] = act(x, "id")
+    out[3] = act(x, "neg")
+    out[4] = act(x, MODE)
+    out[5] = only_sq(x, "sq")
+    out[6] = MODE == "relu"
+    out[7] = MODE != 'relu'
+    out[8] = "a" == 1  # a string is never equal to a number
+    out[9] = 2.0 != "b"
+
+
+def reject(name, body, extra=""):
+    ns = {"kiln": kiln, "np": np}
+    exec(extra + "@kiln.jit\ndef " + name + "(out):\n" + body, ns)
+    try:
+        ns[name][1, 1](np.zeros(2))
+        print(name, "| compiled")
+    except kiln.CompileError as e:
+        print(name, "|", str(e).splitlines()[0].split("error: ", 1)[1])
+
+
+def main():
+    out = np.zeros(10)
+    k[1, 1](out, -2.0)
+    print(out.tolist())
+    reject("order", "    out[0] = 'a' < 'b'\n")
+    reject("variable", "    s = 'abc'\n    out[0] = 1\n")
+    reject("escape", "    out[0] = 'a\\\\n' == 'b'\n")
+    reject("bytes", "    out[0] = b'a' == 'b'\n")
+    reject("fstring", "    out[0] = f'a' == 'b'\n")
+    reject("concat", "    out[0] = 'a' 'b' == 'ab'\n")
+    reject("store", "    out[0] = 'a'\n")
+    reject("arith", "    out[0] = 'a' * 2\n")
+    reject("dead", "    out[0] = only_sq(2.0, 'cube')\n",
+           "@kiln.jit(device=True)\ndef only_sq(x, kind):\n    if kind == 'sq':\n"
+           "        return x * x\n    return x.no_such_attribute\n")
