@@ -158,6 +158,7 @@ static bool printable(const Type *t, int *leaves) {
 }
 
 static bool check_arg(Sema *S, Node *a, int *leaves) {
+    if (a->kind == E_STR && a->ty == &ty_str && a->name.id) return true; /* done before */
     if (a->kind == E_STR) {
         const char *text = decode(S, a);
         if (!text) return false;
@@ -173,6 +174,14 @@ static bool check_arg(Sema *S, Node *a, int *leaves) {
     }
     const Type *t = sema_expr(S, a);
     if (t->kind == TY_ERROR || t->kind == TY_UNKNOWN) return false;
+    if (t->kind == TY_STR && t->lit && !memchr(t->str, '\0', (size_t)t->litv)) {
+        /* a string constant's name (a global, a parameter): printed as its literal */
+        Node *lit = node_new(S->C, E_STR, a->sp);
+        lit->name.id = t->str;
+        lit->ty = &ty_str;
+        *a = *lit;
+        return true;
+    }
     if (a->intr && a->intr->kind == IK_DIM3) {
         /* threadIdx, blockIdx, blockDim, gridDim: printed as Numba prints a Dim3, the
          * tuple (x, y, z); the node becomes that tuple of its three attributes */

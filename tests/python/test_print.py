@@ -29,12 +29,23 @@ def show(a, flags):
 def empty():
     print()
 
+MODE = "fast 50%"
+
+@kiln.jit(device=True)
+def named(kind):
+    print("kind", kind, MODE)
+
+@kiln.jit
+def strs():
+    named("relu")  # string constants: the global's and the parameter's text
+
 @kiln.jit
 def dims():
     t = (kiln.blockIdx.x, 0)
     print(kiln.threadIdx, *(t[0], kiln.blockDim))
 
 print("before", flush=True)
+strs[1, 1]()
 show[1, 3](np.array([0.5, -1.25, 3.0]), np.array([True, False, True]))
 empty[1, 1]()
 print("after", flush=True)
@@ -58,7 +69,8 @@ def test_print_writes_python_s_layout_in_order(tiers):
     assert sorted(lines[-8:]) == sorted(dims), lines[-8:]
     lines = lines[:-8]
     assert lines[0] == "before" and lines[-1] == "after" and lines[-2] == ""
-    body = sorted(lines[1:-2])
+    assert lines[1] == "kind relu fast 50%"
+    body = sorted(lines[2:-2])
     want = [f"{i} hop! 100% {v:f} {f} ({i}, (2.500000, True)) (7,) ('s',) tab\there"
             for i, (v, f) in enumerate(((0.5, True), (-1.25, False), (3.0, True)))]
     assert body == want
