@@ -71,6 +71,10 @@ def describe(v):
     if isinstance(v, float):
         return ("float", v)
     if isinstance(v, str):  # a string constant (src/sema/strings.c)
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return ("other", "a str that is not valid UTF-8 (it holds a lone surrogate)")
         return ("str", v)
     if isinstance(v, complex):
         return ("complex", v.real, v.imag)

@@ -653,10 +653,10 @@ static void stmt(Sema *S, Node *n) {
     case S_WHILE:
         S->res->uses_loops = true;
         S->in_loop++;
+        S->loop_depth++; /* the condition runs again after the body's assignments */
         sema_cond(S, n->ifs.cond);
         /* `while N > 0:` with a frozen N = 0: the body never runs (the else does) */
         if (const_truth(n->ifs.cond) == 0) n->ifs.body = pass_list(C, n->ifs.body);
-        S->loop_depth++;
         sema_block(S, &n->ifs.body);
         S->loop_depth--;
         S->in_loop--;

@@ -5,8 +5,9 @@
  * function's parameter given one (a specialisation per text, as a literal shape is:
  * spec.c compile_time_arg).  `==` and `!=` between them fold to constants, so
  * `if kind == "relu":` keeps one branch and the other is not typed; a string compared
- * with a value of another type is unequal, as in Python.  Storing one, computing with
- * one or comparing one otherwise is an error that says so.  The literal's text is taken
+ * with a constant of another type is unequal, as in Python (with anything computed, an
+ * array or a dtype it is an error: the fold would drop the evaluation).  Storing one,
+ * computing with one or comparing one otherwise is an error that says so.  The literal's text is taken
  * as written between its quotes: escapes, prefixes other than u, triple quotes and
  * implicit concatenation are refused (the text would not be the value).
  */
@@ -39,16 +40,35 @@ const Type *sema_str_literal(Sema *S, Node *n) {
 
 bool sema_str_compare(Sema *S, Node *n, const Type *a, const Type *b, const Type **out) {
     if (a->kind != TY_STR && b->kind != TY_STR) return false;
+    Compiler *C = S->C;
     NodeList *ops = &n->cmp.operands;
     int op = n->cmp.ops[0];
-    if (ops->n != 2 || (op != C_EQ && op != C_NE)) {
-        error_at(S->C, n->sp, "compare strings with == or !=",
+    *out = &ty_error;
+    if (ops->n != 2) {
+        error_at(C, n->sp, "write (a == b) and (b == c)",
+                 "strings in kernels are constants: a chained comparison of them is not "
+                 "supported");
+        return true;
+    }
+    if (op != C_EQ && op != C_NE) {
+        error_at(C, n->sp, "compare strings with == or !=",
                  "strings in kernels are constants: only == and != compare them");
-        *out = &ty_error;
         return true;
     }
     if (IS_UNKNOWN(a) || IS_UNKNOWN(b)) {
         *out = &ty_unknown;
+        return true;
+    }
+    /* a string and a constant of another type are unequal, as in Python; anything else
+     * (an array, a dtype, a value computed at run time, whose evaluation would be
+     * dropped with the fold) is refused */
+    const Node *other = a->kind == TY_STR ? ops->v[1] : ops->v[0];
+    const Type *ot = a->kind == TY_STR ? b : a;
+    if (ot->kind != TY_STR && !((other->flags & NF_CONST) && ty_is_scalar(ot))) {
+        error_at(C, other->sp,
+                 ot->kind == TY_DTYPE ? "compare with the type itself: a.dtype == np.float64"
+                                      : "compare a string constant with another one",
+                 "cannot compare a string with %s in a kernel", ty_name(C, ot));
         return true;
     }
     sema_set_const_int(n, ty_equal(a, b) != (op == C_NE));

@@ -252,6 +252,13 @@ bool ty_equal(const Type *a, const Type *b) {
     }
 }
 
+/* Whether a string constant's text can stand in a message as it is. */
+static bool printable_ascii(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < 32 || s[i] > 126 || s[i] == '\'') return false;
+    return true;
+}
+
 const char *ty_name(Compiler *C, const Type *t) {
     switch ((TypeKind)t->kind) {
     case TY_UNKNOWN: return "unknown";
@@ -308,7 +315,7 @@ const char *ty_name(Compiler *C, const Type *t) {
     case TY_FUNC: return "function";
     case TY_RANGE: return "range";
     case TY_STR:
-        if (t->lit && t->litv <= 40 && !memchr(t->str, '\'', (size_t)t->litv))
+        if (t->lit && t->litv <= 40 && printable_ascii(t->str, (size_t)t->litv))
             return arena_printf(&C->arena, "str '%.*s'", (int)t->litv, t->str);
         return "str";
     case TY_GROUP: return "grid group";

@@ -19,7 +19,8 @@
  * calls something, an array is checked unguarded (an error where Python would not reach
  * the read, but never a null pointer) and a number or tuple is not checked (it reads
  * zero, as in Numba): docs/language-notes.md.  A variable a nested function captures is
- * passed at each call (nested.c) but read where that function reads it: not checked there.
+ * passed at each call (nested.c) but read where that function reads it: a number is not
+ * checked at the call, an array is (unguarded, as above).
  */
 #include <string.h>
 
@@ -47,12 +48,14 @@ static Sym *flag_of(Ub *u, const Sym *s) {
 }
 
 /* Whether keyword argument i of call n passes a variable a nested function captures
- * (nested.c appends `name=name`): Python reads it only where the function does, so it is
- * not checked at the call (an unassigned one passes zero, as before). */
+ * (nested.c appends `name=name`): Python reads it only where the function does, so a
+ * number is not checked at the call (an unassigned one passes zero); an array is (the
+ * function could not check it: it is a parameter there), never a null pointer. */
 static bool captured(const Node *n, int i) {
     const Node *v = n->call.kwvals.v[i];
     return n->call.fn && (n->call.fn->flags & NF_NESTED_CALL) && v->kind == E_NAME &&
-           n->call.kwnames && strcmp(n->call.kwnames[i], v->name.id) == 0;
+           n->call.kwnames && strcmp(n->call.kwnames[i], v->name.id) == 0 &&
+           !(v->sym && v->sym->ty && v->sym->ty->kind == TY_ARRAY);
 }
 
 /* ---- pass 1: the variables read where they may hold no value ---- */
@@ -375,6 +378,9 @@ static void checks_at_continue(Ub *u, NodeList *body, Node *cond) {
                 checks_at_continue(u, &c->ifs.body, cond);
                 if (!elif_of(c)) checks_at_continue(u, &c->ifs.orelse, cond);
             }
+        } else if (n->kind == S_WHILE || n->kind == S_FOR) {
+            /* an inner loop's else is this loop's: its continue is this loop's */
+            checks_at_continue(u, n->kind == S_FOR ? &n->fors.orelse : &n->ifs.orelse, cond);
         }
         nodelist_push(u->C, &out, n, &cap);
     }

@@ -36,7 +36,7 @@ def k(out, x):
     out[5] = only_sq(x, "sq")
     out[6] = MODE == "relu"
     out[7] = MODE != 'relu'
-    out[8] = "a" == 1  # a string is never equal to a number
+    out[8] = "a" == 1  # a string is never equal to a constant of another type
     out[9] = 2.0 != "b"
 
 
@@ -62,6 +62,12 @@ def main():
     reject("concat", "    out[0] = 'a' 'b' == 'ab'\n")
     reject("store", "    out[0] = 'a'\n")
     reject("arith", "    out[0] = 'a' * 2\n")
+    reject("computed", "    out[0] = out[1] == 'a'\n")
+    reject("dtype", "    out[0] = out.dtype == 'float64'\n")
+    reject("chain", "    out[0] = 'a' == 'a' == 'a'\n")
+    reject("array", "    out[0] = (out == 'a')[0]\n")
+    reject("surrogate", "    out[0] = BAD == 'a'\n", "BAD = '\\udc80'\n")
+    reject("newline", "    s = 'a\\nb'\n    out[0] = 1\n")
     reject("dead", "    out[0] = only_sq(2.0, 'cube')\n",
            "@kiln.jit(device=True)\ndef only_sq(x, kind):\n    if kind == 'sq':\n"
            "        return x * x\n    return x.no_such_attribute\n")

@@ -254,3 +254,52 @@ def test_a_function_with_a_nested_def(tier):
     assert list(out) == [4.0, 6.0]
     unbound(k, a, out, 0, name="t", line=9)
     assert out[1] == 3.0
+
+
+def test_hunted_cases(tier):
+    # a continue in an inner loop's else continues the while: its condition is checked
+    @kiln.jit
+    def inner_else(out, c):
+        n = 0
+        go = False
+        if c > 5:
+            x = 1
+        while n < 5 and (not go or x > 0):
+            n += 1
+            go = c > 0
+            for j in range(1):
+                pass
+            else:
+                continue
+        out[1] = n
+
+    out = np.zeros(2)
+    unbound(inner_else, out, 1, name="x", line=6)
+
+    # a nested function's captured array is checked at the call (a null pointer there)
+    @kiln.jit
+    def captured(out, a, c):
+        if c > 0:
+            t = a
+
+        def first():
+            return t[0]
+
+        out[0] = first()
+
+    a = np.array([3.0])
+    captured[1, 1](out, a, 1)
+    assert out[0] == 3.0
+    unbound(captured, out, a, 0, name="t", line=8)
+
+    # a while condition that reads what the body assigns compiles (it was refused)
+    @kiln.jit
+    def cond_reads_body(out, a):
+        n = 0
+        while n < 3 and (n == 0 or x > 0):
+            x = a[n] - 2
+            n += 1
+        out[0] = n
+
+    cond_reads_body[1, 1](out, np.array([1.0, 2.0, 3.0]))
+    assert out[0] == 1
