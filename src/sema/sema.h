@@ -347,6 +347,8 @@ struct FuncSpec {
     bool provisional;     /* typed while a caller it calls back was untyped: dropped (spec.c) */
     bool analysed;        /* reached its fixed point */
     bool finalised;       /* ran its final pass with diagnostics on */
+    bool unbound_all;     /* syms.c gave up: every read of a local array is checked
+                           * (unbound.c), since none is known to find a value */
     bool failed;          /* finalisation reported errors */
     uint64_t written;     /* bit p: array parameter p may be written */
     int id;               /* unique in the translation */

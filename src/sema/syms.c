@@ -456,6 +456,8 @@ void sema_split_webs(Sema *S, FuncSpec *f) {
     number(&w, &f->def->def.body); /* a definition's number in its node's id, for now */
     w.W = (w.nd + 63) / 64;
     if (!w.give_up && (int64_t)w.nv * w.W <= WEBS_MAX_STATE_WORDS) split(S, &w);
+    else w.give_up = true;
+    f->unbound_all = w.give_up; /* no read is known to find a value: unbound.c */
     for (int d = 0; d < w.nd; d++)
         if (w.defs[d].node) w.defs[d].node->id = 0;
 }
@@ -468,13 +470,19 @@ static void split(Sema *S, Webs *wp) {
     for (int d = 0; d < w.nd; d++) w.parent[d] = d;
     w.nosplit = arena_alloc(&C->arena, sizeof(bool) * (size_t)w.nv);
     uint64_t *s = st_new(&w);
-    if (!s) return;
+    if (!s) {
+        wp->give_up = true;
+        return;
+    }
     LIVE(&w, s) = 1;
     for (int d = 0; d < w.nd && !w.defs[d].node; d++) /* the parameters, the locals' no-value */
         s[(size_t)w.defs[d].var * (size_t)w.W + (size_t)d / 64] |= (uint64_t)1 << (d % 64);
     walk(&w, &f->def->def.body, s);
     free(s);
-    if (w.give_up) return;
+    if (w.give_up) {
+        wp->give_up = true;
+        return;
+    }
     for (int u = 0; u < w.nu; u++)
         if (w.uses[u].unset) w.uses[u].node->flags |= NF_UNBOUND;
     if (w.whole) return;

@@ -18,7 +18,8 @@
  * constants, arithmetic, attributes, subscripts, plain comparisons).  Under a guard that
  * calls something, an array is checked unguarded (an error where Python would not reach
  * the read, but never a null pointer) and a number or tuple is not checked (it reads
- * zero, as in Numba): docs/language-notes.md.  A variable a nested function captures is
+ * zero, as in Numba): docs/language-notes.md.  Where syms.c gave up (past its size
+ * limits), every read of a local array is checked, since none is known to find a value.  A variable a nested function captures is
  * passed at each call (nested.c) but read where that function reads it: a number is not
  * checked at the call, an array is (unguarded, as above).
  */
@@ -47,6 +48,14 @@ static Sym *flag_of(Ub *u, const Sym *s) {
     return s && s->id < u->nflag ? u->flag[s->id] : NULL;
 }
 
+/* Whether name n is a read syms.c marked, or, where it gave up, of a local array. */
+static bool marked(const Ub *u, const Node *n) {
+    if (n->flags & NF_UNBOUND) return true;
+    const Sym *s = n->sym;
+    return u->f->unbound_all && s && s->is_local && s->param < 0 && s->ty &&
+           s->ty->kind == TY_ARRAY;
+}
+
 /* Whether keyword argument i of call n passes a variable a nested function captures
  * (nested.c appends `name=name`): Python reads it only where the function does, so a
  * number is not checked at the call (an unassigned one passes zero); an array is (the
@@ -70,7 +79,7 @@ static void find_expr(Ub *u, Node *n, int depth) {
     if (!n || depth > KILN_MAX_EXPR_DEPTH) return;
     switch ((NodeKind)n->kind) {
     case E_NAME:
-        if ((n->flags & NF_UNBOUND) && n->sym && n->sym->id < u->nflag && n->sym->param < 0 &&
+        if (marked(u, n) && n->sym && n->sym->id < u->nflag && n->sym->param < 0 &&
             !IS_ERR(n->sym->ty) && !IS_UNKNOWN(n->sym->ty))
             u->flag[n->sym->id] = n->sym; /* marked; its flag is made below */
         return;
@@ -276,7 +285,7 @@ static void checks_expr(Ub *u, Node *n, Node *g, int depth) {
     if (!n || depth > KILN_MAX_EXPR_DEPTH) return;
     switch ((NodeKind)n->kind) {
     case E_NAME: {
-        Sym *fl = (n->flags & NF_UNBOUND) ? flag_of(u, n->sym) : NULL;
+        Sym *fl = marked(u, n) ? flag_of(u, n->sym) : NULL;
         if (fl) add_check(u, n->sym, g, n->sp);
         return;
     }
@@ -311,6 +320,16 @@ static void checks_expr(Ub *u, Node *n, Node *g, int depth) {
         return;
     default: return;
     }
+}
+
+/* The reads of an assignment's target: a name is written, a store reads its base. */
+static void checks_target(Ub *u, Node *t) {
+    if (t->kind == E_NAME) return;
+    if (t->kind == E_TUPLE) {
+        for (int i = 0; i < t->tuple.n; i++) checks_target(u, t->tuple.v[i]);
+        return;
+    }
+    checks_expr(u, t, NULL, 0);
 }
 
 /* `if not flag [and guard]: raise UnboundLocalError(...)` for each check found, appended
@@ -394,9 +413,9 @@ static void rewrite(Ub *u, NodeList *body) {
         Node *n = body->v[i];
         switch (n->kind) {
         case S_EXPR: checks_expr(u, n->expr, NULL, 0); break;
-        case S_ASSIGN: /* (a target's name is no read: no NF_UNBOUND; a store reads its base) */
+        case S_ASSIGN:
             checks_expr(u, n->assign.value, NULL, 0);
-            for (int j = 0; j < n->assign.targets.n; j++) checks_expr(u, n->assign.targets.v[j], NULL, 0);
+            for (int j = 0; j < n->assign.targets.n; j++) checks_target(u, n->assign.targets.v[j]);
             break;
         case S_AUGASSIGN:
             checks_expr(u, n->aug.target, NULL, 0);

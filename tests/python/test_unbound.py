@@ -303,3 +303,23 @@ def test_hunted_cases(tier):
 
     cond_reads_body[1, 1](out, np.array([1.0, 2.0, 3.0]))
     assert out[0] == 1
+
+
+def test_past_the_analysis_limits_arrays_are_checked(tier):
+    # 1500 locals: past syms.c's state limit, it gives up; a conditionally assigned array
+    # read after the if was a null pointer (SIGSEGV).  Every local array read is checked.
+    n = 1500
+    src = ["def k(out, a, c):"]
+    src += [f"    v{i} = a[0] + {i}" for i in range(n)]
+    src += ["    if c > 0:", "        t = a", "    s = 0.0"]
+    src += [f"    s += v{i}" for i in range(n)]
+    src += ["    out[0] = s + t[0]"]
+    ns = {}
+    exec("\n".join(src) + "\n", ns)
+    k = kiln.jit(ns["k"])
+    a = np.array([1.0, 2.0])
+    out = np.zeros(1)
+    k[1, 1](out, a, 1)
+    assert out[0] == n * 1.0 + n * (n - 1) // 2 + 1.0
+    with pytest.raises(UnboundLocalError, match="'t'"):
+        k[1, 1](out, a, 0)
