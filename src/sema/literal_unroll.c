@@ -362,7 +362,8 @@ static void mark_breaks(Compiler *C, NodeList *l, const char *flag) {
 /* An item expression that can be written in place of X[i] at each copy: a literal or a
  * name the body does not rebind. */
 static bool simple_item(const Node *e, const NodeList *body) {
-    if (e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_BOOL || e->kind == E_IMAG)
+    if (e->kind == E_INT || e->kind == E_FLOAT || e->kind == E_BOOL || e->kind == E_IMAG ||
+        e->kind == E_STR) /* (a string: a constant per copy, strings.c) */
         return true;
     if (e->kind == E_UNARY && e->op == U_NEG) return simple_item(e->un.x, body);
     if (e->kind != E_NAME) return false;

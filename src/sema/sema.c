@@ -213,6 +213,24 @@ static void assign_name(Sema *S, Node *t, const Node *v, const Type *vt, bool no
     ASSERT(s);
     t->sym = s;
     if (IS_ERR(vt)) s->poisoned = true;
+    if (vt->kind == TY_STR && vt->lit && !IS_ERR(s->ty)) {
+        /* a string constant (strings.c): the variable holds that one text; no code */
+        if (IS_UNKNOWN(s->ty)) {
+            s->ty = vt;
+            s->def_sp = t->sp;
+            S->changed = true;
+        } else if (!ty_equal(s->ty, vt)) {
+            error_at(S->C, t->sp, "use a variable per string, or compare where it is assigned",
+                     "variable '%s' is given %s and %s: a string variable holds one constant "
+                     "(kernels have no string values)", s->name, ty_name(S->C, s->ty),
+                     ty_name(S->C, vt));
+            t->ty = &ty_error;
+            s->poisoned = true;
+            return;
+        }
+        t->ty = s->ty;
+        return;
+    }
     if (!IS_UNKNOWN(vt) && !IS_ERR(vt) && !sema_storable(vt)) {
         error_at(S->C, t->sp, not_storable_hint(vt), "cannot store %s in variable '%s'",
                  ty_name(S->C, vt), s->name);

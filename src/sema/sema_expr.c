@@ -1601,6 +1601,13 @@ static const Type *expr_inner(Sema *S, Node *n) {
             el[i] = sema_expr(S, n->tuple.v[i]);
             if (IS_ERR(el[i])) err = true;
             else if (IS_UNKNOWN(el[i])) unk = true;
+            else if (el[i]->kind == TY_STR && !err) { /* a constant with no value (strings.c) */
+                error_at(C, n->tuple.v[i]->sp,
+                         "assign or pass the string on its own; `x in (\"a\", \"b\")` and "
+                         "literal_unroll((\"a\", \"b\")) take a tuple literal of them",
+                         "a tuple value cannot hold a string in a kernel");
+                err = true;
+            }
         }
         if (err) return &ty_error;
         if (unk) return &ty_unknown;

@@ -5,7 +5,7 @@ import kiln
 
 @kiln.jit
 def k(a):
-    s = 'text'
+    a[0] = 'text'
 
 
 def main():

@@ -38,6 +38,12 @@ def k(out, x):
     out[7] = MODE != 'relu'
     out[8] = "a" == 1  # a string is never equal to a constant of another type
     out[9] = 2.0 != "b"
+    mode = "id"  # a string variable holds its one constant
+    out[10] = act(x, mode)
+    total = 0.0
+    for name in kiln.literal_unroll(("relu", "neg", "id")):  # a copy per string
+        total += act(x, name)
+    out[11] = total
 
 
 def reject(name, body, extra=""):
@@ -51,11 +57,12 @@ def reject(name, body, extra=""):
 
 
 def main():
-    out = np.zeros(10)
+    out = np.zeros(12)
     k[1, 1](out, -2.0)
     print(out.tolist())
     reject("order", "    out[0] = 'a' < 'b'\n")
-    reject("variable", "    s = 'abc'\n    out[0] = 1\n")
+    reject("variable", "    s = 'abc'\n    if out[0] > 0:\n        s = 'abd'\n    out[0] = s == 'abc'\n")
+    reject("tuple", "    t = ('abc', 1)\n    out[0] = 1\n")
     reject("escape", "    out[0] = 'a\\\\n' == 'b'\n")
     reject("bytes", "    out[0] = b'a' == 'b'\n")
     reject("fstring", "    out[0] = f'a' == 'b'\n")
