@@ -15,13 +15,15 @@
  * loop, at the end of its body and at each continue).  A read in a right operand of
  * and/or or in a branch of `x if c else y` runs only when the guard says so: the check
  * tests the guard again (`not flag and c`), which it may when the guard is pure (names,
- * constants, arithmetic, attributes, subscripts, plain comparisons).  Under a guard that
- * calls something, an array is checked unguarded (an error where Python would not reach
+ * constants, arithmetic, attributes, subscripts, plain comparisons) and nothing before it
+ * in the statement may change what it reads (no device function or atomic is called in
+ * the statement; not in an assignment's targets, which run after earlier targets are
+ * assigned).  Otherwise an array is checked unguarded (an error where Python would not reach
  * the read, but never a null pointer) and a number or tuple is not checked (it reads
  * zero, as in Numba): docs/language-notes.md.  Where syms.c gave up (past its size
- * limits), every read of a local array is checked, since none is known to find a value.  A variable a nested function captures is
- * passed at each call (nested.c) but read where that function reads it: a number is not
- * checked at the call, an array is (unguarded, as above).
+ * limits), every read of a local array is checked, since none is known to find a value.
+ * A variable a nested function captures is passed at each call (nested.c) but read where
+ * that function reads it: a number is not checked at the call, an array is (unguarded).
  */
 #include <string.h>
 
@@ -42,6 +44,9 @@ typedef struct Ub {
     Check *checks;
     int nchecks, capchecks;
     Node impure; /* &impure: the guard of a read under one that cannot be evaluated again */
+    bool no_retest; /* the statement's guards cannot be tested before it: it calls a device
+                     * function or an atomic (which may change what a guard reads), or the
+                     * reads are in an assignment's targets (after its earlier targets) */
 } Ub;
 
 static Sym *flag_of(Ub *u, const Sym *s) {
@@ -268,7 +273,7 @@ static void add_check(Ub *u, Sym *s, Node *guard, Span sp) {
 
 /* The guard under which n's right side runs, given the guard g of n. */
 static Node *guarded(Ub *u, Node *g, const Node *cond, bool when_true, Span sp) {
-    if (g == &u->impure || !guard_pure(cond, 0)) return &u->impure;
+    if (u->no_retest || g == &u->impure || !guard_pure(cond, 0)) return &u->impure;
     /* the guard's depth stays within the parser's limit: each level adds at most two */
     if (g && g->depth + cond->depth + 2 > KILN_MAX_EXPR_DEPTH) return &u->impure;
     Node *c = guard_copy(u, cond);
@@ -329,7 +334,50 @@ static void checks_target(Ub *u, Node *t) {
         for (int i = 0; i < t->tuple.n; i++) checks_target(u, t->tuple.v[i]);
         return;
     }
+    bool saved = u->no_retest;
+    u->no_retest = true;
     checks_expr(u, t, NULL, 0);
+    u->no_retest = saved;
+}
+
+/* Whether evaluating n may change what a guard reads: a call of a device function, an
+ * external one or an atomic. */
+static bool effects(const Node *n, int depth) {
+    if (!n || depth > KILN_MAX_EXPR_DEPTH) return !!n;
+    switch ((NodeKind)n->kind) {
+    case E_CALL:
+        if (n->callee || n->ext || (n->intr && n->intr->kind == IK_ATOMIC)) return true;
+        if (effects(n->call.fn, depth + 1)) return true;
+        for (int i = 0; i < n->call.args.n; i++)
+            if (effects(n->call.args.v[i], depth + 1)) return true;
+        for (int i = 0; i < n->call.kwvals.n; i++)
+            if (effects(n->call.kwvals.v[i], depth + 1)) return true;
+        return false;
+    case E_BINOP:
+    case E_BOOLOP: return effects(n->bin.l, depth + 1) || effects(n->bin.r, depth + 1);
+    case E_UNARY: return effects(n->un.x, depth + 1);
+    case E_COMPARE:
+        for (int i = 0; i < n->cmp.operands.n; i++)
+            if (effects(n->cmp.operands.v[i], depth + 1)) return true;
+        return false;
+    case E_IFEXP:
+        return effects(n->ifexp.cond, depth + 1) || effects(n->ifexp.then, depth + 1) ||
+               effects(n->ifexp.orelse, depth + 1);
+    case E_SUBSCRIPT:
+        if (effects(n->sub.base, depth + 1)) return true;
+        for (int i = 0; i < n->sub.idx.n; i++)
+            if (effects(n->sub.idx.v[i], depth + 1)) return true;
+        return false;
+    case E_ATTR: return effects(n->attr.base, depth + 1);
+    case E_TUPLE:
+        for (int i = 0; i < n->tuple.n; i++)
+            if (effects(n->tuple.v[i], depth + 1)) return true;
+        return false;
+    case E_SLICE:
+        return effects(n->slice.lo, depth + 1) || effects(n->slice.hi, depth + 1) ||
+               effects(n->slice.step, depth + 1);
+    default: return false;
+    }
 }
 
 /* `if not flag [and guard]: raise UnboundLocalError(...)` for each check found, appended
@@ -389,6 +437,7 @@ static void checks_at_continue(Ub *u, NodeList *body, Node *cond) {
     for (int i = 0; i < body->n; i++) {
         Node *n = body->v[i];
         if (n->kind == S_CONTINUE) {
+            u->no_retest = effects(cond, 0);
             checks_expr(u, cond, NULL, 0);
             any |= u->nchecks > 0;
             emit_checks(u, &out, &cap);
@@ -411,17 +460,28 @@ static void rewrite(Ub *u, NodeList *body) {
     int cap = 0;
     for (int i = 0; i < body->n; i++) {
         Node *n = body->v[i];
+        u->no_retest = false;
         switch (n->kind) {
-        case S_EXPR: checks_expr(u, n->expr, NULL, 0); break;
+        case S_EXPR:
+            u->no_retest = effects(n->expr, 0);
+            checks_expr(u, n->expr, NULL, 0);
+            break;
         case S_ASSIGN:
+            u->no_retest = effects(n->assign.value, 0);
+            for (int j = 0; j < n->assign.targets.n; j++)
+                u->no_retest |= effects(n->assign.targets.v[j], 0);
             checks_expr(u, n->assign.value, NULL, 0);
             for (int j = 0; j < n->assign.targets.n; j++) checks_target(u, n->assign.targets.v[j]);
             break;
         case S_AUGASSIGN:
+            u->no_retest = effects(n->aug.target, 0) || effects(n->aug.value, 0);
             checks_expr(u, n->aug.target, NULL, 0);
             checks_expr(u, n->aug.value, NULL, 0);
             break;
-        case S_RETURN: checks_expr(u, n->ret.value, NULL, 0); break;
+        case S_RETURN:
+            u->no_retest = effects(n->ret.value, 0);
+            checks_expr(u, n->ret.value, NULL, 0);
+            break;
         case S_IF: {
             /* the elifs: a condition's checks go in the else before it */
             for (Node *c = n; c;) {
@@ -431,6 +491,7 @@ static void rewrite(Ub *u, NodeList *body) {
                     rewrite(u, &c->ifs.orelse);
                     break;
                 }
+                u->no_retest = effects(next->ifs.cond, 0);
                 checks_expr(u, next->ifs.cond, NULL, 0);
                 if (u->nchecks) {
                     NodeList e = {0};
@@ -441,17 +502,20 @@ static void rewrite(Ub *u, NodeList *body) {
                 }
                 c = next;
             }
+            u->no_retest = effects(n->ifs.cond, 0);
             checks_expr(u, n->ifs.cond, NULL, 0); /* after the bodies, which emit their own */
             break;
         }
         case S_WHILE:
             rewrite(u, &n->ifs.body);
             rewrite(u, &n->ifs.orelse);
+            u->no_retest = effects(n->ifs.cond, 0);
             checks_expr(u, n->ifs.cond, NULL, 0);
             if (u->nchecks) { /* the condition runs again after each round */
                 int bcap = n->ifs.body.n;
                 emit_checks(u, &n->ifs.body, &bcap);
                 checks_at_continue(u, &n->ifs.body, n->ifs.cond);
+                u->no_retest = effects(n->ifs.cond, 0);
                 checks_expr(u, n->ifs.cond, NULL, 0);
             }
             break;
@@ -466,6 +530,7 @@ static void rewrite(Ub *u, NodeList *body) {
                     nodelist_push(u->C, &sets, n->fors.body.v[j], &scap);
                 n->fors.body = sets;
             }
+            u->no_retest = effects(n->fors.iter, 0);
             checks_expr(u, n->fors.iter, NULL, 0);
             break;
         }

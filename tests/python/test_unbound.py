@@ -323,3 +323,22 @@ def test_past_the_analysis_limits_arrays_are_checked(tier):
     assert out[0] == n * 1.0 + n * (n - 1) // 2 + 1.0
     with pytest.raises(UnboundLocalError, match="'t'"):
         k[1, 1](out, a, 0)
+
+
+def test_a_guard_is_not_retested_across_a_call(tier):
+    # f changes what the guard reads before Python tests it: re-testing the guard ahead of
+    # the statement raised where Python does not
+    @kiln.jit(device=True)
+    def flip(a):
+        a[0] = -a[0]
+        return 0.0
+
+    @kiln.jit
+    def k(out, a, c):
+        if c > 2:
+            x = 5.0
+        out[1] = flip(a) + (x if a[0] > 0 else 1.0)
+
+    out = np.zeros(2)
+    k[1, 1](out, np.array([1.0]), 0)
+    assert out[1] == 1.0
