@@ -128,10 +128,11 @@ static void chars_store(Emit *E, Node *t, Node *v) {
 static void assign_stmt(Emit *E, Node *n) {
     Node *v = n->assign.value;
     NodeList *ts = &n->assign.targets;
-    if (ts->n && ts->v[0]->kind == E_NAME && ts->v[0]->sym && ts->v[0]->sym->ty->kind == TY_STR)
-        return; /* a string constant's variable (strings.c): nothing at run time */
-    if (v->kind == E_STR) { /* sema allowed it only into string fields and elements */
-        for (int i = 0; i < ts->n; i++) chars_store(E, ts->v[i], v);
+    if (v->ty && v->ty->kind == TY_STR) {
+        /* a string constant: its variables have no code (strings.c); sema allowed it
+         * otherwise only into string fields and elements, as a literal */
+        for (int i = 0; i < ts->n; i++)
+            if (ts->v[i]->kind != E_NAME) chars_store(E, ts->v[i], v);
         return;
     }
     /* the common case: one simple target */

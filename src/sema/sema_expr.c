@@ -511,6 +511,19 @@ static const Type *field_view(Sema *S, Node *n, const Type *bt, const char *name
     return ty_array(C, ft, bt->ndim, 'A');
 }
 
+/* The text of an index that names a field: a string literal, or a name holding a
+ * string constant (a variable, a literal_unroll item, a global, a device function's
+ * parameter: strings.c); NULL otherwise (*unknown: its type is not known yet). */
+static const char *field_name_of(Sema *S, Node *x, bool *unknown) {
+    *unknown = false;
+    if (x->kind == E_STR) return sema_string_text(S, x);
+    if (x->kind != E_NAME) return NULL;
+    const Type *t = sema_expr(S, x);
+    *unknown = IS_UNKNOWN(t);
+    if (t->kind != TY_STR || !t->lit || memchr(t->str, '\0', (size_t)t->litv)) return NULL;
+    return t->str;
+}
+
 /* r['f'] and r[k] (a constant position) on a record: rewritten in place into the
  * attribute r.f, which is what sema and emit know. */
 static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store) {
@@ -521,10 +534,10 @@ static const Type *record_subscript(Sema *S, Node *n, const Type *bt, bool store
         return n->ty = &ty_error;
     }
     Node *x = n->sub.idx.v[0];
-    const char *name = NULL;
-    if (x->kind == E_STR) {
-        name = sema_string_text(S, x);
-    } else {
+    bool unknown;
+    const char *name = field_name_of(S, x, &unknown);
+    if (unknown) return n->ty = &ty_unknown;
+    if (!name && x->kind != E_STR) {
         const Type *xt = sema_expr(S, x);
         int64_t k;
         if (!IS_ERR(xt) && ty_is_int(xt) && sema_const_int(x, &k)) {
@@ -555,7 +568,8 @@ static const Type *tuple_concat(Sema *S, Node *n, const Type *lt, const Type *rt
  * which is what sema and emit know; false when the string has no text. */
 static bool subscript_to_attr(Sema *S, Node *n) {
     Node *x = n->sub.idx.v[0];
-    const char *name = sema_string_text(S, x);
+    bool unknown;
+    const char *name = field_name_of(S, x, &unknown);
     if (!name) return false;
     Node *base = n->sub.base;
     Span sp = x->sp;
@@ -602,8 +616,10 @@ const Type *sema_subscript(Sema *S, Node *n, bool store) {
     }
     if (bt->kind == TY_RECORD) return record_subscript(S, n, bt, store);
     NodeList *ix = &n->sub.idx;
+    bool str_unknown = false;
     if (bt->kind == TY_ARRAY && bt->elem->kind == TY_RECORD && ix->n == 1 &&
-        ix->v[0]->kind == E_STR) {
+        (ix->v[0]->kind == E_STR ||
+         (ix->v[0]->kind == E_NAME && field_name_of(S, ix->v[0], &str_unknown)))) {
         /* a["f"] of an array of records: the view of field f, as a.f (attribute) */
         if (subscript_to_attr(S, n)) {
             const Type *t = sema_expr(S, n);

@@ -179,6 +179,10 @@ static bool check_arg(Sema *S, Node *a, int *leaves) {
         Node *lit = node_new(S->C, E_STR, a->sp);
         lit->name.id = t->str;
         lit->ty = &ty_str;
+        if (a->kind == E_NAME) { /* still the read of its variable (unbound.c) */
+            lit->sym = a->sym;
+            lit->flags = a->flags & NF_UNBOUND;
+        }
         *a = *lit;
         return true;
     }

@@ -83,6 +83,7 @@ static void find_list(Ub *u, NodeList *l, int depth) {
 static void find_expr(Ub *u, Node *n, int depth) {
     if (!n || depth > KILN_MAX_EXPR_DEPTH) return;
     switch ((NodeKind)n->kind) {
+    case E_STR: /* print()'s string variable, made its literal (sema_print.c) */
     case E_NAME:
         if (marked(u, n) && n->sym && n->sym->id < u->nflag && n->sym->param < 0 &&
             !IS_ERR(n->sym->ty) && !IS_UNKNOWN(n->sym->ty))
@@ -289,6 +290,7 @@ static void checks_list(Ub *u, NodeList *l, Node *g, int depth) {
 static void checks_expr(Ub *u, Node *n, Node *g, int depth) {
     if (!n || depth > KILN_MAX_EXPR_DEPTH) return;
     switch ((NodeKind)n->kind) {
+    case E_STR: /* print()'s string variable, made its literal (sema_print.c) */
     case E_NAME: {
         Sym *fl = marked(u, n) ? flag_of(u, n->sym) : NULL;
         if (fl) add_check(u, n->sym, g, n->sp);

@@ -46,6 +46,26 @@ def k(out, x):
     out[11] = total
 
 
+REC = np.dtype([("a", "f8"), ("b", "i4"), ("c", "f4")])
+FIELD = "c"
+
+
+@kiln.jit(device=True)
+def set_field(rec, name, v):
+    rec[name] = v
+
+
+@kiln.jit
+def fields(r, names):
+    v = 1.0
+    for f in kiln.literal_unroll(("a", "b", "c")):  # Numba's record idiom
+        r[0][f] = v
+        v += 1.0
+    r[1][FIELD] = 2.5
+    set_field(r[1], "a", 4.0)
+    s = names[0] = names[2] = "ab"  # a string variable and two string elements
+
+
 def reject(name, body, extra=""):
     ns = {"kiln": kiln, "np": np}
     exec(extra + "@kiln.jit\ndef " + name + "(out):\n" + body, ns)
@@ -60,6 +80,10 @@ def main():
     out = np.zeros(12)
     k[1, 1](out, -2.0)
     print(out.tolist())
+    r = np.zeros(2, REC)
+    names = np.zeros(3, "U4")
+    fields[1, 1](r, names)
+    print(r.tolist(), names.tolist())
     reject("order", "    out[0] = 'a' < 'b'\n")
     reject("variable", "    s = 'abc'\n    if out[0] > 0:\n        s = 'abd'\n    out[0] = s == 'abc'\n")
     reject("tuple", "    t = ('abc', 1)\n    out[0] = 1\n")

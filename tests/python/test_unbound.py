@@ -342,3 +342,15 @@ def test_a_guard_is_not_retested_across_a_call(tier):
     out = np.zeros(2)
     k[1, 1](out, np.array([1.0]), 0)
     assert out[1] == 1.0
+
+
+def test_print_of_a_string_variable_that_may_be_unassigned(tier):
+    # print() writes a string variable as its literal; the read is still checked
+    @kiln.jit
+    def k(out, c):
+        if c > 0:
+            m = "a"
+        print(m)
+
+    out = np.zeros(1)
+    unbound(k, out, 0, name="m", line=4)
