@@ -114,7 +114,7 @@ static void chars_store(Emit *E, Node *t, Node *v) {
     const kiln_field *f = chars_field(t->ty);
     int64_t w = chars_width(f);
     unsigned char *bytes = arena_alloc(&E->C->arena, (size_t)(w ? w : 1));
-    chars_encode(v, f, bytes); /* sema checked it */
+    chars_encode(v, v->ty, f, bytes); /* sema checked it */
     emit_indent(E);
     if (t->ty->kind == TY_RECORD) /* a[i]: the element itself */
         P("memcpy((unsigned char *)&(%s) + %lld, \"", emit_element(E, t), (long long)f->offset);

@@ -29,7 +29,14 @@ static int utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
     return len;
 }
 
-const char *chars_encode(const Node *n, const kiln_field *f, unsigned char *out) {
+static const char *encode(const char *s, size_t len, bool bytes, const kiln_field *f,
+                          unsigned char *out);
+
+const char *chars_encode(const Node *n, const Type *t, const kiln_field *f, unsigned char *out) {
+    if (n->kind != E_STR) { /* a string constant held by a name (strings.c): its text */
+        if (!t || t->kind != TY_STR || !t->lit) return "a string field or element takes a string constant";
+        return encode(t->str, (size_t)t->litv, false, f, out);
+    }
     const char *s = n->sp.file->text + n->sp.off;
     size_t len = n->sp.len;
     bool bytes = false;
@@ -45,6 +52,12 @@ const char *chars_encode(const Node *n, const kiln_field *f, unsigned char *out)
     if (memchr(s, s[-1], len)) /* a second literal concatenated to this one */
         return "write one string literal (no implicit concatenation, no triple quotes)";
     if (memchr(s, '\\', len)) return "string constants with escapes are not supported";
+    return encode(s, len, bytes, f, out);
+}
+
+/* The text s (len bytes of UTF-8; a bytes literal's when bytes) into field f. */
+static const char *encode(const char *s, size_t len, bool bytes, const kiln_field *f,
+                          unsigned char *out) {
     if (f->chars == 'S' && !bytes) return "a bytes field takes a bytes constant (b\"...\")";
     if (f->chars == 'U' && bytes) return "a str field takes a str constant, not bytes";
     int64_t units = f->shape[0], k = 0;

@@ -15,9 +15,10 @@
 const kiln_field *chars_field(const Type *t);
 /* Bytes of the field: its code units times their size. */
 int64_t chars_width(const kiln_field *f);
-/* The bytes string literal n stores into field f (its whole width, zero-padded) into out
- * (chars_width(f) bytes; NULL only checks); NULL, or a message saying why the literal
- * cannot be stored (escapes, non-ASCII bytes, bad UTF-8). */
-const char *chars_encode(const Node *n, const kiln_field *f, unsigned char *out);
+/* The bytes string literal n, or the string constant a name of type t holds (strings.c),
+ * stores into field f (its whole width, zero-padded) into out (chars_width(f) bytes; NULL
+ * only checks); NULL, or a message saying why it cannot be stored (escapes, non-ASCII
+ * bytes, bad UTF-8, not a constant). */
+const char *chars_encode(const Node *n, const Type *t, const kiln_field *f, unsigned char *out);
 
 #endif

@@ -347,9 +347,9 @@ bool sema_check_store(Sema *S, const Type *dst, const Type *vt, Node *v, Span sp
     const kiln_field *cf = chars_field(dst);
     if (cf || vt->kind == TY_STR) { /* a string constant into a NumPy string element */
         const char *why = !cf ? "strings are stored only into string fields and arrays"
-                          : !v || v->kind != E_STR || vt->kind != TY_STR
+                          : !v || vt->kind != TY_STR
                               ? "a string field or element takes a string constant"
-                              : chars_encode(v, cf, NULL);
+                              : chars_encode(v, vt, cf, NULL);
         if (!why) return true;
         error_at(S->C, sp, NULL, "cannot store %s in %s: %s", ty_name(S->C, vt),
                  cf ? (cf->chars == 'S' ? "a bytes field" : "a str field")

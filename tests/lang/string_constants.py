@@ -64,6 +64,7 @@ def fields(r, names):
     r[1][FIELD] = 2.5
     set_field(r[1], "a", 4.0)
     s = names[0] = names[2] = "ab"  # a string variable and two string elements
+    names[1] = FIELD  # a name's string constant into an element
 
 
 def reject(name, body, extra=""):
