@@ -114,7 +114,8 @@ static GVal *convert_value(Sema *S, const kiln_value *kv, const char *dotted, vo
         for (int i = 0; i < kv->ntuple; i++) {
             GVal *e = convert_value(S, &kv->tuple[i], dotted, scope);
             /* arrays too: each is its own frozen array (or device array by address) */
-            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE && e->ty->kind != TY_ARRAY) ||
+            if ((!ty_is_scalar(e->ty) && e->ty->kind != TY_TUPLE && e->ty->kind != TY_ARRAY &&
+                 e->ty->kind != TY_STR) || /* (strings: read as X[k] constants, strings.c) */
                 e->ty->kind == TY_COMPLEX) {
                 g->kind = KILN_VAL_OTHER;
                 g->other = e->ty->kind == TY_COMPLEX

@@ -6,6 +6,7 @@ import kiln
 
 MODE = "relu"
 OTHER = "gelu"
+MODES = ("neg", "neg", "silu")
 
 
 @kiln.jit(device=True)
@@ -44,6 +45,8 @@ def k(out, x):
     for name in kiln.literal_unroll(("relu", "neg", "id")):  # a copy per string
         total += act(x, name)
     out[11] = total
+    for name in kiln.literal_unroll(MODES):  # a global tuple of strings
+        out[12] += act(x, name)
 
 
 REC = np.dtype([("a", "f8"), ("b", "i4"), ("c", "f4")])
@@ -78,7 +81,7 @@ def reject(name, body, extra=""):
 
 
 def main():
-    out = np.zeros(12)
+    out = np.zeros(13)
     k[1, 1](out, -2.0)
     print(out.tolist())
     r = np.zeros(2, REC)
@@ -88,6 +91,7 @@ def main():
     reject("order", "    out[0] = 'a' < 'b'\n")
     reject("variable", "    s = 'abc'\n    if out[0] > 0:\n        s = 'abd'\n    out[0] = s == 'abc'\n")
     reject("tuple", "    t = ('abc', 1)\n    out[0] = 1\n")
+    reject("global_tuple", "    t = MODES\n", "MODES = ('a', 'b')\n")
     reject("escape", "    out[0] = 'a\\\\n' == 'b'\n")
     reject("bytes", "    out[0] = b'a' == 'b'\n")
     reject("fstring", "    out[0] = f'a' == 'b'\n")
