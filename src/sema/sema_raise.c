@@ -38,6 +38,20 @@ void sema_assert_site(Sema *S, Node *n) {
     n->assrt.site = b.p;
 }
 
+/* A Python string literal of the n bytes at s, as the host reads the site's arguments
+ * (ast.literal_eval): quotes, backslashes and control characters escaped; the site's own
+ * separators (\x1e, \x1f) never appear raw. */
+static void py_literal(Buf *b, const char *s, size_t n) {
+    buf_puts(b, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') buf_printf(b, "\\%c", c);
+        else if (c < 32 || c == 127) buf_printf(b, "\\x%02x", c);
+        else buf_put(b, (const char *)&c, 1);
+    }
+    buf_puts(b, "\"");
+}
+
 void sema_raise(Sema *S, Node *n) {
     Compiler *C = S->C;
     Node *exc = n->assrt.exc, *fn = exc;
@@ -69,10 +83,16 @@ void sema_raise(Sema *S, Node *n) {
     buf_printf(&b, "\x01raise\x1f%s\x1f%s\x1f%s\x1f", g->exception, S->cur->fi->name, file);
     for (int i = 0; args && i < args->n; i++) {
         Node *a = args->v[i];
+        const Type *st = a->kind == E_NAME ? sema_expr(S, a) : NULL;
+        if (st && st->kind == TY_STR && st->lit) { /* a name's string constant (strings.c) */
+            buf_printf(&b, "%s", i ? "\x1e" : "");
+            py_literal(&b, st->str, (size_t)st->litv);
+            continue;
+        }
         if (!constant_arg(a)) {
             error_at(C, a->sp, "raise with a constant message, and write the values to an array",
                      "an exception raised in a kernel takes constants (strings, numbers, "
-                     "booleans, None) as its arguments");
+                     "booleans, None, a name holding a string constant) as its arguments");
             return;
         }
         const char *text = a->sp.file->text + a->sp.off;

@@ -70,6 +70,15 @@ def fields(r, names):
     names[1] = FIELD  # a name's string constant into an element
 
 
+ERRMSG = 'bad "input"\tvalue'
+
+
+@kiln.jit
+def raises(out):
+    if out[0] == 0:
+        raise ValueError(ERRMSG)  # a str global as the exception's message
+
+
 def reject(name, body, extra=""):
     ns = {"kiln": kiln, "np": np}
     exec(extra + "@kiln.jit\ndef " + name + "(out):\n" + body, ns)
@@ -88,6 +97,10 @@ def main():
     names = np.zeros(3, "U4")
     fields[1, 1](r, names)
     print(r.tolist(), names.tolist())
+    try:
+        raises[1, 1](np.zeros(1))
+    except ValueError as e:
+        print("raised:", repr(str(e).split(": ", 1)[1]))
     reject("order", "    out[0] = 'a' < 'b'\n")
     reject("variable", "    s = 'abc'\n    if out[0] > 0:\n        s = 'abd'\n    out[0] = s == 'abc'\n")
     reject("tuple", "    t = ('abc', 1)\n    out[0] = 1\n")
