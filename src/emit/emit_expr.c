@@ -798,11 +798,7 @@ void emit_expr(Emit *E, Node *n) {
                 PS(E->f->recursive && !E->f->is_kernel ? " KILN_RFA" : " KILN_RFA0");
             for (int i = 0; i < n->call.bound.n; i++) {
                 const Type *pt = f->params[i];
-                /* a dtype, function, module, None or string argument is part of the
-                 * callee's types (emit.c emittable) */
-                if (pt->kind == TY_DTYPE || pt->kind == TY_FUNC || pt->kind == TY_NS ||
-                    pt->kind == TY_NONE || pt->kind == TY_STR)
-                    continue;
+                if (ty_compile_time(pt)) continue; /* part of the callee's types */
                 PS(", ");
                 emit_expr_as(E, n->call.bound.v[i], pt);
             }

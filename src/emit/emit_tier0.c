@@ -519,8 +519,7 @@ static Val inline_call(T0 *t, Node *n, const char *m) {
     for (int i = 0; i < n->call.bound.n; i++) {
         Node *a = n->call.bound.v[i];
         const Type *pt = f->params[i];
-        if (!a || pt->kind == TY_DTYPE || pt->kind == TY_FUNC || pt->kind == TY_NS ||
-            pt->kind == TY_NONE || pt->kind == TY_STR) {
+        if (!a || ty_compile_time(pt)) {
             args[i] = (Val){false, NULL, 0};
             continue;
         }

@@ -14,15 +14,6 @@
 
 #include "sema_int.h"
 
-/* What a device function without a signature may take besides values, as Numba does:
- * a dtype, a kiln function or an intrinsic (cuda.atomic.add), a module, None (Numba's
- * Omitted or none: `out is None` is then a constant, and its dead branch is not typed).  Each is part of
- * the specialisation's types and has no run-time value (emit.c passes nothing). */
-static bool compile_time_arg(const Type *t) {
-    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS || t->kind == TY_NONE ||
-           (t->kind == TY_STR && t->lit); /* a string constant (strings.c) */
-}
-
 /* Marks in *mask the parameters (of proto) that `shape`, a shared or local array's shape,
  * names: `p` or `(p, q)`. */
 static void shape_param(const Node *proto, const Node *shape, uint64_t *mask) {
@@ -321,7 +312,7 @@ static bool type_default(Sema *S, Node *d) {
         d->cval.i = x->blit;
         d->flags |= NF_CONST;
         return true;
-    case E_NONE: /* `out=None`: tested with `is None`, a constant (compile_time_arg) */
+    case E_NONE: /* `out=None`: tested with `is None`, a constant (ty_compile_time) */
         if (x != d) break;
         d->ty = &ty_none;
         return true;
@@ -559,7 +550,7 @@ FuncSpec *sema_call_function(Sema *S, Node *call, FuncInfo *fi, const Type **ret
         const Type *t = sema_expr(S, bound[i]);
         if (IS_ERR(t)) return NULL;
         if (IS_UNKNOWN(t)) unknown = true;
-        else if (!sema_storable(t) && (fi->has_sig || !compile_time_arg(t))) {
+        else if (!sema_storable(t) && (fi->has_sig || !ty_compile_time(t))) {
             error_at(C, bound[i]->sp, NULL, "cannot pass %s to device function '%s'",
                      ty_name(C, t), fi->name);
             return NULL;

@@ -3,7 +3,7 @@
  * A kernel has no string values at run time; a string is a constant of its type, as
  * Numba's literal strings are: a literal ("relu"), a global that holds a str, or a device
  * function's parameter given one (a specialisation per text, as a literal shape is:
- * spec.c compile_time_arg), or a variable assigned one (sema.c assign_name: one text per
+ * types.c ty_compile_time), or a variable assigned one (sema.c assign_name: one text per
  * variable; the emitters write nothing for it; literal_unroll's copies each assign their
  * item).  `==` and `!=` between them fold to constants, so
  * `if kind == "relu":` keeps one branch and the other is not typed; a string compared

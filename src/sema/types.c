@@ -88,6 +88,11 @@ const Type *ty_ptr(Compiler *C, const Type *elem) {
     return t;
 }
 
+bool ty_compile_time(const Type *t) {
+    return t->kind == TY_DTYPE || t->kind == TY_FUNC || t->kind == TY_NS || t->kind == TY_NONE ||
+           (t->kind == TY_STR && t->lit);
+}
+
 const Type *ty_str_lit(Compiler *C, const char *s, size_t n) {
     Type *t = arena_alloc(&C->arena, sizeof *t);
     t->kind = TY_STR;

@@ -98,6 +98,12 @@ const Type *ty_array(Compiler *C, const Type *elem, int ndim, char layout);
 const Type *ty_ptr(Compiler *C, const Type *elem);
 static inline bool ty_is_ptr(const Type *t) { return t->kind == TY_ARRAY && t->ptr; }
 const Type *ty_tuple(Compiler *C, int n, const Type **elems);
+/* Whether a value of type t is known when compiling and has no run-time value: a dtype,
+ * a kiln function or an intrinsic (cuda.atomic.add), a module, None (Numba's Omitted:
+ * `out is None` is then a constant, its dead branch not typed) or a string constant.  A
+ * device function without a signature takes one as Numba does, as part of the
+ * specialisation's types (spec.c), and the emitters pass nothing for it. */
+bool ty_compile_time(const Type *t);
 /* A string constant's type: its text (n bytes of UTF-8) is part of it (strings.c). */
 const Type *ty_str_lit(Compiler *C, const char *s, size_t n);
 /* The CUDA vector type of n (1-4) lanes of scalar dtype d (kiln.float32x4...). */
