@@ -24,7 +24,8 @@ from . import _autotune, _kiln
 from ._cuda import (DeviceArray, _is_device_array, as_cuda_array, launch_view, on_host, to_device)
 from ._intrinsics import namespace as _KILN
 from ._types import DTYPE_NAMES, signature_text
-from ._ufunc import _allocate_like, _device, _holds, _ident, _make_kernel, _np, _scalar_codes
+from ._ufunc import (_allocate_like, _device, _holds, _host_work, _ident, _make_kernel, _np,
+                     _scalar_codes)
 
 # options guvectorize takes: Numba's for the CUDA target ('cache', 'identity' and
 # 'nopython' are accepted; nopython must be True, as Numba checks)
@@ -233,6 +234,9 @@ class GUVectorized:
             elif isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic):
                 conv.append(a)
             else:
+                if not isinstance(a, np.ndarray):
+                    _host_work(f"'{self.__name__}' converts a {type(a).__name__} argument to "
+                               "an array on the host")
                 conv.append(np.asarray(a))
         weak = [c if isinstance(c, (bool, int, float, complex)) else None for c in conv]
         known = [c.dtype for c in conv if not isinstance(c, (bool, int, float, complex))]
@@ -265,6 +269,8 @@ class GUVectorized:
                 raise TypeError(f"'{self.__name__}': input {i + 1} is a device array of {c.dtype}, "
                                 f"but the signature takes {dt}, and a device array does not "
                                 f"support .astype() here; convert it first")
+            _host_work(f"'{self.__name__}' converts input {i + 1} to its signature's dtype on "
+                       "the host")
             conv[i] = c.astype(dt)
         loop, bound = self._bind(conv)
         shapes = []
@@ -394,13 +400,19 @@ class GUVectorized:
                                     f"to {o.dtype} (casting='same_kind')")
                 r = np.empty(shape, dt)
                 temps.append((o, r))
+                _host_work(f"'{self.__name__}' writes output {j + 1} through a temporary that "
+                           "NumPy copies on the host (an output of another dtype)")
             else:
                 r = o
             results.append(r)
         # an input sharing memory with an output is read from a copy, as NumPy's gufuncs do:
         # a core loop may read elements another point (or itself) has already written
-        conv = [x.copy() if isinstance(x, np.ndarray) and
-                any(np.may_share_memory(x, r) for r in results) else x for x in conv]
+        shared = [isinstance(x, np.ndarray) and any(np.may_share_memory(x, r) for r in results)
+                  for x in conv]
+        if any(shared):
+            _host_work(f"'{self.__name__}' reads an input that shares memory with an output "
+                       "from a copy made on the host")
+        conv = [x.copy() if s else x for x, s in zip(conv, shared)]
         arrays = conv + results
         n = _prod(loop)
         if n == 1:

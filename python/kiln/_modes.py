@@ -139,7 +139,7 @@ class Compiled(_kiln.StepBase):
         self._warned.add(why)
         name = getattr(self.fn, "__qualname__", repr(self.fn))
         warnings.warn(f"kiln.compile(mode='reduce-overhead'): '{name}' runs eagerly for these "
-                      f"arguments: {why}", _kiln.PerformanceWarning, stacklevel=3)
+                      f"arguments: {why}", _kiln.PerformanceWarning, stacklevel=4)
 
     @property
     def mode(self):

@@ -25,6 +25,11 @@ from ._dispatch import Dispatcher
 from ._intrinsics import namespace as _KILN  # what `kiln.` means in the kernels written here
 from ._types import signature_text
 
+# host_work(why): a call did work on the host (a conversion, a copy through a temporary)
+# that a reduce-overhead replay, which runs only the launches, would not repeat; a recording
+# on this thread then runs eagerly with a PerformanceWarning saying why (no-op otherwise)
+_host_work = _kiln.record_refuse
+
 _REDUCE_SERIAL_BELOW = 1 << 15  # kiln.reduce on the CPU: smaller arrays fold in one pass
 _CPUS = []  # os.cpu_count(), read once: glibc lists /sys/devices/system/cpu (~5 us a call)
 
@@ -260,6 +265,9 @@ class Vectorized(_kiln.UfuncBase):
             elif isinstance(a, (bool, int, float, complex)):
                 conv.append(a)
             else:
+                if not isinstance(a, np.ndarray):
+                    _host_work(f"'{self.__name__}' converts a {type(a).__name__} argument to an "
+                               "array on the host")
                 arr = np.asarray(a)
                 conv.append(arr)
                 array_dtypes.append(arr.dtype)
@@ -325,6 +333,9 @@ class Vectorized(_kiln.UfuncBase):
                             f"{len(ins)} were given")
         if self._sigs:
             want, out_dtype = self._choose_signature(ins, weak)
+            if any(isinstance(x, np.ndarray) and x.dtype != w for x, w in zip(ins, want)):
+                _host_work(f"'{self.__name__}' converts an input to its signature's dtype on "
+                           "the host")
             ins = [x.astype(w, copy=False) if isinstance(x, np.ndarray) else
                    w.type(x if v is None else v) for x, w, v in zip(ins, want, weak)]
         else:
@@ -348,6 +359,9 @@ class Vectorized(_kiln.UfuncBase):
             # than element for element (out=a[1:] with a[:-1]): NumPy's results
             same = out.dtype == out_dtype and not _overlaps(np, out, ins, shape)
             result = out if same else np.empty(shape, out_dtype)
+            if not same:
+                _host_work(f"'{self.__name__}' writes out= through a temporary that NumPy copies "
+                           "on the host (out= of another dtype, or overlapping an input)")
         n = result.size
         if n:
             k, flat, threads = self._launch(result, ins, shape, n)

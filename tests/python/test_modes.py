@@ -393,3 +393,73 @@ def test_a_returned_view_of_an_argument_runs_eagerly():
                 x = rand(60)
                 x0 = x.copy()
                 assert check(f(x), x0)
+
+
+def _replays_like_eager(step_, make, match, calls=3):
+    """Calls a compiled step_ on make(k) for k < calls: every result equals step_'s own
+    on a copy, and one PerformanceWarning matching match says why it ran eagerly."""
+    f = kiln.compile(step_, mode="reduce-overhead")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(calls):
+            args = make(k)
+            want = step_(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+            got = f(*args)
+            np.testing.assert_array_equal(got, want)
+    msgs = [str(m.message) for m in w if issubclass(m.category, kiln.PerformanceWarning)]
+    assert len(msgs) == 1 and match in msgs[0], msgs
+    # the warning points at the caller's line, not at kiln's
+    assert [m.filename for m in w if issubclass(m.category, kiln.PerformanceWarning)] == [__file__]
+
+
+def test_a_returned_array_no_launch_wrote_runs_eagerly():
+    # t.copy(), t * 2: NumPy made the returned array on the host; a replay, which runs only
+    # the launches, returned it unfilled (huntE 05)
+    def copy_of_temp(x):
+        t = np.empty_like(x)
+        axpy[(x.size + 63) // 64, 64](t, 1.0, x, x)
+        return t * 2
+
+    _replays_like_eager(copy_of_temp, lambda k: (rand(50),), "none of its kiln launches used")
+
+
+def test_vectorize_and_guvectorize_host_work_runs_eagerly():
+    # casts to a signature's dtype, an out= of another dtype or overlapping an input: kiln
+    # did them with NumPy on the host, which a replay did not repeat (huntE 07-10)
+    add = kiln.vectorize(lambda a, b: a + b)
+    add_f8 = kiln.vectorize(["float64(float64, float64)"])(lambda a, b: a + b)
+
+    @kiln.guvectorize(["void(float64[:], float64[:])"], "(n)->()")
+    def rowsum(a, out):
+        s = 0.0
+        for v in a:
+            s += v
+        out[0] = s
+
+    def overlap(x):
+        add(x[1:], 1.0, out=x[:-1])
+        return x
+
+    def cast_in(x):
+        return add_f8(x, 1.0)
+
+    def other_out(x, o):
+        add(x, x, out=o)
+        return o
+
+    def gu_cast(x):
+        return rowsum(x)
+
+    def gu_out(x, o):
+        rowsum(x, o)
+        return o
+
+    _replays_like_eager(overlap, lambda k: (np.arange(6.0) * (k + 1),), "through a temporary")
+    _replays_like_eager(cast_in, lambda k: (np.arange(4, dtype=np.float32) + 10 * k,),
+                        "converts an input")
+    _replays_like_eager(other_out, lambda k: (np.arange(4.0) + k, np.zeros(4, np.float32)),
+                        "through a temporary")
+    _replays_like_eager(gu_cast, lambda k: (np.arange(8, dtype=np.float32).reshape(2, 4) + k,),
+                        "converts input 1")
+    _replays_like_eager(gu_out, lambda k: (np.arange(8.0).reshape(2, 4) + k,
+                                           np.zeros(2, np.float32)), "output 1 through")

@@ -348,9 +348,10 @@ static PyObject *f_record_end(PyObject *m, PyObject *const *argv, Py_ssize_t nar
         if (PyList_Append(r->fresh, PyTuple_GET_ITEM(pair, 1)) < 0) goto fail;
     }
     /* the pointers and first contents inside a returned temporary follow it */
-    bool partial = false;
+    bool partial = false, unused = false;
     for (int k = 0; k < r->nfresh; k++) {
         uint64_t lo = r->fbase[k] + (uint64_t)r->flo[k], hi = r->fbase[k] + (uint64_t)r->fhi[k];
+        bool used = hi <= lo; /* an empty array is made anew empty: nothing to fill */
         for (int i = 0; i < r->np; i++) {
             RecPtr *p = &r->p[i];
             uint64_t v = (uint64_t)r->l[p->launch].slots[p->slot];
@@ -359,6 +360,7 @@ static PyObject *f_record_end(PyObject *m, PyObject *const *argv, Py_ssize_t nar
                               : v >= lo && v < hi) {
                 p->src = -2 - k;
                 p->off = (int64_t)(v - r->fbase[k]);
+                used = true;
             } else if (p->hi > p->lo && v + (uint64_t)p->lo < hi && lo < v + (uint64_t)p->hi) {
                 partial = true;
             }
@@ -367,13 +369,21 @@ static PyObject *f_record_end(PyObject *m, PyObject *const *argv, Py_ssize_t nar
             if (r->t[i].lo >= lo && r->t[i].hi <= hi) {
                 r->t[i].src = -2 - k;
                 r->t[i].off = (int64_t)(r->t[i].lo - r->fbase[k]);
+                used = true;
             } else if (r->t[i].lo < hi && lo < r->t[i].hi) {
                 partial = true;
             }
+        unused |= !used;
     }
     if (partial && !rec->why[0])
         snprintf(rec->why, sizeof rec->why,
                  "it returns part of an array it made, and its kernels use more of that array");
+    /* an array no launch used was filled some other way (t.copy(), t * 2: NumPy on the
+     * host), which a replay, running only the launches, would return unfilled */
+    if (unused && !rec->why[0])
+        snprintf(rec->why, sizeof rec->why,
+                 "it returns an array that none of its kiln launches used (made by NumPy or "
+                 "another library in the step), which a replay would not fill");
     if (!rec->why[0] && r->target == 1 && build_graph(r) < 0) goto fail;
     if (rec->why[0]) {
         r->why = PyUnicode_DecodeUTF8(rec->why, (Py_ssize_t)strlen(rec->why), "replace");
