@@ -598,6 +598,11 @@ static void intrinsic_text(Emit *E, Node *n) {
             P("kiln_sign_%s(", emit_ctype(E, ot));
             emit_expr_as(E, a[0], ot);
             PS(")");
+        } else if (ot->kind == TY_INT && !ty_is_signed(ot)) {
+            /* unsigned: 0 or 1 (uint64 past 2^63 is not negative) */
+            P("((%s)((", emit_ctype(E, ot));
+            emit_expr(E, a[0]);
+            PS(") != 0))");
         } else {
             P("((%s)kiln_sign_i64((i64)", emit_ctype(E, ot));
             emit_expr(E, a[0]);

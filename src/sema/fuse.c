@@ -152,6 +152,52 @@ static const Type *promote(Fuse *F, FNode *a, FNode *b) {
     return t;
 }
 
+/* A comparison r of a Python int with an integer array: NumPy 2 compares exactly, even
+ * where the int does not fit the array's type (x > -1 on uint8 is all True, x == 300 on
+ * int8 all False; arithmetic would raise instead).  A literal outside the type's range
+ * gives every element the same answer: r becomes the comparison with the range's end on
+ * that side that has it (x >= 0, x < 0).  Otherwise the comparison is made in int64,
+ * which holds both (an argument's value is known only at the call), except against
+ * uint64, which an argument meets as uint64 (docs/modes.md).  False: r is left to the
+ * usual promotion. */
+static FNode *constant(Fuse *F, Span sp, const Type *t, const char *text);
+
+static bool weak_int_compare(Fuse *F, FNode *r) {
+    FNode *w = r->a->t->weak ? r->a : r->b, *s = w == r->a ? r->b : r->a;
+    if (!w->t->weak || w->t->kind != TY_INT || s->t->weak || s->t->kind != TY_INT) return false;
+    const Type *st = ty_scalar(s->t->dtype);
+    int64_t v;
+    bool big = false;
+    if (py_int_value(w, &v, &big) && !ty_int_fits(st, v, big)) {
+        int op = (int)r->op;
+        if (w == r->a) /* c < x is x > c */
+            op = op == C_LT ? C_GT : op == C_GT ? C_LT : op == C_LE ? C_GE : op == C_GE ? C_LE : op;
+        bool below = !big && v < 0;
+        bool truth = below ? op == C_GT || op == C_GE || op == C_NE
+                           : op == C_LT || op == C_LE || op == C_NE;
+        int bits = ty_bits(st);
+        const char *end;
+        if (below)
+            end = ty_is_signed(st) ? arena_printf(&F->C->arena, "(-%llu)",
+                                                  1ull << (bits - 1))
+                                   : "0";
+        else
+            end = arena_printf(&F->C->arena, "%llu",
+                               ty_is_signed(st) ? (1ull << (bits - 1)) - 1
+                                                : bits == 64 ? ~0ull : (1ull << bits) - 1);
+        r->a = s;
+        r->b = constant(F, w->sp, &ty_weak_int, end);
+        r->op = below ? (truth ? C_GE : C_LT) : (truth ? C_LE : C_GT);
+        r->opty = st;
+    } else if (st->dtype == KILN_UINT64) {
+        return false;
+    } else {
+        r->opty = ty_scalar(KILN_INT64);
+    }
+    r->t = ty_scalar(KILN_BOOL);
+    return true;
+}
+
 /* Python's ZeroDivisionError for an operation of Python numbers whose divisor (or, for **,
  * a zero base under a negative exponent) is written out: Python raises it where the
  * kernel would compute inf or 0.  False after reporting it. */
@@ -814,6 +860,7 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         r->b = b;
         if (!combine(F, r, a, b)) return NULL;
         if (a->py && b->py) return python_op(r, 0, a, b, true);
+        if (weak_int_compare(F, r)) return r;
         /* NumPy compares in the promoted type: float32 data against 0.1 in float32 (the
          * kernel language compares a Python number exactly, so the text converts) */
         if (!(r->opty = promote(F, a, b))) return NULL;

@@ -230,6 +230,26 @@ def test_weak_scalars_keep_the_array_dtype(rng):
         _same(arith(x, y), _reference(arith, x, y), f"{x.dtype} {y!r}")
 
 
+def test_python_ints_outside_the_array_type_compare_exactly():
+    """NumPy 2 compares an integer array with any Python int exactly (u8 > -1 is all True,
+    i8 == 300 all False), as a literal, on either side, or as an argument (huntE 02)."""
+    mirror = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+    for dt in (np.int8, np.uint8, np.int16, np.uint32, np.int32, np.int64, np.uint64):
+        info = np.iinfo(dt)
+        x = np.array([info.min, 0, 1, info.max], dt)
+        for c in (-1, 300, 2**40, -(2**40), 2**63, int(info.max), int(info.min)):
+            for op in mirror:
+                want = eval(f"x {op} ({c})")
+                for text in (f"lambda x: x {op} ({c})", f"lambda x: ({c}) {mirror[op]} x"):
+                    f = kiln.fuse(eval(text))
+                    np.testing.assert_array_equal(f(x), want, err_msg=f"{dt.__name__}: {text}")
+                # an argument: uint64 meets a negative one as uint64 (docs/modes.md)
+                if -(2**63) <= c < 2**63 and not (dt is np.uint64 and c < 0):
+                    g = kiln.fuse(eval(f"lambda x, y: x {op} y"))
+                    np.testing.assert_array_equal(g(x, c), want,
+                                                  err_msg=f"{dt.__name__}: x {op} y={c}")
+
+
 def test_zero_d_and_mixed_dtypes(rng):
     """0-d inputs give NumPy scalars; mixed dtypes promote as NumPy does."""
     a = np.array(np.float32(1.5))
