@@ -15,6 +15,7 @@ import functools
 import hashlib
 import linecache
 import math
+import operator
 import os
 import threading
 
@@ -342,7 +343,8 @@ class Vectorized(_kiln.UfuncBase):
             out_dtype = _infer(self._dev, [x.dtype for x in ins], self._infer_memo)
         shapes = [x.shape for x in ins if isinstance(x, np.ndarray)]
         shape = np.broadcast_shapes(*shapes) if shapes else ()
-        scalar_result = not shapes and out is None
+        # 0-d arrays and scalars alone give a NumPy scalar, as a NumPy ufunc does
+        scalar_result = shape == () and out is None
         if out is None:
             # NumPy's order='K' where it is plain: F-ordered inputs of the full shape give an
             # F-ordered result
@@ -648,10 +650,14 @@ def _weak_typed(np, conv, dtypes):
         if isinstance(c, (bool, int, float, complex)) and not isinstance(c, np.generic):
             try:
                 dt = np.result_type(*dtypes, c) if dtypes else np.asarray(c).dtype
+                if dt.kind == "O":  # past 64 bits with no array beside it (np.asarray: object)
+                    raise OverflowError
                 ins.append(dt.type(c))
             except OverflowError:  # an int no array type near it holds (2**63 by int64)
+                if not dtypes:
+                    raise TypeError(f"the Python int {c} does not fit 64 bits") from None
                 raise TypeError(f"the Python int {c} is too large for the arrays of this call "
-                                f"({', '.join(str(d) for d in dtypes) or 'none'})") from None
+                                f"({', '.join(str(d) for d in dtypes)})") from None
             weak.append(c)
         else:
             ins.append(c)
@@ -804,14 +810,19 @@ class Reduction:
         """The first `size` elements of a 1-d array (all of them for None)."""
         if size is None:
             return a
-        if not isinstance(size, int) or size < 0:
-            raise ValueError("size must be a non-negative int")
+        # an int or a NumPy integer (arr.shape arithmetic), not a bool or a float
+        if isinstance(size, bool) or not hasattr(type(size), "__index__") or \
+                operator.index(size) < 0:
+            raise ValueError(f"size must be a non-negative int, not {size!r}")
+        size = operator.index(size)
         return a[:size]
 
-    def _empty(self, init):
+    def _empty(self, init, dt):
+        """The reduction of no elements: init as the accumulator's type for dtype dt, as a
+        call with elements returns it."""
         if init is None:
             raise ValueError(f"reduction '{self.__name__}' of an empty array with no init")
-        return init
+        return self._accumulator(dt).type(init)
 
     def _accumulator(self, dt):
         """The dtype of the running value: the array's dtype widened by what f returns."""
@@ -945,7 +956,11 @@ class Reduction:
             a = self._first(a, size)
         n = a.size
         if n == 0:
-            return self._empty(init)
+            result = self._empty(init, _np().dtype(a.dtype))
+            if res is not None:  # asynchronous, as a call with elements
+                launch_view(res, stream)[:1].copy_to_device(_np().array([result]), stream)
+                return None
+            return result
         acc, acode, one, k, grid, part, total, count, launchers, host, waiter = self._plan(
             a._dtype_code, a._device, stream)
         r = None
@@ -1046,7 +1061,11 @@ class Reduction:
         a = self._first(a, size)
         n = a.size
         if n == 0:
-            return self._empty(init)
+            result = self._empty(init, a.dtype)
+            if res is not None:
+                res[0] = result
+                return None
+            return result
         acc = self._accumulator(a.dtype)
         k = self._get_kernel()
         # one pass on the calling thread below _REDUCE_SERIAL_BELOW elements (an OpenMP

@@ -41,6 +41,14 @@ def test_vectorize_scalars_only():
     r = rel_diff(3.0, 1.0)
     assert isinstance(r, np.floating)
     assert abs(r - 2.0 / 5.0) < 1e-15
+    # 0-d arrays alone give a NumPy scalar too, as a NumPy ufunc's call (huntE 13)
+    r = rel_diff(np.array(3.0), np.float64(1.0))
+    assert type(r) is np.float64 and r == rel_diff(3.0, 1.0)
+    # an int past 64 bits with no array beside it (huntE 11: AttributeError)
+    sq = kiln.vectorize(lambda a: a * a)
+    with pytest.raises(TypeError, match=r"the Python int 1180591620717411303424 does not fit "
+                                        r"64 bits"):
+        sq(2**70)
 
 
 def test_vectorize_out(rng):
@@ -111,6 +119,21 @@ def test_reduce_empty():
     assert add(np.zeros(0), init=7.0) == 7.0
     with pytest.raises(ValueError, match="empty array"):
         add(np.zeros(0))
+    # init as the type a call with elements returns, res= written (huntE 15)
+    for arr, init in ((np.zeros(0), 7), (np.arange(3.0)[:0], 7), (np.zeros(0, np.int64), 0.5)):
+        got, want = add(arr, init=init), add(np.zeros(1, arr.dtype), init=init)
+        assert type(got) is type(want) and got == want, (got, want)
+    res = np.zeros(1)
+    assert add(np.zeros(0), init=2.5, res=res) is None and res[0] == 2.5
+
+
+def test_reduce_size_takes_numpy_integers():
+    # arr.shape arithmetic gives NumPy integers; Numba's reduce takes them (huntE 12)
+    assert add(np.arange(10), size=np.int64(4)) == 6
+    assert add(np.arange(10), size=np.uint8(0), init=1) == 1
+    for bad in (-1, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="size must be a non-negative int"):
+            add(np.arange(10), size=bad)
 
 
 def test_numbas_Reduce_folds_init_0_by_default(rng):
