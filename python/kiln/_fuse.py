@@ -422,7 +422,8 @@ class Fused:
 
     def _too_large(self, i):
         raise OverflowError(f"argument '{self._param(i)}' of kiln.fuse function "
-                            f"'{self.__name__}' is a Python int too large for 64 bits")
+                            f"'{self.__name__}' is a Python int outside int64's range, in which "
+                            "kiln.fuse passes Python ints; pass np.uint64(...) for a uint64 value")
 
     def _bind(self, args, kwargs):
         """The call's arguments in the function's order, as Python binds them (keywords,

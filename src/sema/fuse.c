@@ -561,16 +561,51 @@ FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t) {
     return r;
 }
 
-/* The dtype a dtype argument names: np.float32, kiln.int8, "float64". */
+/* NumPy's other spellings of the dtypes fuse takes by name: its type codes and C-type
+ * names, as np.dtype reads them on 64-bit Linux ("f4", "d", "intc", "int"...). */
+static const struct { const char *name; kiln_dtype t; } dtype_aliases[] = {
+    {"?", KILN_BOOL},       {"b1", KILN_BOOL},      {"bool", KILN_BOOL},
+    {"bool_", KILN_BOOL},   {"b", KILN_INT8},       {"i1", KILN_INT8},
+    {"byte", KILN_INT8},    {"B", KILN_UINT8},      {"u1", KILN_UINT8},
+    {"ubyte", KILN_UINT8},  {"h", KILN_INT16},      {"i2", KILN_INT16},
+    {"short", KILN_INT16},  {"H", KILN_UINT16},     {"u2", KILN_UINT16},
+    {"ushort", KILN_UINT16}, {"i", KILN_INT32},     {"i4", KILN_INT32},
+    {"intc", KILN_INT32},   {"I", KILN_UINT32},     {"u4", KILN_UINT32},
+    {"uintc", KILN_UINT32}, {"l", KILN_INT64},      {"q", KILN_INT64},
+    {"i8", KILN_INT64},     {"int", KILN_INT64},    {"int_", KILN_INT64},
+    {"intp", KILN_INT64},   {"long", KILN_INT64},   {"longlong", KILN_INT64},
+    {"L", KILN_UINT64},     {"Q", KILN_UINT64},     {"u8", KILN_UINT64},
+    {"uint", KILN_UINT64},  {"uintp", KILN_UINT64}, {"ulong", KILN_UINT64},
+    {"ulonglong", KILN_UINT64}, {"f", KILN_FLOAT32}, {"f4", KILN_FLOAT32},
+    {"single", KILN_FLOAT32}, {"d", KILN_FLOAT64},  {"f8", KILN_FLOAT64},
+    {"float", KILN_FLOAT64}, {"double", KILN_FLOAT64}, {"F", KILN_COMPLEX64},
+    {"c8", KILN_COMPLEX64}, {"csingle", KILN_COMPLEX64}, {"D", KILN_COMPLEX128},
+    {"c16", KILN_COMPLEX128}, {"complex", KILN_COMPLEX128}, {"cdouble", KILN_COMPLEX128},
+};
+
+/* The dtype a dtype argument names: np.float32, kiln.int8, "float64", "f4",
+ * np.dtype("float32"). */
 static const Type *dtype_arg(Fuse *F, const Node *a) {
     if (a->kind == E_STR) {
         const char *s = arena_strndup(&F->C->arena, a->sp.file->text + a->sp.off + 1,
                                       a->sp.len >= 2 ? a->sp.len - 2 : 0);
+        const char *bare = s[0] == '<' || s[0] == '=' || s[0] == '|' ? s + 1 : s;
         for (int d = 0; d < KILN_NDTYPES; d++)
-            if (d != KILN_FLOAT16 && strcmp(s, kiln_dtype_name((kiln_dtype)d)) == 0)
+            if (d != KILN_FLOAT16 && strcmp(bare, kiln_dtype_name((kiln_dtype)d)) == 0)
                 return ty_scalar((kiln_dtype)d);
+        for (size_t i = 0; i < COUNTOF(dtype_aliases); i++)
+            if (strcmp(bare, dtype_aliases[i].name) == 0) return ty_scalar(dtype_aliases[i].t);
         error_at(F->C, a->sp, NULL, "kiln.fuse does not know dtype '%s'", s);
         return NULL;
+    }
+    if (a->kind == E_CALL && a->call.args.n == 1 && a->call.kwvals.n == 0) {
+        /* np.dtype(x): the dtype x names */
+        const char *fpath = dotted(F, a->call.fn);
+        kiln_value fv;
+        const char *fcanon;
+        if (fpath && !lookup_local(F, fpath) && resolve(F, a->call.fn, fpath, &fv, &fcanon) &&
+            fcanon && strcmp(fcanon, "numpy.dtype") == 0)
+            return dtype_arg(F, a->call.args.v[0]);
     }
     const char *path = dotted(F, a);
     kiln_value kv;

@@ -217,6 +217,13 @@ static const Intrinsic table[] = {
     DT("numpy.single", KILN_FLOAT32), DT("numpy.double", KILN_FLOAT64),
     DT("numpy.complex64", KILN_COMPLEX64), DT("numpy.complex128", KILN_COMPLEX128),
     DT("numpy.csingle", KILN_COMPLEX64), DT("numpy.cdouble", KILN_COMPLEX128),
+    /* NumPy's C-type names, as on 64-bit Linux (np.intc is np.int32, np.long np.int64) */
+    DT("numpy.bool", KILN_BOOL), DT("numpy.byte", KILN_INT8), DT("numpy.ubyte", KILN_UINT8),
+    DT("numpy.short", KILN_INT16), DT("numpy.ushort", KILN_UINT16),
+    DT("numpy.intc", KILN_INT32), DT("numpy.uintc", KILN_UINT32),
+    DT("numpy.int_", KILN_INT64), DT("numpy.uint", KILN_UINT64), DT("numpy.long", KILN_INT64),
+    DT("numpy.ulong", KILN_UINT64), DT("numpy.longlong", KILN_INT64),
+    DT("numpy.ulonglong", KILN_UINT64),
     /* kiln: types */
     DT("kiln.bool_", KILN_BOOL), DT("kiln.boolean", KILN_BOOL), DT("kiln.int8", KILN_INT8),
     DT("kiln.int16", KILN_INT16), DT("kiln.int32", KILN_INT32), DT("kiln.int64", KILN_INT64),

@@ -250,6 +250,22 @@ def test_python_ints_outside_the_array_type_compare_exactly():
                                                   err_msg=f"{dt.__name__}: x {op} y={c}")
 
 
+def test_astype_takes_numpys_dtype_spellings():
+    """np.intc, np.longlong, 'f4', '<i8', np.dtype('float32'): NumPy's names for the same
+    dtypes (huntE 14); an unknown one is a CompileError naming it."""
+    x = np.array([1.5, -2.5, 3.0])
+    for spell in ("np.intc", "np.uintc", "np.longlong", "np.ulonglong", "np.short", "np.ubyte",
+                  "np.int_", "np.long", "np.double", "np.single", "np.csingle", "np.bool",
+                  "'f4'", "'<f8'", "'i1'", "'u2'", "'int'", "'float'", "'d'", "'?'", "'c16'",
+                  "np.dtype('float32')", "np.dtype('l')"):
+        f = kiln.fuse(eval(f"lambda x: x.astype({spell})", {"np": np}))
+        want = x.astype(eval(spell, {"np": np}))
+        got = f(x)
+        assert got.dtype == want.dtype and np.array_equal(got, want), spell
+    with pytest.raises(kiln.CompileError, match="does not know dtype '>f4'"):
+        kiln.fuse(lambda x: x.astype(">f4"))(x)
+
+
 def test_zero_d_and_mixed_dtypes(rng):
     """0-d inputs give NumPy scalars; mixed dtypes promote as NumPy does."""
     a = np.array(np.float32(1.5))
@@ -1121,7 +1137,7 @@ def test_a_call_like_an_earlier_one_takes_its_plan_by_call_sig_and_others_do_not
              (x.astype(np.int64), x.astype(np.int64), 2 ** 62)]
     for case in cases + cases[::-1]:
         check(*case)
-    with pytest.raises(OverflowError, match="too large for 64 bits"):
+    with pytest.raises(OverflowError, match="outside int64.s range.*np.uint64"):
         f(x.astype(np.int64), x.astype(np.int64), 2 ** 64)
     for _ in range(2):   # another byte order: never the native arrays' plan
         with pytest.raises(TypeError, match="byte order"):
