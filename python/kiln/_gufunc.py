@@ -361,7 +361,7 @@ class GUVectorized:
         """Numba's low-occupancy warning, where it matters: a loop of one point runs the
         whole core on one thread (a scalar call, with cores of one element, is not work)."""
         cores = [_prod(x.shape[x.ndim - len(c):]) for x, c in zip(arrays, self._ins + self._outs)]
-        if max(cores) > 1:
+        if max(cores) > 1 and min(cores) > 0:  # an empty core is no work either
             import warnings
 
             warnings.warn(f"'{self.__name__}': Grid size 1 will likely result in under-utilization "

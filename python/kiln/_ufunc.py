@@ -1045,6 +1045,11 @@ class Reduction:
     def __call__(self, arr, size=None, res=None, init=None, stream=0):
         if init is None:
             init = self._init_default
+        if res is not None:  # numba.cuda.reduce's res: the result goes to res[0]
+            shape = getattr(res, "shape", None)
+            if shape is None or len(shape) == 0 or shape[0] < 1:
+                raise ValueError("res= is an array of at least one element (the result goes "
+                                 f"to res[0]), not {type(res).__name__} of shape {shape}")
 
         if not isinstance(arr, DeviceArray) and hasattr(type(arr), "__cuda_array_interface__"):
             # CuPy, torch, Numba arrays: viewed in C, the interface read once; a producer's

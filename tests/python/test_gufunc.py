@@ -187,6 +187,7 @@ def test_one_point_loop_warns_low_occupancy():
         warnings.simplefilter("error")
         dot(np.ones((64, 2)), np.ones((64, 2)))  # a real loop: no warning
         saxpy(np.float32(1), np.ones(1, np.float32), np.ones(1, np.float32))  # cores of one
+        assert dot(np.ones(0), np.ones(0)) == 0.0    # an empty core: no work to spread
 
 
 def test_argument_count_and_out_errors():

@@ -125,6 +125,9 @@ def test_reduce_empty():
         assert type(got) is type(want) and got == want, (got, want)
     res = np.zeros(1)
     assert add(np.zeros(0), init=2.5, res=res) is None and res[0] == 2.5
+    for bad in (np.zeros(()), np.zeros(0), [0.0]):
+        with pytest.raises(ValueError, match="res= is an array of at least one element"):
+            add(np.ones(3), res=bad)
 
 
 def test_reduce_size_takes_numpy_integers():
