@@ -600,6 +600,24 @@ class Fused:
         p.tune = ("rows", out_shape, rows, m, threads)
         return p
 
+    def _at_function(self, e):
+        """Exception e of the fused kernel (x ** y with a negative integer y) with its
+        place in the generated kernel replaced by the fused function's file and line."""
+        import re
+        msg = str(e.args[0]) if len(e.args) == 1 else None
+        m = re.match(r"<kiln __kiln_fuse_\w* #\d+>:\d+: ", msg) if msg else None
+        if m is None:
+            return e
+        code = getattr(self.py_func, "__code__", None)
+        # the function's last line: its return statement, which the fused kernel computes
+        line = max((ln for _, _, ln in code.co_lines() if ln is not None),
+                   default=code.co_firstlineno) if code else 0
+        where = f"{code.co_filename}:{line}" if code else "<unknown>"
+        try:
+            return type(e)(f"{where}: in kiln.fuse function '{self.__name__}': {msg[m.end():]}")
+        except Exception:  # an exception type that takes other arguments: as it was
+            return e
+
     def _exec(self, p, vals, gpu):
         """Runs plan p on a call's values: views, new outputs, the launches."""
         spec = p.spec
@@ -618,20 +636,23 @@ class Fused:
             for i in p.zero_d:
                 argv[len(outs) + len(parts) + i] = vals[i].reshape(1)
             argv += p.extra
-            if p.tune is not None and _autotune.active():
-                dev = "cpu" if gpu is None else gpu._device
-                tuned = p.tuned
-                launch = tuned.get(dev) if tuned is not None else None
-                if launch is None:  # the search once per device, then its launcher
-                    if tuned is None:
-                        tuned = p.tuned = {}
-                    launch = tuned[dev] = self._tuned_launcher(p, argv, vals, dev, gpu)
-                launch(*argv)
-            else:
-                p.launches[0](*argv)
-                if len(p.launches) > 1:  # a whole-array reduction's phase 1
-                    argv[-1] = 1
-                    p.launches[1](*argv)
+            try:
+                if p.tune is not None and _autotune.active():
+                    dev = "cpu" if gpu is None else gpu._device
+                    tuned = p.tuned
+                    launch = tuned.get(dev) if tuned is not None else None
+                    if launch is None:  # the search once per device, then its launcher
+                        if tuned is None:
+                            tuned = p.tuned = {}
+                        launch = tuned[dev] = self._tuned_launcher(p, argv, vals, dev, gpu)
+                    launch(*argv)
+                else:
+                    p.launches[0](*argv)
+                    if len(p.launches) > 1:  # a whole-array reduction's phase 1
+                        argv[-1] = 1
+                        p.launches[1](*argv)
+            except (ValueError, ArithmeticError) as e:
+                raise self._at_function(e) from None
         if p.reshape is not None:
             shape, strides = p.reshape
             if gpu is None:

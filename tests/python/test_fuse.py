@@ -11,6 +11,7 @@ by NVRTC for sm_80 and sm_90 as well.
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -264,6 +265,19 @@ def test_astype_takes_numpys_dtype_spellings():
         assert got.dtype == want.dtype and np.array_equal(got, want), spell
     with pytest.raises(kiln.CompileError, match="does not know dtype '>f4'"):
         kiln.fuse(lambda x: x.astype(">f4"))(x)
+
+
+def test_a_kernel_error_names_the_fused_functions_line():
+    """x ** y with a negative integer y is NumPy's ValueError, located at the fused
+    function's return in the user's file, not in the generated kernel (huntE 06)."""
+    def power(x, y):
+        return x ** y
+
+    f = kiln.fuse(power)
+    line = power.__code__.co_firstlineno + 1
+    with pytest.raises(ValueError, match=rf"^{re.escape(__file__)}:{line}: in kiln.fuse function "
+                                         r"'power': integers to negative integer powers"):
+        f(np.array([2, 3]), np.array([1, -1]))
 
 
 def test_zero_d_and_mixed_dtypes(rng):
