@@ -89,7 +89,9 @@ int emit_index_strings(Emit *E, NodeList *idx, const char **ix, bool *nn) {
     }
     for (int k = 0; k < idx->n; k++) {
         ix[k] = index_str(E, idx->v[k]);
-        nn[k] = (idx->v[k]->flags & NF_NONNEG) != 0;
+        /* a grid-stride loop's counter where it runs flat is the position (plan_stride.c) */
+        nn[k] = (idx->v[k]->flags & NF_NONNEG) != 0 ||
+                (E->flat_counter && idx->v[k]->kind == E_NAME && idx->v[k]->sym == E->flat_counter);
     }
     return idx->n;
 }

@@ -81,6 +81,8 @@ typedef struct Emit {
     int *declared;      /* per symbol id: the run whose lane loop declared it */
     int run;            /* lane loops written so far */
     const char *mask;   /* the lanes still in the varying while loop being written */
+    const Sym *flat_counter;  /* CPU: the counter of the grid-stride loop being written run
+                               * flat, in [0, stop) there: its index needs no wrap */
     const UnrollPlan *hoist; /* CUDA: the unrolled loop whose copy is being written: its
                               * hoisted loads are written as hl<hoist_id>_<load>_<copy>
                               * (emit_stmt.c, unrolled_for) */

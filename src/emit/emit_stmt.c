@@ -576,6 +576,21 @@ static void stmt(Emit *E, Node *n) {
         PS("}\n");
         return;
     case S_WHILE: {
+        if (!E->cuda && E->f->is_kernel && !E->acc_mem && n == E->plan.stride_for) {
+            /* a grid-stride while run flat (plan_stride.c): i is the position; the body
+             * but its last statement, i += stride */
+            NodeList once = {n->ifs.body.v, n->ifs.body.n - 1};
+            emit_indent(E);
+            PS("{\n");
+            E->ind++;
+            E->flat_counter = n->ifs.body.v[n->ifs.body.n - 1]->aug.target->sym;
+            emit_block(E, &once);
+            E->flat_counter = NULL;
+            E->ind--;
+            emit_indent(E);
+            PS("}\n");
+            return;
+        }
         bool has_else = n->ifs.orelse.n > 0;
         int k = E->tmp++;
         if (has_else) {
@@ -731,9 +746,49 @@ static void lane_run(Emit *E, NodeList *l, int from, int to, bool simd) {
     PS("}\n");
 }
 
+/* The scalar tail of a lane while loop whose body is one lane run: each lane
+ * still in the loop (mask m) runs its remaining passes alone, the body written
+ * for lane l_ as in a lane loop, then leaves.  The lanes are independent (no
+ * barrier, no exit, no atomic in the run), so their order is free. */
+static void lane_while_tail(Emit *E, Node *n, const char *m) {
+    NodeList *body = &n->ifs.body;
+    E->run++;
+    emit_indent(E);
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+    emit_indent(E);
+    P("if (!%s[l_]) continue;\n", m);
+    emit_indent(E);
+    PS("for (;;) {\n");
+    E->ind++;
+    E->in_lane = true;
+    plan_lane_syms(body, 0, body->n, declare_private, E);
+    for (int i = 0; i < body->n && !E->too_big; i++) {
+        stmt(E, body->v[i]);
+        emit_too_big(E, body->v[i]->sp);
+    }
+    emit_indent(E);
+    P("KILN_POLL(%s)\n", E->leave);
+    emit_indent(E);
+    PS("if (!(");
+    emit_truthy(E, n->ifs.cond);
+    PS(")) break;\n");
+    E->in_lane = false;
+    E->ind--;
+    emit_indent(E);
+    PS("}\n");
+    E->ind--;
+    E->line = -1;
+    emit_indent(E);
+    PS("}\n");
+}
+
 /* A while loop with a varying condition: each pass tests the condition of the
  * lanes still in the loop (a lane that leaves never comes back), ends when none
- * is, and runs the body under their mask. */
+ * is, and runs the body under their mask.  Where lanes' trip counts differ
+ * (Collatz steps, escape loops), the vector passes run mostly masked-off lanes at
+ * the end: when the body is one lane run and at most one lane in
+ * KILN_LANE_TAIL_DIV is left, those finish one at a time (lane_while_tail). */
 static void lane_while(Emit *E, Node *n) {
     int k = E->tmp++;
     const char *m = arena_printf(&E->C->arena, "wm%d", k);
@@ -774,6 +829,26 @@ static void lane_while(Emit *E, Node *n) {
     PS("}\n");
     emit_indent(E);
     P("if (!any%d) break;\n", k);
+    bool run = n->ifs.body.n > 0;
+    for (int i = 0; i < n->ifs.body.n && run; i++)
+        run = plan_lane_stmt(&E->plan, n->ifs.body.v[i]) == LANE_RUN;
+    if (run) {
+        emit_indent(E);
+        P("int left%d = 0;\n", k);
+        emit_indent(E);
+        P("_Pragma(\"omp simd reduction(+:left%d)\")\n", k);
+        emit_indent(E);
+        P("for (int l_ = 0; l_ < nl_; l_++) left%d += %s[l_] != 0;\n", k, m);
+        emit_indent(E);
+        P("if (left%d * KILN_LANE_TAIL_DIV <= nl_) {\n", k);
+        E->ind++;
+        lane_while_tail(E, n, m);
+        emit_indent(E);
+        PS("break;\n");
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
     E->mask = m;
     emit_block(E, &n->ifs.body);
     E->mask = NULL;

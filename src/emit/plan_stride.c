@@ -23,11 +23,27 @@
  *
  * runs flat too, each position adding its own f(i) (the plan then makes the atomic a
  * reduction variable of the vectorised loop, plan.h); the order of the additions is
- * free, as on a GPU.
+ * free, as on a GPU.  A max or a min the same way: `m = -inf` (max's identity, or the
+ * integer type's lowest value), `m = max(m, f(i))` in the body, `atomic.max(res, c, m)`
+ * after it (min alike): each position folds its own f(i), and a thread with no
+ * position adds the identity, which changes nothing, as no position runs for it flat.
+ *
+ * The loop may also be written as a while, as CUDA C translations do:
+ *
+ *     i = cuda.grid(1)
+ *     while i < n:
+ *         body(i)
+ *         i += cuda.gridsize(1)                   # its last statement, i's only other
+ *                                                 # assignment
+ *
+ * which is the same loop when nothing before it reads i but its assignment; run flat,
+ * the body but the increment runs once per position (emit_stmt.c), whose index needs
+ * no negative-index wrap (E->flat_counter).
  *
  * Everything here reads the typed tree; the walks recurse along nested blocks, whose
  * depth the parser bounds (KILN_MAX_NESTING).
  */
+#include <math.h>
 #include <string.h>
 
 #include "plan_int.h"
@@ -46,6 +62,7 @@ typedef struct Flat {
     uint8_t *set;            /* per symbol id: assigned on every path so far */
     Arena *arena;
     uint8_t *acc;            /* per symbol id: an accumulator (below) */
+    uint8_t *accop;          /* ...its tail's atomic: IA_ADD, IA_SUB, IA_MAX or IA_MIN */
     const Sym *counter;      /* the loop's i */
     uint64_t written;        /* origins of the arrays the kernel may write */
     uint64_t atomics;        /* ...of those the body updates with atomics */
@@ -182,16 +199,38 @@ static void scan_stmt(Flat *F, const Node *n, int loops) {
         }
         read_expr(F, n->expr);
         return;
-    case S_ASSIGN:
+    case S_ASSIGN: {
+        const Node *t = n->assign.targets.n == 1 ? n->assign.targets.v[0] : NULL;
+        const Node *v = n->assign.value, *other = NULL;
+        if (t && t->kind == E_NAME && t->sym && F->acc[t->sym->id] &&
+            (F->accop[t->sym->id] == IA_MAX || F->accop[t->sym->id] == IA_MIN)) {
+            /* m = max(m, e) (min for atomic.min): e may not read m */
+            if (v->kind == E_CALL && v->intr && v->intr->kind == IK_MINMAX && !v->callee &&
+                v->intr->sub == (F->accop[t->sym->id] == IA_MAX) && v->call.args.n == 2) {
+                for (int j = 0; j < 2; j++) {
+                    const Node *x = v->call.args.v[j];
+                    if (x->kind == E_NAME && x->sym == t->sym) other = v->call.args.v[1 - j];
+                }
+            }
+            if (!other) {
+                F->ok = false;
+                return;
+            }
+            read_expr(F, other);
+            return;
+        }
         read_expr(F, n->assign.value);
         for (int i = 0; i < n->assign.targets.n; i++) read_target(F, n->assign.targets.v[i]);
         for (int i = 0; i < n->assign.targets.n; i++)
             target_names(F, n->assign.targets.v[i], note_set);
         return;
+    }
     case S_AUGASSIGN:
         if (n->aug.target->kind == E_NAME && n->aug.target->sym &&
             F->acc[n->aug.target->sym->id]) { /* acc += e: e may not read acc */
-            if (n->op != B_ADD && n->op != B_SUB) F->ok = false;
+            int op = F->accop[n->aug.target->sym->id];
+            if ((n->op != B_ADD && n->op != B_SUB) || (op != IA_ADD && op != IA_SUB))
+                F->ok = false;
             read_expr(F, n->aug.value);
             return;
         }
@@ -264,15 +303,39 @@ static bool has_loop(const NodeList *l) {
     return false;
 }
 
-/* `kiln.atomic.add(res, c, acc)` or `sub`: res an array parameter, acc a local. */
+/* `kiln.atomic.add(res, c, acc)`, `sub`, `max` or `min`: res an array parameter, acc a
+ * local. */
 static bool acc_tail(const Node *st) {
     const Node *e = st->kind == S_EXPR ? st->expr : NULL;
     if (!e || e->kind != E_CALL || !e->intr || e->intr->kind != IK_ATOMIC ||
-        (e->intr->sub != IA_ADD && e->intr->sub != IA_SUB) || e->call.bound.n != 3)
+        (e->intr->sub != IA_ADD && e->intr->sub != IA_SUB && e->intr->sub != IA_MAX &&
+         e->intr->sub != IA_MIN) ||
+        e->call.bound.n != 3)
         return false;
     const Node *res = e->call.bound.v[0], *acc = e->call.bound.v[2];
     return res->kind == E_NAME && res->sym && res->sym->param >= 0 && !res->sym->is_local &&
            acc->kind == E_NAME && acc->sym && acc->sym->param < 0;
+}
+
+/* Clears *arg (a const Sym *) where n reads it. */
+static void reads_sym(void *arg, const Node *n) {
+    const Sym **s = arg;
+    if (n->kind == E_NAME && *s && n->sym == *s) *s = NULL;
+}
+
+/* Whether constant v is max's identity (-inf, or its integer type's lowest value) or,
+ * for min, +inf or the highest. */
+static bool minmax_identity(const Node *v, bool max) {
+    if (!(v->flags & NF_CONST) || !v->ty) return false;
+    if (v->ty->kind == TY_FLOAT) return v->cval.f == (max ? -HUGE_VAL : HUGE_VAL);
+    int64_t x;
+    if (!ty_is_int(v->ty) || !sema_const_int(v, &x)) return false;
+    int bits = ty_bits(v->ty);
+    if (ty_is_signed(v->ty))
+        return max ? x == (bits == 64 ? INT64_MIN : -((int64_t)1 << (bits - 1)))
+                   : x == (bits == 64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1);
+    return max ? x == 0 : (bits == 64 ? (uint64_t)x == UINT64_MAX
+                                      : (uint64_t)x == (UINT64_C(1) << bits) - 1);
 }
 
 void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
@@ -289,10 +352,33 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     if (last < 0) return;
     Node *loop = body->v[last];
     const Node *it = loop->kind == S_FOR ? loop->fors.iter : NULL;
-    if (!it || loop->fors.orelse.n || !loop->sym || it->kind != E_CALL || !it->intr ||
-        it->intr->kind != IK_RANGE || it->call.args.n != 3 || !it->opty ||
-        it->opty->kind != TY_INT || !ty_is_signed(it->opty))
+    /* or the same loop as a while: `i = grid(1)` before it, `while i < n:`, and the
+     * body's last statement `i += stride` (its only other assignment) */
+    const Sym *wvar = NULL;
+    Node *wstop = NULL;
+    const Node *wstep = NULL;
+    NodeList wbody = {0};
+    if (loop->kind == S_WHILE && !loop->ifs.orelse.n && loop->ifs.body.n >= 2) {
+        const Node *c = loop->ifs.cond, *inc = loop->ifs.body.v[loop->ifs.body.n - 1];
+        if (c->kind == E_COMPARE && c->cmp.operands.n == 2 && c->cmp.ops[0] == C_LT &&
+            c->cmp.operands.v[0]->kind == E_NAME && inc->kind == S_AUGASSIGN &&
+            inc->op == B_ADD && inc->aug.target->kind == E_NAME &&
+            inc->aug.target->sym == c->cmp.operands.v[0]->sym) {
+            wvar = inc->aug.target->sym;
+            wstop = c->cmp.operands.v[1];
+            wstep = inc->aug.value;
+            wbody.v = loop->ifs.body.v;
+            wbody.n = loop->ifs.body.n - 1;
+        }
+        if (!wvar || wvar->param >= 0 || wvar->nassign != 2 || !wvar->ty ||
+            wvar->ty->kind != TY_INT || !ty_is_signed(wvar->ty) || !wstop->ty ||
+            !ty_is_int(wstop->ty))
+            return;
+    } else if (!it || loop->fors.orelse.n || !loop->sym || it->kind != E_CALL || !it->intr ||
+               it->intr->kind != IK_RANGE || it->call.args.n != 3 || !it->opty ||
+               it->opty->kind != TY_INT || !ty_is_signed(it->opty)) {
         return;
+    }
     Flat F;
     memset(&F, 0, sizeof F);
     F.k = k;
@@ -302,11 +388,22 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     F.in_body = arena_alloc(a, (size_t)ns);
     F.set = arena_alloc(a, (size_t)ns);
     F.acc = arena_alloc(a, (size_t)ns);
-    for (int i = last + 1; i < tails; i++) F.acc[body->v[i]->expr->call.bound.v[2]->sym->id] = 1;
+    F.accop = arena_alloc(a, (size_t)ns);
+    for (int i = last + 1; i < tails; i++) {
+        const Node *e = body->v[i]->expr;
+        int id = e->call.bound.v[2]->sym->id, op = e->intr->sub;
+        bool sum = op == IA_ADD || op == IA_SUB;
+        /* one accumulator, one kind of tail (a sum's add and sub mix) */
+        if (F.acc[id] && (F.accop[id] == IA_ADD || F.accop[id] == IA_SUB) != sum) return;
+        if (F.acc[id] && !sum && F.accop[id] != op) return;
+        F.acc[id] = 1;
+        F.accop[id] = (uint8_t)op;
+    }
     /* the statements before the loop: pure, uniform but for the two positions */
     GuardPlan defs;
     memset(&defs, 0, sizeof defs);
     int expected = 0;
+    bool wstart = false;
     for (int i = 0; i < last; i++) {
         const Node *st = body->v[i];
         if (!plan_simple_prefix(st)) return;
@@ -321,8 +418,17 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
             bool zero = (v->flags & NF_CONST) && v->ty &&
                         (ty_is_int(v->ty) ? sema_const_int(v, &z) && z == 0
                                           : v->ty->kind == TY_FLOAT && v->cval.f == 0.0);
-            if (!zero) return; /* an accumulator starts at zero */
+            /* a sum starts at zero, a max at -inf (or the integer's lowest value), a min
+             * at +inf (or its highest): the thread's tail then adds nothing when it has
+             * no position, as no position runs for it when the loop is flat */
+            int op = F.accop[t->sym->id];
+            bool start = op == IA_MAX || op == IA_MIN ? minmax_identity(v, op == IA_MAX) : zero;
+            if (!start || F.acc[t->sym->id] == 2) return;
             F.acc[t->sym->id] = 2; /* (its start seen) */
+        } else if (wvar && t && t->kind == E_NAME && t->sym == wvar) {
+            if (!call_of_1(v, IK_GRID) || wstart) return; /* the while's i = grid(1) */
+            wstart = true;
+            expected++;
         } else if (one && call_of_1(v, IK_GRID) && !F.coord) {
             F.coord = t->sym;
             expected++;
@@ -334,6 +440,7 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
         }
     }
     /* nothing before the loop may read a position (a value per thread) */
+    if (wvar && !wstart) return;
     for (int i = 0; i < last; i++) {
         const Node *st = body->v[i];
         if (st->kind != S_ASSIGN || call_of_1(st->assign.value, IK_GRID) ||
@@ -343,6 +450,11 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
         probe.ok = true;
         read_expr(&probe, st->assign.value);
         if (!probe.ok) return;
+        if (wvar) { /* nor the while's i, the thread's first position */
+            const Sym *w = wvar;
+            plan_each_expr(st->assign.value, reads_sym, &w);
+            if (!w) return;
+        }
     }
     for (int i = last + 1; i < tails; i++) {
         /* each term goes to the array as the thread's sum would: in the array's dtype */
@@ -352,27 +464,41 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
             at->kind != el->kind || at->dtype != el->dtype)
             return;
     }
-    Node *const *arg = it->call.args.v;
-    bool start = call_of_1(arg[0], IK_GRID) ||
-                 (F.coord && arg[0]->kind == E_NAME && arg[0]->sym == F.coord);
-    bool step = call_of_1(arg[2], IK_GRIDSIZE) ||
-                (F.step && arg[2]->kind == E_NAME && arg[2]->sym == F.step);
-    if (!start || !step || !plan_invariant(&defs, arg[1])) return;
-    expected += call_of_1(arg[0], IK_GRID) + call_of_1(arg[2], IK_GRIDSIZE);
+    Node *stop;
+    const Node *stepx;
+    if (wvar) {
+        stop = wstop;
+        stepx = wstep;
+    } else {
+        Node *const *arg = it->call.args.v;
+        bool start = call_of_1(arg[0], IK_GRID) ||
+                     (F.coord && arg[0]->kind == E_NAME && arg[0]->sym == F.coord);
+        if (!start) return;
+        expected += call_of_1(arg[0], IK_GRID);
+        stop = arg[1];
+        stepx = arg[2];
+    }
+    bool step = call_of_1(stepx, IK_GRIDSIZE) ||
+                (F.step && stepx->kind == E_NAME && stepx->sym == F.step);
+    if (!step || !plan_invariant(&defs, stop)) return;
+    expected += call_of_1(stepx, IK_GRIDSIZE);
     /* the positions are read there and nowhere else, callees included */
     for (int i = 0; i < r->order.n; i++)
         plan_each_block(&((const FuncSpec *)r->order.v[i])->def->def.body, count_grid, &F);
     if (F.ngrid != expected) return;
     /* the counter, read only in the loop (nothing follows it); the locals the body
      * sets, each set before it is read in every iteration */
-    mark_assigned(&F, &loop->fors.body);
-    F.set[loop->sym->id] = 1;
-    F.counter = loop->sym;
+    const NodeList *lb = wvar ? &wbody : &loop->fors.body;
+    const Sym *counter = wvar ? wvar : loop->sym;
+    mark_assigned(&F, lb);
+    if (F.in_body[counter->id]) return; /* (the while's i: only its increment) */
+    F.set[counter->id] = 1;
+    F.counter = counter;
     F.written = k->written;
-    plan_each_block(&loop->fors.body, atomic_targets, &F);
-    scan_block(&F, &loop->fors.body, 0);
+    plan_each_block(lb, atomic_targets, &F);
+    scan_block(&F, lb, 0);
     if (!F.ok) return;
     out->stride_for = loop;
-    out->stride_stop = plan_resolved(&defs, a, arg[1]);
-    out->loops = has_loop(&loop->fors.body);
+    out->stride_stop = plan_resolved(&defs, a, stop);
+    out->loops = has_loop(lb);
 }

@@ -262,3 +262,125 @@ def test_what_a_gpu_thread_would_see_in_order(monkeypatch, tiers):
     b, o = np.arange(40.0), np.zeros(40)
     j(shift)[1, 1](o, b)
     assert (o[1:] == b[:-1]).all() and o[0] == 0.0
+
+
+# ---- the same loops written as `while i < n: ...; i += stride` (perfhunt s29) -----------
+
+@kiln.jit
+def while_sum(res, x):
+    i = kiln.grid(1)
+    acc = 0.0
+    stride = kiln.gridsize(1)
+    while i < x.size:
+        acc += x[i]
+        i += stride
+    kiln.atomic.add(res, 0, acc)
+
+
+@kiln.jit
+def while_square(out, x):
+    i = kiln.grid(1)
+    while i < x.shape[0]:
+        t = x[i] * 2.0
+        out[i] = t * t
+        i += kiln.gridsize(1)
+
+
+@kiln.jit
+def while_reads_start(out, x):
+    i = kiln.grid(1)
+    j = i                      # the thread's first position, kept: not flat
+    while i < x.shape[0]:
+        out[i] = x[i] + j
+        i += kiln.gridsize(1)
+
+
+@kiln.jit
+def while_continue(out, x):
+    i = kiln.grid(1)
+    while i < x.shape[0]:
+        out[i] = x[i]
+        i += kiln.gridsize(1)
+        if x[0] > 2.0:
+            continue
+
+
+@kiln.jit
+def while_step_two(out, x):
+    i = kiln.grid(1)
+    while i < x.shape[0]:
+        out[i] = x[i]
+        i += 2 * kiln.gridsize(1)
+
+
+# max/min tails: the thread's max (or min) of its positions, from the identity
+@kiln.jit
+def max_min_tails(res, x):
+    m = -np.inf
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        m = max(m, x[i])
+    kiln.atomic.max(res, 0, m)
+
+
+@kiln.jit
+def min_while(res, x):
+    i = kiln.grid(1)
+    m = 9223372036854775807
+    while i < x.shape[0]:
+        m = min(x[i], m)
+        i += kiln.gridsize(1)
+    kiln.atomic.min(res, 0, m)
+
+
+@kiln.jit
+def max_from_minus_five(res, x):
+    m = -5                     # not max's identity: every thread's tail adds it, not flat
+    for i in range(kiln.grid(1), x.shape[0], kiln.gridsize(1)):
+        m = max(m, x[i])
+    kiln.atomic.max(res, 0, m)
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+def test_while_loops_and_max_min_tails(monkeypatch, tiers):
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    assert flat(source(while_sum, f"void({F64}, {F64})"))
+    assert flat(source(while_square, f"void({F64}, {F64})"))
+    assert flat(source(max_min_tails, f"void({F64}, {F64})"))
+    assert flat(source(min_while, "void(int64[::1], int64[::1])"))
+    for k in (while_reads_start, while_continue, while_step_two):
+        assert not flat(source(k, f"void({F64}, {F64})")), k.__name__
+    assert not flat(source(max_from_minus_five, "void(int64[::1], int64[::1])"))
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(10007)
+    x[17] = np.nan            # max ignores a NaN, as the thread's max(m, x) does
+    xi = rng.integers(-50, 50, 10007)
+    cpu = lambda k: kiln.jit(target="cpu", cache=False)(k.py_func)  # noqa: E731
+    for grid, block in ((1, 1), (3, 32), (64, 256)):
+        s = grid * block
+        res = np.zeros(1)
+        cpu(while_sum)[grid, block](res, np.nan_to_num(x))
+        assert np.isclose(res[0], np.nan_to_num(x).sum())
+        out = np.zeros_like(x)
+        cpu(while_square)[grid, block](out, x)
+        np.testing.assert_array_equal(out, (2 * x) ** 2)
+        out = np.zeros_like(x)
+        cpu(while_reads_start)[grid, block](out, x)
+        np.testing.assert_array_equal(out, x + np.arange(x.size) % s)
+        out = np.zeros_like(x)
+        cpu(while_step_two)[grid, block](out, x)
+        done = (np.arange(x.size) % (2 * s)) < s
+        np.testing.assert_array_equal(out, np.where(done, x, 0.0))
+        res = np.array([-np.inf])
+        cpu(max_min_tails)[grid, block](res, x)
+        assert res[0] == np.nanmax(x)
+        res = np.array([100])
+        cpu(min_while)[grid, block](res, xi)
+        assert res[0] == min(100, xi.min())
+        for arr, start in ((xi, -1000), (xi[:0], -1000)):
+            res = np.array([start])
+            cpu(max_from_minus_five)[grid, block](res, arr)
+            assert res[0] == max(start, -5, arr.max() if arr.size else -5)
+    # no position at all: the tails add their identity, which changes nothing
+    res = np.array([-7.0])
+    cpu(max_min_tails)[4, 32](res, x[:0])
+    assert res[0] == -7.0

@@ -787,6 +787,48 @@ def test_varying_while(rng, n):
         close(out, np_varying_while(a), np.float64)
 
 
+@kiln.jit
+def collatz(out, a):
+    # trip counts that differ from lane to lane: the last lanes left finish one at a
+    # time (emit_stmt.c, lane_while's tail)
+    i = kiln.grid(1)
+    if i < a.size:
+        n = a[i]
+        steps = 0
+        while n != 1:
+            if n & 1:
+                n = 3 * n + 1
+            else:
+                n = n >> 1
+            steps += 1
+        out[i] = steps
+
+
+def np_collatz(a):
+    out = np.zeros(a.size, np.int64)
+    for j, n in enumerate(a.tolist()):
+        while n != 1:
+            n = 3 * n + 1 if n & 1 else n >> 1
+            out[j] += 1
+    return out
+
+
+@pytest.mark.parametrize("tiers", ["0", "tcc"])
+@pytest.mark.parametrize("n", [1, 37, 1000])
+def test_varying_while_finishes_its_last_lanes_alone(monkeypatch, rng, tiers, n):
+    monkeypatch.setenv("KILN_TIERS", tiers)
+    src = source(collatz, "void(int64[::1], int64[::1])")
+    assert lanes_of(src) and "KILN_LANE_TAIL_DIV" in src
+    a = rng.integers(1, 1 << 16, n)
+    a[0] = 1                      # no pass at all for that lane
+    if n > 2:
+        a[1] = 77031              # 350 steps: alone long after the others
+    for grid, block in (blocks1(n), (n, 1), ((n + 6) // 7, 7)):
+        out = np.full(n, -1, np.int64)
+        kiln.jit(target="cpu", cache=False)(collatz.py_func)[grid, block](out, a)
+        np.testing.assert_array_equal(out, np_collatz(a))
+
+
 @pytest.mark.parametrize("shape", [(77, 101), (5, 3), (130, 300)])
 def test_mandelbrot(shape):
     h, w = shape
