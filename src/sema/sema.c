@@ -668,18 +668,22 @@ static void stmt(Sema *S, Node *n) {
         }
         sema_block(S, &n->ifs.orelse);
         return;
-    case S_WHILE:
+    case S_WHILE: {
         S->res->uses_loops = true;
         S->in_loop++;
+        const Node *outer = S->loop;
+        S->loop = n;
         S->loop_depth++; /* the condition runs again after the body's assignments */
         sema_cond(S, n->ifs.cond);
         /* `while N > 0:` with a frozen N = 0: the body never runs (the else does) */
         if (const_truth(n->ifs.cond) == 0) n->ifs.body = pass_list(C, n->ifs.body);
         sema_block(S, &n->ifs.body);
         S->loop_depth--;
+        S->loop = outer;
         S->in_loop--;
         sema_block(S, &n->ifs.orelse);
         return;
+    }
     case S_FOR: {
         S->res->uses_loops = true;
         /* a rewritten loop's iterable is checked first: its own error, not len()'s */
@@ -711,7 +715,10 @@ static void stmt(Sema *S, Node *n) {
         }
         S->loop_depth++;
         S->in_loop++;
+        const Node *outer = S->loop;
+        S->loop = n;
         sema_block(S, &body);
+        S->loop = outer;
         S->in_loop--;
         S->loop_depth--;
         sema_block(S, &n->fors.orelse);

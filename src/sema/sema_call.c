@@ -574,7 +574,7 @@ static const Type *call_real_intrinsic(Sema *S, Node *n, const Intrinsic *in) {
     case IK_SHARED_ARRAY:
     case IK_LOCAL_ARRAY: return array_storage(S, n, in);
     case IK_ATOMIC:
-        sema_spin_point(S, n);
+        if (!(in->sub == IA_CAS && sema_cas_retry(S->loop, n))) sema_spin_point(S, n);
         return atomic(S, n, in);
     case IK_SHFL: {
         if (!sema_bind(S, n, in, 3, 3, a)) return &ty_error;

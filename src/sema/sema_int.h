@@ -27,6 +27,7 @@ struct Sema {
     bool final;           /* the pass whose annotations stay */
     int loop_depth;
     int in_loop;          /* loops open around what is typed now, a while's condition too */
+    const Node *loop;     /* the innermost of them (S_WHILE or S_FOR), or NULL */
     const Node *discarded; /* the call of the expression statement typed now (its result
                             * is dropped) */
     SemaResult *res;
@@ -257,5 +258,9 @@ void bound_assign(Sema *S, Sym *s, uint64_t hi);     /* s takes a non-negative v
 
 #define IS_ERR(t) ((t)->kind == TY_ERROR)
 #define IS_UNKNOWN(t) ((t)->kind == TY_UNKNOWN)
+
+/* cas_retry.c: whether compare-and-swap call cas in loop retries a lock-free update
+ * (not a spin point). */
+bool sema_cas_retry(const Node *loop, const Node *cas);
 
 #endif

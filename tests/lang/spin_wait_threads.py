@@ -2,7 +2,9 @@
 # atomic, a lock taken with compare_and_swap): legal on the GPU, whose warps interleave.
 # On the CPU each atomic whose result a loop reads, and each fence in a loop, lets the
 # block's other threads run (rt_blocks.h's spin points), so these end with the GPU's
-# results instead of spinning for ever.  Atomics whose result is dropped are no spin points.
+# results instead of spinning for ever.  Atomics whose result is dropped are no spin points,
+# nor is a compare-and-swap that retries an update (its expected value the last swap's
+# result or a fresh read).
 import numpy as np
 import kiln
 
@@ -50,6 +52,36 @@ def counted(a, hist):  # statement atomics in a loop: no spin point, no block mo
         kiln.atomic.add(hist, a[j] % 4, 1)
 
 
+@kiln.jit
+def cas_retry_add(bins, key, val):
+    # CUDA's lock-free update: a failed swap returns what the next pass expects, so the
+    # loop never waits for another thread; not a spin point (src/sema/cas_retry.c)
+    i = kiln.grid(1)
+    if i < key.size:
+        b = key[i]
+        old = bins[b]
+        while True:
+            assumed = old
+            old = kiln.atomic.compare_and_swap(bins[b:b + 1], assumed, assumed + val[i])
+            if old == assumed:
+                break
+
+
+@kiln.jit
+def cas_reread_max(best, x):
+    # the same with the expected value read from memory at each pass
+    i = kiln.grid(1)
+    if i < x.size:
+        while True:
+            cur = best[0]
+            if kiln.atomic.cas(best, 0, cur, max(cur, x[i])) == cur:
+                break
+
+
+def spins(k):
+    return "KILN_SPIN_" in k.inspect_source()
+
+
 def main():
     flag, data, out = np.zeros(1, np.int32), np.zeros(1), np.zeros(1)
     consumer_first[1, 64](flag, data, out)
@@ -65,3 +97,14 @@ def main():
     hist = np.zeros(4, np.int64)
     counted[4, 32](a, hist)
     print("histogram:", hist.tolist())
+    key = np.arange(3000, dtype=np.int64) % 7
+    val = np.arange(3000, dtype=np.int64)
+    bins = np.zeros(7, np.int64)
+    cas_retry_add[12, 256](bins, key, val)
+    print("cas retry:", (bins == np.bincount(key, weights=val, minlength=7)).all(),
+          "spin points:", spins(cas_retry_add))
+    best = np.zeros(1, np.int64)
+    xs = (np.arange(5000, dtype=np.int64) * 7919) % 10007
+    cas_reread_max[20, 256](best, xs)
+    print("cas reread max:", best[0] == xs.max(), "spin points:", spins(cas_reread_max))
+    print("lock spin points:", spins(locked_sum))
