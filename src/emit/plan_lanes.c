@@ -434,6 +434,71 @@ static void privates_block(Privates *R, const NodeList *l) {
     }
 }
 
+/* Whether x // d or x % d of type t has no vector instruction: x86 has no vector integer
+ * division, and GCC divides lanes by a constant with multiplies only for 32-bit integers
+ * or narrower (by a power of two with shifts at any width). */
+static bool scalar_division(const Type *t, const Node *d) {
+    if (!t || t->kind != TY_INT) return false;
+    int64_t c;
+    if (!sema_const_int(d, &c)) return true;
+    if (c > 0 && (c & (c - 1)) == 0) return false;
+    return ty_bits(t) >= 64;
+}
+
+typedef struct DivScan {
+    const LanePlan *L;
+    bool found;
+} DivScan;
+
+/* A division of varying values (one per lane) that scalar_division says runs lane by
+ * lane; a uniform one (of a loop counter) runs once for the chunk. */
+static void division_in(void *arg, const Node *n) {
+    DivScan *D = arg;
+    if (n->kind == E_BINOP && (n->op == B_FLOORDIV || n->op == B_MOD) && varying(D->L, n) &&
+        scalar_division(n->opty ? n->opty : n->ty, n->bin.r))
+        D->found = true;
+}
+
+/* Whether a while loop with a varying condition in block l (loop: l is one's body, or
+ * inside one) divides integers one lane at a time (scalar_division).  Lane mode would run
+ * each pass's divisions lane after lane under the loop's mask, around the vector code:
+ * slower than the body as written (a digit sum, `while v > 0: s += v % 10; v //= 10`:
+ * 0.35x Numba with lanes, 1.0x without; perfhunt s29).  Other loops keep lane mode,
+ * where the rest of the body gains more than the divisions cost. */
+static bool loop_divides(DivScan *D, const NodeList *l, bool loop) {
+    for (int i = 0; i < l->n && !D->found; i++) {
+        const Node *st = l->v[i];
+        switch ((NodeKind)st->kind) {
+        case S_WHILE: {
+            bool v = loop || varying(D->L, st->ifs.cond);
+            if (loop_divides(D, &st->ifs.body, v) || loop_divides(D, &st->ifs.orelse, loop))
+                break;
+            if (v) plan_each_expr(st->ifs.cond, division_in, D);
+            break;
+        }
+        case S_FOR:
+            if (!loop_divides(D, &st->fors.body, loop)) loop_divides(D, &st->fors.orelse, loop);
+            break;
+        case S_IF:
+            for (const Node *c = st; c && !D->found; c = elif_of(c)) {
+                if (loop) plan_each_expr(c->ifs.cond, division_in, D);
+                if (!D->found && !loop_divides(D, &c->ifs.body, loop) && !elif_of(c))
+                    loop_divides(D, &c->ifs.orelse, loop);
+            }
+            break;
+        default:
+            /* `v //= d` (the statement's own division), then its expressions' */
+            if (loop && st->kind == S_AUGASSIGN && (st->op == B_FLOORDIV || st->op == B_MOD) &&
+                (varying(D->L, st->aug.target) || varying(D->L, st->aug.value)) &&
+                scalar_division(st->opty ? st->opty : st->ty, st->aug.value))
+                D->found = true;
+            if (loop) plan_each_stmt(st, division_in, D);
+            break;
+        }
+    }
+    return D->found;
+}
+
 void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena *a,
                 CpuPlan *out) {
     const FuncSpec *k = r->kernel;
@@ -488,6 +553,8 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
         const Sym *s = k->syms[i];
         if (L->cls[s->id] == LANE_VARYING && (s->param >= 0 || !ty_is_scalar(s->ty))) ok = false;
     }
+    DivScan D = {L, false};
+    if (ok && loop_divides(&D, body, false)) ok = false;
     if (!ok) {
         memset(L, 0, sizeof *L);
         return;

@@ -829,6 +829,48 @@ def test_varying_while_finishes_its_last_lanes_alone(monkeypatch, rng, tiers, n)
         np.testing.assert_array_equal(out, np_collatz(a))
 
 
+@kiln.jit
+def digit_sum(out, a, m):
+    # int64 % and // in a varying while: x86 divides lanes one at a time, so the lanes'
+    # masks only add work (plan_lanes.c, loop_divides); int32 by a constant and int64
+    # by a power of two keep lane mode
+    i = kiln.grid(1)
+    if i < a.size:
+        v = a[i]
+        s = 0
+        while v > 0:
+            s += v % m
+            v //= m
+        out[i] = s
+
+
+@kiln.jit
+def halvings(out, a):
+    i = kiln.grid(1)
+    if i < a.size:
+        v = a[i]
+        s = 0
+        while v > 0:
+            s += v % 2
+            v //= 4
+        out[i] = s
+
+
+def test_varying_while_dividing_int64_takes_no_lanes(rng):
+    assert lanes_of(source(digit_sum, "void(int64[::1], int64[::1], int64)")) is None
+    assert lanes_of(source(halvings, "void(int64[::1], int64[::1])"))
+    a = rng.integers(0, 1 << 62, 1000)
+    for m in (10, 7):
+        out = np.zeros_like(a)
+        digit_sum[blocks1(a.size)](out, a, m)
+        want = [0] * a.size
+        for j, v in enumerate(a.tolist()):
+            while v > 0:
+                want[j] += v % m
+                v //= m
+        np.testing.assert_array_equal(out, want)
+
+
 @pytest.mark.parametrize("shape", [(77, 101), (5, 3), (130, 300)])
 def test_mandelbrot(shape):
     h, w = shape
