@@ -66,8 +66,10 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     }
     for (int i = 0; f->is_kernel && !E->acc_mem && i < f->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
-            buf_printf(&ps, ", %s *ra%d_", emit_scalar_ctype(f->params[i]->elem), i);
-            buf_printf(&pa, ", ra%d_", i);
+            for (int s = 0; s < E->plan.acc_n[i]; s++) {
+                buf_printf(&ps, ", %s *ra%d_%d_", emit_scalar_ctype(f->params[i]->elem), i, s);
+                buf_printf(&pa, ", ra%d_%d_", i, s);
+            }
         } else if ((E->plan.priv >> i) & 1) {
             buf_printf(&ps, ", int pv%d_", i);
             buf_printf(&pa, ", pv%d_", i);
@@ -298,7 +300,8 @@ static void priv_open(Emit *E, const FuncSpec *k, const char *in) {
         const Type *t = k->params[i];
         const char *el = emit_scalar_ctype(t->elem);
         if ((E->plan.acc >> i) & 1) {
-            P("%s%s ac%d_ = %s;\n", in, el, i, acc_identity(t->elem, E->plan.acc_op[i]));
+            for (int s = 0; s < E->plan.acc_n[i]; s++)
+                P("%s%s ac%d_%d_ = %s;\n", in, el, i, s, acc_identity(t->elem, E->plan.acc_op[i][s]));
             continue;
         }
         /* an N-D array's copy is C-contiguous: nq<p>_ elements */
@@ -333,13 +336,15 @@ static void priv_close(Emit *E, const FuncSpec *k, const char *in) {
         if (!((E->plan.priv >> i) & 1)) continue;
         const Type *t = k->params[i];
         if ((E->plan.acc >> i) & 1) {
-            long long c = (long long)E->plan.acc_index[i];
-            int op = E->plan.acc_op[i];
-            P("%sif (ac%d_ != %s) kiln_atomic_%s_%s(&p%d.data[(%lldLL < 0 ? %lldLL + p%d.shape[0] "
-              ": %lldLL) * p%d.strides[0]], ac%d_);\n",
-              in, i, acc_identity(t->elem, op),
-              op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "add",
-              emit_ctype(E, t->elem), i, c, c, i, c, i, i);
+            for (int s = 0; s < E->plan.acc_n[i]; s++) {
+                long long c = (long long)E->plan.acc_index[i][s];
+                int op = E->plan.acc_op[i][s];
+                P("%sif (ac%d_%d_ != %s) kiln_atomic_%s_%s(&p%d.data[(%lldLL < 0 ? %lldLL + "
+                  "p%d.shape[0] : %lldLL) * p%d.strides[0]], ac%d_%d_);\n",
+                  in, i, s, acc_identity(t->elem, op),
+                  op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "add",
+                  emit_ctype(E, t->elem), i, c, c, i, c, i, i, s);
+            }
             continue;
         }
         /* element k_ of the copy: its index in each dimension, in the copy's order */
@@ -428,17 +433,19 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_puts(&sargs, args.p ? args.p : "");
     for (int i = 0; i < k->nparams && i < 64; i++) {
         if ((E->plan.acc >> i) & 1) {
-            int op = E->plan.acc_op[i];
-            buf_printf(&args, ", &ac%d_", i);
-            buf_printf(&sargs, ", &t%d_", i);
-            buf_printf(&pre, "%s t%d_ = %s; ", emit_scalar_ctype(k->params[i]->elem), i,
-                       acc_identity(k->params[i]->elem, op));
-            if (op == PLAN_ACC_SUM) buf_printf(&post, " ac%d_ += t%d_;", i, i);
-            else
-                buf_printf(&post, " ac%d_ = t%d_ %s ac%d_ ? t%d_ : ac%d_;", i, i,
-                           op == PLAN_ACC_MAX ? ">" : "<", i, i, i);
-            buf_printf(&red, " reduction(%s:ac%d_)",
-                       op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "+", i);
+            for (int s = 0; s < E->plan.acc_n[i]; s++) {
+                int op = E->plan.acc_op[i][s];
+                buf_printf(&args, ", &ac%d_%d_", i, s);
+                buf_printf(&sargs, ", &t%d_%d_", i, s);
+                buf_printf(&pre, "%s t%d_%d_ = %s; ", emit_scalar_ctype(k->params[i]->elem), i,
+                           s, acc_identity(k->params[i]->elem, op));
+                if (op == PLAN_ACC_SUM) buf_printf(&post, " ac%d_%d_ += t%d_%d_;", i, s, i, s);
+                else
+                    buf_printf(&post, " ac%d_%d_ = t%d_%d_ %s ac%d_%d_ ? t%d_%d_ : ac%d_%d_;", i, s,
+                               i, s, op == PLAN_ACC_MAX ? ">" : "<", i, s, i, s, i, s);
+                buf_printf(&red, " reduction(%s:ac%d_%d_)",
+                           op == PLAN_ACC_MAX ? "max" : op == PLAN_ACC_MIN ? "min" : "+", i, s);
+            }
         } else if ((E->plan.priv >> i) & 1) {
             buf_printf(&args, ", pv%d_", i);
             buf_printf(&sargs, ", pv%d_", i);

@@ -46,12 +46,16 @@ static void emit_atomic(Emit *E, Node *n) {
         arr->sym->param < 64 && ((E->plan.priv >> arr->sym->param) & 1)) {
         /* a private copy when the entry made one (plan.h) */
         const char *v = emit_expr_str(E, a->v[2], el);
-        if ((E->plan.acc >> arr->sym->param) & 1) { /* a reduction variable, or none */
+        int p = arr->sym->param;
+        if ((E->plan.acc >> p) & 1) { /* a reduction variable, or none */
+            int64_t c = 0;
+            int s = 0;
+            sema_const_int(a->v[1], &c); /* (plan.c: a constant of one of the slots) */
+            while (s + 1 < E->plan.acc_n[p] && E->plan.acc_index[p][s] != c) s++;
             if (sub == IA_MAX || sub == IA_MIN)
-                P("kiln_acc%s_%s(ra%d_, %s)", sub == IA_MAX ? "max" : "min", ct, arr->sym->param,
-                  v);
+                P("kiln_acc%s_%s(ra%d_%d_, %s)", sub == IA_MAX ? "max" : "min", ct, p, s, v);
             else
-                P("(void)(*ra%d_ %s= (%s))", arr->sym->param, sub == IA_SUB ? "-" : "+", v);
+                P("(void)(*ra%d_%d_ %s= (%s))", p, s, sub == IA_SUB ? "-" : "+", v);
             return;
         }
         P("(pv%d_ ? (void)(*(%s) %s= (%s)) : (void)kiln_atomic_%s_%s(%s, %s))", arr->sym->param,

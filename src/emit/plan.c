@@ -206,12 +206,17 @@ static void plan_guard(const FuncSpec *k, const Sym *dims[3], Arena *a, GuardPla
 typedef struct Votes {
     uint64_t atomic_only; /* bit p: parameter p seen as the array of a private-able atomic */
     uint64_t other_use;   /* bit p: parameter p used any other way */
-    uint64_t varied;      /* bit p: its atomics use more than one index, or not a constant */
-    uint64_t indexed;     /* bit p: index_of[p] holds the constant index seen first */
+    uint64_t varied;      /* bit p: its atomics use an index that is not a constant, or
+                           * more than PLAN_ACC_SLOTS constants */
+    uint64_t indexed;     /* bit p: nslot[p] constant indices seen, in slot_index[p] */
     uint64_t minmax;      /* bit p: max/min atomics on it (a private copy only as a scalar) */
-    uint64_t mixed;       /* bit p: atomics of two kinds on it (sum and max...): none */
-    uint8_t op[64];       /* PLAN_ACC_* of its atomics */
-    int64_t index_of[64];
+    uint64_t mixed;       /* bit p: atomics of two kinds on one element of it: none */
+    uint64_t kinds;       /* bit p: atomics of two kinds on it (at different elements: a
+                           * scalar per element, no private copy of the array) */
+    uint8_t op[64];       /* PLAN_ACC_* of its first atomic */
+    uint8_t nslot[64];
+    int64_t slot_index[64][PLAN_ACC_SLOTS];
+    uint8_t slot_op[64][PLAN_ACC_SLOTS];
     int natomic, nsites[64]; /* atomics seen in the kernel; of them, on parameter p */
     bool calls;           /* the kernel calls a device function */
     bool loops;           /* it has a for or while loop */
@@ -392,15 +397,28 @@ static bool private_atomic(Votes *V, const Node *e) {
     int p = arr->sym->param;
     int64_t c;
     uint8_t op = sub == IA_MAX ? PLAN_ACC_MAX : sub == IA_MIN ? PLAN_ACC_MIN : PLAN_ACC_SUM;
-    if (V->op[p] && V->op[p] != op) V->mixed |= 1ull << p;
-    V->op[p] = op;
+    if (V->op[p] && V->op[p] != op) V->kinds |= 1ull << p;
+    if (!V->op[p]) V->op[p] = op;
     if (op != PLAN_ACC_SUM) V->minmax |= 1ull << p;
     V->atomic_only |= 1ull << p;
     V->natomic++;
     V->nsites[p]++;
-    if (!sema_const_int(a->v[1], &c)) V->varied |= 1ull << p;
-    else if (!((V->indexed >> p) & 1)) V->index_of[p] = c, V->indexed |= 1ull << p;
-    else if (V->index_of[p] != c) V->varied |= 1ull << p;
+    if (!sema_const_int(a->v[1], &c)) {
+        V->varied |= 1ull << p;
+    } else {
+        int s = 0;
+        while (s < V->nslot[p] && V->slot_index[p][s] != c) s++;
+        if (s < V->nslot[p]) {
+            if (V->slot_op[p][s] != op) V->mixed |= 1ull << p; /* one element, two kinds */
+        } else if (s < PLAN_ACC_SLOTS) {
+            V->slot_index[p][s] = c;
+            V->slot_op[p][s] = op;
+            V->nslot[p]++;
+            V->indexed |= 1ull << p;
+        } else {
+            V->varied |= 1ull << p;
+        }
+    }
     walk_expr(V, a->v[1]);
     walk_expr(V, a->v[2]);
     return true;
@@ -487,11 +505,13 @@ void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out) {
     if (!debug) {
         out->priv = V.atomic_only & ~V.other_use & ~V.mixed;
         out->acc = out->priv & V.indexed & ~V.varied;
-        out->priv &= ~(V.minmax & ~out->acc); /* max/min: a scalar copy, or none */
+        /* max/min, or two kinds: scalars per element, or no copy */
+        out->priv &= ~((V.minmax | V.kinds) & ~out->acc);
         int acc_sites = 0;
         for (int p = 0; p < 64; p++) {
-            out->acc_index[p] = V.index_of[p];
-            out->acc_op[p] = V.op[p];
+            out->acc_n[p] = V.nslot[p];
+            memcpy(out->acc_index[p], V.slot_index[p], sizeof out->acc_index[p]);
+            memcpy(out->acc_op[p], V.slot_op[p], sizeof out->acc_op[p]);
             if ((out->acc >> p) & 1) acc_sites += V.nsites[p];
         }
         out->simd_ok = !V.calls && acc_sites == V.natomic;

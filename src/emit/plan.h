@@ -103,6 +103,8 @@ enum {
     PLAN_MAX_BOUNDS = 8, /* folded guard bounds per kernel; more stay in the body */
     PLAN_MAX_KEEP = 16,  /* guard conjuncts kept in the body; more: no plan */
     PLAN_ACC_SUM = 1, PLAN_ACC_MAX = 2, PLAN_ACC_MIN = 3, /* CpuPlan.acc_op */
+    PLAN_ACC_SLOTS = 4,  /* constant elements of one array whose atomics become reduction
+                          * variables (CpuPlan.acc); an array with more keeps its atomics */
     PLAN_SHORT_LOOP = 16, /* a range of at most this many constant steps is short: its
                            * accesses do not decide lane mode (plan.c, rows) */
     PLAN_MAX_DEFS = 8,   /* locals of the statements before the guard that hold a launch
@@ -194,11 +196,13 @@ typedef struct CpuPlan {
     uint64_t priv; /* bit p: array parameter p is used only as the array of
                     * statement-level atomic add/sub: each OpenMP thread adds into a
                     * private copy, merged into the array with atomics at its end */
-    uint64_t acc;  /* bit p (of priv): every such atomic uses one constant index,
-                    * acc_index[p]: the copy is a scalar, a reduction variable of the
-                    * vectorised loop */
-    int64_t acc_index[64];
-    uint8_t acc_op[64]; /* of an acc array: PLAN_ACC_SUM (add/sub), _MAX or _MIN */
+    uint64_t acc;  /* bit p (of priv): every such atomic uses a constant index, one of
+                    * acc_n[p] (at most PLAN_ACC_SLOTS) acc_index[p][s], each with one
+                    * kind of update: each element a scalar, a reduction variable of the
+                    * vectorised loop (a max and a min of one array at 0 and 1) */
+    uint8_t acc_n[64];
+    int64_t acc_index[64][PLAN_ACC_SLOTS];
+    uint8_t acc_op[64][PLAN_ACC_SLOTS]; /* PLAN_ACC_SUM (add/sub), _MAX or _MIN */
     bool loops;    /* the kernel has a for or while loop (PLAN_LOOP_WEIGHT) */
     bool simd_ok;  /* every atomic the kernel makes is on an acc array (and it calls no
                     * device function): the thread loop vectorises with reduction() */

@@ -1082,7 +1082,7 @@ def test_grid_stride_loops_take_lane_mode():
     # the atomic's statement runs in a lane loop that is not `omp simd`: lanes may
     # update one element
     lane_body = src[src.index("kiln_lanes_("):]
-    atomic_loop = re.search(r"(.*)\n\s*for \(int l_ = 0; l_ < nl_; l_\+\+\) \{\n[^\n]*\n\s*\(void\)\(\(void\)\(\*ra0_",
+    atomic_loop = re.search(r"(.*)\n\s*for \(int l_ = 0; l_ < nl_; l_\+\+\) \{\n[^\n]*\n\s*\(void\)\(\(void\)\(\*ra0_0_",
                             lane_body)
     assert atomic_loop and "omp simd" not in atomic_loop.group(1).splitlines()[-1]
     leave = {
