@@ -1762,8 +1762,8 @@ def main():
         try:
             c = CASES[name](args.quick, rng)
         except Exception as e:
-            why = f"setup: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
-            loud(f"FAILED {name}: {why}\n{traceback.format_exc()}")
+            why = f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            loud(f"FAILED {name} (setup): {why}\n{traceback.format_exc()}")
             rows.append((name, "(setup failed)", {}, {"kiln": why, "numba": why}, {}))
             failures.append((name, "setup", why))
             continue

@@ -429,9 +429,12 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
     case B_RSHIFT: {
         int64_t k;
         if (t->kind == TY_BOOL) t = ty_scalar(KILN_INT64);
+        /* a left shift in the unsigned type of its width (no signed overflow; a u32
+         * vector shift, not a u64 one) */
+        const char *ut = bits <= 32 ? "u32" : "u64";
         if (sema_const_int(r, &k) && k >= 0 && k < bits) {
             if (op == B_LSHIFT) {
-                P("((%s)((u64)", ct);
+                P("((%s)((%s)", ct, ut);
                 emit_expr_as(E, l, t);
                 P(" << %lld))", (long long)k);
             } else {
@@ -439,6 +442,17 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
                 emit_expr_as(E, l, t);
                 P(" >> %lld))", (long long)k);
             }
+            return;
+        }
+        /* a count sema knows in [0, bits) (`s & 31`, bounds.c): C's own shift, which the C
+         * compiler can combine (a rotate) where the helper's range check kept it apart */
+        if (r->ty && ty_is_int(r->ty) && (r->flags & NF_BOUNDED) && r->nnhi < (uint64_t)bits &&
+            ((r->flags & NF_NONNEG) || !ty_is_signed(r->ty))) {
+            P("((%s)(%s", ct, op == B_LSHIFT ? (bits <= 32 ? "(u32)" : "(u64)") : "");
+            emit_expr_as(E, l, t);
+            PS(op == B_LSHIFT ? " << (" : " >> (");
+            emit_expr_as(E, r, t);
+            PS(")))");
             return;
         }
         /* the operands in the operation's type first, then widened (as // and % above) */
