@@ -1047,6 +1047,9 @@ class Reduction:
             init = self._init_default
         if res is not None:  # numba.cuda.reduce's res: the result goes to res[0]
             shape = getattr(res, "shape", None)
+            for attr in ("__cuda_array_interface__", "__array_interface__"):
+                if shape is None and hasattr(type(res), attr):  # (an interface alone)
+                    shape = getattr(res, attr, {}).get("shape")
             if shape is None or len(shape) == 0 or shape[0] < 1:
                 raise ValueError("res= is an array of at least one element (the result goes "
                                  f"to res[0]), not {type(res).__name__} of shape {shape}")

@@ -129,6 +129,13 @@ def test_reduce_empty():
         with pytest.raises(ValueError, match="res= is an array of at least one element"):
             add(np.ones(3), res=bad)
 
+    class Iface:  # an array seen only through its interface
+        def __init__(self, a):
+            self.a = a
+            self.__array_interface__ = a.__array_interface__
+    with pytest.raises(ValueError, match="res= is an array of at least one element"):
+        add(np.ones(3), res=Iface(np.zeros(())))
+
 
 def test_reduce_size_takes_numpy_integers():
     # arr.shape arithmetic gives NumPy integers; Numba's reduce takes them (huntE 12)
