@@ -1048,7 +1048,7 @@ class Reduction:
         if res is not None:  # numba.cuda.reduce's res: the result goes to res[0]
             shape = getattr(res, "shape", None)
             for attr in ("__cuda_array_interface__", "__array_interface__"):
-                if shape is None and hasattr(type(res), attr):  # (an interface alone)
+                if shape is None and hasattr(res, attr):  # (an interface alone)
                     shape = getattr(res, attr, {}).get("shape")
             if shape is None or len(shape) == 0 or shape[0] < 1:
                 raise ValueError("res= is an array of at least one element (the result goes "
@@ -1071,7 +1071,7 @@ class Reduction:
         if n == 0:
             result = self._empty(init, a.dtype)
             if res is not None:
-                res[0] = result
+                np.asarray(res)[0] = result  # (an array by its interface too)
                 return None
             return result
         acc = self._accumulator(a.dtype)
@@ -1095,7 +1095,7 @@ class Reduction:
         _kiln.record_refuse("kiln.reduce reads its result on the host")
         result = part[0]
         if res is not None:  # numba.cuda.reduce's contract: the result goes to res only
-            res[0] = result
+            np.asarray(res)[0] = result  # (an array by its interface too)
             return None
         return result
 

@@ -133,8 +133,10 @@ def test_reduce_empty():
         def __init__(self, a):
             self.a = a
             self.__array_interface__ = a.__array_interface__
-    with pytest.raises(ValueError, match="res= is an array of at least one element"):
+    with pytest.raises(ValueError, match=r"not Iface of shape \(\)"):
         add(np.ones(3), res=Iface(np.zeros(())))
+    res = Iface(np.zeros(2))
+    assert add(np.ones(3), res=res) is None and res.a[0] == 3
 
 
 def test_reduce_size_takes_numpy_integers():
