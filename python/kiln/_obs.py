@@ -8,6 +8,7 @@ sources.  docs/observability.md describes the metrics' keys and the trace's sche
 Imported by ``import kiln``: it reads a few environment variables and nothing else.
 """
 
+import _thread
 import atexit
 import os
 
@@ -29,9 +30,16 @@ LOG_NAMES = {"compile": LOG_COMPILE, "cache": LOG_CACHE, "launch": LOG_LAUNCH,
 _dump_dir = None
 _dump_warned = False
 
-# the recorders taking trace events now: KILN_TRACE's and each open kiln.profile
+# the recorders taking trace events now: KILN_TRACE's and each open kiln.profile;
+# _sinks_lock orders their opening and closing (which turn tracing on and off) between
+# threads (_thread: `import kiln` imports no threading)
 _sinks = []
+_sinks_lock = _thread.allocate_lock()
 _env_trace = None
+
+# the events one recorder keeps (trace.h's TRACE_MAX_EVENTS, which bounds the C buffer
+# between drains): later ones are counted in its otherData.dropped_events
+TRACE_MAX_EVENTS = 1 << 20
 
 
 def _warn(message, category, stacklevel):
@@ -72,12 +80,22 @@ def metrics(reset=False, device_time=False):
 # ---- traces ------------------------------------------------------------------------------
 
 def _drain():
-    """The events recorded since the last drain go to every open recorder."""
+    """The events recorded since the last drain go to every open recorder, each keeping
+    at most TRACE_MAX_EVENTS in all."""
     text, dropped = _kiln.obs_trace_take()
+    n = text.count(b"\n") if text else 0  # each event ends with a newline
     for s in _sinks:
-        if text:
-            s._chunks.append(text)
         s._dropped += dropped
+        room = TRACE_MAX_EVENTS - s._nevents
+        if n <= room:
+            if n:
+                s._chunks.append(text)
+                s._nevents += n
+            continue
+        if room > 0:  # "ev\n,ev\n,...": the first `room` events
+            s._chunks.append(b"\n".join(text.split(b"\n")[:room]) + b"\n")
+            s._nevents += room
+        s._dropped += n - max(room, 0)
 
 
 def _child_path(path, pid):
@@ -85,10 +103,27 @@ def _child_path(path, pid):
     return f"{root}.{pid}{ext or '.json'}"
 
 
+def _not_writable(path):
+    """Why a trace cannot be written at path, or None: the trace replaces a regular
+    file (through a symbolic link, the file it names); a directory, a FIFO or a device
+    there is never replaced (as root, KILN_TRACE=/dev/null would have made /dev/null a
+    file), and its directory must exist and be writable."""
+    real = os.path.realpath(path)
+    if os.path.lexists(real) and not os.path.isfile(real):
+        return "it is not a regular file"
+    parent = os.path.dirname(real)
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        return "its directory is missing or not writable"
+    return None
+
+
 class _Recorder:
     def __init__(self, path):
-        self.path = os.fspath(path) if path is not None else None
+        # absolute (a later os.chdir does not move it); bytes paths as str (surrogates
+        # keep the bytes that are not UTF-8)
+        self.path = os.path.abspath(os.fsdecode(os.fspath(path))) if path is not None else None
         self._chunks = []
+        self._nevents = 0
         self._dropped = 0
         self._pid = os.getpid()
 
@@ -108,6 +143,11 @@ class _Recorder:
         if self.path is None:
             return
         path = self.path if os.getpid() == self._pid else _child_path(self.path, os.getpid())
+        why = _not_writable(path)
+        if why is not None:
+            _warn(f"kiln: cannot write the trace {path}: {why}", RuntimeWarning, stacklevel=3)
+            return
+        path = os.path.realpath(path)  # a link's file, the link kept
         tmp = f"{path}.tmp{os.getpid()}"
         import json
 
@@ -136,18 +176,20 @@ class profile(_Recorder):
         self.trace = None
 
     def __enter__(self):
-        _drain()  # what came before belongs to the recorders open before
-        _sinks.append(self)
-        self._pid = os.getpid()
-        _set(on=TRACE)
+        with _sinks_lock:
+            _drain()  # what came before belongs to the recorders open before
+            _sinks.append(self)
+            self._pid = os.getpid()
+            _set(on=TRACE)
         return self
 
     def __exit__(self, *exc):
-        _drain()
-        if self in _sinks:
-            _sinks.remove(self)
-        if not _sinks:
-            _set(off=TRACE)
+        with _sinks_lock:
+            _drain()
+            if self in _sinks:
+                _sinks.remove(self)
+            if not _sinks:
+                _set(off=TRACE)
         self.trace = self._document()
         self._write(self.trace)
         return False
@@ -156,16 +198,20 @@ class profile(_Recorder):
 def _write_env_trace():
     if _env_trace is None:
         return
-    _drain()
-    if _env_trace in _sinks:
-        _sinks.remove(_env_trace)
+    with _sinks_lock:
+        _drain()
+        if _env_trace in _sinks:
+            _sinks.remove(_env_trace)
     _env_trace._write(_env_trace._document())
 
 
 def _after_fork_in_child():
     # the parent's events are the parent's: a child records its own, into path.PID.json
+    global _sinks_lock
+    _sinks_lock = _thread.allocate_lock()  # (a thread of the parent may have held it)
     for s in _sinks:
         s._chunks = []
+        s._nevents = 0
         s._dropped = 0
 
 
@@ -250,6 +296,8 @@ def dump(qualname, key, target_name, source, image=None, tier0=None):
         files.append((stem + ".ptx", bytes(image).rstrip(b"\0").decode("utf-8", "replace")))
     tmp = None
     try:
+        if os.path.exists(_dump_dir) and not os.path.isdir(_dump_dir):
+            raise NotADirectoryError(20, "it is not a directory", _dump_dir)
         os.makedirs(_dump_dir, exist_ok=True)
         for path, text in files:
             # whole or not at all: a full disk leaves no empty or cut file behind
@@ -282,11 +330,10 @@ def _configure():
         flags |= _flags_of_log(log)
     trace = os.environ.get("KILN_TRACE", "")
     if trace:
-        parent = os.path.dirname(os.path.abspath(trace))
-        if os.path.isdir(trace) or not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-            _warn(f"KILN_TRACE={trace}: cannot write a file there (a directory, or "
-                          "its directory is missing or not writable); no trace is recorded",
-                          RuntimeWarning, stacklevel=3)
+        why = _not_writable(trace)
+        if why is not None:
+            _warn(f"KILN_TRACE={trace}: cannot write a file there ({why}); no trace is "
+                  "recorded", RuntimeWarning, stacklevel=3)
         else:
             _env_trace = _Recorder(trace)
             _sinks.append(_env_trace)

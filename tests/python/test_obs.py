@@ -334,6 +334,66 @@ def test_kiln_trace_bad_path_warns_and_runs(tmp_path):
     assert "cannot write a file there" in err
 
 
+def test_a_trace_never_replaces_what_is_not_a_regular_file(tmp_path):
+    # huntF 01: the trace was renamed onto the path, so a FIFO (or, as root, /dev/null)
+    # became a regular file; a symbolic link's file is written, the link kept
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _, err = run(tmp_path, "add[1, 16](np.ones(3), np.ones(3), np.zeros(3))", KILN_TRACE=str(fifo))
+    assert "not a regular file" in err and fifo.is_fifo()
+    (tmp_path / "real.json").write_text("old")
+    os.symlink(tmp_path / "real.json", tmp_path / "link.json")
+    run(tmp_path, "add[1, 16](np.ones(3), np.ones(3), np.zeros(3))",
+        KILN_TRACE=str(tmp_path / "link.json"))
+    assert (tmp_path / "link.json").is_symlink()
+    check_schema(json.loads((tmp_path / "real.json").read_text()))
+
+
+def test_trace_paths_relative_bytes_and_the_event_limit(tmp_path):
+    # huntF 02, 07, 06: a relative KILN_TRACE stays where it was checked after a chdir;
+    # profile() takes a bytes path (not UTF-8 too); every recorder keeps at most
+    # TRACE_MAX_EVENTS events, however often profiles drain the buffer
+    (tmp_path / "elsewhere").mkdir()
+    out, _ = run(tmp_path, '''
+        from kiln import _obs
+        add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        os.chdir("elsewhere")
+        with kiln.profile(os.fsencode(os.path.join(os.getcwd(), "b\\udcff.json"))):
+            add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        _obs.TRACE_MAX_EVENTS = 40
+        with kiln.profile() as p:
+            for _ in range(30):
+                with kiln.profile():
+                    add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        print(json.dumps([len(p.trace["traceEvents"]), p.trace["otherData"]["dropped_events"]]))
+    ''', KILN_TRACE="rel.json")
+    kept, dropped = last_json(out)
+    assert kept == 40 and dropped > 0
+    assert (tmp_path / "rel.json").exists() and not (tmp_path / "elsewhere" / "rel.json").exists()
+    assert os.path.exists(os.path.join(os.fsencode(tmp_path / "elsewhere"), b"b\xff.json"))
+
+
+def test_profiles_on_threads_each_keep_their_launches(tmp_path):
+    # huntF 05: a closing profile turned tracing off while another thread's was opening
+    out, _ = run(tmp_path, '''
+        import threading
+        a, b, c = np.ones(3), np.ones(3), np.zeros(3)
+        add[1, 16](a, b, c)
+        missed = []
+        def work():
+            for _ in range(300):
+                with kiln.profile() as p:
+                    add[1, 16](a, b, c)
+                if not any(e.get("cat") == "launch" for e in p.trace["traceEvents"]):
+                    missed.append(1)
+        ts = [threading.Thread(target=work) for _ in range(6)]
+        for t in ts: t.start()
+        for t in ts: t.join()
+        print(len(missed))
+    ''')
+    assert out.strip().splitlines()[-1] == "0"
+
+
 # ---- KILN_LOG ------------------------------------------------------------------------------
 
 def test_kiln_log_lines_and_recompile_reasons(tmp_path):
@@ -397,6 +457,9 @@ def test_kiln_dump_unwritable_warns_once(tmp_path):
     ''', KILN_DUMP=str(tmp_path / "afile" / "sub"))
     assert out.strip() == "ran"
     assert err.count("KILN_DUMP=") == 1 and "kernels are not dumped" in err
+    _, err = run(tmp_path, "add[1, 16](np.ones(3), np.ones(3), np.zeros(3))",
+                 KILN_DUMP=str(tmp_path / "afile"))
+    assert "(it is not a directory)" in err  # huntF 08: it said "(File exists)"
 
 
 def test_kiln_dump_leaves_no_cut_file_when_the_disk_fills(tmp_path):
