@@ -35,6 +35,12 @@ ARCH_MAX = 199
 ARCH_DEFAULT = 90  # `compile --target cuda` without --arch and without a GPU
 
 
+def _usage_error(message):
+    """A usage error: the message on stderr, exit status 2 (docs/cli.md), as argparse's."""
+    sys.stderr.write(message + "\n")
+    raise SystemExit(2)
+
+
 def _parse_targets(specs):
     """["cuda:sm_80,sm_90", "cpu"] -> [("cuda", 80), ("cuda", 90), ("cpu", 0)]"""
     out = []
@@ -44,14 +50,14 @@ def _parse_targets(specs):
             out.append(("cpu", 0))
             continue
         if kind != "cuda" or not rest:
-            raise SystemExit(f"kiln precompile: bad target '{spec}'; write cpu or cuda:sm_80,sm_90")
+            _usage_error(f"kiln precompile: bad target '{spec}'; write cpu or cuda:sm_80,sm_90")
         for arch in rest.split(","):
             a = arch.strip()
             digits = a[3:] if a.startswith("sm_") else a
             if not (digits.isascii() and digits.isdigit()) or \
                     not ARCH_MIN <= int(digits) <= ARCH_MAX:
-                raise SystemExit(f"kiln precompile: bad CUDA architecture '{arch}' in '{spec}'; "
-                                 f"write sm_80 or 80 (sm_{ARCH_MIN} to sm_{ARCH_MAX})")
+                _usage_error(f"kiln precompile: bad CUDA architecture '{arch}' in '{spec}'; "
+                             f"write sm_80 or 80 (sm_{ARCH_MIN} to sm_{ARCH_MAX})")
             out.append(("cuda", int(digits)))
     seen = []
     for t in out:

@@ -196,6 +196,21 @@ int64_t kiln_cache_export_bundle(kiln_cache *c, const char *path, const char *co
                    file_type(st.st_mode));
         return -1;
     }
+    /* the directory the bundle goes into (SQLite's own message would name the
+     * temporary file and "a database") */
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        if (slash == dir) slash[1] = 0;
+        else *slash = 0;
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            diag_plain(c->ctx, KILN_ERROR, "create the directory first",
+                       "cannot write the bundle %s: its directory %s does not exist", path,
+                       dir);
+            return -1;
+        }
+    }
     if (exists_as_db(c, path)) {
         diag_plain(c->ctx, KILN_ERROR, "give the path of another file",
                    "%s is kiln's cache database (or its journal); a bundle written over it "

@@ -134,6 +134,19 @@ def test_usage_errors_go_to_stderr_and_exit_2(args, why, env):
     assert why in p.stderr and "usage: kiln" in p.stderr, p.stderr
 
 
+def test_python_m_kiln_usage_errors_exit_2_and_export_names_a_missing_directory(tmp_path, env):
+    # huntF 09: `python -m kiln precompile --target bogus` exited 1; huntF 10: an export
+    # into a missing directory gave SQLite's message about a temporary file
+    (tmp_path / "m.py").write_text("x = 1\n")
+    for t, why in (("bogus", "bad target 'bogus'"), ("cuda:sm_5", "architecture 'sm_5'")):
+        p = subprocess.run([sys.executable, "-m", "kiln", "precompile", "m.py", "--target", t],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert p.returncode == 2 and why in p.stderr, (p.returncode, p.stderr)
+    p = cli("cache", "export", str(tmp_path / "no" / "dir" / "b.kiln"), env=env)
+    assert p.returncode == 1
+    assert f"its directory {tmp_path / 'no' / 'dir'} does not exist" in p.stderr, p.stderr
+
+
 def test_options_may_come_anywhere_and_take_equals(tmp_path, env):
     (tmp_path / "tiny.py").write_text(TINY)
     a = cli("compile", "--target=cpu", "tiny.py", "--types", "tiny", "void(float64[::1])",
