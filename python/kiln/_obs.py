@@ -29,6 +29,7 @@ LOG_NAMES = {"compile": LOG_COMPILE, "cache": LOG_CACHE, "launch": LOG_LAUNCH,
 # where KILN_DUMP writes (None: off), and whether it has warned that it cannot
 _dump_dir = None
 _dump_warned = False
+_dump_seen = {}  # (qualname, key, target) -> {source digest: its number under that name}
 
 # the recorders taking trace events now: KILN_TRACE's and each open kiln.profile;
 # _sinks_lock orders their opening and closing (which turn tracing on and off) between
@@ -288,6 +289,13 @@ def dump(qualname, key, target_name, source, image=None, tier0=None):
     import hashlib
 
     short = hashlib.blake2s(bytes(key), digest_size=4).hexdigest()
+    # kernels a factory makes share a qualname and their argument types: the second
+    # source seen under one name (in this process) is written as QUALNAME.KEY-2...
+    seen = _dump_seen.setdefault((qualname, short, target_name), {})
+    n = seen.setdefault(hashlib.blake2s(source.encode("utf-8", "surrogatepass")).digest(),
+                        len(seen) + 1)
+    if n > 1:
+        short = f"{short}-{n}"
     stem = os.path.join(_dump_dir, f"{_safe(qualname)}.{short}.{target_name}")
     files = [(stem + (".cu" if target_name.startswith("cuda") else ".c"), source)]
     if tier0 is not None:

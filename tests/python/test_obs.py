@@ -448,6 +448,25 @@ def test_kiln_dump_writes_sources_under_readable_names(tmp_path):
     assert sorted(os.listdir(tmp_path / "dump2")) == files
 
 
+def test_kiln_dump_numbers_a_factorys_kernels(tmp_path):
+    # huntF 04: kernels a factory makes (one qualname, one key) overwrote one file
+    out, _ = run(tmp_path, '''
+        def make(n):
+            @kiln.jit
+            def k(a):
+                i = kiln.grid(1)
+                if i < a.size:
+                    a[i] = n
+            return k
+        for n in (7, 8, 9, 7):
+            make(n)[1, 4](np.zeros(2))
+        print(sorted(f for f in os.listdir("dump") if f.endswith(".cpu.c")))
+    ''', KILN_DUMP=str(tmp_path / "dump"))
+    names = eval(out.strip().splitlines()[-1])
+    # three sources (the second 7 is the first's again): three files, two numbered
+    assert len(names) == 3 and sum("-" in n.split(".")[-3] for n in names) == 2, names
+
+
 def test_kiln_dump_unwritable_warns_once(tmp_path):
     (tmp_path / "afile").write_text("x")
     out, err = run(tmp_path, '''
