@@ -162,6 +162,25 @@ def test_metrics_reset_and_sampled_host_cost(tmp_path):
     assert 0 < k["host_us"] < 1000 and k["run_us"] > 0
 
 
+def test_tiered_compiles_count_one_look_up_and_name_the_optimised_build(tmp_path):
+    # huntF 03, 11: the optimised build's look-up on the worker counted a second miss, and
+    # its log lines named no kernel
+    body = '''
+        from kiln import _kiln
+        add[1, 16](np.ones(3), np.ones(3), np.zeros(3))
+        assert _kiln.tier_wait(60.0)    # the optimised build has ended
+        assert _kiln.tier_stats()["swaps"] == 1
+        print(json.dumps(kiln.metrics()["cache"]))
+    '''
+    env = dict(KILN_TIERS="1", KILN_LOG="compile,cache")
+    out, err = run(tmp_path, body, **env)
+    c = last_json(out)
+    assert c["lookups"] == 1 and c["misses"] == 1, c
+    lines = [ln for ln in err.splitlines() if ln.startswith("kiln ")]
+    assert lines and all("add(" in ln for ln in lines), lines
+    assert any("(optimised build)" in ln for ln in lines), lines
+
+
 def test_memory_tier_hit_for_the_same_kernel_text(tmp_path):
     (tmp_path / "kernels2.py").write_text(KERNELS)
     m = last_json(run(tmp_path, '''

@@ -67,6 +67,13 @@ typedef struct {
 } Compile;
 
 static _Thread_local Compile cur;
+/* A tiered CPU compile's optimised build on a worker thread (tier.c): its kernel, named
+ * in its log lines; its cache look-up repeats the first call's, which counted already */
+static _Thread_local char bg_name[256];
+
+void ext_obs_background(const char *name) {
+    snprintf(bg_name, sizeof bg_name, "%s", name ? name : "");
+}
 static ExtObs *fork_obs; /* for the fork handler */
 
 static const char *const stage_names[OBS_NSTAGES] = {"front", "sema", "emit", "cc", "nvrtc", "load"};
@@ -123,7 +130,8 @@ void ext_obs_stage(ModState *st, ObsStage s, double t0, double ms, const char *d
     }
     /* a compile with a record gets one line when it is registered */
     if ((f & OBS_LOG_COMPILE) && !cur.open)
-        ext_log_line("kiln compile: %s %.2f ms%s%s", stage_names[s], ms, detail ? " " : "",
+        ext_log_line("kiln compile: %s%s%s %.2f ms%s%s", bg_name,
+                 bg_name[0] ? " (optimised build) " : "", stage_names[s], ms, detail ? " " : "",
                  detail ? detail : "");
 }
 
@@ -134,12 +142,14 @@ void ext_obs_cache(ModState *st, int tier, int looked, const char *key, double t
     bool on[4] = {false, true, (looked & 1 << KILN_CACHE_DISK) != 0,
                   (looked & 1 << KILN_CACHE_REMOTE) != 0};
     int last = tier ? tier : 3;
-    add(&o->lookups, 1);
-    if (tier) add(&o->found, 1);
-    for (int t = 1; t <= last; t++) {
+    for (int t = 1; t <= last && !bg_name[0]; t++) {
         if (!on[t]) continue;
         if (t == tier) add(&o->hits[t], 1);
         else add(&o->misses[t], 1);
+    }
+    if (!bg_name[0]) {
+        add(&o->lookups, 1);
+        if (tier) add(&o->found, 1);
     }
     if (cur.open) cur.tier = tier;
     int f = ext_obs_flags(st);
@@ -151,9 +161,10 @@ void ext_obs_cache(ModState *st, int tier, int looked, const char *key, double t
         ext_trace_host(&st->obs->tr, "cache", cur.open ? cur.name : "cache", t0, ms * 1e3, args);
     }
     if (f & OBS_LOG_CACHE)
-        ext_log_line("kiln cache: %s%s%s%s%s (key %s, %.2f ms)", cur.open ? cur.kernel : "",
-                 cur.open ? cur.spec : "", cur.open ? " " : "", tier ? tier_names[tier] : "",
-                 tier ? " hit" : "miss in every tier", key ? key : "", ms);
+        ext_log_line("kiln cache: %s%s%s%s%s%s (key %s, %.2f ms)", cur.open ? cur.kernel : bg_name,
+                 cur.open ? cur.spec : "", cur.open ? " " : bg_name[0] ? " (optimised build) " : "",
+                 tier ? tier_names[tier] : "", tier ? " hit" : "miss in every tier",
+                 !cur.open && bg_name[0] && !tier ? ", built now" : "", key ? key : "", ms);
 }
 
 void ext_obs_copy(ModState *st, bool h2d, int64_t bytes, int device, double t0, double ms) {

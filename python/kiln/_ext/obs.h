@@ -76,6 +76,9 @@ void ext_obs_stage(ModState *st, ObsStage s, double t0, double ms, const char *d
 /* A cache look-up of key (hex) found it in tier (KILN_CACHE_*, 0 a miss);
  * looked: the tiers looked in (kiln_cache_get_tier's bits).  t0, ms as above. */
 void ext_obs_cache(ModState *st, int tier, int looked, const char *key, double t0, double ms);
+/* This thread runs a tiered compile's optimised build of kernel name (tier.c; NULL: no
+ * more): its log lines name it, its cache look-up is not counted again. */
+void ext_obs_background(const char *name);
 /* Bytes copied between host and device outside launches (to_device,
  * copy_to_host): counted, traced.  h2d: the direction. */
 void ext_obs_copy(ModState *st, bool h2d, int64_t bytes, int device, double t0, double ms);

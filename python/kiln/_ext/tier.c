@@ -172,8 +172,10 @@ static void run_job(ExtTiers *T, ExtTierJob *j) {
     kiln_ctx_set_interrupt(j->ctx, job_stopped, T);
     CpuSource b = {j->src, j->len};
     ExtArtifact art;
+    ext_obs_background(j->name);
     int rc = ext_cached_build_nogil(T->st, j->ctx, j->src, j->len, j->target, 0,
                                     kiln_cpu_target_name(), j->name, build_cpu, &b, &art);
+    ext_obs_background(NULL);
     kiln_cpu_module *mod = NULL;
     bool wanted = false;
     if (rc == 0) {
