@@ -461,7 +461,8 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     buf_puts(&fp, ")");
     const char *a = args.p ? args.p : "";
     /* atomics keep the thread loop scalar, unless they all became reduction variables */
-    const char *simd = !E->R->uses_atomics ? "omp simd"
+    const char *simd = E->inner_simd ? "" /* (a fold's loop has one: OpenMP nests none) */
+                       : !E->R->uses_atomics ? "omp simd"
                        : E->plan.simd_ok ? arena_printf(&E->C->arena, "omp simd%s",
                                                         red.p ? red.p : "")
                                          : "";

@@ -81,6 +81,10 @@ typedef struct Emit {
     int *declared;      /* per symbol id: the run whose lane loop declared it */
     int run;            /* lane loops written so far */
     const char *mask;   /* the lanes still in the varying while loop being written */
+    const char *loop_pragma;  /* CPU: written before the next range loop's `for` (a fold's
+                               * omp simd reduction, emit_stmt.c), then cleared */
+    bool inner_simd;          /* CPU: a loop of the program has one: the entry's position
+                               * loops take no `omp simd` (OpenMP nests none) */
     const Sym *flat_counter;  /* CPU: the counter of the grid-stride loop being written run
                                * flat, in [0, stop) there: its index needs no wrap */
     const UnrollPlan *hoist; /* CUDA: the unrolled loop whose copy is being written: its

@@ -378,6 +378,22 @@ KILN_FN f64 kiln_max_f64(f64 a, f64 b) { return fmax(a, b); }
     }
 KILN_FMINMAX(f32)
 KILN_FMINMAX(f64)
+/* the same as OpenMP reductions, for a loop that only folds a max or a min (emit_stmt.c,
+ * fold_pragma): each vector lane folds its share, the shares fold at the end (both are
+ * associative and commutative, the NaN and zero rules included).  A float share starts
+ * as NaN, the value these ignore: a column of NaN alone still folds to NaN */
+#pragma omp declare reduction(kmax_f32_ : f32 : omp_out = kiln_max_f32(omp_out, omp_in)) initializer(omp_priv = __builtin_nanf(""))
+#pragma omp declare reduction(kmin_f32_ : f32 : omp_out = kiln_min_f32(omp_out, omp_in)) initializer(omp_priv = __builtin_nanf(""))
+#pragma omp declare reduction(kmax_f64_ : f64 : omp_out = kiln_max_f64(omp_out, omp_in)) initializer(omp_priv = __builtin_nan(""))
+#pragma omp declare reduction(kmin_f64_ : f64 : omp_out = kiln_min_f64(omp_out, omp_in)) initializer(omp_priv = __builtin_nan(""))
+#pragma omp declare reduction(kmax_i32_ : i32 : omp_out = kiln_max_i32(omp_out, omp_in)) initializer(omp_priv = INT32_MIN)
+#pragma omp declare reduction(kmin_i32_ : i32 : omp_out = kiln_min_i32(omp_out, omp_in)) initializer(omp_priv = INT32_MAX)
+#pragma omp declare reduction(kmax_i64_ : i64 : omp_out = kiln_max_i64(omp_out, omp_in)) initializer(omp_priv = INT64_MIN)
+#pragma omp declare reduction(kmin_i64_ : i64 : omp_out = kiln_min_i64(omp_out, omp_in)) initializer(omp_priv = INT64_MAX)
+#pragma omp declare reduction(kmax_u32_ : u32 : omp_out = kiln_max_u32(omp_out, omp_in)) initializer(omp_priv = 0)
+#pragma omp declare reduction(kmin_u32_ : u32 : omp_out = kiln_min_u32(omp_out, omp_in)) initializer(omp_priv = UINT32_MAX)
+#pragma omp declare reduction(kmax_u64_ : u64 : omp_out = kiln_max_u64(omp_out, omp_in)) initializer(omp_priv = 0)
+#pragma omp declare reduction(kmin_u64_ : u64 : omp_out = kiln_min_u64(omp_out, omp_in)) initializer(omp_priv = UINT64_MAX)
 #endif
 
 /* ---- fastmath ---------------------------------------------------------------------- */

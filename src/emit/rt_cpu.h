@@ -270,7 +270,9 @@ static const int kiln_never_ = 0;
 /* lane mode's while loop with a varying condition finishes its lanes one at a time
  * once at most one lane in this many is left in it (emit_stmt.c, lane_while): past
  * that a vector pass costs more than the lanes' own passes */
+#ifndef KILN_LANE_TAIL_DIV /* (-DKILN_LANE_TAIL_DIV=N in KILN_CC: a tuning study) */
 #define KILN_LANE_TAIL_DIV 4
+#endif
 #define KILN_POLL_SPAN 65536 /* KILN_CPU_POLL_SPAN in kiln.h */
 #define KILN_POLL_SPAN_LOOPS 256 /* when threads run loops: KILN_CPU_POLL_SPAN_LOOPS */
 #define KILN_STOPPED() __builtin_expect(__atomic_load_n(S_, __ATOMIC_RELAXED) != 0, 0)

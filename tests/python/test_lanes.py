@@ -1304,7 +1304,8 @@ def test_random_kernels_match_the_one_body(tmp_path, monkeypatch):
             got.append((out, out2) + extra)
         for x, y in zip(got[0], got[1]):
             assert np.array_equal(x, y), path.read_text()
-    assert lanes >= 10  # most of them take lane mode
+    # many take lane mode (not those whose varying while divides int64: loop_divides)
+    assert lanes >= 4
 
 
 def wrap_int64(x):
