@@ -171,7 +171,7 @@ def test_plan_in_the_source():
     s = asum.inspect_source("void(float64[::1], float64[::1])")
     assert "reduction(+:ac1_0_)" in s and "kiln_atomic_add_f64(&p1.data" in s
     s = hist.inspect_source("void(float32[::1], int64[::1], int64)")
-    assert "calloc" in s and "reduction(" not in s
+    assert "calloc" in s and "simd reduction(" not in s
     s = sum_and_read.inspect_source("void(float64[::1], float64[::1], float64[::1])")
     assert "calloc" not in s and "ac1_0_" not in s
     s = sum_used.inspect_source("void(float64[::1], int64[::1], int64[::1])")
