@@ -472,6 +472,30 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
     if (x->level == FL_POST)
         return ERR(n->sp, "reduce the array once", "kiln.fuse cannot reduce a reduced value");
     bool rows = false;
+    if (axis && axis->kind == E_TUPLE) {
+        /* NumPy's tuple of axes: one axis as itself, every axis as None */
+        int na = axis->tuple.n, nd = x->ndim;
+        if (na == 1) {
+            axis = axis->tuple.v[0];
+        } else {
+            uint64_t seen = 0;
+            bool all = na == nd && nd > 0 && nd <= 64;
+            for (int i = 0; i < na && all; i++) {
+                const Node *e = axis->tuple.v[i];
+                bool neg = e->kind == E_UNARY && e->op == U_NEG && e->un.x->kind == E_INT;
+                const Node *lit = neg ? e->un.x : e;
+                int64_t v = lit->kind == E_INT ? (neg ? -(int64_t)lit->ilit.v : (int64_t)lit->ilit.v) : nd;
+                if (v < 0) v += nd;
+                all = lit->kind == E_INT && v >= 0 && v < nd && !((seen >> v) & 1);
+                if (all) seen |= UINT64_C(1) << v;
+            }
+            if (!all)
+                return ERR(axis->sp, "write axis=None or axis=-1",
+                           "kiln.fuse reduces over all axes or the last one; a tuple of axes "
+                           "must name one axis or each axis once");
+            axis = NULL;
+        }
+    }
     if (axis && axis->kind != E_NONE) {
         int64_t v = 0;
         bool neg = axis->kind == E_UNARY && axis->op == U_NEG && axis->un.x->kind == E_INT;

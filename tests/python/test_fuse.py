@@ -280,6 +280,20 @@ def test_a_kernel_error_names_the_fused_functions_line():
         f(np.array([2, 3]), np.array([1, -1]))
 
 
+def test_tuples_of_axes(rng):
+    """axis=(-1,) is the last axis and a tuple naming every axis is axis=None, as NumPy's
+    (huntE: 'needs the axis as a literal'); other tuples are a CompileError saying so."""
+    x = rng.standard_normal((3, 4, 5))
+    for f in (lambda x: x.sum(axis=(-1,)), lambda x: np.max(x, axis=(2,), keepdims=True),
+              lambda x: np.sum(x, axis=(0, 1, 2)), lambda x: x.min(axis=(2, 0, -2)),
+              lambda x: np.mean(x, axis=(1, 2, 0), keepdims=True)):
+        _same(kiln.fuse(f)(x), f(x))
+    for bad in (lambda x: x.sum(axis=(0, 0, 1)), lambda x: x.sum(axis=(0, 1)),
+                lambda x: x.sum(axis=())):
+        with pytest.raises(kiln.CompileError, match="a tuple of axes"):
+            kiln.fuse(bad)(x)
+
+
 def test_zero_d_and_mixed_dtypes(rng):
     """0-d inputs give NumPy scalars; mixed dtypes promote as NumPy does."""
     a = np.array(np.float32(1.5))
