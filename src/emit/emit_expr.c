@@ -448,7 +448,8 @@ static void binop_text(Emit *E, Node *at, BinOp op, const Type *t, Node *l, Node
          * compiler can combine (a rotate) where the helper's range check kept it apart */
         if (r->ty && ty_is_int(r->ty) && (r->flags & NF_BOUNDED) && r->nnhi < (uint64_t)bits &&
             ((r->flags & NF_NONNEG) || !ty_is_signed(r->ty))) {
-            P("((%s)(%s", ct, op == B_LSHIFT ? (bits <= 32 ? "(u32)" : "(u64)") : "");
+            if (op == B_LSHIFT) P("((%s)((%s)", ct, ut);
+            else P("((%s)(", ct);
             emit_expr_as(E, l, t);
             PS(op == B_LSHIFT ? " << (" : " >> (");
             emit_expr_as(E, r, t);
