@@ -38,9 +38,9 @@ _sinks = []
 _sinks_lock = _thread.allocate_lock()
 _env_trace = None
 
-# the events one recorder keeps (trace.h's TRACE_MAX_EVENTS, which bounds the C buffer
-# between drains): later ones are counted in its otherData.dropped_events
-TRACE_MAX_EVENTS = 1 << 20
+# the events one recorder keeps (trace.h's, which bounds the C buffer between drains):
+# later ones are counted in its otherData.dropped_events
+TRACE_MAX_EVENTS = _kiln.TRACE_MAX_EVENTS
 
 
 def _warn(message, category, stacklevel):

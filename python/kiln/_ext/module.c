@@ -27,6 +27,7 @@
 #include "table.h"
 #include "tier.h"
 #include "tunedepth.h"
+#include "trace.h"
 #include "ufunc.h"
 
 static int mod_exec(PyObject *m) {
@@ -34,6 +35,8 @@ static int mod_exec(PyObject *m) {
     if (ext_errors_init(m, st) < 0) return -1;
     if (ext_obs_init(st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_obs_functions) < 0) return -1;
+    /* the events a trace keeps (trace.h), which _obs.py's recorders keep in all too */
+    if (PyModule_AddIntConstant(m, "TRACE_MAX_EVENTS", TRACE_MAX_EVENTS) < 0) return -1;
     if (ext_signals_init() < 0) return -1;
     if (ext_devarray_types(m, st) < 0) return -1;
     if (PyModule_AddFunctions(m, ext_devarray_functions) < 0) return -1;
