@@ -61,6 +61,9 @@ test-san: $(SAN)/build.ninja
 # own allocations to exit), every other finding stops the run.
 SANPKG  := $(SAN)/pkg
 SANLIBS  = $(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)
+# the Python suites run on PYTEST_JOBS processes (pytest-xdist; `make test PYTEST_JOBS=0`
+# runs them in this one process)
+PYTEST_JOBS ?= auto
 test-san-py: $(SAN)/build.ninja $(VENV)/.docs-stamp
 	$(NINJA) -C $(SAN)
 	rm -rf $(SANPKG) && mkdir -p $(SANPKG)/kiln
@@ -68,10 +71,10 @@ test-san-py: $(SAN)/build.ninja $(VENV)/.docs-stamp
 	cp -r python/kiln/kernels python/kiln/typing python/kiln/misc $(SANPKG)/kiln/
 	LD_PRELOAD="$(SANLIBS)" ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:verify_asan_link_order=0 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 KILN_TEST_PYDIR=$(CURDIR)/$(SANPKG) \
-	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -m "not gpu and not slow" tests $(PYTEST_ARGS)
+	KILN_BUILD_DIR=$(SAN) KILN_CHECK_CUDA=1 PYTHONPATH=$(SANPKG) $(VPY) -m pytest -q -n $(PYTEST_JOBS) -m "not gpu and not slow" tests $(PYTEST_ARGS)
 
 test-py: build $(VENV)/.docs-stamp
-	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -m "not gpu and not slow" tests
+	KILN_CHECK_CUDA=1 PYTHONPATH=python $(VPY) -m pytest -q -n $(PYTEST_JOBS) -m "not gpu and not slow" tests
 
 # the tests that take minutes (marker slow): a wheel built and installed into a new venv
 test-slow: build

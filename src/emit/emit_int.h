@@ -6,7 +6,7 @@
  * vector path, vecplan.h) -> emit_blocks.c (block mode's CPU
  * entries, rt_blocks.h) -> emit_extern.c (external CUDA device functions'
  * sources, declarations and wrappers) -> emit_libdevice.c (libdevice's) -> emit_stmt.c (statements, lane mode,
- * the folded guard) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
+ * the folded guard) -> emit_assign.c (assignments and their stores) -> emit_ufunc.c (the loop of a ufunc statement on arrays) ->
  * emit_expr.c (expressions: operators, subscripts,
  * intrinsics, comparisons) -> emit_complex.c (complex operations and cmath, on
  * operands emit_expr.c has written) -> emit_bf16.c (kiln.bf16's functions, the
@@ -274,5 +274,9 @@ void emit_range_head(Emit *E, Node *n, int k);
 /* The entry's xlo_/xhi_, ylo_/yhi_, zlo_/zhi_: the bounds E->plan.guard folds into the grid
  * (all of it when there is no guard), from the entry's parameters p<i>. */
 void emit_guard_bounds(Emit *E);
+
+/* ---- emit_assign.c: assignments (S_ASSIGN) and augmented ones (S_AUGASSIGN) ---- */
+void emit_assign_stmt(Emit *E, Node *n);
+void emit_aug_stmt(Emit *E, Node *n);
 
 #endif

@@ -22,199 +22,9 @@
 
 #include "sema/fuse_int.h"
 
-
 static FNode *err_null(void) { return NULL; }
 #define ERR(sp, hint, ...) (error_at(F->C, (sp), (hint), __VA_ARGS__), err_null())
 
-static FNode *fnew(Fuse *F, int kind, Span sp) {
-    FNode *n = arena_alloc(&F->C->arena, sizeof *n);
-    n->kind = (uint8_t)kind;
-    n->sp = sp;
-    return n;
-}
-
-const char *fuse_type_name(const Type *t) {
-    return t->weak ? (t->kind == TY_FLOAT ? "Python float" : "Python int")
-                   : kiln_dtype_name((kiln_dtype)t->dtype);
-}
-
-/* ---- shapes ---------------------------------------------------------------- */
-
-/* The broadcast of two values' shapes into n (ndim, ones, arrays, level). */
-static bool combine(Fuse *F, FNode *n, FNode *a, FNode *b) {
-    n->ndim = a->ndim;
-    n->ones = a->ones | (~0u << a->ndim);
-    if (b) {
-        n->ndim = MAX(a->ndim, b->ndim);
-        n->ones &= b->ones | (~0u << b->ndim);
-    }
-    n->ones &= n->ndim >= 32 ? ~0u : ~(~0u << n->ndim);
-    n->arrays = a->arrays | (b ? b->arrays : 0);
-    n->outer = a->outer | (b ? b->outer : 0);
-    n->reds = a->reds | (b ? b->reds : 0);
-    n->level = (uint8_t)MAX(a->level, b ? b->level : FL_SCALAR);
-    n->npscalar = n->ndim == 0 && n->level != FL_SCALAR; /* callers that keep arrays reset it */
-    if (b && a->level == FL_POST && b->level == FL_POST) return true;
-    if (n->level == FL_POST) {
-        /* an elementwise array beside a reduced value is read after the loop, at the
-         * output's position: it must not add dimensions */
-        FNode *post = a->level == FL_POST ? a : b, *other = post == a ? b : a;
-        uint32_t dims = other ? ~(~0u << other->ndim) : 0;
-        if (other && other->level == FL_ELEM &&
-            (other->ndim > post->ndim || (post->ones & ~other->ones & dims))) {
-            error_at(F->C, other->sp, "reduce it too, or combine the arrays before reducing",
-                     "kiln.fuse cannot combine a reduced value with an array it would "
-                     "broadcast to (%d dimensions): that needs a second pass over the array",
-                     other->ndim);
-            return false;
-        }
-    }
-    return true;
-}
-
-/* ---- types ----------------------------------------------------------------- */
-
-static bool is_bool(const Type *t) { return t->kind == TY_BOOL; }
-
-/* NumPy's loop dtype for a float function of x: float16 is refused. */
-static const Type *float_of(Fuse *F, const Type *x, Span sp, const char *what) {
-    if (x->kind == TY_FLOAT) return x->weak ? ty_scalar(KILN_FLOAT64) : x;
-    if (x->weak) return ty_scalar(KILN_FLOAT64);
-    int bits = is_bool(x) ? 8 : ty_bits(x);
-    if (bits <= 8) {
-        error_at(F->C, sp, "convert first, e.g. x.astype(np.float32)",
-                 "%s of %s is float16 in NumPy, which kiln.fuse does not support", what,
-                 fuse_type_name(x));
-        return NULL;
-    }
-    return ty_scalar(bits <= 16 ? KILN_FLOAT32 : KILN_FLOAT64);
-}
-
-/* The value of a Python int written out: a literal or a frozen global ("(-1)"), perhaps
- * under unary - + ~ (*big: past int64, a uint64's).  False when it is not one. */
-static bool py_int_value(const FNode *n, int64_t *v, bool *big) {
-    if (!n->py || n->t->kind != TY_INT) return false;
-    if (n->kind == FN_UN && n->a && py_int_value(n->a, v, big) && !*big) {
-        if (n->op == U_NEG && *v != INT64_MIN) *v = -*v;
-        else if (n->op == U_INVERT) *v = ~*v;
-        else if (n->op != U_POS) return false;
-        return true;
-    }
-    if (n->kind != FN_CONST || !n->text) return false;
-    const char *s = n->text;
-    bool paren = *s == '(';
-    if (paren) s++;
-    bool neg = *s == '-';
-    if (neg) s++;
-    if (*s < '0' || *s > '9') return false;
-    char *end;
-    unsigned long long u = strtoull(s, &end, 10);
-    if (*end != (paren ? ')' : '\0')) return false;
-    *big = !neg && u > (unsigned long long)INT64_MAX;
-    *v = neg ? (int64_t)(0ull - u) : (int64_t)u;
-    return true;
-}
-
-/* The value of a Python number written out (a literal, a frozen global, under unary -). */
-static bool py_num_value(const FNode *n, double *v) {
-    if (!n->py) return false;
-    if (n->kind == FN_UN && n->a && (n->op == U_NEG || n->op == U_POS) && py_num_value(n->a, v)) {
-        if (n->op == U_NEG) *v = -*v;
-        return true;
-    }
-    if (n->kind != FN_CONST || !n->text) return false;
-    if (strcmp(n->text, "True") == 0 || strcmp(n->text, "False") == 0) {
-        *v = n->text[0] == 'T';
-        return true;
-    }
-    const char *s = n->text + (n->text[0] == '(');
-    char *end;
-    *v = strtod(s, &end);
-    return end != s && (*end == '\0' || *end == ')');
-}
-
-static const Type *promote(Fuse *F, FNode *a, FNode *b) {
-    const Type *t = ty_promote(a->t, b->t);
-    /* NEP 50: a Python int must fit the typed integer it meets */
-    FNode *w = a->t->weak ? a : b, *s = a->t->weak ? b : a;
-    int64_t v;
-    bool big = false;
-    if (w->t->weak && !s->t->weak && ty_is_int(s->t) && w->t->kind == TY_INT &&
-        py_int_value(w, &v, &big) && !ty_int_fits(s->t, v, big)) {
-        if (big)
-            error_at(F->C, w->sp, NULL, "Python integer %llu out of bounds for %s",
-                     (unsigned long long)v, fuse_type_name(s->t));
-        else
-            error_at(F->C, w->sp, NULL, "Python integer %lld out of bounds for %s", (long long)v,
-                     fuse_type_name(s->t));
-        return NULL;
-    }
-    return t;
-}
-
-/* A comparison r of a Python int with an integer array: NumPy 2 compares exactly, even
- * where the int does not fit the array's type (x > -1 on uint8 is all True, x == 300 on
- * int8 all False; arithmetic would raise instead).  A literal outside the type's range
- * gives every element the same answer: r becomes the comparison with the range's end on
- * that side that has it (x >= 0, x < 0).  Otherwise the comparison is made in int64,
- * which holds both (an argument's value is known only at the call), except against
- * uint64, which an argument meets as uint64 (docs/modes.md).  False: r is left to the
- * usual promotion. */
-static FNode *constant(Fuse *F, Span sp, const Type *t, const char *text);
-
-static bool weak_int_compare(Fuse *F, FNode *r) {
-    FNode *w = r->a->t->weak ? r->a : r->b, *s = w == r->a ? r->b : r->a;
-    if (!w->t->weak || w->t->kind != TY_INT || s->t->weak || s->t->kind != TY_INT) return false;
-    const Type *st = ty_scalar(s->t->dtype);
-    int64_t v;
-    bool big = false;
-    if (py_int_value(w, &v, &big) && !ty_int_fits(st, v, big)) {
-        int op = (int)r->op;
-        if (w == r->a) /* c < x is x > c */
-            op = op == C_LT ? C_GT : op == C_GT ? C_LT : op == C_LE ? C_GE : op == C_GE ? C_LE : op;
-        bool below = !big && v < 0;
-        bool truth = below ? op == C_GT || op == C_GE || op == C_NE
-                           : op == C_LT || op == C_LE || op == C_NE;
-        int bits = ty_bits(st);
-        const char *end;
-        if (below)
-            end = ty_is_signed(st) ? arena_printf(&F->C->arena, "(-%llu)",
-                                                  1ull << (bits - 1))
-                                   : "0";
-        else
-            end = arena_printf(&F->C->arena, "%llu",
-                               ty_is_signed(st) ? (1ull << (bits - 1)) - 1
-                                                : bits == 64 ? ~0ull : (1ull << bits) - 1);
-        r->a = s;
-        r->b = constant(F, w->sp, &ty_weak_int, end);
-        r->op = below ? (truth ? C_GE : C_LT) : (truth ? C_LE : C_GT);
-        r->opty = st;
-    } else if (st->dtype == KILN_UINT64) {
-        return false;
-    } else {
-        r->opty = ty_scalar(KILN_INT64);
-    }
-    r->t = ty_scalar(KILN_BOOL);
-    return true;
-}
-
-/* Python's ZeroDivisionError for an operation of Python numbers whose divisor (or, for **,
- * a zero base under a negative exponent) is written out: Python raises it where the
- * kernel would compute inf or 0.  False after reporting it. */
-static bool python_divides(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
-    double x, y;
-    if ((op == B_DIV || op == B_FLOORDIV || op == B_MOD) && py_num_value(b, &y) && y == 0) {
-        error_at(F->C, n->sp, "Python raises ZeroDivisionError here",
-                 "division by zero (of Python numbers)");
-        return false;
-    }
-    if (op == B_POW && py_num_value(a, &x) && x == 0 && py_num_value(b, &y) && y < 0) {
-        error_at(F->C, n->sp, "Python raises ZeroDivisionError here",
-                 "0 cannot be raised to a negative power");
-        return false;
-    }
-    return true;
-}
 
 /* ---- names ------------------------------------------------------------------- */
 
@@ -287,51 +97,16 @@ static bool resolve(Fuse *F, const Node *n, const char *path, kiln_value *kv,
     return true;
 }
 
-static FNode *constant(Fuse *F, Span sp, const Type *t, const char *text) {
-    FNode *c = fnew(F, FN_CONST, sp);
-    c->t = t;
-    c->text = text;
-    c->py = t->weak || strcmp(text, "True") == 0 || strcmp(text, "False") == 0;
-    return c;
-}
-
-/* Python's own rules for an operation of Python scalars (bools, ints, floats): what
- * NumPy sees is its result, a Python value.  bool & | ^ bool stays bool; other
- * arithmetic on bools is int. */
-static FNode *python_op(FNode *r, int op, FNode *a, FNode *b, bool cmp) {
-    r->py = true;
-    r->opty = NULL;
-    if (cmp) {
-        r->t = ty_scalar(KILN_BOOL);
-        return r;
-    }
-    bool fl = a->t->kind == TY_FLOAT || (b && b->t->kind == TY_FLOAT);
-    if (b && (op == B_AND || op == B_OR || op == B_XOR) && is_bool(a->t) && is_bool(b->t))
-        r->t = ty_scalar(KILN_BOOL);
-    else
-        r->t = fl || (b && op == B_DIV) ? &ty_weak_float : &ty_weak_int;
-    return r;
-}
-
-static const char *float_text(Fuse *F, double v) {
-    if (v != v) return "math.nan";
-    if (v > 1.7976931348623157e308) return "math.inf";
-    if (v < -1.7976931348623157e308) return "(-math.inf)";
-    const char *s = arena_printf(&F->C->arena, "%.17g", v);
-    if (!strpbrk(s, ".eEn")) s = arena_printf(&F->C->arena, "%s.0", s);
-    return v < 0 ? arena_printf(&F->C->arena, "(%s)", s) : s;
-}
-
 /* A frozen global value as a constant node. */
 static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_value *kv) {
     switch (kv->kind) {
     case KILN_VAL_INT:
-        return constant(F, n->sp, &ty_weak_int,
+        return fuse_constant(F, n->sp, &ty_weak_int,
                         arena_printf(&F->C->arena, kv->v.i < 0 ? "(%lld)" : "%lld",
                                      (long long)kv->v.i));
-    case KILN_VAL_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, kv->v.f));
+    case KILN_VAL_FLOAT: return fuse_constant(F, n->sp, &ty_weak_float, fuse_float_text(F, kv->v.f));
     case KILN_VAL_BOOL:
-        return constant(F, n->sp, ty_scalar(KILN_BOOL), kv->v.i ? "True" : "False");
+        return fuse_constant(F, n->sp, ty_scalar(KILN_BOOL), kv->v.i ? "True" : "False");
     case KILN_VAL_COMPLEX:
         return ERR(n->sp, "write the loop as a @kiln.jit kernel, which takes complex values",
                    "'%s' is complex: kiln.fuse does not fuse complex values yet", path);
@@ -340,12 +115,12 @@ static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_
         if (t->kind == TY_COMPLEX)
             return ERR(n->sp, "write the loop as a @kiln.jit kernel, which takes complex values",
                        "'%s' is complex: kiln.fuse does not fuse complex values yet", path);
-        const char *v = t->kind == TY_FLOAT ? float_text(F, kv->v.f)
+        const char *v = t->kind == TY_FLOAT ? fuse_float_text(F, kv->v.f)
                         : t->kind == TY_BOOL ? (kv->v.i ? "True" : "False")
                         : ty_is_signed(t) ? arena_printf(&F->C->arena, "(%lld)", (long long)kv->v.i)
                                           : arena_printf(&F->C->arena, "%llu",
                                                          (unsigned long long)kv->v.u);
-        return constant(F, n->sp, t,
+        return fuse_constant(F, n->sp, t,
                         arena_printf(&F->C->arena, "kiln.%s(%s)", ty_name(F->C, t), v));
     }
     case KILN_VAL_MISSING: return ERR(n->sp, NULL, "name '%s' is not defined", path);
@@ -360,17 +135,17 @@ static FNode *global_value(Fuse *F, const Node *n, const char *path, const kiln_
 
 
 static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
-    FNode *r = fnew(F, FN_UN, n->sp);
+    FNode *r = fuse_new(F, FN_UN, n->sp);
     r->op = (uint8_t)op;
     r->a = x;
-    combine(F, r, x, NULL);
+    fuse_combine(F, r, x, NULL);
     if (op == U_NOT)
         return ERR(n->sp, "use ~x (np.logical_not) for arrays",
                    "'not' asks for one truth value; on an array NumPy raises ValueError");
     if (x->py && op == U_INVERT && x->t->kind == TY_FLOAT)
         return ERR(n->sp, NULL, "bad operand type for unary ~: 'float' (Python's TypeError)");
-    if (x->py) return python_op(r, op, x, NULL, false);
-    if (is_bool(x->t) && op != U_INVERT)
+    if (x->py) return fuse_python_op(r, op, x, NULL, false);
+    if (fuse_is_bool(x->t) && op != U_INVERT)
         return ERR(n->sp, "use ~x for a logical not", "NumPy does not support %s on bool",
                    op == U_NEG ? "unary -" : "unary +");
     if (op == U_INVERT && x->t->kind == TY_FLOAT)
@@ -381,16 +156,16 @@ static FNode *un(Fuse *F, const Node *n, int op, FNode *x) {
 
 FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     static const char *const sym[] = {"+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"};
-    FNode *r = fnew(F, FN_BIN, n->sp);
+    FNode *r = fuse_new(F, FN_BIN, n->sp);
     r->op = (uint8_t)op;
     r->a = a;
     r->b = b;
-    if (!combine(F, r, a, b)) return NULL;
+    if (!fuse_combine(F, r, a, b)) return NULL;
     if (a->py && b->py)
-        return python_divides(F, n, op, a, b) ? python_op(r, op, a, b, false) : NULL;
-    const Type *t = promote(F, a, b);
+        return fuse_python_divides(F, n, op, a, b) ? fuse_python_op(r, op, a, b, false) : NULL;
+    const Type *t = fuse_promote(F, a, b);
     if (!t) return NULL;
-    bool both_bool = is_bool(a->t) && is_bool(b->t);
+    bool both_bool = fuse_is_bool(a->t) && fuse_is_bool(b->t);
     switch (op) {
     case B_SUB:
         if (both_bool)
@@ -406,10 +181,10 @@ FNode *fuse_bin(Fuse *F, const Node *n, int op, FNode *a, FNode *b) {
     case B_LSHIFT:
     case B_RSHIFT:
         if (both_bool) t = ty_scalar(KILN_INT8);
-        if (op == B_POW && (ty_is_int(t) || is_bool(t))) {
+        if (op == B_POW && (ty_is_int(t) || fuse_is_bool(t))) {
             int64_t e;
             bool big = false;
-            if (py_int_value(b, &e, &big) && !big && e < 0)
+            if (fuse_py_int(b, &e, &big) && !big && e < 0)
                 return ERR(n->sp, "use a float base, e.g. x.astype(np.float64) ** -1",
                            "Integers to negative integer powers are not allowed (NumPy's "
                            "ValueError)");
@@ -449,7 +224,7 @@ static const Type *red_acc(int op, const Type *t) {
     if (op == FR_MAX || op == FR_MIN) return t;
     if (op == FR_MEAN) return t->kind == TY_FLOAT ? t : ty_scalar(KILN_FLOAT64);
     if (t->kind == TY_FLOAT) return t;
-    if (is_bool(t) || ty_is_signed(t)) return ty_scalar(KILN_INT64);
+    if (fuse_is_bool(t) || ty_is_signed(t)) return ty_scalar(KILN_INT64);
     return ty_scalar(KILN_UINT64);
 }
 
@@ -559,7 +334,7 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
                   ? ty_scalar(KILN_FLOAT64)
                   : ri->acc;
     ri->sp = n->sp;
-    FNode *r = fnew(F, FN_RED, n->sp);
+    FNode *r = fuse_new(F, FN_RED, n->sp);
     r->arg = ir->nred++;
     r->t = ri->acc;
     r->level = FL_POST;
@@ -577,9 +352,9 @@ static FNode *reduction(Fuse *F, const Node *n, int op, FNode *x, const Node *co
 }
 
 FNode *fuse_cast(Fuse *F, Span sp, FNode *x, const Type *t) {
-    FNode *r = fnew(F, FN_CAST, sp);
+    FNode *r = fuse_new(F, FN_CAST, sp);
     r->a = x;
-    combine(F, r, x, NULL);
+    fuse_combine(F, r, x, NULL);
     r->npscalar = x->npscalar; /* x.astype(dt) of a 0-d array is a 0-d array */
     r->t = t;
     return r;
@@ -672,7 +447,7 @@ static FNode *call(Fuse *F, const Node *n) {
             if (x->py) /* (2).astype(...): Python's numbers have no such methods */
                 return ERR(fn->attr.attr_sp, "convert it with np.int16(x) or np.float32(x)",
                            "'%s' object has no attribute '%s' (Python's AttributeError)",
-                           x->t->kind == TY_FLOAT ? "float" : is_bool(x->t) ? "bool" : "int", m);
+                           x->t->kind == TY_FLOAT ? "float" : fuse_is_bool(x->t) ? "bool" : "int", m);
             if (strcmp(m, "astype") == 0) {
                 if (npos != 1 || n->call.kwvals.n)
                     return ERR(n->sp, NULL, "kiln.fuse takes x.astype(dtype) with one argument");
@@ -713,15 +488,15 @@ static FNode *call(Fuse *F, const Node *n) {
 static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int na) {
     if (strcmp(canon, "numpy.where") == 0) {
         if (na != 3) return ERR(n->sp, NULL, "kiln.fuse takes np.where(condition, x, y)");
-        FNode *r = fnew(F, FN_WHERE, n->sp);
+        FNode *r = fuse_new(F, FN_WHERE, n->sp);
         r->a = a[0];
         r->b = a[1];
         r->c = a[2];
         FNode tmp;
         memset(&tmp, 0, sizeof tmp);
-        if (!combine(F, &tmp, a[0], a[1]) || !combine(F, r, &tmp, a[2])) return NULL;
+        if (!fuse_combine(F, &tmp, a[0], a[1]) || !fuse_combine(F, r, &tmp, a[2])) return NULL;
         r->npscalar = false; /* np.where returns an array, 0-d too */
-        r->t = promote(F, a[1], a[2]);
+        r->t = fuse_promote(F, a[1], a[2]);
         if (!r->t) return NULL;
         if (r->t->weak && r->level != FL_SCALAR) r->t = ty_strong(r->t);
         return r;
@@ -732,7 +507,7 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
         int64_t v;
         bool big = false;
         const Type *dt = ty_scalar((kiln_dtype)in->sub);
-        if (ty_is_int(dt) && py_int_value(a[0], &v, &big) && !ty_int_fits(dt, v, big))
+        if (ty_is_int(dt) && fuse_py_int(a[0], &v, &big) && !ty_int_fits(dt, v, big))
             return ERR(a[0]->sp, NULL, "Python integer %s out of bounds for %s (NumPy's "
                        "OverflowError)", big ? arena_printf(&F->C->arena, "%llu",
                                                             (unsigned long long)v)
@@ -756,41 +531,41 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
                    want == 1 ? "" : "s");
     if (in->kind == IK_POWER)
         return fuse_bin(F, n, B_POW, a[0], a[1]);
-    FNode *r = fnew(F, FN_CALL, n->sp);
+    FNode *r = fuse_new(F, FN_CALL, n->sp);
     r->a = a[0];
     r->b = na > 1 ? a[1] : NULL;
     r->nargs = na;
-    if (!combine(F, r, a[0], r->b)) return NULL;
+    if (!fuse_combine(F, r, a[0], r->b)) return NULL;
     const char *short_name = strrchr(canon, '.') + 1;
     r->text = canon;
     const Type *x = a[0]->t;
     switch ((IntrKind)in->kind) {
     case IK_MATH1:
     case IK_LOG:
-        r->opty = r->t = float_of(F, x, n->sp, canon);
+        r->opty = r->t = fuse_float_of(F, x, n->sp, canon);
         if (in->kind == IK_LOG) r->text = "numpy.log";
         break;
     case IK_MATH2: {
         /* NumPy picks the loop from the operands' promotion, Python scalars weak
          * (np.arctan2(-2.0, f32) is float32); fmod of integers has integer loops */
-        const Type *p = promote(F, a[0], a[1]);
+        const Type *p = fuse_promote(F, a[0], a[1]);
         if (!p) return NULL;
-        if (strcmp(canon, "numpy.fmod") == 0 && (ty_is_int(p) || is_bool(p))) {
-            r->opty = r->t = is_bool(p) ? ty_scalar(KILN_INT8) : ty_strong(p);
+        if (strcmp(canon, "numpy.fmod") == 0 && (ty_is_int(p) || fuse_is_bool(p))) {
+            r->opty = r->t = fuse_is_bool(p) ? ty_scalar(KILN_INT8) : ty_strong(p);
             break;
         }
-        if (!(p = float_of(F, p, n->sp, canon))) return NULL;
+        if (!(p = fuse_float_of(F, p, n->sp, canon))) return NULL;
         r->opty = r->t = p;
         break;
     }
     case IK_NPMINMAX:
-        r->opty = r->t = promote(F, a[0], a[1]);
+        r->opty = r->t = fuse_promote(F, a[0], a[1]);
         if (r->t && r->t->weak) r->opty = r->t = ty_strong(r->t);
         break;
     case IK_ROUNDING:
         r->text = arena_printf(&F->C->arena, "numpy.%s", short_name);
         if (x->kind == TY_FLOAT) {
-            r->opty = r->t = float_of(F, x, n->sp, canon);
+            r->opty = r->t = fuse_float_of(F, x, n->sp, canon);
         } else if (x->weak) { /* np.floor(2) is np.int64(2) */
             r->t = ty_strong(x);
             r->text = NULL;
@@ -810,10 +585,10 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
     case IK_ABS:
         /* Python's abs of a Python number is one (weak); np.abs makes a NumPy scalar */
         r->opty = r->t = x->weak && strcmp(canon, "builtins.abs") == 0 ? x : ty_strong(x);
-        r->text = is_bool(x) ? NULL : "abs";
+        r->text = fuse_is_bool(x) ? NULL : "abs";
         break;
     case IK_SIGN:
-        if (is_bool(x)) return ERR(n->sp, NULL, "NumPy does not support np.sign on bool");
+        if (fuse_is_bool(x)) return ERR(n->sp, NULL, "NumPy does not support np.sign on bool");
         r->opty = r->t = ty_strong(x);
         r->text = "numpy.sign";
         break;
@@ -825,17 +600,17 @@ static FNode *call_fn(Fuse *F, const Node *n, const char *canon, FNode **a, int 
 FNode *fuse_expr(Fuse *F, const Node *n) {
     switch (n->kind) {
     case E_INT:
-        return constant(F, n->sp, &ty_weak_int,
+        return fuse_constant(F, n->sp, &ty_weak_int,
                         arena_printf(&F->C->arena, "%llu", (unsigned long long)n->ilit.v));
-    case E_FLOAT: return constant(F, n->sp, &ty_weak_float, float_text(F, n->flit));
-    case E_BOOL: return constant(F, n->sp, ty_scalar(KILN_BOOL), n->blit ? "True" : "False");
+    case E_FLOAT: return fuse_constant(F, n->sp, &ty_weak_float, fuse_float_text(F, n->flit));
+    case E_BOOL: return fuse_constant(F, n->sp, ty_scalar(KILN_BOOL), n->blit ? "True" : "False");
     case E_NAME: {
         FNode *v = lookup_local(F, n->name.id);
         if (v) return v;
         for (int i = 0; i < F->ir->nargs; i++)
             if (strcmp(F->ir->pnames[i], n->name.id) == 0) {
                 const kiln_fuse_arg *a = &F->ir->args[i];
-                FNode *p = fnew(F, FN_ARG, n->sp);
+                FNode *p = fuse_new(F, FN_ARG, n->sp);
                 p->arg = i;
                 p->text = n->name.id;
                 if (a->kind == KILN_FUSE_ARRAY || a->kind == KILN_FUSE_ROW) {
@@ -862,7 +637,7 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
     named: {
         const Intrinsic *in = intrinsic_lookup(canon);
         if (in && in->kind == IK_CONST)
-            return constant(F, n->sp, &ty_weak_float,
+            return fuse_constant(F, n->sp, &ty_weak_float,
                             in->sub == IC_PI ? "math.pi" : in->sub == IC_E ? "math.e"
                             : in->sub == IC_TAU ? "math.tau" : in->sub == IC_INF ? "math.inf"
                                                                                   : "math.nan");
@@ -884,7 +659,7 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         if (!canon) return global_value(F, n, path, &kv);
         const Intrinsic *in = intrinsic_lookup(canon);
         if (in && in->kind == IK_CONST)
-            return constant(F, n->sp, &ty_weak_float,
+            return fuse_constant(F, n->sp, &ty_weak_float,
                             in->sub == IC_PI ? "math.pi" : in->sub == IC_E ? "math.e"
                             : in->sub == IC_TAU ? "math.tau" : in->sub == IC_INF ? "math.inf"
                                                                                   : "math.nan");
@@ -894,7 +669,7 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         FNode *x = fuse_expr(F, n->un.x);
         if (!x) return NULL;
         if (n->op == U_NEG && x->kind == FN_CONST && x->t->weak)
-            return constant(F, n->sp, x->t, arena_printf(&F->C->arena, "(-%s)", x->text));
+            return fuse_constant(F, n->sp, x->t, arena_printf(&F->C->arena, "(-%s)", x->text));
         return un(F, n, n->op, x);
     }
     case E_BINOP: {
@@ -913,16 +688,16 @@ FNode *fuse_expr(Fuse *F, const Node *n) {
         if (n->cmp.ops[0] >= C_IS)
             return ERR(n->sp, "compare values with == or !=",
                        "'is' compares identities, which arrays of values do not have");
-        FNode *r = fnew(F, FN_CMP, n->sp);
+        FNode *r = fuse_new(F, FN_CMP, n->sp);
         r->op = n->cmp.ops[0];
         r->a = a;
         r->b = b;
-        if (!combine(F, r, a, b)) return NULL;
-        if (a->py && b->py) return python_op(r, 0, a, b, true);
-        if (weak_int_compare(F, r)) return r;
+        if (!fuse_combine(F, r, a, b)) return NULL;
+        if (a->py && b->py) return fuse_python_op(r, 0, a, b, true);
+        if (fuse_weak_int_compare(F, r)) return r;
         /* NumPy compares in the promoted type: float32 data against 0.1 in float32 (the
          * kernel language compares a Python number exactly, so the text converts) */
-        if (!(r->opty = promote(F, a, b))) return NULL;
+        if (!(r->opty = fuse_promote(F, a, b))) return NULL;
         r->t = ty_scalar(KILN_BOOL);
         return r;
     }
