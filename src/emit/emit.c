@@ -31,6 +31,35 @@ static bool emittable(const Type *t) {
            t->kind == TY_RECORD || t->kind == TY_GROUP;
 }
 
+/* Block lanes: the text of each LANE_RECOMP local's value (LanePlan.recomp), in the order
+ * of their assignments, which may read the ones before. */
+static void recomp_texts(Emit *E, FuncSpec *f) {
+    const LanePlan *L = &E->plan.lanes;
+    E->recomp_text = NULL;
+    if (!L->recomp) return;
+    E->recomp_text = arena_alloc(&E->C->arena, sizeof(char *) * (size_t)(f->nsyms + 1));
+    static const char ax[3] = {'X', 'Y', 'Z'};
+    const NodeList *body = &f->def->def.body;
+    E->in_lane = true;
+    for (int i = 0; i < body->n; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *t = st->assign.targets.v[0];
+        int m = t->kind == E_TUPLE ? t->tuple.n : 1;
+        for (int d = 0; d < m; d++) {
+            const Node *x = t->kind == E_TUPLE ? t->tuple.v[d] : t;
+            if (x->kind != E_NAME || !x->sym || L->cls[x->sym->id] != LANE_RECOMP) continue;
+            int part = L->recomp_part[x->sym->id];
+            E->recomp_text[x->sym->id] =
+                part >= 0 ? arena_printf(&E->C->arena, "((i64)(KILN_BID_%c * KILN_BDIM_%c + "
+                                         "KILN_TID_%c))", ax[part], ax[part], ax[part])
+                          : arena_printf(&E->C->arena, "(%s)",
+                                         emit_expr_str(E, (Node *)L->recomp[x->sym->id], x->sym->ty));
+        }
+    }
+    E->in_lane = false;
+}
+
 /* Writes f; lanes: the kernel's lane body (plan.h), kiln_body_lanes. */
 static void function(Emit *E, FuncSpec *f, bool lanes) {
     E->f = f;
@@ -52,6 +81,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     if (lanes) {
         E->declared = arena_alloc(&E->C->arena, sizeof(int) * (size_t)(f->nsyms + 1));
         E->run = 0;
+        recomp_texts(E, f);
     }
     emit_block(E, &f->def->def.body);
     E->o = &E->funcs;
@@ -75,7 +105,9 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
             buf_printf(&pa, ", pv%d_", i);
         }
     }
-    if (lanes) {
+    if (lanes && E->plan.lanes.block) { /* a block's threads (plan_block_lanes) */
+        P("KILN_BODY void kiln_blanes_(KILN_TP, int nl_");
+    } else if (lanes) {
         P("#define KILN_LANES %d\n", E->plan.lanes.n);
         P("KILN_BODY void kiln_lanes_(KILN_TP, int nl_");
     } else if (f->is_kernel && E->vec) { /* the wide entry's vector path (emit_vec.c) */
@@ -101,7 +133,14 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
         if (!emittable(s->ty)) continue;
         int lc = lanes ? E->plan.lanes.cls[s->id] : LANE_UNIFORM;
         if (lc == LANE_PRIVATE) continue; /* declared in its run's lane loop */
+        if (lc == LANE_RECOMP) continue;  /* written again where it is read */
         emit_indent(E);
+        if (lc == LANE_VARYING && E->plan.lanes.block) { /* nl_ of them: on the stack */
+            P("%s %s[nl_];\n", emit_ctype(E, s->ty), emit_sym_name(E, s));
+            emit_indent(E);
+            P("memset(%s, 0, sizeof %s);\n", emit_sym_name(E, s), emit_sym_name(E, s));
+            continue;
+        }
         if (lc == LANE_VARYING) {
             P("%s %s[KILN_LANES] = {0};\n", emit_ctype(E, s->ty), emit_sym_name(E, s));
             continue;
@@ -184,7 +223,7 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     E->body = NULL;
     if (value) PS("    return r0_;\n");
     PS("}\n\n");
-    if (lanes) {
+    if (lanes && !E->plan.lanes.block) {
         /* The entry's loops call this one function, for full chunks and the short
          * one: the lane body is compiled twice (full chunks with their lane loops
          * of constant length, whose arrays live in registers), not at every call. */
@@ -365,7 +404,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     E->o = &E->funcs;
     E->line = -1;
     PS("#line 1 \"<kiln entry>\"\n");
-    if (E->blocks) emit_block_prelude(E, k);
+    if (E->blocks && !E->plan.lanes.block) emit_block_prelude(E, k);
     if (E->plan.priv || E->R->cooperative) PS("void *calloc(size_t, size_t);\nvoid free(void *);\n");
     /* tier 0 may run this entry on several threads at once (rt_cpu.h): every entry but
      * the cooperative one, which runs the whole grid on one */
@@ -403,6 +442,7 @@ static void cpu_entry(Emit *E, FuncSpec *k) {
     if (!E->blocks && (E->plan.acc || E->plan.stride_for)) acc_fallback(E, k);
     if (E->blocks) {
         if (E->R->cooperative) emit_grid_entry(E, k);
+        else if (E->plan.lanes.block) emit_blanes_entry(E, k);
         else emit_block_entry(E, k);
         return;
     }
@@ -799,8 +839,12 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files, Buf 
         E->plan.lanes.n = 0;
         E->plan.priv = E->plan.acc = 0;
         E->plan.stride_for = NULL;
+        /* ...unless its barriers are met by every thread: then lane loops over each
+         * block's threads (plan_block_lanes), and no fiber body */
+        if (!E->debug) plan_block_lanes(r, &C->arena, &E->plan);
     }
-    for (int i = 0; i < r->order.n && !E->too_big; i++) function(E, r->order.v[i], false);
+    for (int i = 0; i < r->order.n && !E->too_big; i++)
+        if (!E->plan.lanes.block || r->order.v[i] != r->kernel) function(E, r->order.v[i], false);
     if (!E->cuda && !E->blocks && (E->plan.acc || E->plan.stride_for) && !E->too_big) {
         /* acc_fallback's body */
         E->acc_mem = true;
@@ -808,7 +852,8 @@ int emit_program(Compiler *C, const SemaResult *r, Buf *out, PtrVec *files, Buf 
         E->acc_mem = false;
     }
     /* the lane body, unless the source is large already (it holds the kernel twice) */
-    if (E->plan.lanes.n && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4) E->plan.lanes.n = 0;
+    if (E->plan.lanes.n && !E->plan.lanes.block && emit_size(E) > KILN_MAX_SOURCE_BYTES / 4)
+        E->plan.lanes.n = 0;
     if (E->plan.lanes.n && !E->too_big) function(E, r->kernel, true);
     /* the wide entry's vector path: the kernel once more, as kiln_body_v (vecplan.h) */
     VecPlan vp;

@@ -116,9 +116,24 @@ static void chars_store(Emit *E, Node *t, Node *v) {
     P("\", %lld);\n", (long long)w);
 }
 
+/* Whether every target of assignment n is a LANE_RECOMP local (block lanes), which has
+ * no variable to store into. */
+static bool recomputed(Emit *E, Node *n) {
+    if (!E->lanes || !E->plan.lanes.recomp || n->assign.targets.n != 1) return false;
+    Node *t = n->assign.targets.v[0];
+    int m = t->kind == E_TUPLE ? t->tuple.n : 1;
+    for (int i = 0; i < m; i++) {
+        Node *x = t->kind == E_TUPLE ? t->tuple.v[i] : t;
+        if (x->kind != E_NAME || !x->sym || E->plan.lanes.cls[x->sym->id] != LANE_RECOMP)
+            return false;
+    }
+    return true;
+}
+
 void emit_assign_stmt(Emit *E, Node *n) {
     Node *v = n->assign.value;
     NodeList *ts = &n->assign.targets;
+    if (recomputed(E, n)) return;
     if (v->ty && v->ty->kind == TY_STR) {
         /* a string constant: its variables have no code (strings.c); sema allowed it
          * otherwise only into string fields and elements, as a literal */

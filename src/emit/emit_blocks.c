@@ -49,6 +49,33 @@ void emit_block_prelude(Emit *E, FuncSpec *k) {
     PS(");\n}\n\n");
 }
 
+/* Block lanes' entry (plan_block_lanes): the same ranges of blocks, each block one call
+ * of kiln_blanes_, whose lane loops run its threads; each OpenMP thread with its own
+ * shared memory (kiln_blk_lanes_open_), and no fibers. */
+void emit_blanes_entry(Emit *E, FuncSpec *k) {
+    P("    const i64 NT_ = BX_ * BY_ * BZ_;\n"
+      "    const long long SH_ = %lldLL;\n",
+      (long long)E->shared_off);
+    for (int par = 1; par >= 0; par--) {
+        emit_block_range(E, par, "NT_", "");
+        PS("        kiln_blk blk_;\n"
+           "        if (b0_ < b1_ && kiln_blk_lanes_open_(&blk_, NT_, SH_, L->dyn_shared) != 0) {\n"
+           "            kiln_fail(E_, KILN_ERR_NOMEM_, 0, (long long)blk_.mem_bytes, 0, 0);\n"
+           "        } else if (b0_ < b1_) {\n"
+           "            for (i64 b = b0_; b < b1_; b++) {\n"
+           "                KILN_POLL(break;)\n"
+           "                kiln_blanes_(0, 0, 0, b % GX_, (b / GX_) % GY_, b / (GX_ * GY_), "
+           "BX_, BY_, BZ_, GX_, GY_, GZ_, E_, S_, &blk_, (int)NT_");
+        for (int i = 0; i < k->nparams; i++) P(", p%d", i);
+        PS(");\n"
+           "            }\n"
+           "            kiln_blk_close_(&blk_);\n"
+           "        }\n"
+           "        }\n");
+    }
+    PS("    }\n}\n");
+}
+
 /* The entry's loop over blocks: contiguous ranges of blocks per OpenMP thread (as
  * the other entries), each thread with its own fibers, stacks and shared memory. */
 void emit_block_entry(Emit *E, FuncSpec *k) {

@@ -79,6 +79,8 @@ typedef struct Emit {
                          * shares memory with another argument, emit.c) */
     bool in_lane;       /* ...inside one of its lane loops: varying names take [l_] */
     int *declared;      /* per symbol id: the run whose lane loop declared it */
+    const char **recomp_text; /* block lanes: per symbol id of a LANE_RECOMP local, its
+                               * value as a lane loop writes it */
     int run;            /* lane loops written so far */
     const char *mask;   /* the lanes still in the varying while loop being written */
     const char *loop_pragma;  /* CPU: written before the next range loop's `for` (a fold's
@@ -123,6 +125,8 @@ void emit_block_range(Emit *E, int par, const char *weight, const char *clauses)
 void emit_block_prelude(Emit *E, FuncSpec *k);
 /* The entry's loop over blocks, each block's threads as fibers. */
 void emit_block_entry(Emit *E, FuncSpec *k);
+/* block lanes' entry (E->plan.lanes.block): each block one call of kiln_blanes_ */
+void emit_blanes_entry(Emit *E, FuncSpec *k);
 /* A cooperative kernel's entry: the whole grid's fibers, meeting at the grid barrier. */
 void emit_grid_entry(Emit *E, FuncSpec *k);
 

@@ -330,6 +330,13 @@ static void stmt(Emit *E, Node *n) {
     switch ((NodeKind)n->kind) {
     case S_EXPR:
         if (n->expr->kind == E_STR) return;
+        if (E->lanes && E->plan.lanes.block && !E->in_lane && n->expr->kind == E_CALL &&
+            n->expr->intr && n->expr->intr->kind == IK_SYNCTHREADS) {
+            /* block lanes: the lane loops before it have run every thread of the block */
+            emit_indent(E);
+            PS("/* syncthreads() */\n");
+            return;
+        }
         if (n->uf && n->uf->active) { /* np.f(a, b, out): temporaries, then the loop */
             for (int k = 0; k <= n->uf->nin; k++) stmt(E, n->uf->assigns[k]);
             emit_ufunc_loop(E, n);
@@ -519,18 +526,52 @@ static void declare_private(void *arg, const Sym *s) {
     P("%s %s = %s;\n", emit_ctype(E, s->ty), emit_sym_name(E, s), ty_is_real(s->ty) ? "0" : "{0}");
 }
 
+/* Opens a loop over the lanes, l_ from 0 to nl_: a chunk's (grid lanes), or a block's
+ * threads (block lanes, plan.h), x innermost, each lane with its thread's tx_, ty_, tz_
+ * (which hide the function's).  pragma: the innermost loop's, or NULL.  lanes_close ends
+ * it. */
+static void lanes_open(Emit *E, const char *pragma) {
+    if (E->plan.lanes.block) {
+        emit_indent(E);
+        PS("for (i64 lyz_ = 0; lyz_ < BY_ * BZ_; lyz_++) {\n");
+        E->ind++;
+        emit_indent(E);
+        PS("const i64 ty_ = lyz_ % BY_, tz_ = lyz_ / BY_;\n");
+        emit_indent(E);
+        PS("(void)ty_;\n");
+        emit_indent(E);
+        PS("(void)tz_;\n");
+    }
+    if (pragma) {
+        emit_indent(E);
+        P("_Pragma(\"%s\")\n", pragma);
+    }
+    emit_indent(E);
+    if (E->plan.lanes.block) {
+        PS("for (i64 tx_ = 0; tx_ < BX_; tx_++) {\n");
+        E->ind++;
+        emit_indent(E);
+        PS("const int l_ = (int)(lyz_ * BX_ + tx_);\n");
+        return;
+    }
+    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
+    E->ind++;
+}
+
+static void lanes_close(Emit *E) {
+    for (int i = E->plan.lanes.block ? 2 : 1; i > 0; i--) {
+        E->ind--;
+        emit_indent(E);
+        PS("}\n");
+    }
+}
+
 /* Statements l->v[from..to) as one loop over the lanes of the chunk, which
  * the vectoriser turns into vector code: each statement runs for every lane
  * before the next one starts. */
 static void lane_run(Emit *E, NodeList *l, int from, int to, bool simd) {
     E->run++;
-    if (simd) {
-        emit_indent(E);
-        PS("_Pragma(\"omp simd\")\n");
-    }
-    emit_indent(E);
-    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
-    E->ind++;
+    lanes_open(E, simd ? "omp simd" : NULL);
     E->in_lane = true;
     plan_lane_syms(l, from, to, declare_private, E);
     if (E->mask) {
@@ -548,10 +589,8 @@ static void lane_run(Emit *E, NodeList *l, int from, int to, bool simd) {
         PS("}\n");
     }
     E->in_lane = false;
-    E->ind--;
     E->line = -1;
-    emit_indent(E);
-    PS("}\n");
+    lanes_close(E);
 }
 
 /* The scalar tail of a lane while loop whose body is one lane run: each lane
@@ -561,9 +600,7 @@ static void lane_run(Emit *E, NodeList *l, int from, int to, bool simd) {
 static void lane_while_tail(Emit *E, Node *n, const char *m) {
     NodeList *body = &n->ifs.body;
     E->run++;
-    emit_indent(E);
-    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
-    E->ind++;
+    lanes_open(E, NULL);
     emit_indent(E);
     P("if (!%s[l_]) continue;\n", m);
     emit_indent(E);
@@ -585,10 +622,8 @@ static void lane_while_tail(Emit *E, Node *n, const char *m) {
     E->ind--;
     emit_indent(E);
     PS("}\n");
-    E->ind--;
     E->line = -1;
-    emit_indent(E);
-    PS("}\n");
+    lanes_close(E);
 }
 
 /* A while loop with a varying condition: each pass tests the condition of the
@@ -607,7 +642,8 @@ static void lane_while(Emit *E, Node *n) {
     emit_indent(E);
     /* the mask as wide as the widest value, for the vector loops (complex128's 16 bytes
      * have no integer type: i64) */
-    P("i%d %s[KILN_LANES];\n", (E->plan.lanes.widest > 8 ? 8 : E->plan.lanes.widest) * 8, m);
+    P("i%d %s[%s];\n", (E->plan.lanes.widest > 8 ? 8 : E->plan.lanes.widest) * 8, m,
+      E->plan.lanes.block ? "nl_" : "KILN_LANES");
     emit_indent(E);
     PS("_Pragma(\"omp simd\")\n");
     emit_indent(E);
@@ -621,11 +657,7 @@ static void lane_while(Emit *E, Node *n) {
      * cost Mandelbrot's escape loop 15%) */
     emit_indent(E);
     P("int any%d = 0;\n", k);
-    emit_indent(E);
-    P("_Pragma(\"omp simd reduction(+:any%d)\")\n", k);
-    emit_indent(E);
-    PS("for (int l_ = 0; l_ < nl_; l_++) {\n");
-    E->ind++;
+    lanes_open(E, arena_printf(&E->C->arena, "omp simd reduction(+:any%d)", k));
     E->in_lane = true;
     emit_indent(E);
     P("%s[l_] = %s[l_] && ", m, m);
@@ -634,9 +666,7 @@ static void lane_while(Emit *E, Node *n) {
     E->in_lane = false;
     emit_indent(E);
     P("any%d += %s[l_] != 0;\n", k, m);
-    E->ind--;
-    emit_indent(E);
-    PS("}\n");
+    lanes_close(E);
     emit_indent(E);
     P("if (!any%d) break;\n", k);
     bool run = n->ifs.body.n > 0;

@@ -80,6 +80,8 @@ const char *emit_sym_name(Emit *E, const Sym *s) {
             return arena_printf(&E->C->arena, "v%d_%s[l_]", s->id, sanitize(E, s->name));
         if (c == LANE_COORD)
             return arena_printf(&E->C->arena, "(v%d_%s + l_)", s->id, sanitize(E, s->name));
+        if (c == LANE_RECOMP && E->recomp_text && E->recomp_text[s->id])
+            return E->recomp_text[s->id];
     }
     return arena_printf(&E->C->arena, "v%d_%s", s->id, sanitize(E, s->name));
 }

@@ -92,6 +92,25 @@
  *   another: the freedom the vectorised position loop already takes, which
  *   grid-only kernels give since their positions do not communicate.
  *
+ * - Block lanes: a kernel in block mode (shared memory, barriers) whose threads meet
+ *   every barrier together runs each block as lane loops over its threads instead of a
+ *   fiber per thread (rt_blocks.h).  The lanes are the block's threads, x innermost
+ *   (a loop over y and z around a vectorised loop over x, each lane with its own tx_,
+ *   ty_, tz_); the analysis is lane mode's with the thread indices (and grid(), which
+ *   reads them) as the varying roots, and a barrier statement is scalar code between two
+ *   lane loops: every thread has run the statements before it when the next loop starts,
+ *   which is what syncthreads() promises.  A local assigned once at the kernel's top level
+ *   from thread and block indices, constants and locals that never change (`tx =
+ *   threadIdx.x`, `x, y = grid(2)`) is no array: its value is written again where it is
+ *   read (LANE_RECOMP), so shared tiles indexed by it stay unit stride.  Eligible: not
+ *   cooperative, no spin point, no warp operation (shuffles, votes, match, activemask),
+ *   no barrier with a value (syncthreads_count/and/or), no local arrays, barriers only as
+ *   statements of the kernel itself (syncwarp counts as one), none under a varying
+ *   condition or in a loop with a varying range, the rest as lane mode (atomics as
+ *   statements, no varying exits); and the varying locals' arrays, one element per thread
+ *   of the largest block, at most PLAN_BLOCK_LANE_BYTES of stack.  The shared tiled
+ *   matmul of Numba-CUDA's documentation: 0.47x Numba with fibers, 2.05x with lanes.
+ *
  * All are pure analyses of the tree (plan.c, plan_lanes.c); the emitter writes the code.
  */
 #ifndef KILN_PLAN_H
@@ -135,7 +154,10 @@ enum {
     PLAN_LANE_PASSES = 16,
     /* lane mode: lane for loops nested in each other (a table of occurrences per
      * level); one nested deeper keeps the one body (docs/limits.md) */
-    PLAN_LANE_FOR_DEPTH = 8
+    PLAN_LANE_FOR_DEPTH = 8,
+    /* block lanes: the most stack bytes of the varying locals' arrays, one element per
+     * thread of a block of KILN_MAX_BLOCK_THREADS (more: the block runs as fibers) */
+    PLAN_BLOCK_LANE_BYTES = 256 << 10
 };
 
 /* How a local of a kernel with a lane body is written there (plan.h atop). */
@@ -144,8 +166,13 @@ enum LaneClass {
     LANE_VARYING, /* an array of one value per lane */
     LANE_PRIVATE, /* varying, but used in one run only, written first there: a
                    * scalar declared inside that run's lane loop */
-    LANE_COORD    /* the innermost grid coordinate, or the counter of a lane for
+    LANE_COORD,   /* the innermost grid coordinate, or the counter of a lane for
                    * loop: its base (a scalar), plus the lane */
+    LANE_RECOMP   /* block lanes: a thread's index or position, assigned once at the
+                   * kernel's top level from thread and block indices, constants and
+                   * locals that never change (`tx = threadIdx.x`, `x, y = grid(2)`):
+                   * no variable, its value written again where it is read
+                   * (LanePlan.recomp), so accesses through it stay unit stride */
 };
 
 typedef struct LanePlan {
@@ -154,10 +181,16 @@ typedef struct LanePlan {
     const FuncSpec *k;
     const Sym *coord;      /* the innermost grid coordinate's variable */
     const Node *grid_stmt; /* `i, j = kiln.grid(2)`: scalar code, sets the base */
+    bool block;            /* block lanes: the lanes are a block's threads, nl_ of them
+                            * (plan_block_lanes) */
     int widest;            /* bytes of the widest varying local: a varying while's
                             * mask is an integer of that width (a bool's 1 byte
                             * against 8-byte data stops GCC vectorising) */
     uint8_t *cls;          /* enum LaneClass per symbol id of k */
+    /* block lanes: per symbol id of a LANE_RECOMP local, the value it was assigned, and
+     * which element of it (-1: all of it; d: grid()'s dimension d) */
+    const Node **recomp;
+    int8_t *recomp_part;
 } LanePlan;
 
 /* One conjunct `coord OP e` of the guard: coord (grid dimension dim) >= e + adj
@@ -222,6 +255,12 @@ bool plan_pure(const Node *n);
  * out under debug, where the body checks everything); the lane plan's table
  * lives in arena a. */
 void plan_cpu(const SemaResult *r, bool debug, Arena *a, CpuPlan *out);
+
+/* Block lanes (plan.h atop): a kernel in block mode whose barriers are statements that
+ * every thread of the block meets (none under a varying condition) runs each block as
+ * lane loops over its threads, a barrier between two of them, instead of fibers.  Plans
+ * out->lanes with lanes.block set, or leaves lanes.n 0. */
+void plan_block_lanes(const SemaResult *r, Arena *a, CpuPlan *out);
 
 /* Lane mode: how statement st (outside any lane loop) is written. */
 enum LaneStmt {

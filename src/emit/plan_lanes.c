@@ -19,6 +19,13 @@ static bool may_be_written(const FuncSpec *k, const Node *b) {
 /* Whether n may differ between the lanes of a chunk. */
 static bool varying(const LanePlan *L, const Node *n) {
     if (!n) return false;
+    if (n->intr && (n->kind == E_NAME || n->kind == E_ATTR)) {
+        /* threadIdx.x ... and laneid: a block's lanes are its threads (block lanes; a
+         * kernel that reads them has no grid lanes) */
+        if (n->intr->kind == IK_SREG) return n->intr->sub < 3;
+        if (n->intr->kind == IK_LANEID || (n->intr->kind == IK_DIM3 && n->intr->sub == 0))
+            return true;
+    }
     switch ((NodeKind)n->kind) {
     case E_NAME: return n->sym && L->cls[n->sym->id] != LANE_UNIFORM;
     case E_BINOP: case E_BOOLOP: return varying(L, n->bin.l) || varying(L, n->bin.r);
@@ -152,12 +159,23 @@ static void make_varying(LaneScan *S, const Node *t, bool all) {
 
 static void scan_block(LaneScan *S, const NodeList *l, bool vctx);
 
+/* Whether st is `syncthreads()` or `syncwarp()` as a statement (block lanes: the end of
+ * one lane loop and the start of the next; a warp's barrier is met by the block's). */
+static bool barrier_stmt(const Node *st) {
+    const Node *e = st->kind == S_EXPR ? st->expr : NULL;
+    return e && e->kind == E_CALL && e->intr && e->intr->kind == IK_SYNCTHREADS &&
+           e->intr->sub < IY_AND;
+}
+
 /* One statement of a pass of the uniformity analysis; vctx: it runs under an
  * if whose condition is varying. */
 static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
     LanePlan *L = S->L;
     switch ((NodeKind)n->kind) {
-    case S_PASS: case S_EXPR: return;
+    case S_PASS: return;
+    case S_EXPR: /* a barrier every thread of the block meets, or none */
+        if (barrier_stmt(n) && (vctx || S->in_for)) S->ok = false;
+        return;
     case S_ASSERT: /* a raise leaves the body, as a return does (below) */
         if (n->assrt.exc && (vctx || S->in_for)) S->ok = false;
         return;
@@ -251,7 +269,7 @@ static int lane_kind(const CpuPlan *p, const Node *st) {
     case S_PASS: case S_ASSERT: case S_FOR: case S_BREAK: case S_CONTINUE: case S_RETURN:
         return LANE_SCALAR;
     case S_WHILE: return varying(L, st->ifs.cond) ? LANE_LOOP : LANE_SCALAR;
-    case S_EXPR: return st->expr->kind == E_STR ? LANE_SCALAR : LANE_RUN;
+    case S_EXPR: return st->expr->kind == E_STR || barrier_stmt(st) ? LANE_SCALAR : LANE_RUN;
     case S_IF:
         if (st == p->guard.stmt) return LANE_SCALAR;
         for (const Node *c = st; c; c = elif_of(c))
@@ -259,6 +277,9 @@ static int lane_kind(const CpuPlan *p, const Node *st) {
         return LANE_SCALAR;
     case S_ASSIGN:
         if (st == L->grid_stmt) return LANE_SCALAR;
+        if (st->assign.value->kind == E_CALL && st->assign.value->intr &&
+            st->assign.value->intr->kind == IK_SHARED_ARRAY)
+            return LANE_SCALAR; /* the block's array, the same for every lane */
         if (!plan_pure(st->assign.value)) return LANE_RUN;
         for (int i = 0; i < st->assign.targets.n; i++) {
             const Node *t = st->assign.targets.v[i];
@@ -499,6 +520,62 @@ static bool loop_divides(DivScan *D, const NodeList *l, bool loop) {
     return D->found;
 }
 
+/* The rest of a lane plan once its roots are set (the innermost coordinate, or a block's
+ * thread indices): the uniformity fixed point, the checks on what it found, the private
+ * locals; bytes and widest: one lane's varying values and the widest of them.  False (and
+ * out->lanes cleared): no lane body. */
+static bool settle(LaneScan *S, const SemaResult *r, Arena *a, CpuPlan *out, int *bytes,
+                   int *widest) {
+    const FuncSpec *k = r->kernel;
+    LanePlan *L = &out->lanes;
+    const NodeList *body = &k->def->def.body;
+    /* the fixed point: locals only ever turn varying */
+    int pass = 0;
+    do {
+        S->changed = false;
+        S->ok = true;
+        scan_block(S, body, false);
+    } while (S->ok && S->changed && ++pass < PLAN_LANE_PASSES);
+    bool ok = S->ok && !S->changed;
+    const GuardPlan *g = &out->guard;
+    for (int i = 0; ok && g->stmt && i < g->nkeep; i++)
+        ok = g->keep[i] ? !varying(L, g->keep[i])
+                        : !varying(L, g->keep_l[i]) && !varying(L, g->keep_r[i]);
+    for (int i = 0; ok && i < k->nsyms; i++) {
+        const Sym *s = k->syms[i];
+        if (L->cls[s->id] == LANE_VARYING && (s->param >= 0 || !ty_is_scalar(s->ty))) ok = false;
+    }
+    DivScan D = {L, false};
+    if (ok && loop_divides(&D, body, false)) ok = false;
+    if (!ok) {
+        memset(L, 0, sizeof *L);
+        return false;
+    }
+    Privates R;
+    memset(&R, 0, sizeof R);
+    int ns = k->nsyms > 0 ? k->nsyms : 1;
+    R.P = out;
+    R.L = L;
+    R.total = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.in_run = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.stamp = arena_alloc(a, sizeof(int) * (size_t)ns);
+    R.def_first = arena_alloc(a, sizeof(bool) * (size_t)ns);
+    R.seen = arena_alloc(a, sizeof(Sym *) * (size_t)ns);
+    PlanSymVisit tv = {count_total, &R};
+    plan_each_block(body, plan_visit_sym, &tv);
+    privates_block(&R, body);
+    *bytes = 0;
+    *widest = 1;
+    for (int i = 0; i < k->nsyms; i++) {
+        const Sym *s = k->syms[i];
+        if (L->cls[s->id] != LANE_VARYING && L->cls[s->id] != LANE_PRIVATE) continue;
+        int b = s->ty->weak ? 8 : s->ty->dtype == KILN_FLOAT16 ? 4 : ty_bits(s->ty) / 8;
+        *bytes += b;
+        if (b > *widest) *widest = b;
+    }
+    return true;
+}
+
 void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena *a,
                 CpuPlan *out) {
     const FuncSpec *k = r->kernel;
@@ -537,55 +614,181 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
     L->dim = dim;
     L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
     L->cls[coord->id] = LANE_COORD;
-    /* the fixed point: locals only ever turn varying */
-    int pass = 0;
-    do {
-        S.changed = false;
-        S.ok = true;
-        scan_block(&S, body, false);
-    } while (S.ok && S.changed && ++pass < PLAN_LANE_PASSES);
-    bool ok = S.ok && !S.changed;
-    const GuardPlan *g = &out->guard;
-    for (int i = 0; ok && g->stmt && i < g->nkeep; i++)
-        ok = g->keep[i] ? !varying(L, g->keep[i])
-                        : !varying(L, g->keep_l[i]) && !varying(L, g->keep_r[i]);
-    for (int i = 0; ok && i < k->nsyms; i++) {
-        const Sym *s = k->syms[i];
-        if (L->cls[s->id] == LANE_VARYING && (s->param >= 0 || !ty_is_scalar(s->ty))) ok = false;
-    }
-    DivScan D = {L, false};
-    if (ok && loop_divides(&D, body, false)) ok = false;
-    if (!ok) {
-        memset(L, 0, sizeof *L);
-        return;
-    }
-    Privates R;
-    memset(&R, 0, sizeof R);
-    int ns = k->nsyms > 0 ? k->nsyms : 1;
-    R.P = out;
-    R.L = L;
-    R.total = arena_alloc(a, sizeof(int) * (size_t)ns);
-    R.in_run = arena_alloc(a, sizeof(int) * (size_t)ns);
-    R.stamp = arena_alloc(a, sizeof(int) * (size_t)ns);
-    R.def_first = arena_alloc(a, sizeof(bool) * (size_t)ns);
-    R.seen = arena_alloc(a, sizeof(Sym *) * (size_t)ns);
-    PlanSymVisit tv = {count_total, &R};
-    plan_each_block(body, plan_visit_sym, &tv);
-    privates_block(&R, body);
-    /* the bytes of one lane's varying values, and the widest of them */
-    int bytes = 0, widest = 1;
-    for (int i = 0; i < k->nsyms; i++) {
-        const Sym *s = k->syms[i];
-        if (L->cls[s->id] != LANE_VARYING && L->cls[s->id] != LANE_PRIVATE) continue;
-        int b = s->ty->weak ? 8 : s->ty->dtype == KILN_FLOAT16 ? 4 : ty_bits(s->ty) / 8;
-        bytes += b;
-        if (b > widest) widest = b;
-    }
+    int bytes, widest;
+    if (!settle(&S, r, a, out, &bytes, &widest)) return;
     /* the fewest lanes when an access strides along them (a row of a C array per
      * lane): their loads are gathers, and more rows at once only spread them
      * over more lines (row sums of 32 doubles: 64 lanes 1.3x the time of 16) */
     int n = PLAN_LANES_MAX, least = PLAN_LANE_MIN_BYTES / widest;
     while (n > least && (n * bytes > PLAN_LANE_BUDGET || coord_cost > 0)) n /= 2;
     L->n = n;
+    L->widest = widest;
+}
+
+/* ---- block lanes ---- */
+
+typedef struct BlockScan {
+    int barriers; /* syncthreads()/syncwarp() calls */
+    bool bad;     /* a warp operation, a predicate barrier, a local array, cooperative groups */
+} BlockScan;
+
+static void block_expr(void *arg, const Node *n) {
+    BlockScan *B = arg;
+    if (n->kind != E_CALL || !n->intr) return;
+    switch ((IntrKind)n->intr->kind) {
+    case IK_SYNCTHREADS:
+        if (n->intr->sub >= IY_AND) B->bad = true; /* its value is a count over the block */
+        B->barriers++;
+        break;
+    case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_MATCH: case IK_CG:
+    case IK_LOCAL_ARRAY:
+        B->bad = true;
+        break;
+    default: break;
+    }
+}
+
+static void count_barrier_stmts(const NodeList *l, int *n) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *st = l->v[i];
+        if (barrier_stmt(st)) (*n)++;
+        if (st->kind == S_IF) {
+            for (const Node *c = st; c; c = elif_of(c)) {
+                count_barrier_stmts(&c->ifs.body, n);
+                if (!elif_of(c)) count_barrier_stmts(&c->ifs.orelse, n);
+            }
+        } else if (st->kind == S_FOR) {
+            count_barrier_stmts(&st->fors.body, n);
+            count_barrier_stmts(&st->fors.orelse, n);
+        } else if (st->kind == S_WHILE) {
+            count_barrier_stmts(&st->ifs.body, n);
+            count_barrier_stmts(&st->ifs.orelse, n);
+        }
+    }
+}
+
+/* A local that never changes after its one assignment (or a parameter never assigned). */
+static bool fixed_sym(const Sym *s) {
+    return s->param >= 0 ? s->nassign == 0 : s->nassign == 1;
+}
+
+static bool int64_type(const Type *t) {
+    return t && t->kind == TY_INT && (t->weak || t->dtype == KILN_INT64);
+}
+
+/* Whether n can be written again wherever a LANE_RECOMP local assigned n is read: integer
+ * arithmetic (+, -, *) of constants, thread and block indices and sizes, grid(1),
+ * gridsize(1), uniform locals that never change and LANE_RECOMP locals; no loads. */
+static bool recomputable(const LanePlan *L, const Node *n) {
+    if (!int64_type(n->ty)) return false;
+    if (n->intr && (n->kind == E_NAME || n->kind == E_ATTR)) return n->intr->kind == IK_SREG;
+    switch ((NodeKind)n->kind) {
+    case E_INT: return true;
+    case E_NAME:
+        return n->sym && fixed_sym(n->sym) &&
+               (L->cls[n->sym->id] == LANE_UNIFORM || L->cls[n->sym->id] == LANE_RECOMP);
+    case E_BINOP:
+        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && int64_type(n->opty) &&
+               recomputable(L, n->bin.l) && recomputable(L, n->bin.r);
+    case E_CALL: {
+        int64_t nd;
+        return !n->callee && n->intr &&
+               (n->intr->kind == IK_GRID || n->intr->kind == IK_GRIDSIZE) &&
+               n->call.bound.n == 1 && sema_const_int(n->call.bound.v[0], &nd) && nd == 1;
+    }
+    default: return false;
+    }
+}
+
+/* Marks s LANE_RECOMP, of value v (part: grid()'s dimension, or -1). */
+static void recomp(LanePlan *L, Arena *a, const Sym *s, const Node *v, int part) {
+    if (!L->recomp) {
+        int ns = L->k->nsyms > 0 ? L->k->nsyms : 1;
+        L->recomp = arena_alloc(a, sizeof(Node *) * (size_t)ns);
+        L->recomp_part = arena_alloc(a, (size_t)ns);
+    }
+    L->cls[s->id] = LANE_RECOMP;
+    L->recomp[s->id] = v;
+    L->recomp_part[s->id] = (int8_t)part;
+}
+
+/* The kernel's top-level assignments whose targets are LANE_RECOMP (in order, so that
+ * one may read the ones before it). */
+static void plan_recomp(LanePlan *L, Arena *a) {
+    const NodeList *body = &L->k->def->def.body;
+    for (int i = 0; i < body->n; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *t = st->assign.targets.v[0], *v = st->assign.value;
+        if (t->kind == E_NAME) {
+            const Sym *s = t->sym;
+            if (s && s->param < 0 && s->nassign == 1 && int64_type(s->ty) &&
+                (L->cls[s->id] == LANE_VARYING || L->cls[s->id] == LANE_PRIVATE) &&
+                recomputable(L, v))
+                recomp(L, a, s, v, -1);
+            continue;
+        }
+        /* x, y = grid(2) */
+        int64_t nd;
+        if (t->kind != E_TUPLE || v->kind != E_CALL || v->callee || !v->intr ||
+            v->intr->kind != IK_GRID || v->call.bound.n != 1 ||
+            !sema_const_int(v->call.bound.v[0], &nd) || nd != t->tuple.n)
+            continue;
+        bool all = true;
+        for (int d = 0; d < t->tuple.n && all; d++) {
+            const Node *x = t->tuple.v[d];
+            all = x->kind == E_NAME && x->sym && x->sym->param < 0 && x->sym->nassign == 1 &&
+                  int64_type(x->sym->ty);
+        }
+        for (int d = 0; d < t->tuple.n && all; d++) recomp(L, a, t->tuple.v[d]->sym, v, d);
+    }
+}
+
+void plan_block_lanes(const SemaResult *r, Arena *a, CpuPlan *out) {
+    const FuncSpec *k = r->kernel;
+    LanePlan *L = &out->lanes;
+    memset(L, 0, sizeof *L);
+    if (!r->block_mode || r->cooperative || r->spin || r->uses_ufunc_loops || !atomics_fit(r))
+        return;
+    for (int i = 0; i < k->nsyms; i++)
+        if (k->syms[i]->maybe_none) return;
+    /* the kernel's barriers are statements of its own, its storage shared arrays; its
+     * device functions have neither (a callee runs within one lane loop) */
+    BlockScan B = {0, false};
+    for (int i = 0; i < r->order.n && !B.bad; i++) {
+        const FuncSpec *f = r->order.v[i];
+        if (f != k && f->storage.n) return;
+        plan_each_block(&f->def->def.body, block_expr, &B);
+    }
+    int stmts = 0;
+    count_barrier_stmts(&k->def->def.body, &stmts);
+    if (B.bad || stmts != B.barriers) return;
+    LaneScan S;
+    memset(&S, 0, sizeof S);
+    S.P = out;
+    S.L = L;
+    S.ok = true;
+    S.arena = a;
+    S.total = arena_alloc(a, sizeof(int) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    PlanSymVisit tv0 = {count_into, S.total};
+    plan_each_block(&k->def->def.body, plan_visit_sym, &tv0);
+    L->k = k;
+    L->block = true;
+    L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    int bytes, widest;
+    if (!settle(&S, r, a, out, &bytes, &widest)) return;
+    plan_recomp(L, a);
+    bytes = 0;
+    for (int i = 0; i < k->nsyms; i++) {
+        const Sym *s = k->syms[i];
+        if (L->cls[s->id] == LANE_VARYING)
+            bytes += s->ty->weak ? 8 : s->ty->dtype == KILN_FLOAT16 ? 4 : ty_bits(s->ty) / 8;
+    }
+    /* the varying locals are arrays of a block's threads on the stack */
+    if ((int64_t)bytes * KILN_MAX_BLOCK_THREADS > PLAN_BLOCK_LANE_BYTES) {
+        memset(L, 0, sizeof *L);
+        return;
+    }
+    L->n = KILN_MAX_BLOCK_THREADS;
     L->widest = widest;
 }

@@ -274,6 +274,25 @@ static int kiln_blk_open_(kiln_blk *B, long long n, long long shared, long long 
     return 0;
 }
 
+/* Block lanes (plan.h): a block's shared memory alone, for n threads run as lane loops
+ * of one call (no fibers, no stacks). */
+static __attribute__((unused)) int kiln_blk_lanes_open_(kiln_blk *B, long long n,
+                                                        long long shared, long long dyn) {
+    unsigned long sh = ((unsigned long)shared + 15) & ~15ul;
+    unsigned long dsh = ((unsigned long)dyn + 15) & ~15ul;
+    B->mem_bytes = sh + dsh ? sh + dsh : 16;
+    void *m = mmap(0, B->mem_bytes, 3, 0x02 | 0x20 | 0x4000, -1, 0);
+    if (m == (void *)-1) return -1;
+    B->mem = (unsigned char *)m;
+    B->sh = B->mem;
+    B->dsh = B->mem + sh;
+    B->dsh_bytes = dyn;
+    B->n = n;
+    B->fib = 0;
+    B->xch = B->tag = 0;
+    return 0;
+}
+
 static void kiln_blk_close_(kiln_blk *B) { munmap(B->mem, B->mem_bytes); }
 
 /* Sets every fiber of a block at its start. */
