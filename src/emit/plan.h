@@ -157,7 +157,7 @@ enum {
     PLAN_LANE_FOR_DEPTH = 8,
     /* block lanes: the most stack bytes of the varying locals' arrays, one element per
      * thread of a block of KILN_MAX_BLOCK_THREADS (more: the block runs as fibers) */
-    PLAN_BLOCK_LANE_BYTES = 256 << 10
+    PLAN_BLOCK_LANE_BYTES = 128 << 10
 };
 
 /* How a local of a kernel with a lane body is written there (plan.h atop). */

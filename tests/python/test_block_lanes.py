@@ -254,3 +254,45 @@ def test_thread_positions_are_recomputed_not_stored(monkeypatch):
     assert (C == 16).all()
     assert "KILN_TID_X" in src and "_tx[l_]" not in src and "_x[l_]" not in src
     assert "_tmp[nl_]" in src  # the accumulator: one per thread
+
+
+def _many_locals(a, out):
+    s = kiln.shared.array(1024, kiln.float64)
+    t = kiln.threadIdx.x
+    g = kiln.blockIdx.x * kiln.blockDim.x + t
+    v0 = a[g]
+    v1 = v0 * 2.0
+    v2 = v1 + 1.0
+    v3 = v2 * v0
+    s[t] = v3
+    kiln.syncthreads()
+    out[g] = s[1023 - t] + v0 + v1 + v2 + v3
+
+
+def test_a_1024_thread_block_on_a_thread_with_a_small_stack(monkeypatch, rng):
+    # the varying locals' arrays are on the stack (PLAN_BLOCK_LANE_BYTES bounds them): a
+    # thread made after threading.stack_size(512 KiB) runs the largest block
+    import threading
+    k = _jit(monkeypatch, "0", _many_locals)
+    a = rng.random(2 * 1024)
+    out = np.zeros_like(a)
+    err = []
+
+    def run():
+        try:
+            k[2, 1024](a, out)
+        except BaseException as e:  # noqa: BLE001 (reported below)
+            err.append(e)
+
+    old = threading.stack_size(512 << 10)
+    try:
+        th = threading.Thread(target=run)
+        th.start()
+        th.join(120)
+    finally:
+        threading.stack_size(old)
+    assert not th.is_alive() and not err, err
+    v3 = (a * 2 + 1) * a
+    ref = v3.reshape(2, 1024)[:, ::-1].ravel() + a + 2 * a + (2 * a + 1) + v3
+    np.testing.assert_allclose(out, ref)
+    assert _lanes(k)
