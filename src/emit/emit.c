@@ -127,6 +127,8 @@ static void function(Emit *E, FuncSpec *f, bool lanes) {
     PS(ps.p ? ps.p : "");
     PS(") {\n");
     E->ind = 1;
+    if (lanes && E->plan.lanes.block) /* the x lanes a lane loop runs (a lane for: fewer) */
+        PS("    const i64 nx_ = BX_;\n    (void)nx_;\n");
     /* locals, with the parameters copied into their variables */
     for (int i = 0; i < f->nsyms; i++) {
         Sym *s = f->syms[i];

@@ -12,6 +12,11 @@
 /* ---- expressions ------------------------------------------------------------------ */
 
 /* Renders an expression to a string (for text used more than once). */
+/* A thread's lane in its warp: its index in the block (l_ in block lanes' loops) mod 32. */
+static const char *laneid(const Emit *E) {
+    return E->lanes && E->plan.lanes.block ? "((long long)(l_ & 31))" : "KILN_LANEID";
+}
+
 const char *emit_expr_str(Emit *E, Node *n, const Type *as) {
     Buf tmp, *saved = E->o;
     buf_init_arena(&tmp, &E->C->arena);
@@ -574,7 +579,7 @@ void emit_expr(Emit *E, Node *n) {
             return;
         }
         if (n->intr && n->intr->kind == IK_LANEID) {
-            PS("KILN_LANEID");
+            PS(laneid(E));
             return;
         }
         if (n->gv) goto tuple_const;
@@ -586,7 +591,7 @@ void emit_expr(Emit *E, Node *n) {
                 return;
             }
             if (n->intr->kind == IK_LANEID) {
-                PS("KILN_LANEID");
+                PS(laneid(E));
                 return;
             }
         }

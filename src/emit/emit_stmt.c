@@ -548,7 +548,7 @@ static void lanes_open(Emit *E, const char *pragma) {
     }
     emit_indent(E);
     if (E->plan.lanes.block) {
-        PS("for (i64 tx_ = 0; tx_ < BX_; tx_++) {\n");
+        PS("for (i64 tx_ = 0; tx_ < nx_; tx_++) {\n");
         E->ind++;
         emit_indent(E);
         PS("const int l_ = (int)(lyz_ * BX_ + tx_);\n");
@@ -710,7 +710,11 @@ static void lane_for(Emit *E, Node *n) {
     E->ind++;
     emit_indent(E);
     P("i64 st%d = ", k);
+    /* block lanes: the start at threadIdx.x 0 (tx_ is the function's 0 here), through the
+     * thread positions' own text (LANE_RECOMP) */
+    E->in_lane = E->plan.lanes.block;
     emit_expr_as(E, a->v[0], lt);
+    E->in_lane = false;
     P(", sp%d = ", k);
     emit_expr_as(E, a->v[1], lt);
     P(", sd%d = ", k);
@@ -722,16 +726,20 @@ static void lane_for(Emit *E, Node *n) {
         emit_indent(E);
         P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
     }
+    /* the lanes still in the loop: a prefix of the chunk (nl_), or of each row of a
+     * block's x lanes (nx_) */
+    const char *nl = E->plan.lanes.block ? "nx_" : "nl_", *ty = E->plan.lanes.block ? "i64" : "int";
     emit_indent(E);
-    P("const int nlo%d = nl_;\n", k);
+    P("const %s nlo%d = %s;\n", ty, k, nl);
     emit_indent(E);
     P("for (i64 it%d = st%d; it%d < sp%d; it%d = KILN_RANGE_UP(i64, it%d, sp%d, sd%d)) {\n", k,
       k, k, k, k, k, k, k);
     E->ind++;
     emit_indent(E);
-    P("const int nl_ = sp%d - it%d < nlo%d ? (int)(sp%d - it%d) : nlo%d;\n", k, k, k, k, k, k);
+    P("const %s %s = sp%d - it%d < nlo%d ? (%s)(sp%d - it%d) : nlo%d;\n", ty, nl, k, k, k, ty, k,
+      k, k);
     emit_indent(E);
-    P("(void)nl_;\n");
+    P("(void)%s;\n", nl);
     emit_indent(E);
     P("%s = ", emit_sym_name(E, n->sym));
     emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));

@@ -78,8 +78,9 @@ const char *emit_sym_name(Emit *E, const Sym *s) {
         int c = E->plan.lanes.cls[s->id];
         if (c == LANE_VARYING)
             return arena_printf(&E->C->arena, "v%d_%s[l_]", s->id, sanitize(E, s->name));
-        if (c == LANE_COORD)
-            return arena_printf(&E->C->arena, "(v%d_%s + l_)", s->id, sanitize(E, s->name));
+        if (c == LANE_COORD) /* block lanes: the base plus the thread's x */
+            return arena_printf(&E->C->arena, E->plan.lanes.block ? "(v%d_%s + tx_)" : "(v%d_%s + l_)",
+                                s->id, sanitize(E, s->name));
         if (c == LANE_RECOMP && E->recomp_text && E->recomp_text[s->id])
             return E->recomp_text[s->id];
     }

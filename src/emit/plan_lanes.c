@@ -74,6 +74,9 @@ typedef struct LaneScan {
     int *total;   /* occurrences of each symbol in the kernel */
     int *inside[PLAN_LANE_FOR_DEPTH]; /* ...in each lane for loop around the statement
                                        * (a table per depth, reused) */
+    int in_loop;  /* block lanes: per-lane loops around the statement (per_lane_loop) */
+    const Node **txdef; /* block lanes: per symbol id, the value of a local assigned once
+                         * at the kernel's top level (tx_affine follows it), or NULL */
 } LaneScan;
 
 /* Whether local s occurs outside the innermost lane for loop being scanned.
@@ -98,6 +101,35 @@ static bool lane_affine(const LanePlan *L, const Node *n) {
         return false;
     if (lane_affine(L, n->bin.l) && !varying(L, n->bin.r)) return true;
     return n->op == B_ADD && !varying(L, n->bin.l) && lane_affine(L, n->bin.r);
+}
+
+/* Block lanes: whether n's value at a thread is its value at threadIdx.x 0 plus
+ * threadIdx.x, the same for every y and z: threadIdx.x, grid(1), a local assigned once at
+ * the kernel's top level from such a value, either plus or minus a uniform value, all
+ * int64.  Such a value is lane-affine along a block's x lanes (depth: locals followed). */
+static bool tx_affine(const LaneScan *S, const Node *n, int depth) {
+    const LanePlan *L = S->L;
+    const Type *t = n->ty;
+    if (!t || t->kind != TY_INT || (!t->weak && t->dtype != KILN_INT64) || depth > 16)
+        return false;
+    if (n->intr && (n->kind == E_NAME || n->kind == E_ATTR))
+        return n->intr->kind == IK_SREG && n->intr->sub == 0;
+    int64_t nd;
+    switch ((NodeKind)n->kind) {
+    case E_CALL:
+        return !n->callee && n->intr && n->intr->kind == IK_GRID && n->call.bound.n == 1 &&
+               sema_const_int(n->call.bound.v[0], &nd) && nd == 1;
+    case E_NAME:
+        return n->sym && S->txdef && S->txdef[n->sym->id] &&
+               tx_affine(S, S->txdef[n->sym->id], depth + 1);
+    case E_BINOP:
+        if ((n->op != B_ADD && n->op != B_SUB) || !n->opty || n->opty->kind != TY_INT ||
+            (!n->opty->weak && n->opty->dtype != KILN_INT64))
+            return false;
+        if (tx_affine(S, n->bin.l, depth + 1) && !varying(L, n->bin.r)) return true;
+        return n->op == B_ADD && !varying(L, n->bin.l) && tx_affine(S, n->bin.r, depth + 1);
+    default: return false;
+    }
 }
 
 static void count_into(void *arg, const Sym *s) { ((int *)arg)[s->id]++; }
@@ -130,7 +162,8 @@ static bool lane_for(LaneScan *S, const Node *n) {
         (L->cls[s->id] != LANE_UNIFORM && L->cls[s->id] != LANE_COORD) || s == L->coord)
         return false;
     Node *const *a = it->call.args.v;
-    if (!lane_affine(L, a[0]) || varying(L, a[1])) return false;
+    if (!(L->block ? tx_affine(S, a[0], 0) : lane_affine(L, a[0])) || varying(L, a[1]))
+        return false;
     if (it->call.args.n == 3) {
         int64_t c;
         if (varying(L, a[2])) return false;
@@ -158,6 +191,26 @@ static void make_varying(LaneScan *S, const Node *t, bool all) {
 }
 
 static void scan_block(LaneScan *S, const NodeList *l, bool vctx);
+
+/* Block lanes: a loop each lane runs on its own, inside a lane loop (one under a varying
+ * condition, thread 0's serial part; a for loop over a varying range that is no lane for
+ * loop): its counter varies, its body runs under a varying condition, and a break or
+ * continue in it is the lane's own.  Its lane loop is not `omp simd` (plan_lane_stmt). */
+static void per_lane_loop(LaneScan *S, const Node *n) {
+    if (n->kind == S_FOR && n->sym && S->L->cls[n->sym->id] == LANE_UNIFORM) {
+        S->L->cls[n->sym->id] = LANE_VARYING;
+        S->changed = true;
+    }
+    S->in_loop++;
+    if (n->kind == S_FOR) {
+        scan_block(S, &n->fors.body, true);
+        scan_block(S, &n->fors.orelse, true);
+    } else {
+        scan_block(S, &n->ifs.body, true);
+        scan_block(S, &n->ifs.orelse, true);
+    }
+    S->in_loop--;
+}
 
 /* Whether st is `syncthreads()` or `syncwarp()` as a statement (block lanes: the end of
  * one lane loop and the start of the next; a warp's barrier is met by the block's). */
@@ -224,6 +277,11 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
             S->in_for--;
             return;
         }
+        if (L->block && !S->in_for &&
+            (vctx || varying(L, n->fors.iter) || (n->sym && L->cls[n->sym->id] != LANE_UNIFORM))) {
+            per_lane_loop(S, n);
+            return;
+        }
         /* a uniform loop in a lane for loop: its counter is read in that loop only */
         if (vctx || !n->sym || varying(L, n->fors.iter) || L->cls[n->sym->id] != LANE_UNIFORM ||
             escapes(S, n->sym))
@@ -235,6 +293,10 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
         /* a varying condition: every lane iterates on its own, so the body runs
          * under a varying condition (and takes no loop, exit or else) */
         bool v = varying(L, n->ifs.cond);
+        if (vctx && L->block && !S->in_for) {
+            per_lane_loop(S, n);
+            return;
+        }
         if (vctx || (v && n->ifs.orelse.n)) S->ok = false;
         scan_block(S, &n->ifs.body, vctx || v);
         scan_block(S, &n->ifs.orelse, vctx);
@@ -244,6 +306,7 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
         /* leaving a loop or the body: every lane alike, or not at all; no return
          * from a lane for loop, whose lanes that left it have statements after it
          * to run */
+        if (n->kind != S_RETURN && S->in_loop) return; /* the lane's own loop's */
         if (vctx || (n->kind == S_RETURN && (S->in_for || varying(L, n->ret.value))))
             S->ok = false;
         return;
@@ -263,10 +326,28 @@ static void count_atomic(void *arg, const Node *n) {
     if (n->kind == E_CALL && n->intr && n->intr->kind == IK_ATOMIC) (*(int *)arg)++;
 }
 
+/* Whether l holds a loop, at any depth (block lanes' per-lane loops). */
+static bool has_loop(const NodeList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *st = l->v[i];
+        if (st->kind == S_FOR || st->kind == S_WHILE) return true;
+        if (st->kind == S_IF)
+            for (const Node *c = st; c; c = elif_of(c))
+                if (has_loop(&c->ifs.body) || (!elif_of(c) && has_loop(&c->ifs.orelse)))
+                    return true;
+    }
+    return false;
+}
+
 static int lane_kind(const CpuPlan *p, const Node *st) {
     const LanePlan *L = &p->lanes;
     switch ((NodeKind)st->kind) {
-    case S_PASS: case S_ASSERT: case S_FOR: case S_BREAK: case S_CONTINUE: case S_RETURN:
+    case S_FOR: /* block lanes: a loop each lane runs on its own (per_lane_loop) */
+        return L->block && (varying(L, st->fors.iter) ||
+                            (st->sym && L->cls[st->sym->id] != LANE_UNIFORM))
+                   ? LANE_RUN
+                   : LANE_SCALAR;
+    case S_PASS: case S_ASSERT: case S_BREAK: case S_CONTINUE: case S_RETURN:
         return LANE_SCALAR;
     case S_WHILE: return varying(L, st->ifs.cond) ? LANE_LOOP : LANE_SCALAR;
     case S_EXPR: return st->expr->kind == E_STR || barrier_stmt(st) ? LANE_SCALAR : LANE_RUN;
@@ -306,6 +387,9 @@ int plan_lane_stmt(const CpuPlan *p, const Node *st) {
         int natomic = 0;
         plan_each_stmt(st, count_atomic, &natomic);
         if (natomic) return LANE_ATOMIC;
+        /* a per-lane loop (block lanes): a lane loop that runs its lanes one by one */
+        NodeList one = {(Node **)&st, 1};
+        if (p->lanes.block && has_loop(&one)) return LANE_ATOMIC;
     }
     return kind;
 }
@@ -775,6 +859,15 @@ void plan_block_lanes(const SemaResult *r, Arena *a, CpuPlan *out) {
     L->k = k;
     L->block = true;
     L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    S.txdef = arena_alloc(a, sizeof(Node *) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    const NodeList *body = &k->def->def.body;
+    for (int i = 0; i < body->n; i++) {
+        const Node *st = body->v[i];
+        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
+        const Node *t = st->assign.targets.v[0];
+        if (t->kind == E_NAME && t->sym && t->sym->param < 0 && t->sym->nassign == 1)
+            S.txdef[t->sym->id] = st->assign.value;
+    }
     int bytes, widest;
     if (!settle(&S, r, a, out, &bytes, &widest)) return;
     plan_recomp(L, a);

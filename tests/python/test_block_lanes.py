@@ -150,149 +150,143 @@ def test_shared_histogram(monkeypatch, tiers, rng):
     hist = np.zeros(64, np.int64)
     k[9, 128](hist, x, 64)
     np.testing.assert_array_equal(hist, np.bincount(x % 64, minlength=64))
+    assert _lanes(k)  # the grid-stride loop is a lane for loop over the block's x lanes
 
 
-def _early_exit_scan(a, out, stop):
-    # a uniform early return (every thread of the block leaves), a varying while before
-    # the barrier, and a Hillis-Steele prefix sum over the block
-    s = kiln.shared.array(128, kiln.int64)
-    t = kiln.threadIdx.x
-    b = kiln.blockIdx.x
-    if b >= stop:
-        return
-    v = a[b * 128 + t]
-    n = 0
-    while v > 1:
-        v = v // 2 if v % 2 == 0 else 3 * v + 1
-        n += 1
-    s[t] = n
+def _strided_sums(out, a):
+    # grid-stride loops over the block's x lanes: their start a thread's x position
+    # (through a local assigned once, or threadIdx.x itself), the step gridsize(1), a
+    # constant or 1
+    s = kiln.shared.array(shape=(4, 32), dtype=kiln.float64)
+    tx = kiln.threadIdx.x
+    ty = kiln.threadIdx.y
+    start = tx + kiln.blockIdx.x * kiln.blockDim.x
+    acc = 0.0
+    for i in range(start, a.shape[1], kiln.gridsize(1)):
+        acc += a[ty, i]
+    for i2 in range(kiln.threadIdx.x, a.shape[1], 5):
+        acc += 2.0 * a[ty, i2]
+    for j in range(tx, 7):  # lanes past 7 never enter; the others overlap
+        acc += j
+    s[ty, tx] = acc
     kiln.syncthreads()
-    d = 1
-    while d < 128:
-        x = 0
-        if t >= d:
-            x = s[t - d]
-        kiln.syncthreads()
-        s[t] += x
-        kiln.syncthreads()
-        d *= 2
-    out[b * 128 + t] = s[t]
-
-
-def _collatz(v):
-    n = 0
-    while v > 1:
-        v = v // 2 if v % 2 == 0 else 3 * v + 1
-        n += 1
-    return n
+    if tx == 0:
+        t = 0.0
+        for k in range(kiln.blockDim.x):
+            t += s[ty, k]
+        out[kiln.blockIdx.x, ty] = t
 
 
 @pytest.mark.parametrize("tiers", TIERS)
-def test_uniform_return_varying_while_and_scan(monkeypatch, tiers, rng):
-    k = _jit(monkeypatch, tiers, _early_exit_scan)
-    a = rng.integers(1, 1000, 6 * 128)
-    out = np.full(a.size, -1, np.int64)
-    k[6, 128](a, out, 4)
-    steps = np.array([_collatz(int(v)) for v in a]).reshape(6, 128)
-    np.testing.assert_array_equal(out[:4 * 128], np.cumsum(steps[:4], axis=1).ravel())
-    assert (out[4 * 128:] == -1).all()
+@pytest.mark.parametrize("n, grid", [(1000, 3), (31, 2), (5000, 1), (0, 1)])
+def test_grid_stride_loops_over_x_lanes(monkeypatch, tiers, rng, n, grid):
+    k = _jit(monkeypatch, tiers, _strided_sums)
+    a = rng.random((4, n))
+    out = np.zeros((grid, 4))
+    k[grid, (32, 4)](out, a)
+    ref = np.zeros((grid, 4))
+    for b in range(grid):
+        for tx in range(32):
+            ref[b] += a[:, np.arange(tx + b * 32, n, grid * 32)].sum(axis=1)
+            ref[b] += 2.0 * a[:, np.arange(tx, n, 5)].sum(axis=1) + sum(range(tx, 7))
+    np.testing.assert_allclose(out, ref)
     assert _lanes(k)
 
 
-def _count_pred(a, out):
-    s = kiln.shared.array(64, kiln.float64)
-    t = kiln.threadIdx.x
-    s[t] = a[t]
-    n = kiln.syncthreads_count(s[t] > 0.5)  # a barrier with a value: fibers
-    out[t] = n + s[63 - t]
-
-
-def _shuffle(a, out):
+def _per_lane_loops(a, out):
+    # loops each thread runs on its own inside the block's lane loops: thread 0's serial
+    # scan, a triangular loop over a varying range with its counter read after it, a while
+    # under a varying condition, break and continue
     s = kiln.shared.array(64, kiln.float64)
     t = kiln.threadIdx.x
     s[t] = a[t]
     kiln.syncthreads()
-    out[t] = kiln.shfl_down_sync(0xFFFFFFFF, s[t], 1)  # a warp operation: fibers
-
-
-def _barrier_in_loop_bound_by_thread(a, out):
-    s = kiln.shared.array(64, kiln.float64)
-    t = kiln.threadIdx.x
-    s[t] = a[t]
-    for i in range(t % 2, 2):  # a loop whose trips differ per thread, with no barrier
-        s[t] += 1.0
+    if t == 0:
+        for k in range(1, 64):
+            s[k] += s[k - 1]
     kiln.syncthreads()
-    out[t] = s[63 - t]
+    acc = 0.0
+    last = -1
+    for j in range(t):
+        if j % 3 == 1:
+            continue
+        if j > 40:
+            break
+        acc += s[j]
+        last = j
+    n = 0
+    if t % 2 == 1:
+        v = t
+        while v > 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            n += 1
+    out[t] = s[t] + acc + 1000.0 * last + 1e6 * n
 
 
-def test_kernels_that_keep_fibers_or_take_lanes_give_right_results(monkeypatch, rng):
+def test_loops_each_lane_runs_on_its_own(monkeypatch, rng):
     a = rng.random(64)
-    out = np.zeros(64)
-    k = _jit(monkeypatch, "0", _count_pred)
-    k[1, 64](a, out)
-    np.testing.assert_allclose(out, (a > 0.5).sum() + a[::-1])
-    assert not _lanes(k) and "kiln_bthread_" in k.inspect_source()
-    k = _jit(monkeypatch, "0", _shuffle)
-    k[1, 64](a, out)
-    ref = np.concatenate([a[1:32], a[31:32], a[33:64], a[63:64]])
-    np.testing.assert_allclose(out, ref)
-    assert not _lanes(k)
-    k = _jit(monkeypatch, "0", _barrier_in_loop_bound_by_thread)
-    k[1, 64](a, out)
-    bumped = a + np.where(np.arange(64) % 2 == 0, 2.0, 1.0)
-    np.testing.assert_allclose(out, bumped[::-1])
+    c = np.cumsum(a)
+    ref = np.empty(64)
+    for t in range(64):
+        acc, last = 0.0, -1
+        for j in range(t):
+            if j % 3 == 1:
+                continue
+            if j > 40:
+                break
+            acc += c[j]
+            last = j
+        n = 0
+        if t % 2 == 1:
+            v = t
+            while v > 1:
+                v = v // 2 if v % 2 == 0 else 3 * v + 1
+                n += 1
+        ref[t] = c[t] + acc + 1000.0 * last + 1e6 * n
+    for tiers in TIERS:
+        k = _jit(monkeypatch, tiers, _per_lane_loops)
+        out = np.zeros(64)
+        k[1, 64](a, out)
+        np.testing.assert_allclose(out, ref)
+        assert _lanes(k)
 
 
-def test_thread_positions_are_recomputed_not_stored(monkeypatch):
-    # tx, ty and grid(2)'s x, y are written again where they are read: the shared tiles are
-    # indexed at unit stride along the lanes (no per-thread array of positions)
-    k = _jit(monkeypatch, "0", _tiled_matmul)
-    A = np.ones((16, 16), np.float32)
-    C = np.zeros((16, 16), np.float32)
-    k[(1, 1), (16, 16)](A, A, C)
-    src = k.inspect_source()
-    assert (C == 16).all()
-    assert "KILN_TID_X" in src and "_tx[l_]" not in src and "_x[l_]" not in src
-    assert "_tmp[nl_]" in src  # the accumulator: one per thread
-
-
-def _many_locals(a, out):
-    s = kiln.shared.array(1024, kiln.float64)
+def _return_in_a_lane_loop(a, out):
+    s = kiln.shared.array(32, kiln.float64)
     t = kiln.threadIdx.x
-    g = kiln.blockIdx.x * kiln.blockDim.x + t
-    v0 = a[g]
-    v1 = v0 * 2.0
-    v2 = v1 + 1.0
-    v3 = v2 * v0
-    s[t] = v3
+    s[t] = a[t]
     kiln.syncthreads()
-    out[g] = s[1023 - t] + v0 + v1 + v2 + v3
+    for j in range(t):
+        if s[j] > 0.9:
+            return  # leaves the thread: no lane loop can write that
+    out[t] = s[t]
 
 
-def test_a_1024_thread_block_on_a_thread_with_a_small_stack(monkeypatch, rng):
-    # the varying locals' arrays are on the stack (PLAN_BLOCK_LANE_BYTES bounds them): a
-    # thread made after threading.stack_size(512 KiB) runs the largest block
-    import threading
-    k = _jit(monkeypatch, "0", _many_locals)
-    a = rng.random(2 * 1024)
-    out = np.zeros_like(a)
-    err = []
+def test_a_return_in_a_threads_own_loop_keeps_fibers(monkeypatch):
+    a = np.linspace(0, 1, 32)
+    k = _jit(monkeypatch, "0", _return_in_a_lane_loop)
+    out = np.full(32, -1.0)
+    k[1, 32](a, out)
+    first = int(np.argmax(a > 0.9))
+    np.testing.assert_allclose(out[:first + 1], a[:first + 1])
+    assert (out[first + 1:] == -1).all()
+    assert not _lanes(k)
 
-    def run():
-        try:
-            k[2, 1024](a, out)
-        except BaseException as e:  # noqa: BLE001 (reported below)
-            err.append(e)
 
-    old = threading.stack_size(512 << 10)
-    try:
-        th = threading.Thread(target=run)
-        th.start()
-        th.join(120)
-    finally:
-        threading.stack_size(old)
-    assert not th.is_alive() and not err, err
-    v3 = (a * 2 + 1) * a
-    ref = v3.reshape(2, 1024)[:, ::-1].ravel() + a + 2 * a + (2 * a + 1) + v3
-    np.testing.assert_allclose(out, ref)
+def _lanes_and_warps(out):
+    s = kiln.shared.array(128, kiln.int64)
+    t = kiln.threadIdx.x + kiln.blockDim.x * kiln.threadIdx.y
+    s[t] = kiln.laneid
+    kiln.syncthreads()
+    out[kiln.blockIdx.x, t] = s[t] + 100 * (t // kiln.warpsize)
+
+
+@pytest.mark.parametrize("tiers", TIERS)
+def test_laneid_is_the_threads_place_in_its_warp(monkeypatch, tiers):
+    # Numba-CUDA's test_simple_laneid caught laneid read from the fiber that was not running
+    k = _jit(monkeypatch, tiers, _lanes_and_warps)
+    out = np.zeros((2, 128), np.int64)
+    k[2, (16, 8)](out)
+    t = np.arange(128)
+    np.testing.assert_array_equal(out, np.tile(t % 32 + 100 * (t // 32), (2, 1)))
     assert _lanes(k)
