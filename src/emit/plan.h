@@ -102,13 +102,18 @@
  *   which is what syncthreads() promises.  A local assigned once at the kernel's top level
  *   from thread and block indices, constants and locals that never change (`tx =
  *   threadIdx.x`, `x, y = grid(2)`) is no array: its value is written again where it is
- *   read (LANE_RECOMP), so shared tiles indexed by it stay unit stride.  Eligible: not
+ *   read (LANE_RECOMP), so shared tiles indexed by it stay unit stride.  A grid-stride
+ *   loop whose start is a thread's x position plus a uniform value (tx_affine) is a lane
+ *   for loop over each row of x lanes: the x lanes still in it are a prefix (nx_).  A
+ *   loop under a varying condition (thread 0's serial part) or over another varying
+ *   range runs inside a lane loop that is not vectorised, each lane its own loop (its
+ *   counter varying; break and continue in it are the lane's).  Eligible: not
  *   cooperative, no spin point, no warp operation (shuffles, votes, match, activemask),
  *   no barrier with a value (syncthreads_count/and/or), no local arrays, barriers only as
  *   statements of the kernel itself (syncwarp counts as one), none under a varying
- *   condition or in a loop with a varying range, the rest as lane mode (atomics as
- *   statements, no varying exits); and the varying locals' arrays, one element per thread
- *   of the largest block, at most PLAN_BLOCK_LANE_BYTES of stack.  The shared tiled
+ *   condition or in a thread's own loop, no return from a thread's own loop, the rest as
+ *   lane mode (atomics as statements); and the varying locals' arrays, one element per
+ *   thread of the largest block, at most PLAN_BLOCK_LANE_BYTES of stack.  The shared tiled
  *   matmul of Numba-CUDA's documentation: 0.47x Numba with fibers, 2.05x with lanes.
  *
  * All are pure analyses of the tree (plan.c, plan_lanes.c); the emitter writes the code.
