@@ -103,6 +103,8 @@ static bool lane_affine(const LanePlan *L, const Node *n) {
     return n->op == B_ADD && !varying(L, n->bin.l) && lane_affine(L, n->bin.r);
 }
 
+static bool recomputable(const LanePlan *L, const Node *n);
+
 /* Block lanes: whether n's value at a thread is its value at threadIdx.x 0 plus
  * threadIdx.x, the same for every y and z: threadIdx.x, grid(1), a local assigned once at
  * the kernel's top level from such a value, either plus or minus a uniform value, all
@@ -119,8 +121,10 @@ static bool tx_affine(const LaneScan *S, const Node *n, int depth) {
     case E_CALL:
         return !n->callee && n->intr && n->intr->kind == IK_GRID && n->call.bound.n == 1 &&
                sema_const_int(n->call.bound.v[0], &nd) && nd == 1;
-    case E_NAME:
+    case E_NAME: /* a local written again where read (plan_recomp): the start of a lane
+                  * for loop is its value at threadIdx.x 0 */
         return n->sym && S->txdef && S->txdef[n->sym->id] &&
+               recomputable(L, S->txdef[n->sym->id]) &&
                tx_affine(S, S->txdef[n->sym->id], depth + 1);
     case E_BINOP:
         if ((n->op != B_ADD && n->op != B_SUB) || !n->opty || n->opty->kind != TY_INT ||
@@ -629,8 +633,9 @@ static bool settle(LaneScan *S, const SemaResult *r, Arena *a, CpuPlan *out, int
         const Sym *s = k->syms[i];
         if (L->cls[s->id] == LANE_VARYING && (s->param >= 0 || !ty_is_scalar(s->ty))) ok = false;
     }
+    /* (block lanes keep a dividing loop: the other way is a fiber per thread) */
     DivScan D = {L, false};
-    if (ok && loop_divides(&D, body, false)) ok = false;
+    if (ok && !L->block && loop_divides(&D, body, false)) ok = false;
     if (!ok) {
         memset(L, 0, sizeof *L);
         return false;

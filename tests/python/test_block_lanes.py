@@ -290,3 +290,32 @@ def test_laneid_is_the_threads_place_in_its_warp(monkeypatch, tiers):
     t = np.arange(128)
     np.testing.assert_array_equal(out, np.tile(t % 32 + 100 * (t // 32), (2, 1)))
     assert _lanes(k)
+
+
+def _start_not_recomputed(out, a, m):
+    # the loop's start is a thread's x plus something a lane loop does not write again
+    # (m // 2, a.shape[0]): the loop runs per thread; and a loop that divides int64 values
+    s = kiln.shared.array(64, kiln.float64)
+    tx = kiln.threadIdx.x
+    start = tx + m // 2
+    acc = 0.0
+    for i in range(start, a.shape[0], kiln.blockDim.x):
+        acc += a[i]
+    v = a.shape[0] + tx
+    while v > 0:
+        acc += v % 10
+        v //= 10
+    s[tx] = acc
+    kiln.syncthreads()
+    out[tx] = s[63 - tx]
+
+
+@pytest.mark.parametrize("tiers", TIERS)
+def test_a_start_that_is_not_written_again(monkeypatch, tiers, rng):
+    k = _jit(monkeypatch, tiers, _start_not_recomputed)
+    a = rng.random(1000)
+    out = np.zeros(64)
+    k[1, 64](out, a, 7)
+    ref = np.array([a[t + 3::64].sum() + sum(int(c) for c in str(1000 + t)) for t in range(64)])
+    np.testing.assert_allclose(out, ref[::-1])
+    assert _lanes(k)
