@@ -117,14 +117,18 @@ static void chars_store(Emit *E, Node *t, Node *v) {
 }
 
 /* Whether every target of assignment n is a LANE_RECOMP local (block lanes), which has
- * no variable to store into. */
+ * no variable to store into, or the start of a grid-stride while run as a lane for loop,
+ * which that loop writes (emit_stmt.c). */
 static bool recomputed(Emit *E, Node *n) {
-    if (!E->lanes || !E->plan.lanes.recomp || n->assign.targets.n != 1) return false;
+    const LanePlan *L = &E->plan.lanes;
+    if (!E->lanes || !L->block || n->assign.targets.n != 1) return false;
     Node *t = n->assign.targets.v[0];
     int m = t->kind == E_TUPLE ? t->tuple.n : 1;
     for (int i = 0; i < m; i++) {
         Node *x = t->kind == E_TUPLE ? t->tuple.v[i] : t;
-        if (x->kind != E_NAME || !x->sym || E->plan.lanes.cls[x->sym->id] != LANE_RECOMP)
+        if (x->kind != E_NAME || !x->sym) return false;
+        int c = L->cls[x->sym->id];
+        if (c != LANE_RECOMP && !(c == LANE_COORD && L->wdef && L->wdef[x->sym->id] == n->assign.value))
             return false;
     }
     return true;

@@ -698,11 +698,11 @@ static void lane_while(Emit *E, Node *n) {
  * start's value at lane 0 by the step, over the lanes still in the loop, a
  * prefix of the chunk: inside the pass, nl_ is the length of that prefix (a
  * local that hides the function's), so the lane loops and varying whiles of the
- * body run over those lanes only. */
-static void lane_for(Emit *E, Node *n) {
-    Node *iter = n->fors.iter;
-    NodeList *a = &iter->call.args;
-    const Type *lt = iter->opty;
+ * body run over those lanes only.  In block lanes the prefix is of each row of x
+ * lanes (nx_).  A grid-stride while (plan_lane_while_var) is the same loop: its
+ * start the counter's top-level assignment, its step the body's last statement. */
+static void lane_passes(Emit *E, Node *n, const Sym *sym, Node *lo, Node *hi, Node *sd,
+                        const Type *lt, NodeList *body) {
     int k = E->tmp++;
     emit_line_marker(E, n->sp);
     emit_indent(E);
@@ -713,16 +713,16 @@ static void lane_for(Emit *E, Node *n) {
     /* block lanes: the start at threadIdx.x 0 (tx_ is the function's 0 here), through the
      * thread positions' own text (LANE_RECOMP) */
     E->in_lane = E->plan.lanes.block;
-    emit_expr_as(E, a->v[0], lt);
+    emit_expr_as(E, lo, lt);
     E->in_lane = false;
     P(", sp%d = ", k);
-    emit_expr_as(E, a->v[1], lt);
+    emit_expr_as(E, hi, lt);
     P(", sd%d = ", k);
-    if (a->n == 3) emit_expr_as(E, a->v[2], lt);
+    if (sd) emit_expr_as(E, sd, lt);
     else PS("1");
     PS(";\n");
     int64_t step;
-    if (a->n == 3 && !sema_const_int(a->v[2], &step)) {
+    if (sd && !sema_const_int(sd, &step)) {
         emit_indent(E);
         P("if (sd%d == 0) { kiln_fail(E_, 4, %d, 0, 0, 0); %s }\n", k, emit_loc(E, n->sp), E->leave);
     }
@@ -741,13 +741,27 @@ static void lane_for(Emit *E, Node *n) {
     emit_indent(E);
     P("(void)%s;\n", nl);
     emit_indent(E);
-    P("%s = ", emit_sym_name(E, n->sym));
-    emit_convert(E, lt, n->sym->ty, arena_printf(&E->C->arena, "it%d", k));
+    P("%s = ", emit_sym_name(E, sym));
+    emit_convert(E, lt, sym->ty, arena_printf(&E->C->arena, "it%d", k));
     PS(";\n");
-    loop_rest(E, &n->fors.body, NULL, k, false, NULL);
+    loop_rest(E, body, NULL, k, false, NULL);
     E->ind--;
     emit_indent(E);
     PS("}\n");
+}
+
+static void lane_for(Emit *E, Node *n) {
+    const Sym *w = n->kind == S_WHILE ? plan_lane_while_var(&E->plan.lanes, n) : NULL;
+    if (w) {
+        NodeList *b = &n->ifs.body;
+        NodeList body = {b->v, b->n - 1};
+        lane_passes(E, n, w, (Node *)E->plan.lanes.wdef[w->id], n->ifs.cond->cmp.operands.v[1],
+                    b->v[b->n - 1]->aug.value, ty_scalar(KILN_INT64), &body);
+        return;
+    }
+    NodeList *a = &n->fors.iter->call.args;
+    lane_passes(E, n, n->sym, a->v[0], a->v[1], a->n == 3 ? a->v[2] : NULL, n->fors.iter->opty,
+                &n->fors.body);
 }
 
 /* A block outside any lane loop: its scalar statements (uniform loops and ifs,

@@ -196,6 +196,9 @@ typedef struct LanePlan {
      * which element of it (-1: all of it; d: grid()'s dimension d) */
     const Node **recomp;
     int8_t *recomp_part;
+    /* block lanes: per symbol id of the counter of a grid-stride while loop run as a lane
+     * for loop (plan_lane_while_var), its start, assigned at the kernel's top level */
+    const Node **wdef;
 } LanePlan;
 
 /* One conjunct `coord OP e` of the guard: coord (grid dimension dim) >= e + adj
@@ -281,6 +284,9 @@ enum LaneStmt {
                   * lanes may update one element */
 };
 int plan_lane_stmt(const CpuPlan *p, const Node *st);
+/* Block lanes: the counter of while loop st when it runs as a lane for loop (`i = start;
+ * while i < hi: ...; i += step`), or NULL. */
+const Sym *plan_lane_while_var(const LanePlan *L, const Node *st);
 
 /* Lane mode: calls fn for every occurrence of a symbol in statements
  * l->v[from..to) (a run of lane statements), in order. */

@@ -77,6 +77,7 @@ typedef struct LaneScan {
     int in_loop;  /* block lanes: per-lane loops around the statement (per_lane_loop) */
     const Node **txdef; /* block lanes: per symbol id, the value of a local assigned once
                          * at the kernel's top level (tx_affine follows it), or NULL */
+    const Node **topdef; /* block lanes: the value of a local's first top-level assignment */
 } LaneScan;
 
 /* Whether local s occurs outside the innermost lane for loop being scanned.
@@ -178,6 +179,48 @@ static bool lane_for(LaneScan *S, const Node *n) {
     PlanSymVisit v = {count_sym, (void *)&(struct SymCount){s, &in}};
     plan_each_stmt(n, plan_visit_sym, &v);
     return in == S->total[s->id];
+}
+
+static bool has_exit(const NodeList *l);
+
+/* Block lanes: a varying while that a mask cannot run (a break or continue in it, an
+ * else) runs as a per-lane loop. */
+static bool per_lane_while(const Node *n) {
+    return n->ifs.orelse.n || has_exit(&n->ifs.body);
+}
+
+/* Block lanes: a grid-stride while loop, `i = <start>` at the kernel's top level, then
+ * `while i < hi: ...; i += step` (the body's last statement, i's only other assignment),
+ * with start tx_affine, hi and step uniform, step positive, no break or continue in the
+ * body and i read nowhere else: the lane for loop `for i in range(start, hi, step)` as
+ * CUDA C translations write it (LanePlan.wdef has the start). */
+static bool lane_while_for(LaneScan *S, const Node *n) {
+    const LanePlan *L = S->L;
+    const NodeList *b = &n->ifs.body;
+    if (!L->block || n->ifs.orelse.n || b->n < 2) return false;
+    const Node *c = n->ifs.cond, *inc = b->v[b->n - 1];
+    if (c->kind != E_COMPARE || c->cmp.operands.n != 2 || c->cmp.ops[0] != C_LT ||
+        c->cmp.operands.v[0]->kind != E_NAME || inc->kind != S_AUGASSIGN || inc->op != B_ADD ||
+        inc->aug.target->kind != E_NAME || inc->aug.target->sym != c->cmp.operands.v[0]->sym)
+        return false;
+    const Sym *s = inc->aug.target->sym;
+    const Node *hi = c->cmp.operands.v[1], *step = inc->aug.value;
+    if (!s || s->param >= 0 || s->nassign != 2 || !s->ty || s->ty->kind != TY_INT ||
+        (!s->ty->weak && s->ty->dtype != KILN_INT64) || !S->topdef[s->id] ||
+        !tx_affine(S, S->topdef[s->id], 0) || varying(L, hi) || varying(L, step) ||
+        !hi->ty || !ty_is_int(hi->ty) || !(hi->ty->weak || ty_is_signed(hi->ty)) || !step->ty ||
+        !ty_is_int(step->ty) ||
+        (L->cls[s->id] == LANE_UNIFORM))
+        return false;
+    int64_t k;
+    if (sema_const_int(step, &k) ? k <= 0 : !(step->flags & NF_NONNEG)) return false;
+    NodeList body = {b->v, b->n - 1};
+    if (has_exit(&body)) return false;
+    /* read nowhere but its start and the loop */
+    int in = 0;
+    PlanSymVisit v = {count_sym, (void *)&(struct SymCount){s, &in}};
+    plan_each_stmt(n, plan_visit_sym, &v);
+    return in + 1 == S->total[s->id];
 }
 
 /* Marks the locals assigned by target t varying: all of them, or (all false)
@@ -294,10 +337,29 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
         scan_block(S, &n->fors.orelse, vctx);
         return;
     case S_WHILE: {
+        if (!vctx && !S->in_for && lane_while_for(S, n)) {
+            const Sym *s = n->ifs.body.v[n->ifs.body.n - 1]->aug.target->sym;
+            if (L->cls[s->id] != LANE_COORD) {
+                L->cls[s->id] = LANE_COORD;
+                S->changed = true;
+            }
+            L->wdef[s->id] = S->topdef[s->id];
+            int ns = L->k->nsyms > 0 ? L->k->nsyms : 1;
+            int *in = S->inside[0];
+            if (!in) in = S->inside[0] = arena_alloc(S->arena, sizeof(int) * (size_t)ns);
+            memset(in, 0, sizeof(int) * (size_t)ns);
+            PlanSymVisit cv = {count_into, in};
+            plan_each_stmt(n, plan_visit_sym, &cv);
+            S->in_for++;
+            NodeList body = {n->ifs.body.v, n->ifs.body.n - 1};
+            scan_block(S, &body, false);
+            S->in_for--;
+            return;
+        }
         /* a varying condition: every lane iterates on its own, so the body runs
          * under a varying condition (and takes no loop, exit or else) */
         bool v = varying(L, n->ifs.cond);
-        if (vctx && L->block && !S->in_for) {
+        if (L->block && !S->in_for && (vctx || (v && per_lane_while(n)))) {
             per_lane_loop(S, n);
             return;
         }
@@ -330,6 +392,33 @@ static void count_atomic(void *arg, const Node *n) {
     if (n->kind == E_CALL && n->intr && n->intr->kind == IK_ATOMIC) (*(int *)arg)++;
 }
 
+const Sym *plan_lane_while_var(const LanePlan *L, const Node *st) {
+    const Node *c = st->ifs.cond;
+    if (!L->block || !L->wdef || c->kind != E_COMPARE || c->cmp.operands.n != 2 ||
+        c->cmp.operands.v[0]->kind != E_NAME)
+        return NULL;
+    const Sym *s = c->cmp.operands.v[0]->sym;
+    return s && L->cls[s->id] == LANE_COORD && L->wdef[s->id] ? s : NULL;
+}
+
+/* Whether l holds a break or continue, at any depth. */
+static bool has_exit(const NodeList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *st = l->v[i];
+        if (st->kind == S_BREAK || st->kind == S_CONTINUE) return true;
+        if (st->kind == S_IF) {
+            for (const Node *c = st; c; c = elif_of(c))
+                if (has_exit(&c->ifs.body) || (!elif_of(c) && has_exit(&c->ifs.orelse)))
+                    return true;
+        } else if (st->kind == S_FOR) {
+            if (has_exit(&st->fors.body) || has_exit(&st->fors.orelse)) return true;
+        } else if (st->kind == S_WHILE) {
+            if (has_exit(&st->ifs.body) || has_exit(&st->ifs.orelse)) return true;
+        }
+    }
+    return false;
+}
+
 /* Whether l holds a loop, at any depth (block lanes' per-lane loops). */
 static bool has_loop(const NodeList *l) {
     for (int i = 0; i < l->n; i++) {
@@ -353,7 +442,9 @@ static int lane_kind(const CpuPlan *p, const Node *st) {
                    : LANE_SCALAR;
     case S_PASS: case S_ASSERT: case S_BREAK: case S_CONTINUE: case S_RETURN:
         return LANE_SCALAR;
-    case S_WHILE: return varying(L, st->ifs.cond) ? LANE_LOOP : LANE_SCALAR;
+    case S_WHILE:
+        if (!varying(L, st->ifs.cond)) return LANE_SCALAR;
+        return L->block && per_lane_while(st) ? LANE_RUN : LANE_LOOP;
     case S_EXPR: return st->expr->kind == E_STR || barrier_stmt(st) ? LANE_SCALAR : LANE_RUN;
     case S_IF:
         if (st == p->guard.stmt) return LANE_SCALAR;
@@ -386,6 +477,8 @@ static int lane_kind(const CpuPlan *p, const Node *st) {
 
 int plan_lane_stmt(const CpuPlan *p, const Node *st) {
     if (st->kind == S_FOR && st->sym && p->lanes.cls[st->sym->id] == LANE_COORD) return LANE_FOR;
+    if (st->kind == S_WHILE && p->lanes.block && plan_lane_while_var(&p->lanes, st))
+        return LANE_FOR;
     int kind = lane_kind(p, st);
     if (kind == LANE_RUN) {
         int natomic = 0;
@@ -864,14 +957,18 @@ void plan_block_lanes(const SemaResult *r, Arena *a, CpuPlan *out) {
     L->k = k;
     L->block = true;
     L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
-    S.txdef = arena_alloc(a, sizeof(Node *) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    size_t nsz = sizeof(Node *) * (size_t)(k->nsyms > 0 ? k->nsyms : 1);
+    S.txdef = arena_alloc(a, nsz);
+    S.topdef = arena_alloc(a, nsz);
+    L->wdef = arena_alloc(a, nsz);
     const NodeList *body = &k->def->def.body;
     for (int i = 0; i < body->n; i++) {
         const Node *st = body->v[i];
         if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
         const Node *t = st->assign.targets.v[0];
-        if (t->kind == E_NAME && t->sym && t->sym->param < 0 && t->sym->nassign == 1)
-            S.txdef[t->sym->id] = st->assign.value;
+        if (t->kind != E_NAME || !t->sym || t->sym->param >= 0) continue;
+        if (!S.topdef[t->sym->id]) S.topdef[t->sym->id] = st->assign.value;
+        if (t->sym->nassign == 1) S.txdef[t->sym->id] = st->assign.value;
     }
     int bytes, widest;
     if (!settle(&S, r, a, out, &bytes, &widest)) return;

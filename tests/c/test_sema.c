@@ -208,7 +208,9 @@ TEST(sema_errors_carry_place_and_hint) {
 }
 
 TEST(sema_block_features_on_cpu) {
-    /* shared memory, barriers and warp operations run on the CPU as fibers (block mode) */
+    /* shared memory, barriers and warp operations run on the CPU block by block (block
+     * mode): as lane loops over a block's threads when every thread meets every barrier
+     * (block lanes, plan.h), else as fibers */
     TResult *r;
     const char *blocks = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
                          "    s[kiln.threadIdx.x] = a[0]\n    kiln.syncthreads()\n";
@@ -217,8 +219,23 @@ TEST(sema_block_features_on_cpu) {
     if (r->prog) {
         size_t len;
         const char *text = kiln_program_source(r->prog, &len);
+        CHECK_CONTAINS(text, "kiln_blanes_(0, 0, 0,");
+        CHECK_CONTAINS(text, "/* syncthreads() */");
+        CHECK(strstr(text, "kiln_blk_run_(&blk_)") == NULL);
+    }
+    tr_free(r);
+    /* a barrier under a condition that depends on the thread: fibers */
+    const char *fibers = "def k(a):\n    s = kiln.shared.array(32, kiln.float32)\n"
+                         "    s[kiln.threadIdx.x] = a[0]\n    if kiln.threadIdx.x < 64:\n"
+                         "        kiln.syncthreads()\n";
+    r = tr(fibers, "void(float32[:])", KILN_TARGET_CPU);
+    CHECK(r->prog != NULL);
+    if (r->prog) {
+        size_t len;
+        const char *text = kiln_program_source(r->prog, &len);
         CHECK_CONTAINS(text, "kiln_sync_(B_)");
         CHECK_CONTAINS(text, "kiln_blk_run_(&blk_)");
+        CHECK(strstr(text, "kiln_blanes_") == NULL);
     }
     tr_free(r);
     r = tr("def k(a):\n    a[0] = kiln.shfl_down_sync(0xffffffff, a[0], 1) + kiln.laneid\n",

@@ -52,6 +52,8 @@ def test_tree_reduction(monkeypatch, tiers, rng, n, grid, block):
     k[grid, block](res, a)
     np.testing.assert_allclose(res[0], a.sum(), rtol=1e-12)
     assert _lanes(k)
+    # the grid-stride while is a lane for loop: passes over a prefix of the x lanes
+    assert "const i64 nx_ = sp" in k.inspect_source()
 
 
 TILE = 16
@@ -318,4 +320,57 @@ def test_a_start_that_is_not_written_again(monkeypatch, tiers, rng):
     k[1, 64](out, a, 7)
     ref = np.array([a[t + 3::64].sum() + sum(int(c) for c in str(1000 + t)) for t in range(64)])
     np.testing.assert_allclose(out, ref[::-1])
+    assert _lanes(k)
+
+
+def _while_forms(out, a, step):
+    # grid-stride whiles that are not lane for loops: the counter read after the loop, a
+    # continue that would skip the step, a step from an argument (its sign unknown)
+    t = kiln.threadIdx.x
+    s = kiln.shared.array(32, kiln.float64)
+    i = kiln.grid(1)
+    acc = 0.0
+    while i < a.size:
+        acc += a[i]
+        i += kiln.gridsize(1)
+    acc += i  # the first position past the end
+    j = kiln.grid(1)
+    while j < a.size:
+        j += 3
+        if j % 2 == 0:
+            continue
+        acc += 2.0 * j
+    m = kiln.grid(1)
+    while m < a.size:
+        acc += 3.0 * a[m]
+        m += step
+    s[t] = acc
+    kiln.syncthreads()
+    out[kiln.grid(1)] = s[31 - t]
+
+
+@pytest.mark.parametrize("tiers", TIERS)
+def test_grid_stride_whiles_that_stay_masked(monkeypatch, tiers, rng):
+    k = _jit(monkeypatch, tiers, _while_forms)
+    n, grid = 1000, 2
+    a = rng.random(n)
+    out = np.zeros(64)
+    k[grid, 32](out, a, 7)
+    ref = np.zeros(64)
+    for g in range(64):
+        i = g
+        acc = a[g::64].sum()
+        while i < n:
+            i += 64
+        acc += i
+        j = g
+        while j < n:
+            j += 3
+            if j % 2 == 0:
+                continue
+            acc += 2.0 * j
+        acc += 3.0 * a[g::7].sum()
+        ref[g] = acc
+    ref = ref.reshape(2, 32)[:, ::-1].ravel()
+    np.testing.assert_allclose(out, ref)
     assert _lanes(k)
