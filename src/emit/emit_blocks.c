@@ -1,7 +1,9 @@
 /* emit_blocks.c: the CPU entries of block mode (rt_blocks.h), for kernels with shared
  * memory or barriers: each block's threads as fibers, one block at a time per OpenMP
  * thread (emit_block_entry), or, for a cooperative kernel (kiln.cg), every block of the
- * grid at once, meeting at the grid barrier (emit_grid_entry); the record of a fiber's
+ * grid at once, meeting at the grid barrier (emit_grid_entry); without fibers, each
+ * block one call of the kernel's lane body over its threads (block lanes, plan.h:
+ * emit_blanes_entry); the record of a fiber's
  * arguments both read (emit_block_prelude); and the split of the grid's blocks over
  * OpenMP threads that emit.c's other entries share (emit_block_range).  Called by
  * emit.c only (emit_int.h). */

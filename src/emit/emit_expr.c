@@ -12,9 +12,12 @@
 /* ---- expressions ------------------------------------------------------------------ */
 
 /* Renders an expression to a string (for text used more than once). */
-/* A thread's lane in its warp: its index in the block (l_ in block lanes' loops) mod 32. */
+/* A thread's lane in its warp: in block lanes (no fiber is running) its index in the
+ * block mod 32, from tx_, ty_, tz_, which a lane loop and the device functions it calls
+ * have as the lane's. */
 static const char *laneid(const Emit *E) {
-    return E->lanes && E->plan.lanes.block ? "((long long)(l_ & 31))" : "KILN_LANEID";
+    return !E->cuda && E->plan.lanes.block ? "((long long)((tx_ + BX_ * (ty_ + BY_ * tz_)) & 31))"
+                                           : "KILN_LANEID";
 }
 
 const char *emit_expr_str(Emit *E, Node *n, const Type *as) {

@@ -205,9 +205,16 @@ static bool lane_while_for(LaneScan *S, const Node *n) {
         return false;
     const Sym *s = inc->aug.target->sym;
     const Node *hi = c->cmp.operands.v[1], *step = inc->aug.value;
-    if (!s || s->param >= 0 || s->nassign != 2 || !s->ty || s->ty->kind != TY_INT ||
+    /* the loop a statement of the kernel itself (reached once: in an enclosing loop the
+     * passes would start over at each entry), its start recomputable (written at the
+     * loop, it has the value it had where it was assigned) */
+    const NodeList *top = &L->k->def->def.body;
+    bool at_top = false;
+    for (int i = 0; i < top->n && !at_top; i++) at_top = top->v[i] == n;
+    if (!at_top || !s || s->param >= 0 || s->nassign != 2 || !s->ty || s->ty->kind != TY_INT ||
         (!s->ty->weak && s->ty->dtype != KILN_INT64) || !S->topdef[s->id] ||
-        !tx_affine(S, S->topdef[s->id], 0) || varying(L, hi) || varying(L, step) ||
+        !recomputable(L, S->topdef[s->id]) || !tx_affine(S, S->topdef[s->id], 0) ||
+        varying(L, hi) || varying(L, step) ||
         !hi->ty || !ty_is_int(hi->ty) || !(hi->ty->weak || ty_is_signed(hi->ty)) || !step->ty ||
         !ty_is_int(step->ty) ||
         (L->cls[s->id] == LANE_UNIFORM))

@@ -374,3 +374,58 @@ def test_grid_stride_whiles_that_stay_masked(monkeypatch, tiers, rng):
     ref = ref.reshape(2, 32)[:, ::-1].ravel()
     np.testing.assert_allclose(out, ref)
     assert _lanes(k)
+
+
+def _while_in_a_loop(out, n):
+    # huntG 1: the grid-stride while is reached three times; i is past n after the first
+    sh = kiln.shared.array(1, kiln.int32)
+    i = kiln.threadIdx.x
+    for r in range(3):
+        while i < n:
+            out[i] += 1
+            i += 4
+        kiln.syncthreads()
+    sh[0] = 0
+
+
+def _while_start_changed(out, n):
+    # huntG 2: the start's uniform part changes between the start's assignment and the loop
+    sh = kiln.shared.array(1, kiln.int32)
+    b = 0
+    i = kiln.threadIdx.x + b
+    for r in range(2):
+        b += 1
+    while i < n:
+        out[i] += 1
+        i += 4
+    kiln.syncthreads()
+    sh[0] = b
+
+
+@kiln.jit(device=True)
+def _lane_of():
+    return kiln.laneid
+
+
+def _laneid_in_a_device_function(out):
+    # huntG 3: a device function read laneid from the fiber, which block lanes do not run
+    s = kiln.shared.array(64, kiln.int64)
+    t = kiln.threadIdx.x
+    s[t] = _lane_of()
+    kiln.syncthreads()
+    out[t] = s[t]
+
+
+@pytest.mark.parametrize("tiers", TIERS)
+def test_what_the_first_grid_stride_whiles_got_wrong(monkeypatch, tiers):
+    for fn in (_while_in_a_loop, _while_start_changed):
+        k = _jit(monkeypatch, tiers, fn)
+        out = np.zeros(10, np.int64)
+        k[1, 4](out, 10)
+        np.testing.assert_array_equal(out, np.ones(10, np.int64))
+        assert _lanes(k)
+    k = _jit(monkeypatch, tiers, _laneid_in_a_device_function)
+    out = np.zeros(40, np.int64)
+    k[1, 40](out)
+    np.testing.assert_array_equal(out, np.arange(40) % 32)
+    assert _lanes(k)
