@@ -1,7 +1,8 @@
 /* plan_int.h: the plan's private header (src/emit/).
  *
  * plan.c (guard folding, loop order, private copies; plan_cpu) calls
- * plan_lanes.c (lane mode), and both call plan_walk.c (the tree walks).
+ * plan_lanes.c (lane mode); plan_blanes.c (block lanes, called by the emitter) calls
+ * plan_lanes.c; all call plan_walk.c (the tree walks).
  */
 #ifndef KILN_PLAN_INT_H
 #define KILN_PLAN_INT_H
@@ -53,5 +54,37 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out);
  * planned already. */
 void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena *a,
                 CpuPlan *out);
+
+/* What block lanes (plan_blanes.c) use of lane mode's analysis: the scan's state, ... */
+typedef struct LaneScan {
+    const CpuPlan *P;
+    LanePlan *L;
+    bool ok;      /* nothing seen (this pass) that lane mode cannot write */
+    bool changed; /* a local turned varying this pass */
+    int ngrid;    /* kiln.grid() calls */
+    int in_for;   /* lane for loops around the statement being scanned */
+    Arena *arena;
+    int *total;   /* occurrences of each symbol in the kernel */
+    int *inside[PLAN_LANE_FOR_DEPTH]; /* ...in each lane for loop around the statement
+                                       * (a table per depth, reused) */
+    int in_loop;  /* block lanes: per-lane loops around the statement (per_lane_loop) */
+    const Node **txdef; /* block lanes: per symbol id, the value of a local assigned once
+                         * at the kernel's top level (tx_affine follows it), or NULL */
+    const Node **topdef; /* block lanes: the value of a local's first top-level assignment */
+} LaneScan;
+/* ...a scan of kernel k into out->lanes, each symbol's occurrences counted; the rest of a
+ * plan once its roots are set (false: no lane body, out->lanes cleared; bytes, widest: one
+ * lane's varying values and the widest of them); whether st is syncthreads() or
+ * syncwarp() as a statement; whether every atomic is a statement of a kind lanes can
+ * run in any order; whether n can be written again where a local assigned n is read
+ * (integer arithmetic of constants, indices and locals that never change); an int64
+ * (or Python int) type. */
+void plan_scan_init(LaneScan *S, const FuncSpec *k, Arena *a, CpuPlan *out);
+bool plan_settle(LaneScan *S, const SemaResult *r, Arena *a, CpuPlan *out, int *bytes,
+                 int *widest);
+bool plan_barrier_stmt(const Node *st);
+bool plan_atomics_fit(const SemaResult *r);
+bool plan_recomputable(const LanePlan *L, const Node *n);
+bool plan_int64_type(const Type *t);
 
 #endif

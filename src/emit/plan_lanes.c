@@ -3,7 +3,9 @@
  * locals are private to one run, and how many lanes a chunk has.
  *
  * A pure analysis of the typed tree, called by plan_cpu once the loop order is
- * known; the emitter asks plan_lane_stmt how to write each statement.
+ * known, and by plan_blanes.c (block lanes: the same analysis with a block's thread
+ * indices as the varying roots); the emitter asks plan_lane_stmt how to write each
+ * statement.
  */
 #include <string.h>
 
@@ -63,22 +65,6 @@ static bool varying(const LanePlan *L, const Node *n) {
     }
 }
 
-typedef struct LaneScan {
-    const CpuPlan *P;
-    LanePlan *L;
-    bool ok;      /* nothing seen (this pass) that lane mode cannot write */
-    bool changed; /* a local turned varying this pass */
-    int ngrid;    /* kiln.grid() calls */
-    int in_for;   /* lane for loops around the statement being scanned */
-    Arena *arena;
-    int *total;   /* occurrences of each symbol in the kernel */
-    int *inside[PLAN_LANE_FOR_DEPTH]; /* ...in each lane for loop around the statement
-                                       * (a table per depth, reused) */
-    int in_loop;  /* block lanes: per-lane loops around the statement (per_lane_loop) */
-    const Node **txdef; /* block lanes: per symbol id, the value of a local assigned once
-                         * at the kernel's top level (tx_affine follows it), or NULL */
-    const Node **topdef; /* block lanes: the value of a local's first top-level assignment */
-} LaneScan;
 
 /* Whether local s occurs outside the innermost lane for loop being scanned.
  * Lanes leave such a loop at different passes (a lane that has left never
@@ -104,8 +90,6 @@ static bool lane_affine(const LanePlan *L, const Node *n) {
     return n->op == B_ADD && !varying(L, n->bin.l) && lane_affine(L, n->bin.r);
 }
 
-static bool recomputable(const LanePlan *L, const Node *n);
-
 /* Block lanes: whether n's value at a thread is its value at threadIdx.x 0 plus
  * threadIdx.x, the same for every y and z: threadIdx.x, grid(1), a local assigned once at
  * the kernel's top level from such a value, either plus or minus a uniform value, all
@@ -125,7 +109,7 @@ static bool tx_affine(const LaneScan *S, const Node *n, int depth) {
     case E_NAME: /* a local written again where read (plan_recomp): the start of a lane
                   * for loop is its value at threadIdx.x 0 */
         return n->sym && S->txdef && S->txdef[n->sym->id] &&
-               recomputable(L, S->txdef[n->sym->id]) &&
+               plan_recomputable(L, S->txdef[n->sym->id]) &&
                tx_affine(S, S->txdef[n->sym->id], depth + 1);
     case E_BINOP:
         if ((n->op != B_ADD && n->op != B_SUB) || !n->opty || n->opty->kind != TY_INT ||
@@ -213,7 +197,7 @@ static bool lane_while_for(LaneScan *S, const Node *n) {
     for (int i = 0; i < top->n && !at_top; i++) at_top = top->v[i] == n;
     if (!at_top || !s || s->param >= 0 || s->nassign != 2 || !s->ty || s->ty->kind != TY_INT ||
         (!s->ty->weak && s->ty->dtype != KILN_INT64) || !S->topdef[s->id] ||
-        !recomputable(L, S->topdef[s->id]) || !tx_affine(S, S->topdef[s->id], 0) ||
+        !plan_recomputable(L, S->topdef[s->id]) || !tx_affine(S, S->topdef[s->id], 0) ||
         varying(L, hi) || varying(L, step) ||
         !hi->ty || !ty_is_int(hi->ty) || !(hi->ty->weak || ty_is_signed(hi->ty)) || !step->ty ||
         !ty_is_int(step->ty) ||
@@ -268,7 +252,7 @@ static void per_lane_loop(LaneScan *S, const Node *n) {
 
 /* Whether st is `syncthreads()` or `syncwarp()` as a statement (block lanes: the end of
  * one lane loop and the start of the next; a warp's barrier is met by the block's). */
-static bool barrier_stmt(const Node *st) {
+bool plan_barrier_stmt(const Node *st) {
     const Node *e = st->kind == S_EXPR ? st->expr : NULL;
     return e && e->kind == E_CALL && e->intr && e->intr->kind == IK_SYNCTHREADS &&
            e->intr->sub < IY_AND;
@@ -281,7 +265,7 @@ static void scan_stmt(LaneScan *S, const Node *n, bool vctx) {
     switch ((NodeKind)n->kind) {
     case S_PASS: return;
     case S_EXPR: /* a barrier every thread of the block meets, or none */
-        if (barrier_stmt(n) && (vctx || S->in_for)) S->ok = false;
+        if (plan_barrier_stmt(n) && (vctx || S->in_for)) S->ok = false;
         return;
     case S_ASSERT: /* a raise leaves the body, as a return does (below) */
         if (n->assrt.exc && (vctx || S->in_for)) S->ok = false;
@@ -452,7 +436,7 @@ static int lane_kind(const CpuPlan *p, const Node *st) {
     case S_WHILE:
         if (!varying(L, st->ifs.cond)) return LANE_SCALAR;
         return L->block && per_lane_while(st) ? LANE_RUN : LANE_LOOP;
-    case S_EXPR: return st->expr->kind == E_STR || barrier_stmt(st) ? LANE_SCALAR : LANE_RUN;
+    case S_EXPR: return st->expr->kind == E_STR || plan_barrier_stmt(st) ? LANE_SCALAR : LANE_RUN;
     case S_IF:
         if (st == p->guard.stmt) return LANE_SCALAR;
         for (const Node *c = st; c; c = elif_of(c))
@@ -540,7 +524,7 @@ static void atomic_stmts(AtomicScan *A, const NodeList *l) {
     }
 }
 
-static bool atomics_fit(const SemaResult *r) {
+bool plan_atomics_fit(const SemaResult *r) {
     if (!r->uses_atomics) return true;
     int all = 0;
     for (int i = 0; i < r->order.n; i++)
@@ -708,11 +692,23 @@ static bool loop_divides(DivScan *D, const NodeList *l, bool loop) {
     return D->found;
 }
 
+/* A scan of kernel k's lanes into out->lanes, with each symbol's occurrences counted. */
+void plan_scan_init(LaneScan *S, const FuncSpec *k, Arena *a, CpuPlan *out) {
+    memset(S, 0, sizeof *S);
+    S->P = out;
+    S->L = &out->lanes;
+    S->ok = true;
+    S->arena = a;
+    S->total = arena_alloc(a, sizeof(int) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
+    PlanSymVisit tv = {count_into, S->total};
+    plan_each_block(&k->def->def.body, plan_visit_sym, &tv);
+}
+
 /* The rest of a lane plan once its roots are set (the innermost coordinate, or a block's
  * thread indices): the uniformity fixed point, the checks on what it found, the private
  * locals; bytes and widest: one lane's varying values and the widest of them.  False (and
  * out->lanes cleared): no lane body. */
-static bool settle(LaneScan *S, const SemaResult *r, Arena *a, CpuPlan *out, int *bytes,
+bool plan_settle(LaneScan *S, const SemaResult *r, Arena *a, CpuPlan *out, int *bytes,
                    int *widest) {
     const FuncSpec *k = r->kernel;
     LanePlan *L = &out->lanes;
@@ -770,7 +766,7 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
     const FuncSpec *k = r->kernel;
     LanePlan *L = &out->lanes;
     int dim = out->order[2];
-    if (r->uses_sregs || r->uses_ufunc_loops || !atomics_fit(r) || !out->loops ||
+    if (r->uses_sregs || r->uses_ufunc_loops || !plan_atomics_fit(r) || !out->loops ||
         k->storage.n || !coord || !coord->ty || coord->ty->kind != TY_INT ||
         (!coord->ty->weak && coord->ty->dtype != KILN_INT64))
         return; /* (the coordinate is an i64: base + lane is its value) */
@@ -787,14 +783,7 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
      * called it would see the chunk's base, not each lane's position (calls pass
      * KILN_TA, the same for every lane) */
     LaneScan S;
-    memset(&S, 0, sizeof S);
-    S.P = out;
-    S.L = L;
-    S.ok = true;
-    S.arena = a;
-    S.total = arena_alloc(a, sizeof(int) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
-    PlanSymVisit tv0 = {count_into, S.total};
-    plan_each_block(&k->def->def.body, plan_visit_sym, &tv0);
+    plan_scan_init(&S, k, a, out);
     for (int i = 0; i < r->order.n; i++)
         plan_each_block(&((const FuncSpec *)r->order.v[i])->def->def.body, count_grid, &S);
     if (S.ngrid != 1 || !L->grid_stmt) return;
@@ -804,7 +793,7 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
     L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
     L->cls[coord->id] = LANE_COORD;
     int bytes, widest;
-    if (!settle(&S, r, a, out, &bytes, &widest)) return;
+    if (!plan_settle(&S, r, a, out, &bytes, &widest)) return;
     /* the fewest lanes when an access strides along them (a row of a C array per
      * lane): their loads are gathers, and more rows at once only spread them
      * over more lines (row sums of 32 doubles: 64 lanes 1.3x the time of 16) */
@@ -814,62 +803,20 @@ void plan_lanes(const SemaResult *r, const Sym *coord, int64_t coord_cost, Arena
     L->widest = widest;
 }
 
-/* ---- block lanes ---- */
-
-typedef struct BlockScan {
-    int barriers; /* syncthreads()/syncwarp() calls */
-    bool bad;     /* a warp operation, a predicate barrier, a local array, cooperative groups */
-} BlockScan;
-
-static void block_expr(void *arg, const Node *n) {
-    BlockScan *B = arg;
-    if (n->kind != E_CALL || !n->intr) return;
-    switch ((IntrKind)n->intr->kind) {
-    case IK_SYNCTHREADS:
-        if (n->intr->sub >= IY_AND) B->bad = true; /* its value is a count over the block */
-        B->barriers++;
-        break;
-    case IK_SHFL: case IK_VOTE: case IK_ACTIVEMASK: case IK_MATCH: case IK_CG:
-    case IK_LOCAL_ARRAY:
-        B->bad = true;
-        break;
-    default: break;
-    }
-}
-
-static void count_barrier_stmts(const NodeList *l, int *n) {
-    for (int i = 0; i < l->n; i++) {
-        const Node *st = l->v[i];
-        if (barrier_stmt(st)) (*n)++;
-        if (st->kind == S_IF) {
-            for (const Node *c = st; c; c = elif_of(c)) {
-                count_barrier_stmts(&c->ifs.body, n);
-                if (!elif_of(c)) count_barrier_stmts(&c->ifs.orelse, n);
-            }
-        } else if (st->kind == S_FOR) {
-            count_barrier_stmts(&st->fors.body, n);
-            count_barrier_stmts(&st->fors.orelse, n);
-        } else if (st->kind == S_WHILE) {
-            count_barrier_stmts(&st->ifs.body, n);
-            count_barrier_stmts(&st->ifs.orelse, n);
-        }
-    }
-}
-
 /* A local that never changes after its one assignment (or a parameter never assigned). */
 static bool fixed_sym(const Sym *s) {
     return s->param >= 0 ? s->nassign == 0 : s->nassign == 1;
 }
 
-static bool int64_type(const Type *t) {
+bool plan_int64_type(const Type *t) {
     return t && t->kind == TY_INT && (t->weak || t->dtype == KILN_INT64);
 }
 
 /* Whether n can be written again wherever a LANE_RECOMP local assigned n is read: integer
  * arithmetic (+, -, *) of constants, thread and block indices and sizes, grid(1),
  * gridsize(1), uniform locals that never change and LANE_RECOMP locals; no loads. */
-static bool recomputable(const LanePlan *L, const Node *n) {
-    if (!int64_type(n->ty)) return false;
+bool plan_recomputable(const LanePlan *L, const Node *n) {
+    if (!plan_int64_type(n->ty)) return false;
     if (n->intr && (n->kind == E_NAME || n->kind == E_ATTR)) return n->intr->kind == IK_SREG;
     switch ((NodeKind)n->kind) {
     case E_INT: return true;
@@ -877,8 +824,9 @@ static bool recomputable(const LanePlan *L, const Node *n) {
         return n->sym && fixed_sym(n->sym) &&
                (L->cls[n->sym->id] == LANE_UNIFORM || L->cls[n->sym->id] == LANE_RECOMP);
     case E_BINOP:
-        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) && int64_type(n->opty) &&
-               recomputable(L, n->bin.l) && recomputable(L, n->bin.r);
+        return (n->op == B_ADD || n->op == B_SUB || n->op == B_MUL) &&
+               plan_int64_type(n->opty) && plan_recomputable(L, n->bin.l) &&
+               plan_recomputable(L, n->bin.r);
     case E_CALL: {
         int64_t nd;
         return !n->callee && n->intr &&
@@ -887,110 +835,4 @@ static bool recomputable(const LanePlan *L, const Node *n) {
     }
     default: return false;
     }
-}
-
-/* Marks s LANE_RECOMP, of value v (part: grid()'s dimension, or -1). */
-static void recomp(LanePlan *L, Arena *a, const Sym *s, const Node *v, int part) {
-    if (!L->recomp) {
-        int ns = L->k->nsyms > 0 ? L->k->nsyms : 1;
-        L->recomp = arena_alloc(a, sizeof(Node *) * (size_t)ns);
-        L->recomp_part = arena_alloc(a, (size_t)ns);
-    }
-    L->cls[s->id] = LANE_RECOMP;
-    L->recomp[s->id] = v;
-    L->recomp_part[s->id] = (int8_t)part;
-}
-
-/* The kernel's top-level assignments whose targets are LANE_RECOMP (in order, so that
- * one may read the ones before it). */
-static void plan_recomp(LanePlan *L, Arena *a) {
-    const NodeList *body = &L->k->def->def.body;
-    for (int i = 0; i < body->n; i++) {
-        const Node *st = body->v[i];
-        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
-        const Node *t = st->assign.targets.v[0], *v = st->assign.value;
-        if (t->kind == E_NAME) {
-            const Sym *s = t->sym;
-            if (s && s->param < 0 && s->nassign == 1 && int64_type(s->ty) &&
-                (L->cls[s->id] == LANE_VARYING || L->cls[s->id] == LANE_PRIVATE) &&
-                recomputable(L, v))
-                recomp(L, a, s, v, -1);
-            continue;
-        }
-        /* x, y = grid(2) */
-        int64_t nd;
-        if (t->kind != E_TUPLE || v->kind != E_CALL || v->callee || !v->intr ||
-            v->intr->kind != IK_GRID || v->call.bound.n != 1 ||
-            !sema_const_int(v->call.bound.v[0], &nd) || nd != t->tuple.n)
-            continue;
-        bool all = true;
-        for (int d = 0; d < t->tuple.n && all; d++) {
-            const Node *x = t->tuple.v[d];
-            all = x->kind == E_NAME && x->sym && x->sym->param < 0 && x->sym->nassign == 1 &&
-                  int64_type(x->sym->ty);
-        }
-        for (int d = 0; d < t->tuple.n && all; d++) recomp(L, a, t->tuple.v[d]->sym, v, d);
-    }
-}
-
-void plan_block_lanes(const SemaResult *r, Arena *a, CpuPlan *out) {
-    const FuncSpec *k = r->kernel;
-    LanePlan *L = &out->lanes;
-    memset(L, 0, sizeof *L);
-    if (!r->block_mode || r->cooperative || r->spin || r->uses_ufunc_loops || !atomics_fit(r))
-        return;
-    for (int i = 0; i < k->nsyms; i++)
-        if (k->syms[i]->maybe_none) return;
-    /* the kernel's barriers are statements of its own, its storage shared arrays; its
-     * device functions have neither (a callee runs within one lane loop) */
-    BlockScan B = {0, false};
-    for (int i = 0; i < r->order.n && !B.bad; i++) {
-        const FuncSpec *f = r->order.v[i];
-        if (f != k && f->storage.n) return;
-        plan_each_block(&f->def->def.body, block_expr, &B);
-    }
-    int stmts = 0;
-    count_barrier_stmts(&k->def->def.body, &stmts);
-    if (B.bad || stmts != B.barriers) return;
-    LaneScan S;
-    memset(&S, 0, sizeof S);
-    S.P = out;
-    S.L = L;
-    S.ok = true;
-    S.arena = a;
-    S.total = arena_alloc(a, sizeof(int) * (size_t)(k->nsyms > 0 ? k->nsyms : 1));
-    PlanSymVisit tv0 = {count_into, S.total};
-    plan_each_block(&k->def->def.body, plan_visit_sym, &tv0);
-    L->k = k;
-    L->block = true;
-    L->cls = arena_alloc(a, (size_t)(k->nsyms > 0 ? k->nsyms : 1));
-    size_t nsz = sizeof(Node *) * (size_t)(k->nsyms > 0 ? k->nsyms : 1);
-    S.txdef = arena_alloc(a, nsz);
-    S.topdef = arena_alloc(a, nsz);
-    L->wdef = arena_alloc(a, nsz);
-    const NodeList *body = &k->def->def.body;
-    for (int i = 0; i < body->n; i++) {
-        const Node *st = body->v[i];
-        if (st->kind != S_ASSIGN || st->assign.targets.n != 1) continue;
-        const Node *t = st->assign.targets.v[0];
-        if (t->kind != E_NAME || !t->sym || t->sym->param >= 0) continue;
-        if (!S.topdef[t->sym->id]) S.topdef[t->sym->id] = st->assign.value;
-        if (t->sym->nassign == 1) S.txdef[t->sym->id] = st->assign.value;
-    }
-    int bytes, widest;
-    if (!settle(&S, r, a, out, &bytes, &widest)) return;
-    plan_recomp(L, a);
-    bytes = 0;
-    for (int i = 0; i < k->nsyms; i++) {
-        const Sym *s = k->syms[i];
-        if (L->cls[s->id] == LANE_VARYING)
-            bytes += s->ty->weak ? 8 : s->ty->dtype == KILN_FLOAT16 ? 4 : ty_bits(s->ty) / 8;
-    }
-    /* the varying locals are arrays of a block's threads on the stack */
-    if ((int64_t)bytes * KILN_MAX_BLOCK_THREADS > PLAN_BLOCK_LANE_BYTES) {
-        memset(L, 0, sizeof *L);
-        return;
-    }
-    L->n = KILN_MAX_BLOCK_THREADS;
-    L->widest = widest;
 }
