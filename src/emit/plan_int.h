@@ -39,6 +39,8 @@ Node *plan_def_of(const GuardPlan *g, const Node *n);
 Node *plan_resolved(const GuardPlan *g, Arena *a, Node *n);
 void plan_note_defs(GuardPlan *g, Arena *a, const Node *st);
 bool plan_simple_prefix(const Node *st);
+/* Whether l holds a for or while loop, at any depth of its ifs. */
+bool plan_has_loop(const NodeList *l);
 
 /* ---- plan_stride.c ---- */
 

@@ -410,19 +410,6 @@ static bool has_exit(const NodeList *l) {
     return false;
 }
 
-/* Whether l holds a loop, at any depth (block lanes' per-lane loops). */
-static bool has_loop(const NodeList *l) {
-    for (int i = 0; i < l->n; i++) {
-        const Node *st = l->v[i];
-        if (st->kind == S_FOR || st->kind == S_WHILE) return true;
-        if (st->kind == S_IF)
-            for (const Node *c = st; c; c = elif_of(c))
-                if (has_loop(&c->ifs.body) || (!elif_of(c) && has_loop(&c->ifs.orelse)))
-                    return true;
-    }
-    return false;
-}
-
 static int lane_kind(const CpuPlan *p, const Node *st) {
     const LanePlan *L = &p->lanes;
     switch ((NodeKind)st->kind) {
@@ -477,7 +464,7 @@ int plan_lane_stmt(const CpuPlan *p, const Node *st) {
         if (natomic) return LANE_ATOMIC;
         /* a per-lane loop (block lanes): a lane loop that runs its lanes one by one */
         NodeList one = {(Node **)&st, 1};
-        if (p->lanes.block && has_loop(&one)) return LANE_ATOMIC;
+        if (p->lanes.block && plan_has_loop(&one)) return LANE_ATOMIC;
     }
     return kind;
 }

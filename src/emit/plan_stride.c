@@ -291,18 +291,6 @@ static void loads(void *arg, const Node *n) {
         *(bool *)arg = true;
 }
 
-static bool has_loop(const NodeList *l) {
-    for (int i = 0; i < l->n; i++) {
-        const Node *n = l->v[i];
-        if (n->kind == S_FOR || n->kind == S_WHILE) return true;
-        if (n->kind == S_IF)
-            for (const Node *c = n; c; c = elif_of(c))
-                if (has_loop(&c->ifs.body) || (!elif_of(c) && has_loop(&c->ifs.orelse)))
-                    return true;
-    }
-    return false;
-}
-
 /* `kiln.atomic.add(res, c, acc)`, `sub`, `max` or `min`: res an array parameter, acc a
  * local. */
 static bool acc_tail(const Node *st) {
@@ -500,5 +488,5 @@ void plan_stride(const SemaResult *r, Arena *a, CpuPlan *out) {
     if (!F.ok) return;
     out->stride_for = loop;
     out->stride_stop = plan_resolved(&defs, a, stop);
-    out->loops = has_loop(lb);
+    out->loops = plan_has_loop(lb);
 }

@@ -245,6 +245,19 @@ void plan_note_defs(GuardPlan *g, Arena *a, const Node *st) {
     }
 }
 
+bool plan_has_loop(const NodeList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *st = l->v[i];
+        if (st->kind == S_FOR || st->kind == S_WHILE) return true;
+        if (st->kind == S_IF)
+            for (const Node *c = st; c; c = elif_of(c))
+                if (plan_has_loop(&c->ifs.body) ||
+                    (!elif_of(c) && plan_has_loop(&c->ifs.orelse)))
+                    return true;
+    }
+    return false;
+}
+
 /* A statement that may come before the guard: a pure assignment to names, pass, a
  * docstring. */
 bool plan_simple_prefix(const Node *st) {
